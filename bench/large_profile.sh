@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# large_profile.sh BUILD_DIR — analysis speed on a large profile, hotspur
+# against `go tool pprof` on the same file, side by side.
+#
+# bench/gen_large_profile.c (built here against BUILD_DIR's static profile
+# library) writes a CPU profile of BENCH_SAMPLES samples (default 1 000 000)
+# over BENCH_LOCATIONS locations (default 200 000). Then, BENCH_RUNS times
+# each (default 3, interleaved so machine load falls on all alike), it times
+#   hotspur top, hotspur flame, hotspur convert --to collapsed,
+#   go tool pprof -top, go tool pprof -traces
+# with /usr/bin/time (wall seconds and peak RSS), and prints medians and the
+# ratios go/hotspur (top vs -top; flame and convert vs -top and -traces:
+# each is one full pass over every sample, as -traces is). Peak RSS is also
+# given as a multiple of the profile's decoded (gunzipped) size. Writes the
+# "## Analysis speed on a large profile" section of docs/BENCHMARKS.md
+# (other sections are kept) unless BENCH_NO_DOC=1. Not part of `make check`.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: bench/large_profile.sh BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(dirname "$HERE")
+DOC=$ROOT/docs/BENCHMARKS.md
+HOTSPUR=$BUILD/bin/hotspur
+RUNS=${BENCH_RUNS:-3}
+SAMPLES=${BENCH_SAMPLES:-1000000}
+LOCATIONS=${BENCH_LOCATIONS:-200000}
+INVOCATION="bench/large_profile.sh $1"
+if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
+
+for f in "$HOTSPUR" "$BUILD/lib/static/libhs_profile.a"; do
+    [ -e "$f" ] || { echo "large_profile: $f is missing; build first (make)" >&2; exit 1; }
+done
+command -v go >/dev/null || { echo "large_profile: go (golang-go) is not installed" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "large_profile: /usr/bin/time is not installed" >&2; exit 1; }
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+PROFILE=$BUILD/bench/large-$SAMPLES-$LOCATIONS.pb.gz
+mkdir -p "$BUILD/bench"
+if [ ! -s "$PROFILE" ]; then
+    # shellcheck disable=SC2046 # pkg-config prints several flags
+    cc -O2 -I"$ROOT/src" -o "$TMP/gen" "$HERE/gen_large_profile.c" \
+        "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib)
+    "$TMP/gen" "$PROFILE.tmp" "$SAMPLES" "$LOCATIONS"
+    mv "$PROFILE.tmp" "$PROFILE"
+fi
+FILE_MB=$(awk -v b="$(stat -c %s "$PROFILE")" 'BEGIN { printf "%.1f", b / 1048576 }')
+RAW_BYTES=$(gzip -dc "$PROFILE" | wc -c)
+RAW_MB=$(awk -v b="$RAW_BYTES" 'BEGIN { printf "%.1f", b / 1048576 }')
+echo "large_profile: $PROFILE ($FILE_MB MiB gzipped, $RAW_MB MiB decoded)"
+
+# name|command (run with bash -c; output discarded)
+CASES=(
+    "hotspur top|'$HOTSPUR' top '$PROFILE'"
+    "hotspur flame|'$HOTSPUR' flame '$PROFILE' -o '$TMP/f.html'"
+    "hotspur convert --to collapsed|'$HOTSPUR' convert '$PROFILE' --to collapsed -o '$TMP/c.txt'"
+    "go tool pprof -top|go tool pprof -top '$PROFILE'"
+    "go tool pprof -traces|go tool pprof -traces '$PROFILE'"
+)
+# warm up: page cache, go's tool binary
+go tool pprof -top "$PROFILE" >/dev/null 2>&1 || { echo "large_profile: go tool pprof cannot read the profile" >&2; exit 1; }
+"$HOTSPUR" top "$PROFILE" >/dev/null
+
+: >"$TMP/results"
+for ((r = 0; r < RUNS; r++)); do
+    for c in "${CASES[@]}"; do
+        name=${c%%|*}
+        cmd=${c#*|}
+        /usr/bin/time -f "%e %M" -o "$TMP/t" bash -c "$cmd >/dev/null 2>&1" ||
+            { echo "large_profile: '$name' failed" >&2; exit 1; }
+        echo "$name|$(cat "$TMP/t")" >>"$TMP/results"
+        echo "  run $((r + 1))/$RUNS  $name: $(cat "$TMP/t") (s, KiB)"
+    done
+done
+
+# medians and ratios
+awk -F'|' -v raw="$RAW_BYTES" -v file_mb="$FILE_MB" -v raw_mb="$RAW_MB" -v runs="$RUNS" \
+    -v samples="$SAMPLES" -v locs="$LOCATIONS" -v inv="$INVOCATION" '
+function median(name,   n, i, j, t, a) {
+    n = split(times[name], a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function maxrss(name,   n, i, a, m) {
+    n = split(rss[name], a, " "); m = 0
+    for (i = 1; i <= n; i++) if (a[i] + 0 > m) m = a[i] + 0
+    return m
+}
+{ split($2, f, " "); times[$1] = times[$1] " " f[1]; rss[$1] = rss[$1] " " f[2]; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+END {
+    print "## Analysis speed on a large profile"
+    print ""
+    printf "Command: `%s`. A generated CPU profile (bench/gen_large_profile.c) of %d samples over %d locations, %s MiB gzipped, %s MiB decoded; median of %d runs each, interleaved, on this machine (2 cores shared). Peak RSS from `/usr/bin/time -v`-style %%M, also as a multiple of the decoded profile size.\n\n", inv, samples, locs, file_mb, raw_mb, runs
+    print "| command | median wall (s) | peak RSS (MiB) | RSS / decoded size |"
+    print "|---|---:|---:|---:|"
+    for (i = 1; i <= n; i++) {
+        m = median(order[i]); med[order[i]] = m
+        printf "| %s | %.2f | %.0f | %.1fx |\n", order[i], m, maxrss(order[i]) / 1024, maxrss(order[i]) * 1024 / raw
+    }
+    print ""
+    gt = med["go tool pprof -top"]; gr = med["go tool pprof -traces"]
+    printf "Ratios (go tool pprof time / hotspur time; goal >= 3x):\n\n"
+    printf "- `top` vs `pprof -top`: **%.1fx**\n", gt / med["hotspur top"]
+    printf "- `flame` vs `pprof -top`: **%.1fx**; vs `pprof -traces`: **%.1fx**\n", gt / med["hotspur flame"], gr / med["hotspur flame"]
+    printf "- `convert --to collapsed` vs `pprof -top`: **%.1fx**; vs `pprof -traces`: **%.1fx**\n", gt / med["hotspur convert --to collapsed"], gr / med["hotspur convert --to collapsed"]
+}' "$TMP/results" >"$TMP/section.md"
+
+echo
+cat "$TMP/section.md"
+
+if [ "${BENCH_NO_DOC:-0}" = 1 ]; then exit 0; fi
+mkdir -p "$(dirname "$DOC")"
+if [ ! -e "$DOC" ]; then
+    # shellcheck disable=SC2016 # the backquotes are Markdown
+    printf '# Benchmarks\n\nResults of `make bench` (bench/run.sh). Each section is rewritten by the benchmark that owns it.\n\n' >"$DOC"
+fi
+awk -v secfile="$TMP/section.md" '
+function emit(   l) { while ((getline l < secfile) > 0) print l; print ""; done = 1 }
+/^## Analysis speed on a large profile[[:space:]]*$/ { emit(); skip = 1; next }
+skip && /^## / { skip = 0 }
+!skip { print; last = $0 }
+END { if (!done) { if (NR > 0 && last != "") print ""; emit() } }' "$DOC" >"$TMP/doc.md"
+cp "$TMP/doc.md" "$DOC"
+echo "large_profile: wrote the \"Analysis speed on a large profile\" section of $DOC"

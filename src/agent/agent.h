@@ -1,0 +1,62 @@
+/* agent.h — state shared by the agent's modules: configuration, per-thread
+ * data and the process-wide agent record. The agent is the only place in
+ * hotspur with global state: it lives inside someone else's process. */
+#ifndef HS_AGENT_AGENT_H
+#define HS_AGENT_AGENT_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "agent/stacktab.h"
+#include "agent/unwind.h"
+
+#define HS_MAX_DEPTH_LIMIT 512 /* frames; bounds the handler's stack use (4 KiB) */
+
+typedef struct {
+    char output[PATH_MAX]; /* HOTSPUR_OUTPUT template: %p pid, %% percent */
+    int cpu_hz;            /* HOTSPUR_CPU_HZ */
+    int max_depth;         /* HOTSPUR_MAX_DEPTH */
+    uint32_t max_stacks;   /* HOTSPUR_MAX_STACKS: distinct stacks kept */
+    bool stats;            /* HOTSPUR_STATS=1: print agent costs at exit */
+    int signal;            /* HOTSPUR_SIGNAL: sampling signal, 0 = SIGRTMAX-3 */
+    bool cpu;              /* HOTSPUR_CPU: CPU profile (default on) */
+    bool heap;             /* HOTSPUR_HEAP: heap profile (default off) */
+    bool leaks;            /* HOTSPUR_LEAKS: leak report (exact heap mode) */
+    int64_t heap_rate;     /* HOTSPUR_HEAP_RATE: mean bytes between samples; 1 = all */
+    uint32_t heap_max_live; /* HOTSPUR_HEAP_MAX_LIVE: tracked live allocations */
+} hs_config;
+
+/* Per-thread data; initial-exec TLS so the signal handler can read it. */
+typedef struct {
+    int32_t tid;
+    int32_t slot; /* index in the thread registry, -1 if none */
+    hs_stack_bounds stack;
+    int32_t in_agent;      /* >0 while agent code runs: allocations are not recorded */
+    int64_t heap_countdown; /* bytes until the next heap sample */
+    uint64_t rng;          /* per-thread random state, 0 = unseeded */
+} hs_thread;
+
+extern __thread hs_thread hs_self __attribute__((tls_model("initial-exec")));
+
+typedef struct {
+    hs_config cfg;
+    _Atomic int cpu_on;    /* the CPU sampler records samples */
+    bool started;          /* hs_agent_start ran in this process */
+    pid_t pid;
+    int64_t start_wall_ns; /* CLOCK_REALTIME at start */
+    int64_t start_mono_ns; /* CLOCK_MONOTONIC at start */
+    hs_stacktab cpu;       /* CPU samples: values[0] = samples */
+    _Atomic uint64_t handler_ns, handler_calls; /* with cfg.stats */
+} hs_agent;
+
+extern hs_agent hs_g;
+
+int64_t hs_now_ns(int clock);
+pid_t hs_gettid(void);
+/* Learn the calling thread's tid and stack bounds (not in a signal handler). */
+void hs_thread_identify(void);
+
+#endif

@@ -1,0 +1,700 @@
+/* heap.c — the heap profiler.
+ *
+ * The whole malloc family is interposed and forwards to the next allocator
+ * (found with dlsym(RTLD_NEXT); calls made while dlsym itself runs are served
+ * from a static bootstrap arena). C++ operator new/new[]/delete/delete[] in
+ * all their sized, aligned and nothrow variants reach us through libstdc++,
+ * which implements them with malloc, aligned_alloc and free.
+ *
+ * Sampling is Poisson by bytes like Go and tcmalloc: each thread counts
+ * down a random exponential number of bytes (mean = rate) and the
+ * allocation that crosses zero is recorded; rate 1 records every one.
+ * Recording unwinds the stack (the agent's own frames are dropped), counts it
+ * in a lock-free stack table and puts the block in a lock-free live table
+ * (address -> stack, size), so free() and realloc() can take it out again;
+ * free() of an unsampled block costs one probe of that table. Values are
+ * unbiased at write time as pprof does: scale = 1/(1-exp(-avg/rate)).
+ *
+ * The estimated in-use heap is tracked; whenever it passes the last peak by
+ * 1% the per-stack in-use figures are copied, which gives the peak profile.
+ * In exact mode the leak scan at exit marks every live block reachable from
+ * the loaded modules' writable segments and the thread stacks; the rest leaked.
+ */
+#define _GNU_SOURCE
+#include "agent/heap.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/sampler.h"
+
+#define HS_EXPORT __attribute__((visibility("default")))
+
+/* ---- the real allocator ---- */
+
+static void *(*r_malloc)(size_t);
+static void (*r_free)(void *);
+static void *(*r_calloc)(size_t, size_t);
+static void *(*r_realloc)(void *, size_t);
+static void *(*r_memalign)(size_t, size_t);
+static int (*r_posix_memalign)(void **, size_t, size_t);
+static void *(*r_aligned_alloc)(size_t, size_t);
+static void *(*r_valloc)(size_t);
+static void *(*r_pvalloc)(size_t);
+
+static _Alignas(64) char g_boot[1 << 16];
+static _Atomic size_t g_boot_used;
+static _Atomic int g_resolving;
+
+static void *boot_alloc(size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    size_t off = atomic_fetch_add(&g_boot_used, size);
+    return off + size <= sizeof g_boot ? g_boot + off : NULL; /* static: zeroed */
+}
+
+static int is_boot(const void *p)
+{
+    return (const char *)p >= g_boot && (const char *)p < g_boot + sizeof g_boot;
+}
+
+static void resolve(void)
+{
+    if (r_malloc && r_free)
+        return;
+    atomic_store(&g_resolving, 1);
+    r_calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+    r_realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+    r_memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+    r_posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
+    r_aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+    r_valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+    r_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
+    r_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+    r_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+    atomic_store(&g_resolving, 0);
+}
+
+/* ---- state ---- */
+
+typedef struct {
+    _Atomic uint64_t key; /* block address; 0 empty, 1 deleted */
+    uint64_t data;        /* stack entry index (24 bits) << 40 | size (40 bits) */
+} live_slot;
+
+#define KEY_EMPTY 0
+#define KEY_DELETED 1
+#define SIZE_BITS 40
+#define SIZE_MASK ((1ull << SIZE_BITS) - 1)
+
+static struct {
+    _Atomic int on;
+    int64_t rate;
+    int max_depth;
+    hs_stacktab tab;
+    live_slot *live;
+    uint64_t live_cap; /* power of two */
+    _Atomic uint64_t untracked;
+    uintptr_t self_lo, self_hi; /* the agent's own code */
+    /* peak */
+    _Atomic int64_t inuse_est, next_snapshot;
+    int64_t peak_est;
+    int64_t *peak; /* 2 per entry: raw objects, raw bytes at the peak */
+    pthread_mutex_t peak_lock;
+    /* leaks */
+    int64_t *leak; /* 2 per entry */
+} H = {.peak_lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *map_zeroed(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)data;
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        lo = s < lo ? s : lo;
+        hi = e > hi ? e : hi;
+    }
+    if (me >= lo && me < hi) {
+        H.self_lo = lo;
+        H.self_hi = hi;
+        return 1;
+    }
+    return 0;
+}
+
+int hs_heap_start(void)
+{
+    resolve();
+    H.rate = hs_g.cfg.heap_rate;
+    H.max_depth = hs_g.cfg.max_depth;
+    uint64_t cap = 1024;
+    while (cap < 2ull * hs_g.cfg.heap_max_live)
+        cap <<= 1;
+    H.live_cap = cap;
+    H.live = map_zeroed(cap * sizeof(live_slot));
+    if (!H.live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u) != 0)
+        return -1;
+    H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
+    if (!H.peak)
+        return -1;
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)&hs_heap_start);
+    atomic_store(&H.next_snapshot, H.rate > 4096 ? H.rate : 4096);
+    atomic_store(&H.on, 1);
+    return 0;
+}
+
+void hs_heap_stop(void)
+{
+    atomic_store(&H.on, 0);
+}
+
+void hs_heap_after_fork(int on)
+{
+    if (H.live)
+        atomic_store(&H.on, on);
+}
+
+const hs_stacktab *hs_heap_table(void)
+{
+    return &H.tab;
+}
+
+uint64_t hs_heap_untracked(void)
+{
+    return atomic_load(&H.untracked);
+}
+
+/* ---- sampling ---- */
+
+static uint64_t next_random(hs_thread *t)
+{
+    if (!t->rng) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        t->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
+    }
+    uint64_t x = t->rng; /* xorshift64* */
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    t->rng = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Bytes until the next sample: exponential with mean rate. */
+static int64_t next_interval(hs_thread *t)
+{
+    double u = ((double)(next_random(t) >> 11) + 1.0) / 9007199254740993.0; /* (0,1] */
+    double v = -log(u) * (double)H.rate;
+    return v < 1.0 ? 1 : (int64_t)v;
+}
+
+static inline int take_sample(size_t size)
+{
+    if (H.rate <= 1)
+        return 1;
+    hs_thread *t = &hs_self;
+    if (t->heap_countdown <= 0 && t->rng == 0)
+        t->heap_countdown = next_interval(t);
+    t->heap_countdown -= (int64_t)size;
+    if (t->heap_countdown > 0)
+        return 0;
+    t->heap_countdown = next_interval(t);
+    return 1;
+}
+
+/* Expected bytes represented by one sampled block of `size`. */
+static int64_t weight(uint64_t size)
+{
+    if (H.rate <= 1 || size == 0)
+        return (int64_t)size;
+    double s = 1.0 / (1.0 - exp(-(double)size / (double)H.rate));
+    return (int64_t)((double)size * s);
+}
+
+/* ---- the live table ---- */
+
+static inline uint64_t slot_of(uint64_t key)
+{
+    uint64_t h = key * 0x9e3779b97f4a7c15ull;
+    return (h ^ (h >> 29)) & (H.live_cap - 1);
+}
+
+static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
+{
+    uint64_t i = slot_of(key);
+    for (int probe = 0; probe < 256; probe++, i = (i + 1) & (H.live_cap - 1)) {
+        uint64_t k = atomic_load_explicit(&H.live[i].key, memory_order_relaxed);
+        if (k != KEY_EMPTY && k != KEY_DELETED)
+            continue;
+        if (!atomic_compare_exchange_strong(&H.live[i].key, &k, key))
+            continue;
+        H.live[i].data = ((uint64_t)entry << SIZE_BITS) | (size & SIZE_MASK);
+        return 0;
+    }
+    return -1;
+}
+
+/* Take key out; fills entry and size. 0 if it was there. */
+static int live_remove(uint64_t key, uint32_t *entry, uint64_t *size)
+{
+    uint64_t i = slot_of(key);
+    for (int probe = 0; probe < 256; probe++, i = (i + 1) & (H.live_cap - 1)) {
+        uint64_t k = atomic_load_explicit(&H.live[i].key, memory_order_acquire);
+        if (k == KEY_EMPTY)
+            return -1;
+        if (k != key)
+            continue;
+        uint64_t d = H.live[i].data;
+        *entry = (uint32_t)(d >> SIZE_BITS);
+        *size = d & SIZE_MASK;
+        atomic_store_explicit(&H.live[i].key, KEY_DELETED, memory_order_release);
+        return 0;
+    }
+    return -1;
+}
+
+/* ---- recording ---- */
+
+static void snapshot_peak(int64_t now)
+{
+    if (pthread_mutex_trylock(&H.peak_lock) != 0)
+        return; /* someone else is taking it */
+    if (now > H.peak_est) {
+        uint32_t n = atomic_load(&H.tab.n_used);
+        for (uint32_t i = 0; i < n; i++) {
+            hs_stack_entry *e = hs_stacktab_nth(&H.tab, i);
+            if (!e)
+                continue;
+            size_t idx = (size_t)(e - H.tab.entries);
+            H.peak[2 * idx] = atomic_load(&e->values[0]) - atomic_load(&e->values[2]);
+            H.peak[2 * idx + 1] = atomic_load(&e->values[1]) - atomic_load(&e->values[3]);
+        }
+        H.peak_est = now;
+        int64_t step = now / 100 > H.rate ? now / 100 : H.rate;
+        atomic_store(&H.next_snapshot, now + (step > 4096 ? step : 4096));
+    }
+    pthread_mutex_unlock(&H.peak_lock);
+}
+
+static inline int in_self(uint64_t pc)
+{
+    return pc >= H.self_lo && pc < H.self_hi;
+}
+
+static void record_alloc(void *p, size_t size)
+{
+    hs_thread *t = &hs_self;
+    t->in_agent++;
+    if (!t->tid)
+        hs_thread_identify();
+    uint64_t pcs[HS_MAX_DEPTH_LIMIT + 8];
+    int n = hs_unwind_here(&t->stack, pcs, H.max_depth + 8, 0);
+    int skip = 0;
+    while (skip < n && in_self(pcs[skip]))
+        skip++;
+    int depth = n - skip > H.max_depth ? H.max_depth : n - skip;
+    hs_stack_entry *e = depth > 0 ? hs_stacktab_intern(&H.tab, t->tid, pcs + skip, (uint32_t)depth) : NULL;
+    if (e) {
+        uint32_t idx = (uint32_t)(e - H.tab.entries);
+        atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&e->values[1], (int64_t)size, memory_order_relaxed);
+        if (live_insert((uint64_t)(uintptr_t)p, idx, size) == 0) {
+            int64_t now = atomic_fetch_add(&H.inuse_est, weight(size)) + weight(size);
+            if (now > atomic_load_explicit(&H.next_snapshot, memory_order_relaxed))
+                snapshot_peak(now);
+        } else { /* can't follow its free: count it freed now */
+            atomic_fetch_add(&H.untracked, 1);
+            atomic_fetch_add_explicit(&e->values[2], 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&e->values[3], (int64_t)size, memory_order_relaxed);
+        }
+    }
+    t->in_agent--;
+}
+
+static inline void after_alloc(void *p, size_t size)
+{
+    if (p && atomic_load_explicit(&H.on, memory_order_relaxed) && hs_self.in_agent == 0 && take_sample(size))
+        record_alloc(p, size);
+}
+
+/* Forget p if it was sampled; returns its record for realloc's undo. */
+static int before_free(void *p, uint32_t *entry, uint64_t *size)
+{
+    if (!H.live || live_remove((uint64_t)(uintptr_t)p, entry, size) != 0)
+        return -1;
+    if (*entry < H.tab.cap) {
+        hs_stack_entry *e = &H.tab.entries[*entry];
+        atomic_fetch_add_explicit(&e->values[2], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&e->values[3], (int64_t)*size, memory_order_relaxed);
+    }
+    atomic_fetch_sub(&H.inuse_est, weight(*size));
+    return 0;
+}
+
+static void undo_free(void *p, uint32_t entry, uint64_t size)
+{
+    if (entry < H.tab.cap && live_insert((uint64_t)(uintptr_t)p, entry, size) == 0) {
+        hs_stack_entry *e = &H.tab.entries[entry];
+        atomic_fetch_sub(&e->values[2], 1);
+        atomic_fetch_sub(&e->values[3], (int64_t)size);
+        atomic_fetch_add(&H.inuse_est, weight(size));
+    }
+}
+
+/* ---- the interposed functions ---- */
+
+HS_EXPORT void *malloc(size_t size)
+{
+    if (!r_malloc) {
+        if (atomic_load(&g_resolving))
+            return boot_alloc(size);
+        resolve();
+        if (!r_malloc)
+            return boot_alloc(size);
+    }
+    void *p = r_malloc(size);
+    after_alloc(p, size);
+    return p;
+}
+
+HS_EXPORT void free(void *p)
+{
+    if (!p || is_boot(p))
+        return;
+    if (!r_free)
+        resolve();
+    uint32_t entry;
+    uint64_t size;
+    before_free(p, &entry, &size);
+    r_free(p);
+}
+
+HS_EXPORT void *calloc(size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (!r_calloc) {
+        if (atomic_load(&g_resolving))
+            return boot_alloc(total);
+        resolve();
+        if (!r_calloc)
+            return boot_alloc(total);
+    }
+    void *p = r_calloc(n, size);
+    after_alloc(p, total);
+    return p;
+}
+
+HS_EXPORT void *realloc(void *p, size_t size)
+{
+    if (!p)
+        return malloc(size);
+    if (is_boot(p)) {
+        void *q = malloc(size);
+        size_t avail = (size_t)(g_boot + sizeof g_boot - (char *)p);
+        if (q)
+            memcpy(q, p, size < avail ? size : avail);
+        return q;
+    }
+    if (!r_realloc)
+        resolve();
+    uint32_t entry;
+    uint64_t old;
+    int was = before_free(p, &entry, &old);
+    void *q = r_realloc(p, size);
+    if (!q && size != 0) { /* failed: p is still live */
+        if (was == 0)
+            undo_free(p, entry, old);
+        return NULL;
+    }
+    after_alloc(q, size);
+    return q;
+}
+
+HS_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return realloc(p, total);
+}
+
+HS_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+    if (!r_posix_memalign)
+        resolve();
+    int rc = r_posix_memalign(out, align, size);
+    if (rc == 0)
+        after_alloc(*out, size);
+    return rc;
+}
+
+HS_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+    if (!r_aligned_alloc)
+        resolve();
+    void *p = r_aligned_alloc(align, size);
+    after_alloc(p, size);
+    return p;
+}
+
+HS_EXPORT void *memalign(size_t align, size_t size)
+{
+    if (!r_memalign)
+        resolve();
+    void *p = r_memalign(align, size);
+    after_alloc(p, size);
+    return p;
+}
+
+HS_EXPORT void *valloc(size_t size)
+{
+    if (!r_valloc)
+        resolve();
+    void *p = r_valloc(size);
+    after_alloc(p, size);
+    return p;
+}
+
+HS_EXPORT void *pvalloc(size_t size)
+{
+    if (!r_pvalloc)
+        resolve();
+    void *p = r_pvalloc(size);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    after_alloc(p, (size + page - 1) / page * page);
+    return p;
+}
+
+/* ---- reading the figures ---- */
+
+static double scale_for(int64_t objs, int64_t bytes)
+{
+    if (H.rate <= 1 || objs <= 0 || bytes <= 0)
+        return 1.0;
+    double avg = (double)bytes / (double)objs;
+    return 1.0 / (1.0 - exp(-avg / (double)H.rate));
+}
+
+int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, int64_t out[4])
+{
+    size_t idx = (size_t)(e - H.tab.entries);
+    int64_t ao = atomic_load(&e->values[0]), ab = atomic_load(&e->values[1]);
+    double s = scale_for(ao, ab);
+    switch (view) {
+    case HS_HEAP_ALL: {
+        int64_t io = ao - atomic_load(&e->values[2]), ib = ab - atomic_load(&e->values[3]);
+        out[0] = (int64_t)((double)ao * s);
+        out[1] = (int64_t)((double)ab * s);
+        out[2] = (int64_t)((double)io * s);
+        out[3] = (int64_t)((double)ib * s);
+        return 4;
+    }
+    case HS_HEAP_PEAK:
+        out[0] = (int64_t)((double)H.peak[2 * idx] * s);
+        out[1] = (int64_t)((double)H.peak[2 * idx + 1] * s);
+        return 2;
+    case HS_HEAP_LEAKS:
+        out[0] = H.leak ? H.leak[2 * idx] : 0;
+        out[1] = H.leak ? H.leak[2 * idx + 1] : 0;
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- the leak scan ---- */
+
+typedef struct {
+    uint64_t addr, size;
+    uint32_t entry;
+    uint32_t marked;
+} block;
+
+typedef struct {
+    block *b;
+    size_t n;
+    size_t *work;
+    size_t nwork, capwork;
+    int failed;
+} scan_t;
+
+static int by_addr(const void *x, const void *y)
+{
+    const block *a = x, *b = y;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static block *find_block(scan_t *s, uint64_t v)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v < s->b[mid].addr)
+            hi = mid;
+        else if (v >= s->b[mid].addr + (s->b[mid].size ? s->b[mid].size : 1))
+            lo = mid + 1;
+        else
+            return &s->b[mid];
+    }
+    return NULL;
+}
+
+static void mark_word(scan_t *s, uint64_t v)
+{
+    block *b = find_block(s, v);
+    if (!b || b->marked)
+        return;
+    b->marked = 1;
+    if (s->nwork == s->capwork) {
+        size_t cap = s->capwork ? s->capwork * 2 : 1024;
+        size_t *w = r_realloc(s->work, cap * sizeof *w);
+        if (!w) {
+            s->failed = 1;
+            return;
+        }
+        s->work = w;
+        s->capwork = cap;
+    }
+    s->work[s->nwork++] = (size_t)(b - s->b);
+}
+
+/* Scan [lo, hi) that is known to be mapped and readable. */
+static void scan_range(scan_t *s, uint64_t lo, uint64_t hi)
+{
+    lo = (lo + 7) & ~7ull;
+    for (uint64_t a = lo; a + 8 <= hi; a += 8)
+        mark_word(s, *(const uint64_t *)(uintptr_t)a);
+}
+
+/* Scan memory that may be partly unmapped, through process_vm_readv. */
+static void scan_range_safe(scan_t *s, uint64_t lo, uint64_t hi)
+{
+    uint64_t buf[4096];
+    lo = (lo + 7) & ~7ull;
+    while (lo + 8 <= hi) {
+        size_t want = hi - lo < sizeof buf ? (size_t)(hi - lo) & ~7ul : sizeof buf;
+        struct iovec l = {buf, want}, r = {(void *)(uintptr_t)lo, want};
+        ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
+        if (got <= 0) {
+            lo += 4096; /* skip an unmapped page */
+            lo &= ~4095ull;
+            continue;
+        }
+        for (size_t i = 0; i < (size_t)got / 8; i++)
+            mark_word(s, buf[i]);
+        lo += (uint64_t)got;
+    }
+}
+
+static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    scan_t *s = data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+            continue;
+        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (lo >= H.self_lo && lo < H.self_hi)
+            continue; /* the agent's own data points at nothing of the program's */
+        scan_range_safe(s, lo, hi);
+    }
+    return 0;
+}
+
+static void scan_thread_stack(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg)
+{
+    scan_t *s = arg;
+    if (tid == hs_self.tid) {
+        uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+        scan_range(s, sp > lo ? sp : lo, hi);
+    } else {
+        scan_range_safe(s, lo, hi);
+    }
+}
+
+long hs_heap_scan_leaks(uint64_t *leaked_bytes)
+{
+    *leaked_bytes = 0;
+    if (H.rate > 1 || !H.live)
+        return -1;
+    scan_t s = {0};
+    size_t cap = 1024;
+    s.b = r_malloc(cap * sizeof *s.b);
+    if (!s.b)
+        return -1;
+    for (uint64_t i = 0; i < H.live_cap; i++) {
+        uint64_t k = atomic_load(&H.live[i].key);
+        if (k == KEY_EMPTY || k == KEY_DELETED)
+            continue;
+        if (s.n == cap) {
+            block *nb = r_realloc(s.b, 2 * cap * sizeof *s.b);
+            if (!nb) {
+                r_free(s.b);
+                return -1;
+            }
+            s.b = nb;
+            cap *= 2;
+        }
+        uint64_t d = H.live[i].data;
+        s.b[s.n++] = (block){k, d & SIZE_MASK, (uint32_t)(d >> SIZE_BITS), 0};
+    }
+    qsort(s.b, s.n, sizeof *s.b, by_addr);
+    /* Roots: writable segments of every module, the stacks of the threads. */
+    dl_iterate_phdr(scan_module, &s);
+    if (hs_self.stack.hi)
+        scan_thread_stack(hs_self.tid, hs_self.stack.lo, hs_self.stack.hi, &s);
+    hs_sampler_each_thread_stack(scan_thread_stack, &s);
+    /* Transitively: blocks reachable from marked blocks. */
+    while (s.nwork && !s.failed) {
+        block *b = &s.b[s.work[--s.nwork]];
+        if (b->size < 65536) /* small blocks live in arenas that stay mapped */
+            scan_range(&s, b->addr, b->addr + b->size);
+        else /* a large one may be munmap()ed by a thread still running */
+            scan_range_safe(&s, b->addr, b->addr + b->size);
+    }
+    long leaked = -1;
+    if (!s.failed) {
+        H.leak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
+        if (H.leak) {
+            leaked = 0;
+            for (size_t i = 0; i < s.n; i++) {
+                if (s.b[i].marked || s.b[i].entry >= H.tab.cap)
+                    continue;
+                H.leak[2 * s.b[i].entry] += 1;
+                H.leak[2 * s.b[i].entry + 1] += (int64_t)s.b[i].size;
+                *leaked_bytes += s.b[i].size;
+                leaked++;
+            }
+        }
+    }
+    r_free(s.work);
+    r_free(s.b);
+    return leaked;
+}

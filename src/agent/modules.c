@@ -1,0 +1,216 @@
+/* modules.c — enumerate the loaded code objects with dl_iterate_phdr (at
+ * write time, never in a signal handler): file path (the executable's from
+ * /proc/self/exe), load bias, address range, build-id from the in-memory
+ * PT_NOTE, and the vDSO's in-memory image. dlclose() is interposed to
+ * remember libraries before they go, so their samples keep their names. */
+#define _GNU_SOURCE
+#include "agent/modules.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <pthread.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+typedef struct {
+    hs_module *mods;
+    size_t n, cap;
+    int failed;
+} collect_t;
+
+static void build_id_hex(const struct dl_phdr_info *info, char out[41])
+{
+    out[0] = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+            const uint8_t *name = p + sizeof *nh;
+            const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+            const uint8_t *next = desc + ((nh->n_descsz + 3) & ~3u);
+            if (next > end)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+                size_t k = nh->n_descsz > 20 ? 20 : nh->n_descsz;
+                for (size_t j = 0; j < k; j++)
+                    snprintf(out + 2 * j, 3, "%02x", desc[j]);
+                return;
+            }
+            p = next;
+        }
+    }
+}
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    collect_t *c = data;
+    uint64_t lo = UINT64_MAX, hi = 0, off = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        if (s < lo) {
+            lo = s;
+            off = ph->p_offset;
+        }
+        if (e > hi)
+            hi = e;
+    }
+    if (hi == 0)
+        return 0;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 32;
+        hs_module *m = realloc(c->mods, cap * sizeof *m);
+        if (!m) {
+            c->failed = 1;
+            return 1;
+        }
+        c->mods = m;
+        c->cap = cap;
+    }
+    hs_module *m = &c->mods[c->n];
+    memset(m, 0, sizeof *m);
+    m->bias = info->dlpi_addr;
+    m->start = lo;
+    m->end = hi;
+    m->file_offset = off;
+    build_id_hex(info, m->build_id);
+
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)vdso;
+    if (vdso && (uintptr_t)info->dlpi_phdr == vdso + eh->e_phoff) {
+        snprintf(m->path, sizeof m->path, "[vdso]");
+        m->image = eh;
+        m->image_size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+    } else if (!info->dlpi_name || !info->dlpi_name[0]) {
+        ssize_t k = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+        if (k <= 0)
+            return 0; /* no name: leave it out, addresses stay raw */
+        m->path[k] = 0;
+    } else {
+        snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
+    }
+    c->n++;
+    return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    const hs_module *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Modules seen before a dlclose(); guarded by g_history_lock. */
+static collect_t g_history;
+static pthread_mutex_t g_history_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int overlaps(const collect_t *c, const hs_module *m)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (m->start < c->mods[i].end && c->mods[i].start < m->end)
+            return 1;
+    return 0;
+}
+
+/* Append the history's modules that no current module overlaps. */
+static int add_history(collect_t *c)
+{
+    pthread_mutex_lock(&g_history_lock);
+    size_t have = c->n;
+    for (size_t i = 0; i < g_history.n; i++) {
+        collect_t cur = {c->mods, have, c->cap, 0};
+        if (overlaps(&cur, &g_history.mods[i]))
+            continue;
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? c->cap * 2 : 32;
+            hs_module *m = realloc(c->mods, cap * sizeof *m);
+            if (!m) {
+                pthread_mutex_unlock(&g_history_lock);
+                return -1;
+            }
+            c->mods = m;
+            c->cap = cap;
+        }
+        c->mods[c->n++] = g_history.mods[i];
+    }
+    pthread_mutex_unlock(&g_history_lock);
+    return 0;
+}
+
+void hs_modules_remember(void)
+{
+    collect_t now = {0};
+    dl_iterate_phdr(add_module, &now);
+    pthread_mutex_lock(&g_history_lock);
+    for (size_t i = 0; i < now.n && !now.failed; i++) {
+        int known = 0;
+        for (size_t j = 0; j < g_history.n && !known; j++)
+            known = g_history.mods[j].start == now.mods[i].start &&
+                    strcmp(g_history.mods[j].path, now.mods[i].path) == 0;
+        if (known)
+            continue;
+        if (g_history.n == g_history.cap) {
+            size_t cap = g_history.cap ? g_history.cap * 2 : 32;
+            hs_module *m = realloc(g_history.mods, cap * sizeof *m);
+            if (!m)
+                break;
+            g_history.mods = m;
+            g_history.cap = cap;
+        }
+        g_history.mods[g_history.n++] = now.mods[i];
+    }
+    pthread_mutex_unlock(&g_history_lock);
+    free(now.mods);
+}
+
+typedef int (*dlclose_fn)(void *);
+
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+    static dlclose_fn real;
+    if (!real)
+        real = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
+    if (!real)
+        return -1;
+    hs_modules_remember();
+    return real(handle);
+}
+
+int hs_modules_collect(hs_module **mods, size_t *n)
+{
+    collect_t c = {0};
+    dl_iterate_phdr(add_module, &c);
+    if (c.failed || add_history(&c) != 0) {
+        free(c.mods);
+        return -1;
+    }
+    qsort(c.mods, c.n, sizeof *c.mods, by_start);
+    *mods = c.mods;
+    *n = c.n;
+    return 0;
+}
+
+const hs_module *hs_modules_find(const hs_module *mods, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < mods[mid].start)
+            hi = mid;
+        else if (addr >= mods[mid].end)
+            lo = mid + 1;
+        else
+            return &mods[mid];
+    }
+    return NULL;
+}

@@ -1,0 +1,30 @@
+/* modules.h — the code objects loaded in this process (executable, shared
+ * libraries, the vDSO), as mappings for the profile and modules for the
+ * symbolizer. Not async-signal-safe: used at write time. */
+#ifndef HS_AGENT_MODULES_H
+#define HS_AGENT_MODULES_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    char path[PATH_MAX];
+    uint64_t bias;        /* dlpi_addr */
+    uint64_t start, end;  /* lowest and highest PT_LOAD address, run time */
+    uint64_t file_offset; /* file offset of start */
+    const void *image;    /* vDSO: its ELF image in memory, else NULL */
+    size_t image_size;
+    char build_id[41];    /* hex, "" if none */
+} hs_module;
+
+/* All loaded modules, and those unloaded earlier (see remember), sorted by
+ * start; free() the array. 0 or -1. */
+int hs_modules_collect(hs_module **mods, size_t *n);
+/* Remember the modules loaded now, so that samples in a library that is
+ * about to be dlclose()d can still be symbolized at exit. */
+void hs_modules_remember(void);
+/* The module containing addr, or NULL. */
+const hs_module *hs_modules_find(const hs_module *mods, size_t n, uint64_t addr);
+
+#endif

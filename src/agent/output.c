@@ -1,0 +1,230 @@
+/* output.c — build an hs_profile from a stack table (CPU or heap): one
+ * location per distinct address, one mapping per loaded module, one sample
+ * per (thread, stack) with labels tid and thread_name; symbolize it with the
+ * loaded modules' files (and the vDSO's image); write it as gzipped pprof.
+ * Runs at exit or on demand, never in a signal handler, with the calling
+ * thread marked as inside the agent so its own allocations aren't profiled. */
+#define _GNU_SOURCE
+#include "agent/output.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/modules.h"
+#include "agent/sampler.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+int hs_output_expand(const char *tmpl, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (const char *p = tmpl; *p; p++) {
+        char buf[32];
+        const char *ins = NULL;
+        if (p[0] == '%' && p[1] == 'p') {
+            snprintf(buf, sizeof buf, "%d", (int)getpid());
+            ins = buf;
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            ins = "%";
+            p++;
+        }
+        size_t k = ins ? strlen(ins) : 1;
+        if (o + k + 1 > outlen)
+            return -1;
+        memcpy(out + o, ins ? ins : p, k);
+        o += k;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+/* address -> location id, open addressing */
+typedef struct {
+    uint64_t *keys, *ids;
+    size_t cap;
+} addr_map;
+
+static uint64_t *addr_slot(addr_map *m, uint64_t addr)
+{
+    size_t i = (size_t)(addr * 0x9e3779b97f4a7c15ull) & (m->cap - 1);
+    while (m->keys[i] && m->keys[i] != addr)
+        i = (i + 1) & (m->cap - 1);
+    m->keys[i] = addr;
+    return &m->ids[i];
+}
+
+typedef struct {
+    hs_profile *p;
+    hs_module *mods;
+    size_t nmods;
+    uint64_t *mapping_ids; /* per module */
+    addr_map locs;
+} builder;
+
+static uint64_t location_for(builder *b, uint64_t addr)
+{
+    uint64_t *id = addr_slot(&b->locs, addr ? addr : 1);
+    if (!*id) {
+        const hs_module *m = hs_modules_find(b->mods, b->nmods, addr);
+        uint64_t mid = m ? b->mapping_ids[m - b->mods] : 0;
+        *id = hs_profile_add_location(b->p, mid, addr, NULL, 0);
+    }
+    return *id;
+}
+
+static int add_modules(builder *b, hs_symbolizer *sym)
+{
+    b->mapping_ids = calloc(b->nmods ? b->nmods : 1, sizeof *b->mapping_ids);
+    if (!b->mapping_ids)
+        return -1;
+    for (size_t i = 0; i < b->nmods; i++) {
+        hs_module *m = &b->mods[i];
+        b->mapping_ids[i] = hs_profile_add_mapping(b->p, m->start, m->end, m->file_offset, m->path,
+                                                   m->build_id);
+        if (m->image)
+            hs_symbolizer_add_image(sym, m->path, m->image, m->image_size, m->bias, m->start, m->end);
+        else
+            hs_symbolizer_add_module(sym, m->path, m->bias, m->start, m->end);
+    }
+    return 0;
+}
+
+/* Thread names, looked up once per tid. */
+static int64_t thread_name_str(hs_profile *p, int32_t tid, int32_t *cache_tid, int64_t *cache_str)
+{
+    if (*cache_tid == tid)
+        return *cache_str;
+    char name[16];
+    hs_sampler_thread_name(tid, name);
+    *cache_tid = tid;
+    *cache_str = hs_profile_str(p, name);
+    return *cache_str;
+}
+
+/* Values of one table entry; returns the count (0: skip the entry). */
+typedef int (*values_fn)(const hs_stack_entry *e, void *arg, int64_t out[4]);
+
+static int add_samples(builder *b, const hs_stacktab *t, values_fn fn, void *arg)
+{
+    int64_t k_tid = hs_profile_str(b->p, "tid");
+    int64_t k_name = hs_profile_str(b->p, "thread_name");
+    int32_t ctid = 0;
+    int64_t cstr = 0;
+    uint64_t ids[HS_MAX_DEPTH_LIMIT];
+    uint32_t n = atomic_load(&t->n_used);
+    for (uint32_t i = 0; i < n; i++) {
+        const hs_stack_entry *e = hs_stacktab_nth(t, i);
+        if (!e)
+            continue;
+        int64_t values[4] = {0, 0, 0, 0};
+        int nv = fn(e, arg, values);
+        int any = 0;
+        for (int v = 0; v < nv; v++)
+            any |= values[v] != 0;
+        if (!any)
+            continue;
+        const uint64_t *pcs = hs_stacktab_frames(t, e);
+        uint32_t depth = e->depth < HS_MAX_DEPTH_LIMIT ? e->depth : HS_MAX_DEPTH_LIMIT;
+        for (uint32_t d = 0; d < depth; d++)
+            if (!(ids[d] = location_for(b, pcs[d])))
+                return -1;
+        hs_label labels[2] = {{.key = k_tid, .num = e->tid},
+                              {.key = k_name, .str = thread_name_str(b->p, e->tid, &ctid, &cstr)}};
+        if (hs_profile_add_sample(b->p, ids, depth, values, labels, 2) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *type, *unit;
+} vtype;
+
+/* Build, symbolize and write one profile of table t. */
+static int write_profile(const char *path, const hs_stacktab *t, const vtype *types, int ntypes,
+                         const char *default_type, vtype period_type, int64_t period,
+                         values_fn fn, void *arg)
+{
+    int rc = -1;
+    char err[256] = "out of memory";
+    builder b = {0};
+    hs_self.in_agent++;
+    hs_symbolizer *sym = hs_symbolizer_new();
+    b.p = hs_profile_new();
+    /* Distinct addresses are bounded by the frames stored. */
+    b.locs.cap = 1u << 12;
+    while (b.locs.cap < 2 * (size_t)atomic_load(&t->pool_used) + 16)
+        b.locs.cap <<= 1;
+    b.locs.keys = calloc(b.locs.cap, sizeof(uint64_t));
+    b.locs.ids = calloc(b.locs.cap, sizeof(uint64_t));
+    if (!sym || !b.p || !b.locs.keys || !b.locs.ids)
+        goto out;
+    if (hs_modules_collect(&b.mods, &b.nmods) != 0 || add_modules(&b, sym) != 0)
+        goto out;
+    for (int i = 0; i < ntypes; i++)
+        hs_profile_add_sample_type(b.p, types[i].type, types[i].unit);
+    if (default_type)
+        b.p->default_sample_type = hs_profile_str(b.p, default_type);
+    hs_profile_set_period(b.p, period_type.type, period_type.unit, period);
+    b.p->time_nanos = hs_g.start_wall_ns;
+    b.p->duration_nanos = hs_now_ns(CLOCK_MONOTONIC) - hs_g.start_mono_ns;
+    if (add_samples(&b, t, fn, arg) != 0)
+        goto out;
+    uint64_t dropped = atomic_load(&t->dropped);
+    if (dropped) {
+        char c[96];
+        snprintf(c, sizeof c, "hotspur: %llu stacks dropped (stack table full)", (unsigned long long)dropped);
+        hs_profile_add_comment(b.p, c);
+    }
+    if (hs_symbolize_profile(sym, b.p) != 0)
+        goto out;
+    if (hs_profile_write_file(b.p, path, err, sizeof err) != 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc != 0)
+        fprintf(stderr, "hotspur: cannot write %s: %s\n", path, err);
+    free(b.locs.keys);
+    free(b.locs.ids);
+    free(b.mapping_ids);
+    free(b.mods);
+    hs_profile_free(b.p);
+    hs_symbolizer_free(sym);
+    hs_self.in_agent--;
+    return rc;
+}
+
+static int cpu_values(const hs_stack_entry *e, void *arg, int64_t out[4])
+{
+    int64_t period = *(const int64_t *)arg;
+    out[0] = atomic_load(&e->values[0]);
+    out[1] = out[0] * period;
+    return 2;
+}
+
+int hs_output_write_cpu(const char *path)
+{
+    static const vtype types[] = {{"samples", "count"}, {"cpu", "nanoseconds"}};
+    int64_t period = 1000000000LL / hs_g.cfg.cpu_hz;
+    return write_profile(path, &hs_g.cpu, types, 2, NULL, (vtype){"cpu", "nanoseconds"}, period,
+                         cpu_values, &period);
+}
+
+static int heap_values(const hs_stack_entry *e, void *arg, int64_t out[4])
+{
+    return hs_heap_values(e, *(const hs_heap_view *)arg, out);
+}
+
+int hs_output_write_heap(const char *path, hs_heap_view view)
+{
+    static const vtype all[] = {{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+                                {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
+    const vtype *types = view == HS_HEAP_ALL ? all : all + 2;
+    return write_profile(path, hs_heap_table(), types, view == HS_HEAP_ALL ? 4 : 2, "inuse_space",
+                         (vtype){"space", "bytes"}, hs_g.cfg.heap_rate, heap_values, &view);
+}

@@ -1,0 +1,353 @@
+/* sampler.c — per-thread CPU timers and the sampling signal's handler.
+ *
+ * Each thread gets a POSIX timer on its own CPU-time clock that signals that
+ * very thread (SIGEV_THREAD_ID), so every thread is sampled in proportion to
+ * the CPU it uses. The handler is async-signal-safe: it unwinds into a
+ * stack-allocated array and counts the stack in the lock-free table.
+ *
+ * The signal is a real-time one (SIGRTMAX-3 unless HOTSPUR_SIGNAL says
+ * otherwise), not SIGPROF, which programs such as sort(1) catch to clean up
+ * and die. The program can't take it from us either: sigaction() and
+ * signal() on it are interposed (the program's handler is kept and called
+ * for signals that are not from our timers), and the masking calls never
+ * block it, so a thread that blocks "all" signals is still sampled.
+ */
+#define _GNU_SOURCE
+#include "agent/sampler.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+#define MAX_THREADS 32768
+
+typedef struct {
+    _Atomic int used;
+    int32_t tid;
+    int has_timer;
+    int alive;
+    timer_t timer;
+    uintptr_t stack_lo, stack_hi; /* 0 when unknown */
+    char name[16];
+} thread_slot;
+
+static thread_slot *g_threads;       /* mmap'd registry */
+static _Atomic int g_nthreads;       /* slots handed out */
+static struct sigaction g_prev;      /* the program's action for our signal */
+static int g_magic;                  /* si_value of our timers points here */
+static int g_sig;                    /* the sampling signal, 0 before start */
+
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
+static sigaction_fn real_sigaction;
+static sigmask_fn real_sigprocmask, real_pthread_sigmask;
+
+static void resolve_real(void)
+{
+    if (!real_sigaction)
+        real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    if (!real_sigprocmask)
+        real_sigprocmask = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
+    if (!real_pthread_sigmask)
+        real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
+}
+
+__attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
+                                                     struct sigaction *old)
+{
+    resolve_real();
+    if (g_sig && sig == g_sig) { /* ours: keep the program's wish for chaining */
+        if (old)
+            *old = g_prev;
+        if (act)
+            g_prev = *act;
+        return 0;
+    }
+    if (!real_sigaction) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real_sigaction(sig, act, old);
+}
+
+__attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t h)
+{
+    struct sigaction act, old;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = h;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    if (sigaction(sig, &act, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy)
+{
+    if (!set || !g_sig || how == SIG_UNBLOCK || !sigismember(set, g_sig))
+        return set;
+    *copy = *set;
+    sigdelset(copy, g_sig);
+    return copy;
+}
+
+__attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    resolve_real();
+    sigset_t copy;
+    return real_sigprocmask(how, without_ours(how, set, &copy), old);
+}
+
+__attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    resolve_real();
+    sigset_t copy;
+    return real_pthread_sigmask(how, without_ours(how, set, &copy), old);
+}
+
+static void chain_previous(int sig, siginfo_t *si, void *uc)
+{
+    if (g_prev.sa_flags & SA_SIGINFO) {
+        if (g_prev.sa_sigaction)
+            g_prev.sa_sigaction(sig, si, uc);
+    } else if (g_prev.sa_handler != SIG_DFL && g_prev.sa_handler != SIG_IGN && g_prev.sa_handler) {
+        g_prev.sa_handler(sig);
+    }
+}
+
+static void on_signal(int sig, siginfo_t *si, void *ucv)
+{
+    if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g_magic) {
+        chain_previous(sig, si, ucv);
+        return;
+    }
+    if (!atomic_load_explicit(&hs_g.cpu_on, memory_order_relaxed))
+        return;
+    int saved_errno = errno;
+    int64_t t0 = hs_g.cfg.stats ? hs_now_ns(CLOCK_MONOTONIC) : 0;
+    uint64_t pcs[HS_MAX_DEPTH_LIMIT];
+    hs_thread *th = &hs_self;
+    int32_t tid = th->tid ? th->tid : (int32_t)syscall(SYS_gettid);
+    int n = hs_unwind_context((const ucontext_t *)ucv, &th->stack, pcs, hs_g.cfg.max_depth);
+    if (n > 0) {
+        hs_stack_entry *e = hs_stacktab_intern(&hs_g.cpu, tid, pcs, (uint32_t)n);
+        /* Overruns: ticks that elapsed while the signal was pending. */
+        if (e)
+            atomic_fetch_add_explicit(&e->values[0], 1 + (int64_t)si->si_overrun, memory_order_relaxed);
+    }
+    if (t0) {
+        atomic_fetch_add_explicit(&hs_g.handler_ns, (uint64_t)(hs_now_ns(CLOCK_MONOTONIC) - t0), memory_order_relaxed);
+        atomic_fetch_add_explicit(&hs_g.handler_calls, 1, memory_order_relaxed);
+    }
+    errno = saved_errno;
+}
+
+static thread_slot *slot_for(int32_t tid)
+{
+    int n = atomic_load(&g_nthreads);
+    for (int i = n - 1; i >= 0; i--)
+        if (atomic_load(&g_threads[i].used) && g_threads[i].tid == tid)
+            return &g_threads[i];
+    return NULL;
+}
+
+static thread_slot *new_slot(int32_t tid)
+{
+    int i = atomic_fetch_add(&g_nthreads, 1);
+    if (i >= MAX_THREADS) {
+        atomic_store(&g_nthreads, MAX_THREADS);
+        return NULL;
+    }
+    thread_slot *s = &g_threads[i];
+    s->tid = tid;
+    s->has_timer = 0;
+    s->name[0] = 0;
+    atomic_store(&s->used, 1);
+    return s;
+}
+
+/* Arm a CPU-time timer for thread tid on clock clk. */
+static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = g_sig;
+    sev.sigev_value.sival_ptr = &g_magic;
+    sev.sigev_notify_thread_id = tid;
+    timer_t t;
+    if (timer_create(clk, &sev, &t) != 0)
+        return -1;
+    long period = 1000000000L / hs_g.cfg.cpu_hz;
+    struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
+                             {period / 1000000000L, period % 1000000000L}};
+    if (timer_settime(t, 0, &its, NULL) != 0) {
+        timer_delete(t);
+        return -1;
+    }
+    if (s) {
+        s->timer = t;
+        s->has_timer = 1;
+    }
+    return 0;
+}
+
+/* The CPU clock of another thread of this process (see clock_getcpuclockid). */
+static clockid_t thread_cpu_clock(int32_t tid)
+{
+    return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED */
+}
+
+static int registry_init(void)
+{
+    if (!g_threads) {
+        void *p = mmap(NULL, sizeof(thread_slot) * MAX_THREADS, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (p == MAP_FAILED)
+            return -1;
+        g_threads = p;
+    }
+    return 0;
+}
+
+int hs_sampler_start(void)
+{
+    if (registry_init() != 0)
+        return -1;
+    resolve_real();
+    if (!real_sigaction)
+        return -1;
+    int sig = hs_g.cfg.signal ? hs_g.cfg.signal : SIGRTMAX - 3;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (real_sigaction(sig, &sa, &g_prev) != 0)
+        return -1;
+    g_sig = sig;
+    /* Unblock it in this thread; later threads inherit the mask. */
+    sigset_t ours;
+    sigemptyset(&ours);
+    sigaddset(&ours, sig);
+    real_pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
+    /* Every thread that exists now; later ones come through pthread_create. */
+    int32_t self = hs_gettid();
+    DIR *d = opendir("/proc/self/task");
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            int32_t tid = (int32_t)atoi(de->d_name);
+            if (tid <= 0 || tid == self || slot_for(tid))
+                continue;
+            thread_slot *ts = new_slot(tid);
+            if (ts)
+                ts->alive = 1;
+            arm_timer(ts, tid, thread_cpu_clock(tid));
+        }
+        closedir(d);
+    }
+    hs_sampler_thread_begin();
+    return 0;
+}
+
+void hs_sampler_stop(void)
+{
+    atomic_store(&hs_g.cpu_on, 0);
+    int n = atomic_load(&g_nthreads);
+    struct itimerspec zero = {{0, 0}, {0, 0}};
+    for (int i = 0; i < n; i++)
+        if (atomic_load(&g_threads[i].used) && g_threads[i].has_timer)
+            timer_settime(g_threads[i].timer, 0, &zero, NULL);
+}
+
+void hs_sampler_thread_begin(void)
+{
+    hs_thread_identify();
+    if (registry_init() != 0)
+        return;
+    thread_slot *s = slot_for(hs_self.tid);
+    if (!s)
+        s = new_slot(hs_self.tid);
+    hs_self.slot = s ? (int32_t)(s - g_threads) : -1;
+    if (s) {
+        s->stack_lo = hs_self.stack.lo;
+        s->stack_hi = hs_self.stack.hi;
+        s->alive = 1;
+    }
+    if (!g_sig || (s && s->has_timer))
+        return; /* CPU sampling is off, or this thread is armed already */
+    arm_timer(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
+}
+
+void hs_sampler_each_thread_stack(void (*fn)(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg),
+                                  void *arg)
+{
+    int n = g_threads ? atomic_load(&g_nthreads) : 0;
+    for (int i = 0; i < n; i++) {
+        thread_slot *s = &g_threads[i];
+        if (atomic_load(&s->used) && s->alive && s->stack_hi && s->tid != hs_self.tid)
+            fn(s->tid, s->stack_lo, s->stack_hi, arg);
+    }
+}
+
+void hs_sampler_thread_end(void)
+{
+    if (!g_threads || hs_self.slot < 0)
+        return;
+    thread_slot *s = &g_threads[hs_self.slot];
+    prctl(PR_GET_NAME, s->name, 0, 0, 0);
+    s->alive = 0;
+    if (s->has_timer) {
+        timer_delete(s->timer);
+        s->has_timer = 0;
+    }
+}
+
+void hs_sampler_after_fork(int sampling)
+{
+    /* Timers are not inherited; the child has one thread. */
+    if (g_threads) {
+        memset(g_threads, 0, sizeof(thread_slot) * (size_t)atomic_load(&g_nthreads));
+        atomic_store(&g_nthreads, 0);
+    }
+    hs_self.tid = 0;
+    hs_self.slot = -1;
+    if (!sampling)
+        g_sig = 0; /* the child doesn't sample: its signal is its own again */
+    hs_sampler_thread_begin();
+}
+
+void hs_sampler_thread_name(int32_t tid, char name[16])
+{
+    name[0] = 0;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        if (fgets(name, 16, f))
+            name[strcspn(name, "\n")] = 0;
+        fclose(f);
+        if (name[0])
+            return;
+    }
+    thread_slot *s = g_threads ? slot_for(tid) : NULL;
+    if (s)
+        memcpy(name, s->name, 16);
+    name[15] = 0;
+}

@@ -1,0 +1,32 @@
+/* sampler.h — CPU time sampling per thread: one POSIX timer per thread on
+ * that thread's CPU clock, delivering SIGPROF to that thread only
+ * (SIGEV_THREAD_ID), and a registry of the threads it covers. */
+#ifndef HS_AGENT_SAMPLER_H
+#define HS_AGENT_SAMPLER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Install the SIGPROF handler and arm a timer on every existing thread.
+ * 0 on success, -1 (with a message on stderr) on failure. */
+int hs_sampler_start(void);
+/* Disarm every timer (samples stop; the handler stays installed). */
+void hs_sampler_stop(void);
+/* Register the calling thread (stack bounds, name) and, when CPU sampling is
+ * on, arm its timer. Call at the start of every new thread. */
+void hs_sampler_thread_begin(void);
+/* The calling thread is exiting: delete its timer, remember its name. */
+void hs_sampler_thread_end(void);
+/* In a fork child: forget the parent's threads, register this one and arm
+ * its timer if `sampling`. */
+void hs_sampler_after_fork(int sampling);
+
+/* Call fn for every other live thread whose stack bounds are known. */
+void hs_sampler_each_thread_stack(void (*fn)(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg),
+                                  void *arg);
+
+/* The name a thread had (registry, or /proc for live threads); "" if unknown.
+ * Writes at most 16 bytes including NUL. */
+void hs_sampler_thread_name(int32_t tid, char name[16]);
+
+#endif

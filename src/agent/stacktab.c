@@ -1,0 +1,106 @@
+/* stacktab.c — the lock-free stack table (see stacktab.h). Open addressing
+ * with linear probing; an entry is claimed with a CAS on its state, filled,
+ * then published with a release store, so readers that see state 2 see the
+ * whole stack. */
+#define _GNU_SOURCE
+#include "agent/stacktab.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+static void *map_zeroed(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames)
+{
+    uint32_t c = 1024;
+    while (c < cap && c < (1u << 30))
+        c <<= 1;
+    memset(t, 0, sizeof *t);
+    t->entries = map_zeroed((size_t)c * sizeof(hs_stack_entry));
+    t->pool = map_zeroed((size_t)pool_frames * sizeof(uint64_t));
+    t->used = map_zeroed((size_t)c * sizeof(uint32_t));
+    if (!t->entries || !t->pool || !t->used) {
+        hs_stacktab_destroy(t);
+        return -1;
+    }
+    t->cap = c;
+    t->pool_cap = pool_frames;
+    return 0;
+}
+
+void hs_stacktab_destroy(hs_stacktab *t)
+{
+    if (t->entries)
+        munmap(t->entries, (size_t)t->cap * sizeof(hs_stack_entry));
+    if (t->pool)
+        munmap(t->pool, (size_t)t->pool_cap * sizeof(uint64_t));
+    if (t->used)
+        munmap((void *)t->used, (size_t)t->cap * sizeof(uint32_t));
+    memset(t, 0, sizeof *t);
+}
+
+void hs_stacktab_clear(hs_stacktab *t)
+{
+    memset(t->entries, 0, (size_t)t->cap * sizeof(hs_stack_entry));
+    memset((void *)t->used, 0, (size_t)t->cap * sizeof(uint32_t));
+    atomic_store(&t->pool_used, 0);
+    atomic_store(&t->dropped, 0);
+    atomic_store(&t->n_used, 0);
+}
+
+static uint64_t hash_stack(int32_t tid, const uint64_t *pcs, uint32_t depth)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tid ^ ((uint64_t)depth << 32);
+    for (uint32_t i = 0; i < depth; i++) {
+        h ^= pcs[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h | 1;
+}
+
+hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, const uint64_t *pcs, uint32_t depth)
+{
+    if (!t->entries)
+        return NULL;
+    uint64_t h = hash_stack(tid, pcs, depth);
+    uint32_t mask = t->cap - 1;
+    for (uint32_t probe = 0; probe < 64; probe++) {
+        hs_stack_entry *e = &t->entries[(h + probe) & mask];
+        uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
+        if (st == 2) {
+            if (e->hash == h && e->tid == tid && e->depth == depth &&
+                memcmp(t->pool + e->frames, pcs, depth * sizeof *pcs) == 0)
+                return e;
+            continue;
+        }
+        if (st == 1)
+            continue; /* someone is writing it; a duplicate is harmless */
+        uint32_t expect = 0;
+        if (!atomic_compare_exchange_strong(&e->state, &expect, 1))
+            continue;
+        uint64_t off = atomic_fetch_add(&t->pool_used, depth);
+        if ((uint64_t)off + depth > t->pool_cap) {
+            /* No room for frames: give the slot back and drop. */
+            atomic_store_explicit(&e->state, 0, memory_order_release);
+            break;
+        }
+        memcpy(t->pool + off, pcs, depth * sizeof *pcs);
+        e->frames = (uint32_t)off;
+        e->depth = depth;
+        e->tid = tid;
+        e->hash = h;
+        memset((void *)e->values, 0, sizeof e->values);
+        atomic_store_explicit(&e->state, 2, memory_order_release);
+        /* Every published slot is listed exactly once: n_used < cap. */
+        atomic_store_explicit(&t->used[atomic_fetch_add(&t->n_used, 1)],
+                              (uint32_t)(e - t->entries) + 1, memory_order_release);
+        return e;
+    }
+    atomic_fetch_add(&t->dropped, 1);
+    return NULL;
+}

@@ -1,0 +1,34 @@
+/* unwind.h — async-signal-safe stack unwinding for x86_64 (DWARF CFI from
+ * .eh_frame, frame-pointer fallback).
+ *
+ * The unwinder runs inside the CPU sampler's signal handler: it allocates
+ * nothing, takes no locks and finds each code object's unwind tables with
+ * glibc's _dl_find_object(), which is async-signal-safe (no loader lock).
+ * Stack memory is only read inside the thread's known stack bounds, or through
+ * process_vm_readv() (which fails cleanly instead of faulting) when the bounds
+ * are unknown.
+ */
+#ifndef HS_AGENT_UNWIND_H
+#define HS_AGENT_UNWIND_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+/* Where the thread's stack lives; lo == hi == 0 means unknown. */
+typedef struct {
+    uintptr_t lo, hi;
+} hs_stack_bounds;
+
+/* Unwind the interrupted context uc. Writes at most max addresses to pcs,
+ * leaf first: the leaf is the exact interrupted pc, every caller frame is
+ * its return address minus one (a call-site address, what symbolizers
+ * want), and a frame interrupted by a signal is its exact pc. Returns the
+ * number of frames (>= 1 when uc has a pc). */
+int hs_unwind_context(const ucontext_t *uc, const hs_stack_bounds *bounds, uint64_t *pcs, int max);
+
+/* Unwind the calling thread from the caller of this function (for use
+ * outside signal handlers, e.g. allocation hooks). skip drops that many
+ * innermost frames. Same output convention. */
+int hs_unwind_here(const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip);
+
+#endif

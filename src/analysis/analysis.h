@@ -1,0 +1,318 @@
+/* analysis.h — the model transforms every report shares: sample index,
+ * merge, filters, granularity, the call tree and the call graph.
+ *
+ * Semantics follow pprof (google/pprof driver + profile + graph packages):
+ *  - --sample-index NAME|N picks one value of each sample (default: the
+ *    profile's default sample type, else the last);
+ *  - --focus/--ignore match a location when any of its lines' function
+ *    name or file name, or its mapping's file, matches (unanchored POSIX
+ *    ERE); a sample is kept when some location matches focus and none
+ *    matches ignore;
+ *  - --hide drops matching lines (frames) from locations, --show keeps only
+ *    matching lines; samples left with no frames are dropped;
+ *  - --show-from drops every frame above (callers of) the outermost
+ *    matching frame; samples with no match are dropped;
+ *  - --tagfocus/--tagignore KEY=VALUE (VALUE: comma-separated regexes, or a
+ *    numeric range "LO:HI" with units, e.g. "1kb:", "10ms:1s", "32")
+ *    filter samples by label;
+ *  - granularity --functions (default) / --files / --lines / --addresses
+ *    decides what a node is, and its printable name (pprof's NameComponents);
+ *  - the report total is computed before filtering (sum of |value|), so
+ *    percentages are of the whole profile, as in pprof;
+ *  - cum counts each node once per sample even under recursion; each edge
+ *    once per sample too.
+ * Regexes are evaluated once per distinct location, never per sample.
+ *
+ * Usage (any command):
+ *     hs_analysis_options o; hs_analysis_options_init(&o);
+ *     static const struct option longopts[] = { HS_ANALYSIS_LONGOPTS, {"output",...}, {0} };
+ *     while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+ *         int r = hs_analysis_parse_option(&o, c, optarg, err, sizeof err);
+ *         if (r < 0) error; if (r > 0) continue;   // one of ours
+ *         switch (c) { ... command's own options ... }
+ *     }
+ *     hs_view *v = hs_view_build(profiles, n, NULL, 0, &o, err, sizeof err);
+ *     ... v->stacks, hs_calltree_build(v, ...), hs_graph_build(v, &o, ...)
+ *     hs_view_free(v); hs_analysis_options_free(&o);
+ * Errors are return values (NULL / -1) with a one-line message in err.
+ */
+#ifndef HS_ANALYSIS_H
+#define HS_ANALYSIS_H
+
+#include <getopt.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "profile/profile.h"
+
+/* ------------------------------------------------------------------ */
+/* options                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef enum {
+    HS_GRAN_FUNCTIONS = 0, /* default: one node per function name */
+    HS_GRAN_FILES,         /* one node per source file */
+    HS_GRAN_LINES,         /* one node per function + file:line */
+    HS_GRAN_ADDRESSES,     /* one node per address (+ function, file:line) */
+} hs_granularity;
+
+/* Which report the trimming defaults are for (pprof's applyCommandOverrides). */
+typedef enum {
+    HS_KIND_TOP = 0, /* nodecount: all; nodefraction 0.005, edgefraction 0.001 */
+    HS_KIND_GRAPH,   /* graph/tree: nodecount 80, same fractions */
+    HS_KIND_NOTRIM,  /* peek/list/traces/flame/convert: no trimming at all */
+} hs_report_kind;
+
+typedef struct {
+    char *sample_index; /* NULL: the profile's default */
+    char *focus, *ignore, *show, *hide, *show_from; /* NULL: unset */
+    char *tagfocus, *tagignore;                     /* NULL: unset */
+    int nodecount;          /* -1: report default; 0: no limit */
+    double nodefraction;    /* < 0: report default (0.005) */
+    double edgefraction;    /* < 0: report default (0.001) */
+    hs_granularity granularity;
+    bool granularity_set;   /* a granularity flag was given */
+    bool cum_sort;          /* --cum: sort by cum instead of flat */
+    bool relative;          /* --relative-percentages: total after filters */
+    bool normalize;         /* --normalize (diff): scale NEW to BASE's total */
+    char *source_path;      /* --source-path DIR (list) */
+} hs_analysis_options;
+
+/* getopt_long codes of the shared options (beyond any short option char). */
+enum {
+    HS_OPT_SAMPLE_INDEX = 0x4800,
+    HS_OPT_FOCUS,
+    HS_OPT_IGNORE,
+    HS_OPT_SHOW,
+    HS_OPT_HIDE,
+    HS_OPT_SHOW_FROM,
+    HS_OPT_TAGFOCUS,
+    HS_OPT_TAGIGNORE,
+    HS_OPT_NODECOUNT,
+    HS_OPT_NODEFRACTION,
+    HS_OPT_EDGEFRACTION,
+    HS_OPT_FUNCTIONS,
+    HS_OPT_FILES,
+    HS_OPT_LINES,
+    HS_OPT_ADDRESSES,
+    HS_OPT_CUM,
+    HS_OPT_RELATIVE,
+    HS_OPT_NORMALIZE,
+    HS_OPT_SOURCE_PATH,
+    HS_OPT__END
+};
+
+/* The shared long options, to splice into a command's struct option array:
+ *   static const struct option lo[] = { HS_ANALYSIS_LONGOPTS, {"help",0,0,'h'}, {0,0,0,0} };
+ * --normalize and --source-path are here too; commands that do not use them
+ * should reject them (hs_analysis_parse_option accepts them all). */
+#define HS_ANALYSIS_LONGOPTS                                                                       \
+    {"sample-index", required_argument, NULL, HS_OPT_SAMPLE_INDEX},                                \
+        {"focus", required_argument, NULL, HS_OPT_FOCUS},                                          \
+        {"ignore", required_argument, NULL, HS_OPT_IGNORE},                                        \
+        {"show", required_argument, NULL, HS_OPT_SHOW},                                            \
+        {"hide", required_argument, NULL, HS_OPT_HIDE},                                            \
+        {"show-from", required_argument, NULL, HS_OPT_SHOW_FROM},                                  \
+        {"tagfocus", required_argument, NULL, HS_OPT_TAGFOCUS},                                    \
+        {"tagignore", required_argument, NULL, HS_OPT_TAGIGNORE},                                  \
+        {"nodecount", required_argument, NULL, HS_OPT_NODECOUNT},                                  \
+        {"nodefraction", required_argument, NULL, HS_OPT_NODEFRACTION},                            \
+        {"edgefraction", required_argument, NULL, HS_OPT_EDGEFRACTION},                            \
+        {"functions", no_argument, NULL, HS_OPT_FUNCTIONS},                                        \
+        {"files", no_argument, NULL, HS_OPT_FILES},                                                \
+        {"lines", no_argument, NULL, HS_OPT_LINES},                                                \
+        {"addresses", no_argument, NULL, HS_OPT_ADDRESSES},                                        \
+        {"cum", no_argument, NULL, HS_OPT_CUM},                                                    \
+        {"relative-percentages", no_argument, NULL, HS_OPT_RELATIVE},                              \
+        {"normalize", no_argument, NULL, HS_OPT_NORMALIZE},                                        \
+        {"source-path", required_argument, NULL, HS_OPT_SOURCE_PATH}
+
+void hs_analysis_options_init(hs_analysis_options *o);
+void hs_analysis_options_free(hs_analysis_options *o);
+
+/* Handle one getopt_long result. Returns 1 when `code` is a shared option
+ * (stored in o), 0 when it is not ours (the caller handles it), -1 when its
+ * argument is invalid (bad regex, bad number; message in err). Regexes are
+ * compiled here once to report errors early. */
+int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, char *err,
+                             size_t errlen);
+
+/* Print the help lines of the shared filter options (for a command's --help).
+ * `kind` selects which trimming defaults are described. --normalize and
+ * --source-path are not listed: commands taking them describe them. */
+void hs_analysis_options_help(FILE *out, hs_report_kind kind);
+
+/* Effective trimming for a report kind: fills nodecount/nodefraction/
+ * edgefraction where they are unset (-1 / < 0) as pprof does. */
+void hs_analysis_apply_defaults(hs_analysis_options *o, hs_report_kind kind);
+
+/* ------------------------------------------------------------------ */
+/* merge                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Merge profiles of the same type (same sample types, in order) into a new
+ * profile: identical stacks+labels are summed, functions/locations/mappings
+ * deduplicated. NULL with a message when types differ or out of memory. */
+hs_profile *hs_analysis_merge(hs_profile *const *ps, size_t n, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* the filtered view: nodes and stacks                                 */
+/* ------------------------------------------------------------------ */
+
+#define HS_NODE_NONE UINT32_MAX
+
+/* A node: a function, file, line or address depending on granularity. */
+typedef struct {
+    const char *name;     /* printable name, as pprof's PrintableName() */
+    const char *function; /* function name, "" when none / not part of the node */
+    const char *file;     /* source file, "" when none / not part of the node */
+    const char *objfile;  /* mapping file when the node has no function name, else "" */
+    int64_t line;         /* source line (lines/addresses granularity), else 0 */
+    int64_t start_line;   /* function start line when known, else 0 */
+    uint64_t address;     /* addresses granularity, else 0 */
+} hs_node;
+
+/* One sample after filters: its stack as node ids, ROOT FIRST (nodes[0] is
+ * the outermost caller, nodes[n-1] the leaf). A location with inlined calls
+ * contributes several nodes; inl[i] is true when nodes[i] was inlined into
+ * nodes[i-1] (same location). A sample of the NEW (or only) profile has
+ * value set and base 0; a sample of the BASE profile (diff) has base set and
+ * value 0. Value is already normalized (diff --normalize). */
+typedef struct {
+    const uint32_t *nodes;
+    const uint8_t *inl;
+    uint32_t n;
+    int64_t value;
+    int64_t base;
+    const hs_profile *profile; /* where the sample came from (for labels) */
+    const hs_sample *sample;
+} hs_stack;
+
+typedef struct hs_view_private hs_view_private;
+
+typedef struct {
+    const char *sample_type; /* e.g. "cpu" */
+    const char *unit;        /* e.g. "nanoseconds" */
+    int sample_index;        /* in the (first) NEW profile */
+    hs_granularity granularity;
+
+    const hs_node *nodes; /* node id -> node */
+    size_t n_nodes;
+    const hs_stack *stacks; /* kept samples, in profile order (NEW then BASE) */
+    size_t n_stacks;
+
+    /* pprof's report total: sum |value| over NEW samples before filters
+     * (after filters with --relative-percentages). */
+    int64_t total;
+    int64_t base_total;    /* the same over BASE samples (diff), else 0 */
+    int64_t kept_total;    /* sum of value over kept NEW stacks */
+    int64_t kept_base;     /* sum of base over kept BASE stacks */
+    bool diff;             /* built with a BASE */
+
+    /* Warnings like pprof's "no matches found for regexp: X", one per line,
+     * "" when none. Reports print them on stderr. */
+    const char *warnings;
+
+    const hs_profile *profile; /* the (merged) NEW profile, unfiltered */
+    const hs_profile *base;    /* the (merged) BASE profile, or NULL */
+    hs_view_private *priv;
+} hs_view;
+
+/* Build the view of NEW profiles `ps` (merged when n > 1) and, for diffs,
+ * BASE profiles `bs` (n_base > 0). Profiles must share sample types with the
+ * same name at the selected index; they are borrowed and must outlive the
+ * view. NULL with a one-line message on error (no such sample index,
+ * incompatible profiles, bad regex, out of memory). */
+hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, size_t n_base,
+                       const hs_analysis_options *o, char *err, size_t errlen);
+void hs_view_free(hs_view *v);
+
+/* Apply sample-index-independent filters (focus/ignore/show/hide/show-from/
+ * tagfocus/tagignore) to p and return a NEW profile holding only the kept
+ * samples with their hidden frames removed (locations rewritten), for code
+ * that wants an hs_profile (exporters). Granularity is not applied. NULL
+ * with a message on error. */
+hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_options *o,
+                                       char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* call tree (flame graphs, tree)                                      */
+/* ------------------------------------------------------------------ */
+
+/* Tree node 0 is the virtual root (node == HS_NODE_NONE). Children are
+ * linked by first_child/next_sibling (0 = none), sorted by total descending
+ * (then name). self = value of stacks ending here, total = value of stacks
+ * through here; base_* the same for BASE stacks. */
+typedef struct {
+    uint32_t node;
+    uint32_t parent;
+    uint32_t first_child;
+    uint32_t next_sibling;
+    uint32_t depth; /* root 0 */
+    int64_t self, total;
+    int64_t base_self, base_total;
+} hs_tree_node;
+
+typedef struct {
+    hs_tree_node *t;
+    size_t n;
+} hs_calltree;
+
+int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errlen);
+void hs_calltree_free(hs_calltree *t);
+
+/* ------------------------------------------------------------------ */
+/* call graph (top, peek, graph, tree, diff)                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    uint32_t src, dst;    /* caller -> callee, node ids */
+    int64_t weight;       /* NEW */
+    int64_t base_weight;  /* BASE */
+    bool inline_call;     /* dst was inlined into src */
+    bool residual;        /* goes over nodes that were trimmed away */
+} hs_graph_edge;
+
+typedef struct {
+    int64_t flat, cum;           /* NEW */
+    int64_t base_flat, base_cum; /* BASE */
+    uint32_t *in, *out;          /* edge indices (callers, callees), by weight desc */
+    size_t n_in, n_out;
+} hs_graph_node;
+
+typedef struct {
+    hs_graph_node *nodes; /* indexed by node id; n_nodes == view->n_nodes */
+    size_t n_nodes;
+    hs_graph_edge *edges; /* kept edges */
+    size_t n_edges;
+    uint32_t *order;      /* kept nodes in report order (flat, or cum with --cum;
+                             by |delta| in a diff) */
+    size_t n_order;
+    /* for the report header, as pprof prints it */
+    int64_t nodes_total;  /* sum of flat (NEW) over all nodes, before trimming */
+    int64_t node_cutoff, edge_cutoff;
+    size_t orig_count;    /* nodes after the nodefraction cut */
+    size_t dropped_nodes; /* nodes dropped by nodefraction */
+    size_t dropped_edges; /* edges dropped by edgefraction */
+} hs_graph;
+
+/* Build the trimmed call graph of v as pprof's newTrimmedGraph does, using
+ * o's nodecount/nodefraction/edgefraction/cum_sort (call
+ * hs_analysis_apply_defaults first). 0 on success. */
+int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out, char *err,
+                   size_t errlen);
+void hs_graph_free(hs_graph *g);
+
+/* ------------------------------------------------------------------ */
+/* small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Compile a pprof-style regex (POSIX ERE, unanchored) once; for reports
+ * that take a RE argument (peek, list). 0 on success. */
+int hs_analysis_regcomp(regex_t *out, const char *re, const char *what, char *err,
+                        size_t errlen);
+
+#endif

@@ -1,0 +1,81 @@
+/* analysis_internal.h — helpers private to src/analysis: a growable buffer,
+ * an open-addressing hash map from 64-bit keys to uint32 values, string
+ * interning, and the compiled form of the filter options. */
+#ifndef HS_ANALYSIS_INTERNAL_H
+#define HS_ANALYSIS_INTERNAL_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/analysis.h"
+
+/* ---- error helper ---- */
+void hs_an_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- hashing ---- */
+static inline uint64_t hs_an_mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+uint64_t hs_an_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* Map from a 64-bit hash to a list of uint32 candidates (collisions are
+ * resolved by the caller comparing the candidate). */
+typedef struct {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n; /* cap is a power of two; empty slot has val UINT32_MAX */
+} hs_an_map;
+
+int hs_an_map_init(hs_an_map *m, size_t hint);
+void hs_an_map_free(hs_an_map *m);
+/* Iterate candidates: start with *slot = (size_t)-1; returns the next value
+ * stored under key, or UINT32_MAX when there is none. */
+uint32_t hs_an_map_next(const hs_an_map *m, uint64_t key, size_t *slot);
+int hs_an_map_put(hs_an_map *m, uint64_t key, uint32_t val);
+
+/* ---- string intern table (id -> string, stable pointers) ---- */
+typedef struct {
+    char **strs;
+    size_t n, cap;
+    hs_an_map map;
+} hs_an_strtab;
+
+int hs_an_strtab_init(hs_an_strtab *t);
+void hs_an_strtab_free(hs_an_strtab *t);
+/* id of s, interned if new; UINT32_MAX on out of memory */
+uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s);
+
+/* ---- compiled filters ---- */
+typedef struct {
+    bool numeric;
+    char *key;            /* NULL: any key */
+    regex_t *res;         /* regex form: comma-separated alternatives */
+    size_t n_res;
+    /* numeric form */
+    int kind;             /* 0 exact, 1 >= lo, 2 <= hi, 3 lo..hi */
+    double lo, hi;
+    int unit_class;       /* 0 none, 1 bytes, 2 seconds */
+} hs_an_tagfilter;
+
+typedef struct {
+    regex_t focus, ignore, show, hide, show_from;
+    bool has_focus, has_ignore, has_show, has_hide, has_show_from;
+    hs_an_tagfilter tagfocus, tagignore;
+    bool has_tagfocus, has_tagignore;
+} hs_an_filters;
+
+int hs_an_filters_compile(hs_an_filters *f, const hs_analysis_options *o, char *err, size_t errlen);
+void hs_an_filters_free(hs_an_filters *f);
+
+/* Does sample s of p pass a tag filter? */
+bool hs_an_tagfilter_match(const hs_an_tagfilter *tf, const hs_profile *p, const hs_sample *s);
+
+#endif

@@ -1,0 +1,361 @@
+/* graph.c — the call graph of a view (pprof's graph.New + report's
+ * newTrimmedGraph): flat and cum per node, weight per caller->callee edge,
+ * each node and edge counted once per sample (recursion), then trimmed by
+ * nodefraction, nodecount and edgefraction, rebuilding from the stacks after
+ * each cut so that values stay exact (edges over dropped nodes become
+ * residual). In a diff, NEW and BASE are accumulated side by side and the
+ * trimming metric is NEW - BASE, as pprof's negated-base merge does. */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis_internal.h"
+
+typedef struct {
+    const hs_view *v;
+    hs_graph_node *nodes;
+    uint32_t *nstamp;
+    hs_graph_edge *edges;
+    uint32_t *estamp;
+    size_t n_edges, cap_edges;
+    hs_an_map emap;
+} gbuild;
+
+static inline int64_t abs64(int64_t x)
+{
+    return x < 0 ? -x : x;
+}
+
+static uint32_t edge_get(gbuild *b, uint32_t src, uint32_t dst)
+{
+    uint64_t key = hs_an_mix(((uint64_t)src << 32) | dst);
+    size_t slot = (size_t)-1;
+    uint32_t id;
+    while ((id = hs_an_map_next(&b->emap, key, &slot)) != UINT32_MAX)
+        if (b->edges[id].src == src && b->edges[id].dst == dst)
+            return id;
+    if (b->n_edges == b->cap_edges) {
+        size_t nc = b->cap_edges ? b->cap_edges * 2 : 1024;
+        hs_graph_edge *ne = realloc(b->edges, nc * sizeof *ne);
+        if (!ne)
+            return UINT32_MAX;
+        b->edges = ne;
+        uint32_t *ns = realloc(b->estamp, nc * sizeof *ns);
+        if (!ns)
+            return UINT32_MAX;
+        b->estamp = ns;
+        b->cap_edges = nc;
+    }
+    id = (uint32_t)b->n_edges;
+    if (hs_an_map_put(&b->emap, key, id) < 0)
+        return UINT32_MAX;
+    hs_graph_edge *e = &b->edges[id];
+    memset(e, 0, sizeof *e);
+    e->src = src;
+    e->dst = dst;
+    e->inline_call = true;
+    b->estamp[id] = UINT32_MAX;
+    b->n_edges++;
+    return id;
+}
+
+/* One pass over the stacks; kept == NULL keeps every node. */
+static int build_pass(gbuild *b, const uint8_t *kept)
+{
+    const hs_view *v = b->v;
+    memset(b->nodes, 0, v->n_nodes * sizeof *b->nodes);
+    for (size_t i = 0; i < v->n_nodes; i++)
+        b->nstamp[i] = UINT32_MAX;
+    hs_an_map_free(&b->emap);
+    if (hs_an_map_init(&b->emap, 1024) < 0)
+        return -1;
+    b->n_edges = 0;
+    for (size_t s = 0; s < v->n_stacks; s++) {
+        const hs_stack *st = &v->stacks[s];
+        int64_t w = st->value, bw = st->base;
+        if (w == 0 && bw == 0)
+            continue;
+        uint32_t stamp = (uint32_t)s;
+        uint32_t parent = HS_NODE_NONE;
+        bool residual = false;
+        for (uint32_t k = 0; k < st->n; k++) {
+            uint32_t n = st->nodes[k];
+            if (kept && !kept[n]) {
+                residual = true;
+                continue;
+            }
+            if (b->nstamp[n] != stamp) {
+                b->nstamp[n] = stamp;
+                b->nodes[n].cum += w;
+                b->nodes[n].base_cum += bw;
+            }
+            if (parent != HS_NODE_NONE && parent != n) {
+                uint32_t e = edge_get(b, parent, n);
+                if (e == UINT32_MAX)
+                    return -1;
+                if (b->estamp[e] != stamp) {
+                    b->estamp[e] = stamp;
+                    hs_graph_edge *E = &b->edges[e];
+                    E->weight += w;
+                    E->base_weight += bw;
+                    if (residual)
+                        E->residual = true;
+                    /* as pprof: inline by the frame's position in its location */
+                    if (!st->inl[k])
+                        E->inline_call = false;
+                }
+            }
+            parent = n;
+            residual = false;
+        }
+        if (parent != HS_NODE_NONE && !residual) {
+            b->nodes[parent].flat += w;
+            b->nodes[parent].base_flat += bw;
+        }
+    }
+    return 0;
+}
+
+static bool node_present(const hs_graph_node *n)
+{
+    return n->flat || n->cum || n->base_flat || n->base_cum;
+}
+
+static int cmp_str(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "");
+}
+
+/* deterministic tie break (pprof: fmt.Sprint of NodeInfo) */
+static int cmp_info(const hs_node *a, const hs_node *b)
+{
+    int c;
+    if ((c = cmp_str(a->function, b->function)))
+        return c;
+    if (a->address != b->address)
+        return a->address < b->address ? -1 : 1;
+    if ((c = cmp_str(a->file, b->file)))
+        return c;
+    if (a->start_line != b->start_line)
+        return a->start_line < b->start_line ? -1 : 1;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    return cmp_str(a->objfile, b->objfile);
+}
+
+typedef struct {
+    const hs_view *v;
+    const hs_graph_node *g;
+    bool cum;
+} sort_ctx;
+
+static int cmp_order(const void *pa, const void *pb, void *arg)
+{
+    const sort_ctx *c = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const hs_graph_node *A = &c->g[a], *B = &c->g[b];
+    int64_t fa = abs64(A->flat - A->base_flat), fb = abs64(B->flat - B->base_flat);
+    int64_t ca = abs64(A->cum - A->base_cum), cb = abs64(B->cum - B->base_cum);
+    if (c->cum) {
+        if (ca != cb)
+            return ca > cb ? -1 : 1;
+    } else if (fa != fb) {
+        return fa > fb ? -1 : 1;
+    }
+    int s = strcmp(c->v->nodes[a].name, c->v->nodes[b].name);
+    if (s)
+        return s;
+    if (c->cum) {
+        if (fa != fb)
+            return fa > fb ? -1 : 1;
+    } else if (ca != cb) {
+        return ca > cb ? -1 : 1;
+    }
+    return cmp_info(&c->v->nodes[a], &c->v->nodes[b]);
+}
+
+typedef struct {
+    const hs_view *v;
+    const hs_graph_edge *e;
+    bool by_src;
+} esort_ctx;
+
+static int cmp_edge(const void *pa, const void *pb, void *arg)
+{
+    const esort_ctx *c = arg;
+    const hs_graph_edge *A = &c->e[*(const uint32_t *)pa], *B = &c->e[*(const uint32_t *)pb];
+    int64_t wa = A->weight - A->base_weight, wb = B->weight - B->base_weight;
+    if (wa != wb && abs64(wa) != abs64(wb))
+        return abs64(wa) > abs64(wb) ? -1 : 1;
+    int s = strcmp(c->v->nodes[A->src].name, c->v->nodes[B->src].name);
+    if (s)
+        return s;
+    return strcmp(c->v->nodes[A->dst].name, c->v->nodes[B->dst].name);
+}
+
+/* collect present nodes into order[] and sort them */
+static size_t collect_sorted(const hs_view *v, const hs_graph_node *g, bool cum, uint32_t *order)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_nodes; i++)
+        if (node_present(&g[i]))
+            order[n++] = (uint32_t)i;
+    sort_ctx c = {v, g, cum};
+    qsort_r(order, n, sizeof *order, cmp_order, &c);
+    return n;
+}
+
+void hs_graph_free(hs_graph *g)
+{
+    if (!g)
+        return;
+    if (g->nodes) {
+        for (size_t i = 0; i < g->n_nodes; i++) {
+            free(g->nodes[i].in);
+            free(g->nodes[i].out);
+        }
+    }
+    free(g->nodes);
+    free(g->edges);
+    free(g->order);
+    memset(g, 0, sizeof *g);
+}
+
+int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out, char *err,
+                   size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    gbuild b;
+    memset(&b, 0, sizeof b);
+    b.v = v;
+    size_t nn = v->n_nodes ? v->n_nodes : 1;
+    b.nodes = calloc(nn, sizeof *b.nodes);
+    b.nstamp = malloc(nn * sizeof *b.nstamp);
+    uint32_t *order = malloc(nn * sizeof *order);
+    uint8_t *kept = calloc(nn, 1);
+    uint8_t *edge_dead = NULL;
+    if (!b.nodes || !b.nstamp || !order || !kept || hs_an_map_init(&b.emap, 16) < 0)
+        goto oom;
+    if (build_pass(&b, NULL) < 0)
+        goto oom;
+    int64_t total = 0;
+    size_t present = 0;
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        if (!node_present(&b.nodes[i]))
+            continue;
+        present++;
+        total += b.nodes[i].flat - b.nodes[i].base_flat;
+    }
+    out->nodes_total = total;
+    double nf = o->nodefraction > 0 ? o->nodefraction : 0;
+    double ef = o->edgefraction > 0 ? o->edgefraction : 0;
+    int64_t node_cut = abs64((int64_t)((double)total * nf));
+    int64_t edge_cut = abs64((int64_t)((double)total * ef));
+    out->node_cutoff = node_cut;
+    out->edge_cutoff = edge_cut;
+    bool filtered = false;
+    if (node_cut > 0) {
+        size_t nk = 0;
+        for (size_t i = 0; i < v->n_nodes; i++) {
+            const hs_graph_node *n = &b.nodes[i];
+            kept[i] = node_present(n) && abs64(n->cum - n->base_cum) >= node_cut;
+            nk += kept[i];
+        }
+        if (nk != present) {
+            out->dropped_nodes = present - nk;
+            if (build_pass(&b, kept) < 0)
+                goto oom;
+            filtered = true;
+        }
+    }
+    size_t n_order = collect_sorted(v, b.nodes, o->cum_sort, order);
+    out->orig_count = n_order;
+    edge_dead = calloc(b.n_edges + 1, 1);
+    if (!edge_dead)
+        goto oom;
+    if (o->nodecount > 0) {
+        /* edges below the cutoff go before selection; not counted */
+        for (size_t e = 0; e < b.n_edges; e++)
+            if (abs64(b.edges[e].weight - b.edges[e].base_weight) < edge_cut)
+                edge_dead[e] = 1;
+        if ((size_t)o->nodecount < n_order) {
+            memset(kept, 0, nn);
+            for (size_t i = 0; i < (size_t)o->nodecount; i++)
+                kept[order[i]] = 1;
+            if (build_pass(&b, kept) < 0)
+                goto oom;
+            filtered = true;
+            n_order = collect_sorted(v, b.nodes, o->cum_sort, order);
+            free(edge_dead);
+            edge_dead = calloc(b.n_edges + 1, 1);
+            if (!edge_dead)
+                goto oom;
+        }
+    }
+    (void)filtered;
+    for (size_t e = 0; e < b.n_edges; e++) {
+        if (!edge_dead[e] && abs64(b.edges[e].weight - b.edges[e].base_weight) < edge_cut) {
+            edge_dead[e] = 1;
+            out->dropped_edges++;
+        }
+    }
+    /* compact edges and attach them to nodes */
+    size_t ne = 0;
+    for (size_t e = 0; e < b.n_edges; e++)
+        if (!edge_dead[e])
+            b.edges[ne++] = b.edges[e];
+    b.n_edges = ne;
+    for (size_t e = 0; e < ne; e++) {
+        b.nodes[b.edges[e].src].n_out++;
+        b.nodes[b.edges[e].dst].n_in++;
+    }
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        hs_graph_node *n = &b.nodes[i];
+        if (n->n_in && !(n->in = malloc(n->n_in * sizeof *n->in)))
+            goto oom_nodes;
+        if (n->n_out && !(n->out = malloc(n->n_out * sizeof *n->out)))
+            goto oom_nodes;
+        n->n_in = n->n_out = 0;
+    }
+    for (size_t e = 0; e < ne; e++) {
+        hs_graph_node *s = &b.nodes[b.edges[e].src], *d = &b.nodes[b.edges[e].dst];
+        s->out[s->n_out++] = (uint32_t)e;
+        d->in[d->n_in++] = (uint32_t)e;
+    }
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        hs_graph_node *n = &b.nodes[i];
+        esort_ctx c = {v, b.edges, true};
+        if (n->n_in > 1)
+            qsort_r(n->in, n->n_in, sizeof *n->in, cmp_edge, &c);
+        if (n->n_out > 1)
+            qsort_r(n->out, n->n_out, sizeof *n->out, cmp_edge, &c);
+    }
+    out->nodes = b.nodes;
+    out->n_nodes = v->n_nodes;
+    out->edges = b.edges;
+    out->n_edges = ne;
+    out->order = order;
+    out->n_order = n_order;
+    free(b.nstamp);
+    free(b.estamp);
+    free(kept);
+    free(edge_dead);
+    hs_an_map_free(&b.emap);
+    return 0;
+oom_nodes:
+    out->nodes = b.nodes;
+    out->n_nodes = v->n_nodes;
+    b.nodes = NULL;
+    hs_graph_free(out);
+oom:
+    free(b.nodes);
+    free(b.nstamp);
+    free(b.edges);
+    free(b.estamp);
+    free(order);
+    free(kept);
+    free(edge_dead);
+    hs_an_map_free(&b.emap);
+    hs_an_err(err, errlen, "out of memory");
+    return -1;
+}

@@ -1,0 +1,156 @@
+/* util.c — small containers for src/analysis: error formatting, a hash map
+ * from 64-bit hashes to uint32 ids (open addressing, linear probing) and a
+ * string intern table. Nothing here knows about profiles. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis_internal.h"
+
+void hs_an_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t hs_an_hash_bytes(const void *p, size_t n, uint64_t seed)
+{
+    const unsigned char *s = p;
+    uint64_t h = 0xcbf29ce484222325ULL ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 0x100000001b3ULL;
+    }
+    return hs_an_mix(h);
+}
+
+int hs_an_map_init(hs_an_map *m, size_t hint)
+{
+    size_t cap = 16;
+    while (cap < hint * 2)
+        cap <<= 1;
+    m->keys = malloc(cap * sizeof *m->keys);
+    m->vals = malloc(cap * sizeof *m->vals);
+    if (!m->keys || !m->vals) {
+        free(m->keys);
+        free(m->vals);
+        m->keys = NULL;
+        m->vals = NULL;
+        return -1;
+    }
+    memset(m->vals, 0xff, cap * sizeof *m->vals);
+    m->cap = cap;
+    m->n = 0;
+    return 0;
+}
+
+void hs_an_map_free(hs_an_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    m->cap = m->n = 0;
+}
+
+uint32_t hs_an_map_next(const hs_an_map *m, uint64_t key, size_t *slot)
+{
+    size_t mask = m->cap - 1;
+    size_t i = (*slot == (size_t)-1) ? (size_t)(key & mask) : ((*slot + 1) & mask);
+    for (;;) {
+        if (m->vals[i] == UINT32_MAX) {
+            *slot = i;
+            return UINT32_MAX;
+        }
+        if (m->keys[i] == key) {
+            *slot = i;
+            return m->vals[i];
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+static int map_grow(hs_an_map *m)
+{
+    hs_an_map nm;
+    if (hs_an_map_init(&nm, m->cap) < 0) /* doubles the capacity */
+        return -1;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->vals[i] == UINT32_MAX)
+            continue;
+        size_t j = (size_t)(m->keys[i] & (nm.cap - 1));
+        while (nm.vals[j] != UINT32_MAX)
+            j = (j + 1) & (nm.cap - 1);
+        nm.keys[j] = m->keys[i];
+        nm.vals[j] = m->vals[i];
+    }
+    nm.n = m->n;
+    hs_an_map_free(m);
+    *m = nm;
+    return 0;
+}
+
+int hs_an_map_put(hs_an_map *m, uint64_t key, uint32_t val)
+{
+    if ((m->n + 1) * 2 > m->cap && map_grow(m) < 0)
+        return -1;
+    size_t i = (size_t)(key & (m->cap - 1));
+    while (m->vals[i] != UINT32_MAX)
+        i = (i + 1) & (m->cap - 1);
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->n++;
+    return 0;
+}
+
+int hs_an_strtab_init(hs_an_strtab *t)
+{
+    memset(t, 0, sizeof *t);
+    return hs_an_map_init(&t->map, 256);
+}
+
+void hs_an_strtab_free(hs_an_strtab *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->strs[i]);
+    free(t->strs);
+    hs_an_map_free(&t->map);
+    memset(t, 0, sizeof *t);
+}
+
+uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s)
+{
+    size_t len = strlen(s);
+    uint64_t h = hs_an_hash_bytes(s, len, 0);
+    size_t slot = (size_t)-1;
+    uint32_t id;
+    while ((id = hs_an_map_next(&t->map, h, &slot)) != UINT32_MAX)
+        if (strcmp(t->strs[id], s) == 0)
+            return id;
+    if (t->n >= UINT32_MAX - 1)
+        return UINT32_MAX;
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 256;
+        char **ns = realloc(t->strs, nc * sizeof *ns);
+        if (!ns)
+            return UINT32_MAX;
+        t->strs = ns;
+        t->cap = nc;
+    }
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return UINT32_MAX;
+    memcpy(copy, s, len + 1);
+    id = (uint32_t)t->n;
+    if (hs_an_map_put(&t->map, h, id) < 0) {
+        free(copy);
+        return UINT32_MAX;
+    }
+    t->strs[t->n++] = copy;
+    return id;
+}

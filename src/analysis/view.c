@@ -1,0 +1,915 @@
+/* view.c — hs_view: one or more profiles (plus base profiles for a diff)
+ * turned into filtered stacks of node ids, pprof's driver pipeline
+ * (sample index, FilterSamplesByName, ShowFrom, FilterSamplesByTag,
+ * Aggregate by granularity, CreateNodes) in one pass over the samples.
+ *
+ * Everything regex-related is decided once per function, mapping and
+ * location (loc_info below); the per-sample loop only reads those tables and
+ * appends precomputed node lists, so it stays linear in the stack frames. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis_internal.h"
+
+struct hs_view_private {
+    hs_an_strtab strs;
+    hs_node *nodes;
+    size_t n_nodes, cap_nodes;
+    hs_an_map node_map;
+    hs_stack *stacks;
+    size_t n_stacks, cap_stacks;
+    size_t *stack_off;  /* offsets into arena while building */
+    uint32_t *arena;
+    uint8_t *inl_arena;
+    size_t arena_n, arena_cap;
+    char *warnings;
+    size_t warn_len;
+};
+
+typedef struct {
+    hs_view pub;
+    struct hs_view_private priv;
+} view_full;
+
+/* node identity */
+typedef struct {
+    uint32_t function, file, objfile; /* strtab ids */
+    int64_t line, start_line;
+    uint64_t address;
+} node_key;
+
+/* per-location decisions */
+enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2 };
+typedef struct {
+    uint32_t off, n; /* node list in the per-profile lists, root first */
+    uint8_t fi;      /* 0 neutral, 1 focused, 2 ignored */
+    uint8_t flags;
+} loc_info;
+
+/* per-function regex results: bit per filter */
+enum { FM_FOCUS = 1, FM_IGNORE = 2, FM_HIDE = 4, FM_SHOW = 8, FM_SHOWFROM = 16 };
+
+static bool re_match(const regex_t *re, const char *s)
+{
+    return regexec(re, s, 0, NULL, 0) == 0;
+}
+
+static int warn(struct hs_view_private *pv, const char *msg)
+{
+    size_t l = strlen(msg);
+    char *n = realloc(pv->warnings, pv->warn_len + l + 2);
+    if (!n)
+        return -1;
+    memcpy(n + pv->warn_len, msg, l);
+    n[pv->warn_len + l] = '\n';
+    n[pv->warn_len + l + 1] = 0;
+    pv->warnings = n;
+    pv->warn_len += l + 1;
+    return 0;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* pprof's NodeInfo.PrintableName */
+static char *printable_name(const char *fn, const char *file, const char *obj, int64_t line,
+                            uint64_t addr)
+{
+    size_t cap = strlen(fn) + strlen(file) + strlen(obj) + 64;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    size_t n = 0;
+    s[0] = 0;
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (n)                                                                                     \
+            s[n++] = ' ';                                                                          \
+        n += (size_t)snprintf(s + n, cap - n, __VA_ARGS__);                                        \
+    } while (0)
+    if (addr)
+        ADD("%016llx", (unsigned long long)addr);
+    if (*fn)
+        ADD("%s", fn);
+    if (line != 0)
+        ADD("%s:%lld", file, (long long)line);
+    else if (*file)
+        ADD("%s", file);
+    else if (*fn) {
+    } else if (*obj)
+        ADD("[%s]", base_name(obj));
+    else
+        ADD("<unknown>");
+#undef ADD
+    return s;
+}
+
+static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
+{
+    /* hash the fields, not the struct: its padding is indeterminate */
+    uint64_t h = hs_an_mix(((uint64_t)k->function << 32) ^ k->file);
+    h = hs_an_mix(h ^ ((uint64_t)k->objfile << 17) ^ (uint64_t)k->line);
+    h = hs_an_mix(h ^ (uint64_t)k->start_line ^ (k->address * 0x9e3779b97f4a7c15ULL));
+    size_t slot = (size_t)-1;
+    uint32_t id;
+    while ((id = hs_an_map_next(&pv->node_map, h, &slot)) != UINT32_MAX) {
+        const hs_node *n = &pv->nodes[id];
+        if (n->line == k->line && n->start_line == k->start_line && n->address == k->address &&
+            n->function == pv->strs.strs[k->function] && n->file == pv->strs.strs[k->file] &&
+            n->objfile == pv->strs.strs[k->objfile])
+            return id;
+    }
+    if (pv->n_nodes >= UINT32_MAX - 1)
+        return UINT32_MAX;
+    if (pv->n_nodes == pv->cap_nodes) {
+        size_t nc = pv->cap_nodes ? pv->cap_nodes * 2 : 1024;
+        hs_node *nn = realloc(pv->nodes, nc * sizeof *nn);
+        if (!nn)
+            return UINT32_MAX;
+        pv->nodes = nn;
+        pv->cap_nodes = nc;
+    }
+    hs_node *n = &pv->nodes[pv->n_nodes];
+    n->function = pv->strs.strs[k->function];
+    n->file = pv->strs.strs[k->file];
+    n->objfile = pv->strs.strs[k->objfile];
+    n->line = k->line;
+    n->start_line = k->start_line;
+    n->address = k->address;
+    char *name = printable_name(n->function, n->file, n->objfile, n->line, n->address);
+    if (!name)
+        return UINT32_MAX;
+    uint32_t nid = hs_an_strtab_intern(&pv->strs, name);
+    free(name);
+    if (nid == UINT32_MAX)
+        return UINT32_MAX;
+    n->name = pv->strs.strs[nid];
+    id = (uint32_t)pv->n_nodes;
+    if (hs_an_map_put(&pv->node_map, h, id) < 0)
+        return UINT32_MAX;
+    pv->n_nodes++;
+    return id;
+}
+
+/* Minimal filepath.Clean for the common cases: "//" and "/./" collapse. */
+static void clean_path(char *s)
+{
+    if (!*s)
+        return;
+    char *w = s;
+    for (char *r = s; *r;) {
+        if (r[0] == '/' && r[1] == '/') {
+            r++;
+            continue;
+        }
+        if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || r[2] == 0) && r != s) {
+            r += 2;
+            continue;
+        }
+        *w++ = *r++;
+    }
+    *w = 0;
+    if (w - s > 1 && w[-1] == '/')
+        w[-1] = 0;
+}
+
+typedef struct {
+    const hs_profile *p;
+    const hs_an_filters *f;
+    hs_granularity gran;
+    uint8_t *fmatch;   /* per function index */
+    uint8_t *mmatch;   /* per mapping index */
+    loc_info *li;      /* per location index */
+    uint32_t *lists;   /* node lists */
+    uint8_t *inls;
+    size_t n_lists, cap_lists;
+    bool fm, im, hm, hnm, sfm; /* "matched something" flags */
+    uint8_t **keepmask;        /* optional: per location, kept lines (filter_profile) */
+} prof_ctx;
+
+static const hs_function *line_fn(const hs_profile *p, const hs_line *l)
+{
+    return l->function_id ? hs_profile_function(p, l->function_id) : NULL;
+}
+
+static uint8_t fn_bits(prof_ctx *c, const hs_function *fn)
+{
+    return fn ? c->fmatch[fn - c->p->functions] : 0;
+}
+
+static int compute_matches(prof_ctx *c)
+{
+    const hs_profile *p = c->p;
+    const hs_an_filters *f = c->f;
+    c->fmatch = calloc(p->n_functions + 1, 1);
+    c->mmatch = calloc(p->n_mappings + 1, 1);
+    if (!c->fmatch || !c->mmatch)
+        return -1;
+    for (size_t i = 0; i < p->n_functions; i++) {
+        const char *name = hs_profile_string(p, p->functions[i].name);
+        const char *file = hs_profile_string(p, p->functions[i].filename);
+        uint8_t b = 0;
+        if (f->has_focus && (re_match(&f->focus, name) || re_match(&f->focus, file)))
+            b |= FM_FOCUS;
+        if (f->has_ignore && (re_match(&f->ignore, name) || re_match(&f->ignore, file)))
+            b |= FM_IGNORE;
+        if (f->has_hide && (re_match(&f->hide, name) || re_match(&f->hide, file)))
+            b |= FM_HIDE;
+        if (f->has_show && (re_match(&f->show, name) || re_match(&f->show, file)))
+            b |= FM_SHOW;
+        if (f->has_show_from && re_match(&f->show_from, name))
+            b |= FM_SHOWFROM;
+        c->fmatch[i] = b;
+    }
+    for (size_t i = 0; i < p->n_mappings; i++) {
+        const char *file = hs_profile_string(p, p->mappings[i].filename);
+        uint8_t b = 0;
+        if (f->has_focus && re_match(&f->focus, file))
+            b |= FM_FOCUS;
+        if (f->has_ignore && re_match(&f->ignore, file))
+            b |= FM_IGNORE;
+        if (f->has_hide && re_match(&f->hide, file))
+            b |= FM_HIDE;
+        if (f->has_show && re_match(&f->show, file))
+            b |= FM_SHOW;
+        if (f->has_show_from && re_match(&f->show_from, file))
+            b |= FM_SHOWFROM;
+        c->mmatch[i] = b;
+    }
+    return 0;
+}
+
+static int list_push(prof_ctx *c, uint32_t node, uint8_t inl)
+{
+    if (c->n_lists == c->cap_lists) {
+        size_t nc = c->cap_lists ? c->cap_lists * 2 : 4096;
+        uint32_t *nl = realloc(c->lists, nc * sizeof *nl);
+        if (!nl)
+            return -1;
+        c->lists = nl;
+        uint8_t *ni = realloc(c->inls, nc);
+        if (!ni)
+            return -1;
+        c->inls = ni;
+        c->cap_lists = nc;
+    }
+    c->lists[c->n_lists] = node;
+    c->inls[c->n_lists] = inl;
+    c->n_lists++;
+    return 0;
+}
+
+/* Decide focus/ignore/hide/show/show-from for every location and precompute
+ * its node list (root first). */
+static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
+{
+    const hs_profile *p = c->p;
+    const hs_an_filters *f = c->f;
+    c->li = calloc(p->n_locations + 1, sizeof *c->li);
+    if (!c->li)
+        return -1;
+    uint8_t *keep = NULL;
+    size_t keep_cap = 0;
+    uint32_t empty = hs_an_strtab_intern(&pv->strs, "");
+    if (empty == UINT32_MAX)
+        return -1;
+    for (size_t i = 0; i < p->n_locations; i++) {
+        const hs_location *L = &p->locations[i];
+        loc_info *li = &c->li[i];
+        const hs_mapping *m = L->mapping_id ? hs_profile_mapping(p, L->mapping_id) : NULL;
+        uint8_t mb = m ? c->mmatch[m - p->mappings] : 0;
+        uint8_t any = mb;
+        for (size_t k = 0; k < L->n_lines; k++)
+            any |= fn_bits(c, line_fn(p, &L->lines[k]));
+        if (f->has_ignore && (any & FM_IGNORE)) {
+            li->fi = 2;
+            c->im = true;
+        } else if (!f->has_focus || (any & FM_FOCUS)) {
+            li->fi = 1;
+            c->fm = true;
+        }
+        if (keep_cap < L->n_lines + 1) {
+            keep_cap = L->n_lines + 16;
+            uint8_t *nk = realloc(keep, keep_cap);
+            if (!nk) {
+                free(keep);
+                return -1;
+            }
+            keep = nk;
+        }
+        size_t nkeep = L->n_lines;
+        for (size_t k = 0; k < L->n_lines; k++)
+            keep[k] = 1;
+        bool hidden = false;
+        if (f->has_hide && (any & FM_HIDE)) {
+            c->hm = true;
+            if (mb & FM_HIDE) {
+                memset(keep, 0, L->n_lines);
+                nkeep = 0;
+            } else {
+                for (size_t k = 0; k < L->n_lines; k++)
+                    if (fn_bits(c, line_fn(p, &L->lines[k])) & FM_HIDE) {
+                        keep[k] = 0;
+                        nkeep--;
+                    }
+            }
+            if (nkeep == 0)
+                hidden = true;
+        }
+        if (f->has_show) {
+            if (!(mb & FM_SHOW)) {
+                for (size_t k = 0; k < L->n_lines; k++) {
+                    const hs_function *fn = line_fn(p, &L->lines[k]);
+                    if (keep[k] && fn && !(fn_bits(c, fn) & FM_SHOW)) {
+                        keep[k] = 0;
+                        nkeep--;
+                    }
+                }
+            }
+            if (nkeep == 0)
+                hidden = true;
+            else
+                c->hnm = true;
+        }
+        if (f->has_show_from) {
+            if (mb & FM_SHOWFROM) {
+                li->flags |= LOC_SHOWFROM;
+            } else {
+                for (size_t k = L->n_lines; k-- > 0;) {
+                    if (!keep[k])
+                        continue;
+                    const hs_function *fn = line_fn(p, &L->lines[k]);
+                    if (fn && (fn_bits(c, fn) & FM_SHOWFROM)) {
+                        li->flags |= LOC_SHOWFROM;
+                        for (size_t j = k + 1; j < L->n_lines; j++)
+                            if (keep[j]) {
+                                keep[j] = 0;
+                                nkeep--;
+                            }
+                        break;
+                    }
+                }
+            }
+            if (li->flags & LOC_SHOWFROM)
+                c->sfm = true;
+        }
+        if (hidden) {
+            li->flags |= LOC_HIDDEN;
+            continue;
+        }
+        if (c->keepmask && L->n_lines) {
+            c->keepmask[i] = malloc(L->n_lines);
+            if (!c->keepmask[i])
+                goto oom;
+            memcpy(c->keepmask[i], keep, L->n_lines);
+        }
+        /* node list, outermost line first */
+        uint32_t obj = empty;
+        if (m) {
+            obj = hs_an_strtab_intern(&pv->strs, hs_profile_string(p, m->filename));
+            if (obj == UINT32_MAX)
+                goto oom;
+        }
+        li->off = (uint32_t)c->n_lists;
+        uint64_t addr = c->gran == HS_GRAN_ADDRESSES ? L->address : 0;
+        if (L->n_lines == 0) {
+            node_key k = {empty, empty, obj, 0, 0, addr};
+            uint32_t id = node_intern(pv, &k);
+            if (id == UINT32_MAX || list_push(c, id, 0) < 0)
+                goto oom;
+        } else {
+            bool first = true;
+            for (size_t kk = L->n_lines; kk-- > 0;) {
+                if (!keep[kk])
+                    continue;
+                const hs_line *ln = &L->lines[kk];
+                const hs_function *fn = line_fn(p, ln);
+                node_key k = {empty, empty, empty, 0, 0, addr};
+                if (!fn) {
+                    k.objfile = obj;
+                } else {
+                    const char *name = hs_profile_string(p, fn->name);
+                    if (c->gran == HS_GRAN_FILES)
+                        name = "";
+                    const char *file = hs_profile_string(p, fn->filename);
+                    if (c->gran == HS_GRAN_FUNCTIONS)
+                        file = "";
+                    if (*file) {
+                        char *cf = strdup(file);
+                        if (!cf)
+                            goto oom;
+                        clean_path(cf);
+                        k.file = hs_an_strtab_intern(&pv->strs, cf);
+                        free(cf);
+                        if (k.file == UINT32_MAX)
+                            goto oom;
+                    }
+                    k.function = hs_an_strtab_intern(&pv->strs, name);
+                    if (k.function == UINT32_MAX)
+                        goto oom;
+                    if (c->gran == HS_GRAN_LINES || c->gran == HS_GRAN_ADDRESSES)
+                        k.line = ln->line;
+                    if (!*name) {
+                        k.objfile = obj;
+                        /* pprof also keys on the start line here; for --files
+                         * that splits one file into several identical rows, so
+                         * we do not. */
+                        if (c->gran != HS_GRAN_FILES)
+                            k.start_line = fn->start_line;
+                    }
+                }
+                uint32_t id = node_intern(pv, &k);
+                if (id == UINT32_MAX || list_push(c, id, first ? 0 : 1) < 0)
+                    goto oom;
+                first = false;
+            }
+        }
+        li->n = (uint32_t)(c->n_lists - li->off);
+    }
+    free(keep);
+    return 0;
+oom:
+    free(keep);
+    return -1;
+}
+
+static int add_stack(struct hs_view_private *pv, size_t need)
+{
+    if (pv->n_stacks == pv->cap_stacks) {
+        size_t nc = pv->cap_stacks ? pv->cap_stacks * 2 : 1024;
+        hs_stack *ns = realloc(pv->stacks, nc * sizeof *ns);
+        if (!ns)
+            return -1;
+        pv->stacks = ns;
+        size_t *no = realloc(pv->stack_off, nc * sizeof *no);
+        if (!no)
+            return -1;
+        pv->stack_off = no;
+        pv->cap_stacks = nc;
+    }
+    if (pv->arena_n + need > pv->arena_cap) {
+        size_t nc = pv->arena_cap ? pv->arena_cap : 65536;
+        while (nc < pv->arena_n + need)
+            nc *= 2;
+        uint32_t *na = realloc(pv->arena, nc * sizeof *na);
+        if (!na)
+            return -1;
+        pv->arena = na;
+        uint8_t *ni = realloc(pv->inl_arena, nc);
+        if (!ni)
+            return -1;
+        pv->inl_arena = ni;
+        pv->arena_cap = nc;
+    }
+    return 0;
+}
+
+/* pprof's FilterSamplesByName + ShowFrom + FilterSamplesByTag for one
+ * sample: false when dropped; else locs[0..*n) are its kept locations, leaf
+ * first. locs has room for S->n_locations entries. */
+static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location **locs, size_t *np)
+{
+    const hs_profile *p = c->p;
+    const hs_an_filters *f = c->f;
+    bool name_filter = f->has_focus || f->has_ignore || f->has_hide || f->has_show;
+    size_t n = 0;
+    bool focused = false, ignored = false;
+    for (size_t k = 0; k < S->n_locations; k++) {
+        const hs_location *L = hs_profile_location(p, S->location_ids[k]);
+        if (!L)
+            continue;
+        const loc_info *li = &c->li[L - p->locations];
+        if (li->fi == 1)
+            focused = true;
+        else if (li->fi == 2)
+            ignored = true;
+        if (li->flags & LOC_HIDDEN)
+            continue;
+        locs[n++] = L;
+    }
+    if (name_filter && (!focused || ignored))
+        return false;
+    if (n == 0 && name_filter)
+        return false;
+    if (f->has_show_from) {
+        size_t k = n;
+        while (k > 0 && !(c->li[locs[k - 1] - p->locations].flags & LOC_SHOWFROM))
+            k--;
+        if (k == 0)
+            return false;
+        n = k;
+    }
+    if (f->has_tagfocus && !hs_an_tagfilter_match(&f->tagfocus, p, S))
+        return false;
+    if (f->has_tagignore && hs_an_tagfilter_match(&f->tagignore, p, S))
+        return false;
+    *np = n;
+    return true;
+}
+
+/* Process one profile's samples. sign: 0 NEW, 1 BASE. */
+static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, double scale,
+                       const hs_an_filters *f, bool *flags_out, char *err, size_t errlen)
+{
+    struct hs_view_private *pv = &vf->priv;
+    prof_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.f = f;
+    c.gran = vf->pub.granularity;
+    int rc = -1;
+    const hs_location **locs = NULL;
+    size_t locs_cap = 0;
+    if (compute_matches(&c) < 0 || compute_locations(&c, pv) < 0) {
+        hs_an_err(err, errlen, "out of memory");
+        goto out;
+    }
+    for (size_t s = 0; s < p->n_samples; s++) {
+        const hs_sample *S = &p->samples[s];
+        int64_t v = S->values[si];
+        if (scale != 1.0)
+            v = (int64_t)llround((double)v * scale);
+        int64_t av = v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
+        if (is_base)
+            vf->pub.base_total += av;
+        else
+            vf->pub.total += av;
+        if (locs_cap < S->n_locations + 1) {
+            locs_cap = S->n_locations + 64;
+            const hs_location **nl = realloc(locs, locs_cap * sizeof *nl);
+            if (!nl) {
+                hs_an_err(err, errlen, "out of memory");
+                goto out;
+            }
+            locs = nl;
+        }
+        size_t n = 0, need = 0;
+        if (!sample_keep(&c, S, locs, &n))
+            continue;
+        flags_out[0] = true; /* tagfocus matched something */
+        for (size_t k = 0; k < n; k++)
+            need += c.li[locs[k] - p->locations].n;
+        if (add_stack(pv, need) < 0) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+        size_t off = pv->arena_n;
+        for (size_t k = n; k-- > 0;) {
+            const loc_info *li = &c.li[locs[k] - p->locations];
+            memcpy(pv->arena + pv->arena_n, c.lists + li->off, li->n * sizeof(uint32_t));
+            memcpy(pv->inl_arena + pv->arena_n, c.inls + li->off, li->n);
+            pv->arena_n += li->n;
+        }
+        hs_stack *st = &pv->stacks[pv->n_stacks];
+        pv->stack_off[pv->n_stacks] = off;
+        pv->n_stacks++;
+        st->n = (uint32_t)need;
+        st->value = is_base ? 0 : v;
+        st->base = is_base ? v : 0;
+        st->profile = p;
+        st->sample = S;
+        if (is_base)
+            vf->pub.kept_base += v;
+        else
+            vf->pub.kept_total += v;
+    }
+    flags_out[1] |= c.fm;
+    flags_out[2] |= c.im;
+    flags_out[3] |= c.hm;
+    flags_out[4] |= c.hnm;
+    flags_out[5] |= c.sfm;
+    rc = 0;
+out:
+    free(locs);
+    free(c.fmatch);
+    free(c.mmatch);
+    free(c.li);
+    free(c.lists);
+    free(c.inls);
+    return rc;
+}
+
+static bool same_types(const hs_profile *a, const hs_profile *b)
+{
+    if (a->n_sample_types != b->n_sample_types)
+        return false;
+    for (size_t i = 0; i < a->n_sample_types; i++) {
+        if (strcmp(hs_profile_string(a, a->sample_types[i].type),
+                   hs_profile_string(b, b->sample_types[i].type)) != 0 ||
+            strcmp(hs_profile_string(a, a->sample_types[i].unit),
+                   hs_profile_string(b, b->sample_types[i].unit)) != 0)
+            return false;
+    }
+    return true;
+}
+
+static int64_t sum_index(const hs_profile *p, int si)
+{
+    int64_t t = 0;
+    for (size_t s = 0; s < p->n_samples; s++)
+        t += p->samples[s].values[si];
+    return t;
+}
+
+hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, size_t n_base,
+                       const hs_analysis_options *o, char *err, size_t errlen)
+{
+    if (n == 0 || !ps[0]) {
+        hs_an_err(err, errlen, "no profile to analyze");
+        return NULL;
+    }
+    const hs_profile *p0 = ps[0];
+    if (p0->n_sample_types == 0) {
+        hs_an_err(err, errlen, "profile has no sample types");
+        return NULL;
+    }
+    int si;
+    if (o->sample_index) {
+        si = hs_profile_sample_index(p0, o->sample_index);
+        if (si < 0 || (size_t)si >= p0->n_sample_types) {
+            char types[512] = "";
+            size_t tl = 0;
+            for (size_t i = 0; i < p0->n_sample_types && tl < sizeof types - 64; i++)
+                tl += (size_t)snprintf(types + tl, sizeof types - tl, "%s%s", i ? " " : "",
+                                       hs_profile_string(p0, p0->sample_types[i].type));
+            hs_an_err(err, errlen, "sample index '%s' not found; available: %s", o->sample_index,
+                      types);
+            return NULL;
+        }
+    } else {
+        si = hs_profile_default_index(p0);
+        if (si < 0 || (size_t)si >= p0->n_sample_types)
+            si = (int)p0->n_sample_types - 1;
+    }
+    for (size_t i = 0; i < n + n_base; i++) {
+        const hs_profile *q = i < n ? ps[i] : bs[i - n];
+        if (!q || !same_types(p0, q)) {
+            hs_an_err(err, errlen,
+                      "profiles are not compatible: different sample types (profile %zu)", i + 1);
+            return NULL;
+        }
+    }
+    hs_an_filters f;
+    if (hs_an_filters_compile(&f, o, err, errlen) < 0)
+        return NULL;
+    view_full *vf = calloc(1, sizeof *vf);
+    if (!vf) {
+        hs_an_filters_free(&f);
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    hs_view *v = &vf->pub;
+    struct hs_view_private *pv = &vf->priv;
+    v->priv = pv;
+    v->sample_index = si;
+    v->granularity = o->granularity;
+    v->diff = n_base > 0;
+    v->profile = p0;
+    v->base = n_base ? bs[0] : NULL;
+    v->sample_type = hs_profile_string(p0, p0->sample_types[si].type);
+    v->unit = hs_profile_string(p0, p0->sample_types[si].unit);
+    if (hs_an_strtab_init(&pv->strs) < 0 || hs_an_map_init(&pv->node_map, 1024) < 0) {
+        hs_an_err(err, errlen, "out of memory");
+        goto fail;
+    }
+    double scale = 1.0;
+    if (n_base && o->normalize) {
+        int64_t tn = 0, tb = 0;
+        for (size_t i = 0; i < n; i++)
+            tn += sum_index(ps[i], si);
+        for (size_t i = 0; i < n_base; i++)
+            tb += sum_index(bs[i], si);
+        scale = tn ? (double)tb / (double)tn : 0.0;
+    }
+    bool flags[6] = {false, false, false, false, false, false};
+    for (size_t i = 0; i < n + n_base; i++) {
+        bool is_base = i >= n;
+        const hs_profile *q = is_base ? bs[i - n] : ps[i];
+        if (add_profile(vf, q, si, is_base, is_base ? 1.0 : scale, &f, flags, err, errlen) < 0)
+            goto fail;
+    }
+    /* fix up stack pointers now that the arena is final */
+    for (size_t i = 0; i < pv->n_stacks; i++) {
+        pv->stacks[i].nodes = pv->arena + pv->stack_off[i];
+        pv->stacks[i].inl = pv->inl_arena + pv->stack_off[i];
+    }
+    free(pv->stack_off);
+    pv->stack_off = NULL;
+    if (o->relative) {
+        v->total = 0;
+        v->base_total = 0;
+        for (size_t i = 0; i < pv->n_stacks; i++) {
+            int64_t a = pv->stacks[i].value, b = pv->stacks[i].base;
+            v->total += a < 0 ? -a : a;
+            v->base_total += b < 0 ? -b : b;
+        }
+    }
+    int wr = 0;
+    if (f.has_focus && !flags[1])
+        wr |= warn(pv, "Focus expression matched no samples");
+    if (f.has_ignore && !flags[2])
+        wr |= warn(pv, "Ignore expression matched no samples");
+    if (f.has_hide && !flags[3])
+        wr |= warn(pv, "Hide expression matched no samples");
+    if (f.has_show && !flags[4])
+        wr |= warn(pv, "Show expression matched no samples");
+    if (f.has_show_from && !flags[5])
+        wr |= warn(pv, "ShowFrom expression matched no samples");
+    if ((f.has_tagfocus || f.has_tagignore) && !flags[0] && pv->n_stacks == 0)
+        wr |= warn(pv, "Tag filters matched no samples");
+    if (wr) {
+        hs_an_err(err, errlen, "out of memory");
+        goto fail;
+    }
+    v->nodes = pv->nodes;
+    v->n_nodes = pv->n_nodes;
+    v->stacks = pv->stacks;
+    v->n_stacks = pv->n_stacks;
+    v->warnings = pv->warnings ? pv->warnings : "";
+    hs_an_filters_free(&f);
+    return v;
+fail:
+    hs_an_filters_free(&f);
+    hs_view_free(v);
+    return NULL;
+}
+
+void hs_view_free(hs_view *v)
+{
+    if (!v)
+        return;
+    view_full *vf = (view_full *)v;
+    struct hs_view_private *pv = &vf->priv;
+    hs_an_strtab_free(&pv->strs);
+    hs_an_map_free(&pv->node_map);
+    free(pv->nodes);
+    free(pv->stacks);
+    free(pv->stack_off);
+    free(pv->arena);
+    free(pv->inl_arena);
+    free(pv->warnings);
+    free(vf);
+}
+
+/* ---- hs_analysis_filter_profile: the same filters, producing a profile ---- */
+
+static int64_t fp_str(hs_profile *out, const hs_profile *p, int64_t idx)
+{
+    return idx ? hs_profile_str(out, hs_profile_string(p, idx)) : 0;
+}
+
+hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_options *o,
+                                       char *err, size_t errlen)
+{
+    hs_an_filters f;
+    if (hs_an_filters_compile(&f, o, err, errlen) < 0)
+        return NULL;
+    prof_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.f = &f;
+    c.gran = HS_GRAN_ADDRESSES;
+    hs_profile *out = hs_profile_new();
+    struct hs_view_private pv;
+    memset(&pv, 0, sizeof pv);
+    uint64_t *map_ids = calloc(p->n_mappings + 1, sizeof *map_ids);
+    uint64_t *fn_ids = calloc(p->n_functions + 1, sizeof *fn_ids);
+    uint64_t *loc_ids = calloc(p->n_locations + 1, sizeof *loc_ids);
+    c.keepmask = calloc(p->n_locations + 1, sizeof *c.keepmask);
+    const hs_location **locs = NULL;
+    uint64_t *ids = NULL;
+    hs_label *labels = NULL;
+    hs_line *lines = NULL;
+    size_t locs_cap = 0, lab_cap = 0, lines_cap = 0;
+    if (!out || !map_ids || !fn_ids || !loc_ids || !c.keepmask ||
+        hs_an_strtab_init(&pv.strs) < 0 || hs_an_map_init(&pv.node_map, 64) < 0 ||
+        compute_matches(&c) < 0 || compute_locations(&c, &pv) < 0)
+        goto oom;
+    for (size_t t = 0; t < p->n_sample_types; t++)
+        if (hs_profile_add_sample_type(out, hs_profile_string(p, p->sample_types[t].type),
+                                       hs_profile_string(p, p->sample_types[t].unit)) < 0)
+            goto oom;
+    hs_profile_set_period(out, hs_profile_string(p, p->period_type.type),
+                          hs_profile_string(p, p->period_type.unit), p->period);
+    out->time_nanos = p->time_nanos;
+    out->duration_nanos = p->duration_nanos;
+    out->default_sample_type = fp_str(out, p, p->default_sample_type);
+    out->drop_frames = fp_str(out, p, p->drop_frames);
+    out->keep_frames = fp_str(out, p, p->keep_frames);
+    for (size_t i = 0; i < p->n_comments; i++)
+        hs_profile_add_comment(out, hs_profile_string(p, p->comments[i]));
+    for (size_t i = 0; i < p->n_mappings; i++) {
+        const hs_mapping *m = &p->mappings[i];
+        map_ids[i] = hs_profile_add_mapping(out, m->memory_start, m->memory_limit, m->file_offset,
+                                            hs_profile_string(p, m->filename),
+                                            hs_profile_string(p, m->build_id));
+        if (!map_ids[i])
+            goto oom;
+        hs_mapping *nm = (hs_mapping *)hs_profile_mapping(out, map_ids[i]);
+        if (nm) {
+            nm->has_functions = m->has_functions;
+            nm->has_filenames = m->has_filenames;
+            nm->has_line_numbers = m->has_line_numbers;
+            nm->has_inline_frames = m->has_inline_frames;
+        }
+    }
+    for (size_t i = 0; i < p->n_functions; i++) {
+        const hs_function *fn = &p->functions[i];
+        fn_ids[i] = hs_profile_add_function(out, hs_profile_string(p, fn->name),
+                                            hs_profile_string(p, fn->system_name),
+                                            hs_profile_string(p, fn->filename), fn->start_line);
+        if (!fn_ids[i])
+            goto oom;
+    }
+    for (size_t s = 0; s < p->n_samples; s++) {
+        const hs_sample *S = &p->samples[s];
+        if (locs_cap < S->n_locations + 1) {
+            locs_cap = S->n_locations + 64;
+            const hs_location **nl = realloc(locs, locs_cap * sizeof *nl);
+            uint64_t *ni = nl ? realloc(ids, locs_cap * sizeof *ni) : NULL;
+            if (nl)
+                locs = nl;
+            if (!nl || !ni)
+                goto oom;
+            ids = ni;
+        }
+        size_t n = 0;
+        if (!sample_keep(&c, S, locs, &n))
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            size_t li = (size_t)(locs[k] - p->locations);
+            if (!loc_ids[li]) {
+                const hs_location *L = locs[k];
+                if (lines_cap < L->n_lines + 1) {
+                    lines_cap = L->n_lines + 16;
+                    hs_line *nl = realloc(lines, lines_cap * sizeof *nl);
+                    if (!nl)
+                        goto oom;
+                    lines = nl;
+                }
+                size_t nl = 0;
+                for (size_t j = 0; j < L->n_lines; j++) {
+                    if (c.keepmask[li] && !c.keepmask[li][j])
+                        continue;
+                    const hs_function *fn = line_fn(p, &L->lines[j]);
+                    lines[nl].function_id = fn ? fn_ids[fn - p->functions] : 0;
+                    lines[nl].line = L->lines[j].line;
+                    lines[nl].column = L->lines[j].column;
+                    nl++;
+                }
+                const hs_mapping *m = L->mapping_id ? hs_profile_mapping(p, L->mapping_id) : NULL;
+                loc_ids[li] = hs_profile_add_location(out, m ? map_ids[m - p->mappings] : 0,
+                                                      L->address, lines, nl);
+                if (!loc_ids[li])
+                    goto oom;
+            }
+            ids[k] = loc_ids[li];
+        }
+        if (lab_cap < S->n_labels + 1) {
+            lab_cap = S->n_labels + 16;
+            hs_label *nl = realloc(labels, lab_cap * sizeof *nl);
+            if (!nl)
+                goto oom;
+            labels = nl;
+        }
+        for (size_t k = 0; k < S->n_labels; k++) {
+            labels[k].key = fp_str(out, p, S->labels[k].key);
+            labels[k].str = fp_str(out, p, S->labels[k].str);
+            labels[k].num = S->labels[k].num;
+            labels[k].num_unit = fp_str(out, p, S->labels[k].num_unit);
+        }
+        if (hs_profile_add_sample(out, ids, n, S->values, labels, S->n_labels) < 0)
+            goto oom;
+    }
+    goto done;
+oom:
+    hs_profile_free(out);
+    out = NULL;
+    hs_an_err(err, errlen, "out of memory");
+done:
+    if (c.keepmask)
+        for (size_t i = 0; i < p->n_locations; i++)
+            free(c.keepmask[i]);
+    free(c.keepmask);
+    free(c.fmatch);
+    free(c.mmatch);
+    free(c.li);
+    free(c.lists);
+    free(c.inls);
+    free(map_ids);
+    free(fn_ids);
+    free(loc_ids);
+    free(locs);
+    free(ids);
+    free(labels);
+    free(lines);
+    hs_an_strtab_free(&pv.strs);
+    hs_an_map_free(&pv.node_map);
+    free(pv.nodes);
+    hs_an_filters_free(&f);
+    return out;
+}

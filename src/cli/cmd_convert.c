@@ -1,0 +1,232 @@
+/* cmd_convert.c — `hotspur convert [--from FMT] --to FMT [-o OUT] IN...`:
+ * between pprof, FlameGraph collapsed stacks, callgrind, speedscope JSON
+ * and `perf script` text (import only), with the filters every report
+ * takes. The work is in report/ (collapsed.c, callgrind.c, speedscope.c,
+ * perfscript.c) and profile/ (the pprof codec). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmd_export.h"
+#include "cli/commands.h"
+
+static void hs_convert_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hotspur convert [--from FMT] --to FMT [-o OUT] [options] IN...\n"
+            "\n"
+            "Convert a profile between formats. Several INs are merged.\n"
+            "\n"
+            "  --from FMT      input format: auto (default: detected from the content),\n"
+            "                  pprof (gzipped or not), collapsed (FlameGraph folded\n"
+            "                  stacks: 'root;caller;leaf COUNT' per line), perf-script\n"
+            "                  (the text `perf script` prints for `perf record -g` data)\n"
+            "  --to FMT        output format: pprof (gzipped profile.proto, all sample\n"
+            "                  types kept), collapsed, callgrind (for callgrind_annotate\n"
+            "                  and KCachegrind; per-line positions when the profile has\n"
+            "                  line numbers), speedscope (JSON for speedscope.app)\n"
+            "  -o, --output F  file to write (default '-': stdout; pprof output is\n"
+            "                  binary and is not written to a terminal)\n"
+            "  -h, --help      show this help\n"
+            "\n"
+            "Imported collapsed stacks have one sample type, samples/count; perf script\n"
+            "imports have samples/count plus, when perf printed periods, one type per\n"
+            "event (cpu-clock and task-clock in nanoseconds), with pid/tid/comm labels.\n"
+            "The text outputs carry one value: --sample-index picks it. --to pprof keeps\n"
+            "every value and the full detail, so it takes the filters but not\n"
+            "--sample-index or a granularity.\n"
+            "\n");
+    hs_analysis_options_help(out, HS_KIND_NOTRIM);
+}
+
+static int hs_convert_fail(const char *msg)
+{
+    fprintf(stderr, "hotspur convert: %s\n", msg);
+    return 2;
+}
+
+static int hs_has_filters(const hs_analysis_options *o)
+{
+    return o->focus || o->ignore || o->show || o->hide || o->show_from || o->tagfocus ||
+           o->tagignore;
+}
+
+/* --to pprof: merge, filter, encode. */
+static int hs_convert_pprof(hs_profile **ps, size_t n, const hs_analysis_options *o,
+                            hs_cli_out *out, char *err, size_t errlen)
+{
+    hs_profile *merged = NULL, *filtered = NULL;
+    const hs_profile *p = ps[0];
+    void *buf = NULL;
+    size_t len = 0;
+    int rc = -1;
+    if (n > 1) {
+        if (!(merged = hs_analysis_merge(ps, n, err, errlen)))
+            return -1;
+        p = merged;
+    }
+    if (hs_has_filters(o)) {
+        if (!(filtered = hs_analysis_filter_profile(p, o, err, errlen)))
+            goto done;
+        p = filtered;
+    }
+    if (hs_profile_encode(p, &buf, &len, err, errlen) != 0)
+        goto done;
+    if (fwrite(buf, 1, len, out->f) != len) {
+        snprintf(err, errlen, "write error");
+        goto done;
+    }
+    rc = 0;
+done:
+    free(buf);
+    hs_profile_free(filtered);
+    hs_profile_free(merged);
+    return rc;
+}
+
+int hs_cmd_convert(int argc, char **argv)
+{
+    enum { OPT_FROM = 0x4900, OPT_TO };
+    static const struct option longopts[] = {
+        HS_ANALYSIS_LONGOPTS,
+        {"from", required_argument, NULL, OPT_FROM},
+        {"to", required_argument, NULL, OPT_TO},
+        {"output", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const char *const froms[] = {"auto", "pprof", "collapsed", "perf-script"};
+    static const char *const tos[] = {"pprof", "collapsed", "callgrind", "speedscope"};
+    hs_analysis_options o;
+    hs_analysis_options_init(&o);
+    const char *output = "-", *from = "auto", *to = NULL;
+    char msg[1024];
+    int c, rc = 2;
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        if (hs_cli_is_trim_option(c) || c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
+            snprintf(msg, sizeof msg, "option '%s' does not apply to convert", argv[optind - 1]);
+            hs_analysis_options_free(&o);
+            return hs_convert_fail(msg);
+        }
+        int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
+        if (r < 0) {
+            hs_analysis_options_free(&o);
+            return hs_convert_fail(msg);
+        }
+        if (r > 0)
+            continue;
+        switch (c) {
+        case 'h':
+            hs_convert_usage(stdout);
+            hs_analysis_options_free(&o);
+            return 0;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_FROM:
+            from = optarg;
+            break;
+        case OPT_TO:
+            to = optarg;
+            break;
+        case ':':
+            snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
+            hs_analysis_options_free(&o);
+            return hs_convert_fail(msg);
+        default:
+            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur convert --help)",
+                     argv[optind - 1]);
+            hs_analysis_options_free(&o);
+            return hs_convert_fail(msg);
+        }
+    }
+    int from_ok = 0, to_ok = 0;
+    for (size_t i = 0; i < sizeof froms / sizeof *froms; i++)
+        from_ok |= strcmp(from, froms[i]) == 0;
+    for (size_t i = 0; to && i < sizeof tos / sizeof *tos; i++)
+        to_ok |= strcmp(to, tos[i]) == 0;
+    const char *bad = NULL;
+    if (!from_ok)
+        bad = "--from must be auto, pprof, collapsed or perf-script";
+    else if (!to)
+        bad = "missing --to pprof|collapsed|callgrind|speedscope (see hotspur convert --help)";
+    else if (!to_ok)
+        bad = "--to must be pprof, collapsed, callgrind or speedscope";
+    else if (optind >= argc)
+        bad = "missing input file (see hotspur convert --help)";
+    else if (strcmp(to, "pprof") == 0 && (o.sample_index || o.granularity_set))
+        bad = "--to pprof keeps every sample type at full detail: --sample-index and "
+              "granularity options do not apply";
+    else if (strcmp(to, "pprof") == 0 && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
+        bad = "pprof output is binary: give -o FILE or redirect stdout";
+    if (bad) {
+        hs_analysis_options_free(&o);
+        return hs_convert_fail(bad);
+    }
+    hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
+    /* callgrind positions are source lines: unless told otherwise, build the
+     * view per line (functions are still grouped by name). */
+    if (strcmp(to, "callgrind") == 0 && !o.granularity_set)
+        o.granularity = HS_GRAN_LINES;
+
+    size_t n = (size_t)(argc - optind);
+    hs_profile **ps = calloc(n, sizeof *ps);
+    hs_view *v = NULL;
+    if (!ps) {
+        hs_analysis_options_free(&o);
+        return hs_convert_fail("out of memory");
+    }
+    char err[512];
+    for (size_t i = 0; i < n; i++) {
+        const char *path = argv[optind + (int)i];
+        ps[i] = hs_cli_load(path, from, err, sizeof err);
+        if (!ps[i]) {
+            snprintf(msg, sizeof msg, "%s: %s", path, err);
+            hs_convert_fail(msg);
+            goto done;
+        }
+    }
+    if (strcmp(to, "pprof") != 0) {
+        v = hs_view_build(ps, n, NULL, 0, &o, msg, sizeof msg);
+        if (!v) {
+            hs_convert_fail(msg);
+            goto done;
+        }
+        if (v->warnings && *v->warnings)
+            fputs(v->warnings, stderr);
+    }
+    hs_cli_out out;
+    if (hs_cli_out_open(&out, output, err, sizeof err) != 0) {
+        hs_convert_fail(err);
+        goto done;
+    }
+    int ok;
+    if (strcmp(to, "pprof") == 0)
+        ok = hs_convert_pprof(ps, n, &o, &out, err, sizeof err) == 0;
+    else if (strcmp(to, "collapsed") == 0)
+        ok = hs_export_collapsed(v, out.f, err, sizeof err) == 0;
+    else if (strcmp(to, "callgrind") == 0)
+        ok = hs_export_callgrind(v, out.f, err, sizeof err) == 0;
+    else
+        ok = hs_export_speedscope(v, argv[optind], out.f, err, sizeof err) == 0;
+    if (!ok)
+        fprintf(stderr, "hotspur convert: %s\n", err);
+    if (hs_cli_out_close(&out, ok, err, sizeof err) != 0) {
+        if (ok)
+            fprintf(stderr, "hotspur convert: %s\n", err);
+        rc = 1;
+        goto done;
+    }
+    rc = 0;
+done:
+    hs_view_free(v);
+    for (size_t i = 0; i < n; i++)
+        hs_profile_free(ps[i]);
+    free(ps);
+    hs_analysis_options_free(&o);
+    return rc;
+}

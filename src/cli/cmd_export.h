@@ -1,0 +1,153 @@
+/* cmd_export.h — helpers shared by `flame`, `graph` and `convert`
+ * (cmd_flame.c, cmd_graph.c, cmd_convert.c): load a profile in any format
+ * we import, and write an output file atomically (temp file + rename) so a
+ * failed run never leaves half a file behind. Static inline: each command
+ * file takes what it uses. */
+#ifndef HS_CLI_CMD_EXPORT_H
+#define HS_CLI_CMD_EXPORT_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "profile/profile.h"
+#include "report/export.h"
+
+/* Read a whole file ("-" = stdin) into a malloc'd buffer. */
+static inline char *hs_cli_slurp(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+        if (n == cap) {
+            char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int bad = ferror(f);
+    if (f != stdin)
+        fclose(f);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory reading input");
+        return NULL;
+    }
+    if (bad) {
+        free(buf);
+        snprintf(err, errlen, "read error");
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Load a profile: `from` is "pprof", "collapsed", "perf-script", or NULL /
+ * "auto" to detect the format from the content. */
+static inline hs_profile *hs_cli_load(const char *path, const char *from, char *err,
+                                      size_t errlen)
+{
+    size_t len = 0;
+    char *data = hs_cli_slurp(path, &len, err, errlen);
+    if (!data)
+        return NULL;
+    if (!from || strcmp(from, "auto") == 0) {
+        from = hs_import_detect(data, len);
+        if (!from) {
+            free(data);
+            snprintf(err, errlen, "empty input");
+            return NULL;
+        }
+    }
+    hs_profile *p = NULL;
+    if (strcmp(from, "pprof") == 0)
+        p = hs_profile_decode(data, len, err, errlen);
+    else if (strcmp(from, "collapsed") == 0)
+        p = hs_import_collapsed(data, len, err, errlen);
+    else if (strcmp(from, "perf-script") == 0)
+        p = hs_import_perf_script(data, len, err, errlen);
+    else
+        snprintf(err, errlen, "unknown input format '%s' (pprof, collapsed, perf-script)", from);
+    free(data);
+    return p;
+}
+
+/* An output being written: path "-" is stdout. */
+typedef struct {
+    FILE *f;
+    const char *path;
+    char tmp[4096];
+} hs_cli_out;
+
+static inline int hs_cli_out_open(hs_cli_out *o, const char *path, char *err, size_t errlen)
+{
+    o->path = path;
+    o->tmp[0] = '\0';
+    if (strcmp(path, "-") == 0) {
+        o->f = stdout;
+        return 0;
+    }
+    if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid()) >=
+        sizeof o->tmp) {
+        snprintf(err, errlen, "%s: path too long", path);
+        return -1;
+    }
+    o->f = fopen(o->tmp, "wb");
+    if (!o->f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Finish: ok -> rename into place; !ok -> remove the temp file. */
+static inline int hs_cli_out_close(hs_cli_out *o, int ok, char *err, size_t errlen)
+{
+    if (o->f == stdout) {
+        if (fflush(stdout) != 0) {
+            snprintf(err, errlen, "error writing standard output");
+            return -1;
+        }
+        return ok ? 0 : -1;
+    }
+    int bad = fclose(o->f) != 0;
+    o->f = NULL;
+    if (!ok || bad) {
+        if (ok)
+            snprintf(err, errlen, "%s: write error", o->path);
+        unlink(o->tmp);
+        return -1;
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        snprintf(err, errlen, "%s: %s", o->path, strerror(errno));
+        unlink(o->tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Is option code c one of the trimming options (meaningless for reports
+ * that draw everything: flame, convert)? */
+static inline int hs_cli_is_trim_option(int c)
+{
+    return c == HS_OPT_NODECOUNT || c == HS_OPT_NODEFRACTION || c == HS_OPT_EDGEFRACTION ||
+           c == HS_OPT_CUM;
+}
+
+#endif

@@ -1,0 +1,248 @@
+/* cmd_graph.c — `hotspur graph [-o out.dot|out.svg] [filters] FILE...`: the
+ * trimmed call graph (report/graph.c) as Graphviz DOT, or as SVG rendered
+ * by Graphviz's `dot` when the output name ends in .svg. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cmd_export.h"
+#include "cli/commands.h"
+
+static void hs_graph_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hotspur graph [-o OUT.dot|OUT.svg] [--title TEXT] [options] FILE...\n"
+            "\n"
+            "Write the call graph in Graphviz DOT, as `go tool pprof -dot` does: one box\n"
+            "per function with its flat and cum values (font size grows with flat,\n"
+            "colour deepens with cum), edges labelled with the value flowing through\n"
+            "them (dotted: through nodes that were trimmed away). Nodes below\n"
+            "--nodefraction of the total, edges below --edgefraction, and nodes beyond\n"
+            "--nodecount are dropped, as in pprof (KCachegrind's minimum node cost).\n"
+            "FILE is a pprof profile, or collapsed stacks or `perf script` text\n"
+            "(detected); several FILEs are merged.\n"
+            "\n"
+            "  -o, --output FILE  where to write (default: DOT on stdout); a name ending\n"
+            "                     in .svg is rendered with Graphviz `dot -Tsvg`, which\n"
+            "                     must be installed\n"
+            "      --title TEXT   first line of the legend (default: the file names)\n"
+            "  -h, --help         show this help\n"
+            "\n");
+    hs_analysis_options_help(out, HS_KIND_GRAPH);
+}
+
+static int hs_graph_fail(const char *msg)
+{
+    fprintf(stderr, "hotspur graph: %s\n", msg);
+    return 2;
+}
+
+static int hs_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+/* Full path of an executable in $PATH, 0 if found. */
+static int hs_find_in_path(const char *name, char *out, size_t outlen)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        if (len && (size_t)snprintf(out, outlen, "%.*s/%s", (int)len, path, name) < outlen &&
+            access(out, X_OK) == 0)
+            return 0;
+        path += len + (colon ? 1 : 0);
+    }
+    return -1;
+}
+
+/* Render dot_file to svg_file with Graphviz. 0 on success. */
+static int hs_run_dot(const char *dot, const char *dot_file, const char *svg_file, char *err,
+                      size_t errlen)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        execl(dot, "dot", "-Tsvg", "-o", svg_file, dot_file, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            snprintf(err, errlen, "waitpid: %s", strerror(errno));
+            return -1;
+        }
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        snprintf(err, errlen, "Graphviz dot failed (status %d)",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        return -1;
+    }
+    return 0;
+}
+
+int hs_cmd_graph(int argc, char **argv)
+{
+    enum { OPT_TITLE = 0x4900 };
+    static const struct option longopts[] = {
+        HS_ANALYSIS_LONGOPTS,
+        {"output", required_argument, NULL, 'o'},
+        {"title", required_argument, NULL, OPT_TITLE},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    hs_analysis_options o;
+    hs_analysis_options_init(&o);
+    const char *output = "-", *title = NULL;
+    char msg[1024];
+    int c, rc = 2;
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+        if (c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
+            snprintf(msg, sizeof msg, "option '%s' does not apply to graph", argv[optind - 1]);
+            hs_analysis_options_free(&o);
+            return hs_graph_fail(msg);
+        }
+        int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
+        if (r < 0) {
+            hs_analysis_options_free(&o);
+            return hs_graph_fail(msg);
+        }
+        if (r > 0)
+            continue;
+        switch (c) {
+        case 'h':
+            hs_graph_usage(stdout);
+            hs_analysis_options_free(&o);
+            return 0;
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_TITLE:
+            title = optarg;
+            break;
+        case ':':
+            snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
+            hs_analysis_options_free(&o);
+            return hs_graph_fail(msg);
+        default:
+            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur graph --help)",
+                     argv[optind - 1]);
+            hs_analysis_options_free(&o);
+            return hs_graph_fail(msg);
+        }
+    }
+    if (optind >= argc) {
+        hs_analysis_options_free(&o);
+        return hs_graph_fail("missing profile FILE (see hotspur graph --help)");
+    }
+    char dot[4096];
+    int svg = strcmp(output, "-") != 0 && hs_ends_with(output, ".svg");
+    if (svg && hs_find_in_path("dot", dot, sizeof dot) != 0) {
+        hs_analysis_options_free(&o);
+        return hs_graph_fail("SVG output needs Graphviz `dot` in PATH (install graphviz, or "
+                             "write .dot)");
+    }
+    hs_analysis_apply_defaults(&o, HS_KIND_GRAPH);
+
+    size_t n = (size_t)(argc - optind);
+    hs_profile **ps = calloc(n, sizeof *ps);
+    hs_view *v = NULL;
+    char *auto_title = NULL;
+    char dot_tmp[4200] = "";
+    if (!ps) {
+        hs_analysis_options_free(&o);
+        return hs_graph_fail("out of memory");
+    }
+    size_t title_len = 1;
+    for (size_t i = 0; i < n; i++) {
+        char err[512];
+        const char *path = argv[optind + (int)i];
+        ps[i] = hs_cli_load(path, NULL, err, sizeof err);
+        if (!ps[i]) {
+            snprintf(msg, sizeof msg, "%s: %s", path, err);
+            hs_graph_fail(msg);
+            goto done;
+        }
+        title_len += strlen(path) + 2;
+    }
+    if (!title && (auto_title = calloc(1, title_len))) {
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                strcat(auto_title, ", ");
+            strcat(auto_title, argv[optind + (int)i]);
+        }
+        title = auto_title;
+    }
+    v = hs_view_build(ps, n, NULL, 0, &o, msg, sizeof msg);
+    if (!v) {
+        hs_graph_fail(msg);
+        goto done;
+    }
+    if (v->warnings && *v->warnings)
+        fputs(v->warnings, stderr);
+
+    char err[512];
+    hs_cli_out out;
+    /* SVG: the DOT goes to a temp file next to the output, then dot renders
+     * it into the output's temp file, renamed into place on success. */
+    if (svg)
+        snprintf(dot_tmp, sizeof dot_tmp, "%s.dot", output);
+    if (hs_cli_out_open(&out, svg ? dot_tmp : output, err, sizeof err) != 0) {
+        hs_graph_fail(err);
+        goto done;
+    }
+    int ok = hs_report_graph(v, &o, title, out.f, err, sizeof err) == 0;
+    if (hs_cli_out_close(&out, ok, err, sizeof err) != 0) {
+        fprintf(stderr, "hotspur graph: %s\n", err);
+        rc = 1;
+        goto done;
+    }
+    if (svg) {
+        hs_cli_out sv;
+        if (hs_cli_out_open(&sv, output, err, sizeof err) != 0) {
+            unlink(dot_tmp);
+            hs_graph_fail(err);
+            goto done;
+        }
+        fclose(sv.f); /* dot writes the temp file by name */
+        sv.f = NULL;
+        int drc = hs_run_dot(dot, dot_tmp, sv.tmp, err, sizeof err);
+        unlink(dot_tmp);
+        if (drc != 0) {
+            unlink(sv.tmp);
+            fprintf(stderr, "hotspur graph: %s\n", err);
+            rc = 1;
+            goto done;
+        }
+        if (rename(sv.tmp, output) != 0) {
+            unlink(sv.tmp);
+            fprintf(stderr, "hotspur graph: %s: %s\n", output, strerror(errno));
+            rc = 1;
+            goto done;
+        }
+    }
+    if (strcmp(output, "-") != 0)
+        fprintf(stderr, "hotspur graph: wrote %s\n", output);
+    rc = 0;
+done:
+    hs_view_free(v);
+    for (size_t i = 0; i < n; i++)
+        hs_profile_free(ps[i]);
+    free(ps);
+    free(auto_title);
+    hs_analysis_options_free(&o);
+    return rc;
+}

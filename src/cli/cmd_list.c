@@ -1,0 +1,75 @@
+/* cmd_list.c — `hotspur list [options] RE FILE...`: annotated source of
+ * the functions matching RE, flat and cum per line (report/list.c), as
+ * `go tool pprof -list`. */
+#include "cli/analysis_cli.h"
+#include "cli/commands.h"
+#include "report/text_reports.h"
+
+static void list_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hotspur list [options] RE FILE...\n"
+            "\n"
+            "Print the source of every function whose name matches the regex RE (POSIX\n"
+            "extended, unanchored) with the flat and cum value of each line, as\n"
+            "`go tool pprof -list`. Source files are read from the path recorded in the\n"
+            "profile; when it is not there, a note says so.\n"
+            "\n"
+            "      --source-path DIR  also look for sources under DIR (the recorded path\n"
+            "                     with leading directories dropped one at a time)\n"
+            "  -o, --output FILE  write to FILE instead of stdout\n"
+            "  -h, --help         show this help\n");
+}
+
+int hs_cmd_list(int argc, char **argv)
+{
+    static const hs_acli_spec spec = {"list", list_usage, HS_KIND_NOTRIM, true, false, true,
+                                      true, 2, -1};
+    hs_analysis_options o;
+    hs_analysis_options_init(&o);
+    const char *output = NULL;
+    int first = 0;
+    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
+    if (rc >= 0) {
+        hs_analysis_options_free(&o);
+        return rc;
+    }
+    char msg[512];
+    regex_t rx;
+    const char *rx_text = argv[first++];
+    if (hs_analysis_regcomp(&rx, rx_text, "list", msg, sizeof msg) < 0) {
+        hs_analysis_options_free(&o);
+        return hs_acli_fail(spec.name, NULL, msg);
+    }
+    /* list works on source lines, whatever granularity was asked */
+    o.granularity = HS_GRAN_LINES;
+    hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
+    hs_profile *prof = NULL;
+    int n = argc - first;
+    hs_view *v = NULL;
+    FILE *out = stdout;
+    rc = hs_acli_load_merged(spec.name, argv + first, n, &prof);
+    if (rc)
+        goto done;
+    v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
+    if (!v) {
+        rc = hs_acli_fail(spec.name, NULL, msg);
+        goto done;
+    }
+    hs_acli_warnings(spec.name, v);
+    if (output && !(out = fopen(output, "w"))) {
+        out = stdout;
+        rc = hs_acli_fail(spec.name, output, "cannot open for writing");
+        goto done;
+    }
+    if (hs_report_list(out, v, &o, &rx, rx_text, msg, sizeof msg) < 0)
+        rc = hs_acli_fail(spec.name, NULL, msg);
+    if (out != stdout && fclose(out) != 0 && rc == 0)
+        rc = hs_acli_fail(spec.name, output, "error writing output");
+done:
+    hs_view_free(v);
+    hs_profile_free(prof);
+    regfree(&rx);
+    hs_analysis_options_free(&o);
+    return rc;
+}

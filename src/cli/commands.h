@@ -1,0 +1,19 @@
+/* commands.h — the hotspur subcommands. Each takes the arguments after its
+ * name (argv[0] is the command name) and returns the process exit status:
+ * 0 success, 1 failure of the work itself, 2 usage or input error. */
+#ifndef HS_CLI_COMMANDS_H
+#define HS_CLI_COMMANDS_H
+
+int hs_cmd_record(int argc, char **argv);
+int hs_cmd_top(int argc, char **argv);
+int hs_cmd_peek(int argc, char **argv);
+int hs_cmd_list(int argc, char **argv);
+int hs_cmd_tree(int argc, char **argv);
+int hs_cmd_traces(int argc, char **argv);
+int hs_cmd_diff(int argc, char **argv);
+int hs_cmd_merge(int argc, char **argv);
+int hs_cmd_flame(int argc, char **argv);
+int hs_cmd_graph(int argc, char **argv);
+int hs_cmd_convert(int argc, char **argv);
+
+#endif

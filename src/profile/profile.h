@@ -1,0 +1,161 @@
+/* profile.h — the in-memory profile model and the pprof codec.
+ *
+ * The spine of hotspur: every producer (the agent, importers, the store) builds
+ * an hs_profile and every consumer (reports, exporters, the server) reads one.
+ * It mirrors pprof's profile.proto one to one (string table, mappings,
+ * locations with inline lines, functions, samples with several values and
+ * labels) so that decoding and re-encoding a pprof file is lossless.
+ *
+ * Conventions, as in pprof:
+ *  - every "int64_t name/filename/type/..." field is an index into strings[];
+ *    strings[0] is always "";
+ *  - ids (mapping, location, function) are nonzero and unique per kind; look
+ *    them up with hs_profile_location() etc., which are O(1);
+ *  - a sample's location_ids are leaf first; a location's lines[] are
+ *    innermost (inlined callee) first, its last line is the outer function;
+ *  - all arrays and strings are owned by the profile.
+ * Errors are return values (-1 / NULL) with a message written to err.
+ */
+#ifndef HS_PROFILE_H
+#define HS_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    int64_t type; /* string index, e.g. "cpu" */
+    int64_t unit; /* string index, e.g. "nanoseconds" */
+} hs_value_type;
+
+typedef struct {
+    uint64_t id;
+    uint64_t memory_start, memory_limit, file_offset;
+    int64_t filename, build_id; /* string indices */
+    bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+} hs_mapping;
+
+typedef struct {
+    uint64_t function_id;
+    int64_t line;
+    int64_t column;
+} hs_line;
+
+typedef struct {
+    uint64_t id, mapping_id, address;
+    hs_line *lines; /* innermost first */
+    size_t n_lines;
+    bool is_folded;
+} hs_location;
+
+typedef struct {
+    uint64_t id;
+    int64_t name, system_name, filename, start_line;
+} hs_function;
+
+typedef struct {
+    int64_t key, str, num, num_unit; /* key/str/num_unit: string indices */
+} hs_label;
+
+typedef struct {
+    uint64_t *location_ids; /* leaf first */
+    size_t n_locations;
+    int64_t *values; /* n_sample_types of them */
+    hs_label *labels;
+    size_t n_labels;
+} hs_sample;
+
+struct hs_profile_index; /* private: intern table, id maps, arena */
+
+typedef struct hs_profile {
+    hs_value_type *sample_types;
+    size_t n_sample_types;
+    hs_sample *samples;
+    size_t n_samples;
+    hs_mapping *mappings;
+    size_t n_mappings;
+    hs_location *locations;
+    size_t n_locations;
+    hs_function *functions;
+    size_t n_functions;
+    char **strings;
+    size_t n_strings;
+    int64_t drop_frames, keep_frames;
+    int64_t time_nanos, duration_nanos;
+    hs_value_type period_type;
+    int64_t period;
+    int64_t *comments;
+    size_t n_comments;
+    int64_t default_sample_type; /* string index of a sample type name, 0 = last */
+    struct hs_profile_index *ix;
+} hs_profile;
+
+/* ---- building ---- */
+
+/* A new, empty profile (string table holds ""). NULL on out of memory. */
+hs_profile *hs_profile_new(void);
+void hs_profile_free(hs_profile *p);
+
+/* Intern s and return its string index (existing index if already present). */
+int64_t hs_profile_str(hs_profile *p, const char *s);
+/* The string at idx, "" when idx is out of range. */
+const char *hs_profile_string(const hs_profile *p, int64_t idx);
+
+/* Append a sample type; returns its index. Must precede adding samples. */
+int hs_profile_add_sample_type(hs_profile *p, const char *type, const char *unit);
+void hs_profile_set_period(hs_profile *p, const char *type, const char *unit, int64_t period);
+void hs_profile_add_comment(hs_profile *p, const char *comment);
+
+/* Add a mapping; returns its new id (0 on failure). */
+uint64_t hs_profile_add_mapping(hs_profile *p, uint64_t start, uint64_t limit, uint64_t offset,
+                                const char *filename, const char *build_id);
+/* Add (or find an identical) function; returns its id (0 on failure). */
+uint64_t hs_profile_add_function(hs_profile *p, const char *name, const char *system_name,
+                                 const char *filename, int64_t start_line);
+/* Add a location (never deduplicated: callers cache); lines are copied.
+ * Returns its new id (0 on failure). */
+uint64_t hs_profile_add_location(hs_profile *p, uint64_t mapping_id, uint64_t address,
+                                 const hs_line *lines, size_t n_lines);
+/* Replace the lines of an existing location (used by the symbolizer). */
+int hs_profile_set_location_lines(hs_profile *p, uint64_t location_id, const hs_line *lines,
+                                  size_t n_lines);
+/* Append a sample; all arrays are copied; values has n_sample_types entries. */
+int hs_profile_add_sample(hs_profile *p, const uint64_t *location_ids, size_t n_locations,
+                          const int64_t *values, const hs_label *labels, size_t n_labels);
+
+/* ---- reading ---- */
+
+/* O(1) lookups by id; NULL when the id is unknown. */
+const hs_location *hs_profile_location(const hs_profile *p, uint64_t id);
+const hs_function *hs_profile_function(const hs_profile *p, uint64_t id);
+const hs_mapping *hs_profile_mapping(const hs_profile *p, uint64_t id);
+
+/* Index of the sample type named by `spec`: a type name ("alloc_space") or a
+ * decimal index ("2"). -1 when there is no such type. */
+int hs_profile_sample_index(const hs_profile *p, const char *spec);
+/* The index of the default sample type (default_sample_type, else the last). */
+int hs_profile_default_index(const hs_profile *p);
+
+/* ---- codec: pprof profile.proto, gzipped or not ---- */
+
+/* Decode a profile from memory; input may be gzipped (detected by magic).
+ * Validates every reference (string indices, ids); returns NULL with a
+ * one-line message in err on corrupt or hostile input. */
+hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen);
+/* Read and decode a file ("-" reads stdin). */
+hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen);
+/* Encode as gzipped profile.proto into a malloc'd buffer. 0 on success. */
+int hs_profile_encode(const hs_profile *p, void **out, size_t *outlen, char *err, size_t errlen);
+/* Encode and write to path atomically (temp file + rename). 0 on success. */
+int hs_profile_write_file(const hs_profile *p, const char *path, char *err, size_t errlen);
+
+/* ---- file names ---- */
+
+/* The file of one profile of a run writing several: with several types the
+ * type goes in the name, a companion ("peak", "leaks") too, both before a
+ * trailing ".pb.gz" (else appended): out.pb.gz -> out.cpu.pb.gz,
+ * out.heap.peak.pb.gz, or (one type) out.peak.pb.gz. 0, or -1 if too long. */
+int hs_profile_file_name(const char *base, const char *type, int several, const char *companion,
+                         char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,41 @@
+/* profile_internal.h — private helpers shared by profile.c (the model) and
+ * codec.c (the pprof decoder/encoder): the bump arena that owns every
+ * per-sample array and string, and raw "append with a given id" operations
+ * used when decoding a file whose ids were chosen by another producer.
+ * Nothing outside src/profile includes this file. */
+#ifndef HS_PROFILE_INTERNAL_H
+#define HS_PROFILE_INTERNAL_H
+
+#include "profile/profile.h"
+
+/* Bump allocator: memory is released only as a whole. */
+typedef struct hs_arena_chunk hs_arena_chunk;
+typedef struct {
+    hs_arena_chunk *head;
+    size_t total;     /* bytes reserved in all chunks */
+    size_t limit;     /* 0 = unlimited; allocations beyond fail */
+} hs_arena;
+
+void *hs_arena_alloc(hs_arena *a, size_t size);
+void *hs_arena_memdup(hs_arena *a, const void *src, size_t size);
+char *hs_arena_strdup(hs_arena *a, const char *s);
+void hs_arena_free(hs_arena *a);
+
+/* The profile's own arena. */
+hs_arena *hs_profile_arena(hs_profile *p);
+
+/* Grow one of the profile's arrays so it can hold `need` elements. */
+int hs_profile_reserve_samples(hs_profile *p, size_t need);
+
+/* Append raw entries with caller-chosen ids; arrays must already live in the
+ * profile's arena (they are not copied). The id maps are rebuilt by
+ * hs_profile_reindex(), which fails on duplicate or zero ids. */
+int hs_profile_push_string_raw(hs_profile *p, char *s);
+int hs_profile_push_mapping_raw(hs_profile *p, const hs_mapping *m);
+int hs_profile_push_location_raw(hs_profile *p, const hs_location *l);
+int hs_profile_push_function_raw(hs_profile *p, const hs_function *f);
+int hs_profile_push_sample_type_raw(hs_profile *p, int64_t type, int64_t unit);
+int hs_profile_push_comment_raw(hs_profile *p, int64_t comment);
+int hs_profile_reindex(hs_profile *p, char *err, size_t errlen);
+
+#endif

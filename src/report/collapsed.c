@@ -1,0 +1,231 @@
+/* collapsed.c — FlameGraph "folded stacks" ("root;caller;leaf 42"), both
+ * ways: hs_export_collapsed writes one line per distinct stack from a
+ * profile, hs_import_collapsed builds a profile (one function and one
+ * location per distinct frame name) from such text. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/export.h"
+#include "report/stacks.h"
+
+/* Grow *buf to hold at least need bytes. */
+static int hs_grow(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 256;
+    while (nc < need)
+        nc *= 2;
+    char *b = realloc(*buf, nc);
+    if (!b)
+        return -1;
+    *buf = b;
+    *cap = nc;
+    return 0;
+}
+
+int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
+{
+    int rc = -1;
+    hs_calltree t = {0};
+    char *path = NULL;
+    size_t path_cap = 0, *off = NULL, off_cap = 0;
+
+    if (hs_calltree_build(v, &t, err, errlen) != 0)
+        return -1;
+    /* Pre-order walk; off[d] is the length of the path down to depth d. */
+    for (uint32_t node = t.t[0].first_child; node; node = hs_calltree_next(&t, node)) {
+        const hs_tree_node *nd = &t.t[node];
+        uint32_t d = nd->depth;
+        if (d + 1 > off_cap) {
+            size_t nc = off_cap ? off_cap * 2 : 64;
+            while (nc < d + 1)
+                nc *= 2;
+            size_t *no = realloc(off, nc * sizeof *no);
+            if (!no)
+                goto oom;
+            off = no;
+            off_cap = nc;
+        }
+        size_t base = d == 1 ? 0 : off[d - 1];
+        const char *name = v->nodes[nd->node].name;
+        size_t nl = strlen(name);
+        if (hs_grow(&path, &path_cap, base + nl + 2) != 0)
+            goto oom;
+        if (d > 1)
+            path[base++] = ';';
+        /* ';' separates frames and '\n' lines: keep names from breaking them */
+        for (size_t k = 0; k < nl; k++)
+            path[base + k] = name[k] == ';' ? ':' : name[k] == '\n' ? ' ' : name[k];
+        off[d] = base + nl;
+        if (nd->self != 0) {
+            fwrite(path, 1, off[d], out);
+            fprintf(out, " %" PRId64 "\n", nd->self);
+        }
+    }
+    if (fflush(out) != 0 || ferror(out)) {
+        snprintf(err, errlen, "write error: %s", strerror(errno));
+        goto done;
+    }
+    rc = 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "out of memory writing collapsed stacks");
+done:
+    free(path);
+    free(off);
+    hs_calltree_free(&t);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- import */
+
+/* Per distinct frame name, its location id in the profile being built. */
+typedef struct {
+    hs_strtab *names;
+    uint64_t *loc; /* name id -> location id (0 = not yet) */
+    size_t n_loc;
+} hs_frame_cache;
+
+static uint64_t hs_frame_location(hs_profile *p, hs_frame_cache *c, const char *name, size_t len)
+{
+    uint32_t id = hs_strtab_intern(c->names, name, len);
+    if (id == UINT32_MAX)
+        return 0;
+    if (id >= c->n_loc) {
+        size_t n = c->n_loc ? c->n_loc : 256;
+        while (n <= id)
+            n *= 2;
+        uint64_t *l = realloc(c->loc, n * sizeof *l);
+        if (!l)
+            return 0;
+        memset(l + c->n_loc, 0, (n - c->n_loc) * sizeof *l);
+        c->loc = l;
+        c->n_loc = n;
+    }
+    if (!c->loc[id]) {
+        const char *s = hs_strtab_get(c->names, id);
+        uint64_t fn = hs_profile_add_function(p, s, s, "", 0);
+        if (!fn)
+            return 0;
+        hs_line line = {.function_id = fn, .line = 0, .column = 0};
+        c->loc[id] = hs_profile_add_location(p, 0, 0, &line, 1);
+    }
+    return c->loc[id];
+}
+
+/* Parse a decimal int64 from s[0..len); -1 if it is not one. */
+static int hs_parse_i64(const char *s, size_t len, int64_t *v)
+{
+    char tmp[32];
+    if (len == 0 || len >= sizeof tmp)
+        return -1;
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    char *end;
+    errno = 0;
+    long long x = strtoll(tmp, &end, 10);
+    if (errno || *end || end == tmp)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t errlen)
+{
+    hs_profile *p = hs_profile_new();
+    hs_frame_cache c = {.names = hs_strtab_new()};
+    uint64_t *ids = NULL;
+    size_t ids_cap = 0, lineno = 0, n_stacks = 0;
+    if (!p || !c.names)
+        goto oom;
+    if (hs_profile_add_sample_type(p, "samples", "count") < 0)
+        goto oom;
+    hs_profile_set_period(p, "samples", "count", 1);
+
+    size_t pos = 0;
+    while (pos < len) {
+        const char *line = data + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        pos += ll + (nl ? 1 : 0);
+        lineno++;
+        if (ll && line[ll - 1] == '\r')
+            ll--;
+        if (memchr(line, '\0', ll)) {
+            snprintf(err, errlen, "collapsed line %zu: NUL byte (binary input?)", lineno);
+            goto fail;
+        }
+        size_t a = 0;
+        while (a < ll && (line[a] == ' ' || line[a] == '\t'))
+            a++;
+        if (a == ll || line[a] == '#')
+            continue; /* blank or comment */
+        /* The value is the last space-separated token; frames may have spaces. */
+        size_t e = ll;
+        while (e > a && (line[e - 1] == ' ' || line[e - 1] == '\t'))
+            e--;
+        size_t vs = e;
+        while (vs > a && line[vs - 1] != ' ' && line[vs - 1] != '\t')
+            vs--;
+        int64_t value;
+        if (vs == a || hs_parse_i64(line + vs, e - vs, &value) != 0) {
+            snprintf(err, errlen, "collapsed line %zu: expected \"frame;frame;... COUNT\"", lineno);
+            goto fail;
+        }
+        size_t se = vs;
+        while (se > a && (line[se - 1] == ' ' || line[se - 1] == '\t'))
+            se--;
+        /* Split frames on ';' (root first); the profile wants leaf first. */
+        size_t n = 0;
+        for (size_t f = a; f <= se;) {
+            const char *semi = memchr(line + f, ';', se - f);
+            size_t fe = semi ? (size_t)(semi - line) : se;
+            if (fe > f) {
+                if (n == ids_cap) {
+                    size_t nc = ids_cap ? ids_cap * 2 : 64;
+                    uint64_t *ni = realloc(ids, nc * sizeof *ni);
+                    if (!ni)
+                        goto oom;
+                    ids = ni;
+                    ids_cap = nc;
+                }
+                uint64_t loc = hs_frame_location(p, &c, line + f, fe - f);
+                if (!loc)
+                    goto oom;
+                ids[n++] = loc;
+            }
+            f = fe + 1;
+        }
+        if (n == 0) {
+            snprintf(err, errlen, "collapsed line %zu: empty stack", lineno);
+            goto fail;
+        }
+        for (size_t i = 0; i < n / 2; i++) {
+            uint64_t tmp = ids[i];
+            ids[i] = ids[n - 1 - i];
+            ids[n - 1 - i] = tmp;
+        }
+        if (hs_profile_add_sample(p, ids, n, &value, NULL, 0) != 0)
+            goto oom;
+        n_stacks++;
+    }
+    if (n_stacks == 0) {
+        snprintf(err, errlen, "no stacks in collapsed input");
+        goto fail;
+    }
+    free(ids);
+    free(c.loc);
+    hs_strtab_free(c.names);
+    return p;
+oom:
+    snprintf(err, errlen, "out of memory reading collapsed stacks");
+fail:
+    free(ids);
+    free(c.loc);
+    hs_strtab_free(c.names);
+    hs_profile_free(p);
+    return NULL;
+}

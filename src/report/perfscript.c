@@ -1,0 +1,603 @@
+/* perfscript.c — import `perf script` text into a profile, and guess the
+ * format of an input file (pprof, collapsed stacks or perf script).
+ *
+ * perf script prints, per sample, a header line
+ *     comm  pid[/tid] [cpu] time: [period] event[:modifiers]:
+ * then one indented line per frame, leaf first,
+ *     addr symbol+0xoff (dso)        or   addr [unknown] (dso)
+ * (optionally followed by an indented "file.c:123" srcline) and a blank
+ * line. Each distinct dso becomes a mapping, each (dso, address) a location
+ * and each (symbol, dso) a function; unknown symbols are named "[dso]" as
+ * FlameGraph's stackcollapse-perf does. Identical samples (same stack, pid,
+ * tid, comm) are summed. Sample types: samples/count, plus one column per
+ * event when perf printed periods (cpu-clock/task-clock in nanoseconds).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/export.h"
+#include "report/stacks.h"
+
+#define HS_PS_MAX_EVENTS 16
+
+typedef struct {
+    const char *s;
+    size_t n;
+} hs_span;
+
+typedef struct {
+    hs_span comm;
+    int64_t pid, tid;
+    int64_t time_ns; /* -1 when absent */
+    int64_t period;  /* -1 when absent */
+    hs_span event;
+} hs_ps_header;
+
+static int hs_is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static int hs_is_hex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static int hs_all_digits(const char *s, size_t n)
+{
+    if (!n)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
+}
+
+static int64_t hs_span_i64(const char *s, size_t n)
+{
+    int64_t v = 0;
+    for (size_t i = 0; i < n && i < 18; i++)
+        v = v * 10 + (s[i] - '0');
+    return v;
+}
+
+/* "467.687244:" -> nanoseconds; -1 if the token is not a time. */
+static int64_t hs_parse_time(const char *s, size_t n)
+{
+    if (n < 2 || s[n - 1] != ':')
+        return -1;
+    n--;
+    const char *dot = memchr(s, '.', n);
+    size_t ip = dot ? (size_t)(dot - s) : n;
+    if (!hs_all_digits(s, ip) || ip > 11)
+        return -1;
+    int64_t ns = hs_span_i64(s, ip) * 1000000000LL;
+    if (dot) {
+        size_t fl = n - ip - 1;
+        if (!hs_all_digits(dot + 1, fl))
+            return -1;
+        int64_t frac = 0, scale = 100000000LL;
+        for (size_t i = 0; i < fl && scale; i++, scale /= 10)
+            frac += (dot[1 + i] - '0') * scale;
+        ns += frac;
+    }
+    return ns;
+}
+
+/* Split a header line into tokens and pick out the fields. 0 on success. */
+static int hs_parse_header(const char *line, size_t len, hs_ps_header *h)
+{
+    hs_span tok[64];
+    size_t nt = 0;
+    for (size_t i = 0; i < len && nt < 64;) {
+        while (i < len && hs_is_space(line[i]))
+            i++;
+        if (i == len)
+            break;
+        size_t b = i;
+        while (i < len && !hs_is_space(line[i]))
+            i++;
+        tok[nt].s = line + b;
+        tok[nt].n = i - b;
+        nt++;
+    }
+    memset(h, 0, sizeof *h);
+    h->time_ns = h->period = -1;
+    if (nt < 2)
+        return -1;
+    size_t ti = nt;
+    for (size_t i = 1; i < nt; i++)
+        if ((h->time_ns = hs_parse_time(tok[i].s, tok[i].n)) >= 0) {
+            ti = i;
+            break;
+        }
+    /* Before the time: comm..., pid[/tid], [cpu]. Without a time, the
+     * pid token is the last all-digit (or digits/digits) token before the
+     * event. */
+    size_t end = ti;
+    if (ti == nt) {
+        h->time_ns = -1;
+        end = nt;
+        while (end > 1 && tok[end - 1].s[tok[end - 1].n - 1] == ':')
+            end--;
+    }
+    size_t k = end;
+    if (k > 1 && tok[k - 1].n > 2 && tok[k - 1].s[0] == '[' && tok[k - 1].s[tok[k - 1].n - 1] == ']')
+        k--; /* [cpu] */
+    if (k > 1) {
+        const hs_span *t = &tok[k - 1];
+        const char *slash = memchr(t->s, '/', t->n);
+        size_t pl = slash ? (size_t)(slash - t->s) : t->n;
+        if (hs_all_digits(t->s, pl) && (!slash || hs_all_digits(slash + 1, t->n - pl - 1))) {
+            h->pid = hs_span_i64(t->s, pl);
+            h->tid = slash ? hs_span_i64(slash + 1, t->n - pl - 1) : h->pid;
+            k--;
+        }
+    }
+    h->comm.s = tok[0].s;
+    h->comm.n = (size_t)(tok[k - 1].s + tok[k - 1].n - tok[0].s);
+    /* After the time: [period] event: */
+    size_t j = ti < nt ? ti + 1 : end;
+    if (j < nt && hs_all_digits(tok[j].s, tok[j].n)) {
+        h->period = tok[j].n <= 18 ? hs_span_i64(tok[j].s, tok[j].n) : -1;
+        j++;
+    }
+    if (j < nt) {
+        const char *colon = memchr(tok[j].s, ':', tok[j].n);
+        h->event.s = tok[j].s;
+        h->event.n = colon ? (size_t)(colon - tok[j].s) : tok[j].n;
+    }
+    if (h->event.n == 0) {
+        h->event.s = "samples";
+        h->event.n = 7;
+    }
+    return 0;
+}
+
+typedef struct {
+    uint64_t addr;
+    hs_span sym; /* without +0xoff; may be "[unknown]" */
+    hs_span dso; /* without parentheses */
+} hs_ps_frame;
+
+/* "   addr sym+0xoff (dso)"; 0 on success, -1 if the line is not a frame. */
+static int hs_parse_frame(const char *line, size_t len, hs_ps_frame *f)
+{
+    size_t i = 0;
+    while (i < len && hs_is_space(line[i]))
+        i++;
+    size_t b = i;
+    while (i < len && hs_is_hex(line[i]))
+        i++;
+    if (i == b || i - b > 16 || (i < len && !hs_is_space(line[i])))
+        return -1;
+    f->addr = 0;
+    for (size_t k = b; k < i; k++) {
+        char c = line[k];
+        f->addr = f->addr * 16 + (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    while (i < len && hs_is_space(line[i]))
+        i++;
+    size_t e = len;
+    while (e > i && hs_is_space(line[e - 1]))
+        e--;
+    f->dso.s = "";
+    f->dso.n = 0;
+    if (e > i && line[e - 1] == ')') { /* the last parenthesized group */
+        size_t depth = 0, k = e;
+        while (k > i) {
+            k--;
+            if (line[k] == ')')
+                depth++;
+            else if (line[k] == '(' && --depth == 0)
+                break;
+        }
+        if (depth == 0 && line[k] == '(' && (k == i || hs_is_space(line[k - 1]))) {
+            f->dso.s = line + k + 1;
+            f->dso.n = e - k - 2;
+            e = k;
+            while (e > i && hs_is_space(line[e - 1]))
+                e--;
+        }
+    }
+    /* strip "+0x1f" */
+    size_t se = e;
+    while (se > i && hs_is_hex(line[se - 1]))
+        se--;
+    if (se >= i + 3 && se < e && line[se - 1] == 'x' && line[se - 2] == '0' && line[se - 3] == '+')
+        e = se - 3;
+    f->sym.s = line + i;
+    f->sym.n = e - i;
+    return 0;
+}
+
+typedef struct {
+    hs_profile *p;
+    hs_strtab *keys; /* interned dso / function keys */
+    uint64_t *mapping_of; /* strtab id -> mapping id */
+    uint64_t *function_of; /* strtab id -> function id */
+    size_t n_of;
+    hs_map locs; /* (mapping, addr) -> index in loc_ids */
+    uint64_t *loc_ids;
+    size_t loc_cap;
+    hs_map samples; /* (stack hash, label hash) -> sample index */
+    size_t *sample_of;
+    size_t sample_cap;
+} hs_ps;
+
+static int hs_ps_grow_of(hs_ps *ps, uint32_t id)
+{
+    if (id < ps->n_of)
+        return 0;
+    size_t n = ps->n_of ? ps->n_of : 256;
+    while (n <= id)
+        n *= 2;
+    uint64_t *m = realloc(ps->mapping_of, n * sizeof *m);
+    if (!m)
+        return -1;
+    ps->mapping_of = m;
+    uint64_t *f = realloc(ps->function_of, n * sizeof *f);
+    if (!f)
+        return -1;
+    ps->function_of = f;
+    memset(m + ps->n_of, 0, (n - ps->n_of) * sizeof *m);
+    memset(f + ps->n_of, 0, (n - ps->n_of) * sizeof *f);
+    ps->n_of = n;
+    return 0;
+}
+
+/* The mapping of a dso (created on first sight); 0 on out of memory. */
+static uint64_t hs_ps_mapping(hs_ps *ps, hs_span dso, const char **name)
+{
+    uint32_t did = hs_strtab_intern(ps->keys, dso.s, dso.n);
+    if (did == UINT32_MAX || hs_ps_grow_of(ps, did) != 0)
+        return 0;
+    *name = hs_strtab_get(ps->keys, did);
+    if (!ps->mapping_of[did])
+        ps->mapping_of[did] = hs_profile_add_mapping(ps->p, 0, 0, 0, *name, "");
+    return ps->mapping_of[did];
+}
+
+static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline)
+{
+    char name[4096];
+    const char *dso;
+    uint64_t mid = hs_ps_mapping(ps, fr->dso, &dso);
+    if (!mid)
+        return 0;
+    int is_new;
+    uint32_t li = hs_map_get(&ps->locs, mid, fr->addr, &is_new);
+    if (li == UINT32_MAX)
+        return 0;
+    if (!is_new)
+        return ps->loc_ids[li];
+    if (li >= ps->loc_cap) {
+        size_t nc = ps->loc_cap ? ps->loc_cap * 2 : 1024;
+        uint64_t *l = realloc(ps->loc_ids, nc * sizeof *l);
+        if (!l)
+            return 0;
+        ps->loc_ids = l;
+        ps->loc_cap = nc;
+    }
+    /* Function key: "sym\0dso" so equal names in different dsos differ. */
+    size_t sn = fr->sym.n;
+    if (sn == 9 && memcmp(fr->sym.s, "[unknown]", 9) == 0) {
+        const char *base = strrchr(dso, '/');
+        base = base ? base + 1 : dso;
+        snprintf(name, sizeof name, "[%s]", *base ? base : "unknown");
+        if (strcmp(name, "[[unknown]]") == 0)
+            snprintf(name, sizeof name, "[unknown]");
+    } else {
+        if (sn >= sizeof name)
+            sn = sizeof name - 1;
+        memcpy(name, fr->sym.s, sn);
+        name[sn] = '\0';
+    }
+    uint64_t fn = hs_profile_add_function(ps->p, name, name, "", 0);
+    if (!fn)
+        return 0;
+    hs_line line = {.function_id = fn, .line = srcline, .column = 0};
+    uint64_t id = hs_profile_add_location(ps->p, mid, fr->addr, &line, 1);
+    ps->loc_ids[li] = id;
+    return id;
+}
+
+typedef struct {
+    char event[128];
+    bool nanoseconds;
+} hs_ps_event;
+
+static int hs_ps_event_index(hs_ps_event *ev, size_t *n_ev, hs_span e)
+{
+    for (size_t i = 0; i < *n_ev; i++)
+        if (strlen(ev[i].event) == e.n && memcmp(ev[i].event, e.s, e.n) == 0)
+            return (int)i;
+    if (*n_ev == HS_PS_MAX_EVENTS)
+        return -1;
+    size_t n = e.n < sizeof ev->event ? e.n : sizeof ev->event - 1;
+    memcpy(ev[*n_ev].event, e.s, n);
+    ev[*n_ev].event[n] = '\0';
+    ev[*n_ev].nanoseconds =
+        strcmp(ev[*n_ev].event, "cpu-clock") == 0 || strcmp(ev[*n_ev].event, "task-clock") == 0;
+    return (int)(*n_ev)++;
+}
+
+/* Iterate lines: returns the line and its length (without \n or \r\n). */
+static const char *hs_next_line(const char *data, size_t len, size_t *pos, size_t *ll)
+{
+    if (*pos >= len)
+        return NULL;
+    const char *line = data + *pos;
+    const char *nl = memchr(line, '\n', len - *pos);
+    *ll = nl ? (size_t)(nl - line) : len - *pos;
+    *pos += *ll + (nl ? 1 : 0);
+    if (*ll && line[*ll - 1] == '\r')
+        (*ll)--;
+    return line;
+}
+
+static int hs_is_header(const char *line, size_t ll)
+{
+    return ll > 0 && !hs_is_space(line[0]) && line[0] != '#';
+}
+
+static uint64_t hs_hash_span(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_t errlen)
+{
+    hs_ps ps = {0};
+    hs_ps_event ev[HS_PS_MAX_EVENTS];
+    size_t n_ev = 0, pos = 0, ll, lineno = 0;
+    bool periods = false;
+    const char *line;
+    uint64_t *stack = NULL;
+    size_t stack_cap = 0;
+    int64_t *values = NULL;
+
+    if (memchr(data, '\0', len)) {
+        snprintf(err, errlen, "perf script input contains NUL bytes (binary perf.data? run "
+                              "`perf script` on it first)");
+        return NULL;
+    }
+    /* Pass 1: events, whether periods are printed, and the main binary: the
+     * first dso named like the first sample's comm (perf truncates comm to
+     * 15 characters), so that it becomes mapping 1 as pprof expects. */
+    hs_span comm0 = {NULL, 0}, main_dso = {NULL, 0};
+    while ((line = hs_next_line(data, len, &pos, &ll))) {
+        hs_ps_header h;
+        if (!hs_is_header(line, ll)) {
+            hs_ps_frame fr;
+            if (!main_dso.s && comm0.n && hs_parse_frame(line, ll, &fr) == 0) {
+                size_t b = fr.dso.n;
+                while (b > 0 && fr.dso.s[b - 1] != '/')
+                    b--;
+                size_t cmp = comm0.n < 15 ? comm0.n : 15;
+                if (fr.dso.n - b >= cmp && memcmp(fr.dso.s + b, comm0.s, cmp) == 0)
+                    main_dso = fr.dso;
+            }
+            continue;
+        }
+        if (hs_parse_header(line, ll, &h) != 0)
+            continue;
+        if (!comm0.s)
+            comm0 = h.comm;
+        if (hs_ps_event_index(ev, &n_ev, h.event) < 0) {
+            snprintf(err, errlen, "perf script: more than %d distinct events", HS_PS_MAX_EVENTS);
+            return NULL;
+        }
+        if (h.period >= 0)
+            periods = true;
+    }
+    if (n_ev == 0) {
+        snprintf(err, errlen, "no samples in perf script input");
+        return NULL;
+    }
+    ps.p = hs_profile_new();
+    ps.keys = hs_strtab_new();
+    size_t n_types = 1 + (periods ? n_ev : 0);
+    values = calloc(n_types, sizeof *values);
+    if (!ps.p || !ps.keys || !values || hs_map_init(&ps.locs) != 0 ||
+        hs_map_init(&ps.samples) != 0)
+        goto oom;
+    if (hs_profile_add_sample_type(ps.p, "samples", "count") < 0)
+        goto oom;
+    for (size_t i = 0; periods && i < n_ev; i++)
+        if (hs_profile_add_sample_type(ps.p, ev[i].event,
+                                       ev[i].nanoseconds ? "nanoseconds" : "count") < 0)
+            goto oom;
+    if (periods) {
+        ps.p->default_sample_type = hs_profile_str(ps.p, ev[0].event);
+        hs_profile_set_period(ps.p, ev[0].event, ev[0].nanoseconds ? "nanoseconds" : "count", 1);
+    } else {
+        hs_profile_set_period(ps.p, "samples", "count", 1);
+    }
+    if (main_dso.s) {
+        const char *name;
+        if (!hs_ps_mapping(&ps, main_dso, &name))
+            goto oom;
+    }
+    int64_t k_pid = hs_profile_str(ps.p, "pid"), k_tid = hs_profile_str(ps.p, "tid");
+    int64_t k_comm = hs_profile_str(ps.p, "comm");
+    int64_t t_min = INT64_MAX, t_max = -1;
+
+    /* Pass 2: samples. */
+    pos = 0;
+    line = hs_next_line(data, len, &pos, &ll);
+    lineno = 1;
+    while (line) {
+        if (!hs_is_header(line, ll)) {
+            line = hs_next_line(data, len, &pos, &ll);
+            lineno++;
+            continue;
+        }
+        hs_ps_header h;
+        if (hs_parse_header(line, ll, &h) != 0) {
+            snprintf(err, errlen, "perf script line %zu: not a sample header", lineno);
+            goto fail;
+        }
+        size_t n = 0;
+        size_t header_line = lineno;
+        while ((line = hs_next_line(data, len, &pos, &ll))) {
+            lineno++;
+            if (hs_is_header(line, ll))
+                break;
+            size_t a = 0;
+            while (a < ll && hs_is_space(line[a]))
+                a++;
+            if (a == ll || line[a] == '#')
+                continue; /* blank lines end a sample; the next header starts one */
+            hs_ps_frame fr;
+            if (hs_parse_frame(line, ll, &fr) != 0) {
+                /* srcline ("file.c:12") after a frame: we keep line numbers
+                 * only through the symbol; ignore. Anything else is bad. */
+                const char *colon = memchr(line + a, ':', ll - a);
+                if (n > 0 && colon && colon + 1 < line + ll &&
+                    hs_all_digits(colon + 1, (size_t)(line + ll - colon - 1)))
+                    continue;
+                snprintf(err, errlen, "perf script line %zu: expected \"ADDR SYMBOL (DSO)\"",
+                         lineno);
+                goto fail;
+            }
+            if (n == stack_cap) {
+                size_t nc = stack_cap ? stack_cap * 2 : 128;
+                uint64_t *s = realloc(stack, nc * sizeof *s);
+                if (!s)
+                    goto oom;
+                stack = s;
+                stack_cap = nc;
+            }
+            if (!(stack[n++] = hs_ps_location(&ps, &fr, 0)))
+                goto oom;
+        }
+        if (n == 0) {
+            /* a sample without a call chain: perf record without -g */
+            snprintf(err, errlen,
+                     "perf script line %zu: sample has no stack (record with -g, or use "
+                     "`perf script -F +ip,+sym`)",
+                     header_line);
+            goto fail;
+        }
+        if (h.time_ns >= 0) {
+            t_min = h.time_ns < t_min ? h.time_ns : t_min;
+            t_max = h.time_ns > t_max ? h.time_ns : t_max;
+        }
+        int ei = hs_ps_event_index(ev, &n_ev, h.event);
+        memset(values, 0, n_types * sizeof *values);
+        values[0] = 1;
+        if (periods && ei >= 0)
+            values[1 + ei] = h.period >= 0 ? h.period : 0;
+        /* Sum identical samples. */
+        uint64_t hs = hs_hash_span(1469598103934665603ULL, stack, n * sizeof *stack);
+        uint64_t hl = hs_hash_span(hs_hash_span(1469598103934665603ULL, &h.pid, 8), &h.tid, 8);
+        hl = hs_hash_span(hl, h.comm.s, h.comm.n);
+        int is_new;
+        uint32_t si = hs_map_get(&ps.samples, hs ^ (uint64_t)n, hl, &is_new);
+        if (si == UINT32_MAX)
+            goto oom;
+        if (!is_new) {
+            hs_sample *s = &ps.p->samples[ps.sample_of[si]];
+            /* A hash collision (vanishingly rare) would merge two samples;
+             * check the stack to stay exact. */
+            if (s->n_locations == n && memcmp(s->location_ids, stack, n * sizeof *stack) == 0) {
+                for (size_t i = 0; i < n_types; i++)
+                    s->values[i] = hs_sat_add(s->values[i], values[i]);
+                continue;
+            }
+        }
+        if (si >= ps.sample_cap) {
+            size_t nc = ps.sample_cap ? ps.sample_cap * 2 : 1024;
+            while (nc <= si)
+                nc *= 2;
+            size_t *so = realloc(ps.sample_of, nc * sizeof *so);
+            if (!so)
+                goto oom;
+            ps.sample_of = so;
+            ps.sample_cap = nc;
+        }
+        char comm[256];
+        size_t cn = h.comm.n < sizeof comm ? h.comm.n : sizeof comm - 1;
+        memcpy(comm, h.comm.s, cn);
+        comm[cn] = '\0';
+        hs_label labels[3] = {
+            {.key = k_pid, .num = h.pid},
+            {.key = k_tid, .num = h.tid},
+            {.key = k_comm, .str = hs_profile_str(ps.p, comm)},
+        };
+        if (is_new)
+            ps.sample_of[si] = ps.p->n_samples;
+        if (hs_profile_add_sample(ps.p, stack, n, values, labels, 3) != 0)
+            goto oom;
+    }
+    if (t_max >= 0) /* perf times are since boot, not wall clock: no time_nanos */
+        ps.p->duration_nanos = t_max - t_min;
+    hs_profile_add_comment(ps.p, "imported from perf script by hotspur");
+    goto done;
+oom:
+    snprintf(err, errlen, "out of memory reading perf script");
+fail:
+    hs_profile_free(ps.p);
+    ps.p = NULL;
+done:
+    free(values);
+    free(stack);
+    free(ps.mapping_of);
+    free(ps.function_of);
+    free(ps.loc_ids);
+    free(ps.sample_of);
+    hs_map_free(&ps.locs);
+    hs_map_free(&ps.samples);
+    hs_strtab_free(ps.keys);
+    return ps.p;
+}
+
+/* ---------------------------------------------------------------- detect */
+
+const char *hs_import_detect(const char *data, size_t len)
+{
+    if (len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b)
+        return "pprof";
+    if (len == 0 || memchr(data, '\0', len < 4096 ? len : 4096))
+        return len ? "pprof" : NULL;
+    size_t pos = 0, ll;
+    const char *line;
+    int headers = 0, frames = 0, folded = 0;
+    for (int i = 0; i < 64 && (line = hs_next_line(data, len, &pos, &ll)); i++) {
+        size_t a = 0;
+        while (a < ll && hs_is_space(line[a]))
+            a++;
+        if (a == ll || line[a] == '#')
+            continue;
+        hs_ps_frame fr;
+        if (a > 0 && hs_parse_frame(line, ll, &fr) == 0)
+            frames++;
+        else if (a == 0) {
+            size_t e = ll;
+            while (e > 0 && hs_is_space(line[e - 1]))
+                e--;
+            size_t vs = e;
+            while (vs > 0 && !hs_is_space(line[vs - 1]))
+                vs--;
+            if (vs > 0 && (hs_all_digits(line + vs, e - vs) ||
+                           (e - vs > 1 && line[vs] == '-' && hs_all_digits(line + vs + 1, e - vs - 1))))
+                folded++;
+            else if (e > 0 && line[e - 1] == ':')
+                headers++;
+        }
+    }
+    if (headers && frames)
+        return "perf-script";
+    if (folded && !frames)
+        return "collapsed";
+    /* Text that is neither: let the pprof decoder say what is wrong. */
+    return "pprof";
+}

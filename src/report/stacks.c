@@ -1,0 +1,301 @@
+/* stacks.c — the string intern table, pair map and JSON string writer
+ * shared by the exporters and importers (see stacks.h). */
+#include "report/stacks.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- strtab */
+
+#define HS_STRTAB_CHUNK 65536
+
+struct hs_strtab {
+    const char **strs; /* id -> NUL-terminated string (in chunks) */
+    uint32_t *lens;
+    size_t n, cap;
+    uint32_t *slots; /* open addressing: id+1, 0 = empty */
+    size_t n_slots;
+    char **chunks; /* arena: strings never move */
+    size_t n_chunks, cap_chunks;
+    size_t chunk_used, chunk_size;
+};
+
+static uint64_t hs_hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ^ (h >> 29);
+}
+
+hs_strtab *hs_strtab_new(void)
+{
+    hs_strtab *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->n_slots = 1024;
+    t->slots = calloc(t->n_slots, sizeof *t->slots);
+    if (!t->slots) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void hs_strtab_free(hs_strtab *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_chunks; i++)
+        free(t->chunks[i]);
+    free(t->chunks);
+    free(t->strs);
+    free(t->lens);
+    free(t->slots);
+    free(t);
+}
+
+static char *hs_strtab_alloc(hs_strtab *t, size_t len)
+{
+    if (t->n_chunks == 0 || t->chunk_used + len + 1 > t->chunk_size) {
+        size_t sz = len + 1 > HS_STRTAB_CHUNK ? len + 1 : HS_STRTAB_CHUNK;
+        if (t->n_chunks == t->cap_chunks) {
+            size_t nc = t->cap_chunks ? t->cap_chunks * 2 : 16;
+            char **c = realloc(t->chunks, nc * sizeof *c);
+            if (!c)
+                return NULL;
+            t->chunks = c;
+            t->cap_chunks = nc;
+        }
+        char *chunk = malloc(sz);
+        if (!chunk)
+            return NULL;
+        t->chunks[t->n_chunks++] = chunk;
+        t->chunk_used = 0;
+        t->chunk_size = sz;
+    }
+    char *r = t->chunks[t->n_chunks - 1] + t->chunk_used;
+    t->chunk_used += len + 1;
+    return r;
+}
+
+static int hs_strtab_grow(hs_strtab *t)
+{
+    size_t ns = t->n_slots * 2;
+    uint32_t *slots = calloc(ns, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = hs_hash_bytes(t->strs[i], t->lens[i]) & (ns - 1);
+        while (slots[j])
+            j = (j + 1) & (ns - 1);
+        slots[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = ns;
+    return 0;
+}
+
+uint32_t hs_strtab_intern(hs_strtab *t, const char *s, size_t len)
+{
+    if (len > UINT32_MAX - 1)
+        return UINT32_MAX;
+    size_t mask = t->n_slots - 1;
+    size_t j = hs_hash_bytes(s, len) & mask;
+    while (t->slots[j]) {
+        uint32_t id = t->slots[j] - 1;
+        if (t->lens[id] == len && memcmp(t->strs[id], s, len) == 0)
+            return id;
+        j = (j + 1) & mask;
+    }
+    if (t->n >= UINT32_MAX - 2)
+        return UINT32_MAX;
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 256;
+        const char **strs = realloc(t->strs, nc * sizeof *strs);
+        if (!strs)
+            return UINT32_MAX;
+        t->strs = strs;
+        uint32_t *lens = realloc(t->lens, nc * sizeof *lens);
+        if (!lens)
+            return UINT32_MAX;
+        t->lens = lens;
+        t->cap = nc;
+    }
+    char *copy = hs_strtab_alloc(t, len);
+    if (!copy)
+        return UINT32_MAX;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    uint32_t id = (uint32_t)t->n++;
+    t->strs[id] = copy;
+    t->lens[id] = (uint32_t)len;
+    t->slots[j] = id + 1;
+    if (t->n * 2 > t->n_slots && hs_strtab_grow(t) != 0) {
+        /* the string is interned; the table is only fuller than we like */
+    }
+    return id;
+}
+
+const char *hs_strtab_get(const hs_strtab *t, uint32_t id)
+{
+    return id < t->n ? t->strs[id] : "";
+}
+
+size_t hs_strtab_count(const hs_strtab *t)
+{
+    return t->n;
+}
+
+/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
+static size_t hs_utf8_len(const unsigned char *s)
+{
+    size_t n;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xe0) == 0xc0)
+        n = 2, cp = s[0] & 0x1f;
+    else if ((s[0] & 0xf0) == 0xe0)
+        n = 3, cp = s[0] & 0x0f;
+    else if ((s[0] & 0xf8) == 0xf0)
+        n = 4, cp = s[0] & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+void hs_json_string(FILE *out, const char *s)
+{
+    putc('"', out);
+    for (const unsigned char *c = (const unsigned char *)s; *c;) {
+        switch (*c) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        case '<': fputs("\\u003c", out); break;
+        case '>': fputs("\\u003e", out); break;
+        case '&': fputs("\\u0026", out); break;
+        default:
+            if (*c < 0x20) {
+                fprintf(out, "\\u%04x", *c);
+            } else if (*c >= 0x80) {
+                size_t n = hs_utf8_len(c);
+                if (n) {
+                    fwrite(c, 1, n, out);
+                    c += n;
+                } else { /* invalid UTF-8: U+FFFD keeps the JSON valid */
+                    fputs("\\ufffd", out);
+                    c++;
+                }
+                continue;
+            } else {
+                putc(*c, out);
+            }
+        }
+        c++;
+    }
+    putc('"', out);
+}
+
+/* ---------------------------------------------------------------- map */
+
+int hs_map_init(hs_map *m)
+{
+    m->n = 0;
+    m->n_slots = 1024;
+    m->keys = calloc(m->n_slots * 2, sizeof *m->keys);
+    m->vals = calloc(m->n_slots, sizeof *m->vals);
+    if (!m->keys || !m->vals) {
+        hs_map_free(m);
+        return -1;
+    }
+    return 0;
+}
+
+void hs_map_free(hs_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    m->keys = NULL;
+    m->vals = NULL;
+    m->n = m->n_slots = 0;
+}
+
+static inline size_t hs_map_slot(uint64_t a, uint64_t b, size_t mask)
+{
+    uint64_t key = a * 0x9e3779b97f4a7c15ULL ^ b;
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdULL;
+    key ^= key >> 33;
+    return (size_t)key & mask;
+}
+
+static int hs_map_rehash(hs_map *m)
+{
+    size_t ns = m->n_slots * 2;
+    uint64_t *keys = calloc(ns * 2, sizeof *keys);
+    uint32_t *vals = calloc(ns, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return -1;
+    }
+    for (size_t i = 0; i < m->n_slots; i++) {
+        if (!m->vals[i])
+            continue;
+        size_t j = hs_map_slot(m->keys[2 * i], m->keys[2 * i + 1], ns - 1);
+        while (vals[j])
+            j = (j + 1) & (ns - 1);
+        keys[2 * j] = m->keys[2 * i];
+        keys[2 * j + 1] = m->keys[2 * i + 1];
+        vals[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->n_slots = ns;
+    return 0;
+}
+
+uint32_t hs_map_get(hs_map *m, uint64_t a, uint64_t b, int *is_new)
+{
+    size_t mask = m->n_slots - 1;
+    size_t j = hs_map_slot(a, b, mask);
+    *is_new = 0;
+    while (m->vals[j]) {
+        if (m->keys[2 * j] == a && m->keys[2 * j + 1] == b)
+            return m->vals[j] - 1;
+        j = (j + 1) & mask;
+    }
+    if (m->n >= UINT32_MAX - 1)
+        return UINT32_MAX;
+    if ((m->n + 1) * 2 > m->n_slots) {
+        if (hs_map_rehash(m) != 0)
+            return UINT32_MAX;
+        mask = m->n_slots - 1;
+        j = hs_map_slot(a, b, mask);
+        while (m->vals[j])
+            j = (j + 1) & mask;
+    }
+    m->keys[2 * j] = a;
+    m->keys[2 * j + 1] = b;
+    m->vals[j] = (uint32_t)(++m->n);
+    *is_new = 1;
+    return (uint32_t)(m->n - 1);
+}

@@ -1,0 +1,68 @@
+/* stacks.h — small containers shared by the exporters and importers in
+ * report/: a string intern table, a hash map from a pair of uint64 to a
+ * dense index, a pre-order walk of analysis' call tree, saturating adds and
+ * JSON string output. Nothing here knows a file format.
+ */
+#ifndef HS_REPORT_STACKS_H
+#define HS_REPORT_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+
+/* ---- a string intern table: id -> string, string -> id ---- */
+typedef struct hs_strtab hs_strtab;
+
+hs_strtab *hs_strtab_new(void);
+void hs_strtab_free(hs_strtab *t);
+/* Id of s (len bytes, need not be NUL-terminated); interned if new.
+ * Returns UINT32_MAX on out of memory. */
+uint32_t hs_strtab_intern(hs_strtab *t, const char *s, size_t len);
+const char *hs_strtab_get(const hs_strtab *t, uint32_t id);
+size_t hs_strtab_count(const hs_strtab *t);
+
+/* ---- a hash map from a pair of uint64 to a dense index 0,1,2,... ----
+ * The caller keeps its records in its own array indexed by the result. */
+typedef struct {
+    uint64_t *keys; /* 2 per slot */
+    uint32_t *vals; /* index + 1, 0 = empty */
+    size_t n_slots, n;
+} hs_map;
+
+int hs_map_init(hs_map *m);
+void hs_map_free(hs_map *m);
+/* Index of (a, b); a new key gets index m->n (then *is_new = 1).
+ * UINT32_MAX on out of memory. */
+uint32_t hs_map_get(hs_map *m, uint64_t a, uint64_t b, int *is_new);
+
+/* ---- walking analysis' call tree ---- */
+
+/* The node after i in pre-order (children before siblings); 0 when the walk
+ * is over. Start with t->t[0].first_child. */
+static inline uint32_t hs_calltree_next(const hs_calltree *t, uint32_t i)
+{
+    if (t->t[i].first_child)
+        return t->t[i].first_child;
+    while (i && !t->t[i].next_sibling)
+        i = t->t[i].parent;
+    return i ? t->t[i].next_sibling : 0;
+}
+
+/* ---- small helpers shared by the writers ---- */
+
+/* Saturating addition: hostile profiles carry arbitrary int64 values. */
+static inline int64_t hs_sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* Write s as a JSON string literal (with quotes), escaping '<' too so that
+ * the output can sit inside an HTML <script> element. */
+void hs_json_string(FILE *out, const char *s);
+
+#endif

@@ -1,0 +1,151 @@
+/* text_common.c — what every graph-based text report shares: choosing the
+ * output unit like pprof's selectOutputUnit, the header lines (profile
+ * labels, active filters, "Showing nodes ..."), and `top` over an analysis
+ * view (the filtered successor of top.c's own graph). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "report/text_reports.h"
+
+static int64_t abs64(int64_t x)
+{
+    return x < 0 ? -x : x;
+}
+
+void hs_text_ctx_init(hs_text_ctx *c, const hs_view *v, const hs_graph *g,
+                      const hs_analysis_options *o)
+{
+    c->v = v;
+    c->g = g;
+    c->o = o;
+    c->sample_unit = v->unit;
+    c->unit = "minimum";
+    if (!g || g->n_order == 0)
+        return;
+    int64_t min = 0;
+    for (size_t i = 0; i < g->n_order; i++) {
+        const hs_graph_node *n = &g->nodes[g->order[i]];
+        int64_t m = abs64(n->flat - n->base_flat);
+        if (m == 0)
+            m = abs64(n->cum - n->base_cum);
+        if (m > 0 && (min == 0 || m < min))
+            min = m;
+    }
+    c->unit = hs_output_unit(min, v->total, v->unit);
+}
+
+char *hs_text_value(const hs_text_ctx *c, char *buf, size_t len, int64_t v)
+{
+    return hs_format_scaled(buf, len, v, c->sample_unit, c->unit);
+}
+
+int hs_text_profile_labels(FILE *out, const hs_text_ctx *c)
+{
+    return hs_report_print_header(out, c->v->profile, c->v->sample_index, c->v->total,
+                                  c->unit);
+}
+
+static void print_active_filters(FILE *out, const hs_analysis_options *o)
+{
+    const struct {
+        const char *k;
+        const char *v;
+    } f[] = {{"focus", o->focus},         {"ignore", o->ignore},     {"hide", o->hide},
+             {"show", o->show},           {"show_from", o->show_from},
+             {"tagfocus", o->tagfocus},   {"tagignore", o->tagignore}};
+    bool any = false;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (!f[i].v || !*f[i].v)
+            continue;
+        if (!any)
+            fprintf(out, "Active filters:\n");
+        any = true;
+        size_t len = strlen(f[i].k) + 1 + strlen(f[i].v);
+        if (len > 80) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s=%s", f[i].k, f[i].v);
+            buf[80] = 0;
+            fprintf(out, "   %s\xe2\x80\xa6\n", buf);
+        } else {
+            fprintf(out, "   %s=%s\n", f[i].k, f[i].v);
+        }
+    }
+}
+
+int hs_text_report_labels(FILE *out, const hs_text_ctx *c)
+{
+    const hs_view *v = c->v;
+    const hs_graph *g = c->g;
+    if (hs_text_profile_labels(out, c) < 0)
+        return -1;
+    print_active_filters(out, c->o);
+    int64_t flat_sum = 0;
+    for (size_t i = 0; i < g->n_order; i++) {
+        const hs_graph_node *n = &g->nodes[g->order[i]];
+        flat_sum += n->flat - n->base_flat;
+    }
+    char a[64], b[64], pct[32];
+    const char *ps = hs_format_percent(pct, sizeof pct, flat_sum, v->total);
+    while (*ps == ' ')
+        ps++;
+    fprintf(out, "Showing nodes accounting for %s, %s of %s total\n",
+            hs_text_value(c, a, sizeof a, flat_sum), ps, hs_text_value(c, b, sizeof b, v->total));
+    if (v->total != 0) {
+        if (g->dropped_nodes > 0)
+            fprintf(out, "Dropped %zu node%s (cum <= %s)\n", g->dropped_nodes,
+                    g->dropped_nodes > 1 ? "s" : "",
+                    hs_text_value(c, a, sizeof a,
+                                  abs64((int64_t)((double)v->total * c->o->nodefraction))));
+        if (g->dropped_edges > 0)
+            fprintf(out, "Dropped %zu edge%s (freq <= %s)\n", g->dropped_edges,
+                    g->dropped_edges > 1 ? "s" : "",
+                    hs_text_value(c, a, sizeof a,
+                                  abs64((int64_t)((double)v->total * c->o->edgefraction))));
+        if (g->n_order > 0 && g->n_order < g->orig_count)
+            fprintf(out, "Showing top %zu nodes out of %zu\n", g->n_order, g->orig_count);
+    }
+    return ferror(out) ? -1 : 0;
+}
+
+int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
+                       const hs_analysis_options *o, char *err, size_t errlen)
+{
+    hs_text_ctx c;
+    hs_text_ctx_init(&c, v, g, o);
+    /* pprof's text report never mentions dropped edges */
+    hs_graph tmp = *g;
+    tmp.dropped_edges = 0;
+    c.g = &tmp;
+    if (hs_text_report_labels(out, &c) < 0)
+        goto werr;
+    c.g = g;
+    fprintf(out, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat", "sum", "cum", "cum");
+    int64_t sum = 0;
+    for (size_t i = 0; i < g->n_order; i++) {
+        uint32_t id = g->order[i];
+        const hs_graph_node *n = &g->nodes[id];
+        bool inl = false, noinl = false;
+        for (size_t k = 0; k < n->n_in; k++) {
+            if (g->edges[n->in[k]].inline_call)
+                inl = true;
+            else
+                noinl = true;
+        }
+        int64_t flat = n->flat - n->base_flat, cum = n->cum - n->base_cum;
+        sum += flat;
+        char fb[64], cb[64], fp[32], sp[32], cp[32];
+        fprintf(out, "%10s %s %s %10s %s  %s%s\n", hs_text_value(&c, fb, sizeof fb, flat),
+                hs_format_percent(fp, sizeof fp, flat, v->total),
+                hs_format_percent(sp, sizeof sp, sum, v->total),
+                hs_text_value(&c, cb, sizeof cb, cum),
+                hs_format_percent(cp, sizeof cp, cum, v->total), v->nodes[id].name,
+                inl ? (noinl ? " (partial-inline)" : " (inline)") : "");
+    }
+    if (ferror(out))
+        goto werr;
+    return 0;
+werr:
+    snprintf(err, errlen, "error writing output");
+    return -1;
+}

@@ -1,0 +1,51 @@
+/* text_reports.h — the text reports built on the analysis view (analysis/):
+ * top with every filter option, peek, tree, traces, list and diff. Each
+ * prints exactly what `go tool pprof` prints for the same report where pprof
+ * has one (-top, -peek, -tree, -traces, -list); diff is hotspur's own table.
+ * Functions return 0, or -1 with a one-line message in err (write error, no
+ * match for a regex). */
+#ifndef HS_REPORT_TEXT_REPORTS_H
+#define HS_REPORT_TEXT_REPORTS_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+
+/* Shared state of a graph-based text report: the chosen output unit. */
+typedef struct {
+    const hs_view *v;
+    const hs_graph *g;           /* may be NULL (traces) */
+    const hs_analysis_options *o;
+    const char *sample_unit;
+    const char *unit;            /* output unit ("minimum" when per value) */
+} hs_text_ctx;
+
+void hs_text_ctx_init(hs_text_ctx *c, const hs_view *v, const hs_graph *g,
+                      const hs_analysis_options *o);
+/* value in the report's unit */
+char *hs_text_value(const hs_text_ctx *c, char *buf, size_t len, int64_t v);
+/* File/Type/Time/Duration lines (pprof's ProfileLabels). */
+int hs_text_profile_labels(FILE *out, const hs_text_ctx *c);
+/* ProfileLabels + Active filters + Showing nodes... + Dropped... (reportLabels). */
+int hs_text_report_labels(FILE *out, const hs_text_ctx *c);
+
+/* `top`: pprof's -top over a trimmed graph (kind HS_KIND_TOP). */
+int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
+                       const hs_analysis_options *o, char *err, size_t errlen);
+/* `tree` (rx NULL) and `peek RE` (rx set): callers and callees of each node. */
+int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
+                   const regex_t *rx, const char *rx_text, char *err, size_t errlen);
+/* `traces`: every kept sample with its labels, value and stack (leaf first). */
+int hs_report_traces(FILE *out, const hs_view *v, const hs_analysis_options *o, char *err,
+                     size_t errlen);
+/* `list RE`: annotated source of each function matching rx (view built with
+ * --lines granularity). source_path: extra directory to search (may be NULL). */
+int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,
+                   const char *rx_text, char *err, size_t errlen);
+/* `diff BASE NEW`: per node base, new, delta, delta% (view built with a base). */
+int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
+                   char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,1487 @@
+/* symbolize.c — address -> function, file, line and inline chain (elfutils).
+ *
+ * Each registered ELF object (a file, or an in-memory image such as the vDSO)
+ * gets its own Dwfl session, opened lazily on the first lookup in its range and
+ * closed again when too many are open (so a process with hundreds of
+ * libraries does not run out of file descriptors). Lookups go:
+ *
+ *   address cache -> object range (binary search) -> compilation unit
+ *   (own CU range table, built once per object, dwfl's aranges as fallback)
+ *   -> per-CU function index (built once per CU: every subprogram and
+ *   inlined-subroutine instance with its pc ranges) -> the inline chain,
+ *   with file:line from the line table for the innermost frame and
+ *   DW_AT_call_file/DW_AT_call_line for the callers.
+ *
+ * Without DWARF for an address we use the ELF symbol table (.symtab, from a
+ * separate debug file if needed, else .dynsym). Separate debug files are found
+ * by build-id (/usr/lib/debug/.build-id/xx/yyyy.debug) and .gnu_debuglink;
+ * unlike dwfl_standard_find_debuginfo we never ask a debuginfod server (this
+ * code runs inside the profiled process at exit; no network access there).
+ *
+ * All strings handed out are interned in the symbolizer and live until
+ * hs_symbolizer_free(). No global mutable state; not thread-safe per instance.
+ */
+#define _GNU_SOURCE
+#include "symbolize/symbolize.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* From libstdc++ (C++ ABI); linked through the CMake target. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+#define HS_MAX_OPEN_OBJECTS 48 /* Dwfl sessions (each holds 1-3 fds) open at once */
+#define HS_MAX_CHAIN 64        /* inline frames per address we keep */
+#define HS_MAX_DIE_DEPTH 128   /* recursion bound when walking (hostile) DWARF */
+
+/* ------------------------------------------------------------------ */
+/* small containers                                                    */
+
+/* A uint64 -> uint64 hash map (open addressing, linear probing). */
+typedef struct {
+    uint64_t *keys, *vals;
+    uint8_t *used;
+    size_t cap, n;
+} hs_map;
+
+static uint64_t hs_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static void hs_map_free(hs_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+static bool hs_map_get(const hs_map *m, uint64_t key, uint64_t *val)
+{
+    if (m->cap == 0)
+        return false;
+    size_t mask = m->cap - 1;
+    for (size_t i = hs_mix64(key) & mask;; i = (i + 1) & mask) {
+        if (!m->used[i])
+            return false;
+        if (m->keys[i] == key) {
+            *val = m->vals[i];
+            return true;
+        }
+    }
+}
+
+static int hs_map_grow(hs_map *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 64;
+    hs_map n = {0};
+    n.keys = malloc(ncap * sizeof *n.keys);
+    n.vals = malloc(ncap * sizeof *n.vals);
+    n.used = calloc(ncap, 1);
+    if (!n.keys || !n.vals || !n.used) {
+        hs_map_free(&n);
+        return -1;
+    }
+    n.cap = ncap;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->used[i])
+            continue;
+        size_t j = hs_mix64(m->keys[i]) & (ncap - 1);
+        while (n.used[j])
+            j = (j + 1) & (ncap - 1);
+        n.used[j] = 1;
+        n.keys[j] = m->keys[i];
+        n.vals[j] = m->vals[i];
+    }
+    n.n = m->n;
+    hs_map_free(m);
+    *m = n;
+    return 0;
+}
+
+/* Insert or overwrite. 0, or -1 on out of memory. */
+static int hs_map_put(hs_map *m, uint64_t key, uint64_t val)
+{
+    if ((m->n + 1) * 2 > m->cap && hs_map_grow(m) < 0) /* load <= 1/2 */
+        return -1;
+    size_t mask = m->cap - 1;
+    size_t i = hs_mix64(key) & mask;
+    while (m->used[i] && m->keys[i] != key)
+        i = (i + 1) & mask;
+    if (!m->used[i]) {
+        m->used[i] = 1;
+        m->keys[i] = key;
+        m->n++;
+    }
+    m->vals[i] = val;
+    return 0;
+}
+
+static void hs_map_clear(hs_map *m)
+{
+    if (m->cap)
+        memset(m->used, 0, m->cap);
+    m->n = 0;
+}
+
+/* Grow *arr (of elements of size sz) to hold at least need elements. */
+static int hs_reserve(void **arr, size_t *cap, size_t need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*arr, ncap * sz);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+#define HS_RESERVE(arr, cap, need) hs_reserve((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+/* Interned strings: stable pointers into arena chunks, found by hash. */
+typedef struct hs_chunk {
+    struct hs_chunk *next;
+    size_t used, cap;
+    char data[];
+} hs_chunk;
+
+typedef struct {
+    hs_chunk *chunks;
+    const char **slots; /* open addressing table of interned strings */
+    size_t cap, n;
+} hs_strtab;
+
+static uint64_t hs_strhash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static char *hs_arena_copy(hs_strtab *t, const char *s, size_t len)
+{
+    hs_chunk *c = t->chunks;
+    if (!c || c->cap - c->used < len + 1) {
+        size_t cap = len + 1 > 65536 ? len + 1 : 65536;
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        c->next = t->chunks;
+        c->used = 0;
+        c->cap = cap;
+        t->chunks = c;
+    }
+    char *d = c->data + c->used;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    c->used += len + 1;
+    return d;
+}
+
+static int hs_strtab_grow(hs_strtab *t)
+{
+    size_t ncap = t->cap ? t->cap * 2 : 1024;
+    const char **ns = calloc(ncap, sizeof *ns);
+    if (!ns)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i])
+            continue;
+        size_t j = hs_strhash(t->slots[i]) & (ncap - 1);
+        while (ns[j])
+            j = (j + 1) & (ncap - 1);
+        ns[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = ns;
+    t->cap = ncap;
+    return 0;
+}
+
+/* The interned copy of s (NULL only on out of memory). */
+static const char *hs_intern(hs_strtab *t, const char *s)
+{
+    if (!s)
+        s = "";
+    if ((t->n + 1) * 2 > t->cap && hs_strtab_grow(t) < 0)
+        return NULL;
+    size_t mask = t->cap - 1;
+    size_t i = hs_strhash(s) & mask;
+    for (; t->slots[i]; i = (i + 1) & mask)
+        if (strcmp(t->slots[i], s) == 0)
+            return t->slots[i];
+    char *d = hs_arena_copy(t, s, strlen(s));
+    if (!d)
+        return NULL;
+    t->slots[i] = d;
+    t->n++;
+    return d;
+}
+
+static void hs_strtab_free(hs_strtab *t)
+{
+    while (t->chunks) {
+        hs_chunk *n = t->chunks->next;
+        free(t->chunks);
+        t->chunks = n;
+    }
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------------------------------ */
+/* data model                                                          */
+
+/* One function instance in a CU: a concrete subprogram or an inlined copy. */
+typedef struct {
+    Dwarf_Die die;
+    int32_t parent; /* enclosing instance (index in the CU), -1 for a subprogram */
+    bool resolved;
+    const char *name, *sysname; /* interned; name "" if DWARF has none */
+    int64_t decl_line;
+    const char *call_file; /* where this inlined copy was called (interned) */
+    int64_t call_line;
+} hs_fn;
+
+typedef struct {
+    uint64_t lo, hi; /* DWARF addresses, [lo, hi) */
+    uint32_t fn, depth;
+} hs_inl_range;
+
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t fn;
+    uint32_t inl_begin, inl_end; /* its inlined copies' ranges in cu->inls */
+} hs_top_range;
+
+typedef struct {
+    Dwarf_Die cudie;
+    hs_fn *fns;
+    size_t n_fns, cap_fns;
+    hs_top_range *tops;
+    size_t n_tops, cap_tops;
+    hs_inl_range *inls;
+    size_t n_inls, cap_inls;
+    Dwarf_Files *files;
+    size_t n_files;
+    bool files_tried;
+} hs_cu;
+
+typedef struct {
+    uint64_t lo, hi; /* DWARF addresses */
+    Dwarf_Off cu_off;
+} hs_cu_range;
+
+/* An ELF code symbol: [lo, hi) in run-time addresses; name is valid while
+ * the object is open. */
+typedef struct {
+    uint64_t lo, hi;
+    const char *name;
+    int rank; /* higher is preferred: sized over sizeless, global over weak over local */
+} hs_sym;
+
+typedef struct {
+    char *name;       /* path, or the image's name */
+    const char *base; /* basename of name */
+    bool is_image;
+    void *image;
+    size_t image_size;
+    uint64_t bias;
+    char build_id[129];
+    int state; /* 0 closed, 1 open, -1 cannot be opened */
+    uint64_t last_use;
+    /* valid while open */
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    Dwarf *dw;
+    Dwarf_Addr dwbias;
+    hs_cu_range *cu_ranges;
+    size_t n_cu_ranges, cap_cu_ranges;
+    bool cu_ranges_built;
+    hs_sym *syms; /* code symbols sorted by address (built on first need) */
+    size_t n_syms, cap_syms;
+    bool syms_built;
+    hs_map cu_index; /* CU DIE offset -> index+1 in cus */
+    hs_cu **cus;
+    size_t n_cus, cap_cus;
+} hs_object;
+
+typedef struct {
+    uint64_t start, end;
+    size_t obj;
+    size_t seq; /* insertion order: later registrations win on overlap */
+} hs_range;
+
+/* A cached answer: frames[off .. off+n) in the frame pool. */
+#define HS_RES_DWARF 1u /* answered from DWARF (inline frames are complete) */
+
+struct hs_symbolizer {
+    hs_strtab strs;
+    hs_object *objs;
+    size_t n_objs, cap_objs;
+    hs_range *ranges;
+    size_t n_ranges, cap_ranges;
+    bool ranges_sorted;
+    hs_map addr_cache; /* addr -> (off << 24) | (flags << 16) | n */
+    hs_frame *pool;
+    size_t n_pool, cap_pool;
+    hs_map demangled; /* interned mangled ptr -> interned demangled ptr */
+    uint64_t clock;
+    size_t n_open;
+};
+
+/* ------------------------------------------------------------------ */
+/* debug file lookup without debuginfod                                */
+
+static bool hs_same_file(int fd, const char *path)
+{
+    struct stat a, b;
+    return path && fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+static bool hs_crc_matches(int fd, uint32_t want)
+{
+    unsigned char buf[65536];
+    uLong crc = crc32(0L, Z_NULL, 0);
+    off_t off = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return false;
+        if (n == 0)
+            break;
+        crc = crc32(crc, buf, (uInt)n);
+        off += n;
+    }
+    return (uint32_t)crc == want;
+}
+
+/* Is the file at fd a plausible debug file for mod? Build-ids must match when
+ * the module has one; otherwise the .gnu_debuglink CRC must (if given). */
+static bool hs_debug_file_ok(Dwfl_Module *mod, int fd, GElf_Word crc)
+{
+    const unsigned char *bits = NULL;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    if (len > 0) {
+        Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        if (!e)
+            return false;
+        const void *dbits = NULL;
+        ssize_t dlen = dwelf_elf_gnu_build_id(e, &dbits);
+        bool ok = dlen == len && memcmp(bits, dbits, (size_t)len) == 0;
+        elf_end(e);
+        return ok;
+    }
+    return crc == 0 || hs_crc_matches(fd, crc);
+}
+
+static int hs_try_debug_path(Dwfl_Module *mod, const char *main_file, const char *cand,
+                             GElf_Word crc, char **out_name)
+{
+    int fd = open(cand, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (hs_same_file(fd, main_file) || !hs_debug_file_ok(mod, fd, crc)) {
+        close(fd);
+        return -1;
+    }
+    *out_name = strdup(cand);
+    if (!*out_name) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* .gnu_debuglink search: DIR/LINK, DIR/.debug/LINK, /usr/lib/debug/DIR/LINK. */
+static int hs_find_by_debuglink(Dwfl_Module *mod, const char *file_name, const char *link,
+                                GElf_Word crc, char **out_name)
+{
+    const char *slash = strrchr(file_name, '/');
+    if (!slash || file_name[0] != '/')
+        return -1;
+    int dirlen = (int)(slash - file_name);
+    const char *fmts[] = {"%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s"};
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        char *cand = NULL;
+        if (asprintf(&cand, fmts[i], dirlen, file_name, link) < 0)
+            return -1;
+        int fd = hs_try_debug_path(mod, file_name, cand, crc, out_name);
+        free(cand);
+        if (fd >= 0)
+            return fd;
+    }
+    return -1;
+}
+
+static int hs_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                             GElf_Addr base, const char *file_name, const char *debuglink_file,
+                             GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+                                          debuglink_crc, debuginfo_file_name);
+    if (fd >= 0 || !debuglink_file || !file_name)
+        return fd;
+    if (debuglink_file[0] == '/') {
+        /* a dwz alternate file named by absolute path (.gnu_debugaltlink) */
+        fd = open(debuglink_file, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && !(*debuginfo_file_name = strdup(debuglink_file))) {
+            close(fd);
+            fd = -1;
+        }
+        return fd;
+    }
+    if (strchr(debuglink_file, '/'))
+        return -1;
+    fd = hs_find_by_debuglink(mod, file_name, debuglink_file, debuglink_crc, debuginfo_file_name);
+    if (fd >= 0)
+        return fd;
+    char *canon = realpath(file_name, NULL);
+    if (canon && strcmp(canon, file_name) != 0)
+        fd = hs_find_by_debuglink(mod, canon, debuglink_file, debuglink_crc, debuginfo_file_name);
+    free(canon);
+    return fd;
+}
+
+/* Never called for modules reported with dwfl_report_elf (we hand over the
+ * file); defined so dwfl cannot go looking elsewhere (or to debuginfod). */
+static int hs_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                       char **file_name, Elf **elfp)
+{
+    (void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
+    errno = ENOENT;
+    return -1;
+}
+
+static const Dwfl_Callbacks hs_dwfl_callbacks = {
+    .find_elf = hs_find_elf,
+    .find_debuginfo = hs_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = NULL,
+};
+
+/* ------------------------------------------------------------------ */
+/* objects: registration, opening, closing                             */
+
+static void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t j = 0;
+    for (size_t i = 0; i < len && j + 2 < outlen; i++) {
+        out[j++] = digits[bits[i] >> 4];
+        out[j++] = digits[bits[i] & 15];
+    }
+    out[j] = '\0';
+}
+
+/* Check that e is an ELF object we can use and note its build-id. */
+static int hs_inspect_elf(Elf *e, char *build_id, size_t len)
+{
+    GElf_Ehdr eh;
+    if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+        return -1;
+    const void *bits = NULL;
+    ssize_t n = dwelf_elf_gnu_build_id(e, &bits);
+    build_id[0] = '\0';
+    if (n > 0 && bits)
+        hs_hex(bits, (size_t)n, build_id, len);
+    return 0;
+}
+
+static void hs_cu_free(hs_cu *cu)
+{
+    if (!cu)
+        return;
+    free(cu->fns);
+    free(cu->tops);
+    free(cu->inls);
+    free(cu);
+}
+
+static void hs_object_close(hs_symbolizer *s, hs_object *o)
+{
+    if (o->state != 1)
+        return;
+    for (size_t i = 0; i < o->n_cus; i++)
+        hs_cu_free(o->cus[i]);
+    free(o->cus);
+    o->cus = NULL;
+    o->n_cus = o->cap_cus = 0;
+    hs_map_free(&o->cu_index);
+    free(o->cu_ranges);
+    o->cu_ranges = NULL;
+    o->n_cu_ranges = o->cap_cu_ranges = 0;
+    o->cu_ranges_built = false;
+    free(o->syms);
+    o->syms = NULL;
+    o->n_syms = o->cap_syms = 0;
+    o->syms_built = false;
+    dwfl_end(o->dwfl); /* closes the fds it owns */
+    o->dwfl = NULL;
+    o->mod = NULL;
+    o->dw = NULL;
+    o->state = 0;
+    s->n_open--;
+}
+
+static int hs_image_fd(const hs_object *o)
+{
+    int fd = memfd_create("hotspur-image", MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    const char *p = o->image;
+    size_t left = o->image_size;
+    while (left > 0) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            close(fd);
+            return -1;
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    return fd;
+}
+
+/* Open o's Dwfl session if needed. 0, or -1 if the object is unusable. */
+static int hs_object_open(hs_symbolizer *s, hs_object *o)
+{
+    o->last_use = ++s->clock;
+    if (o->state != 0)
+        return o->state == 1 ? 0 : -1;
+    while (s->n_open >= HS_MAX_OPEN_OBJECTS) { /* evict the least recently used */
+        hs_object *lru = NULL;
+        for (size_t i = 0; i < s->n_objs; i++)
+            if (s->objs[i].state == 1 && (!lru || s->objs[i].last_use < lru->last_use))
+                lru = &s->objs[i];
+        if (!lru)
+            break;
+        hs_object_close(s, lru);
+    }
+    int fd = o->is_image ? hs_image_fd(o) : open(o->name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1; /* maybe transient (EMFILE): try again next time */
+    Dwfl *d = dwfl_begin(&hs_dwfl_callbacks);
+    if (!d) {
+        close(fd);
+        return -1;
+    }
+    dwfl_report_begin(d);
+    /* With add_p_vaddr, base is the load bias: module address = bias + p_vaddr. */
+    Dwfl_Module *m = dwfl_report_elf(d, o->base, o->is_image ? o->base : o->name, fd, o->bias, true);
+    if (!m) {
+        close(fd); /* not taken over by dwfl on failure */
+        dwfl_end(d);
+        o->state = -1;
+        return -1;
+    }
+    if (dwfl_report_end(d, NULL, NULL) != 0) {
+        dwfl_end(d);
+        o->state = -1;
+        return -1;
+    }
+    o->dwfl = d;
+    o->mod = m;
+    o->dw = dwfl_module_getdwarf(m, &o->dwbias); /* NULL: no DWARF, symbols only */
+    o->state = 1;
+    s->n_open++;
+    return 0;
+}
+
+static int hs_add_object(hs_symbolizer *s, hs_object *o, uint64_t start, uint64_t end)
+{
+    if (HS_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0 ||
+        HS_RESERVE(s->ranges, s->cap_ranges, s->n_ranges + 1) < 0)
+        return -1;
+    s->objs[s->n_objs] = *o;
+    s->ranges[s->n_ranges] = (hs_range){start, end, s->n_objs, s->n_ranges};
+    s->n_objs++;
+    s->n_ranges++;
+    s->ranges_sorted = false;
+    hs_map_clear(&s->addr_cache); /* earlier "unknown" answers may change */
+    s->n_pool = 0;
+    return 0;
+}
+
+static const char *hs_basename(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+static int hs_object_init(hs_object *o, const char *name, uint64_t bias)
+{
+    memset(o, 0, sizeof *o);
+    o->name = strdup(name);
+    if (!o->name)
+        return -1;
+    o->base = hs_basename(o->name);
+    o->bias = bias;
+    return 0;
+}
+
+/* Reuse an already registered file with the same path and bias (a library's
+ * several mappings share one Dwfl session). */
+static ssize_t hs_find_object(const hs_symbolizer *s, const char *path, uint64_t bias)
+{
+    for (size_t i = 0; i < s->n_objs; i++)
+        if (!s->objs[i].is_image && s->objs[i].bias == bias && strcmp(s->objs[i].name, path) == 0)
+            return (ssize_t)i;
+    return -1;
+}
+
+int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, uint64_t start,
+                             uint64_t end)
+{
+    if (!s || !path || !*path || start >= end)
+        return -1;
+    ssize_t existing = hs_find_object(s, path, bias);
+    if (existing >= 0) {
+        if (s->objs[existing].state == -1)
+            return -1;
+        if (HS_RESERVE(s->ranges, s->cap_ranges, s->n_ranges + 1) < 0)
+            return -1;
+        s->ranges[s->n_ranges] = (hs_range){start, end, (size_t)existing, s->n_ranges};
+        s->n_ranges++;
+        s->ranges_sorted = false;
+        hs_map_clear(&s->addr_cache);
+        s->n_pool = 0;
+        return 0;
+    }
+    hs_object o;
+    if (hs_object_init(&o, path, bias) < 0)
+        return -1;
+    /* Validate now (cheap: mmap + ELF header + notes), open for real lazily. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    int ok = hs_inspect_elf(e, o.build_id, sizeof o.build_id);
+    if (e)
+        elf_end(e);
+    if (fd >= 0)
+        close(fd);
+    if (ok < 0)
+        o.state = -1; /* registered anyway so its range yields "0xADDR [name]" */
+    if (hs_add_object(s, &o, start, end) < 0) {
+        free(o.name);
+        return -1;
+    }
+    return ok;
+}
+
+int hs_symbolizer_add_image(hs_symbolizer *s, const char *name, const void *image, size_t size,
+                            uint64_t bias, uint64_t start, uint64_t end)
+{
+    if (!s || !image || size == 0 || start >= end)
+        return -1;
+    hs_object o;
+    if (hs_object_init(&o, name && *name ? name : "[memory]", bias) < 0)
+        return -1;
+    o.is_image = true;
+    o.image = malloc(size);
+    if (!o.image) {
+        free(o.name);
+        return -1;
+    }
+    memcpy(o.image, image, size);
+    o.image_size = size;
+    Elf *e = elf_memory(o.image, size);
+    int ok = hs_inspect_elf(e, o.build_id, sizeof o.build_id);
+    if (e)
+        elf_end(e);
+    if (ok < 0)
+        o.state = -1;
+    if (hs_add_object(s, &o, start, end) < 0) {
+        free(o.image);
+        free(o.name);
+        return -1;
+    }
+    return ok;
+}
+
+int hs_symbolizer_add_mapping(hs_symbolizer *s, const char *path, uint64_t start, uint64_t limit,
+                              uint64_t file_offset)
+{
+    if (!s || !path || !*path || start >= limit)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    GElf_Ehdr eh;
+    int rc = -1;
+    uint64_t bias = 0;
+    size_t nph = 0;
+    if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh) && elf_getphdrnum(e, &nph) == 0) {
+        if (eh.e_type == ET_EXEC) {
+            rc = 0; /* fixed addresses */
+        } else {
+            bool found = false;
+            for (size_t i = 0; i < nph; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+                    continue;
+                if (file_offset < ph.p_offset || file_offset >= ph.p_offset + ph.p_filesz)
+                    continue;
+                /* prefer the executable segment when several match */
+                if (found && !(ph.p_flags & PF_X))
+                    continue;
+                bias = start - (ph.p_vaddr + (file_offset - ph.p_offset));
+                found = true;
+            }
+            rc = found ? 0 : -1;
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    if (rc < 0)
+        return -1;
+    return hs_symbolizer_add_module(s, path, bias, start, limit);
+}
+
+hs_symbolizer *hs_symbolizer_new(void)
+{
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return NULL;
+    return calloc(1, sizeof(hs_symbolizer));
+}
+
+void hs_symbolizer_free(hs_symbolizer *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_objs; i++) {
+        hs_object_close(s, &s->objs[i]);
+        free(s->objs[i].name);
+        free(s->objs[i].image);
+    }
+    free(s->objs);
+    free(s->ranges);
+    free(s->pool);
+    hs_map_free(&s->addr_cache);
+    hs_map_free(&s->demangled);
+    hs_strtab_free(&s->strs);
+    free(s);
+}
+
+static int hs_range_cmp(const void *a, const void *b)
+{
+    const hs_range *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The object whose registered range contains addr, or NULL. */
+static hs_object *hs_object_at(hs_symbolizer *s, uint64_t addr)
+{
+    if (!s->ranges_sorted) {
+        if (s->n_ranges > 1)
+            qsort(s->ranges, s->n_ranges, sizeof *s->ranges, hs_range_cmp);
+        s->ranges_sorted = true;
+    }
+    size_t lo = 0, hi = s->n_ranges; /* first range with start > addr */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->ranges[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Ranges normally don't overlap; if they do, prefer the latest registered. */
+    const hs_range *best = NULL;
+    for (size_t i = lo, k = 0; i > 0 && k < 16; i--, k++) {
+        const hs_range *r = &s->ranges[i - 1];
+        if (addr < r->end && (!best || r->seq > best->seq))
+            best = r;
+    }
+    return best ? &s->objs[best->obj] : NULL;
+}
+
+const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr)
+{
+    if (!s)
+        return "";
+    hs_object *o = hs_object_at(s, addr);
+    return o ? o->build_id : "";
+}
+
+/* ------------------------------------------------------------------ */
+/* per-CU function index                                               */
+
+static int hs_cu_add_fn(hs_cu *cu, Dwarf_Die *die, int32_t parent, uint32_t *idx)
+{
+    if (cu->n_fns >= UINT32_MAX - 1 || HS_RESERVE(cu->fns, cu->cap_fns, cu->n_fns + 1) < 0)
+        return -1;
+    hs_fn *f = &cu->fns[cu->n_fns];
+    memset(f, 0, sizeof *f);
+    f->die = *die;
+    f->parent = parent;
+    *idx = (uint32_t)cu->n_fns++;
+    return 0;
+}
+
+typedef struct {
+    Dwarf_Die *items;
+    size_t n, cap;
+} hs_die_list;
+
+/* Walk the children of die. fn: the enclosing function instance (-1 at
+ * namespace level); nested subprograms are queued on pending and indexed
+ * separately so each subprogram's inlined ranges stay contiguous. */
+static int hs_cu_walk(hs_cu *cu, Dwarf_Die *die, int32_t fn, uint32_t depth, int level,
+                      hs_die_list *pending)
+{
+    if (level > HS_MAX_DIE_DEPTH)
+        return 0;
+    Dwarf_Die child;
+    if (dwarf_child(die, &child) != 0)
+        return 0;
+    do {
+        int tag = dwarf_tag(&child);
+        switch (tag) {
+        case DW_TAG_subprogram: /* indexed later (declarations are skipped there) */
+            if (HS_RESERVE(pending->items, pending->cap, pending->n + 1) < 0)
+                return -1;
+            pending->items[pending->n++] = child;
+            break;
+        case DW_TAG_inlined_subroutine: {
+            if (fn < 0)
+                break;
+            uint32_t idx;
+            if (hs_cu_add_fn(cu, &child, fn, &idx) < 0)
+                return -1;
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+                if (lo >= hi)
+                    continue;
+                if (HS_RESERVE(cu->inls, cu->cap_inls, cu->n_inls + 1) < 0)
+                    return -1;
+                cu->inls[cu->n_inls++] = (hs_inl_range){lo, hi, idx, depth};
+            }
+            if (hs_cu_walk(cu, &child, (int32_t)idx, depth + 1, level + 1, pending) < 0)
+                return -1;
+            break;
+        }
+        case DW_TAG_lexical_block:
+        case DW_TAG_try_block:
+        case DW_TAG_catch_block:
+            if (fn >= 0 && hs_cu_walk(cu, &child, fn, depth, level + 1, pending) < 0)
+                return -1;
+            break;
+        case DW_TAG_imported_unit: { /* dwz: a partial unit's DIEs pulled in here */
+            Dwarf_Attribute a;
+            Dwarf_Die unit;
+            if (level == 0 && dwarf_formref_die(dwarf_attr(&child, DW_AT_import, &a), &unit) &&
+                hs_cu_walk(cu, &unit, fn, depth, level + 1, pending) < 0)
+                return -1;
+            break;
+        }
+        case DW_TAG_namespace:
+        case DW_TAG_module:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+            if (hs_cu_walk(cu, &child, fn, depth, level + 1, pending) < 0)
+                return -1;
+            break;
+        default:
+            break;
+        }
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return 0;
+}
+
+/* Index one concrete subprogram (queued by hs_cu_walk). */
+static int hs_cu_index_subprogram(hs_cu *cu, Dwarf_Die *die, hs_die_list *pending)
+{
+    Dwarf_Addr base, lo, hi;
+    if (dwarf_ranges(die, 0, &base, &lo, &hi) <= 0)
+        return 0; /* a declaration or an abstract instance: no code */
+    uint32_t idx;
+    if (hs_cu_add_fn(cu, die, -1, &idx) < 0)
+        return -1;
+    size_t inl_begin = cu->n_inls;
+    if (hs_cu_walk(cu, die, (int32_t)idx, 1, 1, pending) < 0)
+        return -1;
+    size_t inl_end = cu->n_inls;
+    ptrdiff_t off = 0;
+    while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+        if (lo >= hi)
+            continue;
+        if (HS_RESERVE(cu->tops, cu->cap_tops, cu->n_tops + 1) < 0)
+            return -1;
+        cu->tops[cu->n_tops++] =
+            (hs_top_range){lo, hi, idx, (uint32_t)inl_begin, (uint32_t)inl_end};
+    }
+    return 0;
+}
+
+static int hs_top_cmp(const void *a, const void *b)
+{
+    const hs_top_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static hs_cu *hs_cu_build(Dwarf_Die *cudie)
+{
+    hs_cu *cu = calloc(1, sizeof *cu);
+    if (!cu)
+        return NULL;
+    cu->cudie = *cudie;
+    hs_die_list pending = {0};
+    int rc = hs_cu_walk(cu, cudie, -1, 0, 0, &pending);
+    /* Subprograms found while indexing others are appended to pending. */
+    for (size_t i = 0; rc == 0 && i < pending.n; i++) {
+        Dwarf_Die d = pending.items[i];
+        rc = hs_cu_index_subprogram(cu, &d, &pending);
+    }
+    free(pending.items);
+    if (rc < 0 || cu->n_inls > UINT32_MAX) {
+        hs_cu_free(cu);
+        return NULL;
+    }
+    if (cu->n_tops > 1)
+        qsort(cu->tops, cu->n_tops, sizeof *cu->tops, hs_top_cmp);
+    return cu;
+}
+
+/* ------------------------------------------------------------------ */
+/* CU lookup                                                           */
+
+static int hs_cu_range_cmp(const void *a, const void *b)
+{
+    const hs_cu_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Our own address -> CU table from every CU's DW_AT_ranges / low_pc, so we
+ * do not depend on .debug_aranges (clang and rustc do not emit it). */
+static void hs_build_cu_ranges(hs_object *o)
+{
+    o->cu_ranges_built = true;
+    Dwarf_CU *cu = NULL;
+    Dwarf_Die cudie;
+    uint8_t type;
+    while (dwarf_get_units(o->dw, cu, &cu, NULL, &type, &cudie, NULL) == 0) {
+        if (type != DW_UT_compile && type != DW_UT_partial && type != DW_UT_skeleton)
+            continue;
+        Dwarf_Addr base, lo, hi;
+        ptrdiff_t off = 0;
+        while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+            if (lo >= hi)
+                continue;
+            if (HS_RESERVE(o->cu_ranges, o->cap_cu_ranges, o->n_cu_ranges + 1) < 0)
+                return; /* partial table: dwfl's aranges remain as fallback */
+            o->cu_ranges[o->n_cu_ranges++] = (hs_cu_range){lo, hi, dwarf_dieoffset(&cudie)};
+        }
+    }
+    if (o->n_cu_ranges > 1)
+        qsort(o->cu_ranges, o->n_cu_ranges, sizeof *o->cu_ranges, hs_cu_range_cmp);
+}
+
+/* The indexed CU containing DWARF address pc, or NULL. */
+static hs_cu *hs_cu_at(hs_object *o, uint64_t addr, uint64_t pc)
+{
+    if (!o->cu_ranges_built)
+        hs_build_cu_ranges(o);
+    Dwarf_Die cudie;
+    bool found = false;
+    size_t lo = 0, hi = o->n_cu_ranges;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->cu_ranges[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* CU ranges may nest or overlap (e.g. partial units); look back a little. */
+    for (size_t i = lo, k = 0; i > 0 && k < 8 && !found; i--, k++) {
+        const hs_cu_range *r = &o->cu_ranges[i - 1];
+        if (pc < r->hi && dwarf_offdie(o->dw, r->cu_off, &cudie) != NULL)
+            found = true;
+    }
+    if (!found) {
+        Dwarf_Addr b;
+        Dwarf_Die *d = dwfl_module_addrdie(o->mod, addr, &b);
+        if (!d || b != o->dwbias)
+            return NULL;
+        cudie = *d;
+    }
+    Dwarf_Off key = dwarf_dieoffset(&cudie);
+    uint64_t v;
+    if (hs_map_get(&o->cu_index, key, &v))
+        return o->cus[v - 1];
+    if (HS_RESERVE(o->cus, o->cap_cus, o->n_cus + 1) < 0)
+        return NULL;
+    hs_cu *cu = hs_cu_build(&cudie);
+    if (!cu)
+        return NULL;
+    if (hs_map_put(&o->cu_index, key, o->n_cus + 1) < 0) {
+        hs_cu_free(cu);
+        return NULL;
+    }
+    o->cus[o->n_cus++] = cu;
+    return cu;
+}
+
+/* The innermost function instance containing pc, or -1. */
+static int64_t hs_cu_innermost(const hs_cu *cu, uint64_t pc)
+{
+    size_t lo = 0, hi = cu->n_tops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cu->tops[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const hs_top_range *top = NULL;
+    for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
+        if (pc < cu->tops[i - 1].hi) {
+            top = &cu->tops[i - 1];
+            break;
+        }
+    }
+    if (!top)
+        return -1;
+    int64_t best = top->fn;
+    uint32_t best_depth = 0;
+    for (uint32_t i = top->inl_begin; i < top->inl_end; i++) {
+        const hs_inl_range *r = &cu->inls[i];
+        if (r->lo <= pc && pc < r->hi && r->depth > best_depth) {
+            best = r->fn;
+            best_depth = r->depth;
+        }
+    }
+    return best;
+}
+
+/* ------------------------------------------------------------------ */
+/* names                                                               */
+
+/* Demangled form of an interned name (itself if not a mangled C++ name). */
+static const char *hs_demangle(hs_symbolizer *s, const char *sys)
+{
+    if (!sys || strncmp(sys, "_Z", 2) != 0)
+        return sys;
+    uint64_t v;
+    if (hs_map_get(&s->demangled, (uint64_t)(uintptr_t)sys, &v))
+        return (const char *)(uintptr_t)v;
+    int status = 0;
+    char *d = __cxa_demangle(sys, NULL, NULL, &status);
+    const char *out = sys;
+    if (d && status == 0) {
+        const char *in = hs_intern(&s->strs, d);
+        if (in)
+            out = in;
+    }
+    free(d);
+    (void)hs_map_put(&s->demangled, (uint64_t)(uintptr_t)sys, (uint64_t)(uintptr_t)out); /* a cache */
+    return out;
+}
+
+static const char *hs_die_string(Dwarf_Die *die, unsigned int at)
+{
+    Dwarf_Attribute mem;
+    Dwarf_Attribute *a = dwarf_attr_integrate(die, at, &mem);
+    return a ? dwarf_formstring(a) : NULL;
+}
+
+static const char *hs_cu_file(hs_cu *cu, Dwarf_Word idx)
+{
+    if (!cu->files_tried) {
+        cu->files_tried = true;
+        if (dwarf_getsrcfiles(&cu->cudie, &cu->files, &cu->n_files) != 0) {
+            cu->files = NULL;
+            cu->n_files = 0;
+        }
+    }
+    if (!cu->files || idx >= cu->n_files)
+        return NULL;
+    return dwarf_filesrc(cu->files, idx, NULL, NULL);
+}
+
+/* Fill f's names, declaration line and call site (interned). -1 on OOM. */
+static int hs_fn_resolve(hs_symbolizer *s, hs_cu *cu, hs_fn *f)
+{
+    if (f->resolved)
+        return 0;
+    const char *link = hs_die_string(&f->die, DW_AT_linkage_name);
+    if (!link)
+        link = hs_die_string(&f->die, DW_AT_MIPS_linkage_name);
+    const char *name = hs_die_string(&f->die, DW_AT_name);
+    if (link && (strncmp(link, "_Z", 2) == 0 || !name)) { /* C++ (or Rust legacy) mangling */
+        f->sysname = hs_intern(&s->strs, link);
+        f->name = f->sysname ? hs_demangle(s, f->sysname) : NULL;
+    } else if (link) { /* C with an asm label, e.g. glibc's qsort = __GI_qsort */
+        f->name = hs_intern(&s->strs, name);
+        f->sysname = hs_intern(&s->strs, link);
+    } else {
+        f->name = f->sysname = hs_intern(&s->strs, name ? name : "");
+    }
+    int line = 0;
+    f->decl_line = dwarf_decl_line(&f->die, &line) == 0 && line > 0 ? line : 0;
+    f->call_file = "";
+    f->call_line = 0;
+    Dwarf_Attribute mem;
+    Dwarf_Word w;
+    if (dwarf_tag(&f->die) == DW_TAG_inlined_subroutine) {
+        if (dwarf_formudata(dwarf_attr(&f->die, DW_AT_call_line, &mem), &w) == 0)
+            f->call_line = (int64_t)w;
+        if (dwarf_formudata(dwarf_attr(&f->die, DW_AT_call_file, &mem), &w) == 0) {
+            const char *file = hs_cu_file(cu, w);
+            f->call_file = hs_intern(&s->strs, file ? file : "");
+        }
+    }
+    if (!f->name || !f->sysname || !f->call_file)
+        return -1;
+    f->resolved = true;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* lookup                                                              */
+
+/* ------------------------------------------------------------------ */
+/* ELF symbol table (.symtab, else .dynsym), sorted for binary search:  */
+/* dwfl_module_addrinfo scans every symbol on each call.                */
+
+static int hs_sym_cmp(const void *a, const void *b)
+{
+    const hs_sym *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank > y->rank ? -1 : 1;
+    return strcmp(x->name, y->name); /* deterministic among equals */
+}
+
+static void hs_build_symtab(hs_object *o)
+{
+    o->syms_built = true;
+    int n = dwfl_module_getsymtab(o->mod);
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx = 0;
+        Elf *elf = NULL;
+        Dwarf_Addr b = 0;
+        const char *name = dwfl_module_getsym_info(o->mod, i, &sym, &addr, &shndx, &elf, &b);
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (!name || !*name || !elf || shndx == SHN_UNDEF || shndx == (GElf_Word)-1 ||
+            sym.st_shndx == SHN_ABS ||
+            (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+            continue;
+        GElf_Shdr sh;
+        Elf_Scn *scn = elf_getscn(elf, shndx);
+        if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR))
+            continue;
+        uint64_t sec_end = sh.sh_addr + sh.sh_size + b;
+        if (addr >= sec_end)
+            continue;
+        if (HS_RESERVE(o->syms, o->cap_syms, o->n_syms + 1) < 0)
+            break; /* keep what we have */
+        int bind = GELF_ST_BIND(sym.st_info);
+        int base = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+        /* rank > 0: sized (5..7); rank < 0: sizeless (-9..-7). Sizeless
+         * symbols (asm labels) extend to the next symbol, at most to their
+         * section's end: hi is fixed up after sorting. */
+        int rank = sym.st_size ? base + 4 : base - 10;
+        uint64_t hi = sym.st_size ? addr + sym.st_size : sec_end;
+        o->syms[o->n_syms++] = (hs_sym){addr, hi, name, rank};
+    }
+    if (o->n_syms > 1)
+        qsort(o->syms, o->n_syms, sizeof *o->syms, hs_sym_cmp);
+    /* Aliases share an address: keep the best name (sorted first) with the
+     * largest extent. */
+    size_t w = 0;
+    for (size_t r = 0; r < o->n_syms; r++) {
+        if (w > 0 && o->syms[w - 1].lo == o->syms[r].lo) {
+            if (o->syms[r].rank > 0 && o->syms[w - 1].rank < 0)
+                o->syms[w - 1] = o->syms[r]; /* a sized alias beats a label */
+            else if (o->syms[r].rank > 0 && o->syms[r].hi > o->syms[w - 1].hi)
+                o->syms[w - 1].hi = o->syms[r].hi;
+            continue;
+        }
+        o->syms[w++] = o->syms[r];
+    }
+    o->n_syms = w;
+    for (size_t i = 0; i + 1 < o->n_syms; i++)
+        if (o->syms[i].rank < 0 && o->syms[i + 1].lo < o->syms[i].hi)
+            o->syms[i].hi = o->syms[i + 1].lo;
+}
+
+/* The code symbol containing addr (run-time address), or NULL. */
+static const hs_sym *hs_sym_at(hs_object *o, uint64_t addr)
+{
+    if (!o->syms_built)
+        hs_build_symtab(o);
+    size_t lo = 0, hi = o->n_syms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->syms[mid].lo <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* a few steps back, for symbols nested in a larger one */
+    for (size_t i = lo, k = 0; i > 0 && k < 4; i--, k++)
+        if (addr < o->syms[i - 1].hi)
+            return &o->syms[i - 1];
+    return NULL;
+}
+
+/* Symbol-table answer (no DWARF function for addr): one frame. */
+static int hs_lookup_symtab(hs_symbolizer *s, hs_object *o, uint64_t addr, hs_frame *out)
+{
+    const hs_sym *sym = hs_sym_at(o, addr);
+    if (!sym)
+        return 0;
+    const char *sys = hs_intern(&s->strs, sym->name);
+    if (!sys)
+        return -1;
+    const char *fn = hs_demangle(s, sys);
+    *out = (hs_frame){fn, sys, "", 0, 0};
+    return 1;
+}
+
+/* Resolve addr in object o into frames (innermost first). Returns the count,
+ * 0 if unknown, -1 on out of memory. *flags gets HS_RES_DWARF. */
+static int hs_resolve(hs_symbolizer *s, hs_object *o, uint64_t addr, hs_frame *frames,
+                      unsigned *flags)
+{
+    *flags = 0;
+    if (hs_object_open(s, o) < 0)
+        return 0;
+    hs_cu *cu = NULL;
+    uint64_t pc = addr - o->dwbias;
+    if (o->dw)
+        cu = hs_cu_at(o, addr, pc);
+    const char *file = "";
+    int64_t line = 0;
+    if (cu) {
+        Dwarf_Line *l = dwarf_getsrc_die(&cu->cudie, pc);
+        int ln = 0;
+        const char *src = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+        if (l && dwarf_lineno(l, &ln) == 0 && ln > 0)
+            line = ln;
+        if (src && !(file = hs_intern(&s->strs, src)))
+            return -1;
+    }
+    int64_t fi = cu ? hs_cu_innermost(cu, pc) : -1;
+    if (fi < 0) {
+        int n = hs_lookup_symtab(s, o, addr, frames);
+        if (n > 0) {
+            frames[0].file = file;
+            frames[0].line = line;
+        }
+        return n;
+    }
+    /* Chain from the innermost inlined copy out to the subprogram. */
+    int32_t chain[HS_MAX_CHAIN];
+    int n = 0;
+    for (int32_t i = (int32_t)fi; i >= 0 && n < HS_MAX_CHAIN; i = cu->fns[i].parent)
+        chain[n++] = i;
+    if (n == HS_MAX_CHAIN && cu->fns[chain[n - 1]].parent >= 0) {
+        /* absurdly deep: keep the outer function, drop the middle */
+        int32_t i = chain[n - 1];
+        while (cu->fns[i].parent >= 0)
+            i = cu->fns[i].parent;
+        chain[n - 1] = i;
+    }
+    for (int k = 0; k < n; k++) {
+        hs_fn *f = &cu->fns[chain[k]];
+        if (hs_fn_resolve(s, cu, f) < 0)
+            return -1;
+        frames[k] = (hs_frame){f->name, f->sysname, file, line, f->decl_line};
+        file = f->call_file; /* the caller's position is this copy's call site */
+        line = f->call_line;
+    }
+    /* An outer subprogram without a DWARF name: take the ELF symbol's. */
+    hs_frame *outer = &frames[n - 1];
+    if (!*outer->function) {
+        hs_frame sf;
+        if (hs_lookup_symtab(s, o, addr, &sf) > 0) {
+            outer->function = sf.function;
+            outer->system_name = sf.system_name;
+        }
+    }
+    *flags = HS_RES_DWARF;
+    return n;
+}
+
+/* Cached lookup: sets *res to the frames in the pool and returns the count. */
+static int hs_lookup_cached(hs_symbolizer *s, uint64_t addr, const hs_frame **res,
+                            unsigned *flags)
+{
+    uint64_t v;
+    if (hs_map_get(&s->addr_cache, addr, &v)) {
+        *res = s->pool + (v >> 24);
+        *flags = (unsigned)(v >> 16) & 0xff;
+        return (int)(v & 0xffff);
+    }
+    hs_frame tmp[HS_MAX_CHAIN];
+    hs_object *o = hs_object_at(s, addr);
+    int n = 0;
+    *flags = 0;
+    if (o)
+        n = hs_resolve(s, o, addr, tmp, flags);
+    if (n < 0)
+        return -1;
+    /* (reserve at least one slot so the pool is never NULL) */
+    if (HS_RESERVE(s->pool, s->cap_pool, s->n_pool + (size_t)n + 1) < 0 ||
+        s->n_pool + (size_t)n >= (1ULL << 40))
+        return -1;
+    size_t off = s->n_pool;
+    if (n > 0)
+        memcpy(s->pool + off, tmp, (size_t)n * sizeof *tmp);
+    s->n_pool += (size_t)n;
+    /* A failed open (e.g. EMFILE) leaves state 0: don't cache, retry later. */
+    if (!o || o->state != 0) {
+        if (hs_map_put(&s->addr_cache, addr, ((uint64_t)off << 24) | ((uint64_t)*flags << 16) |
+                                                 (uint64_t)n) < 0)
+            return -1;
+    }
+    *res = s->pool + off;
+    return n;
+}
+
+int hs_symbolizer_lookup(hs_symbolizer *s, uint64_t addr, hs_frame *frames, int max)
+{
+    if (!s || !frames || max <= 0)
+        return 0;
+    const hs_frame *res;
+    unsigned flags;
+    int n = hs_lookup_cached(s, addr, &res, &flags);
+    if (n <= 0)
+        return 0;
+    /* Too many frames for the caller: keep the outer ones (the real function). */
+    int skip = n > max ? n - max : 0;
+    memcpy(frames, res + skip, (size_t)(n - skip) * sizeof *frames);
+    return n - skip;
+}
+
+/* ------------------------------------------------------------------ */
+/* profiles                                                            */
+
+typedef struct {
+    bool fn, file, line, inl;
+} hs_map_flags;
+
+static int hs_symbolize_location(hs_symbolizer *s, hs_profile *p, size_t li,
+                                 hs_map_flags *flags)
+{
+    uint64_t loc_id = p->locations[li].id, addr = p->locations[li].address;
+    const hs_frame *fr;
+    unsigned rflags;
+    int n = hs_lookup_cached(s, addr, &fr, &rflags);
+    if (n < 0)
+        return -1;
+    hs_line lines[HS_MAX_CHAIN];
+    if (n == 0) {
+        char name[600];
+        hs_object *o = hs_object_at(s, addr);
+        const char *base = o ? o->base : NULL;
+        if (!base) {
+            const hs_mapping *m = hs_profile_mapping(p, p->locations[li].mapping_id);
+            const char *mf = m ? hs_profile_string(p, m->filename) : "";
+            base = *mf ? hs_basename(mf) : NULL;
+        }
+        if (base)
+            snprintf(name, sizeof name, "0x%" PRIx64 " [%.500s]", addr, base);
+        else
+            snprintf(name, sizeof name, "0x%" PRIx64, addr);
+        uint64_t fid = hs_profile_add_function(p, name, name, "", 0);
+        if (!fid)
+            return -1;
+        lines[0] = (hs_line){fid, 0, 0};
+        return hs_profile_set_location_lines(p, loc_id, lines, 1) < 0 ? -1 : 0;
+    }
+    for (int i = 0; i < n; i++) {
+        /* fr points into the pool, which is stable while we add functions */
+        uint64_t fid = hs_profile_add_function(p, fr[i].function, fr[i].system_name, fr[i].file,
+                                               fr[i].start_line);
+        if (!fid)
+            return -1;
+        lines[i] = (hs_line){fid, fr[i].line, 0};
+        flags->file |= *fr[i].file != '\0';
+        flags->line |= fr[i].line > 0;
+    }
+    flags->fn = true;
+    flags->inl |= (rflags & HS_RES_DWARF) != 0;
+    return hs_profile_set_location_lines(p, loc_id, lines, (size_t)n) < 0 ? -1 : 0;
+}
+
+int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p)
+{
+    if (!s || !p)
+        return -1;
+    hs_map_flags *mf = calloc(p->n_mappings + 1, sizeof *mf);
+    hs_map by_id = {0};
+    int rc = mf ? 0 : -1;
+    for (size_t i = 0; rc == 0 && i < p->n_mappings; i++)
+        rc = hs_map_put(&by_id, p->mappings[i].id, i);
+    for (size_t i = 0; rc == 0 && i < p->n_locations; i++) {
+        if (p->locations[i].n_lines > 0)
+            continue;
+        uint64_t mi;
+        hs_map_flags dummy = {0};
+        hs_map_flags *f = hs_map_get(&by_id, p->locations[i].mapping_id, &mi) ? &mf[mi] : &dummy;
+        rc = hs_symbolize_location(s, p, i, f);
+    }
+    for (size_t i = 0; rc == 0 && i < p->n_mappings; i++) {
+        hs_mapping *m = &p->mappings[i];
+        if (*hs_profile_string(p, m->build_id) == '\0') {
+            const char *bid = hs_symbolizer_build_id(s, m->memory_start);
+            if (*bid) {
+                int64_t idx = hs_profile_str(p, bid);
+                if (idx < 0) {
+                    rc = -1;
+                    break;
+                }
+                p->mappings[i].build_id = idx;
+                m = &p->mappings[i];
+            }
+        }
+        m->has_functions |= mf[i].fn;
+        m->has_filenames |= mf[i].file;
+        m->has_line_numbers |= mf[i].line;
+        m->has_inline_frames |= mf[i].inl;
+    }
+    hs_map_free(&by_id);
+    free(mf);
+    return rc;
+}

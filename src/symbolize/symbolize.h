@@ -1,0 +1,72 @@
+/* symbolize.h — address -> function, file, line and inline chain (elfutils).
+ *
+ * A symbolizer is told which ELF modules were loaded where (as the agent saw
+ * them with dl_iterate_phdr, or as a profile's mappings say) and answers
+ * lookups from the files on disk, following separate debug files
+ * (/usr/lib/debug/.build-id/..., .gnu_debuglink) when the module itself has no
+ * DWARF. Stripped modules fall back to .dynsym; an unknown address yields no
+ * frame and the caller prints "0xADDR [module]".
+ *
+ * Not async-signal-safe: it allocates. Used at profile write time.
+ */
+#ifndef HS_SYMBOLIZE_H
+#define HS_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+
+typedef struct hs_symbolizer hs_symbolizer;
+
+/* One frame of an address's inline chain. Strings are owned by the
+ * symbolizer and live until hs_symbolizer_free(). */
+typedef struct {
+    const char *function;    /* demangled name ("" when unknown) */
+    const char *system_name; /* mangled / linkage name (== function for C) */
+    const char *file;        /* source file, "" when unknown */
+    int64_t line;            /* 0 when unknown */
+    int64_t start_line;      /* line of the function's declaration, 0 when unknown */
+} hs_frame;
+
+hs_symbolizer *hs_symbolizer_new(void);
+void hs_symbolizer_free(hs_symbolizer *s);
+
+/* Register a module: the ELF file at `path` whose load bias (run-time address
+ * minus link-time address, dlpi_addr) is `bias`, covering [start, end).
+ * `path` must name the file (dl_iterate_phdr's "" for the main program is
+ * resolved by the caller, e.g. with readlink("/proc/self/exe")). The same
+ * path and bias registered for several ranges share one open file.
+ * Returns 0, or -1 if the file cannot be opened as ELF (lookups in that range
+ * then return no frames). */
+int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, uint64_t start,
+                             uint64_t end);
+/* Register a module whose ELF image is in memory (the vDSO); the image is copied. */
+int hs_symbolizer_add_image(hs_symbolizer *s, const char *name, const void *image, size_t size,
+                            uint64_t bias, uint64_t start, uint64_t end);
+
+/* Register a mapping as a profile describes it: the ELF file at `path` mapped
+ * at [start, limit) from file offset `file_offset`; the load bias is computed
+ * from the file's program headers. Returns 0, or -1 if the file is not usable
+ * ELF or no PT_LOAD segment contains file_offset. */
+int hs_symbolizer_add_mapping(hs_symbolizer *s, const char *path, uint64_t start, uint64_t limit,
+                              uint64_t file_offset);
+
+/* Symbolize one address (use pc-1 for return addresses: callers pass the
+ * call-site address). Fills at most max frames, innermost (inlined) first,
+ * the outer function last (a longer chain loses its innermost frames, never
+ * the outer function). Returns the number of frames (0 if unknown).
+ * Answers are cached per address; separate debug files are looked up locally
+ * only (build-id, .gnu_debuglink), never through debuginfod. */
+int hs_symbolizer_lookup(hs_symbolizer *s, uint64_t addr, hs_frame *frames, int max);
+
+/* GNU build-id of the module containing addr, as lowercase hex ("" if none). */
+const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);
+
+/* Give every location of p that has no lines its function/file/line chain
+ * (unknown addresses become a function named "0xADDR [module basename]"),
+ * and set the mappings' build_id and has_* flags. Modules must have been
+ * added already. 0 on success, -1 on out of memory. */
+int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p);
+
+#endif

@@ -1,0 +1,199 @@
+#!/bin/bash
+# analysis_vs_go_pprof.sh — hotspur's text reports against `go tool pprof` on
+# CPU and heap profiles written by a Go program (runtime/pprof, with pprof.Do
+# labels) built here with Debian's golang-go: top, tree, peek, traces and list
+# must print exactly what pprof prints for the same options (sample index,
+# focus, ignore, hide, show, show-from, tagfocus, tagignore, granularity,
+# trimming). Also: merge of two profiles equals pprof's merge of both.
+source "$(dirname "$0")/lib.sh"
+command -v go >/dev/null || fail "go (golang-go) is not installed"
+export GOCACHE=$TMP/gocache GOPATH=$TMP/gopath HOME=$TMP GOFLAGS=-mod=mod GOTOOLCHAIN=local
+
+mkdir -p goprog
+cat > goprog/go.mod <<'GO'
+module hsgoprog
+
+go 1.19
+GO
+cat > goprog/main.go <<'GO'
+package main
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+)
+
+var sink []byte
+var keep [][]byte
+
+//go:noinline
+func leafA(n int) int {
+	s := 0
+	for i := 0; i < n; i++ {
+		s += i * i % 7
+	}
+	return s
+}
+
+//go:noinline
+func leafB(n int) int {
+	s := 1
+	for i := 0; i < n; i++ {
+		s = s*31 + i
+	}
+	return s
+}
+
+//go:noinline
+func recurse(d, n int) int {
+	if d == 0 {
+		return leafA(n)
+	}
+	return recurse(d-1, n) + 1
+}
+
+//go:noinline
+func worker(ctx context.Context, n int) int {
+	s := 0
+	pprof.Do(ctx, pprof.Labels("kind", "alpha"), func(ctx context.Context) {
+		s += recurse(3, n)
+	})
+	pprof.Do(ctx, pprof.Labels("kind", "beta"), func(ctx context.Context) {
+		s += leafB(n)
+	})
+	return s
+}
+
+//go:noinline
+func allocSmall() {
+	for i := 0; i < 2000; i++ {
+		sink = make([]byte, 1024)
+		if i%10 == 0 {
+			keep = append(keep, sink)
+		}
+	}
+}
+
+//go:noinline
+func allocBig() {
+	for i := 0; i < 200; i++ {
+		sink = make([]byte, 64*1024)
+		if i%4 == 0 {
+			keep = append(keep, sink)
+		}
+	}
+}
+
+func main() {
+	runtime.MemProfileRate = 4096
+	cf, _ := os.Create(os.Args[1])
+	pprof.StartCPUProfile(cf)
+	deadline := time.Now().Add(1200 * time.Millisecond)
+	s := 0
+	for time.Now().Before(deadline) {
+		s += worker(context.Background(), 200000)
+	}
+	pprof.StopCPUProfile()
+	cf.Close()
+	allocSmall()
+	allocBig()
+	runtime.GC()
+	hf, _ := os.Create(os.Args[2])
+	pprof.WriteHeapProfile(hf)
+	hf.Close()
+	if s == 42 {
+		println(s)
+	}
+}
+GO
+(cd goprog && go build -o ../prog .) || fail "go build failed"
+./prog cpu.pb.gz heap.pb.gz || fail "Go program failed"
+./prog cpu2.pb.gz heap2.pb.gz || fail "Go program failed (2nd run)"
+# sources are looked up where the profile says they are
+cp goprog/main.go main.go
+
+n=0
+# compare REPORT "hotspur options" "pprof options" FILE
+compare() {
+    local report=$1 hopts=$2 gopts=$3 file=$4
+    local tag="$report $hopts ($file)"
+    # shellcheck disable=SC2086
+    go tool pprof -$report $gopts $file > want.txt 2>/dev/null || fail "go tool pprof -$report $gopts failed"
+    # shellcheck disable=SC2086
+    "$HOTSPUR" $report $hopts $file > got.txt 2>err.txt || { cat err.txt >&2; fail "hotspur $tag exited $?"; }
+    if ! diff -u want.txt got.txt > diff.txt; then
+        head -40 diff.txt >&2
+        fail "hotspur $tag differs from go tool pprof -$report $gopts"
+    fi
+    n=$((n+1))
+}
+
+# compare_re REPORT RE "hotspur options" "pprof options" FILE (peek, list)
+compare_re() {
+    local report=$1 re=$2 hopts=$3 gopts=$4 file=$5
+    # shellcheck disable=SC2086
+    go tool pprof "-$report=$re" $gopts $file > want.txt 2>/dev/null || fail "go tool pprof -$report=$re failed"
+    # shellcheck disable=SC2086
+    "$HOTSPUR" $report $hopts "$re" $file > got.txt 2>err.txt || { cat err.txt >&2; fail "hotspur $report $re exited $?"; }
+    if ! diff -u want.txt got.txt > diff.txt; then
+        head -40 diff.txt >&2
+        fail "hotspur $report $hopts $re differs from go tool pprof -$report=$re $gopts"
+    fi
+    n=$((n+1))
+}
+
+for f in cpu.pb.gz; do
+    for r in top tree traces; do
+        compare $r "" "" $f
+        compare $r "--focus=leafA" "-focus=leafA" $f
+        compare $r "--ignore=leafB" "-ignore=leafB" $f
+        compare $r "--hide=runtime" "-hide=runtime" $f
+        compare $r "--show=main" "-show=main" $f
+        compare $r "--show-from=worker" "-show_from=worker" $f
+        compare $r "--tagfocus=kind=alpha" "-tagfocus=kind=alpha" $f
+        compare $r "--tagignore=kind=alpha" "-tagignore=kind=alpha" $f
+        compare $r "--lines" "-lines" $f
+        compare $r "--files" "-files" $f
+        compare $r "--addresses" "-addresses" $f
+        compare $r "--sample-index=samples" "-sample_index=samples" $f
+        compare $r "--focus=main --ignore=recurse --hide=pprof" "-focus=main -ignore=recurse -hide=pprof" $f
+    done
+    compare top "--cum" "-cum" $f
+    compare top "--nodecount=4" "-nodecount=4" $f
+    compare top "--nodefraction=0.1" "-nodefraction=0.1" $f
+    compare tree "--nodecount=5" "-nodecount=5" $f
+    compare tree "--nodefraction=0.05 --edgefraction=0.2" "-nodefraction=0.05 -edgefraction=0.2" $f
+    compare_re peek "main.recurse" "" "" "$f"
+    compare_re peek "leaf" "" "" "$f"
+    compare_re peek 'main\.worker$' "" "" "$f"
+    compare_re peek "leaf" "--lines" "-lines" "$f"
+    compare_re peek "main" "--focus=leafB" "-focus=leafB" "$f"
+    compare_re list "main.leafB" "" "" "$f"
+    compare_re list "main.leaf" "--tagfocus=kind=beta" "-tagfocus=kind=beta" "$f"
+done
+compare_re peek "alloc" "--sample-index=alloc_space" "-sample_index=alloc_space" heap.pb.gz
+compare_re list "main.alloc" "--sample-index=alloc_space" "-sample_index=alloc_space" heap.pb.gz
+
+for si in alloc_space alloc_objects inuse_space inuse_objects 1; do
+    for r in top tree traces; do
+        compare $r "--sample-index=$si" "-sample_index=$si" heap.pb.gz
+        compare $r "--sample-index=$si --focus=alloc" "-sample_index=$si -focus=alloc" heap.pb.gz
+    done
+    compare top "--sample-index=$si --tagfocus=bytes=64kb" "-sample_index=$si -tagfocus=bytes=64kb" heap.pb.gz
+    compare top "--sample-index=$si --tagfocus=2kb:" "-sample_index=$si -tagfocus=2kb:" heap.pb.gz
+    compare top "--sample-index=$si --tagignore=:1kb" "-sample_index=$si -tagignore=:1kb" heap.pb.gz
+    compare top "--sample-index=$si --nodecount=3" "-sample_index=$si -nodecount=3" heap.pb.gz
+done
+
+# several files are merged, as pprof merges several sources
+go tool pprof -top cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
+"$HOTSPUR" top cpu.pb.gz cpu2.pb.gz > got.txt || fail "hotspur top A B failed"
+diff -u want.txt got.txt >&2 || fail "top of two profiles differs from pprof's"
+"$HOTSPUR" merge cpu.pb.gz cpu2.pb.gz -o merged.pb.gz || fail "merge failed"
+go tool pprof -traces merged.pb.gz > got.txt 2>/dev/null || fail "pprof cannot read the merged profile"
+go tool pprof -traces cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
+diff -u want.txt got.txt >&2 || fail "merged profile differs from pprof's merge"
+pass "$n reports identical to go tool pprof"

@@ -1,0 +1,111 @@
+# convert_exports.sh — the exporters checked against real peers and against
+# `hotspur top` on the same profiles:
+#  - callgrind_annotate (valgrind) reads our callgrind export; its program
+#    total and every per-function self cost equal top's total and flat;
+#  - folded (collapsed) output sums to the profile total;
+#  - collapsed -> pprof -> collapsed is identical (sorted);
+#  - speedscope JSON parses (python3 -m json.tool) and its weights sum to the
+#    total, every sample's frame indices are valid;
+#  - graph: the DOT renders with Graphviz, -o x.svg gives an SVG;
+#  - bad input: one-line error, exit 2.
+# Profiles: a folded fixture with awkward names, a perf script fixture, and
+# a CPU profile recorded live by our agent (counts: --sample-index samples).
+source "$(dirname "$0")/lib.sh"
+command -v callgrind_annotate >/dev/null || fail "callgrind_annotate (valgrind) is not installed"
+
+"$HOTSPUR" convert --from collapsed "$SRC/tests/data/stacks.folded" --to pprof -o folded.pb.gz
+"$HOTSPUR" convert "$SRC/tests/data/perf-script-busy.txt" --to pprof -o perf.pb.gz
+"$HOTSPUR" record -o rec.pb.gz -- "$PROGS/cpu_split" single 600 2>/dev/null
+for f in folded perf rec; do cp "$f.pb.gz" "$f.in.pb.gz"; done
+
+top_total() { # FILE -> the report total (count sample types only)
+    "$HOTSPUR" top --sample-index samples "$1" | sed -n 's/.* of \([0-9]*\) total.*/\1/p'
+}
+top_flat() { # FILE -> "name<TAB>flat" for every function with flat != 0, sorted
+    "$HOTSPUR" top --sample-index samples --nodefraction 0 "$1" |
+        awk '/^ *flat  flat%/ { on = 1; next } on && $1 != "0" {
+                 name = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+  /, "", name)
+                 print name "\t" $1 }' | LC_ALL=C sort
+}
+
+for f in folded perf rec; do
+    total=$(top_total $f.pb.gz)
+    [ -n "$total" ] && [ "$total" -gt 0 ] || fail "$f: no total from top"
+
+    # ---- folded sums to the total
+    "$HOTSPUR" convert $f.pb.gz --sample-index samples --to collapsed -o $f.folded
+    sum=$(awk '{ s += $NF } END { print s }' $f.folded)
+    [ "$sum" = "$total" ] || fail "$f: folded sum $sum != top total $total"
+
+    # ---- collapsed -> pprof -> collapsed round trip
+    "$HOTSPUR" convert --from collapsed $f.folded --to pprof -o $f.rt.pb.gz
+    "$HOTSPUR" convert $f.rt.pb.gz --to collapsed -o $f.rt.folded
+    LC_ALL=C sort $f.folded > a.sorted; LC_ALL=C sort $f.rt.folded > b.sorted
+    cmp -s a.sorted b.sorted || { diff a.sorted b.sorted | head; fail "$f: collapsed round trip differs"; }
+
+    # ---- callgrind_annotate agrees with top
+    "$HOTSPUR" convert $f.pb.gz --sample-index samples --to callgrind -o $f.callgrind
+    callgrind_annotate --auto=no --threshold=100 $f.callgrind > $f.annotate 2>$f.annotate.err ||
+        fail "$f: callgrind_annotate failed: $(head -3 $f.annotate.err)"
+    ! grep -q "WARNING" $f.annotate $f.annotate.err || fail "$f: callgrind_annotate warns: $(grep WARNING $f.annotate $f.annotate.err | head -2)"
+    cg_total=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }' $f.annotate)
+    [ "$cg_total" = "$total" ] || fail "$f: callgrind_annotate total $cg_total != top total $total"
+    awk '/file:function/ { on = 1; next } on && /^$/ { on = 0 } on && /^ *[0-9,]+ \(/ {
+             v = $1; gsub(",", "", v); name = $0
+             sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", name); sub(/^[^:]*:/, "", name)
+             print name "\t" v }' $f.annotate | LC_ALL=C sort > $f.cg.flat
+    top_flat $f.pb.gz > $f.top.flat
+    [ -s $f.top.flat ] || fail "$f: top printed no functions"
+    cmp -s $f.cg.flat $f.top.flat || { diff $f.cg.flat $f.top.flat | head; fail "$f: callgrind per-function costs differ from top"; }
+    # inclusive costs load too (calls= records)
+    callgrind_annotate --inclusive=yes $f.callgrind > /dev/null 2>&1 || fail "$f: --inclusive=yes failed"
+
+    # ---- speedscope
+    "$HOTSPUR" convert $f.pb.gz --sample-index samples --to speedscope -o $f.speedscope.json
+    python3 -m json.tool $f.speedscope.json > /dev/null || fail "$f: speedscope JSON does not parse"
+    python3 - "$f.speedscope.json" "$total" <<'PY' || fail "$f: speedscope content is wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = d["profiles"][0]
+assert p["type"] == "sampled", p["type"]
+assert len(p["samples"]) == len(p["weights"])
+assert sum(p["weights"]) == int(sys.argv[2]), (sum(p["weights"]), sys.argv[2])
+n = len(d["shared"]["frames"])
+assert all(0 <= i < n for s in p["samples"] for i in s)
+assert p["endValue"] == int(sys.argv[2])
+PY
+
+    # ---- graph: DOT renders, SVG through dot
+    "$HOTSPUR" graph $f.pb.gz > $f.dot
+    dot -Tsvg $f.dot -o /dev/null || fail "$f: Graphviz rejects our DOT"
+    "$HOTSPUR" graph $f.pb.gz -o $f.svg 2>/dev/null
+    grep -q "<svg" $f.svg || fail "$f: graph -o .svg wrote no SVG"
+    pass "$f: folded, round trip, callgrind ($total), speedscope, graph"
+done
+
+# the round trip on the fixture itself (names with spaces, templates, UTF-8)
+"$HOTSPUR" convert folded.pb.gz --to collapsed | LC_ALL=C sort > fx.out
+LC_ALL=C sort "$SRC/tests/data/stacks.folded" > fx.in
+cmp -s fx.in fx.out || { diff fx.in fx.out; fail "fixture does not round-trip"; }
+
+# filters apply to convert like to every report
+"$HOTSPUR" convert folded.pb.gz --focus '^io$' --to collapsed > focus.folded
+[ "$(awk '{ s += $NF } END { print s }' focus.folded)" = 16 ] || fail "--focus io: $(cat focus.folded)"
+"$HOTSPUR" convert folded.pb.gz --focus '^io$' --to pprof -o focus.pb.gz
+[ "$(top_total focus.pb.gz)" = 16 ] || fail "--focus on --to pprof"
+
+# bad input: one line on stderr, exit 2, nothing written
+set +e
+printf 'not a profile at all\n' > junk.txt
+"$HOTSPUR" convert --from collapsed junk.txt --to pprof -o junk.pb.gz 2>err.txt; rc=$?
+set -e
+[ $rc = 2 ] || fail "junk input: exit $rc, want 2"
+[ "$(wc -l < err.txt)" = 1 ] || fail "junk input: not a one-line error: $(cat err.txt)"
+[ ! -e junk.pb.gz ] || fail "junk input left an output file"
+set +e
+"$HOTSPUR" convert folded.pb.gz --to nosuch 2>/dev/null; rc1=$?
+"$HOTSPUR" convert --to pprof 2>/dev/null; rc2=$?
+"$HOTSPUR" convert folded.pb.gz --to collapsed --nodecount 3 2>/dev/null; rc3=$?
+set -e
+[ "$rc1$rc2$rc3" = 222 ] || fail "usage errors must exit 2 (got $rc1 $rc2 $rc3)"
+pass "convert: round trip of awkward names, filters, errors"

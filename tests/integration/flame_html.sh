@@ -1,0 +1,98 @@
+# flame_html.sh — `hotspur flame` writes one self-contained HTML file: no
+# http(s) src/href/url() (nothing fetched from the network), the profile's
+# frames are in its data, its script has no syntax errors (node --check) and
+# runs: tests/integration/flame_smoke.js drives it in node with a stand-in
+# DOM/canvas (draw, tooltip, click-zoom, search share, toggles). Also: the
+# differential flame graph (`diff --flame`) when `hotspur diff` has it, a
+# page with 100 000 distinct stacks (first draw and redraw times printed),
+# and usage errors.
+source "$(dirname "$0")/lib.sh"
+command -v node >/dev/null || fail "node (nodejs) is needed to check the flame graph's script"
+
+check_page() { # HTML SEARCH
+    [ -s "$1" ] || fail "$1 is empty"
+    if grep -Eio '(src|href)[[:space:]]*=[[:space:]]*["'"'"']?[[:space:]]*(https?:)?//' "$1" | head -3 | grep -q .; then
+        fail "$1 references the network: $(grep -Eio '(src|href)[[:space:]]*=[[:space:]]*["'"'"']?(https?:)?//[^ ]*' "$1" | head -3)"
+    fi
+    ! grep -Eiq 'url\([[:space:]]*["'"'"']?(https?:)?//|@import|<link[^>]*stylesheet' "$1" || fail "$1 loads external CSS"
+    [ "$(grep -c '<script src' "$1")" = 0 ] || fail "$1 loads an external script"
+    python3 - "$1" <<'PY' || fail "$1: cannot extract its script"
+import re, sys
+s = open(sys.argv[1], encoding="utf-8").read()
+open("page.js", "w").write(re.search(r"<script>(.*?)</script>", s, re.S).group(1))
+PY
+    node --check page.js || fail "$1: the script has syntax errors"
+    node "$SRC/tests/integration/flame_smoke.js" "$1" "$2" || fail "$1: the page fails when driven"
+}
+
+"$HOTSPUR" flame "$SRC/tests/data/stacks.folded" -o fx.html 2>/dev/null
+check_page fx.html compute
+for name in 'compute' 'std::vector<int' 'recurse' 'worker (lambda #1)'; do
+    python3 - fx.html "$name" <<'PY' || fail "frame '$name' is not in the page's data"
+import json, re, sys
+s = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r'<script id="hs-data" type="application/json">(.*?)</script>', s, re.S).group(1))
+assert any(sys.argv[2] in n for n in d["names"]), sys.argv[2]
+assert d["total"] == 118, d["total"]
+PY
+done
+pass "flame: self-contained, data present, script runs"
+
+# default output name and filters
+"$HOTSPUR" flame "$SRC/tests/data/stacks.folded" --focus recurse 2>/dev/null
+[ -s flame.html ] || fail "no flame.html by default"
+grep -q '"recurse"' flame.html || fail "focus lost the focused frames"
+! grep -q '"parse_args"' flame.html || fail "--focus recurse kept parse_args"
+
+# a differential flame graph, when `hotspur diff` takes --flame
+"$HOTSPUR" convert "$SRC/tests/data/stacks.folded" --to pprof -o base.pb.gz
+sed -e 's/^main;run;compute 40$/main;run;compute 80/' -e '/io;write/d' \
+    "$SRC/tests/data/stacks.folded" > new.folded
+"$HOTSPUR" convert new.folded --to pprof -o new.pb.gz
+if "$HOTSPUR" diff --help 2>/dev/null | grep -q -- '--flame'; then
+    "$HOTSPUR" diff --flame base.pb.gz new.pb.gz -o d.html >/dev/null 2>&1 || fail "diff --flame failed"
+    check_page d.html write
+    python3 - d.html <<'PY' || fail "diff data is wrong"
+import json, re
+s = open("d.html", encoding="utf-8").read()
+d = json.loads(re.search(r'<script id="hs-data" type="application/json">(.*?)</script>', s, re.S).group(1))
+assert d["diff"] is True
+names, n = d["names"], d["nodes"]
+rec = [n[i:i + 4] for i in range(0, len(n), 4)]
+w = [r for r in rec if names[r[0]] == "write"]
+assert w and w[0][2] == 0 and w[0][3] == 12, w      # vanished: new 0, base 12
+c = [r for r in rec if names[r[0]] == "compute"]
+assert c and c[0][2] == 102 and c[0][3] == 62, c    # grew by 40
+PY
+    pass "diff --flame: vanished stacks kept, deltas right"
+else
+    echo "NOTE: hotspur diff has no --flame yet; differential page not checked"
+fi
+
+# 100 000 distinct stacks
+python3 - <<'PY'
+import random
+random.seed(7)
+fns = ["fn_%d" % i for i in range(4000)]
+seen = set()
+with open("big.folded", "w") as out:
+    while len(seen) < 100000:
+        depth = random.randint(3, 25)
+        st = ";".join(["main"] + [random.choice(fns[: 40 * k + 40]) for k in range(depth)])
+        if st not in seen:
+            seen.add(st)
+            out.write("%s %d\n" % (st, random.randint(1, 1000)))
+PY
+"$HOTSPUR" flame big.folded -o big.html 2>/dev/null
+echo "big.html: $(wc -c < big.html) bytes for 100000 stacks"
+check_page big.html 'fn_1[0-9]$'
+
+# usage errors: one line, exit 2
+set +e
+"$HOTSPUR" flame 2>e1; r1=$?
+"$HOTSPUR" flame --nodecount 5 x 2>e2; r2=$?
+"$HOTSPUR" flame /nonexistent 2>e3; r3=$?
+set -e
+[ "$r1$r2$r3" = 222 ] || fail "flame usage errors: exit $r1 $r2 $r3, want 2"
+[ "$(cat e1 e2 e3 | wc -l)" = 3 ] || fail "flame usage errors are not one line each"
+pass "flame: 100k stacks, usage errors"

@@ -1,0 +1,596 @@
+/* test_analysis.c — the analysis layer on small profiles built in memory,
+ * with values chosen so every expectation can be checked by hand:
+ * sample index, focus/ignore/hide/show/show-from/tagfocus/tagignore,
+ * granularity, recursion counted once per sample in cum, trimming, the call
+ * tree, diff deltas (with and without --normalize), merge, filter_profile,
+ * and option parsing errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/analysis.h"
+#include "profile/profile.h"
+
+/* Functions: main, work, spin, alloc, rec (recursive), each in its own file
+ * a.c..e.c; every location one line; "lib" frames have no line (address
+ * only, mapping libx.so). Samples (cpu values = count, nanoseconds):
+ *   main;work;spin         3, 30  label kind=alpha, bytes=1024
+ *   main;work              1, 10  label kind=beta
+ *   main;rec;rec;rec;spin  2, 20  label kind=alpha
+ *   main;alloc;<lib>       4, 40  label kind=gamma, bytes=65536
+ * total ns = 100 */
+typedef struct {
+    hs_profile *p;
+    uint64_t loc_main, loc_work, loc_spin, loc_spin2, loc_alloc, loc_rec, loc_lib;
+} fixture;
+
+static uint64_t add_loc(hs_profile *p, uint64_t map, uint64_t addr, const char *fn,
+                        const char *file, int64_t line)
+{
+    uint64_t f = hs_profile_add_function(p, fn, fn, file, 0);
+    hs_line l = {f, line, 0};
+    return hs_profile_add_location(p, map, addr, &l, 1);
+}
+
+static void add_sample(hs_profile *p, const uint64_t *root_first, size_t n, int64_t count,
+                       int64_t ns, const char *kind, int64_t bytes)
+{
+    uint64_t leaf_first[16];
+    for (size_t i = 0; i < n; i++)
+        leaf_first[i] = root_first[n - 1 - i];
+    int64_t vals[2] = {count, ns};
+    hs_label labels[2];
+    size_t nl = 0;
+    labels[nl++] = (hs_label){hs_profile_str(p, "kind"), hs_profile_str(p, kind), 0, 0};
+    if (bytes)
+        labels[nl++] = (hs_label){hs_profile_str(p, "bytes"), 0, bytes, 0};
+    assert_int_equal(hs_profile_add_sample(p, leaf_first, n, vals, labels, nl), 0);
+}
+
+static hs_profile *make_profile(int64_t scale_spin, int64_t scale_alloc)
+{
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    assert_true(hs_profile_add_sample_type(p, "samples", "count") >= 0);
+    assert_true(hs_profile_add_sample_type(p, "cpu", "nanoseconds") >= 0);
+    uint64_t m1 = hs_profile_add_mapping(p, 0x400000, 0x500000, 0, "/bin/prog", "");
+    uint64_t m2 = hs_profile_add_mapping(p, 0x7f0000, 0x7f8000, 0, "/lib/libx.so", "");
+    uint64_t lmain = add_loc(p, m1, 0x401000, "main", "a.c", 10);
+    uint64_t lwork = add_loc(p, m1, 0x402000, "work", "b.c", 20);
+    uint64_t lspin = add_loc(p, m1, 0x403000, "spin", "c.c", 30);
+    uint64_t lspin2 = add_loc(p, m1, 0x403010, "spin", "c.c", 31);
+    uint64_t lalloc = add_loc(p, m1, 0x404000, "alloc", "d.c", 40);
+    uint64_t lrec = add_loc(p, m1, 0x405000, "rec", "e.c", 50);
+    uint64_t llib = hs_profile_add_location(p, m2, 0x7f1234, NULL, 0);
+    assert_true(lmain && lwork && lspin && lspin2 && lalloc && lrec && llib);
+    uint64_t s1[] = {lmain, lwork, lspin};
+    uint64_t s2[] = {lmain, lwork};
+    uint64_t s3[] = {lmain, lrec, lrec, lrec, lspin2};
+    uint64_t s4[] = {lmain, lalloc, llib};
+    add_sample(p, s1, 3, 3, 30 * scale_spin, "alpha", 1024);
+    add_sample(p, s2, 2, 1, 10, "beta", 0);
+    add_sample(p, s3, 5, 2, 20 * scale_spin, "alpha", 0);
+    add_sample(p, s4, 3, 4, 40 * scale_alloc, "gamma", 65536);
+    return p;
+}
+
+typedef struct {
+    hs_view *v;
+    hs_graph g;
+} built;
+
+static void build(built *b, hs_profile *p, hs_profile *base, hs_analysis_options *o)
+{
+    char err[256] = "";
+    hs_profile *ps[1] = {p};
+    hs_profile *bs[1] = {base};
+    b->v = hs_view_build(ps, 1, bs, base ? 1 : 0, o, err, sizeof err);
+    if (!b->v)
+        fail_msg("view: %s", err);
+    if (hs_graph_build(b->v, o, &b->g, err, sizeof err) != 0)
+        fail_msg("graph: %s", err);
+}
+
+static void unbuild(built *b)
+{
+    hs_graph_free(&b->g);
+    hs_view_free(b->v);
+}
+
+static int find(const hs_view *v, const char *name)
+{
+    for (size_t i = 0; i < v->n_nodes; i++)
+        if (strcmp(v->nodes[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int64_t flat_of(const built *b, const char *name)
+{
+    int i = find(b->v, name);
+    return i < 0 ? -1 : b->g.nodes[i].flat;
+}
+
+static int64_t cum_of(const built *b, const char *name)
+{
+    int i = find(b->v, name);
+    return i < 0 ? -1 : b->g.nodes[i].cum;
+}
+
+static void opts(hs_analysis_options *o, hs_report_kind kind)
+{
+    hs_analysis_options_init(o);
+    hs_analysis_apply_defaults(o, kind);
+}
+
+static int set(hs_analysis_options *o, int code, const char *arg)
+{
+    char err[256];
+    return hs_analysis_parse_option(o, code, arg, err, sizeof err);
+}
+
+static void test_default_index_and_totals(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    opts(&o, HS_KIND_NOTRIM);
+    built b;
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->sample_index, 1); /* last type by default */
+    assert_string_equal(b.v->sample_type, "cpu");
+    assert_int_equal(b.v->total, 100);
+    assert_int_equal(flat_of(&b, "spin"), 50);
+    assert_int_equal(flat_of(&b, "work"), 10);
+    assert_int_equal(cum_of(&b, "work"), 40);
+    assert_int_equal(cum_of(&b, "main"), 100);
+    /* a location without lines is named after its mapping */
+    assert_int_equal(flat_of(&b, "[libx.so]"), 40);
+    unbuild(&b);
+    assert_int_equal(set(&o, HS_OPT_SAMPLE_INDEX, "samples"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->total, 10);
+    assert_int_equal(flat_of(&b, "spin"), 5);
+    unbuild(&b);
+    assert_int_equal(set(&o, HS_OPT_SAMPLE_INDEX, "nosuch"), 1);
+    char err[256] = "";
+    hs_profile *ps[1] = {p};
+    assert_null(hs_view_build(ps, 1, NULL, 0, &o, err, sizeof err));
+    assert_non_null(strstr(err, "nosuch"));
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
+static void test_recursion_counted_once(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    opts(&o, HS_KIND_NOTRIM);
+    built b;
+    build(&b, p, NULL, &o);
+    /* rec appears three times in one sample of 20: cum 20, not 60 */
+    assert_int_equal(cum_of(&b, "rec"), 20);
+    assert_int_equal(flat_of(&b, "rec"), 0);
+    /* and the rec->rec self edge is not an edge */
+    int rec = find(b.v, "rec");
+    for (size_t e = 0; e < b.g.n_edges; e++)
+        assert_false(b.g.edges[e].src == (uint32_t)rec && b.g.edges[e].dst == (uint32_t)rec);
+    /* main->rec edge weight counted once */
+    int mainn = find(b.v, "main");
+    bool found = false;
+    for (size_t e = 0; e < b.g.n_edges; e++)
+        if (b.g.edges[e].src == (uint32_t)mainn && b.g.edges[e].dst == (uint32_t)rec) {
+            assert_int_equal(b.g.edges[e].weight, 20);
+            found = true;
+        }
+    assert_true(found);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
+static void test_focus_ignore(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    built b;
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_FOCUS, "^work$"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->n_stacks, 2);
+    assert_int_equal(b.v->total, 100); /* total before filtering, as pprof */
+    assert_int_equal(b.v->kept_total, 40);
+    assert_int_equal(cum_of(&b, "main"), 40);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_IGNORE, "spin"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->kept_total, 50);
+    assert_int_equal(find(b.v, "rec") < 0 || cum_of(&b, "rec") == 0, 1);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    /* focus matches file names and mapping files too */
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_FOCUS, "libx"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->kept_total, 40);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_FOCUS, "^e\\.c$"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->kept_total, 20);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    /* relative percentages: total after filtering */
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_FOCUS, "spin"), 1);
+    assert_int_equal(set(&o, HS_OPT_RELATIVE, NULL), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->total, 50);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    /* no match: warning, no stacks */
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_FOCUS, "zzz"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->n_stacks, 0);
+    assert_non_null(strstr(b.v->warnings, "Focus"));
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
+static void test_hide_show_showfrom(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    built b;
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_HIDE, "^spin$"), 1);
+    build(&b, p, NULL, &o);
+    /* spin frames removed: work gets the spin sample's flat, rec too */
+    assert_true(find(b.v, "spin") < 0);
+    assert_int_equal(flat_of(&b, "work"), 40);
+    assert_int_equal(flat_of(&b, "rec"), 20);
+    assert_int_equal(b.v->kept_total, 100);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_SHOW, "^(main|spin)$"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(flat_of(&b, "spin"), 50);
+    assert_int_equal(flat_of(&b, "main"), 50); /* work and alloc+lib frames gone */
+    assert_true(find(b.v, "work") < 0);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_SHOW_FROM, "^work$"), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.v->n_stacks, 2);
+    assert_int_equal(b.v->stacks[0].n, 2); /* work;spin */
+    assert_string_equal(b.v->nodes[b.v->stacks[0].nodes[0]].name, "work");
+    assert_int_equal(cum_of(&b, "work"), 40);
+    assert_true(find(b.v, "main") < 0 || cum_of(&b, "main") == 0);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
+static void test_tags(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    built b;
+    const struct {
+        int code;
+        const char *spec;
+        int64_t kept;
+    } cases[] = {
+        {HS_OPT_TAGFOCUS, "kind=alpha", 50},
+        {HS_OPT_TAGFOCUS, "kind=alpha,beta", 60},
+        {HS_OPT_TAGFOCUS, "kind:gam", 40},        /* no key: key:value */
+        {HS_OPT_TAGIGNORE, "kind=alpha", 50},
+        {HS_OPT_TAGFOCUS, "bytes=1kb", 30},
+        {HS_OPT_TAGFOCUS, "bytes=2kb:", 40},
+        {HS_OPT_TAGFOCUS, ":1kb", 30},
+        {HS_OPT_TAGFOCUS, "1kb:64kb", 70},
+        {HS_OPT_TAGIGNORE, "bytes=64kb", 60},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        opts(&o, HS_KIND_NOTRIM);
+        assert_int_equal(set(&o, cases[i].code, cases[i].spec), 1);
+        build(&b, p, NULL, &o);
+        if (b.v->kept_total != cases[i].kept)
+            fail_msg("%s: kept %lld, want %lld", cases[i].spec, (long long)b.v->kept_total,
+                     (long long)cases[i].kept);
+        unbuild(&b);
+        hs_analysis_options_free(&o);
+    }
+    hs_profile_free(p);
+}
+
+static void test_granularity(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    built b;
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_LINES, NULL), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(flat_of(&b, "spin c.c:30"), 30);
+    assert_int_equal(flat_of(&b, "spin c.c:31"), 20);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_FILES, NULL), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(flat_of(&b, "c.c"), 50);
+    assert_int_equal(cum_of(&b, "a.c"), 100);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_ADDRESSES, NULL), 1);
+    build(&b, p, NULL, &o);
+    assert_int_equal(flat_of(&b, "0000000000403000 spin c.c:30"), 30);
+    assert_int_equal(flat_of(&b, "00000000007f1234 [libx.so]"), 40);
+    unbuild(&b);
+    /* only one granularity */
+    assert_int_equal(set(&o, HS_OPT_LINES, NULL), -1);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
+static void test_trimming(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    built b;
+    opts(&o, HS_KIND_NOTRIM);
+    o.nodecount = 2;
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.g.n_order, 2);
+    assert_string_equal(b.v->nodes[b.g.order[0]].name, "spin"); /* by flat */
+    assert_string_equal(b.v->nodes[b.g.order[1]].name, "[libx.so]");
+    assert_true(b.g.orig_count > 2);
+    unbuild(&b);
+    o.cum_sort = true;
+    build(&b, p, NULL, &o);
+    assert_string_equal(b.v->nodes[b.g.order[0]].name, "main");
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+
+    opts(&o, HS_KIND_NOTRIM);
+    o.nodefraction = 0.25; /* cut at 25: drops work? cum 40 stays; rec 20 dropped */
+    build(&b, p, NULL, &o);
+    assert_int_equal(b.g.dropped_nodes, 1);
+    int rec = find(b.v, "rec");
+    assert_int_equal(b.g.nodes[rec].cum, 0);
+    /* the main->spin edge over the dropped rec is residual */
+    int mainn = find(b.v, "main"), spin = find(b.v, "spin");
+    bool residual = false;
+    for (size_t e = 0; e < b.g.n_edges; e++)
+        if (b.g.edges[e].src == (uint32_t)mainn && b.g.edges[e].dst == (uint32_t)spin)
+            residual = b.g.edges[e].residual;
+    assert_true(residual);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
+static void test_calltree(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    opts(&o, HS_KIND_NOTRIM);
+    built b;
+    build(&b, p, NULL, &o);
+    hs_calltree t;
+    char err[128];
+    assert_int_equal(hs_calltree_build(b.v, &t, err, sizeof err), 0);
+    assert_int_equal(t.t[0].total, 100);
+    uint32_t m = t.t[0].first_child;
+    assert_string_equal(b.v->nodes[t.t[m].node].name, "main");
+    assert_int_equal(t.t[m].total, 100);
+    assert_int_equal(t.t[m].next_sibling, 0);
+    /* children of main sorted by total: work 40, alloc 40 (name), rec 20 */
+    uint32_t c1 = t.t[m].first_child, c2 = t.t[c1].next_sibling, c3 = t.t[c2].next_sibling;
+    assert_string_equal(b.v->nodes[t.t[c1].node].name, "alloc");
+    assert_string_equal(b.v->nodes[t.t[c2].node].name, "work");
+    assert_string_equal(b.v->nodes[t.t[c3].node].name, "rec");
+    assert_int_equal(t.t[c2].self, 10);
+    assert_int_equal(t.t[c3].total, 20);
+    /* the tree keeps recursion as depth: rec;rec;rec;spin */
+    uint32_t r = c3;
+    int depth = 0;
+    while (t.t[r].first_child) {
+        r = t.t[r].first_child;
+        depth++;
+    }
+    assert_int_equal(depth, 3);
+    assert_int_equal(t.t[r].self, 20);
+    hs_calltree_free(&t);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
+static void test_diff(void **state)
+{
+    (void)state;
+    hs_profile *a = make_profile(1, 1);
+    hs_profile *b2 = make_profile(2, 0); /* spin doubled, alloc gone */
+    hs_analysis_options o;
+    opts(&o, HS_KIND_NOTRIM);
+    built b;
+    /* a profile against itself: every delta zero */
+    build(&b, a, a, &o);
+    assert_true(b.v->diff);
+    for (size_t i = 0; i < b.g.n_order; i++) {
+        const hs_graph_node *n = &b.g.nodes[b.g.order[i]];
+        assert_int_equal(n->flat - n->base_flat, 0);
+        assert_int_equal(n->cum - n->base_cum, 0);
+    }
+    unbuild(&b);
+    /* known deltas */
+    build(&b, b2, a, &o);
+    assert_int_equal(b.v->base_total, 100);
+    assert_int_equal(b.v->total, 110); /* 60+10+40+0 */
+    int spin = find(b.v, "spin"), lib = find(b.v, "[libx.so]"), work = find(b.v, "work");
+    assert_int_equal(b.g.nodes[spin].base_flat, 50);
+    assert_int_equal(b.g.nodes[spin].flat, 100);
+    assert_int_equal(b.g.nodes[lib].base_flat, 40);
+    assert_int_equal(b.g.nodes[lib].flat, 0);
+    assert_int_equal(b.g.nodes[work].flat - b.g.nodes[work].base_flat, 0);
+    assert_int_equal(b.g.nodes[work].cum - b.g.nodes[work].base_cum, 30);
+    /* ordered by |delta flat|: spin +50, lib -40 */
+    assert_int_equal(b.g.order[0], (uint32_t)spin);
+    assert_int_equal(b.g.order[1], (uint32_t)lib);
+    unbuild(&b);
+    /* normalized: NEW scaled to BASE's total (per-sample rounding) */
+    o.normalize = true;
+    build(&b, b2, a, &o);
+    assert_int_equal(b.g.nodes[spin].flat, 55 + 36); /* 60*100/110, 40*100/110 rounded */
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    /* incompatible types */
+    hs_profile *c = hs_profile_new();
+    assert_true(hs_profile_add_sample_type(c, "alloc_space", "bytes") >= 0);
+    hs_profile *ps[1] = {b2}, *bs[1] = {c};
+    char err[256];
+    opts(&o, HS_KIND_NOTRIM);
+    assert_null(hs_view_build(ps, 1, bs, 1, &o, err, sizeof err));
+    assert_non_null(strstr(err, "compatible"));
+    hs_analysis_options_free(&o);
+    hs_profile_free(c);
+    hs_profile_free(a);
+    hs_profile_free(b2);
+}
+
+static void test_merge(void **state)
+{
+    (void)state;
+    hs_profile *a = make_profile(1, 1);
+    hs_profile *b2 = make_profile(2, 0);
+    hs_profile *ps[2] = {a, b2};
+    char err[256];
+    hs_profile *m = hs_analysis_merge(ps, 2, err, sizeof err);
+    assert_non_null(m);
+    /* identical stacks and labels summed: 4 distinct samples (the alloc one of
+     * b2 has a zero ns value but a nonzero count, so it is kept) */
+    assert_int_equal(m->n_samples, 4);
+    int64_t ns = 0, cnt = 0;
+    for (size_t i = 0; i < m->n_samples; i++) {
+        cnt += m->samples[i].values[0];
+        ns += m->samples[i].values[1];
+    }
+    assert_int_equal(ns, 210);
+    assert_int_equal(cnt, 20);
+    assert_int_equal(m->n_locations, a->n_locations);
+    assert_int_equal(m->n_functions, a->n_functions);
+    /* the merged profile analyzes like the two */
+    hs_analysis_options o;
+    opts(&o, HS_KIND_NOTRIM);
+    built b;
+    build(&b, m, NULL, &o);
+    assert_int_equal(flat_of(&b, "spin"), 150);
+    assert_int_equal(cum_of(&b, "rec"), 60);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    /* different types refuse to merge */
+    hs_profile *c = hs_profile_new();
+    assert_true(hs_profile_add_sample_type(c, "alloc_space", "bytes") >= 0);
+    hs_profile *bad[2] = {a, c};
+    assert_null(hs_analysis_merge(bad, 2, err, sizeof err));
+    hs_profile_free(c);
+    hs_profile_free(m);
+    hs_profile_free(a);
+    hs_profile_free(b2);
+}
+
+static void test_filter_profile(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    hs_analysis_options o;
+    opts(&o, HS_KIND_NOTRIM);
+    assert_int_equal(set(&o, HS_OPT_FOCUS, "spin"), 1);
+    assert_int_equal(set(&o, HS_OPT_HIDE, "^rec$"), 1);
+    char err[256];
+    hs_profile *f = hs_analysis_filter_profile(p, &o, err, sizeof err);
+    assert_non_null(f);
+    assert_int_equal(f->n_samples, 2);
+    assert_int_equal(f->samples[1].n_locations, 2); /* main;spin without rec */
+    hs_analysis_options_free(&o);
+    opts(&o, HS_KIND_NOTRIM);
+    built b;
+    build(&b, f, NULL, &o);
+    assert_int_equal(cum_of(&b, "main"), 50);
+    assert_true(find(b.v, "rec") < 0);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    hs_profile_free(f);
+    hs_profile_free(p);
+}
+
+static void test_option_errors(void **state)
+{
+    (void)state;
+    hs_analysis_options o;
+    hs_analysis_options_init(&o);
+    char err[256] = "";
+    assert_int_equal(hs_analysis_parse_option(&o, HS_OPT_FOCUS, "(", err, sizeof err), -1);
+    assert_non_null(strstr(err, "focus"));
+    assert_int_equal(hs_analysis_parse_option(&o, HS_OPT_TAGFOCUS, "k=[", err, sizeof err), -1);
+    assert_non_null(strstr(err, "tagfocus"));
+    assert_int_equal(hs_analysis_parse_option(&o, HS_OPT_TAGIGNORE, "k=(", err, sizeof err), -1);
+    assert_non_null(strstr(err, "tagignore"));
+    assert_int_equal(hs_analysis_parse_option(&o, HS_OPT_NODECOUNT, "x", err, sizeof err), -1);
+    assert_int_equal(hs_analysis_parse_option(&o, HS_OPT_NODEFRACTION, "2", err, sizeof err), -1);
+    assert_int_equal(hs_analysis_parse_option(&o, HS_OPT_EDGEFRACTION, "-1", err, sizeof err), -1);
+    assert_int_equal(hs_analysis_parse_option(&o, 'x', NULL, err, sizeof err), 0);
+    assert_int_equal(hs_analysis_parse_option(&o, HS_OPT_NODECOUNT, "7", err, sizeof err), 1);
+    assert_int_equal(o.nodecount, 7);
+    hs_analysis_options_free(&o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_index_and_totals),
+        cmocka_unit_test(test_recursion_counted_once),
+        cmocka_unit_test(test_focus_ignore),
+        cmocka_unit_test(test_hide_show_showfrom),
+        cmocka_unit_test(test_tags),
+        cmocka_unit_test(test_granularity),
+        cmocka_unit_test(test_trimming),
+        cmocka_unit_test(test_calltree),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_filter_profile),
+        cmocka_unit_test(test_option_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

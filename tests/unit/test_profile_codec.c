@@ -1,0 +1,641 @@
+/* test_profile_codec.c — the profile model and the pprof codec: lossless
+ * round trips (gzipped and raw), arbitrary ids, validation of every
+ * reference, bounded decompression, and a few thousand corrupt, random and
+ * mutated inputs that must each give NULL or a consistent profile. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "profile/profile.h"
+
+/* ---- helpers ---- */
+
+static hs_profile *build_sample_profile(void)
+{
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    assert_int_equal(hs_profile_add_sample_type(p, "samples", "count"), 0);
+    assert_int_equal(hs_profile_add_sample_type(p, "cpu", "nanoseconds"), 1);
+    assert_int_equal(hs_profile_add_sample_type(p, "alloc_space", "bytes"), 2);
+    hs_profile_set_period(p, "cpu", "nanoseconds", 10000000);
+    hs_profile_add_comment(p, "first comment");
+    hs_profile_add_comment(p, "#hidden comment");
+    p->default_sample_type = hs_profile_str(p, "cpu");
+    p->drop_frames = hs_profile_str(p, "runtime\\..*");
+    p->keep_frames = hs_profile_str(p, "main");
+    p->time_nanos = 1700000000123456789LL;
+    p->duration_nanos = 1500000000;
+
+    uint64_t m1 = hs_profile_add_mapping(p, 0x400000, 0x500000, 0x1000, "/usr/bin/prog", "abcdef");
+    uint64_t m2 = hs_profile_add_mapping(p, 0x7f0000, 0x7f8000, 0, "/lib/libc.so.6", "");
+    assert_true(m1 == 1 && m2 == 2);
+    p->mappings[0].has_functions = p->mappings[0].has_filenames = true;
+    p->mappings[0].has_line_numbers = p->mappings[0].has_inline_frames = true;
+
+    uint64_t fmain = hs_profile_add_function(p, "main", "main", "prog.c", 10);
+    uint64_t fwork = hs_profile_add_function(p, "work", "_Z4workv", "prog.c", 20);
+    uint64_t finl = hs_profile_add_function(p, "inlined", "inlined", "util.h", 5);
+    uint64_t fqs = hs_profile_add_function(p, "qsort", "", "", 0);
+    assert_int_equal(hs_profile_add_function(p, "work", "_Z4workv", "prog.c", 20), fwork);
+
+    hs_line l_main[] = {{fmain, 12, 3}};
+    hs_line l_work[] = {{finl, 7, 0}, {fwork, 25, 9}}; /* inlined first */
+    hs_line l_qs[] = {{fqs, 0, 0}};
+    uint64_t lmain = hs_profile_add_location(p, m1, 0x401000, l_main, 1);
+    uint64_t lwork = hs_profile_add_location(p, m1, 0x401100, l_work, 2);
+    uint64_t lqs = hs_profile_add_location(p, m2, 0x7f1000, l_qs, 1);
+    uint64_t lraw = hs_profile_add_location(p, 0, 0xdeadbeef, NULL, 0);
+    p->locations[3].is_folded = true;
+
+    uint64_t st1[] = {lwork, lmain};
+    uint64_t st2[] = {lqs, lwork, lmain};
+    uint64_t st3[] = {lraw};
+    int64_t v1[] = {3, 30000000, 0}, v2[] = {1, 10000000, 4096}, v3[] = {-2, 5, 7};
+    hs_label labels[] = {{hs_profile_str(p, "thread"), hs_profile_str(p, "worker-1"), 0, 0},
+                         {hs_profile_str(p, "bytes"), 0, 4096, hs_profile_str(p, "bytes")}};
+    assert_int_equal(hs_profile_add_sample(p, st1, 2, v1, labels, 2), 0);
+    assert_int_equal(hs_profile_add_sample(p, st2, 3, v2, NULL, 0), 0);
+    assert_int_equal(hs_profile_add_sample(p, st3, 1, v3, labels, 1), 0);
+    assert_int_equal(hs_profile_add_sample(p, NULL, 0, v1, NULL, 0), 0);
+    return p;
+}
+
+static void *encode(const hs_profile *p, size_t *len)
+{
+    void *buf = NULL;
+    char err[256] = "";
+    assert_int_equal(hs_profile_encode(p, &buf, len, err, sizeof err), 0);
+    assert_non_null(buf);
+    return buf;
+}
+
+static unsigned char *gunzip(const void *in, size_t len, size_t *outlen)
+{
+    z_stream z = {0};
+    assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+    size_t cap = len * 20 + 1024;
+    unsigned char *out = malloc(cap);
+    assert_non_null(out);
+    z.next_in = (unsigned char *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    *outlen = cap - z.avail_out;
+    inflateEnd(&z);
+    return out;
+}
+
+static hs_profile *decode_ok(const void *buf, size_t len)
+{
+    char err[256] = "";
+    hs_profile *p = hs_profile_decode(buf, len, err, sizeof err);
+    if (!p)
+        fail_msg("decode failed: %s", err);
+    return p;
+}
+
+static void expect_decode_error(const void *buf, size_t len, const char *needle)
+{
+    char err[256] = "";
+    hs_profile *p = hs_profile_decode(buf, len, err, sizeof err);
+    if (p) {
+        hs_profile_free(p);
+        fail_msg("decode of bad input succeeded (expected '%s')", needle);
+    }
+    if (!strstr(err, needle))
+        fail_msg("error '%s' does not mention '%s'", err, needle);
+    assert_null(strchr(err, '\n'));
+}
+
+static void assert_str_idx_eq(const hs_profile *a, int64_t ia, const hs_profile *b, int64_t ib)
+{
+    assert_string_equal(hs_profile_string(a, ia), hs_profile_string(b, ib));
+}
+
+static void assert_samples_equal(const hs_profile *a, const hs_profile *b)
+{
+    assert_int_equal(a->n_samples, b->n_samples);
+    for (size_t i = 0; i < a->n_samples; i++) {
+        const hs_sample *x = &a->samples[i], *y = &b->samples[i];
+        assert_int_equal(x->n_locations, y->n_locations);
+        for (size_t j = 0; j < x->n_locations; j++)
+            assert_int_equal(x->location_ids[j], y->location_ids[j]);
+        for (size_t j = 0; j < a->n_sample_types; j++)
+            assert_int_equal(x->values[j], y->values[j]);
+        assert_int_equal(x->n_labels, y->n_labels);
+        for (size_t j = 0; j < x->n_labels; j++) {
+            assert_str_idx_eq(a, x->labels[j].key, b, y->labels[j].key);
+            assert_str_idx_eq(a, x->labels[j].str, b, y->labels[j].str);
+            assert_int_equal(x->labels[j].num, y->labels[j].num);
+            assert_str_idx_eq(a, x->labels[j].num_unit, b, y->labels[j].num_unit);
+        }
+    }
+}
+
+static void assert_tables_equal(const hs_profile *a, const hs_profile *b)
+{
+    assert_int_equal(a->n_mappings, b->n_mappings);
+    for (size_t i = 0; i < a->n_mappings; i++) {
+        const hs_mapping *x = &a->mappings[i], *y = &b->mappings[i];
+        assert_true(x->id == y->id && x->memory_start == y->memory_start &&
+                    x->memory_limit == y->memory_limit && x->file_offset == y->file_offset);
+        assert_str_idx_eq(a, x->filename, b, y->filename);
+        assert_str_idx_eq(a, x->build_id, b, y->build_id);
+        assert_true(x->has_functions == y->has_functions && x->has_filenames == y->has_filenames &&
+                    x->has_line_numbers == y->has_line_numbers &&
+                    x->has_inline_frames == y->has_inline_frames);
+    }
+    assert_int_equal(a->n_functions, b->n_functions);
+    for (size_t i = 0; i < a->n_functions; i++) {
+        const hs_function *x = &a->functions[i], *y = &b->functions[i];
+        assert_int_equal(x->id, y->id);
+        assert_str_idx_eq(a, x->name, b, y->name);
+        assert_str_idx_eq(a, x->system_name, b, y->system_name);
+        assert_str_idx_eq(a, x->filename, b, y->filename);
+        assert_int_equal(x->start_line, y->start_line);
+    }
+    assert_int_equal(a->n_locations, b->n_locations);
+    for (size_t i = 0; i < a->n_locations; i++) {
+        const hs_location *x = &a->locations[i], *y = &b->locations[i];
+        assert_true(x->id == y->id && x->mapping_id == y->mapping_id && x->address == y->address);
+        assert_int_equal(x->is_folded, y->is_folded);
+        assert_int_equal(x->n_lines, y->n_lines);
+        for (size_t j = 0; j < x->n_lines; j++)
+            assert_true(x->lines[j].function_id == y->lines[j].function_id &&
+                        x->lines[j].line == y->lines[j].line &&
+                        x->lines[j].column == y->lines[j].column);
+    }
+}
+
+/* Everything, including the exact string table. */
+static void assert_profiles_equal(const hs_profile *a, const hs_profile *b)
+{
+    assert_int_equal(a->n_strings, b->n_strings);
+    for (size_t i = 0; i < a->n_strings; i++)
+        assert_string_equal(a->strings[i], b->strings[i]);
+    assert_int_equal(a->n_sample_types, b->n_sample_types);
+    for (size_t i = 0; i < a->n_sample_types; i++)
+        assert_true(a->sample_types[i].type == b->sample_types[i].type &&
+                    a->sample_types[i].unit == b->sample_types[i].unit);
+    assert_true(a->period_type.type == b->period_type.type &&
+                a->period_type.unit == b->period_type.unit && a->period == b->period);
+    assert_int_equal(a->n_comments, b->n_comments);
+    for (size_t i = 0; i < a->n_comments; i++)
+        assert_int_equal(a->comments[i], b->comments[i]);
+    assert_int_equal(a->drop_frames, b->drop_frames);
+    assert_int_equal(a->keep_frames, b->keep_frames);
+    assert_int_equal(a->time_nanos, b->time_nanos);
+    assert_int_equal(a->duration_nanos, b->duration_nanos);
+    assert_int_equal(a->default_sample_type, b->default_sample_type);
+    assert_tables_equal(a, b);
+    assert_samples_equal(a, b);
+}
+
+/* A decoded profile must be internally consistent. */
+static void assert_consistent(const hs_profile *p)
+{
+    assert_true(p->n_strings >= 1);
+    assert_string_equal(p->strings[0], "");
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t j = 0; j < p->samples[i].n_locations; j++)
+            assert_non_null(hs_profile_location(p, p->samples[i].location_ids[j]));
+    for (size_t i = 0; i < p->n_locations; i++) {
+        const hs_location *l = &p->locations[i];
+        assert_ptr_equal(hs_profile_location(p, l->id), l);
+        for (size_t j = 0; j < l->n_lines; j++)
+            assert_non_null(hs_profile_function(p, l->lines[j].function_id));
+        if (l->mapping_id)
+            assert_non_null(hs_profile_mapping(p, l->mapping_id));
+    }
+    for (size_t i = 0; i < p->n_functions; i++)
+        assert_true((uint64_t)p->functions[i].name < p->n_strings);
+}
+
+/* Appending protobuf fields to an encoded message adds to it (proto semantics). */
+static unsigned char *append_bytes(const unsigned char *raw, size_t len, const unsigned char *extra,
+                                   size_t elen)
+{
+    unsigned char *b = malloc(len + elen);
+    assert_non_null(b);
+    memcpy(b, raw, len);
+    memcpy(b + len, extra, elen);
+    return b;
+}
+
+/* ---- tests ---- */
+
+static void test_builder(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    assert_int_equal(hs_profile_str(p, "main"), hs_profile_str(p, "main"));
+    assert_int_equal(hs_profile_str(p, ""), 0);
+    assert_string_equal(hs_profile_string(p, -1), "");
+    assert_string_equal(hs_profile_string(p, 1 << 30), "");
+    assert_int_equal(p->n_functions, 4);
+    assert_int_equal(hs_profile_sample_index(p, "alloc_space"), 2);
+    assert_int_equal(hs_profile_sample_index(p, "1"), 1);
+    assert_int_equal(hs_profile_sample_index(p, "3"), -1);
+    assert_int_equal(hs_profile_sample_index(p, "nope"), -1);
+    assert_int_equal(hs_profile_default_index(p), 1);
+    p->default_sample_type = 0;
+    assert_int_equal(hs_profile_default_index(p), 2);
+    assert_null(hs_profile_location(p, 0));
+    assert_null(hs_profile_location(p, 99));
+    assert_int_equal(hs_profile_location(p, 2)->n_lines, 2);
+    hs_line nl[] = {{1, 99, 0}};
+    assert_int_equal(hs_profile_set_location_lines(p, 4, nl, 1), 0);
+    assert_int_equal(hs_profile_location(p, 4)->lines[0].line, 99);
+    assert_int_equal(hs_profile_set_location_lines(p, 77, nl, 1), -1);
+    assert_int_equal(hs_profile_add_sample_type(p, "late", "count"), -1);
+    hs_profile_free(p);
+}
+
+static void test_round_trip_gzip(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    size_t len;
+    unsigned char *buf = encode(p, &len);
+    assert_true(len > 2 && buf[0] == 0x1f && buf[1] == 0x8b);
+    hs_profile *q = decode_ok(buf, len);
+    assert_profiles_equal(p, q);
+    assert_consistent(q);
+    /* and again: decode(encode(decode(x))) is stable */
+    size_t len2;
+    void *buf2 = encode(q, &len2);
+    hs_profile *r = decode_ok(buf2, len2);
+    assert_profiles_equal(p, r);
+    free(buf);
+    free(buf2);
+    hs_profile_free(p);
+    hs_profile_free(q);
+    hs_profile_free(r);
+}
+
+static void test_round_trip_raw(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    size_t len, rawlen;
+    void *buf = encode(p, &len);
+    unsigned char *raw = gunzip(buf, len, &rawlen);
+    hs_profile *q = decode_ok(raw, rawlen);
+    assert_profiles_equal(p, q);
+    free(buf);
+    free(raw);
+    hs_profile_free(p);
+    hs_profile_free(q);
+}
+
+/* Ids chosen by another producer: sparse, huge, out of order. */
+static void test_arbitrary_ids(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    const uint64_t k = 0x9e3779b97f4a7c15ULL;
+    for (size_t i = 0; i < p->n_locations; i++)
+        p->locations[i].id *= k;
+    for (size_t i = 0; i < p->n_functions; i++)
+        p->functions[i].id = UINT64_MAX - p->functions[i].id;
+    for (size_t i = 0; i < p->n_mappings; i++)
+        p->mappings[i].id += 1000;
+    for (size_t i = 0; i < p->n_locations; i++) {
+        hs_location *l = &p->locations[i];
+        if (l->mapping_id)
+            l->mapping_id += 1000;
+        for (size_t j = 0; j < l->n_lines; j++)
+            l->lines[j].function_id = UINT64_MAX - l->lines[j].function_id;
+    }
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t j = 0; j < p->samples[i].n_locations; j++)
+            p->samples[i].location_ids[j] *= k;
+    size_t len;
+    void *buf = encode(p, &len);
+    hs_profile *q = decode_ok(buf, len);
+    assert_profiles_equal(p, q);
+    assert_consistent(q);
+    assert_ptr_equal(hs_profile_location(q, 2 * k), &q->locations[1]);
+    assert_ptr_equal(hs_profile_function(q, UINT64_MAX - 3), &q->functions[2]);
+    assert_ptr_equal(hs_profile_mapping(q, 1002), &q->mappings[1]);
+    assert_null(hs_profile_location(q, 2));
+    /* adding to a decoded profile with sparse ids keeps lookups working */
+    hs_line ln[] = {{UINT64_MAX - 1, 1, 0}};
+    uint64_t nid = hs_profile_add_location(q, 1001, 0x1234, ln, 1);
+    assert_true(nid != 0);
+    assert_int_equal(hs_profile_location(q, nid)->address, 0x1234);
+    assert_ptr_equal(hs_profile_location(q, 3 * k), &q->locations[2]);
+    uint64_t fid = hs_profile_add_function(q, "brand_new", "", "", 0);
+    assert_non_null(hs_profile_function(q, fid));
+    assert_int_equal(hs_profile_add_function(q, "main", "main", "prog.c", 10), UINT64_MAX - 1);
+    free(buf);
+    hs_profile_free(p);
+    hs_profile_free(q);
+}
+
+/* Encode p after `mutate` broke it; decoding must fail naming the problem. */
+static void expect_bad_model(void (*mutate)(hs_profile *), const char *needle)
+{
+    hs_profile *p = build_sample_profile();
+    mutate(p);
+    size_t len;
+    void *buf = encode(p, &len);
+    expect_decode_error(buf, len, needle);
+    free(buf);
+    hs_profile_free(p);
+}
+
+static void bad_sample_loc(hs_profile *p) { p->samples[1].location_ids[0] = 424242; }
+static void bad_line_func(hs_profile *p) { p->locations[1].lines[0].function_id = 77; }
+static void bad_loc_mapping(hs_profile *p) { p->locations[0].mapping_id = 9; }
+static void bad_func_name(hs_profile *p) { p->functions[0].name = (int64_t)p->n_strings; }
+static void bad_func_file(hs_profile *p) { p->functions[1].filename = -1; }
+static void bad_label(hs_profile *p) { p->samples[0].labels[0].str = 1 << 20; }
+static void bad_sample_type(hs_profile *p) { p->sample_types[1].unit = 5000; }
+static void bad_mapping_file(hs_profile *p) { p->mappings[1].filename = 5000; }
+static void bad_comment(hs_profile *p) { p->comments[0] = 5000; }
+static void bad_default_type(hs_profile *p) { p->default_sample_type = 5000; }
+static void bad_period_type(hs_profile *p) { p->period_type.type = 5000; }
+static void dup_location_id(hs_profile *p) { p->locations[2].id = p->locations[0].id; }
+static void zero_function_id(hs_profile *p) { p->functions[3].id = 0; }
+static void dup_mapping_id(hs_profile *p) { p->mappings[1].id = 1; }
+static void nonempty_string0(hs_profile *p) { p->strings[0] = "oops"; }
+
+static void test_bad_references(void **state)
+{
+    (void)state;
+    expect_bad_model(bad_sample_loc, "unknown location");
+    expect_bad_model(bad_line_func, "unknown function");
+    expect_bad_model(bad_loc_mapping, "unknown mapping");
+    expect_bad_model(bad_func_name, "string index");
+    expect_bad_model(bad_func_file, "string index");
+    expect_bad_model(bad_label, "string index");
+    expect_bad_model(bad_sample_type, "string index");
+    expect_bad_model(bad_mapping_file, "string index");
+    expect_bad_model(bad_comment, "string index");
+    expect_bad_model(bad_default_type, "string index");
+    expect_bad_model(bad_period_type, "string index");
+    expect_bad_model(dup_location_id, "duplicate location id");
+    expect_bad_model(zero_function_id, "function id");
+    expect_bad_model(dup_mapping_id, "duplicate mapping id");
+    expect_bad_model(nonempty_string0, "string_table[0]");
+}
+
+static void test_value_count_mismatch(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    size_t len, rawlen;
+    void *buf = encode(p, &len);
+    unsigned char *raw = gunzip(buf, len, &rawlen);
+    /* one more sample_type (field 1): every sample now has too few values */
+    static const unsigned char extra_type[] = {0x0a, 0x04, 0x08, 0x01, 0x10, 0x01};
+    unsigned char *b = append_bytes(raw, rawlen, extra_type, sizeof extra_type);
+    expect_decode_error(b, rawlen + sizeof extra_type, "values, expected 4");
+    free(b);
+    /* a sample (field 2) with one value only */
+    static const unsigned char short_sample[] = {0x12, 0x06, 0x0a, 0x01, 0x01, 0x12, 0x01, 0x05};
+    b = append_bytes(raw, rawlen, short_sample, sizeof short_sample);
+    expect_decode_error(b, rawlen + sizeof short_sample, "has 1 values, expected 3");
+    free(b);
+    /* a well-formed extra sample decodes */
+    static const unsigned char good_sample[] = {0x12, 0x08, 0x0a, 0x01, 0x01,
+                                                0x12, 0x03, 0x01, 0x02, 0x03};
+    b = append_bytes(raw, rawlen, good_sample, sizeof good_sample);
+    hs_profile *q = decode_ok(b, rawlen + sizeof good_sample);
+    assert_int_equal(q->n_samples, p->n_samples + 1);
+    assert_int_equal(q->samples[p->n_samples].values[2], 3);
+    hs_profile_free(q);
+    free(b);
+    free(buf);
+    free(raw);
+    hs_profile_free(p);
+}
+
+static void test_empty_and_minimal(void **state)
+{
+    (void)state;
+    expect_decode_error("", 0, "empty");
+    /* an empty string table is tolerated (strings[0] is "") */
+    static const unsigned char only_time[] = {0x48, 0x05};
+    hs_profile *p = decode_ok(only_time, sizeof only_time);
+    assert_int_equal(p->time_nanos, 5);
+    assert_int_equal(p->n_strings, 1);
+    hs_profile_free(p);
+    /* a new profile round-trips */
+    p = hs_profile_new();
+    size_t len;
+    void *buf = encode(p, &len);
+    hs_profile *q = decode_ok(buf, len);
+    assert_profiles_equal(p, q);
+    free(buf);
+    hs_profile_free(p);
+    hs_profile_free(q);
+}
+
+static void test_truncated(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    size_t len, rawlen;
+    unsigned char *buf = encode(p, &len);
+    unsigned char *raw = gunzip(buf, len, &rawlen);
+    char err[256];
+    for (size_t n = 1; n < len; n++) {
+        err[0] = 0;
+        hs_profile *q = hs_profile_decode(buf, n, err, sizeof err);
+        assert_null(q); /* gzip trailer missing: always an error */
+        assert_true(err[0] != 0);
+    }
+    for (size_t n = 0; n < rawlen; n++) {
+        hs_profile *q = hs_profile_decode(raw, n, err, sizeof err);
+        if (q) {
+            assert_consistent(q);
+            hs_profile_free(q);
+        }
+    }
+    free(buf);
+    free(raw);
+    hs_profile_free(p);
+}
+
+static uint64_t rng_state = 0x1234567887654321ULL;
+static uint64_t rng(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static void fuzz_one(const unsigned char *b, size_t n, size_t *ok)
+{
+    char err[256] = "";
+    hs_profile *q = hs_profile_decode(b, n, err, sizeof err);
+    if (q) {
+        assert_consistent(q);
+        size_t elen;
+        void *e = encode(q, &elen); /* whatever decodes also re-encodes */
+        free(e);
+        hs_profile_free(q);
+        (*ok)++;
+    } else {
+        assert_true(err[0] != 0);
+        assert_null(strchr(err, '\n'));
+    }
+}
+
+static void test_fuzz_random_and_mutated(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    size_t len, rawlen, ok = 0;
+    unsigned char *gz = encode(p, &len);
+    unsigned char *raw = gunzip(gz, len, &rawlen);
+    unsigned char *b = malloc(rawlen + len + 4096);
+    assert_non_null(b);
+    for (int i = 0; i < 2000; i++) { /* random bytes, with and without gzip magic */
+        size_t n = rng() % 512;
+        for (size_t j = 0; j < n; j++)
+            b[j] = (unsigned char)rng();
+        if (i % 4 == 0 && n >= 2) {
+            b[0] = 0x1f;
+            b[1] = 0x8b;
+        }
+        fuzz_one(b, n, &ok);
+    }
+    for (int i = 0; i < 3000; i++) { /* valid files with a few bytes changed */
+        const unsigned char *src = i % 3 == 0 ? gz : raw;
+        size_t n = i % 3 == 0 ? len : rawlen;
+        memcpy(b, src, n);
+        int flips = 1 + (int)(rng() % 4);
+        for (int f = 0; f < flips; f++) {
+            size_t at = rng() % n;
+            switch (rng() % 3) {
+            case 0: b[at] ^= (unsigned char)(1u << (rng() % 8)); break;
+            case 1: b[at] = (unsigned char)rng(); break;
+            default: b[at] = (unsigned char)(rng() % 2 ? 0xff : 0x00); break;
+            }
+        }
+        if (rng() % 4 == 0)
+            n -= rng() % n;
+        fuzz_one(b, n, &ok);
+    }
+    assert_true(ok > 0); /* some mutations keep the file valid */
+    free(b);
+    free(gz);
+    free(raw);
+    hs_profile_free(p);
+}
+
+/* A small gzip file that inflates to hundreds of MB of zeros is refused. */
+static void test_gzip_bomb(void **state)
+{
+    (void)state;
+    z_stream z = {0};
+    assert_int_equal(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    static unsigned char zeros[1 << 20];
+    size_t cap = 1 << 20, used = 0;
+    unsigned char *out = malloc(cap);
+    assert_non_null(out);
+    for (int i = 0; i < 300; i++) {
+        z.next_in = zeros;
+        z.avail_in = sizeof zeros;
+        do {
+            z.next_out = out + used;
+            z.avail_out = (uInt)(cap - used);
+            assert_true(deflate(&z, i == 299 ? Z_FINISH : Z_NO_FLUSH) != Z_STREAM_ERROR);
+            used = cap - z.avail_out;
+        } while (z.avail_out == 0 || z.avail_in > 0);
+    }
+    deflateEnd(&z);
+    assert_true(used < (1 << 20));
+    expect_decode_error(out, used, "expands too much");
+    free(out);
+}
+
+static void test_write_and_read_file(void **state)
+{
+    (void)state;
+    hs_profile *p = build_sample_profile();
+    char dir[] = "/tmp/hs_codec_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256], err[256] = "";
+    snprintf(path, sizeof path, "%s/out.pb.gz", dir);
+    assert_int_equal(hs_profile_write_file(p, path, err, sizeof err), 0);
+    assert_int_equal(hs_profile_write_file(p, path, err, sizeof err), 0); /* overwrite */
+    hs_profile *q = hs_profile_read_file(path, err, sizeof err);
+    assert_non_null(q);
+    assert_profiles_equal(p, q);
+    hs_profile_free(q);
+    char missing[300];
+    snprintf(missing, sizeof missing, "%s/nope/x.pb.gz", dir);
+    assert_int_equal(hs_profile_write_file(p, missing, err, sizeof err), -1);
+    assert_null(hs_profile_read_file(missing, err, sizeof err));
+    assert_non_null(strstr(err, "No such file"));
+    assert_null(hs_profile_read_file(dir, err, sizeof err));
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0); /* no temp file left behind */
+    hs_profile_free(p);
+}
+
+/* Many samples and locations: bulk storage and dense id lookups. */
+static void test_large(void **state)
+{
+    (void)state;
+    hs_profile *p = hs_profile_new();
+    assert_int_equal(hs_profile_add_sample_type(p, "samples", "count"), 0);
+    enum { NFN = 5000, NLOC = 20000, NS = 100000, DEPTH = 12 };
+    for (int i = 0; i < NFN; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "fn_%d", i);
+        assert_int_equal(hs_profile_add_function(p, name, name, "f.c", i), (uint64_t)i + 1);
+    }
+    for (int i = 0; i < NLOC; i++) {
+        hs_line ln = {(uint64_t)(i % NFN) + 1, i, 0};
+        assert_int_equal(hs_profile_add_location(p, 0, (uint64_t)i * 4, &ln, 1), (uint64_t)i + 1);
+    }
+    uint64_t st[DEPTH];
+    for (int i = 0; i < NS; i++) {
+        int64_t v = i;
+        for (int d = 0; d < DEPTH; d++)
+            st[d] = rng() % NLOC + 1;
+        assert_int_equal(hs_profile_add_sample(p, st, DEPTH, &v, NULL, 0), 0);
+    }
+    size_t len;
+    void *buf = encode(p, &len);
+    hs_profile *q = decode_ok(buf, len);
+    assert_profiles_equal(p, q);
+    assert_int_equal(hs_profile_location(q, NLOC)->address, (NLOC - 1) * 4);
+    free(buf);
+    hs_profile_free(p);
+    hs_profile_free(q);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_builder),
+        cmocka_unit_test(test_round_trip_gzip),
+        cmocka_unit_test(test_round_trip_raw),
+        cmocka_unit_test(test_arbitrary_ids),
+        cmocka_unit_test(test_bad_references),
+        cmocka_unit_test(test_value_count_mismatch),
+        cmocka_unit_test(test_empty_and_minimal),
+        cmocka_unit_test(test_truncated),
+        cmocka_unit_test(test_fuzz_random_and_mutated),
+        cmocka_unit_test(test_gzip_bomb),
+        cmocka_unit_test(test_write_and_read_file),
+        cmocka_unit_test(test_large),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
