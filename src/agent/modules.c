@@ -5,6 +5,7 @@
  * remember libraries before they go, so their samples keep their names. */
 #define _GNU_SOURCE
 #include "agent/modules.h"
+#include "agent/unwind.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -183,7 +184,9 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
     if (!real)
         return -1;
     hs_modules_remember();
-    return real(handle);
+    int rc = real(handle);
+    hs_unwind_forget_code(); /* another library may load at the same addresses */
+    return rc;
 }
 
 int hs_modules_collect(hs_module **mods, size_t *n)

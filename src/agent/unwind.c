@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -536,6 +537,128 @@ static bool eval_expr(const uint8_t *e, const regs_t *rs, const mem_t *m, bool p
     return true;
 }
 
+/* ---- a cache of simple unwind rows ----
+ *
+ * Most frames' rules are "CFA = rsp or rbp + k; the return address and the
+ * callee-saved registers at fixed offsets from the CFA". Such a row is
+ * cached by pc in a direct-mapped table, so a hot pc costs one lookup
+ * instead of a search and two CFA programs. Entries are written and read
+ * with relaxed atomics and carry a checksum, so a torn entry (two writers,
+ * or a reader racing a writer) reads as a miss. hs_unwind_forget_code()
+ * clears it when code is unloaded. */
+
+#define CACHE_SIZE 8192
+#define N_TRACKED 7 /* rbx, rbp, r12, r13, r14, r15, return address */
+static const uint8_t tracked_reg[N_TRACKED] = {R_RBX, R_RBP, R_R12, R_R13, R_R14, R_R15, R_RA};
+
+typedef struct {
+    int32_t cfa_off;
+    uint8_t cfa_reg;
+    uint8_t outermost;
+    int8_t off[N_TRACKED]; /* saved at CFA + 8*off; 0 = same value */
+} compact_row;
+
+typedef struct {
+    _Atomic uint64_t pc, w0, w1, check;
+} cache_entry;
+
+static cache_entry g_cache[CACHE_SIZE];
+
+static inline uint64_t cache_check(uint64_t pc, uint64_t w0, uint64_t w1)
+{
+    return (pc * 0x9e3779b97f4a7c15ull) ^ (w0 * 0xc2b2ae3d27d4eb4full) ^ w1 ^ 0x5bd1e995u;
+}
+
+static inline cache_entry *cache_slot(uint64_t pc)
+{
+    return &g_cache[(pc ^ (pc >> 13) ^ (pc >> 26)) & (CACHE_SIZE - 1)];
+}
+
+static bool cache_get(uint64_t pc, compact_row *c)
+{
+    cache_entry *e = cache_slot(pc);
+    uint64_t epc = atomic_load_explicit(&e->pc, memory_order_relaxed);
+    if (epc != pc)
+        return false;
+    uint64_t w[2] = {atomic_load_explicit(&e->w0, memory_order_relaxed),
+                     atomic_load_explicit(&e->w1, memory_order_relaxed)};
+    if (atomic_load_explicit(&e->check, memory_order_relaxed) != cache_check(pc, w[0], w[1]))
+        return false;
+    memcpy(c, w, sizeof *c);
+    return true;
+}
+
+static void cache_put(uint64_t pc, const compact_row *c)
+{
+    uint64_t w[2] = {0, 0};
+    memcpy(w, c, sizeof *c);
+    cache_entry *e = cache_slot(pc);
+    atomic_store_explicit(&e->pc, pc, memory_order_relaxed);
+    atomic_store_explicit(&e->w0, w[0], memory_order_relaxed);
+    atomic_store_explicit(&e->w1, w[1], memory_order_relaxed);
+    atomic_store_explicit(&e->check, cache_check(pc, w[0], w[1]), memory_order_relaxed);
+}
+
+void hs_unwind_forget_code(void)
+{
+    for (size_t i = 0; i < CACHE_SIZE; i++)
+        atomic_store_explicit(&g_cache[i].pc, 0, memory_order_relaxed);
+}
+
+/* The compact form of row, if it has one. */
+static bool compact_of(const row_t *row, const cie_t *cie, compact_row *c)
+{
+    if (row->cfa_is_expr || row->cfa_reg >= N_REGS || cie->signal_frame || cie->ra_reg != R_RA ||
+        row->cfa_off < INT32_MIN || row->cfa_off > INT32_MAX || row->reg[R_RSP].type != RULE_SAME)
+        return false;
+    memset(c, 0, sizeof *c);
+    c->cfa_reg = row->cfa_reg;
+    c->cfa_off = (int32_t)row->cfa_off;
+    if (row->reg[R_RA].type == RULE_UNDEF) {
+        c->outermost = 1;
+        return true;
+    }
+    for (int i = 0; i < N_TRACKED; i++) {
+        const rule_t *r = &row->reg[tracked_reg[i]];
+        if (r->type == RULE_SAME && tracked_reg[i] != R_RA)
+            continue;
+        if (r->type != RULE_OFFSET || r->value % 8 != 0 || r->value / 8 < -127 || r->value / 8 > 127 ||
+            r->value == 0)
+            return false;
+        c->off[i] = (int8_t)(r->value / 8);
+    }
+    return true;
+}
+
+/* One step with a cached row: 1 done, 0 outermost, -1 can't. */
+static int step_cached(regs_t *rs, const compact_row *c, const mem_t *m)
+{
+    if (c->cfa_reg >= N_REGS || !(rs->valid & (1u << c->cfa_reg)))
+        return -1;
+    if (c->outermost)
+        return 0;
+    uint64_t cfa = rs->r[c->cfa_reg] + (uint64_t)(int64_t)c->cfa_off;
+    uint64_t val[N_TRACKED];
+    uint32_t valid = 0;
+    for (int i = 0; i < N_TRACKED; i++) {
+        unsigned r = tracked_reg[i];
+        if (c->off[i] == 0) {
+            val[i] = rs->r[r];
+            valid |= rs->valid & (1u << r);
+        } else if (read_u64(m, cfa + (uint64_t)(8 * (int64_t)c->off[i]), &val[i])) {
+            valid |= 1u << r;
+        }
+    }
+    if (!(valid & (1u << R_RA)))
+        return -1;
+    /* Only the tracked registers and rsp survive the step. */
+    for (int i = 0; i < N_TRACKED; i++)
+        rs->r[tracked_reg[i]] = val[i];
+    rs->r[R_RSP] = cfa;
+    rs->valid = valid | (1u << R_RSP);
+    return 1;
+}
+
 /* ---- one step ---- */
 
 #define CALLEE_SAVED ((1u << R_RBX) | (1u << R_RBP) | (1u << R_R12) | (1u << R_R13) | (1u << R_R14) | (1u << R_R15))
@@ -545,6 +668,11 @@ static bool eval_expr(const uint8_t *e, const regs_t *rs, const mem_t *m, bool p
  * can't be evaluated. *signal_frame tells whether the caller's pc is exact. */
 static int step_cfi(regs_t *rs, uint64_t lookup_pc, const mem_t *m, bool *signal_frame)
 {
+    compact_row c;
+    if (cache_get(lookup_pc, &c)) {
+        *signal_frame = false;
+        return step_cached(rs, &c, m);
+    }
     fde_t f;
     if (!find_fde(lookup_pc, &f))
         return -1;
@@ -560,6 +688,11 @@ static int step_cfi(regs_t *rs, uint64_t lookup_pc, const mem_t *m, bool *signal
     loc = f.pc_begin;
     if (!run_cfa(f.insns, f.insns_end, &f.cie, &loc, lookup_pc, &row, &initial))
         return -1;
+    if (compact_of(&row, &f.cie, &c)) {
+        cache_put(lookup_pc, &c);
+        *signal_frame = false;
+        return step_cached(rs, &c, m);
+    }
 
     uint64_t cfa;
     if (row.cfa_is_expr) {

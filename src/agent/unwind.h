@@ -31,4 +31,7 @@ int hs_unwind_context(const ucontext_t *uc, const hs_stack_bounds *bounds, uint6
  * innermost frames. Same output convention. */
 int hs_unwind_here(const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip);
 
+/* Code is about to be unloaded (dlclose): drop cached unwind rules. */
+void hs_unwind_forget_code(void);
+
 #endif
