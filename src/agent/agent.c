@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/control.h"
 #include "agent/heap.h"
 #include "agent/output.h"
 #include "agent/sampler.h"
@@ -35,6 +37,32 @@ int64_t hs_now_ns(int clock)
     struct timespec ts;
     clock_gettime(clock, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static uintptr_t g_self_lo, g_self_hi; /* the agent library's address range */
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t me = (uintptr_t)data, lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
+        lo = s < lo ? s : lo;
+        hi = e > hi ? e : hi;
+    }
+    if (me < lo || me >= hi)
+        return 0;
+    g_self_lo = lo;
+    g_self_hi = hi;
+    return 1;
+}
+
+int hs_agent_owns_pc(uint64_t addr)
+{
+    return addr >= g_self_lo && addr < g_self_hi;
 }
 
 pid_t hs_gettid(void)
@@ -74,10 +102,65 @@ static long env_long(const char *name, long def, long lo, long hi)
     return v;
 }
 
+/* A duration: "90" (seconds), "500ms", "10s", "2m", "1h"; def if unset or bad. */
+static int64_t env_duration(const char *name, int64_t def)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return def;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double unit = 1e9;
+    if (strcmp(end, "ms") == 0)
+        unit = 1e6;
+    else if (strcmp(end, "s") == 0 || *end == 0)
+        unit = 1e9;
+    else if (strcmp(end, "m") == 0)
+        unit = 60e9;
+    else if (strcmp(end, "h") == 0)
+        unit = 3600e9;
+    else
+        v = -1;
+    if (errno || v <= 0 || v * unit > 1e18) {
+        fprintf(stderr, "hotspur: ignoring %s=%s (want a duration like 500ms, 10s, 2m)\n", name, s);
+        return def;
+    }
+    return (int64_t)(v * unit);
+}
+
+static void config_defaults(hs_config *c)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->output, sizeof c->output, "hotspur.%%p.pb.gz");
+    c->cpu = true;
+    c->cpu_hz = 100;
+    c->max_depth = 128;
+    c->max_stacks = 65536;
+    c->heap_rate = 524288;
+    c->wall_threads = 16;
+    c->control = true;
+}
+
+/* Derived settings; call after every field is set. */
+static void config_finish(hs_config *c)
+{
+    if (c->leaks) {
+        c->heap = true;
+        c->heap_rate = 1;
+    }
+    if (!c->heap_max_live) /* exact mode follows every block */
+        c->heap_max_live = c->heap_rate == 1 ? 1u << 23 : 1u << 16;
+    if (c->period_ns && (!c->duration_ns || c->duration_ns > c->period_ns))
+        c->duration_ns = c->period_ns;
+}
+
 static void read_config(hs_config *c)
 {
+    config_defaults(c);
     const char *out = getenv("HOTSPUR_OUTPUT");
-    snprintf(c->output, sizeof c->output, "%s", out && *out ? out : "hotspur.%p.pb.gz");
+    if (out && *out)
+        snprintf(c->output, sizeof c->output, "%s", out);
     c->cpu_hz = (int)env_long("HOTSPUR_CPU_HZ", 100, 1, 10000);
     c->max_depth = (int)env_long("HOTSPUR_MAX_DEPTH", 128, 1, HS_MAX_DEPTH_LIMIT);
     c->max_stacks = (uint32_t)env_long("HOTSPUR_MAX_STACKS", 65536, 1024, 1 << 24);
@@ -88,28 +171,93 @@ static void read_config(hs_config *c)
     c->leaks = env_long("HOTSPUR_LEAKS", 0, 0, 1) == 1;
     c->heap_rate = env_long("HOTSPUR_HEAP_RATE", 524288, 1, 1L << 40);
     c->heap_max_live = (uint32_t)env_long("HOTSPUR_HEAP_MAX_LIVE", 0, 0, 1 << 28);
-    if (c->leaks) {
-        c->heap = true;
-        if (c->heap_rate != 1 && getenv("HOTSPUR_HEAP_RATE"))
-            fprintf(stderr, "hotspur: HOTSPUR_LEAKS needs every allocation: using HOTSPUR_HEAP_RATE=1\n");
-        c->heap_rate = 1;
-    }
-    if (!c->heap_max_live) /* exact mode follows every block */
-        c->heap_max_live = c->heap_rate == 1 ? 1u << 23 : 1u << 16;
+    c->wall_hz = (int)env_long("HOTSPUR_WALL_HZ", 0, 0, 1000);
+    c->wall_threads = (int)env_long("HOTSPUR_WALL_THREADS", 16, 1, 1024);
+    c->lock = env_long("HOTSPUR_LOCK", 0, 0, 1) == 1;
+    c->period_ns = env_duration("HOTSPUR_PERIOD", 0);
+    c->duration_ns = env_duration("HOTSPUR_DURATION", 0);
+    c->control = env_long("HOTSPUR_CONTROL", 1, 0, 1) == 1;
+    /* Children profile themselves when asked to, or when the output name
+     * tells them apart anyway (%p). */
+    c->follow = env_long("HOTSPUR_FOLLOW", strstr(c->output, "%p") ? 1 : 0, 0, 1) == 1;
+    if (c->leaks && c->heap_rate != 1 && getenv("HOTSPUR_HEAP_RATE"))
+        fprintf(stderr, "hotspur: HOTSPUR_LEAKS needs every allocation: using HOTSPUR_HEAP_RATE=1\n");
+    config_finish(c);
 }
 
-/* A process that must not write its own profile: a descendant of the one
- * `hotspur record` started when the output name has no %p to tell them
- * apart. */
-static int should_profile(const hs_config *c)
+/* Whether this process is the one `hotspur record` started; a descendant
+ * profiles itself only when children are followed. */
+static int is_root(void)
 {
-    if (strstr(c->output, "%p"))
-        return 1;
     const char *root = getenv("HOTSPUR_ROOT_PID");
     return !root || !*root || atol(root) == (long)getpid();
 }
 
+/* ---- file names ---- */
+
+/* Put ".<what>" before a trailing ".pb.gz" of name (else at its end). */
+static int insert_part(char *name, size_t len, const char *what)
+{
+    char tmp[PATH_MAX];
+    return hs_profile_file_name(name, what, 1, NULL, tmp, sizeof tmp) != 0 ||
+                   snprintf(name, len, "%s", tmp) >= (int)len
+               ? -1
+               : 0;
+}
+
+/* Expand the template for dump `seq` (0: not a numbered dump): %p pid,
+ * %t start time, %n seq, %% percent. With `automatic` (the configured
+ * template, not one the caller chose) a follower's pid and a dump's number
+ * are inserted when the template doesn't place them. */
+static int expand_template(const char *tmpl, int seq, int automatic, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (const char *p = tmpl; *p; p++) {
+        char buf[32];
+        const char *ins = NULL;
+        if (p[0] == '%' && (p[1] == 'p' || p[1] == 't' || p[1] == 'n' || p[1] == '%')) {
+            p++;
+            if (*p == 'p')
+                snprintf(buf, sizeof buf, "%d", (int)getpid());
+            else if (*p == 't')
+                snprintf(buf, sizeof buf, "%lld", (long long)(hs_g.start_wall_ns / 1000000000LL));
+            else if (*p == 'n')
+                snprintf(buf, sizeof buf, "%d", seq);
+            else
+                snprintf(buf, sizeof buf, "%%");
+            ins = buf;
+        }
+        size_t k = ins ? strlen(ins) : 1;
+        if (o + k + 1 > outlen)
+            return -1;
+        memcpy(out + o, ins ? ins : p, k);
+        o += k;
+    }
+    out[o] = 0;
+    char num[32];
+    if (!automatic)
+        return 0;
+    if (!hs_g.root && !strstr(tmpl, "%p")) {
+        snprintf(num, sizeof num, "%d", (int)getpid());
+        if (insert_part(out, outlen, num) != 0)
+            return -1;
+    }
+    if (seq > 0 && !strstr(tmpl, "%n")) {
+        snprintf(num, sizeof num, "%d", seq);
+        if (insert_part(out, outlen, num) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ---- threads ---- */
+
+int hs_agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    if (!g_real_pthread_create)
+        g_real_pthread_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    return g_real_pthread_create ? g_real_pthread_create(t, NULL, fn, arg) : EAGAIN;
+}
 
 typedef struct {
     void *(*fn)(void *);
@@ -160,42 +308,124 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *t, const pt
 
 /* ---- process life cycle ---- */
 
-static int profile_name(const char *type, const char *companion, char *out, size_t outlen)
+/* ---- dumps ---- */
+
+static pthread_mutex_t g_dump_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int n_types(void)
 {
-    char base[PATH_MAX];
-    int several = hs_g.cfg.cpu && hs_g.cfg.heap;
-    if (hs_output_expand(hs_g.cfg.output, base, sizeof base) != 0 ||
-        hs_profile_file_name(base, type, several, companion, out, outlen) != 0) {
-        fprintf(stderr, "hotspur: output name too long: %s\n", hs_g.cfg.output);
-        return -1;
-    }
-    return 0;
+    return hs_g.cfg.cpu + hs_g.cfg.heap + (hs_g.cfg.wall_hz > 0) + hs_g.cfg.lock;
 }
 
-/* Write every enabled profile; at exit also the leak report's profile. */
-static void write_profiles(int at_exit)
+/* Write one file of the dump; 1 written, -1 failed. */
+static int write_one(const char *base, const char *type, const char *companion, int kind,
+                     void (*on_file)(const char *, void *), void *arg)
 {
     char path[PATH_MAX];
-    if (hs_g.cfg.cpu && profile_name("cpu", NULL, path, sizeof path) == 0)
-        hs_output_write_cpu(path);
-    if (hs_g.cfg.heap) {
-        if (profile_name("heap", NULL, path, sizeof path) == 0)
-            hs_output_write_heap(path, HS_HEAP_ALL);
-        if (profile_name("heap", "peak", path, sizeof path) == 0)
-            hs_output_write_heap(path, HS_HEAP_PEAK);
-        uint64_t bytes;
-        if (at_exit && hs_g.cfg.leaks && hs_heap_scan_leaks(&bytes) >= 0 &&
-            profile_name("heap", "leaks", path, sizeof path) == 0)
-            hs_output_write_heap(path, HS_HEAP_LEAKS);
-        if (hs_heap_untracked())
-            fprintf(stderr, "hotspur: %llu allocations could not be followed (raise HOTSPUR_HEAP_MAX_LIVE)\n",
-                    (unsigned long long)hs_heap_untracked());
+    if (hs_profile_file_name(base, type, n_types() > 1, companion, path, sizeof path) != 0) {
+        fprintf(stderr, "hotspur: output name too long: %s\n", base);
+        return -1;
     }
-    if (hs_g.cfg.stats) {
-        uint64_t calls = atomic_load(&hs_g.handler_calls), ns = atomic_load(&hs_g.handler_ns);
-        fprintf(stderr, "hotspur: %llu samples, %.0f ns per sample in the handler\n",
-                (unsigned long long)calls, calls ? (double)ns / (double)calls : 0.0);
+    int rc;
+    switch (kind) {
+    case 0: rc = hs_output_write_cpu(path, 1); break;
+    case 1: rc = hs_output_write_wall(path, 1); break;
+    case 2: rc = hs_output_write_lock(path, 1); break;
+    case 3: rc = hs_output_write_heap(path, HS_HEAP_ALL, 1); break;
+    case 4: rc = hs_output_write_heap(path, HS_HEAP_PEAK, 0); break;
+    default: rc = hs_output_write_heap(path, HS_HEAP_LEAKS, 0); break;
     }
+    if (rc != 0)
+        return -1;
+    if (on_file)
+        on_file(path, arg);
+    return 1;
+}
+
+/* Write every enabled profile as dump number seq (0: unnumbered). */
+static int write_all(const char *tmpl, int seq, int leaks, void (*on_file)(const char *, void *), void *arg)
+{
+    char base[PATH_MAX];
+    if (expand_template(tmpl ? tmpl : hs_g.cfg.output, seq, tmpl == NULL, base, sizeof base) != 0) {
+        fprintf(stderr, "hotspur: output name too long: %s\n", tmpl ? tmpl : hs_g.cfg.output);
+        return -1;
+    }
+    int n = 0, failed = 0, r;
+#define ONE(cond, type, comp, kind)                                   \
+    if (cond) {                                                      \
+        r = write_one(base, type, comp, kind, on_file, arg);         \
+        if (r < 0)                                                   \
+            failed = 1;                                              \
+        else                                                         \
+            n += r;                                                  \
+    }
+    ONE(hs_g.cfg.cpu, "cpu", NULL, 0)
+    ONE(hs_g.cfg.wall_hz > 0, "wall", NULL, 1)
+    ONE(hs_g.cfg.lock, "lock", NULL, 2)
+    ONE(hs_g.cfg.heap, "heap", NULL, 3)
+    ONE(hs_g.cfg.heap, "heap", "peak", 4)
+    uint64_t bytes;
+    ONE(leaks && hs_heap_scan_leaks(&bytes) >= 0, "heap", "leaks", 5)
+#undef ONE
+    hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
+    return failed ? -1 : n;
+}
+
+int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg)
+{
+    if (!hs_g.started) {
+        errno = ESRCH;
+        return -1;
+    }
+    hs_self.in_agent++;
+    pthread_mutex_lock(&g_dump_lock);
+    int n = write_all(tmpl, ++hs_g.dumps, 0, on_file, arg);
+    pthread_mutex_unlock(&g_dump_lock);
+    hs_self.in_agent--;
+    return n;
+}
+
+void hs_agent_mark(void)
+{
+    pthread_mutex_lock(&g_dump_lock);
+    if (hs_g.cfg.cpu)
+        hs_stacktab_mark(&hs_g.cpu);
+    if (hs_g.cfg.wall_hz > 0)
+        hs_stacktab_mark(&hs_g.wall);
+    if (hs_g.cfg.lock)
+        hs_stacktab_mark(&hs_g.lock);
+    if (hs_g.cfg.heap)
+        hs_stacktab_mark(hs_heap_table());
+    hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
+    pthread_mutex_unlock(&g_dump_lock);
+}
+
+void hs_agent_pause(void)
+{
+    atomic_store(&hs_g.cpu_on, 0);
+    atomic_store(&hs_g.wall_on, 0);
+    atomic_store(&hs_g.lock_on, 0);
+    if (hs_g.cfg.heap)
+        hs_heap_stop();
+}
+
+void hs_agent_resume(void)
+{
+    atomic_store(&hs_g.cpu_on, hs_g.cfg.cpu);
+    atomic_store(&hs_g.wall_on, hs_g.cfg.wall_hz > 0);
+    atomic_store(&hs_g.lock_on, hs_g.cfg.lock);
+    if (hs_g.cfg.heap)
+        hs_heap_resume();
+}
+
+static void print_stats(void)
+{
+    uint64_t calls = atomic_load(&hs_g.handler_calls), ns = atomic_load(&hs_g.handler_ns);
+    fprintf(stderr, "hotspur: %llu samples, %.0f ns per sample in the handler\n",
+            (unsigned long long)calls, calls ? (double)ns / (double)calls : 0.0);
+    if (hs_g.cfg.heap && hs_heap_untracked())
+        fprintf(stderr, "hotspur: %llu allocations could not be followed (raise HOTSPUR_HEAP_MAX_LIVE)\n",
+                (unsigned long long)hs_heap_untracked());
 }
 
 static void at_exit(void)
@@ -203,10 +433,16 @@ static void at_exit(void)
     if (!hs_g.started || hs_g.pid != getpid())
         return;
     hs_self.in_agent++;
+    hs_control_stop();
     hs_sampler_stop();
-    if (hs_g.cfg.heap)
-        hs_heap_stop();
-    write_profiles(1);
+    hs_agent_pause();
+    pthread_mutex_lock(&g_dump_lock);
+    /* In periodic mode only an open window is left to write. */
+    if (!hs_g.cfg.period_ns || hs_control_window_open())
+        write_all(NULL, hs_g.dumps ? hs_g.dumps + 1 : 0, hs_g.cfg.leaks, NULL, NULL);
+    pthread_mutex_unlock(&g_dump_lock);
+    if (hs_g.cfg.stats || (hs_g.cfg.heap && hs_heap_untracked()))
+        print_stats();
     hs_g.started = false;
     hs_self.in_agent--;
 }
@@ -215,67 +451,124 @@ static void after_fork_child(void)
 {
     if (!hs_g.started)
         return;
-    /* The child starts clean; it writes its own file only when the output
-     * name has %p, so it can't overwrite its parent's. */
-    int on = strstr(hs_g.cfg.output, "%p") != NULL;
-    atomic_store(&hs_g.cpu_on, 0);
-    hs_stacktab_clear(&hs_g.cpu);
-    hs_g.pid = getpid();
-    hs_g.start_wall_ns = hs_now_ns(CLOCK_REALTIME);
-    hs_g.start_mono_ns = hs_now_ns(CLOCK_MONOTONIC);
+    /* The child starts clean (the heap's live blocks excepted: they are the
+     * child's too) and profiles itself only when children are followed. */
+    int on = hs_g.cfg.follow;
     hs_self.in_agent++;
-    hs_sampler_after_fork(on && hs_g.cfg.cpu);
-    hs_self.in_agent--;
+    hs_agent_pause();
+    if (hs_g.cfg.cpu)
+        hs_stacktab_clear(&hs_g.cpu);
+    if (hs_g.cfg.wall_hz > 0)
+        hs_stacktab_clear(&hs_g.wall);
+    if (hs_g.cfg.lock)
+        hs_stacktab_clear(&hs_g.lock);
+    pthread_mutex_init(&g_dump_lock, NULL);
+    hs_g.pid = getpid();
+    hs_g.root = false;
+    hs_g.dumps = 0;
+    hs_g.start_wall_ns = hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
+    hs_sampler_after_fork(on);
     if (hs_g.cfg.heap)
         hs_heap_after_fork(on);
-    if (on)
-        atomic_store(&hs_g.cpu_on, hs_g.cfg.cpu);
-    else
+    if (on) {
+        hs_agent_resume();
+        hs_control_after_fork();
+    } else {
         hs_g.started = false;
+    }
+    hs_self.in_agent--;
 }
 
+static int map_table(hs_stacktab *t, const char *what)
+{
+    if (hs_stacktab_init(t, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u) == 0)
+        return 0;
+    fprintf(stderr, "hotspur: cannot map the %s table; not profiling\n", what);
+    return -1;
+}
+
+/* Start with hs_g.cfg. */
 static int agent_start(void)
 {
-    read_config(&hs_g.cfg);
-    if (!should_profile(&hs_g.cfg) || (!hs_g.cfg.cpu && !hs_g.cfg.heap))
+    const hs_config *c = &hs_g.cfg;
+    hs_g.root = is_root();
+    if ((!hs_g.root && !c->follow) || (!c->cpu && !c->heap && !c->wall_hz && !c->lock))
         return 0;
-    if (hs_g.cfg.cpu && hs_stacktab_init(&hs_g.cpu, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u) != 0) {
-        fprintf(stderr, "hotspur: cannot map the sample table; not profiling\n");
+    if ((c->cpu && map_table(&hs_g.cpu, "CPU") != 0) || (c->wall_hz && map_table(&hs_g.wall, "wall") != 0) ||
+        (c->lock && map_table(&hs_g.lock, "lock") != 0))
         return -1;
-    }
     if (pthread_key_create(&g_thread_key, thread_exiting) != 0)
         return -1;
     hs_g.pid = getpid();
-    hs_g.start_wall_ns = hs_now_ns(CLOCK_REALTIME);
+    hs_g.start_wall_ns = hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
     hs_g.start_mono_ns = hs_now_ns(CLOCK_MONOTONIC);
-    if (hs_g.cfg.heap && hs_heap_start() != 0) {
+    if (c->heap && hs_heap_start() != 0) {
         fprintf(stderr, "hotspur: cannot map the heap tables; not profiling\n");
         return -1;
     }
-    if (hs_g.cfg.cpu) {
-        atomic_store(&hs_g.cpu_on, 1);
-        if (hs_sampler_start() != 0) {
-            atomic_store(&hs_g.cpu_on, 0);
-            hs_heap_stop();
-            fprintf(stderr, "hotspur: cannot start the CPU sampler: %s; not profiling\n", strerror(errno));
-            return -1;
-        }
-    } else {
-        hs_sampler_thread_begin(); /* register the main thread for stack walks */
+    atomic_store(&hs_g.cpu_on, c->cpu);
+    if (hs_sampler_start() != 0) { /* the signal serves CPU and wall samples */
+        hs_agent_pause();
+        fprintf(stderr, "hotspur: cannot start the sampler: %s; not profiling\n", strerror(errno));
+        return -1;
     }
+    atomic_store(&hs_g.wall_on, c->wall_hz > 0);
+    atomic_store(&hs_g.lock_on, c->lock);
     hs_g.started = true;
-    pthread_atfork(NULL, NULL, after_fork_child);
-    atexit(at_exit);
+    static int once;
+    if (!once++) {
+        pthread_atfork(NULL, NULL, after_fork_child);
+        atexit(at_exit);
+    }
+    if (hs_control_start() != 0)
+        fprintf(stderr, "hotspur: no control thread: %s (ctl, periodic and wall profiles are off)\n",
+                strerror(errno));
     return 0;
+}
+
+int hs_agent_start_config(const hs_config *cfg)
+{
+    if (hs_g.started) {
+        errno = EALREADY;
+        return -1;
+    }
+    hs_self.in_agent++;
+    hs_g.cfg = *cfg;
+    config_finish(&hs_g.cfg);
+    int rc = agent_start();
+    hs_self.in_agent--;
+    if (rc == 0 && !hs_g.started) {
+        errno = EINVAL; /* nothing to profile */
+        return -1;
+    }
+    return rc;
+}
+
+void hs_agent_config_defaults(hs_config *c)
+{
+    config_defaults(c);
+}
+
+/* Preloaded, or linked and asked to by the environment: start now. */
+static int autostart(void)
+{
+    const char *off = getenv("HOTSPUR_DISABLE");
+    if (off && *off && strcmp(off, "0") != 0)
+        return 0;
+    const char *pre = getenv("LD_PRELOAD");
+    const char *out = getenv("HOTSPUR_OUTPUT");
+    return (pre && strstr(pre, "libhotspur")) || (out && *out) || env_long("HOTSPUR_AUTOSTART", 0, 0, 1) == 1;
 }
 
 __attribute__((constructor)) static void hs_agent_init(void)
 {
     hs_self.in_agent++; /* the agent's own allocations are not the program's */
+    dl_iterate_phdr(find_self, (void *)(uintptr_t)&hs_agent_owns_pc);
     if (!g_real_pthread_create)
         g_real_pthread_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-    const char *off = getenv("HOTSPUR_DISABLE");
-    if (!off || !*off || strcmp(off, "0") == 0)
+    if (autostart()) {
+        read_config(&hs_g.cfg);
         agent_start();
+    }
     hs_self.in_agent--;
 }

@@ -5,6 +5,7 @@
 #define HS_AGENT_AGENT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,6 +28,13 @@ typedef struct {
     bool leaks;            /* HOTSPUR_LEAKS: leak report (exact heap mode) */
     int64_t heap_rate;     /* HOTSPUR_HEAP_RATE: mean bytes between samples; 1 = all */
     uint32_t heap_max_live; /* HOTSPUR_HEAP_MAX_LIVE: tracked live allocations */
+    int wall_hz;           /* HOTSPUR_WALL_HZ: wall-clock samples per second, 0 = off */
+    int wall_threads;      /* HOTSPUR_WALL_THREADS: threads sampled per wall tick at most */
+    bool lock;             /* HOTSPUR_LOCK: lock contention profile */
+    int64_t period_ns;     /* HOTSPUR_PERIOD: periodic profiles every period, 0 = off */
+    int64_t duration_ns;   /* HOTSPUR_DURATION: each periodic profile's length */
+    bool follow;           /* HOTSPUR_FOLLOW: fork/exec children profile themselves */
+    bool control;          /* HOTSPUR_CONTROL: the agent thread and control socket */
 } hs_config;
 
 /* Per-thread data; initial-exec TLS so the signal handler can read it. */
@@ -35,6 +43,7 @@ typedef struct {
     int32_t slot; /* index in the thread registry, -1 if none */
     hs_stack_bounds stack;
     int32_t in_agent;      /* >0 while agent code runs: allocations are not recorded */
+    uint32_t labels;       /* the thread's label set id (labels.h), 0 = none */
     int64_t heap_countdown; /* bytes until the next heap sample */
     uint64_t rng;          /* per-thread random state, 0 = unseeded */
 } hs_thread;
@@ -49,14 +58,39 @@ typedef struct {
     int64_t start_wall_ns; /* CLOCK_REALTIME at start */
     int64_t start_mono_ns; /* CLOCK_MONOTONIC at start */
     hs_stacktab cpu;       /* CPU samples: values[0] = samples */
+    hs_stacktab wall;      /* wall samples: values[0] = samples, [1] = nanoseconds */
+    hs_stacktab lock;      /* contentions: values[0] = count, [1] = delay ns */
+    _Atomic int wall_on, lock_on;
+    bool root;             /* the process `hotspur record` started (or no record) */
+    int64_t window_wall_ns; /* start of what the next profile covers */
+    int dumps;             /* dumps written so far (the %n of the last one) */
     _Atomic uint64_t handler_ns, handler_calls; /* with cfg.stats */
 } hs_agent;
 
 extern hs_agent hs_g;
 
 int64_t hs_now_ns(int clock);
+/* Create a thread of the agent's own (not registered, never profiled). */
+int hs_agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+/* Whether addr lies in the agent's own library (code or data). */
+int hs_agent_owns_pc(uint64_t addr);
 pid_t hs_gettid(void);
 /* Learn the calling thread's tid and stack bounds (not in a signal handler). */
 void hs_thread_identify(void);
+
+/* Write every enabled profile, covering the time since the previous dump.
+ * tmpl: file name template (NULL: the configured one). Each file written is
+ * passed to on_file (may be NULL). Returns the number of files written, or
+ * -1 if any failed. Serialized with other dumps and the exit write. */
+int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg);
+/* Pause or resume every sampler; what was collected is kept. */
+void hs_agent_pause(void);
+void hs_agent_resume(void);
+/* Forget what was collected so far (a periodic profile's window opens). */
+void hs_agent_mark(void);
+/* Start with cfg (the public API); 0, or -1 with errno. */
+int hs_agent_start_config(const hs_config *cfg);
+/* The defaults hs_agent_start_config builds on. */
+void hs_agent_config_defaults(hs_config *c);
 
 #endif

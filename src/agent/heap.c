@@ -105,7 +105,6 @@ static struct {
     live_slot *live;
     uint64_t live_cap; /* power of two */
     _Atomic uint64_t untracked;
-    uintptr_t self_lo, self_hi; /* the agent's own code */
     /* peak */
     _Atomic int64_t inuse_est, next_snapshot;
     int64_t peak_est;
@@ -119,27 +118,6 @@ static void *map_zeroed(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
-}
-
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    uintptr_t me = (uintptr_t)data;
-    uintptr_t lo = UINTPTR_MAX, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        uintptr_t s = info->dlpi_addr + ph->p_vaddr, e = s + ph->p_memsz;
-        lo = s < lo ? s : lo;
-        hi = e > hi ? e : hi;
-    }
-    if (me >= lo && me < hi) {
-        H.self_lo = lo;
-        H.self_hi = hi;
-        return 1;
-    }
-    return 0;
 }
 
 int hs_heap_start(void)
@@ -157,7 +135,6 @@ int hs_heap_start(void)
     H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
     if (!H.peak)
         return -1;
-    dl_iterate_phdr(find_self, (void *)(uintptr_t)&hs_heap_start);
     atomic_store(&H.next_snapshot, H.rate > 4096 ? H.rate : 4096);
     atomic_store(&H.on, 1);
     return 0;
@@ -168,13 +145,19 @@ void hs_heap_stop(void)
     atomic_store(&H.on, 0);
 }
 
+void hs_heap_resume(void)
+{
+    if (H.live)
+        atomic_store(&H.on, 1);
+}
+
 void hs_heap_after_fork(int on)
 {
     if (H.live)
         atomic_store(&H.on, on);
 }
 
-const hs_stacktab *hs_heap_table(void)
+hs_stacktab *hs_heap_table(void)
 {
     return &H.tab;
 }
@@ -297,11 +280,6 @@ static void snapshot_peak(int64_t now)
     pthread_mutex_unlock(&H.peak_lock);
 }
 
-static inline int in_self(uint64_t pc)
-{
-    return pc >= H.self_lo && pc < H.self_hi;
-}
-
 static void record_alloc(void *p, size_t size)
 {
     hs_thread *t = &hs_self;
@@ -311,10 +289,10 @@ static void record_alloc(void *p, size_t size)
     uint64_t pcs[HS_MAX_DEPTH_LIMIT + 8];
     int n = hs_unwind_here(&t->stack, pcs, H.max_depth + 8, 0);
     int skip = 0;
-    while (skip < n && in_self(pcs[skip]))
+    while (skip < n && hs_agent_owns_pc(pcs[skip]))
         skip++;
     int depth = n - skip > H.max_depth ? H.max_depth : n - skip;
-    hs_stack_entry *e = depth > 0 ? hs_stacktab_intern(&H.tab, t->tid, pcs + skip, (uint32_t)depth) : NULL;
+    hs_stack_entry *e = depth > 0 ? hs_stacktab_intern(&H.tab, t->tid, t->labels, pcs + skip, (uint32_t)depth) : NULL;
     if (e) {
         uint32_t idx = (uint32_t)(e - H.tab.entries);
         atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
@@ -502,20 +480,18 @@ static double scale_for(int64_t objs, int64_t bytes)
     return 1.0 / (1.0 - exp(-avg / (double)H.rate));
 }
 
-int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, int64_t out[4])
+int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, const int64_t cur[4],
+                   const int64_t base[4], int64_t out[4])
 {
     size_t idx = (size_t)(e - H.tab.entries);
-    int64_t ao = atomic_load(&e->values[0]), ab = atomic_load(&e->values[1]);
-    double s = scale_for(ao, ab);
+    double s = scale_for(cur[0], cur[1]);
     switch (view) {
-    case HS_HEAP_ALL: {
-        int64_t io = ao - atomic_load(&e->values[2]), ib = ab - atomic_load(&e->values[3]);
-        out[0] = (int64_t)((double)ao * s);
-        out[1] = (int64_t)((double)ab * s);
-        out[2] = (int64_t)((double)io * s);
-        out[3] = (int64_t)((double)ib * s);
+    case HS_HEAP_ALL:
+        out[0] = (int64_t)((double)(cur[0] - base[0]) * s);
+        out[1] = (int64_t)((double)(cur[1] - base[1]) * s);
+        out[2] = (int64_t)((double)(cur[0] - cur[2]) * s);
+        out[3] = (int64_t)((double)(cur[1] - cur[3]) * s);
         return 4;
-    }
     case HS_HEAP_PEAK:
         out[0] = (int64_t)((double)H.peak[2 * idx] * s);
         out[1] = (int64_t)((double)H.peak[2 * idx + 1] * s);
@@ -621,7 +597,7 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
             continue;
         uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (lo >= H.self_lo && lo < H.self_hi)
+        if (hs_agent_owns_pc(lo))
             continue; /* the agent's own data points at nothing of the program's */
         scan_range_safe(s, lo, hi);
     }

@@ -11,8 +11,9 @@
 
 /* Start recording with hs_g.cfg's rate; 0, or -1 if memory can't be mapped. */
 int hs_heap_start(void);
-/* Stop recording (allocations still reach the real allocator). */
+/* Stop recording (allocations still reach the real allocator), resume. */
 void hs_heap_stop(void);
+void hs_heap_resume(void);
 /* In a fork child: keep the inherited state (the child's heap holds the
  * parent's live blocks) and record on only if `on`. */
 void hs_heap_after_fork(int on);
@@ -24,10 +25,12 @@ typedef enum {
 } hs_heap_view;
 
 /* The table of allocation stacks. */
-const hs_stacktab *hs_heap_table(void);
-/* Unbiased values of entry e for the view, in the view's sample-type order;
- * returns the number of values (4 or 2). All zero means "no sample". */
-int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, int64_t out[4]);
+hs_stacktab *hs_heap_table(void);
+/* Unbiased values of entry e for the view, in the view's sample-type order,
+ * from its counters now (cur) and at the last dump (base): allocations since
+ * then, in-use now. Returns the number of values (4 or 2). */
+int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, const int64_t cur[4],
+                   const int64_t base[4], int64_t out[4]);
 /* Exact mode only: find the live blocks no root points to (data and bss of
  * loaded modules, thread stacks), transitively. Returns the number of leaked
  * blocks, or -1 when not in exact mode or out of memory. */

@@ -14,34 +14,11 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/labels.h"
 #include "agent/modules.h"
 #include "agent/sampler.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
-
-int hs_output_expand(const char *tmpl, char *out, size_t outlen)
-{
-    size_t o = 0;
-    for (const char *p = tmpl; *p; p++) {
-        char buf[32];
-        const char *ins = NULL;
-        if (p[0] == '%' && p[1] == 'p') {
-            snprintf(buf, sizeof buf, "%d", (int)getpid());
-            ins = buf;
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            ins = "%";
-            p++;
-        }
-        size_t k = ins ? strlen(ins) : 1;
-        if (o + k + 1 > outlen)
-            return -1;
-        memcpy(out + o, ins ? ins : p, k);
-        o += k;
-    }
-    out[o] = 0;
-    return 0;
-}
 
 /* address -> location id, open addressing */
 typedef struct {
@@ -106,23 +83,34 @@ static int64_t thread_name_str(hs_profile *p, int32_t tid, int32_t *cache_tid, i
     return *cache_str;
 }
 
-/* Values of one table entry; returns the count (0: skip the entry). */
-typedef int (*values_fn)(const hs_stack_entry *e, void *arg, int64_t out[4]);
+/* The values of one entry for the profile: `cur` is its counters now, `base`
+ * their value at the last dump. Returns how many values (0: none). */
+typedef int (*values_fn)(const hs_stack_entry *e, const int64_t cur[4], const int64_t base[4],
+                         void *arg, int64_t out[4]);
 
-static int add_samples(builder *b, const hs_stacktab *t, values_fn fn, void *arg)
+/* One sample per entry with nonzero values; labels tid, thread_name and the
+ * thread's own. With `advance`, the entries' bases move to the values used,
+ * so the next dump covers only what comes after this one. */
+static int add_samples(builder *b, hs_stacktab *t, values_fn fn, void *arg, int advance)
 {
     int64_t k_tid = hs_profile_str(b->p, "tid");
     int64_t k_name = hs_profile_str(b->p, "thread_name");
     int32_t ctid = 0;
     int64_t cstr = 0;
     uint64_t ids[HS_MAX_DEPTH_LIMIT];
+    hs_label labels[2 + HS_LABELS_MAX];
     uint32_t n = atomic_load(&t->n_used);
     for (uint32_t i = 0; i < n; i++) {
         const hs_stack_entry *e = hs_stacktab_nth(t, i);
         if (!e)
             continue;
-        int64_t values[4] = {0, 0, 0, 0};
-        int nv = fn(e, arg, values);
+        int64_t *base = t->base + (size_t)(e - t->entries) * HS_STACKTAB_VALUES;
+        int64_t cur[4], values[4] = {0, 0, 0, 0};
+        for (int v = 0; v < 4; v++)
+            cur[v] = atomic_load_explicit(&e->values[v], memory_order_relaxed);
+        int nv = fn(e, cur, base, arg, values);
+        if (advance)
+            memcpy(base, cur, sizeof cur);
         int any = 0;
         for (int v = 0; v < nv; v++)
             any |= values[v] != 0;
@@ -133,9 +121,15 @@ static int add_samples(builder *b, const hs_stacktab *t, values_fn fn, void *arg
         for (uint32_t d = 0; d < depth; d++)
             if (!(ids[d] = location_for(b, pcs[d])))
                 return -1;
-        hs_label labels[2] = {{.key = k_tid, .num = e->tid},
-                              {.key = k_name, .str = thread_name_str(b->p, e->tid, &ctid, &cstr)}};
-        if (hs_profile_add_sample(b->p, ids, depth, values, labels, 2) != 0)
+        size_t nl = 0;
+        labels[nl++] = (hs_label){.key = k_tid, .num = e->tid};
+        labels[nl++] = (hs_label){.key = k_name, .str = thread_name_str(b->p, e->tid, &ctid, &cstr)};
+        const hs_label_pair *pairs;
+        size_t np = hs_labels_get(e->labels, &pairs);
+        for (size_t k = 0; k < np; k++)
+            labels[nl++] = (hs_label){.key = hs_profile_str(b->p, pairs[k].key),
+                                      .str = hs_profile_str(b->p, pairs[k].value)};
+        if (hs_profile_add_sample(b->p, ids, depth, values, labels, nl) != 0)
             return -1;
     }
     return 0;
@@ -146,9 +140,9 @@ typedef struct {
 } vtype;
 
 /* Build, symbolize and write one profile of table t. */
-static int write_profile(const char *path, const hs_stacktab *t, const vtype *types, int ntypes,
+static int write_profile(const char *path, hs_stacktab *t, const vtype *types, int ntypes,
                          const char *default_type, vtype period_type, int64_t period,
-                         values_fn fn, void *arg)
+                         values_fn fn, void *arg, int advance)
 {
     int rc = -1;
     char err[256] = "out of memory";
@@ -171,9 +165,10 @@ static int write_profile(const char *path, const hs_stacktab *t, const vtype *ty
     if (default_type)
         b.p->default_sample_type = hs_profile_str(b.p, default_type);
     hs_profile_set_period(b.p, period_type.type, period_type.unit, period);
-    b.p->time_nanos = hs_g.start_wall_ns;
-    b.p->duration_nanos = hs_now_ns(CLOCK_MONOTONIC) - hs_g.start_mono_ns;
-    if (add_samples(&b, t, fn, arg) != 0)
+    int64_t now = hs_now_ns(CLOCK_REALTIME);
+    b.p->time_nanos = hs_g.window_wall_ns;
+    b.p->duration_nanos = now - hs_g.window_wall_ns;
+    if (add_samples(&b, t, fn, arg, advance) != 0)
         goto out;
     uint64_t dropped = atomic_load(&t->dropped);
     if (dropped) {
@@ -199,32 +194,53 @@ out:
     return rc;
 }
 
-static int cpu_values(const hs_stack_entry *e, void *arg, int64_t out[4])
+/* Counters since the last dump, for CPU (values[0] = samples, the period
+ * gives the nanoseconds) and for wall and lock (values[0..1] as written). */
+static int delta_values(const hs_stack_entry *e, const int64_t cur[4], const int64_t base[4], void *arg,
+                        int64_t out[4])
 {
-    int64_t period = *(const int64_t *)arg;
-    out[0] = atomic_load(&e->values[0]);
-    out[1] = out[0] * period;
+    (void)e;
+    const int64_t *period = arg;
+    out[0] = cur[0] - base[0];
+    out[1] = period ? out[0] * *period : cur[1] - base[1];
     return 2;
 }
 
-int hs_output_write_cpu(const char *path)
+int hs_output_write_cpu(const char *path, int advance)
 {
     static const vtype types[] = {{"samples", "count"}, {"cpu", "nanoseconds"}};
     int64_t period = 1000000000LL / hs_g.cfg.cpu_hz;
     return write_profile(path, &hs_g.cpu, types, 2, NULL, (vtype){"cpu", "nanoseconds"}, period,
-                         cpu_values, &period);
+                         delta_values, &period, advance);
 }
 
-static int heap_values(const hs_stack_entry *e, void *arg, int64_t out[4])
+int hs_output_write_wall(const char *path, int advance)
 {
-    return hs_heap_values(e, *(const hs_heap_view *)arg, out);
+    static const vtype types[] = {{"samples", "count"}, {"wall", "nanoseconds"}};
+    int64_t period = 1000000000LL / (hs_g.cfg.wall_hz > 0 ? hs_g.cfg.wall_hz : 1);
+    return write_profile(path, &hs_g.wall, types, 2, NULL, (vtype){"wall", "nanoseconds"}, period,
+                         delta_values, NULL, advance);
 }
 
-int hs_output_write_heap(const char *path, hs_heap_view view)
+int hs_output_write_lock(const char *path, int advance)
+{
+    static const vtype types[] = {{"contentions", "count"}, {"delay", "nanoseconds"}};
+    return write_profile(path, &hs_g.lock, types, 2, NULL, (vtype){"contentions", "count"}, 1,
+                         delta_values, NULL, advance);
+}
+
+static int heap_values(const hs_stack_entry *e, const int64_t cur[4], const int64_t base[4], void *arg,
+                       int64_t out[4])
+{
+    return hs_heap_values(e, *(const hs_heap_view *)arg, cur, base, out);
+}
+
+int hs_output_write_heap(const char *path, hs_heap_view view, int advance)
 {
     static const vtype all[] = {{"alloc_objects", "count"}, {"alloc_space", "bytes"},
                                 {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
     const vtype *types = view == HS_HEAP_ALL ? all : all + 2;
     return write_profile(path, hs_heap_table(), types, view == HS_HEAP_ALL ? 4 : 2, "inuse_space",
-                         (vtype){"space", "bytes"}, hs_g.cfg.heap_rate, heap_values, &view);
+                         (vtype){"space", "bytes"}, hs_g.cfg.heap_rate, heap_values, &view,
+                         advance && view == HS_HEAP_ALL);
 }

@@ -6,11 +6,13 @@
 
 #include "agent/heap.h"
 
-/* Expand the output template: %p -> pid, %% -> %. 0, or -1 if too long. */
-int hs_output_expand(const char *tmpl, char *out, size_t outlen);
-/* Write the CPU profile collected so far. 0, or -1 with a message on stderr. */
-int hs_output_write_cpu(const char *path);
-/* Write a heap profile (all four values, the peak, or the leaks). */
-int hs_output_write_heap(const char *path, hs_heap_view view);
+/* Write one profile: the samples since the last dump (everything, if there
+ * was none); with `advance` this write becomes the new last dump. Heap
+ * in-use figures, the peak and the leaks are states, not deltas. 0, or -1
+ * with a message on stderr. */
+int hs_output_write_cpu(const char *path, int advance);
+int hs_output_write_wall(const char *path, int advance);
+int hs_output_write_lock(const char *path, int advance);
+int hs_output_write_heap(const char *path, hs_heap_view view, int advance);
 
 #endif

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/wall.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -43,6 +44,7 @@ typedef struct {
     int alive;
     timer_t timer;
     uintptr_t stack_lo, stack_hi; /* 0 when unknown */
+    _Atomic uint32_t labels;      /* the thread's label set, for wall samples */
     char name[16];
 } thread_slot;
 
@@ -132,6 +134,10 @@ static void chain_previous(int sig, siginfo_t *si, void *uc)
 
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
+    if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &g_magic && si->si_pid == getpid()) {
+        hs_wall_on_signal((const ucontext_t *)ucv); /* a wall-clock sample */
+        return;
+    }
     if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g_magic) {
         chain_previous(sig, si, ucv);
         return;
@@ -145,7 +151,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     int32_t tid = th->tid ? th->tid : (int32_t)syscall(SYS_gettid);
     int n = hs_unwind_context((const ucontext_t *)ucv, &th->stack, pcs, hs_g.cfg.max_depth);
     if (n > 0) {
-        hs_stack_entry *e = hs_stacktab_intern(&hs_g.cpu, tid, pcs, (uint32_t)n);
+        hs_stack_entry *e = hs_stacktab_intern(&hs_g.cpu, tid, th->labels, pcs, (uint32_t)n);
         /* Overruns: ticks that elapsed while the signal was pending. */
         if (e)
             atomic_fetch_add_explicit(&e->values[0], 1 + (int64_t)si->si_overrun, memory_order_relaxed);
@@ -258,7 +264,8 @@ int hs_sampler_start(void)
             thread_slot *ts = new_slot(tid);
             if (ts)
                 ts->alive = 1;
-            arm_timer(ts, tid, thread_cpu_clock(tid));
+            if (hs_g.cfg.cpu)
+                arm_timer(ts, tid, thread_cpu_clock(tid));
         }
         closedir(d);
     }
@@ -290,9 +297,40 @@ void hs_sampler_thread_begin(void)
         s->stack_hi = hs_self.stack.hi;
         s->alive = 1;
     }
-    if (!g_sig || (s && s->has_timer))
+    if (!g_sig || !hs_g.cfg.cpu || (s && s->has_timer))
         return; /* CPU sampling is off, or this thread is armed already */
     arm_timer(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
+}
+
+void hs_sampler_set_labels(uint32_t labels)
+{
+    if (g_threads && hs_self.slot >= 0)
+        atomic_store(&g_threads[hs_self.slot].labels, labels);
+}
+
+int hs_sampler_signal_thread(int32_t tid)
+{
+    if (!g_sig)
+        return -1;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    si.si_signo = g_sig;
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    si.si_value.sival_ptr = &g_magic;
+    return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, g_sig, &si);
+}
+
+int hs_sampler_threads(hs_thread_info *out, int max)
+{
+    int n = g_threads ? atomic_load(&g_nthreads) : 0, k = 0;
+    for (int i = 0; i < n && k < max; i++) {
+        thread_slot *s = &g_threads[i];
+        if (atomic_load(&s->used) && s->alive)
+            out[k++] = (hs_thread_info){s->tid, atomic_load(&s->labels), s->stack_lo, s->stack_hi};
+    }
+    return k;
 }
 
 void hs_sampler_each_thread_stack(void (*fn)(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg),
@@ -319,7 +357,7 @@ void hs_sampler_thread_end(void)
     }
 }
 
-void hs_sampler_after_fork(int sampling)
+void hs_sampler_after_fork(int profiling)
 {
     /* Timers are not inherited; the child has one thread. */
     if (g_threads) {
@@ -328,7 +366,7 @@ void hs_sampler_after_fork(int sampling)
     }
     hs_self.tid = 0;
     hs_self.slot = -1;
-    if (!sampling)
+    if (!profiling)
         g_sig = 0; /* the child doesn't sample: its signal is its own again */
     hs_sampler_thread_begin();
 }

@@ -17,13 +17,29 @@ void hs_sampler_stop(void);
 void hs_sampler_thread_begin(void);
 /* The calling thread is exiting: delete its timer, remember its name. */
 void hs_sampler_thread_end(void);
-/* In a fork child: forget the parent's threads, register this one and arm
- * its timer if `sampling`. */
-void hs_sampler_after_fork(int sampling);
+/* In a fork child: forget the parent's threads; if the child profiles,
+ * register this thread (and arm its CPU timer), else give the signal back. */
+void hs_sampler_after_fork(int profiling);
 
 /* Call fn for every other live thread whose stack bounds are known. */
 void hs_sampler_each_thread_stack(void (*fn)(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg),
                                   void *arg);
+
+typedef struct {
+    int32_t tid;
+    uint32_t labels;
+    uintptr_t stack_lo, stack_hi; /* 0 when unknown */
+} hs_thread_info;
+
+/* The calling thread's label set changed (wall samples taken from outside
+ * the thread read it from the registry). */
+void hs_sampler_set_labels(uint32_t labels);
+
+/* The live registered threads, at most max; returns how many. */
+int hs_sampler_threads(hs_thread_info *out, int max);
+/* Ask thread tid for a wall-clock sample (it takes it in its own signal
+ * handler). 0, or -1 if the signal can't be sent. */
+int hs_sampler_signal_thread(int32_t tid);
 
 /* The name a thread had (registry, or /proc for live threads); "" if unknown.
  * Writes at most 16 bytes including NUL. */

@@ -23,7 +23,8 @@ int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames)
     t->entries = map_zeroed((size_t)c * sizeof(hs_stack_entry));
     t->pool = map_zeroed((size_t)pool_frames * sizeof(uint64_t));
     t->used = map_zeroed((size_t)c * sizeof(uint32_t));
-    if (!t->entries || !t->pool || !t->used) {
+    t->base = map_zeroed((size_t)c * HS_STACKTAB_VALUES * sizeof(int64_t));
+    if (!t->entries || !t->pool || !t->used || !t->base) {
         hs_stacktab_destroy(t);
         return -1;
     }
@@ -40,6 +41,8 @@ void hs_stacktab_destroy(hs_stacktab *t)
         munmap(t->pool, (size_t)t->pool_cap * sizeof(uint64_t));
     if (t->used)
         munmap((void *)t->used, (size_t)t->cap * sizeof(uint32_t));
+    if (t->base)
+        munmap(t->base, (size_t)t->cap * HS_STACKTAB_VALUES * sizeof(int64_t));
     memset(t, 0, sizeof *t);
 }
 
@@ -47,14 +50,29 @@ void hs_stacktab_clear(hs_stacktab *t)
 {
     memset(t->entries, 0, (size_t)t->cap * sizeof(hs_stack_entry));
     memset((void *)t->used, 0, (size_t)t->cap * sizeof(uint32_t));
+    memset(t->base, 0, (size_t)t->cap * HS_STACKTAB_VALUES * sizeof(int64_t));
     atomic_store(&t->pool_used, 0);
     atomic_store(&t->dropped, 0);
     atomic_store(&t->n_used, 0);
 }
 
-static uint64_t hash_stack(int32_t tid, const uint64_t *pcs, uint32_t depth)
+void hs_stacktab_mark(hs_stacktab *t)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tid ^ ((uint64_t)depth << 32);
+    uint32_t n = atomic_load(&t->n_used);
+    for (uint32_t i = 0; i < n; i++) {
+        hs_stack_entry *e = hs_stacktab_nth(t, i);
+        if (!e)
+            continue;
+        int64_t *base = t->base + (size_t)(e - t->entries) * HS_STACKTAB_VALUES;
+        for (int v = 0; v < HS_STACKTAB_VALUES; v++)
+            base[v] = atomic_load_explicit(&e->values[v], memory_order_relaxed);
+    }
+}
+
+static uint64_t hash_stack(int32_t tid, uint32_t labels, const uint64_t *pcs, uint32_t depth)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tid ^ ((uint64_t)depth << 32) ^
+                 ((uint64_t)labels * 0xc2b2ae3d27d4eb4full);
     for (uint32_t i = 0; i < depth; i++) {
         h ^= pcs[i];
         h *= 0xff51afd7ed558ccdull;
@@ -63,17 +81,18 @@ static uint64_t hash_stack(int32_t tid, const uint64_t *pcs, uint32_t depth)
     return h | 1;
 }
 
-hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, const uint64_t *pcs, uint32_t depth)
+hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels, const uint64_t *pcs,
+                                   uint32_t depth)
 {
     if (!t->entries)
         return NULL;
-    uint64_t h = hash_stack(tid, pcs, depth);
+    uint64_t h = hash_stack(tid, labels, pcs, depth);
     uint32_t mask = t->cap - 1;
     for (uint32_t probe = 0; probe < 64; probe++) {
         hs_stack_entry *e = &t->entries[(h + probe) & mask];
         uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
         if (st == 2) {
-            if (e->hash == h && e->tid == tid && e->depth == depth &&
+            if (e->hash == h && e->tid == tid && e->labels == labels && e->depth == depth &&
                 memcmp(t->pool + e->frames, pcs, depth * sizeof *pcs) == 0)
                 return e;
             continue;
@@ -93,6 +112,7 @@ hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, const uint64_t *
         e->frames = (uint32_t)off;
         e->depth = depth;
         e->tid = tid;
+        e->labels = labels;
         e->hash = h;
         memset((void *)e->values, 0, sizeof e->values);
         atomic_store_explicit(&e->state, 2, memory_order_release);

@@ -22,6 +22,7 @@ typedef struct {
     uint64_t hash;
     uint32_t frames; /* offset into the frame pool */
     int32_t tid;
+    uint32_t labels; /* label set id (labels.h), 0 = none */
     _Atomic int64_t values[HS_STACKTAB_VALUES];
 } hs_stack_entry;
 
@@ -33,6 +34,7 @@ typedef struct {
     _Atomic uint64_t pool_used; /* 64-bit: failed reservations never wrap it */
     _Atomic uint64_t dropped; /* stacks that found no room */
     _Atomic uint32_t *used;   /* 1 + index of each published entry, in order */
+    int64_t *base;            /* per entry: the values at the last dump (4 each) */
     _Atomic uint32_t n_used;  /* claimed entries (some may still be in writing) */
 } hs_stacktab;
 
@@ -40,12 +42,15 @@ typedef struct {
  * frames. 0 on success, -1 if mmap fails. */
 int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames);
 void hs_stacktab_destroy(hs_stacktab *t);
+/* Make every entry's current values its dump base (nothing to report). */
+void hs_stacktab_mark(hs_stacktab *t);
 /* Forget every stack (not concurrently with writers). */
 void hs_stacktab_clear(hs_stacktab *t);
 
-/* Find or insert (tid, pcs[0..depth)); returns the entry, or NULL when the
- * table is full (counted in dropped). Async-signal-safe. */
-hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, const uint64_t *pcs, uint32_t depth);
+/* Find or insert (tid, labels, pcs[0..depth)); returns the entry, or NULL
+ * when the table is full (counted in dropped). Async-signal-safe. */
+hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels, const uint64_t *pcs,
+                                   uint32_t depth);
 
 /* The i-th claimed entry if it is ready (i < n_used), else NULL. */
 static inline hs_stack_entry *hs_stacktab_nth(const hs_stacktab *t, uint32_t i)

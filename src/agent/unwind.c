@@ -833,6 +833,15 @@ int hs_unwind_context(const ucontext_t *uc, const hs_stack_bounds *bounds, uint6
     return unwind_regs(&rs, bounds, pcs, max, 0);
 }
 
+int hs_unwind_from(uint64_t pc, uint64_t sp, const hs_stack_bounds *bounds, uint64_t *pcs, int max)
+{
+    regs_t rs;
+    rs.r[R_RA] = pc;
+    rs.r[R_RSP] = sp;
+    rs.valid = (1u << R_RA) | (1u << R_RSP);
+    return unwind_regs(&rs, bounds, pcs, max, 0);
+}
+
 __attribute__((noinline)) int hs_unwind_here(const hs_stack_bounds *bounds, uint64_t *pcs, int max,
                                              int skip)
 {

@@ -31,6 +31,11 @@ int hs_unwind_context(const ucontext_t *uc, const hs_stack_bounds *bounds, uint6
  * innermost frames. Same output convention. */
 int hs_unwind_here(const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip);
 
+/* Unwind another, stopped thread known only by its pc and stack pointer
+ * (e.g. blocked in a system call): frames whose rules need other registers
+ * end the stack early. Same output convention. */
+int hs_unwind_from(uint64_t pc, uint64_t sp, const hs_stack_bounds *bounds, uint64_t *pcs, int max);
+
 /* Code is about to be unloaded (dlclose): drop cached unwind rules. */
 void hs_unwind_forget_code(void);
 

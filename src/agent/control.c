@@ -1,0 +1,276 @@
+/* control.c — the agent thread ("hotspur").
+ *
+ * One thread, created with the real pthread_create so it is never profiled,
+ * with every signal blocked so it never takes the program's signals. It
+ * sleeps in poll() on the control socket until the next wall-clock tick or
+ * periodic event:
+ *  - control socket: $HOTSPUR_RUNTIME_DIR/<pid>.sock (default directory
+ *    /tmp/hotspur-<uid>, mode 0700); a peer of another uid is refused
+ *    (SO_PEERCRED). One request line per connection: "status", "dump
+ *    [TEMPLATE]", "stop", "start"; answers "ok ..." (dump: then a "file PATH"
+ *    line per file and "end") or "error MESSAGE". No signals are involved,
+ *    so the program's own signals are untouched;
+ *  - periodic profiles (HOTSPUR_PERIOD, HOTSPUR_DURATION): at each period's
+ *    start the counters are marked, after the duration every type is dumped;
+ *  - wall-clock ticks (wall.c).
+ */
+#define _GNU_SOURCE
+#include "agent/control.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/wall.h"
+
+static int g_listen = -1;
+static char g_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+static _Atomic int g_stop;
+static _Atomic int g_window_open;
+static _Atomic int g_paused;
+
+int hs_control_window_open(void)
+{
+    return atomic_load(&g_window_open);
+}
+
+/* ---- the socket ---- */
+
+static int socket_dir(char *dir, size_t len)
+{
+    const char *env = getenv("HOTSPUR_RUNTIME_DIR");
+    if (env && *env)
+        snprintf(dir, len, "%s", env);
+    else
+        snprintf(dir, len, "/tmp/hotspur-%u", (unsigned)getuid());
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (lstat(dir, &st) != 0)
+        return -1;
+    /* Someone else's directory, or one others may write to: don't trust it. */
+    if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 0077)) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
+static int open_socket(void)
+{
+    char dir[sizeof g_path - 24];
+    if (socket_dir(dir, sizeof dir) != 0)
+        return -1;
+    snprintf(g_path, sizeof g_path, "%s/%d.sock", dir, (int)getpid());
+    unlink(g_path); /* a stale socket of an earlier process with this pid */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", g_path);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || chmod(g_path, 0600) != 0 || listen(fd, 8) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(g_path);
+        g_path[0] = 0;
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(int fd, const char *fmt, ...)
+{
+    char buf[PATH_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        (void)!write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+static void on_file(const char *path, void *arg)
+{
+    reply(*(int *)arg, "file %s\n", path);
+}
+
+static void types_list(char *out, size_t len)
+{
+    out[0] = 0;
+    const hs_config *c = &hs_g.cfg;
+    snprintf(out, len, "%s%s%s%s", c->cpu ? "cpu," : "", c->wall_hz > 0 ? "wall," : "",
+             c->lock ? "lock," : "", c->heap ? "heap," : "");
+    size_t n = strlen(out);
+    if (n)
+        out[n - 1] = 0;
+}
+
+static void handle(int fd)
+{
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != getuid()) {
+        reply(fd, "error permission denied: not the same user\n");
+        return;
+    }
+    struct timeval tv = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char line[PATH_MAX + 16];
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        ssize_t k = read(fd, line + n, 1);
+        if (k <= 0 || line[n] == '\n')
+            break;
+        n++;
+    }
+    line[n] = 0;
+    if (strcmp(line, "status") == 0) {
+        char comm[32] = "?", types[64];
+        FILE *f = fopen("/proc/self/comm", "re");
+        if (f) {
+            if (fgets(comm, sizeof comm, f))
+                comm[strcspn(comm, "\n")] = 0;
+            fclose(f);
+        }
+        types_list(types, sizeof types);
+        reply(fd, "ok pid=%d cmd=%s types=%s state=%s dumps=%d\n", (int)getpid(), comm, types,
+              atomic_load(&g_paused) ? "stopped" : "running", hs_g.dumps);
+    } else if (strcmp(line, "dump") == 0 || strncmp(line, "dump ", 5) == 0) {
+        const char *tmpl = line[4] ? line + 5 : NULL;
+        reply(fd, "ok dumping\n");
+        int rc = hs_agent_dump(tmpl && *tmpl ? tmpl : NULL, on_file, &fd);
+        if (rc < 0)
+            reply(fd, "error some profiles could not be written (see the program's stderr)\n");
+        else
+            reply(fd, "end\n");
+    } else if (strcmp(line, "stop") == 0) {
+        hs_agent_pause();
+        atomic_store(&g_paused, 1);
+        reply(fd, "ok stopped\n");
+    } else if (strcmp(line, "start") == 0) {
+        hs_agent_resume();
+        atomic_store(&g_paused, 0);
+        reply(fd, "ok running\n");
+    } else {
+        reply(fd, "error unknown request '%.64s' (want status, dump, stop or start)\n", line);
+    }
+}
+
+/* ---- the thread ---- */
+
+static void *control_main(void *unused)
+{
+    (void)unused;
+    hs_self.in_agent = 1; /* nothing this thread does is the program's */
+    hs_self.tid = hs_gettid();
+    int64_t now = hs_now_ns(CLOCK_MONOTONIC);
+    int64_t wall_period = hs_g.cfg.wall_hz > 0 ? 1000000000LL / hs_g.cfg.wall_hz : 0;
+    int64_t next_wall = wall_period ? now + wall_period : INT64_MAX;
+    int64_t next_period = hs_g.cfg.period_ns ? now : INT64_MAX; /* first window opens now */
+    int64_t window_end = INT64_MAX;
+    while (!atomic_load(&g_stop)) {
+        now = hs_now_ns(CLOCK_MONOTONIC);
+        int64_t next = next_wall;
+        if (next_period < next)
+            next = next_period;
+        if (window_end < next)
+            next = window_end;
+        int timeout = next == INT64_MAX ? 1000 : (int)((next - now + 999999) / 1000000);
+        if (timeout < 0)
+            timeout = 0;
+        if (timeout > 1000)
+            timeout = 1000; /* notice g_stop */
+        struct pollfd p = {g_listen, POLLIN, 0};
+        int r = poll(&p, g_listen >= 0 ? 1 : 0, timeout);
+        if (r > 0 && (p.revents & POLLIN)) {
+            int c = accept4(g_listen, NULL, NULL, SOCK_CLOEXEC);
+            if (c >= 0) {
+                handle(c);
+                close(c);
+            }
+        }
+        now = hs_now_ns(CLOCK_MONOTONIC);
+        if (now >= next_wall) {
+            hs_wall_tick();
+            next_wall += wall_period;
+            if (next_wall <= now) /* fell behind (e.g. a long dump): skip ticks */
+                next_wall = now + wall_period;
+        }
+        if (now >= next_period) {
+            hs_agent_mark();
+            atomic_store(&g_window_open, 1);
+            window_end = now + hs_g.cfg.duration_ns;
+            next_period += hs_g.cfg.period_ns;
+        }
+        if (now >= window_end) {
+            hs_agent_dump(NULL, NULL, NULL);
+            atomic_store(&g_window_open, 0);
+            window_end = INT64_MAX;
+        }
+    }
+    return NULL;
+}
+
+static int start_thread(void)
+{
+    atomic_store(&g_stop, 0);
+    atomic_store(&g_window_open, 0);
+    g_listen = hs_g.cfg.control ? open_socket() : -1;
+    if (hs_g.cfg.control && g_listen < 0)
+        fprintf(stderr, "hotspur: no control socket (%s): hotspur ctl can't reach this process\n",
+                strerror(errno));
+    if (g_listen < 0 && !hs_g.cfg.period_ns && !hs_g.cfg.wall_hz)
+        return 0; /* nothing for a thread to do */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
+    pthread_t t;
+    int rc = hs_agent_thread_create(&t, control_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    pthread_setname_np(t, "hotspur");
+    pthread_detach(t);
+    return 0;
+}
+
+int hs_control_start(void)
+{
+    return start_thread();
+}
+
+void hs_control_stop(void)
+{
+    atomic_store(&g_stop, 1);
+    if (g_path[0])
+        unlink(g_path);
+    g_path[0] = 0;
+}
+
+void hs_control_after_fork(void)
+{
+    /* The parent's thread did not come along; its socket fd did. */
+    if (g_listen >= 0)
+        close(g_listen);
+    g_listen = -1;
+    g_path[0] = 0;
+    atomic_store(&g_paused, 0);
+    if (start_thread() != 0)
+        fprintf(stderr, "hotspur: no control thread in child %d\n", (int)getpid());
+}

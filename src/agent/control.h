@@ -1,0 +1,16 @@
+/* control.h — the agent's own thread: control socket (hotspur ctl),
+ * periodic profiles and wall-clock ticks. */
+#ifndef HS_AGENT_CONTROL_H
+#define HS_AGENT_CONTROL_H
+
+/* Start the thread if anything needs it (control socket, periodic profiles,
+ * wall-clock sampling). 0, or -1 with errno. */
+int hs_control_start(void);
+/* At exit: stop answering and remove the socket. */
+void hs_control_stop(void);
+/* In a fork child that profiles: a thread and socket of its own. */
+void hs_control_after_fork(void);
+/* Periodic mode: whether a profile's window is open now. */
+int hs_control_window_open(void);
+
+#endif

@@ -1,0 +1,130 @@
+/* wall.c — wall-clock samples, taken without disturbing waiting threads.
+ *
+ * On each tick (from the agent thread) up to HOTSPUR_WALL_THREADS registered
+ * threads are visited, round robin, and each sample counts for
+ * period * threads / visited nanoseconds, so the cost per tick is bounded
+ * however many threads there are while every thread's wall time is still
+ * estimated without bias. A visited thread is classified from
+ * /proc/self/task/TID/stat:
+ *  - running or runnable (R): it is sent the sampling signal (a queued
+ *    signal carrying our marker) and records its own stack in its handler;
+ *  - waiting (S, D, ...): it is NOT signalled, since a signal would cut
+ *    short its sleep, poll or timed wait (EINTR). Instead the agent thread
+ *    reads the pc and stack pointer where it waits from
+ *    /proc/self/task/TID/syscall and unwinds its stack from there. Frames
+ *    whose unwind rules need registers other than pc and sp (code using a
+ *    frame pointer) end such stacks early.
+ * A thread that changes state between the two reads may, rarely, be
+ * signalled just as it starts to wait; SA_RESTART restarts most calls.
+ */
+#define _GNU_SOURCE
+#include "agent/wall.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/sampler.h"
+#include "agent/unwind.h"
+
+static _Atomic int64_t g_weight;  /* wall ns one sample stands for, this tick */
+static unsigned g_cursor;         /* round robin position (agent thread only) */
+static hs_thread_info *g_threads; /* scratch list (agent thread only) */
+#define MAX_LISTED 65536
+
+static void record(int32_t tid, uint32_t labels, const uint64_t *pcs, int n)
+{
+    if (n <= 0)
+        return;
+    hs_stack_entry *e = hs_stacktab_intern(&hs_g.wall, tid, labels, pcs, (uint32_t)n);
+    if (e) {
+        atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&e->values[1], atomic_load(&g_weight), memory_order_relaxed);
+    }
+}
+
+void hs_wall_on_signal(const ucontext_t *uc)
+{
+    if (!atomic_load_explicit(&hs_g.wall_on, memory_order_relaxed))
+        return;
+    uint64_t pcs[HS_MAX_DEPTH_LIMIT];
+    hs_thread *th = &hs_self;
+    int n = hs_unwind_context(uc, &th->stack, pcs, hs_g.cfg.max_depth);
+    record(th->tid, th->labels, pcs, n);
+}
+
+/* Read a small /proc file into buf; its length, or -1. */
+static ssize_t read_proc(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n >= 0)
+        buf[n] = 0;
+    return n;
+}
+
+/* The scheduler state letter of thread tid, 0 if it is gone. */
+static char thread_state(int32_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    if (read_proc(path, buf, sizeof buf) <= 0)
+        return 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces and parens */
+    return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Sample a waiting thread from outside: 1 done, 0 it is running after all. */
+static int sample_waiting(const hs_thread_info *t)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", t->tid);
+    if (read_proc(path, buf, sizeof buf) <= 0)
+        return 1; /* gone, or not readable: skip */
+    if (strncmp(buf, "running", 7) == 0)
+        return 0;
+    /* "NR arg1 ... arg6 SP PC", or "-1 SP PC" when not in a system call */
+    char *tok[9];
+    int k = 0;
+    for (char *save, *w = strtok_r(buf, " \n", &save); w && k < 9; w = strtok_r(NULL, " \n", &save))
+        tok[k++] = w;
+    if (k < 3)
+        return 1;
+    uint64_t sp = strtoull(tok[k - 2], NULL, 16), pc = strtoull(tok[k - 1], NULL, 16);
+    if (!pc || !sp)
+        return 1;
+    hs_stack_bounds b = {t->stack_lo, t->stack_hi};
+    uint64_t pcs[HS_MAX_DEPTH_LIMIT];
+    int n = hs_unwind_from(pc, sp, &b, pcs, hs_g.cfg.max_depth);
+    record(t->tid, t->labels, pcs, n);
+    return 1;
+}
+
+void hs_wall_tick(void)
+{
+    if (!atomic_load(&hs_g.wall_on))
+        return;
+    if (!g_threads && !(g_threads = malloc(MAX_LISTED * sizeof *g_threads)))
+        return;
+    int n = hs_sampler_threads(g_threads, MAX_LISTED);
+    if (n <= 0)
+        return;
+    int k = n < hs_g.cfg.wall_threads ? n : hs_g.cfg.wall_threads;
+    int64_t period = 1000000000LL / hs_g.cfg.wall_hz;
+    atomic_store(&g_weight, period * n / k);
+    for (int i = 0; i < k; i++) {
+        const hs_thread_info *t = &g_threads[(g_cursor + (unsigned)i) % (unsigned)n];
+        char st = thread_state(t->tid);
+        if (!st)
+            continue;
+        if (st == 'R' || !sample_waiting(t))
+            hs_sampler_signal_thread(t->tid);
+    }
+    g_cursor = (g_cursor + (unsigned)k) % (unsigned)n;
+}
