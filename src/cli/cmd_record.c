@@ -1,7 +1,9 @@
 /* cmd_record.c — `hotspur record`: run a command with the agent preloaded,
- * pass its stdio and exit status through, then print a one-line summary of
- * the profile it wrote. */
+ * pass its stdio and exit status through, then list every profile the
+ * command and (when followed) its children wrote, one summary line each,
+ * and the leak report when asked for. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -17,7 +19,7 @@
 #include "profile/profile.h"
 
 static const char record_usage[] =
-    "usage: hotspur record [--cpu] [--heap] [options] [-o FILE] [--] CMD [ARGS...]\n"
+    "usage: hotspur record [--cpu] [--heap] [--wall] [--lock] [options] [-o FILE] [--] CMD [ARGS...]\n"
     "\n"
     "Run CMD with the hotspur agent (LD_PRELOAD) and write its profiles.\n"
     "CMD's stdin, stdout and stderr are passed through untouched and hotspur\n"
@@ -27,26 +29,32 @@ static const char record_usage[] =
     "      --cpu              CPU time, sampled per thread\n"
     "      --heap             heap allocations: allocated and in use (plus the\n"
     "                         in-use profile at the peak, as a companion file)\n"
+    "      --wall             wall-clock time of every thread, running or waiting\n"
+    "      --lock             contended pthread mutex and rwlock waits\n"
     "Options:\n"
     "  -F, --frequency HZ     CPU samples per second of CPU time per thread\n"
     "                         (default 100, 1..10000)\n"
+    "      --wall-hz HZ       wall-clock samples per second per thread (default\n"
+    "                         100, 1..1000; implies --wall)\n"
     "      --heap-rate BYTES  mean bytes between heap samples (default 524288;\n"
     "                         1 records every allocation exactly)\n"
     "      --leaks            heap in exact mode; at exit, report the blocks no\n"
     "                         pointer reaches any more, by allocation stack, and\n"
     "                         write them as a profile\n"
+    "      --no-follow        profile only CMD's process, not the processes it\n"
+    "                         forks or execs\n"
     "  -o, --output FILE      where to write (default hotspur.pb.gz); gzipped pprof\n"
     "  -h, --help             show this help\n"
     "\n"
     "Files: with one type its profile is FILE and companions get a suffix before\n"
     ".pb.gz (out.peak.pb.gz, out.leaks.pb.gz); with several, each file carries\n"
-    "its type (out.cpu.pb.gz, out.heap.pb.gz, out.heap.peak.pb.gz). All written\n"
-    "files are listed on stderr at the end.\n"
+    "its type (out.cpu.pb.gz, out.wall.pb.gz, out.heap.peak.pb.gz, ...). Other\n"
+    "processes (children) insert their pid: out.4242.pb.gz. Every file written\n"
+    "is listed on stderr at the end; `hotspur merge` combines them.\n"
     "\n"
-    "The profiles cover the process CMD starts (processes it forks or execs\n"
-    "are not profiled). They are written when that process exits normally\n"
-    "(exit or return from main); a process killed by a signal or ending in\n"
-    "_exit writes none. Read them with `hotspur top FILE` or `go tool pprof`.\n"
+    "A process writes its profiles when it exits normally (exit or return from\n"
+    "main); one killed by a signal or ending in _exit writes none. While it\n"
+    "runs, `hotspur ctl PID dump` writes them on demand.\n"
     "Environment: HOTSPUR_LIB overrides the agent's path.\n";
 
 /* The agent: $HOTSPUR_LIB, else next to this binary (../lib). */
@@ -182,48 +190,139 @@ static void leak_report(const hs_profile *p, const char *path)
     free(sites);
 }
 
+/* What a run records. */
+typedef struct {
+    int cpu, heap, wall, lock, leaks;
+} record_types;
+
 /* The files a run writes, in the order they are reported. */
 static const struct {
-    const char *type, *companion, *kind;
-} record_files[] = {{"cpu", NULL, "cpu"}, {"heap", NULL, "heap"}, {"heap", "peak", "peak"}, {"heap", "leaks", "leaks"}};
+    const char *type, *companion;
+} record_files[] = {{"cpu", NULL},  {"wall", NULL},   {"lock", NULL},
+                    {"heap", NULL}, {"heap", "peak"}, {"heap", "leaks"}};
 #define N_RECORD_FILES (sizeof record_files / sizeof *record_files)
 
-/* The name of record_files[i] for this run, or -1 if the run doesn't write it. */
-static int record_file_name(size_t i, const char *path, int cpu, int heap, int leaks, char *out,
-                            size_t outlen)
+static int writes_file(size_t i, const record_types *t)
 {
-    int is_heap = strcmp(record_files[i].type, "heap") == 0;
-    if ((is_heap && !heap) || (!is_heap && !cpu) || (strcmp(record_files[i].kind, "leaks") == 0 && !leaks))
-        return -1;
-    return hs_profile_file_name(path, record_files[i].type, cpu && heap, record_files[i].companion, out,
-                                outlen);
+    const char *type = record_files[i].type, *comp = record_files[i].companion;
+    if (strcmp(type, "heap") == 0)
+        return t->heap && (!comp || strcmp(comp, "leaks") != 0 || t->leaks);
+    return strcmp(type, "cpu") == 0 ? t->cpu : strcmp(type, "wall") == 0 ? t->wall : t->lock;
+}
+
+/* The name of record_files[i] for a process whose base name is `base`. */
+static int record_file_name(size_t i, const char *base, const record_types *t, char *out, size_t outlen)
+{
+    int several = t->cpu + t->heap + t->wall + t->lock > 1;
+    return hs_profile_file_name(base, record_files[i].type, several, record_files[i].companion, out, outlen);
+}
+
+/* A child's base name: the pid before ".pb.gz" (as the agent names it). */
+static int child_base(const char *path, long pid, char *out, size_t outlen)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%ld", pid);
+    return hs_profile_file_name(path, num, 1, NULL, out, outlen);
+}
+
+typedef struct {
+    long pid; /* 0: the first process */
+    char name[PATH_MAX];
+    size_t file; /* index in record_files */
+} found_file;
+
+static int by_pid(const void *a, const void *b)
+{
+    const found_file *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->file < y->file ? -1 : x->file > y->file;
+}
+
+/* Every file of this run's naming in path's directory: the first process's
+ * and children's (<stem>.<pid>...). Returns how many (malloc'd in *out). */
+static size_t find_files(const char *path, const record_types *t, found_file **out)
+{
+    size_t n = 0, cap = 16;
+    found_file *f = malloc(cap * sizeof *f);
+    *out = f;
+    if (!f)
+        return 0;
+    char dir[PATH_MAX], stem[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *file = slash ? slash + 1 : path;
+    if (slash)
+        *slash = 0;
+    snprintf(stem, sizeof stem, "%s", file);
+    size_t sl = strlen(stem);
+    if (sl > 6 && strcmp(stem + sl - 6, ".pb.gz") == 0)
+        stem[sl -= 6] = 0;
+    DIR *d = opendir(slash ? dir : ".");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        /* The first process's files are named from path; children's are
+         * <stem>.<pid>... */
+        if (strncmp(de->d_name, stem, sl) != 0 || de->d_name[sl] != '.')
+            continue;
+        char *end;
+        long pid = strtol(de->d_name + sl + 1, &end, 10);
+        if (pid <= 0 || *end != '.')
+            pid = 0;
+        char base[PATH_MAX], want[PATH_MAX];
+        if (pid && child_base(path, pid, base, sizeof base) != 0)
+            continue;
+        for (size_t i = 0; i < N_RECORD_FILES; i++) {
+            if (!writes_file(i, t) || record_file_name(i, pid ? base : path, t, want, sizeof want) != 0)
+                continue;
+            const char *w = strrchr(want, '/');
+            if (strcmp(w ? w + 1 : want, de->d_name) != 0)
+                continue;
+            if (n == cap) {
+                found_file *nf = realloc(f, 2 * cap * sizeof *f);
+                if (!nf)
+                    break;
+                *out = f = nf;
+                cap *= 2;
+            }
+            f[n].pid = pid;
+            f[n].file = i;
+            snprintf(f[n].name, sizeof f[n].name, "%s", want);
+            n++;
+        }
+    }
+    if (d)
+        closedir(d);
+    qsort(f, n, sizeof *f, by_pid);
+    return n;
 }
 
 /* One summary line per written file (and the leak report). */
-static void summarize(const char *path, const char *kind)
+static void summarize(const char *path, size_t file)
 {
     char err[256];
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "hotspur: no profile written to %s (the program ended without exit(), "
-                        "e.g. by a signal or _exit)\n", path);
-        return;
-    }
     hs_profile *p = hs_profile_read_file(path, err, sizeof err);
     if (!p) {
         fprintf(stderr, "hotspur: %s: %s\n", path, err);
         return;
     }
+    const char *type = record_files[file].type, *comp = record_files[file].companion;
     char a[32], b[32];
-    if (strcmp(kind, "cpu") == 0) {
+    if (strcmp(type, "cpu") == 0) {
         fprintf(stderr, "hotspur: wrote %s (%lld samples, %.2f s CPU)\n", path,
                 (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
-    } else if (strcmp(kind, "heap") == 0) {
+    } else if (strcmp(type, "wall") == 0) {
+        fprintf(stderr, "hotspur: wrote %s (%lld samples, %.2f s of thread time)\n", path,
+                (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
+    } else if (strcmp(type, "lock") == 0) {
+        fprintf(stderr, "hotspur: wrote %s (%lld contentions, %.3f s waited)\n", path,
+                (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
+    } else if (!comp) {
         human_bytes(total_value(p, 1), a, sizeof a);
         human_bytes(total_value(p, 3), b, sizeof b);
         fprintf(stderr, "hotspur: wrote %s (%s allocated in %lld objects, %s in use at exit)\n", path,
                 a, (long long)total_value(p, 0), b);
-    } else if (strcmp(kind, "peak") == 0) {
+    } else if (strcmp(comp, "peak") == 0) {
         human_bytes(total_value(p, 1), a, sizeof a);
         fprintf(stderr, "hotspur: wrote %s (%s in use at the peak)\n", path, a);
     } else {
@@ -232,48 +331,94 @@ static void summarize(const char *path, const char *kind)
     hs_profile_free(p);
 }
 
+/* Parse a rate option's value into *out within [lo, hi]; 0 or 2 (usage). */
+static int parse_number(const char *opt, const char *arg, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(arg, &end, 10);
+    if (errno || *end || end == arg || v < lo || v > hi) {
+        fprintf(stderr, "hotspur record: bad %s '%s' (want %lld..%lld)\n", opt, arg, lo, hi);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The child: set the agent's environment and exec CMD. */
+static void run_child(char **cmd, const char *agent, const char *path, long long hz, long long wall_hz,
+                      long long heap_rate, const record_types *t, int follow)
+{
+    char preload[2 * PATH_MAX + 2], buf[32];
+    const char *prev = getenv("LD_PRELOAD");
+    if (prev && *prev)
+        snprintf(preload, sizeof preload, "%s:%s", prev, agent);
+    else
+        snprintf(preload, sizeof preload, "%s", agent);
+    setenv("LD_PRELOAD", preload, 1);
+    setenv("HOTSPUR_OUTPUT", path, 1);
+    snprintf(buf, sizeof buf, "%d", (int)getpid());
+    setenv("HOTSPUR_ROOT_PID", buf, 1);
+    snprintf(buf, sizeof buf, "%lld", hz);
+    setenv("HOTSPUR_CPU_HZ", buf, 1);
+    snprintf(buf, sizeof buf, "%lld", t->wall ? wall_hz : 0);
+    setenv("HOTSPUR_WALL_HZ", buf, 1);
+    snprintf(buf, sizeof buf, "%lld", heap_rate);
+    setenv("HOTSPUR_HEAP_RATE", buf, 1);
+    setenv("HOTSPUR_CPU", t->cpu ? "1" : "0", 1);
+    setenv("HOTSPUR_HEAP", t->heap ? "1" : "0", 1);
+    setenv("HOTSPUR_LEAKS", t->leaks ? "1" : "0", 1);
+    setenv("HOTSPUR_LOCK", t->lock ? "1" : "0", 1);
+    setenv("HOTSPUR_FOLLOW", follow ? "1" : "0", 1);
+    execvp(cmd[0], cmd);
+    int e = errno;
+    fprintf(stderr, "hotspur record: cannot run %s: %s\n", cmd[0], strerror(e));
+    _exit(e == ENOENT ? 127 : 126);
+}
+
 int hs_cmd_record(int argc, char **argv)
 {
-    enum { OPT_CPU = 256, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS };
+    enum { OPT_CPU = 256, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ, OPT_LOCK, OPT_NO_FOLLOW };
     static const struct option opts[] = {{"frequency", required_argument, 0, 'F'},
                                          {"output", required_argument, 0, 'o'},
                                          {"cpu", no_argument, 0, OPT_CPU},
                                          {"heap", no_argument, 0, OPT_HEAP},
                                          {"heap-rate", required_argument, 0, OPT_HEAP_RATE},
                                          {"leaks", no_argument, 0, OPT_LEAKS},
+                                         {"wall", no_argument, 0, OPT_WALL},
+                                         {"wall-hz", required_argument, 0, OPT_WALL_HZ},
+                                         {"lock", no_argument, 0, OPT_LOCK},
+                                         {"no-follow", no_argument, 0, OPT_NO_FOLLOW},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out = "hotspur.pb.gz";
-    long hz = 100;
-    long long heap_rate = 524288;
-    int cpu = 0, heap = 0, leaks = 0, rate_given = 0;
-    int c;
+    long long hz = 100, wall_hz = 100, heap_rate = 524288;
+    record_types t = {0};
+    int rate_given = 0, follow = 1, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+F:o:h", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'F':
-            errno = 0;
-            hz = strtol(optarg, &end, 10);
-            if (errno || *end || hz < 1 || hz > 10000) {
-                fprintf(stderr, "hotspur record: bad frequency '%s' (want 1..10000)\n", optarg);
+            if (parse_number("frequency", optarg, 1, 10000, &hz))
                 return 2;
-            }
             break;
         case 'o': out = optarg; break;
-        case OPT_CPU: cpu = 1; break;
-        case OPT_HEAP: heap = 1; break;
-        case OPT_LEAKS: leaks = heap = 1; break;
+        case OPT_CPU: t.cpu = 1; break;
+        case OPT_HEAP: t.heap = 1; break;
+        case OPT_LEAKS: t.leaks = t.heap = 1; break;
         case OPT_HEAP_RATE:
-            errno = 0;
-            heap_rate = strtoll(optarg, &end, 10);
-            if (errno || *end || heap_rate < 1 || heap_rate > (1LL << 40)) {
-                fprintf(stderr, "hotspur record: bad heap rate '%s' (want 1..%lld bytes)\n", optarg,
-                        1LL << 40);
+            if (parse_number("heap rate", optarg, 1, 1LL << 40, &heap_rate))
                 return 2;
-            }
-            rate_given = heap = 1;
+            rate_given = t.heap = 1;
             break;
+        case OPT_WALL: t.wall = 1; break;
+        case OPT_WALL_HZ:
+            if (parse_number("wall-clock rate", optarg, 1, 1000, &wall_hz))
+                return 2;
+            t.wall = 1;
+            break;
+        case OPT_LOCK: t.lock = 1; break;
+        case OPT_NO_FOLLOW: follow = 0; break;
         case 'h': fputs(record_usage, stdout); return 0;
         default:
             fprintf(stderr, "hotspur record: try 'hotspur record --help'\n");
@@ -284,15 +429,15 @@ int hs_cmd_record(int argc, char **argv)
         fprintf(stderr, "hotspur record: no command given; try 'hotspur record --help'\n");
         return 2;
     }
-    if (leaks && rate_given && heap_rate != 1) {
+    if (t.leaks && rate_given && heap_rate != 1) {
         fprintf(stderr, "hotspur record: --leaks records every allocation; it can't go with "
                         "--heap-rate %lld\n", heap_rate);
         return 2;
     }
-    if (leaks)
+    if (t.leaks)
         heap_rate = 1;
-    if (!cpu && !heap)
-        cpu = 1;
+    if (!t.cpu && !t.heap && !t.wall && !t.lock)
+        t.cpu = 1;
     char agent[PATH_MAX], path[PATH_MAX];
     if (find_agent(agent, sizeof agent) != 0) {
         fprintf(stderr, "hotspur record: cannot find libhotspur.so (set HOTSPUR_LIB)\n");
@@ -302,14 +447,17 @@ int hs_cmd_record(int argc, char **argv)
         fprintf(stderr, "hotspur record: output path too long\n");
         return 2;
     }
-    for (size_t i = 0; i < N_RECORD_FILES; i++) { /* no stale file may pass for new */
-        char name[PATH_MAX];
-        if (record_file_name(i, path, cpu, heap, leaks, name, sizeof name) == 0 && unlink(name) != 0 &&
-            errno != ENOENT) {
-            fprintf(stderr, "hotspur record: cannot replace %s: %s\n", name, strerror(errno));
+    /* No stale file of an earlier run may pass for new. */
+    found_file *old;
+    size_t n_old = find_files(path, &t, &old);
+    for (size_t i = 0; i < n_old; i++) {
+        if (unlink(old[i].name) != 0 && errno != ENOENT) {
+            fprintf(stderr, "hotspur record: cannot replace %s: %s\n", old[i].name, strerror(errno));
+            free(old);
             return 2;
         }
     }
+    free(old);
 
     /* Like a shell running a foreground job: let the child get ^C and ^\ and
      * stay alive to report. */
@@ -326,27 +474,7 @@ int hs_cmd_record(int argc, char **argv)
     if (pid == 0) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
-        char preload[2 * PATH_MAX + 2], hzs[32], pids[32], rates[32];
-        const char *prev = getenv("LD_PRELOAD");
-        if (prev && *prev)
-            snprintf(preload, sizeof preload, "%s:%s", prev, agent);
-        else
-            snprintf(preload, sizeof preload, "%s", agent);
-        snprintf(hzs, sizeof hzs, "%ld", hz);
-        snprintf(pids, sizeof pids, "%d", (int)getpid());
-        setenv("LD_PRELOAD", preload, 1);
-        setenv("HOTSPUR_OUTPUT", path, 1);
-        setenv("HOTSPUR_CPU_HZ", hzs, 1);
-        setenv("HOTSPUR_ROOT_PID", pids, 1);
-        snprintf(rates, sizeof rates, "%lld", heap_rate);
-        setenv("HOTSPUR_CPU", cpu ? "1" : "0", 1);
-        setenv("HOTSPUR_HEAP", heap ? "1" : "0", 1);
-        setenv("HOTSPUR_HEAP_RATE", rates, 1);
-        setenv("HOTSPUR_LEAKS", leaks ? "1" : "0", 1);
-        execvp(argv[optind], argv + optind);
-        int e = errno;
-        fprintf(stderr, "hotspur record: cannot run %s: %s\n", argv[optind], strerror(e));
-        _exit(e == ENOENT ? 127 : 126);
+        run_child(argv + optind, agent, path, hz, wall_hz, heap_rate, &t, follow);
     }
     int status;
     while (waitpid(pid, &status, 0) < 0) {
@@ -361,10 +489,16 @@ int hs_cmd_record(int argc, char **argv)
     /* A command that could not be run (127/126) wrote nothing: say nothing. */
     if (WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126))
         return code;
-    for (size_t i = 0; i < N_RECORD_FILES; i++) {
-        char name[PATH_MAX];
-        if (record_file_name(i, path, cpu, heap, leaks, name, sizeof name) == 0)
-            summarize(name, record_files[i].kind);
-    }
+    found_file *files;
+    size_t n = find_files(path, &t, &files);
+    int first = 0;
+    for (size_t i = 0; i < n; i++)
+        first += files[i].pid == 0;
+    if (!first)
+        fprintf(stderr, "hotspur: no profile written to %s (the program ended without exit(), "
+                        "e.g. by a signal or _exit)\n", path);
+    for (size_t i = 0; i < n; i++)
+        summarize(files[i].name, files[i].file);
+    free(files);
     return code;
 }

@@ -22,11 +22,11 @@ check_split() { # FILE LABEL
     done
 }
 
-"$HOTSPUR" record -o single.pb.gz -- "$PROGS/cpu_split" single 2000 2>record.err
+"$HOTSPUR" record -o single.pb.gz -- "$PROGS/cpu_split" single 3000 2>record.err
 grep -q "wrote .*single.pb.gz (.* samples, .* s CPU)" record.err || fail "no summary line: $(cat record.err)"
 check_split single.pb.gz "single thread, 100 Hz"
 
-"$HOTSPUR" record -o threads.pb.gz -- "$PROGS/cpu_split" threads 2000 2>/dev/null
+"$HOTSPUR" record -o threads.pb.gz -- "$PROGS/cpu_split" threads 3000 2>/dev/null
 check_split threads.pb.gz "three threads, 100 Hz"
 
 "$HOTSPUR" record -F 1000 -o fast.pb.gz -- "$PROGS/cpu_split" threads 1500 2>/dev/null
