@@ -177,6 +177,7 @@ static void read_config(hs_config *c)
     c->period_ns = env_duration("HOTSPUR_PERIOD", 0);
     c->duration_ns = env_duration("HOTSPUR_DURATION", 0);
     c->control = env_long("HOTSPUR_CONTROL", 1, 0, 1) == 1;
+    c->defer_symbols = env_long("HOTSPUR_DEFER_SYMBOLS", 0, 0, 1) == 1;
     /* Children profile themselves when asked to, or when the output name
      * tells them apart anyway (%p). */
     c->follow = env_long("HOTSPUR_FOLLOW", strstr(c->output, "%p") ? 1 : 0, 0, 1) == 1;
@@ -438,6 +439,7 @@ static void at_exit(void)
     hs_agent_pause();
     pthread_mutex_lock(&g_dump_lock);
     /* In periodic mode only an open window is left to write. */
+    hs_g.exiting = true;
     if (!hs_g.cfg.period_ns || hs_control_window_open())
         write_all(NULL, hs_g.dumps ? hs_g.dumps + 1 : 0, hs_g.cfg.leaks, NULL, NULL);
     pthread_mutex_unlock(&g_dump_lock);

@@ -35,6 +35,8 @@ typedef struct {
     int64_t duration_ns;   /* HOTSPUR_DURATION: each periodic profile's length */
     bool follow;           /* HOTSPUR_FOLLOW: fork/exec children profile themselves */
     bool control;          /* HOTSPUR_CONTROL: the agent thread and control socket */
+    bool defer_symbols;    /* HOTSPUR_DEFER_SYMBOLS: the exit write leaves symbolizing
+                              to `hotspur record`, outside the program */
 } hs_config;
 
 /* Per-thread data; initial-exec TLS so the signal handler can read it. */
@@ -64,6 +66,7 @@ typedef struct {
     bool root;             /* the process `hotspur record` started (or no record) */
     int64_t window_wall_ns; /* start of what the next profile covers */
     int dumps;             /* dumps written so far (the %n of the last one) */
+    bool exiting;          /* the exit write is under way */
     _Atomic uint64_t handler_ns, handler_calls; /* with cfg.stats */
 } hs_agent;
 

@@ -63,6 +63,8 @@ static int add_modules(builder *b, hs_symbolizer *sym)
         hs_module *m = &b->mods[i];
         b->mapping_ids[i] = hs_profile_add_mapping(b->p, m->start, m->end, m->file_offset, m->path,
                                                    m->build_id);
+        if (hs_g.exiting && hs_g.cfg.defer_symbols)
+            continue;
         if (m->image)
             hs_symbolizer_add_image(sym, m->path, m->image, m->image_size, m->bias, m->start, m->end);
         else
@@ -176,7 +178,8 @@ static int write_profile(const char *path, hs_stacktab *t, const vtype *types, i
         snprintf(c, sizeof c, "hotspur: %llu stacks dropped (stack table full)", (unsigned long long)dropped);
         hs_profile_add_comment(b.p, c);
     }
-    if (hs_symbolize_profile(sym, b.p) != 0)
+    /* At exit under `hotspur record`, symbols are resolved outside. */
+    if (!(hs_g.exiting && hs_g.cfg.defer_symbols) && hs_symbolize_profile(sym, b.p) != 0)
         goto out;
     if (hs_profile_write_file(b.p, path, err, sizeof err) != 0)
         goto out;

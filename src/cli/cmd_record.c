@@ -17,6 +17,7 @@
 
 #include "cli/commands.h"
 #include "profile/profile.h"
+#include "symbolize/symbolize.h"
 
 static const char record_usage[] =
     "usage: hotspur record [--cpu] [--heap] [--wall] [--lock] [options] [-o FILE] [--] CMD [ARGS...]\n"
@@ -297,7 +298,8 @@ static size_t find_files(const char *path, const record_types *t, found_file **o
     return n;
 }
 
-/* One summary line per written file (and the leak report). */
+/* Symbolize a profile the agent left unsymbolized, in place; then one
+ * summary line (and the leak report). */
 static void summarize(const char *path, size_t file)
 {
     char err[256];
@@ -306,6 +308,8 @@ static void summarize(const char *path, size_t file)
         fprintf(stderr, "hotspur: %s: %s\n", path, err);
         return;
     }
+    if (hs_symbolize_from_mappings(p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0)
+        fprintf(stderr, "hotspur: %s: cannot symbolize: %s\n", path, err);
     const char *type = record_files[file].type, *comp = record_files[file].companion;
     char a[32], b[32];
     if (strcmp(type, "cpu") == 0) {
@@ -370,6 +374,7 @@ static void run_child(char **cmd, const char *agent, const char *path, long long
     setenv("HOTSPUR_LEAKS", t->leaks ? "1" : "0", 1);
     setenv("HOTSPUR_LOCK", t->lock ? "1" : "0", 1);
     setenv("HOTSPUR_FOLLOW", follow ? "1" : "0", 1);
+    setenv("HOTSPUR_DEFER_SYMBOLS", "1", 1); /* symbolized below, not in CMD */
     execvp(cmd[0], cmd);
     int e = errno;
     fprintf(stderr, "hotspur record: cannot run %s: %s\n", cmd[0], strerror(e));

@@ -1,0 +1,52 @@
+/* mappings.c — symbolize a profile after the fact, from its own mappings:
+ * each mapping's file is opened from disk (the process that wrote the
+ * profile may be gone), and "[vdso]" is read from this process's vDSO,
+ * which the kernel gives every process alike. `hotspur record` uses it so
+ * that the profiled program doesn't pay for symbolization at exit. */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "symbolize/symbolize.h"
+
+/* Register this process's vDSO image for a mapping [start, limit). */
+static void add_own_vdso(hs_symbolizer *s, uint64_t start, uint64_t limit)
+{
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)getauxval(AT_SYSINFO_EHDR);
+    if (!eh)
+        return;
+    const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+    uint64_t lowest = UINT64_MAX;
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_LOAD && ph[i].p_vaddr < lowest)
+            lowest = ph[i].p_vaddr;
+    if (lowest == UINT64_MAX)
+        return;
+    size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+    hs_symbolizer_add_image(s, "[vdso]", eh, size, start - lowest, start, limit);
+}
+
+int hs_symbolize_from_mappings(hs_profile *p)
+{
+    int needed = 0;
+    for (size_t i = 0; i < p->n_locations && !needed; i++)
+        needed = p->locations[i].n_lines == 0;
+    if (!needed)
+        return 0;
+    hs_symbolizer *s = hs_symbolizer_new();
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < p->n_mappings; i++) {
+        const hs_mapping *m = &p->mappings[i];
+        const char *file = hs_profile_string(p, m->filename);
+        if (strcmp(file, "[vdso]") == 0)
+            add_own_vdso(s, m->memory_start, m->memory_limit);
+        else if (file[0] == '/')
+            hs_symbolizer_add_mapping(s, file, m->memory_start, m->memory_limit, m->file_offset);
+    }
+    int rc = hs_symbolize_profile(s, p);
+    hs_symbolizer_free(s);
+    return rc;
+}
