@@ -60,7 +60,8 @@ typedef struct {
 
 /* ---- memory ---- */
 
-static bool read_u64(const mem_t *m, uint64_t addr, uint64_t *out)
+/* Raw stack words (other frames' slots): not for AddressSanitizer to check. */
+__attribute__((no_sanitize_address)) static bool read_u64(const mem_t *m, uint64_t addr, uint64_t *out)
 {
     const hs_stack_bounds *b = m->bounds;
     if (b && b->hi && addr >= b->lo && addr + 8 <= b->hi && addr % 8 == 0) {
