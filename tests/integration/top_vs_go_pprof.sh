@@ -24,17 +24,17 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"time"
 )
 
 var sink uint64
 var keep [][]byte
 
 //go:noinline
-func spin(d time.Duration) uint64 {
-	end := time.Now().Add(d)
+// spin does a fixed amount of work (not a fixed time), so the CPU split
+// between its callers is known whatever the machine's load.
+func spin(units int) uint64 {
 	var x uint64 = 1
-	for time.Now().Before(end) {
+	for u := 0; u < units; u++ {
 		for i := 0; i < 1000; i++ {
 			x = x*6364136223846793005 + 1442695040888963407
 		}
@@ -43,18 +43,18 @@ func spin(d time.Duration) uint64 {
 }
 
 //go:noinline
-func burnA() { sink += spin(750 * time.Millisecond) }
+func burnA() { sink += spin(600000) }
 
 //go:noinline
-func burnB() { sink += spin(450 * time.Millisecond) }
+func burnB() { sink += spin(360000) }
 
 //go:noinline
-func burnC() { sink += spin(150 * time.Millisecond); sink += recurse(3) }
+func burnC() { sink += spin(120000); sink += recurse(3) }
 
 //go:noinline
 func recurse(n int) uint64 {
 	if n == 0 {
-		return spin(100 * time.Millisecond)
+		return spin(80000)
 	}
 	return recurse(n-1) + 1
 }
