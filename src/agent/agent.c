@@ -21,6 +21,8 @@
 
 #include "agent/control.h"
 #include "agent/heap.h"
+#include "agent/labels.h"
+#include "agent/modules.h"
 #include "agent/output.h"
 #include "agent/sampler.h"
 #include "profile/profile.h"
@@ -457,6 +459,9 @@ static void after_fork_child(void)
      * child's too) and profiles itself only when children are followed. */
     int on = hs_g.cfg.follow;
     hs_self.in_agent++;
+    /* Locks that a thread left behind by fork may have held. */
+    hs_labels_after_fork();
+    hs_modules_after_fork();
     hs_agent_pause();
     if (hs_g.cfg.cpu)
         hs_stacktab_clear(&hs_g.cpu);

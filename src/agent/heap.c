@@ -153,6 +153,7 @@ void hs_heap_resume(void)
 
 void hs_heap_after_fork(int on)
 {
+    pthread_mutex_init(&H.peak_lock, NULL); /* its holder may not have come along */
     if (H.live)
         atomic_store(&H.on, on);
 }

@@ -100,6 +100,11 @@ int hs_labels_set(const char *key, const char *value)
     return 0;
 }
 
+void hs_labels_after_fork(void)
+{
+    pthread_mutex_init(&g_lock, NULL);
+}
+
 void hs_labels_clear(void)
 {
     t_mine.n = 0;

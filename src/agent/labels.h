@@ -17,6 +17,8 @@ typedef struct {
 /* Set or replace key on the calling thread (updates hs_self.labels).
  * 0, or -1 with errno (EINVAL, ENOSPC: too many, ENOMEM). */
 int hs_labels_set(const char *key, const char *value);
+/* In a fork child: the lock may have been held by a thread that is gone. */
+void hs_labels_after_fork(void);
 /* The calling thread has no labels any more. */
 void hs_labels_clear(void);
 /* The pairs of label set id; returns their number (0 for id 0 or unknown).

@@ -148,6 +148,11 @@ static int add_history(collect_t *c)
     return 0;
 }
 
+void hs_modules_after_fork(void)
+{
+    pthread_mutex_init(&g_history_lock, NULL);
+}
+
 void hs_modules_remember(void)
 {
     collect_t now = {0};

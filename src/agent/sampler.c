@@ -36,6 +36,7 @@
 #endif
 
 #define MAX_THREADS 32768
+enum { SLOT_FREE, SLOT_LIVE, SLOT_DEAD, SLOT_CLAIMED }; /* thread_slot.used */
 
 typedef struct {
     _Atomic int used;
@@ -172,18 +173,31 @@ static thread_slot *slot_for(int32_t tid)
     return NULL;
 }
 
+/* A slot for tid: a new one while there are, then one of a thread that
+ * ended (its name is forgotten), else NULL. */
 static thread_slot *new_slot(int32_t tid)
 {
+    thread_slot *s = NULL;
     int i = atomic_fetch_add(&g_nthreads, 1);
-    if (i >= MAX_THREADS) {
+    if (i < MAX_THREADS) {
+        s = &g_threads[i];
+    } else {
         atomic_store(&g_nthreads, MAX_THREADS);
-        return NULL;
+        for (int k = 0; k < MAX_THREADS && !s; k++) {
+            int dead = SLOT_DEAD;
+            if (atomic_compare_exchange_strong(&g_threads[k].used, &dead, SLOT_CLAIMED))
+                s = &g_threads[k];
+        }
+        if (!s)
+            return NULL;
     }
-    thread_slot *s = &g_threads[i];
     s->tid = tid;
     s->has_timer = 0;
+    s->alive = 0;
+    s->stack_lo = s->stack_hi = 0;
+    atomic_store(&s->labels, 0);
     s->name[0] = 0;
-    atomic_store(&s->used, 1);
+    atomic_store(&s->used, SLOT_LIVE);
     return s;
 }
 
@@ -288,9 +302,12 @@ void hs_sampler_thread_begin(void)
     hs_thread_identify();
     if (registry_init() != 0)
         return;
-    thread_slot *s = slot_for(hs_self.tid);
-    if (!s)
-        s = new_slot(hs_self.tid);
+    /* This thread's slot if it has one already (restart, fork), else a new
+     * one: no search, thread creation stays O(1). */
+    thread_slot *s = hs_self.slot >= 0 && g_threads[hs_self.slot].tid == hs_self.tid &&
+                             atomic_load(&g_threads[hs_self.slot].used) == SLOT_LIVE
+                         ? &g_threads[hs_self.slot]
+                         : new_slot(hs_self.tid);
     hs_self.slot = s ? (int32_t)(s - g_threads) : -1;
     if (s) {
         s->stack_lo = hs_self.stack.lo;
@@ -355,6 +372,8 @@ void hs_sampler_thread_end(void)
         timer_delete(s->timer);
         s->has_timer = 0;
     }
+    atomic_store(&s->used, SLOT_DEAD); /* its name stays until the slot is reused */
+    hs_self.slot = -1;
 }
 
 void hs_sampler_after_fork(int profiling)
