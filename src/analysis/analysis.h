@@ -11,7 +11,8 @@
  *  - --hide drops matching lines (frames) from locations, --show keeps only
  *    matching lines; samples left with no frames are dropped;
  *  - --show-from drops every frame above (callers of) the outermost
- *    matching frame; samples with no match are dropped;
+ *    frame whose function or file name matches; samples with no match are
+ *    dropped;
  *  - --tagfocus/--tagignore KEY=VALUE (VALUE: comma-separated regexes, or a
  *    numeric range "LO:HI" with units, e.g. "1kb:", "10ms:1s", "32")
  *    filter samples by label;

@@ -78,4 +78,9 @@ void hs_an_filters_free(hs_an_filters *f);
 /* Does sample s of p pass a tag filter? */
 bool hs_an_tagfilter_match(const hs_an_tagfilter *tf, const hs_profile *p, const hs_sample *s);
 
+/* The view's stacks with identical node sequences (and inline flags)
+ * summed; stacks of value 0 and base 0 left out. Computed once, owned by the
+ * view. 0, or -1 on out of memory. */
+int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n);
+
 #endif

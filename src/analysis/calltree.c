@@ -50,8 +50,12 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     memset(&out->t[0], 0, sizeof out->t[0]);
     out->t[0].node = HS_NODE_NONE;
     out->n = 1;
-    for (size_t s = 0; s < v->n_stacks; s++) {
-        const hs_stack *st = &v->stacks[s];
+    const hs_stack *stacks;
+    size_t n_stacks;
+    if (hs_an_view_unique(v, &stacks, &n_stacks) < 0)
+        goto oom;
+    for (size_t s = 0; s < n_stacks; s++) {
+        const hs_stack *st = &stacks[s];
         if (st->value == 0 && st->base == 0)
             continue;
         uint32_t cur = 0;

@@ -63,6 +63,10 @@ static uint32_t edge_get(gbuild *b, uint32_t src, uint32_t dst)
 static int build_pass(gbuild *b, const uint8_t *kept)
 {
     const hs_view *v = b->v;
+    const hs_stack *stacks;
+    size_t n_stacks;
+    if (hs_an_view_unique(v, &stacks, &n_stacks) < 0)
+        return -1;
     memset(b->nodes, 0, v->n_nodes * sizeof *b->nodes);
     for (size_t i = 0; i < v->n_nodes; i++)
         b->nstamp[i] = UINT32_MAX;
@@ -70,8 +74,8 @@ static int build_pass(gbuild *b, const uint8_t *kept)
     if (hs_an_map_init(&b->emap, 1024) < 0)
         return -1;
     b->n_edges = 0;
-    for (size_t s = 0; s < v->n_stacks; s++) {
-        const hs_stack *st = &v->stacks[s];
+    for (size_t s = 0; s < n_stacks; s++) {
+        const hs_stack *st = &stacks[s];
         int64_t w = st->value, bw = st->base;
         if (w == 0 && bw == 0)
             continue;

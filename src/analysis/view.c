@@ -25,6 +25,9 @@ struct hs_view_private {
     size_t arena_n, arena_cap;
     char *warnings;
     size_t warn_len;
+    hs_stack *ustacks; /* identical stacks summed (hs_an_view_unique) */
+    size_t n_ustacks;
+    bool ustacks_done;
 };
 
 typedef struct {
@@ -221,7 +224,7 @@ static int compute_matches(prof_ctx *c)
             b |= FM_HIDE;
         if (f->has_show && (re_match(&f->show, name) || re_match(&f->show, file)))
             b |= FM_SHOW;
-        if (f->has_show_from && re_match(&f->show_from, name))
+        if (f->has_show_from && (re_match(&f->show_from, name) || re_match(&f->show_from, file)))
             b |= FM_SHOWFROM;
         c->fmatch[i] = b;
     }
@@ -752,6 +755,7 @@ void hs_view_free(hs_view *v)
     free(pv->arena);
     free(pv->inl_arena);
     free(pv->warnings);
+    free(pv->ustacks);
     free(vf);
 }
 
@@ -912,4 +916,61 @@ done:
     free(pv.nodes);
     hs_an_filters_free(&f);
     return out;
+}
+
+/* ---- identical stacks summed, for the graph and the call tree ---- */
+
+int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
+{
+    struct hs_view_private *pv = v->priv;
+    if (pv->ustacks_done) {
+        *out = pv->ustacks;
+        *n = pv->n_ustacks;
+        return 0;
+    }
+    hs_an_map map;
+    if (hs_an_map_init(&map, v->n_stacks / 4 + 16) < 0)
+        return -1;
+    hs_stack *u = malloc((v->n_stacks + 1) * sizeof *u);
+    if (!u) {
+        hs_an_map_free(&map);
+        return -1;
+    }
+    size_t nu = 0;
+    for (size_t i = 0; i < v->n_stacks; i++) {
+        const hs_stack *st = &v->stacks[i];
+        if (st->value == 0 && st->base == 0)
+            continue;
+        uint64_t h = st->n;
+        for (uint32_t k = 0; k < st->n; k++)
+            h = (h ^ ((uint64_t)st->nodes[k] << 1 | st->inl[k])) * 0x9e3779b97f4a7c15ULL;
+        h = hs_an_mix(h);
+        size_t slot = (size_t)-1;
+        uint32_t id;
+        while ((id = hs_an_map_next(&map, h, &slot)) != UINT32_MAX) {
+            const hs_stack *o = &u[id];
+            if (o->n == st->n && memcmp(o->nodes, st->nodes, st->n * sizeof *st->nodes) == 0 &&
+                memcmp(o->inl, st->inl, st->n) == 0)
+                break;
+        }
+        if (id != UINT32_MAX) {
+            u[id].value += st->value;
+            u[id].base += st->base;
+            continue;
+        }
+        u[nu] = *st;
+        if (hs_an_map_put(&map, h, (uint32_t)nu) < 0) {
+            free(u);
+            hs_an_map_free(&map);
+            return -1;
+        }
+        nu++;
+    }
+    hs_an_map_free(&map);
+    pv->ustacks = u;
+    pv->n_ustacks = nu;
+    pv->ustacks_done = true;
+    *out = u;
+    *n = nu;
+    return 0;
 }

@@ -30,8 +30,10 @@ int hs_acli_parse(const hs_acli_spec *s, int argc, char **argv, hs_analysis_opti
     while ((c = getopt_long(argc, argv, ":ho:n:", longopts, NULL)) != -1) {
         if (c == 'h') {
             s->usage(stdout);
-            if (s->filters)
+            if (s->filters && strcmp(s->name, "merge") != 0) {
+                fputc('\n', stdout);
                 hs_analysis_options_help(stdout, s->kind);
+            }
             return 0;
         }
         if (c == 'o' && s->output) {

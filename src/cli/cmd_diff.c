@@ -52,11 +52,6 @@ int hs_cmd_diff(int argc, char **argv)
         hs_analysis_options_free(&o);
         return rc;
     }
-    /* a diff shows every changed entry unless asked to trim */
-    if (o.nodefraction < 0)
-        o.nodefraction = 0;
-    if (o.edgefraction < 0)
-        o.edgefraction = 0;
     hs_analysis_apply_defaults(&o, HS_KIND_TOP);
     char msg[512];
     hs_profile **ps = NULL;

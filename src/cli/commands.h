@@ -5,6 +5,7 @@
 #define HS_CLI_COMMANDS_H
 
 int hs_cmd_record(int argc, char **argv);
+int hs_cmd_ctl(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
 int hs_cmd_peek(int argc, char **argv);
 int hs_cmd_list(int argc, char **argv);

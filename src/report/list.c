@@ -211,13 +211,24 @@ int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, co
                 fprintf(out, " Source not found: %s%s%s%s\n", file,
                         o->source_path ? " (also looked under " : " (use --source-path DIR to look elsewhere",
                         o->source_path ? o->source_path : "", ")");
-                /* still show the per-line numbers we have */
-                for (size_t k = j; k < end; k++) {
-                    const hs_graph_node *gn = &g.nodes[ids[k]];
-                    int64_t fl = gn->flat - gn->base_flat, cu = gn->cum - gn->base_cum;
+                /* still show the per-line numbers we have, by line */
+                int64_t last = INT64_MIN;
+                for (;;) {
+                    int64_t ln = INT64_MAX;
+                    for (size_t k = j; k < end; k++)
+                        if (v->nodes[ids[k]].line > last && v->nodes[ids[k]].line < ln)
+                            ln = v->nodes[ids[k]].line;
+                    if (ln == INT64_MAX)
+                        break;
+                    int64_t fl = 0, cu = 0;
+                    for (size_t k = j; k < end; k++)
+                        if (v->nodes[ids[k]].line == ln) {
+                            fl += g.nodes[ids[k]].flat - g.nodes[ids[k]].base_flat;
+                            cu += g.nodes[ids[k]].cum - g.nodes[ids[k]].base_cum;
+                        }
                     fprintf(out, "%10s %10s %6lld:?\n", fl ? hs_text_value(&c, a, sizeof a, fl) : ".",
-                            cu ? hs_text_value(&c, b, sizeof b, cu) : ".",
-                            (long long)v->nodes[ids[k]].line);
+                            cu ? hs_text_value(&c, b, sizeof b, cu) : ".", (long long)ln);
+                    last = ln;
                 }
                 j = end;
                 continue;

@@ -112,8 +112,6 @@ GO
 (cd goprog && go build -o ../prog .) || fail "go build failed"
 ./prog cpu.pb.gz heap.pb.gz || fail "Go program failed"
 ./prog cpu2.pb.gz heap2.pb.gz || fail "Go program failed (2nd run)"
-# sources are looked up where the profile says they are
-cp goprog/main.go main.go
 
 n=0
 # compare REPORT "hotspur options" "pprof options" FILE
@@ -186,7 +184,11 @@ for si in alloc_space alloc_objects inuse_space inuse_objects 1; do
     compare top "--sample-index=$si --tagfocus=2kb:" "-sample_index=$si -tagfocus=2kb:" heap.pb.gz
     compare top "--sample-index=$si --tagignore=:1kb" "-sample_index=$si -tagignore=:1kb" heap.pb.gz
     compare top "--sample-index=$si --nodecount=3" "-sample_index=$si -nodecount=3" heap.pb.gz
+    compare top "--sample-index=$si --show-from=alloc --lines" "-sample_index=$si -show_from=alloc -lines" heap.pb.gz
 done
+compare traces "--show-from=alloc --lines" "-show_from=alloc -lines" cpu.pb.gz
+compare tree "--relative-percentages --focus=leafB" "-relative_percentages -focus=leafB" cpu.pb.gz
+compare top "--cum --nodecount=5 --hide=alloc --addresses" "-cum -nodecount=5 -hide=alloc -addresses" heap.pb.gz
 
 # several files are merged, as pprof merges several sources
 go tool pprof -top cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
@@ -196,4 +198,13 @@ diff -u want.txt got.txt >&2 || fail "top of two profiles differs from pprof's"
 go tool pprof -traces merged.pb.gz > got.txt 2>/dev/null || fail "pprof cannot read the merged profile"
 go tool pprof -traces cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
 diff -u want.txt got.txt >&2 || fail "merged profile differs from pprof's merge"
+# list: a clear note when the source is not where the profile says, and
+# --source-path finds it elsewhere (same listing as pprof's with the source)
+go tool pprof -list=main.leafB cpu.pb.gz > want.txt 2>/dev/null
+mkdir -p elsewhere && mv goprog/main.go elsewhere/main.go
+"$HOTSPUR" list main.leafB cpu.pb.gz > got.txt 2>err.txt || fail "list without source exited $?"
+grep -q "Source not found: .*main.go (use --source-path DIR" got.txt || { cat got.txt; fail "no note for missing source"; }
+"$HOTSPUR" list main.leafB --source-path "$TMP/elsewhere" cpu.pb.gz > got.txt || fail "list --source-path exited $?"
+diff -u want.txt got.txt >&2 || fail "list --source-path differs from pprof's listing"
+mv elsewhere/main.go goprog/main.go
 pass "$n reports identical to go tool pprof"

@@ -576,6 +576,36 @@ static void test_option_errors(void **state)
     hs_analysis_options_free(&o);
 }
 
+static void test_empty_profiles(void **state)
+{
+    (void)state;
+    char err[256];
+    hs_analysis_options o;
+    opts(&o, HS_KIND_TOP);
+    hs_profile *none = hs_profile_new();
+    hs_profile *ps[1] = {none};
+    assert_null(hs_view_build(ps, 1, NULL, 0, &o, err, sizeof err)); /* no sample types */
+    assert_int_equal(hs_profile_add_sample_type(none, "cpu", "nanoseconds"), 0);
+    built b;
+    build(&b, none, NULL, &o);
+    assert_int_equal(b.v->n_stacks, 0);
+    assert_int_equal(b.g.n_order, 0);
+    hs_calltree t;
+    assert_int_equal(hs_calltree_build(b.v, &t, err, sizeof err), 0);
+    assert_int_equal(t.n, 1);
+    hs_calltree_free(&t);
+    unbuild(&b);
+    /* a sample without locations is kept by the view but shows in no node */
+    int64_t val = 5;
+    assert_int_equal(hs_profile_add_sample(none, NULL, 0, &val, NULL, 0), 0);
+    build(&b, none, NULL, &o);
+    assert_int_equal(b.v->total, 5);
+    assert_int_equal(b.g.n_order, 0);
+    unbuild(&b);
+    hs_analysis_options_free(&o);
+    hs_profile_free(none);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -591,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_filter_profile),
         cmocka_unit_test(test_option_errors),
+        cmocka_unit_test(test_empty_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
