@@ -15,4 +15,12 @@ echo "mid-run total: $(total mid.pb.gz); at exit: $(total "$exit_file")"
 rm -f exit.*.pb.gz
 HOTSPUR_DISABLE=1 HOTSPUR_OUTPUT="$TMP/exit.%p.pb.gz" "$PROGS/linked" "$TMP/mid2.pb.gz" > /dev/null 2>&1 && fail "dump succeeded while disabled"
 ls exit.*.pb.gz 2>/dev/null && fail "disabled agent wrote a profile"
-pass "linked agent and hotspur_dump"
+echo "linked agent and hotspur_dump: ok"
+
+# Threads that existed before hotspur_start() are sampled too (found in
+# /proc/self/task); the program needs no environment at all.
+env -u HOTSPUR_OUTPUT "$PROGS/late_start" "$TMP/late.pb.gz" || fail "late_start failed"
+"$HOTSPUR" top late.pb.gz > late.txt
+awk '$6 == "early_thread_work" { sub("%", "", $5); ok = $5 + 0 >= 80 } END { exit !ok }' late.txt ||
+    fail "threads started before the agent are not sampled: $(cat late.txt)"
+pass "threads that predate hotspur_start are sampled"
