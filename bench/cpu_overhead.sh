@@ -83,7 +83,7 @@ fi
 PERF_ARGS=(-g)
 if [ "$PERF_EVENT" = "cpu-clock" ] && [ -n "$PERF_NOTE" ]; then PERF_ARGS=(-e cpu-clock -g); fi
 
-CONFIGS=(none hotspur-100 hotspur-1000)
+CONFIGS=(none agent-100 hotspur-100 hotspur-1000)
 if [ -n "$GPLIB" ]; then CONFIGS+=(gperftools-100 gperftools-1000); fi
 if [ -n "$PERF_EVENT" ]; then CONFIGS+=(perf-100 perf-1000); fi
 
@@ -94,6 +94,10 @@ run_one() { # CONFIG ROUND(0 = warm-up, not recorded)
     case $cfg in
     none) cmd=("${WL[@]}") ;;
     hotspur-*) cmd=("$HOTSPUR" record -F "$hz" -o "$TMP/hs.pb.gz" -- "${WL[@]}") ;;
+    # The agent alone: what the program pays while it runs (symbolization,
+    # which record does after the program exits, left out).
+    agent-*) cmd=(env "LD_PRELOAD=$BUILD/lib/libhotspur.so" "HOTSPUR_OUTPUT=$TMP/hs.pb.gz" "HOTSPUR_CPU_HZ=$hz"
+                  HOTSPUR_DEFER_SYMBOLS=1 HOTSPUR_STATS=1 "${WL[@]}") ;;
     gperftools-*) cmd=(env "LD_PRELOAD=$GPLIB" "CPUPROFILE=$TMP/gp.prof" "CPUPROFILE_FREQUENCY=$hz" "${WL[@]}") ;;
     perf-*) cmd=(perf record "${PERF_ARGS[@]}" -F "$hz" -o "$TMP/perf.data" -- "${WL[@]}") ;;
     esac
@@ -112,6 +116,7 @@ run_one() { # CONFIG ROUND(0 = warm-up, not recorded)
     fi
     case $cfg in
     hotspur-*) samples=$(sed -n 's/^hotspur: wrote .* (\([0-9]*\) samples.*/\1/p' "$TMP/err" | tail -n 1) ;;
+    agent-*) samples=$(sed -n 's/^hotspur: \([0-9]*\) samples, .*/\1/p' "$TMP/err" | tail -n 1) ;;
     gperftools-*) samples=$("$RUNSTAT" --gperf-samples "$TMP/gp.prof" | cut -d' ' -f1) ;;
     perf-*) samples=$(sed -n 's/.*perf record: Captured and wrote .*(\([0-9]*\) samples).*/\1/p' "$TMP/err" | tail -n 1) ;;
     esac
@@ -180,7 +185,7 @@ function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j =
 function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 function collect(cfg, col, out,    r) { for (r = 1; r <= rounds; r++) out[r] = val[cfg, r, col]; return rounds }
 function label(c,    p, h) { if (c == "none") return "no profiler"; p = c; sub(/-[0-9]+$/, "", p); h = c; sub(/^.*-/, "", h)
-    if (p == "hotspur") p = "hotspur record"; else if (p == "gperftools") p = "gperftools (libprofiler)"; else if (p == "perf") p = "perf record " perf_args
+    if (p == "hotspur") p = "hotspur record"; else if (p == "agent") p = "hotspur agent alone (LD_PRELOAD; no exit-time symbolization)"; else if (p == "gperftools") p = "gperftools (libprofiler)"; else if (p == "perf") p = "perf record " perf_args
     return p " @ " h " Hz" }
 function pct(x) { return sprintf("%+.2f%%", (x - 1) * 100) }
 { val[$1, $2, "wall"] = $3; val[$1, $2, "cpu"] = $4 + $5; val[$1, $2, "n"] = $6 }
