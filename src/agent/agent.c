@@ -382,7 +382,19 @@ int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg)
     }
     hs_self.in_agent++;
     pthread_mutex_lock(&g_dump_lock);
-    int n = write_all(tmpl, ++hs_g.dumps, 0, on_file, arg);
+    /* Numbered: dumps to the configured name; a name the caller chose is
+     * used as it is. If that is the name the exit write would use, the exit
+     * write gets a number instead of overwriting it. */
+    int seq = ++hs_g.dumps;
+    if (tmpl) {
+        char a[PATH_MAX], b[PATH_MAX];
+        if (expand_template(tmpl, seq, 0, a, sizeof a) == 0 &&
+            expand_template(hs_g.cfg.output, 0, 1, b, sizeof b) == 0 && strcmp(a, b) == 0)
+            hs_g.exit_numbered = true;
+    } else {
+        hs_g.exit_numbered = true; /* the configured name is numbered now */
+    }
+    int n = write_all(tmpl, seq, 0, on_file, arg);
     pthread_mutex_unlock(&g_dump_lock);
     hs_self.in_agent--;
     return n;
@@ -443,7 +455,7 @@ static void at_exit(void)
     /* In periodic mode only an open window is left to write. */
     hs_g.exiting = true;
     if (!hs_g.cfg.period_ns || hs_control_window_open())
-        write_all(NULL, hs_g.dumps ? hs_g.dumps + 1 : 0, hs_g.cfg.leaks, NULL, NULL);
+        write_all(NULL, hs_g.exit_numbered ? hs_g.dumps + 1 : 0, hs_g.cfg.leaks, NULL, NULL);
     pthread_mutex_unlock(&g_dump_lock);
     if (hs_g.cfg.stats || (hs_g.cfg.heap && hs_heap_untracked()))
         print_stats();
@@ -473,6 +485,7 @@ static void after_fork_child(void)
     hs_g.pid = getpid();
     hs_g.root = false;
     hs_g.dumps = 0;
+    hs_g.exit_numbered = false;
     hs_g.start_wall_ns = hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
     hs_sampler_after_fork(on);
     if (hs_g.cfg.heap)

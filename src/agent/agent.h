@@ -65,8 +65,9 @@ typedef struct {
     _Atomic int wall_on, lock_on;
     bool root;             /* the process `hotspur record` started (or no record) */
     int64_t window_wall_ns; /* start of what the next profile covers */
-    int dumps;             /* dumps written so far (the %n of the last one) */
+    int dumps;             /* dumps so far (the %n of the last one) */
     bool exiting;          /* the exit write is under way */
+    bool exit_numbered;    /* a dump took the exit write's name: number it */
     _Atomic uint64_t handler_ns, handler_calls; /* with cfg.stats */
 } hs_agent;
 

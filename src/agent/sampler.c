@@ -143,8 +143,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         chain_previous(sig, si, ucv);
         return;
     }
-    if (!atomic_load_explicit(&hs_g.cpu_on, memory_order_relaxed))
-        return;
+    if (!atomic_load_explicit(&hs_g.cpu_on, memory_order_relaxed) || hs_self.in_agent)
+        return; /* off, or the agent's own work (a dump): not the program's */
     int saved_errno = errno;
     int64_t t0 = hs_g.cfg.stats ? hs_now_ns(CLOCK_MONOTONIC) : 0;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];

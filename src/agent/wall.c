@@ -2,9 +2,9 @@
  *
  * On each tick (from the agent thread) up to HOTSPUR_WALL_THREADS registered
  * threads are visited, round robin, and each sample counts for
- * period * threads / visited nanoseconds, so the cost per tick is bounded
- * however many threads there are while every thread's wall time is still
- * estimated without bias. A visited thread is classified from
+ * elapsed * threads / visited nanoseconds (elapsed: the time since the
+ * previous tick), so the cost per tick is bounded however many threads there
+ * are while every thread's wall time is still estimated without bias. A visited thread is classified from
  * /proc/self/task/TID/stat:
  *  - running or runnable (R): it is sent the sampling signal (a queued
  *    signal carrying our marker) and records its own stack in its handler;
@@ -31,6 +31,7 @@
 #include "agent/unwind.h"
 
 static _Atomic int64_t g_weight;  /* wall ns one sample stands for, this tick */
+static int64_t g_last_tick;       /* CLOCK_MONOTONIC of the previous tick */
 static unsigned g_cursor;         /* round robin position (agent thread only) */
 static hs_thread_info *g_threads; /* scratch list (agent thread only) */
 #define MAX_LISTED 65536
@@ -48,7 +49,7 @@ static void record(int32_t tid, uint32_t labels, const uint64_t *pcs, int n)
 
 void hs_wall_on_signal(const ucontext_t *uc)
 {
-    if (!atomic_load_explicit(&hs_g.wall_on, memory_order_relaxed))
+    if (!atomic_load_explicit(&hs_g.wall_on, memory_order_relaxed) || hs_self.in_agent)
         return;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
     hs_thread *th = &hs_self;
@@ -116,8 +117,15 @@ void hs_wall_tick(void)
     if (n <= 0)
         return;
     int k = n < hs_g.cfg.wall_threads ? n : hs_g.cfg.wall_threads;
-    int64_t period = 1000000000LL / hs_g.cfg.wall_hz;
-    atomic_store(&g_weight, period * n / k);
+    /* A sample stands for the time since the previous tick, not the nominal
+     * period: a tick that comes late (the agent thread waited for a CPU, or a
+     * dump ran) must not lose the time in between. */
+    int64_t period = 1000000000LL / hs_g.cfg.wall_hz, now = hs_now_ns(CLOCK_MONOTONIC);
+    int64_t elapsed = g_last_tick ? now - g_last_tick : period;
+    g_last_tick = now;
+    if (elapsed > 100 * period) /* paused, or just resumed: don't credit the gap */
+        elapsed = period;
+    atomic_store(&g_weight, elapsed * n / k);
     for (int i = 0; i < k; i++) {
         const hs_thread_info *t = &g_threads[(g_cursor + (unsigned)i) % (unsigned)n];
         char st = thread_state(t->tid);
