@@ -1,0 +1,99 @@
+# services_ctl.sh — `hotspur ctl` as a user meets it: the listing (a
+# profiled daemon appears with its command, types and state; a socket left
+# by a dead process is removed with a note), the default socket directory
+# (/tmp/hotspur-UID, mode 0700), exit statuses and messages for usage
+# errors, a process without the agent, a process that is gone; and the
+# same-user rule: a client of another uid is refused at the directory and,
+# if it gets past it, by the agent itself (SO_PEERCRED).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/services.inc"
+
+# rc CMD...: run CMD, print its exit status (stdout/stderr to out.txt/err.txt).
+rc() { set +e; "$@" >out.txt 2>err.txt; echo $?; set -e; }
+
+# The default directory: this daemon does not get HOTSPUR_RUNTIME_DIR.
+defdir="/tmp/hotspur-$(id -u)"
+echo 0 >phase
+env -u HOTSPUR_RUNTIME_DIR HOTSPUR_OUTPUT="$TMP/c.pb.gz" HOTSPUR_WALL_HZ=50 LD_PRELOAD="$AGENT_PRELOAD" \
+    "$PROGS/daemon" "$TMP/phase" >daemon.out 2>daemon.err &
+pid=$!
+bg_track "$pid"
+wait_until 10 test -S "$defdir/$pid.sock" || fail "no socket $defdir/$pid.sock: $(cat daemon.err)"
+[ "$(stat -c %a "$defdir")" = 700 ] || fail "$defdir has mode $(stat -c %a "$defdir"), not 700"
+[ "$(stat -c %u "$defdir")" = "$(id -u)" ] || fail "$defdir is not ours"
+
+# The listing, with the stale socket of an agent killed by SIGKILL.
+env -u HOTSPUR_RUNTIME_DIR HOTSPUR_OUTPUT="$TMP/k.pb.gz" LD_PRELOAD="$AGENT_PRELOAD" \
+    "$PROGS/daemon" "$TMP/phase" >/dev/null 2>&1 &
+dead=$!
+bg_track "$dead"
+wait_until 10 test -S "$defdir/$dead.sock" || fail "no socket $defdir/$dead.sock"
+kill -KILL "$dead"
+wait "$dead" 2>/dev/null || true
+kill -0 "$dead" 2>/dev/null && fail "pid $dead still in use"
+[ -S "$defdir/$dead.sock" ] || fail "SIGKILL removed the socket? (the test needs a stale one)"
+[ "$(rc env -u HOTSPUR_RUNTIME_DIR "$HOTSPUR" ctl)" = 0 ] || fail "ctl (list) failed: $(cat err.txt)"
+cat out.txt
+grep -q "^PID  *COMMAND  *TYPES  *STATE" out.txt || fail "no header: $(cat out.txt)"
+grep -q "^$pid  *daemon  *cpu,wall  *running  *0$" out.txt || fail "daemon $pid not listed: $(cat out.txt)"
+grep -q "removed stale socket $defdir/$dead.sock" err.txt || fail "no note on the stale socket: $(cat err.txt)"
+[ ! -e "$defdir/$dead.sock" ] || fail "stale socket left"
+export HOTSPUR_RUNTIME_DIR="$defdir" # the rest talks to that daemon
+
+# Exit statuses and one-line messages.
+[ "$(rc "$HOTSPUR" ctl --help)" = 0 ] && grep -q 'dump' out.txt || fail "ctl --help"
+[ "$(rc "$HOTSPUR" ctl "$pid" status)" = 0 ] && grep -q "^ok pid=$pid " out.txt || fail "status: $(cat out.txt err.txt)"
+[ "$(rc "$HOTSPUR" ctl "$pid")" = 0 ] && grep -q "^ok pid=$pid " out.txt || fail "ctl PID is not status"
+for bad in "notapid" "$pid frobnicate" "$pid status extra" "$pid stop -o x" "$pid dump -o" "--bogus" "-t 0 $pid"; do
+    # shellcheck disable=SC2086
+    r=$(rc "$HOTSPUR" ctl $bad)
+    [ "$r" = 2 ] || fail "ctl $bad exits $r, not 2"
+    [ "$(wc -l <err.txt)" = 1 ] && grep -q '^hotspur ctl: ' err.txt || fail "ctl $bad: $(cat err.txt)"
+done
+[ "$(rc "$HOTSPUR" ctl "$dead" status)" = 2 ] && grep -q "no such process: $dead" err.txt ||
+    fail "dead pid: $(cat err.txt)"
+[ "$(rc "$HOTSPUR" ctl "$$" status)" = 2 ] && grep -q "no hotspur agent" err.txt ||
+    fail "process without agent: $(cat err.txt)"
+
+# Another uid. As root we can be someone else; otherwise this part can't run.
+if [ "$(id -u)" = 0 ]; then
+    bindir=$(mktemp -d /tmp/hs-ctl-XXXXXX)
+    trap 'bg_cleanup; rm -rf "$bindir"' EXIT
+    cp "$HOTSPUR" "$bindir/hotspur"
+    chmod 755 "$bindir" "$bindir/hotspur"
+    r=$(rc setpriv --reuid=65534 --regid=65534 --clear-groups "$bindir/hotspur" ctl "$pid" status)
+    echo "as uid 65534: exit $r: $(cat err.txt)"
+    [ "$r" = 2 ] && grep -qi "permission denied" err.txt || fail "another uid: exit $r: $(cat out.txt err.txt)"
+    [ ! -s out.txt ] || fail "another uid got an answer: $(cat out.txt)"
+    # Past the directory (file-system uid 0, effective uid 65534): the agent
+    # itself must refuse the peer.
+    /usr/bin/python3 - "$defdir/$pid.sock" >peer.txt 2>&1 <<'PY' || fail "peer test: $(cat peer.txt)"
+import ctypes, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.setresgid(65534, 65534, 0)
+os.setresuid(65534, 65534, 0)   # saved uid 0 lets us set the fs uid back
+libc.setfsuid(0)
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(5)
+s.connect(sys.argv[1])
+try:
+    s.sendall(b"status\n")
+    reply = b""
+    while True:
+        b = s.recv(4096)
+        if not b:
+            break
+        reply += b
+except OSError as e:
+    reply = ("<%s>" % e).encode()
+print("reply:", reply.decode(errors="replace").strip() or "<closed>")
+sys.exit(1 if reply.startswith(b"ok") else 0)
+PY
+    cat peer.txt
+    kill -0 "$pid" || fail "the daemon died of a foreign peer"
+else
+    echo "not root: the other-uid part needs root (setpriv) and was not run"
+fi
+kill -TERM "$pid"
+wait "$pid" || fail "daemon exited with $?"
+pass "ctl listing, stale sockets, exit statuses, other uids refused"
