@@ -1,12 +1,15 @@
 /* gen_large_profile.c — writes a large, deterministic CPU profile for the
  * analysis benchmark (bench/large_profile.sh): SAMPLES samples (default
  * 1 000 000) over LOCATIONS locations (default 200 000; every 8th has an
- * inlined frame) in 50 000 functions across 400 files, stacks 6-40 deep
- * made by a random walk so they share prefixes like real call trees do.
+ * inlined frame) in 50 000 functions across 400 files. Samples draw (with
+ * a skew: hot stacks and a long tail) from SAMPLES/5 distinct stacks 4-30
+ * deep, made by random walks so they share prefixes as real call trees do;
+ * each sample is its own record, as in profiles with labels.
  * Sample types as Go's CPU profiles: samples/count, cpu/nanoseconds.
  *   gen_large_profile OUT.pb.gz [SAMPLES [LOCATIONS]]
  * Built by the bench script against the static profile library. */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -64,24 +67,38 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    uint64_t stack[64];
-    for (size_t s = 0; s < n_samples; s++) {
-        /* root first walk: each frame picks a callee near its caller's
-         * index, so prefixes repeat; written leaf first */
-        size_t depth = 6 + next() % 35, cur = next() % 16;
-        uint64_t walk[64];
+    /* A pool of distinct stacks (root-first random walks, so they share
+     * prefixes like real call trees do); samples draw from it with a skew
+     * (a few hot stacks, a long tail), as CPU profiles look. */
+    size_t n_pool = n_samples / 5 ? n_samples / 5 : 1;
+    uint64_t (*pool)[40] = malloc(n_pool * sizeof *pool);
+    uint8_t *pool_depth = malloc(n_pool);
+    if (!pool || !pool_depth) {
+        fprintf(stderr, "gen_large_profile: out of memory\n");
+        return 1;
+    }
+    for (size_t k = 0; k < n_pool; k++) {
+        size_t depth = 4 + next() % 27, cur = next() % 16;
+        uint64_t walk[40];
         for (size_t d = 0; d < depth; d++) {
             walk[d] = lids[cur];
             cur = (cur * 31 + 1 + next() % (d < 4 ? 4 : 48)) % n_locs;
         }
-        for (size_t d = 0; d < depth; d++)
-            stack[d] = walk[depth - 1 - d];
+        for (size_t d = 0; d < depth; d++) /* leaf first */
+            pool[k][d] = walk[depth - 1 - d];
+        pool_depth[k] = (uint8_t)depth;
+    }
+    for (size_t s = 0; s < n_samples; s++) {
+        double u = (double)(next() % 1000000) / 1e6;
+        size_t k = (size_t)((double)n_pool * u * u * u);
         int64_t values[2] = {1, 10000000};
-        if (hs_profile_add_sample(p, stack, depth, values, NULL, 0) != 0) {
+        if (hs_profile_add_sample(p, pool[k], pool_depth[k], values, NULL, 0) != 0) {
             fprintf(stderr, "gen_large_profile: out of memory\n");
             return 1;
         }
     }
+    free(pool);
+    free(pool_depth);
     if (hs_profile_write_file(p, argv[1], err, sizeof err) != 0) {
         fprintf(stderr, "gen_large_profile: %s\n", err);
         return 1;

@@ -32,9 +32,14 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
     hs_calltree t = {0};
     char *path = NULL;
     size_t path_cap = 0, *off = NULL, off_cap = 0;
+    size_t *name_len = NULL; /* per view node, SIZE_MAX until measured */
 
     if (hs_calltree_build(v, &t, err, errlen) != 0)
         return -1;
+    name_len = malloc((v->n_nodes + 1) * sizeof *name_len);
+    if (!name_len)
+        goto oom;
+    memset(name_len, 0xff, (v->n_nodes + 1) * sizeof *name_len);
     /* Pre-order walk; off[d] is the length of the path down to depth d. */
     for (uint32_t node = t.t[0].first_child; node; node = hs_calltree_next(&t, node)) {
         const hs_tree_node *nd = &t.t[node];
@@ -51,7 +56,9 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
         }
         size_t base = d == 1 ? 0 : off[d - 1];
         const char *name = v->nodes[nd->node].name;
-        size_t nl = strlen(name);
+        if (name_len[nd->node] == SIZE_MAX)
+            name_len[nd->node] = strlen(name);
+        size_t nl = name_len[nd->node];
         if (hs_grow(&path, &path_cap, base + nl + 2) != 0)
             goto oom;
         if (d > 1)
@@ -76,6 +83,7 @@ oom:
 done:
     free(path);
     free(off);
+    free(name_len);
     hs_calltree_free(&t);
     return rc;
 }

@@ -338,9 +338,22 @@ static const char *hs_next_line(const char *data, size_t len, size_t *pos, size_
     return line;
 }
 
+/* A sample header: an unindented line, or (perf pads comm on the left in
+ * some versions) an indented one that is not a frame and ends with ':'
+ * (the event). Comments ('#') and blank lines are not headers. */
 static int hs_is_header(const char *line, size_t ll)
 {
-    return ll > 0 && !hs_is_space(line[0]) && line[0] != '#';
+    size_t a = 0, e = ll;
+    while (a < ll && hs_is_space(line[a]))
+        a++;
+    if (a == ll || line[a] == '#')
+        return 0;
+    if (a == 0)
+        return 1;
+    while (e > a && hs_is_space(line[e - 1]))
+        e--;
+    hs_ps_frame fr;
+    return line[e - 1] == ':' && hs_parse_frame(line, ll, &fr) != 0;
 }
 
 static uint64_t hs_hash_span(uint64_t h, const void *p, size_t n)
@@ -580,17 +593,18 @@ const char *hs_import_detect(const char *data, size_t len)
         hs_ps_frame fr;
         if (a > 0 && hs_parse_frame(line, ll, &fr) == 0)
             frames++;
-        else if (a == 0) {
+        else {
             size_t e = ll;
-            while (e > 0 && hs_is_space(line[e - 1]))
+            while (e > a && hs_is_space(line[e - 1]))
                 e--;
             size_t vs = e;
-            while (vs > 0 && !hs_is_space(line[vs - 1]))
+            while (vs > a && !hs_is_space(line[vs - 1]))
                 vs--;
-            if (vs > 0 && (hs_all_digits(line + vs, e - vs) ||
-                           (e - vs > 1 && line[vs] == '-' && hs_all_digits(line + vs + 1, e - vs - 1))))
+            if (a == 0 && vs > 0 &&
+                (hs_all_digits(line + vs, e - vs) ||
+                 (e - vs > 1 && line[vs] == '-' && hs_all_digits(line + vs + 1, e - vs - 1))))
                 folded++;
-            else if (e > 0 && line[e - 1] == ':')
+            else if (e > a && line[e - 1] == ':')
                 headers++;
         }
     }

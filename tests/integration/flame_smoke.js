@@ -36,7 +36,7 @@ function element(id) {
 const elements = {};
 global.document = {
   title: "",
-  body: { clientWidth: 1200 },
+  body: { clientWidth: 1200, setAttribute(k, v) { this[k] = v; } },
   getElementById(id) { return elements[id] || (elements[id] = element(id)); },
   addEventListener(type, fn) { (listeners["document:" + type] = listeners["document:" + type] || []).push(fn); },
 };
@@ -55,6 +55,7 @@ const firstMs = Number(process.hrtime.bigint() - t0) / 1e6;
 const canvas = elements["fg"];
 canvas.clientHeight = parseFloat(canvas.style.height) || 0;
 if (fills === 0) { console.error("first draw filled nothing"); process.exit(1); }
+if (!(+document.body["data-hs-ready"] > 0)) { console.error("page did not flag itself ready"); process.exit(1); }
 
 // Hover the bottom-left frame (the root in flame orientation) and a point
 // higher up; the tooltip must show something.
