@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOINLINE __attribute__((noinline, noclone))
+#define NOINLINE __attribute__((noinline, noclone, no_icf)) /* no_icf: identical bodies stay apart */
 #define MIB (1024L * 1024L)
 
 static char *g_a[4096], *g_b[4096], *g_after[4096];

@@ -3,6 +3,10 @@
  *
  *   heap_sites exact     few thousand allocations of every kind (exact mode)
  *   heap_sites sampled   ~880 MB allocated, ~240 MB kept (sampled mode)
+ *   heap_sites roots     blocks reachable only from the roots a leak checker
+ *                        must scan besides data/bss: the main thread's TLS, a
+ *                        live thread's stack and its TLS (threads still
+ *                        running at exit); and one real leak
  *
  * Every site is a noinline function named site_* that itself calls the
  * allocator (so it is the leaf frame of its allocations: no tail calls, the
@@ -31,12 +35,13 @@
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NOINLINE __attribute__((noinline, noclone))
+#define NOINLINE __attribute__((noinline, noclone, no_icf)) /* no_icf: identical bodies stay apart */
 
 struct site {
     const char *name;
@@ -46,7 +51,8 @@ struct site {
 enum {
     S_SMALL, S_LARGE, S_CALLOC, S_REALLOC_CHAIN, S_REALLOC_SRC, S_REALLOC_DST,
     S_REALLOCARRAY, S_POSIX_MEMALIGN, S_ALIGNED_ALLOC, S_MEMALIGN, S_VALLOC,
-    S_STRDUP, S_LIST_KEPT, S_LEAK_MALLOC, S_LEAK_CALLOC, S_LEAK_LIST, S_COUNT
+    S_STRDUP, S_LIST_KEPT, S_LEAK_MALLOC, S_LEAK_CALLOC, S_LEAK_LIST, S_MAIN_TLS,
+    S_THREAD_STACK, S_THREAD_TLS, S_COUNT
 };
 
 static struct site g_sites[S_COUNT] = {
@@ -66,6 +72,9 @@ static struct site g_sites[S_COUNT] = {
     [S_LEAK_MALLOC] = {"site_leak_malloc", 0, 0, 0, 0, 0, 0},
     [S_LEAK_CALLOC] = {"site_leak_calloc", 0, 0, 0, 0, 0, 0},
     [S_LEAK_LIST] = {"site_leak_list", 0, 0, 0, 0, 0, 0},
+    [S_MAIN_TLS] = {"site_main_tls", 0, 0, 0, 0, 0, 0},
+    [S_THREAD_STACK] = {"site_thread_stack", 0, 0, 0, 0, 0, 0},
+    [S_THREAD_TLS] = {"site_thread_tls", 0, 0, 0, 0, 0, 0},
 };
 
 /* Everything kept is reachable from here (or from a kept block). Not
@@ -125,6 +134,17 @@ static void count_leak(int s, size_t n)
     g_sites[s].leak_bytes += (long)n;
 }
 
+/* Keeps p (reachable from g_keep, counted in use at site s) or frees it. */
+static void keep_or_free(int s, void *p, size_t n, int kept)
+{
+    if (kept) {
+        keep(p);
+        count_kept(s, n);
+    } else {
+        free(p);
+    }
+}
+
 /* n small blocks of `size` bytes; every `keep_every`-th is kept. */
 static NOINLINE void site_small(long n, size_t size, long keep_every)
 {
@@ -132,12 +152,7 @@ static NOINLINE void site_small(long n, size_t size, long keep_every)
         char *p = malloc(size);
         touch(p, size);
         count_alloc(S_SMALL, size);
-        if (i % keep_every == 0) {
-            keep(p);
-            count_kept(S_SMALL, size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_SMALL, p, size, i % keep_every == 0);
     }
 }
 
@@ -148,12 +163,7 @@ static NOINLINE void site_large(long n, size_t size, long nkeep)
         char *p = malloc(size);
         touch(p, size);
         count_alloc(S_LARGE, size);
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_LARGE, size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_LARGE, p, size, i < nkeep);
     }
 }
 
@@ -165,12 +175,7 @@ static NOINLINE void site_calloc(long n, size_t nmemb, size_t size, long keep_ev
             die("calloc");
         touch(p, nmemb * size);
         count_alloc(S_CALLOC, nmemb * size);
-        if (i % keep_every == 0) {
-            keep(p);
-            count_kept(S_CALLOC, nmemb * size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_CALLOC, p, nmemb * size, i % keep_every == 0);
     }
 }
 
@@ -191,12 +196,7 @@ static NOINLINE void site_realloc_chain(long chains, size_t top, long nkeep)
             p = q;
             size = n;
         }
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_REALLOC_CHAIN, size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_REALLOC_CHAIN, p, size, i < nkeep);
     }
 }
 
@@ -229,12 +229,7 @@ static NOINLINE void site_reallocarray(long n, size_t nmemb, size_t size, long n
         char *p = reallocarray(NULL, nmemb, size);
         touch(p, nmemb * size);
         count_alloc(S_REALLOCARRAY, nmemb * size);
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_REALLOCARRAY, nmemb * size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_REALLOCARRAY, p, nmemb * size, i < nkeep);
     }
 }
 
@@ -246,12 +241,7 @@ static NOINLINE void site_posix_memalign(long n, size_t align, size_t size, long
             die("posix_memalign");
         touch(p, size);
         count_alloc(S_POSIX_MEMALIGN, size);
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_POSIX_MEMALIGN, size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_POSIX_MEMALIGN, p, size, i < nkeep);
     }
 }
 
@@ -263,12 +253,7 @@ static NOINLINE void site_aligned_alloc(long n, size_t align, size_t size, long 
             die("aligned_alloc");
         touch(p, size);
         count_alloc(S_ALIGNED_ALLOC, size);
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_ALIGNED_ALLOC, size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_ALIGNED_ALLOC, p, size, i < nkeep);
     }
 }
 
@@ -280,12 +265,7 @@ static NOINLINE void site_memalign(long n, size_t align, size_t size, long nkeep
             die("memalign");
         touch(p, size);
         count_alloc(S_MEMALIGN, size);
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_MEMALIGN, size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_MEMALIGN, p, size, i < nkeep);
     }
 }
 
@@ -297,12 +277,7 @@ static NOINLINE void site_valloc(long n, size_t size, long nkeep)
             die("valloc");
         touch(p, size);
         count_alloc(S_VALLOC, size);
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_VALLOC, size);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_VALLOC, p, size, i < nkeep);
     }
 }
 
@@ -316,12 +291,7 @@ static NOINLINE void site_strdup(long n, long nkeep)
             die("strdup");
         g_sink += (uintptr_t)p[3];
         count_alloc(S_STRDUP, sizeof text);
-        if (i < nkeep) {
-            keep(p);
-            count_kept(S_STRDUP, sizeof text);
-        } else {
-            free(p);
-        }
+        keep_or_free(S_STRDUP, p, sizeof text, i < nkeep);
     }
 }
 
@@ -393,6 +363,69 @@ static NOINLINE void leak_some(long scale)
     site_leak_list(10 * scale);
 }
 
+/* Roots other than data/bss. */
+static __thread void *t_keep;
+
+static NOINLINE void site_main_tls(size_t size)
+{
+    t_keep = malloc(size);
+    touch(t_keep, size);
+    count_alloc(S_MAIN_TLS, size);
+    count_kept(S_MAIN_TLS, size);
+}
+
+static NOINLINE void *site_thread_stack(size_t size)
+{
+    void *p = malloc(size);
+    touch(p, size);
+    count_alloc(S_THREAD_STACK, size);
+    count_kept(S_THREAD_STACK, size);
+    return p;
+}
+
+static NOINLINE void site_thread_tls(size_t size)
+{
+    t_keep = malloc(size);
+    touch(t_keep, size);
+    count_alloc(S_THREAD_TLS, size);
+    count_kept(S_THREAD_TLS, size);
+}
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_ready, g_never;
+
+/* Keeps one block on its stack and one in its TLS, then waits forever: the
+ * process exits with this thread still running. */
+static void *holder(void *arg)
+{
+    (void)arg;
+    void *volatile on_stack = site_thread_stack(4444);
+    site_thread_tls(5555);
+    pthread_mutex_lock(&g_mu);
+    g_ready = 1;
+    pthread_cond_broadcast(&g_cv);
+    while (!g_never)
+        pthread_cond_wait(&g_cv, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+    g_sink += (uintptr_t)on_stack;
+    return NULL;
+}
+
+static void run_roots(void)
+{
+    site_main_tls(3333);
+    pthread_t t;
+    if (pthread_create(&t, NULL, holder, NULL) != 0)
+        die("pthread_create");
+    pthread_mutex_lock(&g_mu);
+    while (!g_ready)
+        pthread_cond_wait(&g_cv, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+    leak_some(1);
+    scrub_stack();
+}
+
 static void run_exact(void)
 {
     static char *moving[20];
@@ -427,8 +460,9 @@ static void run_sampled(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || (strcmp(argv[1], "exact") != 0 && strcmp(argv[1], "sampled") != 0)) {
-        fprintf(stderr, "usage: heap_sites exact|sampled\n");
+    if (argc != 2 || (strcmp(argv[1], "exact") != 0 && strcmp(argv[1], "sampled") != 0 &&
+                      strcmp(argv[1], "roots") != 0)) {
+        fprintf(stderr, "usage: heap_sites exact|sampled|roots\n");
         return 2;
     }
     /* stdout's buffer is allocated now, before any site runs, so that no
@@ -437,6 +471,8 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (strcmp(argv[1], "exact") == 0)
         run_exact();
+    else if (strcmp(argv[1], "roots") == 0)
+        run_roots();
     else
         run_sampled();
     long ab = 0, ib = 0, lb = 0;

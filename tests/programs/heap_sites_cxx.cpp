@@ -18,7 +18,7 @@
 #include <new>
 #include <vector>
 
-#define NOINLINE __attribute__((noinline, noclone))
+#define NOINLINE __attribute__((noinline, noclone, no_icf)) // no_icf: identical bodies stay apart
 
 namespace {
 

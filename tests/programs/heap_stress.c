@@ -21,7 +21,8 @@
  * the parent allocated before the fork, does 2000 operations of its own
  * (child_op_*), reports its counts through a pipe and exit()s. All output is
  * deterministic: the random streams are seeded by phase and thread, never
- * by time, and children do fixed work.
+ * by time, and children do fixed work. The pid goes to stderr, so a test
+ * can tell the parent's profile (HOTSPUR_OUTPUT with %p) from the children's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NOINLINE __attribute__((noinline, noclone))
+#define NOINLINE __attribute__((noinline, noclone, no_icf)) /* no_icf: identical bodies stay apart */
 #define SLOTS 128
 #define EDGE 32
 #define STRIDE 4096
@@ -384,6 +385,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "heap_stress: bad arguments\n");
         return 2;
     }
+    fprintf(stderr, "heap_stress: pid %ld\n", (long)getpid());
     struct worker *w = calloc((size_t)nthreads, sizeof *w);
     if (!w)
         out_of_memory();
