@@ -28,6 +28,7 @@
 #include <link.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -114,6 +115,8 @@ static struct {
     int64_t *leak; /* 2 per entry */
 } H = {.peak_lock = PTHREAD_MUTEX_INITIALIZER};
 
+#define FILTER_BUCKETS (1u << 15)
+static _Atomic uint32_t *g_filter;
 static void *map_zeroed(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -130,12 +133,23 @@ int hs_heap_start(void)
         cap <<= 1;
     H.live_cap = cap;
     H.live = map_zeroed(cap * sizeof(live_slot));
+    if (H.rate > 1 && !(g_filter = map_zeroed(FILTER_BUCKETS * sizeof *g_filter)))
+        return -1;
     if (!H.live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u) != 0)
         return -1;
     H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
     if (!H.peak)
         return -1;
     atomic_store(&H.next_snapshot, H.rate > 4096 ? H.rate : 4096);
+    /* A malloc that comes before ours (e.g. AddressSanitizer's runtime,
+     * preloaded first) would leave the heap profile silently empty. */
+    void *first = dlsym(RTLD_DEFAULT, "malloc");
+    if (first && !hs_agent_owns_pc((uint64_t)(uintptr_t)first)) {
+        Dl_info di;
+        fprintf(stderr, "hotspur: malloc belongs to %s, which comes before the agent: the heap "
+                        "profile will be empty\n",
+                dladdr(first, &di) && di.dli_fname ? di.dli_fname : "another library");
+    }
     atomic_store(&H.on, 1);
     return 0;
 }
@@ -216,7 +230,18 @@ static int64_t weight(uint64_t size)
     return (int64_t)((double)size * s);
 }
 
-/* ---- the live table ---- */
+/* ---- the live table ----
+ *
+ * In sampled mode almost no block is in the table, yet every free() must ask.
+ * A small counting filter (live blocks per hash bucket of the address, 128
+ * KiB, so it stays in cache) answers "not sampled" for nearly all of them
+ * without touching the 2 MiB table. Exact mode has no filter. */
+
+
+static inline _Atomic uint32_t *filter_of(uint64_t key)
+{
+    return &g_filter[((key >> 4) * 0x9e3779b97f4a7c15ull) >> 49];
+}
 
 static inline uint64_t slot_of(uint64_t key)
 {
@@ -234,6 +259,8 @@ static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
         if (!atomic_compare_exchange_strong(&H.live[i].key, &k, key))
             continue;
         H.live[i].data = ((uint64_t)entry << SIZE_BITS) | (size & SIZE_MASK);
+        if (g_filter)
+            atomic_fetch_add_explicit(filter_of(key), 1, memory_order_relaxed);
         return 0;
     }
     return -1;
@@ -242,6 +269,8 @@ static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
 /* Take key out; fills entry and size. 0 if it was there. */
 static int live_remove(uint64_t key, uint32_t *entry, uint64_t *size)
 {
+    if (g_filter && atomic_load_explicit(filter_of(key), memory_order_relaxed) == 0)
+        return -1; /* no sampled block hashes here: not ours */
     uint64_t i = slot_of(key);
     for (int probe = 0; probe < 256; probe++, i = (i + 1) & (H.live_cap - 1)) {
         uint64_t k = atomic_load_explicit(&H.live[i].key, memory_order_acquire);
@@ -253,6 +282,8 @@ static int live_remove(uint64_t key, uint32_t *entry, uint64_t *size)
         *entry = (uint32_t)(d >> SIZE_BITS);
         *size = d & SIZE_MASK;
         atomic_store_explicit(&H.live[i].key, KEY_DELETED, memory_order_release);
+        if (g_filter)
+            atomic_fetch_sub_explicit(filter_of(key), 1, memory_order_relaxed);
         return 0;
     }
     return -1;
@@ -596,6 +627,11 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
     scan_t *s = data;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_TLS && info->dlpi_tls_data) { /* this thread's TLS block */
+            uint64_t lo = (uint64_t)(uintptr_t)info->dlpi_tls_data;
+            scan_range_safe(s, lo, lo + ph->p_memsz);
+            continue;
+        }
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
             continue;
         uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;

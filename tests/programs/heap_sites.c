@@ -364,7 +364,7 @@ static NOINLINE void leak_some(long scale)
 }
 
 /* Roots other than data/bss. */
-static __thread void *t_keep;
+static __thread void *volatile t_keep; /* volatile: the store must not be dropped */
 
 static NOINLINE void site_main_tls(size_t size)
 {
