@@ -499,9 +499,9 @@ static void after_fork_child(void)
     hs_self.in_agent--;
 }
 
-static int map_table(hs_stacktab *t, const char *what)
+static int map_table(hs_stacktab *t, const char *what, int populate)
 {
-    if (hs_stacktab_init(t, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u) == 0)
+    if (hs_stacktab_init(t, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u, populate) == 0)
         return 0;
     fprintf(stderr, "hotspur: cannot map the %s table; not profiling\n", what);
     return -1;
@@ -514,8 +514,8 @@ static int agent_start(void)
     hs_g.root = is_root();
     if ((!hs_g.root && !c->follow) || (!c->cpu && !c->heap && !c->wall_hz && !c->lock))
         return 0;
-    if ((c->cpu && map_table(&hs_g.cpu, "CPU") != 0) || (c->wall_hz && map_table(&hs_g.wall, "wall") != 0) ||
-        (c->lock && map_table(&hs_g.lock, "lock") != 0))
+    if ((c->cpu && map_table(&hs_g.cpu, "CPU", 1) != 0) || (c->wall_hz && map_table(&hs_g.wall, "wall", 1) != 0) ||
+        (c->lock && map_table(&hs_g.lock, "lock", 0) != 0))
         return -1;
     if (pthread_key_create(&g_thread_key, thread_exiting) != 0)
         return -1;

@@ -135,7 +135,7 @@ int hs_heap_start(void)
     H.live = map_zeroed(cap * sizeof(live_slot));
     if (H.rate > 1 && !(g_filter = map_zeroed(FILTER_BUCKETS * sizeof *g_filter)))
         return -1;
-    if (!H.live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u) != 0)
+    if (!H.live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u, 0) != 0)
         return -1;
     H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
     if (!H.peak)

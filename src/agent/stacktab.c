@@ -8,22 +8,27 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static void *map_zeroed(size_t bytes)
+static void *map_zeroed(size_t bytes, int populate)
 {
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : MAP_NORESERVE), -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
-int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames)
+int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames, int populate)
 {
     uint32_t c = 1024;
     while (c < cap && c < (1u << 30))
         c <<= 1;
     memset(t, 0, sizeof *t);
-    t->entries = map_zeroed((size_t)c * sizeof(hs_stack_entry));
-    t->pool = map_zeroed((size_t)pool_frames * sizeof(uint64_t));
-    t->used = map_zeroed((size_t)c * sizeof(uint32_t));
-    t->base = map_zeroed((size_t)c * HS_STACKTAB_VALUES * sizeof(int64_t));
+    /* Entries are placed by hash, so each new stack would touch a new page:
+     * a table written from signal handlers is populated up front instead of
+     * taking a page fault in the handler for most new stacks. The pool and
+     * the list fill sequentially; the bases are only read at dumps. */
+    t->entries = map_zeroed((size_t)c * sizeof(hs_stack_entry), populate);
+    t->pool = map_zeroed((size_t)pool_frames * sizeof(uint64_t), 0);
+    t->used = map_zeroed((size_t)c * sizeof(uint32_t), 0);
+    t->base = map_zeroed((size_t)c * HS_STACKTAB_VALUES * sizeof(int64_t), 0);
     if (!t->entries || !t->pool || !t->used || !t->base) {
         hs_stacktab_destroy(t);
         return -1;

@@ -39,8 +39,9 @@ typedef struct {
 } hs_stacktab;
 
 /* Map room for cap stacks (rounded up to a power of two) and pool_frames
- * frames. 0 on success, -1 if mmap fails. */
-int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames);
+ * frames; `populate` pre-faults the entries (for tables that signal
+ * handlers write). 0 on success, -1 if mmap fails. */
+int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames, int populate);
 void hs_stacktab_destroy(hs_stacktab *t);
 /* Make every entry's current values its dump base (nothing to report). */
 void hs_stacktab_mark(hs_stacktab *t);
