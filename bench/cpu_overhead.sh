@@ -23,6 +23,8 @@ fi
 BUILD=$(cd "$1" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-5}
 WORK=${BENCH_WORK:-500}
 THREADS=2
@@ -266,18 +268,4 @@ END {
 echo
 cat "$TMP/section.md"
 
-# ---- write the section into docs/BENCHMARKS.md, keeping the others ----
-if [ "${BENCH_NO_DOC:-0}" = 1 ]; then exit 0; fi
-mkdir -p "$(dirname "$DOC")"
-if [ ! -e "$DOC" ]; then
-    # shellcheck disable=SC2016 # the backquotes are Markdown
-    printf '# Benchmarks\n\nResults of `make bench` (bench/run.sh). Each section is rewritten by the benchmark that owns it.\n\n' >"$DOC"
-fi
-awk -v secfile="$TMP/section.md" '
-function emit(   l) { while ((getline l < secfile) > 0) print l; print ""; done = 1 }
-/^## CPU profiler overhead[[:space:]]*$/ { emit(); skip = 1; next }
-skip && /^## / { skip = 0 }
-!skip { print; last = $0 }
-END { if (!done) { if (NR > 0 && last != "") print ""; emit() } }' "$DOC" >"$TMP/doc.md"
-cp "$TMP/doc.md" "$DOC"
-echo "cpu_overhead: wrote the \"CPU profiler overhead\" section of $DOC"
+bench_write_section cpu_overhead "CPU profiler overhead" "$TMP/section.md" "$DOC"

@@ -23,6 +23,8 @@ fi
 BUILD=$(cd "$1" && pwd)
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HERE")
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 DOC=$ROOT/docs/BENCHMARKS.md
 HOTSPUR=$BUILD/bin/hotspur
 RUNS=${BENCH_RUNS:-3}
@@ -112,17 +114,4 @@ END {
 echo
 cat "$TMP/section.md"
 
-if [ "${BENCH_NO_DOC:-0}" = 1 ]; then exit 0; fi
-mkdir -p "$(dirname "$DOC")"
-if [ ! -e "$DOC" ]; then
-    # shellcheck disable=SC2016 # the backquotes are Markdown
-    printf '# Benchmarks\n\nResults of `make bench` (bench/run.sh). Each section is rewritten by the benchmark that owns it.\n\n' >"$DOC"
-fi
-awk -v secfile="$TMP/section.md" '
-function emit(   l) { while ((getline l < secfile) > 0) print l; print ""; done = 1 }
-/^## Analysis speed on a large profile[[:space:]]*$/ { emit(); skip = 1; next }
-skip && /^## / { skip = 0 }
-!skip { print; last = $0 }
-END { if (!done) { if (NR > 0 && last != "") print ""; emit() } }' "$DOC" >"$TMP/doc.md"
-cp "$TMP/doc.md" "$DOC"
-echo "large_profile: wrote the \"Analysis speed on a large profile\" section of $DOC"
+bench_write_section large_profile "Analysis speed on a large profile" "$TMP/section.md" "$DOC"

@@ -20,7 +20,7 @@ fi
 failed=()
 for script in "$HERE"/*.sh; do
     name=$(basename "$script")
-    if [ "$name" = run.sh ]; then continue; fi
+    if [ "$name" = run.sh ] || [ "$name" = lib.sh ]; then continue; fi
     echo "==== bench/$name ===="
     if bash "$script" "$BUILD"; then
         echo "==== bench/$name: done"
