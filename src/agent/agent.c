@@ -443,7 +443,7 @@ static void print_stats(void)
                 (unsigned long long)hs_heap_untracked());
 }
 
-static void at_exit(void)
+void hs_agent_final_write(void)
 {
     if (!hs_g.started || hs_g.pid != getpid())
         return;
@@ -463,6 +463,11 @@ static void at_exit(void)
     hs_self.in_agent--;
 }
 
+static void at_exit(void)
+{
+    hs_agent_final_write();
+}
+
 static void after_fork_child(void)
 {
     if (!hs_g.started)
@@ -474,6 +479,7 @@ static void after_fork_child(void)
     /* Locks that a thread left behind by fork may have held. */
     hs_labels_after_fork();
     hs_modules_after_fork();
+    hs_control_forget_parent();
     hs_agent_pause();
     if (hs_g.cfg.cpu)
         hs_stacktab_clear(&hs_g.cpu);

@@ -92,6 +92,9 @@ void hs_agent_pause(void);
 void hs_agent_resume(void);
 /* Forget what was collected so far (a periodic profile's window opens). */
 void hs_agent_mark(void);
+/* Stop sampling and write every profile as at exit (once; later calls and
+ * the exit handler do nothing). */
+void hs_agent_final_write(void);
 /* Start with cfg (the public API); 0, or -1 with errno. */
 int hs_agent_start_config(const hs_config *cfg);
 /* The defaults hs_agent_start_config builds on. */

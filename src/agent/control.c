@@ -12,7 +12,13 @@
  *    so the program's own signals are untouched;
  *  - periodic profiles (HOTSPUR_PERIOD, HOTSPUR_DURATION): at each period's
  *    start the counters are marked, after the duration every type is dumped;
- *  - wall-clock ticks (wall.c).
+ *  - wall-clock ticks (wall.c);
+ *  - a fatal SIGINT, SIGTERM or SIGHUP that the program left to the default
+ *    action (so it would die writing nothing): the agent's handler hands it
+ *    to this thread through a pipe; the thread writes the profiles as at
+ *    exit, restores the default action and sends the signal again, so the
+ *    process still ends by that signal. A second such signal while writing
+ *    ends the process at once. Signals the program handles are untouched.
  */
 #define _GNU_SOURCE
 #include "agent/control.h"
@@ -40,6 +46,10 @@ static char g_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static _Atomic int g_stop;
 static _Atomic int g_window_open;
 static _Atomic int g_paused;
+static int g_wake[2] = {-1, -1}; /* fatal-signal handler -> agent thread */
+static _Atomic int g_fatal;      /* the fatal signal being handled, 0 none */
+static const int k_fatal[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_FATAL (sizeof k_fatal / sizeof *k_fatal)
 
 int hs_control_window_open(void)
 {
@@ -170,6 +180,77 @@ static void handle(int fd)
     }
 }
 
+/* ---- fatal signals ---- */
+
+static void on_fatal(int sig)
+{
+    int saved = errno, none = 0;
+    if (atomic_compare_exchange_strong(&g_fatal, &none, sig) && g_wake[1] >= 0) {
+        char c = (char)sig;
+        if (write(g_wake[1], &c, 1) == 1) {
+            errno = saved;
+            return; /* the agent thread writes, then ends the process */
+        }
+    }
+    /* A second one, or nobody to write: end as the default action would. */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    raise(sig);
+    errno = saved;
+}
+
+/* Take over the fatal signals the program left at their default action. */
+static void catch_fatal(void)
+{
+    if (g_wake[0] < 0 && pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+        g_wake[0] = g_wake[1] = -1;
+        return;
+    }
+    for (size_t i = 0; i < N_FATAL; i++) {
+        struct sigaction old;
+        if (sigaction(k_fatal[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
+        struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_RESTART};
+        sigemptyset(&sa.sa_mask);
+        sigaction(k_fatal[i], &sa, NULL);
+    }
+}
+
+/* Give the fatal signals still ours back to the default action. */
+static void release_fatal(void)
+{
+    for (size_t i = 0; i < N_FATAL; i++) {
+        struct sigaction cur;
+        if (sigaction(k_fatal[i], NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == on_fatal) {
+            struct sigaction dfl = {.sa_handler = SIG_DFL};
+            sigemptyset(&dfl.sa_mask);
+            sigaction(k_fatal[i], &dfl, NULL);
+        }
+    }
+}
+
+static void close_wake(void)
+{
+    for (int i = 0; i < 2; i++)
+        if (g_wake[i] >= 0)
+            close(g_wake[i]);
+    g_wake[0] = g_wake[1] = -1;
+    atomic_store(&g_fatal, 0);
+}
+
+/* On the agent thread: the profiles, then the signal's own end. */
+static void die_of(int sig)
+{
+    hs_agent_final_write();
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    kill(getpid(), sig); /* taken by a program thread: this one blocks all */
+}
+
 /* ---- the thread ---- */
 
 static void *control_main(void *unused)
@@ -194,9 +275,16 @@ static void *control_main(void *unused)
             timeout = 0;
         if (timeout > 1000)
             timeout = 1000; /* notice g_stop */
-        struct pollfd p = {g_listen, POLLIN, 0};
-        int r = poll(&p, g_listen >= 0 ? 1 : 0, timeout);
-        if (r > 0 && (p.revents & POLLIN)) {
+        struct pollfd p[2] = {{g_listen, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
+        int r = poll(p, 2, timeout); /* a negative fd is ignored */
+        if (r > 0 && (p[1].revents & POLLIN)) {
+            char sig;
+            if (read(g_wake[0], &sig, 1) == 1) {
+                die_of(sig);
+                return NULL;
+            }
+        }
+        if (r > 0 && (p[0].revents & POLLIN)) {
             int c = accept4(g_listen, NULL, NULL, SOCK_CLOEXEC);
             if (c >= 0) {
                 handle(c);
@@ -247,6 +335,7 @@ static int start_thread(void)
     }
     pthread_setname_np(t, "hotspur");
     pthread_detach(t);
+    catch_fatal();
     return 0;
 }
 
@@ -258,18 +347,25 @@ int hs_control_start(void)
 void hs_control_stop(void)
 {
     atomic_store(&g_stop, 1);
+    release_fatal(); /* exiting anyway: a signal now ends it the usual way */
     if (g_path[0])
         unlink(g_path);
     g_path[0] = 0;
 }
 
-void hs_control_after_fork(void)
+void hs_control_forget_parent(void)
 {
-    /* The parent's thread did not come along; its socket fd did. */
+    /* The parent's thread did not come along; its socket and pipe did: a
+     * child must never wake its parent's thread. */
     if (g_listen >= 0)
         close(g_listen);
     g_listen = -1;
     g_path[0] = 0;
+    close_wake();
+}
+
+void hs_control_after_fork(void)
+{
     atomic_store(&g_paused, 0);
     if (start_thread() != 0)
         fprintf(stderr, "hotspur: no control thread in child %d\n", (int)getpid());

@@ -8,6 +8,9 @@
 int hs_control_start(void);
 /* At exit: stop answering and remove the socket. */
 void hs_control_stop(void);
+/* In every fork child, first: drop the parent's socket and wake pipe (a
+ * fatal signal then takes its default course unless the child profiles). */
+void hs_control_forget_parent(void);
 /* In a fork child that profiles: a thread and socket of its own. */
 void hs_control_after_fork(void);
 /* Periodic mode: whether a profile's window is open now. */
