@@ -53,9 +53,10 @@ static const char record_usage[] =
     "processes (children) insert their pid: out.4242.pb.gz. Every file written\n"
     "is listed on stderr at the end; `hotspur merge` combines them.\n"
     "\n"
-    "A process writes its profiles when it exits normally (exit or return from\n"
-    "main); one killed by a signal or ending in _exit writes none. While it\n"
-    "runs, `hotspur ctl PID dump` writes them on demand.\n"
+    "A process writes its profiles when it exits (exit or return from main) or\n"
+    "is ended by SIGINT, SIGTERM or SIGHUP that it doesn't handle itself; one\n"
+    "ending in _exit, SIGKILL or a crash writes none. While it runs,\n"
+    "`hotspur ctl PID dump` writes them on demand.\n"
     "Environment: HOTSPUR_LIB overrides the agent's path.\n";
 
 /* The agent: $HOTSPUR_LIB, else next to this binary (../lib). */
