@@ -4,8 +4,9 @@
 # with its own SIGINT handler keeps it; a child that is not followed and is
 # killed never makes its parent write or die.
 source "$(dirname "$0")/lib.sh"
-trap 'pkill -9 -f "^$PROGS/spin_until_signal" || true' EXIT
+trap 'env -u LD_PRELOAD pkill -9 -f "^$PROGS/spin_until_signal" || true' EXIT
 
+# (pkill runs without the ASan preload of SANITIZE builds: with it, it hangs.)
 # A background command of a non-interactive shell starts with SIGINT
 # ignored (POSIX); a user's program gets it at its default: restore that.
 default_sigint() {
@@ -25,7 +26,7 @@ run_and_signal() {
     grep -q ready "$name.out" || { kill "$rec"; fail "$name: program did not start"; }
     sleep 0.5
     # the program itself (its command line starts with its path), not record
-    pkill "-$sig" -f "^$PROGS/spin_until_signal $mode\$" || fail "$name: could not signal the program"
+    env -u LD_PRELOAD pkill "-$sig" -f "^$PROGS/spin_until_signal $mode\$" || fail "$name: could not signal the program"
     set +e
     wait "$rec"
     status=$?
