@@ -74,6 +74,10 @@ typedef struct {
 extern hs_agent hs_g;
 
 int64_t hs_now_ns(int clock);
+/* The calling thread's stack (the agent's own frames dropped) interned in
+ * t with its tid and labels: the recording step of the allocation and lock
+ * hooks. The caller has raised hs_self.in_agent. NULL when t is full. */
+hs_stack_entry *hs_agent_intern_here(hs_stacktab *t);
 /* Create a thread of the agent's own (not registered, never profiled). */
 int hs_agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Whether addr lies in the agent's own library (code or data). */

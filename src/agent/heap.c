@@ -101,7 +101,6 @@ typedef struct {
 static struct {
     _Atomic int on;
     int64_t rate;
-    int max_depth;
     hs_stacktab tab;
     live_slot *live;
     uint64_t live_cap; /* power of two */
@@ -127,7 +126,6 @@ int hs_heap_start(void)
 {
     resolve();
     H.rate = hs_g.cfg.heap_rate;
-    H.max_depth = hs_g.cfg.max_depth;
     uint64_t cap = 1024;
     while (cap < 2ull * hs_g.cfg.heap_max_live)
         cap <<= 1;
@@ -316,15 +314,7 @@ static void record_alloc(void *p, size_t size)
 {
     hs_thread *t = &hs_self;
     t->in_agent++;
-    if (!t->tid)
-        hs_thread_identify();
-    uint64_t pcs[HS_MAX_DEPTH_LIMIT + 8];
-    int n = hs_unwind_here(&t->stack, pcs, H.max_depth + 8, 0);
-    int skip = 0;
-    while (skip < n && hs_agent_owns_pc(pcs[skip]))
-        skip++;
-    int depth = n - skip > H.max_depth ? H.max_depth : n - skip;
-    hs_stack_entry *e = depth > 0 ? hs_stacktab_intern(&H.tab, t->tid, t->labels, pcs + skip, (uint32_t)depth) : NULL;
+    hs_stack_entry *e = hs_agent_intern_here(&H.tab);
     if (e) {
         uint32_t idx = (uint32_t)(e - H.tab.entries);
         atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);

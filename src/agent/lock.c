@@ -49,43 +49,24 @@ static inline int profiling(void)
 
 static void record(int64_t delay)
 {
-    hs_thread *t = &hs_self;
-    t->in_agent++;
-    if (!t->tid)
-        hs_thread_identify();
-    uint64_t pcs[HS_MAX_DEPTH_LIMIT + 8];
-    int n = hs_unwind_here(&t->stack, pcs, hs_g.cfg.max_depth + 8, 0);
-    int skip = 0;
-    while (skip < n && hs_agent_owns_pc(pcs[skip]))
-        skip++;
-    int depth = n - skip > hs_g.cfg.max_depth ? hs_g.cfg.max_depth : n - skip;
-    hs_stack_entry *e = depth > 0 ? hs_stacktab_intern(&hs_g.lock, t->tid, t->labels, pcs + skip, (uint32_t)depth) : NULL;
+    hs_self.in_agent++;
+    hs_stack_entry *e = hs_agent_intern_here(&hs_g.lock);
     if (e) {
         atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&e->values[1], delay, memory_order_relaxed);
     }
-    t->in_agent--;
+    hs_self.in_agent--;
 }
 
-/* Try first; time the real call only when the try says the lock is taken. */
-static int contended(lock_fn try_fn, lock_fn fn, void *lock)
+/* Try first; time the real call (fn, or timed with abs) only when the try
+ * says the lock is taken. */
+static int contended(lock_fn try_fn, lock_fn fn, timed_fn timed, void *lock, const struct timespec *abs)
 {
     int rc = try_fn(lock);
     if (rc != EBUSY)
         return rc;
     int64_t t0 = hs_now_ns(CLOCK_MONOTONIC);
-    rc = fn(lock);
-    record(hs_now_ns(CLOCK_MONOTONIC) - t0);
-    return rc;
-}
-
-static int contended_timed(lock_fn try_fn, timed_fn fn, void *lock, const struct timespec *abs)
-{
-    int rc = try_fn(lock);
-    if (rc != EBUSY)
-        return rc;
-    int64_t t0 = hs_now_ns(CLOCK_MONOTONIC);
-    rc = fn(lock, abs);
+    rc = timed ? timed(lock, abs) : fn(lock);
     record(hs_now_ns(CLOCK_MONOTONIC) - t0);
     return rc;
 }
@@ -93,35 +74,35 @@ static int contended_timed(lock_fn try_fn, timed_fn fn, void *lock, const struct
 HS_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
     resolve();
-    return profiling() ? contended(r_mutex_trylock, r_mutex_lock, m) : r_mutex_lock(m);
+    return profiling() ? contended(r_mutex_trylock, r_mutex_lock, NULL, m, NULL) : r_mutex_lock(m);
 }
 
 HS_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
     resolve();
-    return profiling() ? contended_timed(r_mutex_trylock, r_mutex_timed, m, abs) : r_mutex_timed(m, abs);
+    return profiling() ? contended(r_mutex_trylock, NULL, r_mutex_timed, m, abs) : r_mutex_timed(m, abs);
 }
 
 HS_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
     resolve();
-    return profiling() ? contended(r_tryrd, r_rd, l) : r_rd(l);
+    return profiling() ? contended(r_tryrd, r_rd, NULL, l, NULL) : r_rd(l);
 }
 
 HS_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
     resolve();
-    return profiling() ? contended(r_trywr, r_wr, l) : r_wr(l);
+    return profiling() ? contended(r_trywr, r_wr, NULL, l, NULL) : r_wr(l);
 }
 
 HS_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
     resolve();
-    return profiling() ? contended_timed(r_tryrd, r_timedrd, l, abs) : r_timedrd(l, abs);
+    return profiling() ? contended(r_tryrd, NULL, r_timedrd, l, abs) : r_timedrd(l, abs);
 }
 
 HS_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
     resolve();
-    return profiling() ? contended_timed(r_trywr, r_timedwr, l, abs) : r_timedwr(l, abs);
+    return profiling() ? contended(r_trywr, NULL, r_timedwr, l, abs) : r_timedwr(l, abs);
 }
