@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/control_path.h"
 #include "agent/wall.h"
 
 static int g_listen = -1;
@@ -60,11 +61,7 @@ int hs_control_window_open(void)
 
 static int socket_dir(char *dir, size_t len)
 {
-    const char *env = getenv("HOTSPUR_RUNTIME_DIR");
-    if (env && *env)
-        snprintf(dir, len, "%s", env);
-    else
-        snprintf(dir, len, "/tmp/hotspur-%u", (unsigned)getuid());
+    hs_control_runtime_dir(dir, len);
     if (mkdir(dir, 0700) != 0 && errno != EEXIST)
         return -1;
     struct stat st;

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/control_path.h"
 #include "cli/commands.h"
 
 #define CTL_DEFAULT_TIMEOUT 10.0 /* seconds to wait for an answer */
@@ -86,16 +87,6 @@ __attribute__((format(printf, 2, 3))) static int ctl_err(int rc, const char *fmt
     fputc('\n', stderr);
     va_end(ap);
     return rc;
-}
-
-/* $HOTSPUR_RUNTIME_DIR, else /tmp/hotspur-<uid> (the agent's rule). */
-static void ctl_runtime_dir(char *out, size_t outlen)
-{
-    const char *env = getenv("HOTSPUR_RUNTIME_DIR");
-    if (env && *env)
-        snprintf(out, outlen, "%s", env);
-    else
-        snprintf(out, outlen, "/tmp/hotspur-%u", (unsigned)getuid());
 }
 
 /* DIR/PID.sock; -1 if it does not fit. */
@@ -293,7 +284,7 @@ static void ctl_remove_stale(const char *path, pid_t pid, const char *why)
 static int ctl_list(double timeout)
 {
     char dir[PATH_MAX];
-    ctl_runtime_dir(dir, sizeof dir);
+    hs_control_runtime_dir(dir, sizeof dir);
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT) {
@@ -394,7 +385,7 @@ static int ctl_absolute(const char *tmpl, char *out, size_t outlen)
 static int ctl_one(pid_t pid, const char *request, double timeout)
 {
     char dir[PATH_MAX], path[PATH_MAX];
-    ctl_runtime_dir(dir, sizeof dir);
+    hs_control_runtime_dir(dir, sizeof dir);
     if (ctl_sock_path(dir, pid, path, sizeof path) != 0)
         return ctl_err(2, "HOTSPUR_RUNTIME_DIR is too long: %s", dir);
     ctl_answer *a = malloc(sizeof *a);
