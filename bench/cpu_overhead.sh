@@ -33,16 +33,7 @@ HOTSPUR=$BUILD/bin/hotspur
 INVOCATION="bench/cpu_overhead.sh $1"
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 
-if [ "$ROUNDS" -lt 5 ]; then
-    echo "cpu_overhead: BENCH_ROUNDS must be at least 5" >&2
-    exit 2
-fi
-for f in "$HOTSPUR" "$BUILD/lib/libhotspur.so"; do
-    if [ ! -e "$f" ]; then
-        echo "cpu_overhead: $f is missing; build first (make)" >&2
-        exit 1
-    fi
-done
+bench_check_build cpu_overhead "$BUILD" "$ROUNDS" 5
 
 # ---- build the workload and the measuring helper into the build dir ----
 BIN=$BUILD/bench

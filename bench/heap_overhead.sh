@@ -39,16 +39,7 @@ HOTSPUR=$BUILD/bin/hotspur
 INVOCATION="bench/heap_overhead.sh $1"
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 
-if [ "$ROUNDS" -lt 3 ]; then
-    echo "heap_overhead: BENCH_ROUNDS must be at least 3" >&2
-    exit 2
-fi
-for f in "$HOTSPUR" "$BUILD/lib/libhotspur.so"; do
-    if [ ! -e "$f" ]; then
-        echo "heap_overhead: $f is missing; build first (make)" >&2
-        exit 1
-    fi
-done
+bench_check_build heap_overhead "$BUILD" "$ROUNDS" 3
 
 # ---- build the workload and the measuring helper into the build dir ----
 BIN=$BUILD/bench

@@ -22,3 +22,19 @@ END { if (!done) { if (NR > 0 && last != "") print ""; emit() } }' "$doc" >"$doc
     mv "$doc.tmp.$$" "$doc"
     echo "$name: wrote the \"$title\" section of $doc"
 }
+
+# bench_check_build NAME BUILD ROUNDS MIN: the built CLI and agent exist and
+# ROUNDS is at least MIN, else a one-line error and exit.
+bench_check_build() {
+    local name=$1 build=$2 rounds=$3 min=$4 f
+    if [ "$rounds" -lt "$min" ]; then
+        echo "$name: BENCH_ROUNDS must be at least $min" >&2
+        exit 2
+    fi
+    for f in "$build/bin/hotspur" "$build/lib/libhotspur.so"; do
+        if [ ! -e "$f" ]; then
+            echo "$name: $f is missing; build first (make)" >&2
+            exit 1
+        fi
+    done
+}
