@@ -1,0 +1,124 @@
+/* server.h — `hotspur serve`: HTTP (libmicrohttpd) in front of a store.
+ *
+ * The pieces, one file each:
+ *   http.c    listening, routing, bearer token, loopback rule, body limits,
+ *             turning libmicrohttpd's request into an hs_http_request;
+ *   ingest.c  POST /api/v1/ingest and Pyroscope's POST /ingest (pprof,
+ *             multipart, folded): validate, decompose, hand to the batcher;
+ *   batch.c   group commit: profiles from concurrent requests go to the
+ *             store in one hs_store_put; each request is answered only once
+ *             its profile is durable;
+ *   query.c   the JSON and pprof query API (docs/server.md);
+ *   scrape.c  --scrape: pull pprof endpoints every period;
+ *   assets.c  the web UI's files, embedded in the binary.
+ * Nothing here decodes a stored profile twice per query: the store merges,
+ * query.c shapes the answer with the analysis layer.
+ */
+#ifndef HS_SERVER_SERVER_H
+#define HS_SERVER_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/store.h"
+
+/* Bounds on every input. */
+typedef struct {
+    size_t max_body;         /* request body bytes (default 16 MiB) */
+    size_t max_decompressed; /* after gunzip (default 64 MiB) */
+    unsigned max_ratio;      /* decompressed / compressed (default 100) */
+    size_t max_labels;       /* labels per profile (default 64) */
+    size_t max_label_len;    /* bytes per label key or value (default 256) */
+    size_t max_depth;        /* frames per stack (default 1024) */
+    size_t max_samples;      /* samples per profile (default 1 000 000) */
+} hs_limits;
+
+void hs_limits_default(hs_limits *l);
+
+typedef struct {
+    const char *key, *value;
+} hs_param;
+
+/* A request as the handlers see it: decoded query parameters in order
+ * (repeats kept), the raw body. */
+typedef struct {
+    const char *method, *path;
+    const hs_param *params;
+    size_t n_params;
+    const char *content_type;     /* may be NULL */
+    const char *content_encoding; /* may be NULL */
+    const void *body;
+    size_t body_len;
+} hs_http_request;
+
+/* A response: the handler mallocs body; http.c frees it. */
+typedef struct {
+    int status;
+    const char *content_type; /* static string */
+    char *body;
+    size_t len;
+    char extra_header[128];   /* one "Name: value" line, or "" */
+} hs_http_response;
+
+/* First value of parameter key, or NULL. */
+const char *hs_param_get(const hs_http_request *rq, const char *key);
+
+/* Set a one-line error answer: {"error":"msg"} with status. Returns status. */
+int hs_respond_error(hs_http_response *rs, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- batch.c ---- */
+typedef struct hs_batcher hs_batcher;
+hs_batcher *hs_batcher_new(hs_store *st, size_t max_batch, int max_wait_ms);
+void hs_batcher_free(hs_batcher *b); /* flushes what is queued first */
+/* Queue p (the batcher copies nothing: p must stay valid until this
+ * returns) and wait until it is stored. 0, 1 when it was a duplicate, -1 or
+ * HS_STORE_UNAVAILABLE with a message. */
+int hs_batcher_submit(hs_batcher *b, const hs_store_profile *p, char *err, size_t errlen);
+
+/* ---- ingest.c ---- */
+/* Each returns the HTTP status it answered with and fills rs. */
+int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs);
+int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs);
+
+/* ---- query.c ---- */
+typedef struct {
+    hs_store *store;
+    const char *const *source_paths; /* --source-path DIRs */
+    size_t n_source_paths;
+} hs_query_ctx;
+/* GET /api/v1/... other than ingest; 404 for unknown paths. */
+int hs_query_handle(hs_query_ctx *q, const hs_http_request *rq, hs_http_response *rs);
+
+/* ---- scrape.c ---- */
+typedef struct hs_scraper hs_scraper;
+/* Start scraping urls every period_s on a thread of its own. */
+hs_scraper *hs_scraper_start(hs_batcher *b, const hs_limits *lim, const char *const *urls, size_t n,
+                             int period_s, int seconds, char *err, size_t errlen);
+void hs_scraper_stop(hs_scraper *s);
+
+/* ---- assets.c ---- */
+/* The embedded file for a URL path ("/" is index.html); NULL if none. */
+const void *hs_asset_get(const char *path, size_t *len, const char **content_type);
+
+/* ---- http.c: the server ---- */
+typedef struct {
+    const char *listen;     /* "127.0.0.1:4040" */
+    const char *store_url;  /* see hs_store_open */
+    const char *token;      /* NULL: none */
+    int64_t retention_ns;   /* 0: keep forever */
+    const char *const *scrape_urls;
+    size_t n_scrape;
+    int scrape_period_s;
+    const char *const *source_paths;
+    size_t n_source_paths;
+    hs_limits limits;
+} hs_server_config;
+
+typedef struct hs_server hs_server;
+hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen);
+/* The bound port (useful with port 0). */
+int hs_server_port(const hs_server *s);
+void hs_server_stop(hs_server *s);
+
+#endif
