@@ -75,6 +75,10 @@ void hs_batcher_free(hs_batcher *b); /* flushes what is queued first */
  * returns) and wait until it is stored. 0, 1 when it was a duplicate, -1 or
  * HS_STORE_UNAVAILABLE with a message. */
 int hs_batcher_submit(hs_batcher *b, const hs_store_profile *p, char *err, size_t errlen);
+/* The same for the n profiles of one request, stored in one put (all or
+ * none): results[i] is 0 (stored) or 1 (duplicate) when it returns 0. */
+int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size_t n, int *results,
+                           char *err, size_t errlen);
 
 /* ---- ingest.c ---- */
 /* Each returns the HTTP status it answered with and fills rs. */
