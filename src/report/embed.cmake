@@ -26,7 +26,7 @@ endfunction()
 if(DEFINED DIR)
   file(GLOB files LIST_DIRECTORIES false RELATIVE "${DIR}" "${DIR}/*")
   list(SORT files)
-  set(body "/* generated from ${DIR} by embed.cmake; do not edit */\n#include <stddef.h>\n"
+  string(CONCAT body "/* generated from ${DIR} by embed.cmake; do not edit */\n#include <stddef.h>\n"
            "typedef struct { const char *path; const unsigned char *data; size_t len; } hs_embedded_file;\n")
   set(table "")
   set(k 0)
