@@ -25,6 +25,7 @@
 #include "agent/modules.h"
 #include "agent/output.h"
 #include "agent/sampler.h"
+#include "agent/upload.h"
 #include "profile/profile.h"
 
 __thread hs_thread hs_self __attribute__((tls_model("initial-exec"))) = {.slot = -1};
@@ -146,6 +147,16 @@ static int64_t env_duration(const char *name, int64_t def)
     return (int64_t)(v * unit);
 }
 
+int64_t hs_agent_env_duration(const char *name, int64_t def)
+{
+    return env_duration(name, def);
+}
+
+long hs_agent_env_long(const char *name, long def, long lo, long hi)
+{
+    return env_long(name, def, lo, hi);
+}
+
 static void config_defaults(hs_config *c)
 {
     memset(c, 0, sizeof *c);
@@ -191,8 +202,11 @@ static void read_config(hs_config *c)
     c->wall_hz = (int)env_long("HOTSPUR_WALL_HZ", 0, 0, 1000);
     c->wall_threads = (int)env_long("HOTSPUR_WALL_THREADS", 16, 1, 1024);
     c->lock = env_long("HOTSPUR_LOCK", 0, 0, 1) == 1;
-    c->period_ns = env_duration("HOTSPUR_PERIOD", 0);
-    c->duration_ns = env_duration("HOTSPUR_DURATION", 0);
+    const char *server = getenv("HOTSPUR_SERVER");
+    c->continuous = server && *server;
+    /* Continuous mode: a 10 s window every minute unless told otherwise. */
+    c->period_ns = env_duration("HOTSPUR_PERIOD", c->continuous ? 60000000000LL : 0);
+    c->duration_ns = env_duration("HOTSPUR_DURATION", c->continuous ? 10000000000LL : 0);
     c->control = env_long("HOTSPUR_CONTROL", 1, 0, 1) == 1;
     c->defer_symbols = env_long("HOTSPUR_DEFER_SYMBOLS", 0, 0, 1) == 1;
     /* Children profile themselves when asked to, or when the output name
@@ -415,6 +429,36 @@ int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg)
     return n;
 }
 
+/* Encode every enabled type for fn (the dump lock held). */
+static int collect_locked(void (*fn)(const char *, void *, size_t, int64_t, int64_t, void *), void *arg)
+{
+    static const char *const types[] = {"cpu", "wall", "lock", "heap"};
+    const int on[] = {hs_g.cfg.cpu, hs_g.cfg.wall_hz > 0, hs_g.cfg.lock, hs_g.cfg.heap};
+    int n = 0;
+    int64_t end = hs_now_ns(CLOCK_REALTIME); /* one window end for every type */
+    for (int i = 0; i < 4; i++) {
+        hs_encoded e;
+        if (!on[i] || hs_output_encode(types[i], end, &e) != 0)
+            continue;
+        fn(types[i], e.data, e.len, e.start_ns, e.duration_ns, arg);
+        n++;
+    }
+    hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
+    return n;
+}
+
+int hs_agent_collect(void (*fn)(const char *, void *, size_t, int64_t, int64_t, void *), void *arg)
+{
+    if (!hs_g.started)
+        return 0;
+    hs_self.in_agent++;
+    pthread_mutex_lock(&g_dump_lock);
+    int n = collect_locked(fn, arg);
+    pthread_mutex_unlock(&g_dump_lock);
+    hs_self.in_agent--;
+    return n;
+}
+
 void hs_agent_mark(void)
 {
     pthread_mutex_lock(&g_dump_lock);
@@ -467,11 +511,16 @@ void hs_agent_final_write(void)
     hs_sampler_stop();
     hs_agent_pause();
     pthread_mutex_lock(&g_dump_lock);
-    /* In periodic mode only an open window is left to write. */
+    /* In periodic mode only an open window is left to write; in continuous
+     * mode it is uploaded, with a short bounded wait. */
     hs_g.exiting = true;
-    if (!hs_g.cfg.period_ns || hs_control_window_open())
+    if (hs_g.cfg.continuous && hs_control_window_open())
+        collect_locked(hs_upload_queue, NULL);
+    else if (!hs_g.cfg.continuous && (!hs_g.cfg.period_ns || hs_control_window_open()))
         write_all(NULL, hs_g.exit_numbered ? hs_g.dumps + 1 : 0, hs_g.cfg.leaks, NULL, NULL);
     pthread_mutex_unlock(&g_dump_lock);
+    if (hs_g.cfg.continuous)
+        hs_upload_exit();
     if (hs_g.cfg.stats || (hs_g.cfg.heap && hs_heap_untracked()))
         print_stats();
     hs_g.started = false;
@@ -511,6 +560,8 @@ static void after_fork_child(void)
     hs_sampler_after_fork(on);
     if (hs_g.cfg.heap)
         hs_heap_after_fork(on);
+    if (hs_g.cfg.continuous)
+        hs_upload_after_fork(on);
     if (on) {
         hs_agent_resume();
         hs_control_after_fork();
@@ -543,6 +594,8 @@ static int agent_start(void)
     hs_g.pid = getpid();
     hs_g.start_wall_ns = hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
     hs_g.start_mono_ns = hs_now_ns(CLOCK_MONOTONIC);
+    if (c->continuous && hs_upload_start() != 0)
+        return -1; /* it said why */
     if (c->heap && hs_heap_start() != 0) {
         fprintf(stderr, "hotspur: cannot map the heap tables; not profiling\n");
         return -1;

@@ -37,6 +37,8 @@ typedef struct {
     bool control;          /* HOTSPUR_CONTROL: the agent thread and control socket */
     bool defer_symbols;    /* HOTSPUR_DEFER_SYMBOLS: the exit write leaves symbolizing
                               to `hotspur record`, outside the program */
+    bool continuous;       /* HOTSPUR_SERVER set: each window is uploaded (upload.c),
+                              no file is written but on demand */
 } hs_config;
 
 /* Per-thread data; initial-exec TLS so the signal handler can read it. */
@@ -74,6 +76,10 @@ typedef struct {
 extern hs_agent hs_g;
 
 int64_t hs_now_ns(int clock);
+/* Environment settings as read_config reads them: a bad value is reported
+ * on stderr and def used. Durations: "500ms", "10s", "2m", "1h", seconds. */
+int64_t hs_agent_env_duration(const char *name, int64_t def);
+long hs_agent_env_long(const char *name, long def, long lo, long hi);
 /* The calling thread's stack (the agent's own frames dropped) interned in
  * t with its tid and labels: the recording step of the allocation and lock
  * hooks. The caller has raised hs_self.in_agent. NULL when t is full. */
@@ -91,6 +97,12 @@ void hs_thread_identify(void);
  * passed to on_file (may be NULL). Returns the number of files written, or
  * -1 if any failed. Serialized with other dumps and the exit write. */
 int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg);
+/* Continuous mode: encode every enabled profile (the window since the last
+ * dump or mark) and pass each to fn with its type ("cpu", "wall", "lock",
+ * "heap"); fn owns enc->data. Serialized like dumps. Returns how many. */
+int hs_agent_collect(void (*fn)(const char *type, void *data, size_t len, int64_t start_ns,
+                                int64_t duration_ns, void *arg),
+                     void *arg);
 /* Pause or resume every sampler; what was collected is kept. */
 void hs_agent_pause(void);
 void hs_agent_resume(void);

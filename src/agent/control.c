@@ -12,6 +12,8 @@
  *    so the program's own signals are untouched;
  *  - periodic profiles (HOTSPUR_PERIOD, HOTSPUR_DURATION): at each period's
  *    start the counters are marked, after the duration every type is dumped;
+ *    in continuous mode (upload.c) the window starts at a random point of
+ *    the period and is uploaded instead;
  *  - wall-clock ticks (wall.c);
  *  - a fatal SIGINT, SIGTERM or SIGHUP that the program left to the default
  *    action (so it would die writing nothing): the agent's handler hands it
@@ -40,6 +42,7 @@
 
 #include "agent/agent.h"
 #include "agent/control_path.h"
+#include "agent/upload.h"
 #include "agent/wall.h"
 
 static int g_listen = -1;
@@ -154,8 +157,11 @@ static void handle(int fd)
             fclose(f);
         }
         types_list(types, sizeof types);
-        reply(fd, "ok pid=%d cmd=%s types=%s state=%s dumps=%d\n", (int)getpid(), comm, types,
-              atomic_load(&g_paused) ? "stopped" : "running", hs_g.dumps);
+        char up[160] = "";
+        if (hs_g.cfg.continuous)
+            hs_upload_status(up, sizeof up);
+        reply(fd, "ok pid=%d cmd=%s types=%s state=%s dumps=%d%s\n", (int)getpid(), comm, types,
+              atomic_load(&g_paused) ? "stopped" : "running", hs_g.dumps, up);
     } else if (strcmp(line, "dump") == 0 || strncmp(line, "dump ", 5) == 0) {
         const char *tmpl = line[4] ? line + 5 : NULL;
         reply(fd, "ok dumping\n");
@@ -258,13 +264,15 @@ static void *control_main(void *unused)
     int64_t now = hs_now_ns(CLOCK_MONOTONIC);
     int64_t wall_period = hs_g.cfg.wall_hz > 0 ? 1000000000LL / hs_g.cfg.wall_hz : 0;
     int64_t next_wall = wall_period ? now + wall_period : INT64_MAX;
-    int64_t next_period = hs_g.cfg.period_ns ? now : INT64_MAX; /* first window opens now */
-    int64_t window_end = INT64_MAX;
+    int64_t next_period = hs_g.cfg.period_ns ? now : INT64_MAX; /* the first period starts now */
+    int64_t window_start = INT64_MAX, window_end = INT64_MAX;
     while (!atomic_load(&g_stop)) {
         now = hs_now_ns(CLOCK_MONOTONIC);
         int64_t next = next_wall;
         if (next_period < next)
             next = next_period;
+        if (window_start < next)
+            next = window_start;
         if (window_end < next)
             next = window_end;
         int timeout = next == INT64_MAX ? 1000 : (int)((next - now + 999999) / 1000000);
@@ -295,14 +303,24 @@ static void *control_main(void *unused)
             if (next_wall <= now) /* fell behind (e.g. a long dump): skip ticks */
                 next_wall = now + wall_period;
         }
-        if (now >= next_period) {
+        if (now >= next_period) { /* a period starts: place its window */
+            int64_t slack = hs_g.cfg.period_ns - hs_g.cfg.duration_ns;
+            window_start = next_period + (hs_g.cfg.continuous ? hs_upload_phase(slack) : 0);
+            next_period += hs_g.cfg.period_ns;
+            if (next_period <= now) /* fell behind: skip periods */
+                next_period = now + hs_g.cfg.period_ns;
+        }
+        if (now >= window_start && window_end == INT64_MAX) {
             hs_agent_mark();
             atomic_store(&g_window_open, 1);
             window_end = now + hs_g.cfg.duration_ns;
-            next_period += hs_g.cfg.period_ns;
+            window_start = INT64_MAX;
         }
         if (now >= window_end) {
-            hs_agent_dump(NULL, NULL, NULL);
+            if (hs_g.cfg.continuous)
+                hs_upload_window();
+            else
+                hs_agent_dump(NULL, NULL, NULL);
             atomic_store(&g_window_open, 0);
             window_end = INT64_MAX;
         }

@@ -54,7 +54,9 @@ static uint64_t location_for(builder *b, uint64_t addr)
     return *id;
 }
 
-static int add_modules(builder *b, hs_symbolizer *sym)
+/* add_modules: with `defer` the symbolizer is not told (record resolves
+ * symbols outside), without `known` it already knows these modules. */
+static int add_modules(builder *b, hs_symbolizer *sym, int defer, int known)
 {
     b->mapping_ids = calloc(b->nmods ? b->nmods : 1, sizeof *b->mapping_ids);
     if (!b->mapping_ids)
@@ -63,7 +65,7 @@ static int add_modules(builder *b, hs_symbolizer *sym)
         hs_module *m = &b->mods[i];
         b->mapping_ids[i] = hs_profile_add_mapping(b->p, m->start, m->end, m->file_offset, m->path,
                                                    m->build_id);
-        if (hs_g.exiting && hs_g.cfg.defer_symbols)
+        if (defer || known)
             continue;
         if (m->image)
             hs_symbolizer_add_image(sym, m->path, m->image, m->image_size, m->bias, m->start, m->end);
@@ -71,6 +73,44 @@ static int add_modules(builder *b, hs_symbolizer *sym)
             hs_symbolizer_add_module(sym, m->path, m->bias, m->start, m->end);
     }
     return 0;
+}
+
+/* Continuous mode symbolizes every window in the process, so it keeps one
+ * symbolizer (open DWARF sessions, per-CU indexes, answers per address)
+ * from window to window instead of rebuilding it for each profile. It is
+ * rebuilt when the loaded modules change and every SYM_REUSE profiles, so
+ * what it caches stays bounded by the addresses of a few windows. */
+#define SYM_REUSE 64
+static hs_symbolizer *g_sym;
+static uint64_t g_sym_modules; /* signature of the modules it knows */
+static int g_sym_uses;
+
+static uint64_t modules_signature(const hs_module *m, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL ^ n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v[3] = {m[i].start, m[i].end, m[i].bias};
+        for (int k = 0; k < 3; k++)
+            h = (h ^ v[k]) * 1099511628211ULL;
+        for (const char *c = m[i].path; *c; c++)
+            h = (h ^ (uint8_t)*c) * 1099511628211ULL;
+    }
+    return h;
+}
+
+/* The shared symbolizer for these modules; *known: it has them already. */
+static hs_symbolizer *shared_symbolizer(const hs_module *m, size_t n, int *known)
+{
+    uint64_t sig = modules_signature(m, n);
+    *known = g_sym && g_sym_modules == sig && g_sym_uses < SYM_REUSE;
+    if (!*known) {
+        hs_symbolizer_free(g_sym);
+        g_sym = hs_symbolizer_new();
+        g_sym_modules = sig;
+        g_sym_uses = 0;
+    }
+    g_sym_uses++;
+    return g_sym;
 }
 
 /* Thread names, looked up once per tid. */
@@ -141,16 +181,17 @@ typedef struct {
     const char *type, *unit;
 } vtype;
 
-/* Build, symbolize and write one profile of table t. */
-static int write_profile(const char *path, hs_stacktab *t, const vtype *types, int ntypes,
-                         const char *default_type, vtype period_type, int64_t period,
+/* Build, symbolize and write one profile of table t: to path, or (enc not
+ * NULL) encoded into enc. */
+static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, const vtype *types,
+                         int ntypes, const char *default_type, vtype period_type, int64_t period,
                          values_fn fn, void *arg, int advance)
 {
     int rc = -1;
     char err[256] = "out of memory";
     builder b = {0};
     hs_self.in_agent++;
-    hs_symbolizer *sym = hs_symbolizer_new();
+    hs_symbolizer *sym = NULL;
     b.p = hs_profile_new();
     /* Distinct addresses are bounded by the frames stored. */
     b.locs.cap = 1u << 12;
@@ -158,16 +199,20 @@ static int write_profile(const char *path, hs_stacktab *t, const vtype *types, i
         b.locs.cap <<= 1;
     b.locs.keys = calloc(b.locs.cap, sizeof(uint64_t));
     b.locs.ids = calloc(b.locs.cap, sizeof(uint64_t));
-    if (!sym || !b.p || !b.locs.keys || !b.locs.ids)
+    if (!b.p || !b.locs.keys || !b.locs.ids || hs_modules_collect(&b.mods, &b.nmods) != 0)
         goto out;
-    if (hs_modules_collect(&b.mods, &b.nmods) != 0 || add_modules(&b, sym) != 0)
+    /* At exit under `hotspur record`, symbols are resolved outside; an
+     * upload is always symbolized here (the server has no files). */
+    int defer = hs_g.exiting && hs_g.cfg.defer_symbols && !enc, known = 0;
+    sym = enc ? shared_symbolizer(b.mods, b.nmods, &known) : hs_symbolizer_new();
+    if (!sym || add_modules(&b, sym, defer, known) != 0)
         goto out;
     for (int i = 0; i < ntypes; i++)
         hs_profile_add_sample_type(b.p, types[i].type, types[i].unit);
     if (default_type)
         b.p->default_sample_type = hs_profile_str(b.p, default_type);
     hs_profile_set_period(b.p, period_type.type, period_type.unit, period);
-    int64_t now = hs_now_ns(CLOCK_REALTIME);
+    int64_t now = enc && enc->end_ns ? enc->end_ns : hs_now_ns(CLOCK_REALTIME);
     b.p->time_nanos = hs_g.window_wall_ns;
     b.p->duration_nanos = now - hs_g.window_wall_ns;
     if (add_samples(&b, t, fn, arg, advance) != 0)
@@ -178,21 +223,27 @@ static int write_profile(const char *path, hs_stacktab *t, const vtype *types, i
         snprintf(c, sizeof c, "hotspur: %llu stacks dropped (stack table full)", (unsigned long long)dropped);
         hs_profile_add_comment(b.p, c);
     }
-    /* At exit under `hotspur record`, symbols are resolved outside. */
-    if (!(hs_g.exiting && hs_g.cfg.defer_symbols) && hs_symbolize_profile(sym, b.p) != 0)
+    if (!defer && hs_symbolize_profile(sym, b.p) != 0)
         goto out;
-    if (hs_profile_write_file(b.p, path, err, sizeof err) != 0)
+    if (enc) {
+        if (hs_profile_encode(b.p, &enc->data, &enc->len, err, sizeof err) != 0)
+            goto out;
+        enc->start_ns = b.p->time_nanos;
+        enc->duration_ns = b.p->duration_nanos;
+    } else if (hs_profile_write_file(b.p, path, err, sizeof err) != 0) {
         goto out;
+    }
     rc = 0;
 out:
     if (rc != 0)
-        fprintf(stderr, "hotspur: cannot write %s: %s\n", path, err);
+        fprintf(stderr, "hotspur: cannot %s %s: %s\n", enc ? "encode" : "write", enc ? "a profile" : path, err);
     free(b.locs.keys);
     free(b.locs.ids);
     free(b.mapping_ids);
     free(b.mods);
     hs_profile_free(b.p);
-    hs_symbolizer_free(sym);
+    if (!enc)
+        hs_symbolizer_free(sym);
     hs_self.in_agent--;
     return rc;
 }
@@ -209,26 +260,26 @@ static int delta_values(const hs_stack_entry *e, const int64_t cur[4], const int
     return 2;
 }
 
-int hs_output_write_cpu(const char *path, int advance)
+static int cpu_profile(const char *path, hs_encoded *enc, int advance)
 {
     static const vtype types[] = {{"samples", "count"}, {"cpu", "nanoseconds"}};
     int64_t period = 1000000000LL / hs_g.cfg.cpu_hz;
-    return write_profile(path, &hs_g.cpu, types, 2, NULL, (vtype){"cpu", "nanoseconds"}, period,
+    return write_profile(path, enc, &hs_g.cpu, types, 2, NULL, (vtype){"cpu", "nanoseconds"}, period,
                          delta_values, &period, advance);
 }
 
-int hs_output_write_wall(const char *path, int advance)
+static int wall_profile(const char *path, hs_encoded *enc, int advance)
 {
     static const vtype types[] = {{"samples", "count"}, {"wall", "nanoseconds"}};
     int64_t period = 1000000000LL / (hs_g.cfg.wall_hz > 0 ? hs_g.cfg.wall_hz : 1);
-    return write_profile(path, &hs_g.wall, types, 2, NULL, (vtype){"wall", "nanoseconds"}, period,
+    return write_profile(path, enc, &hs_g.wall, types, 2, NULL, (vtype){"wall", "nanoseconds"}, period,
                          delta_values, NULL, advance);
 }
 
-int hs_output_write_lock(const char *path, int advance)
+static int lock_profile(const char *path, hs_encoded *enc, int advance)
 {
     static const vtype types[] = {{"contentions", "count"}, {"delay", "nanoseconds"}};
-    return write_profile(path, &hs_g.lock, types, 2, NULL, (vtype){"contentions", "count"}, 1,
+    return write_profile(path, enc, &hs_g.lock, types, 2, NULL, (vtype){"contentions", "count"}, 1,
                          delta_values, NULL, advance);
 }
 
@@ -238,12 +289,45 @@ static int heap_values(const hs_stack_entry *e, const int64_t cur[4], const int6
     return hs_heap_values(e, *(const hs_heap_view *)arg, cur, base, out);
 }
 
-int hs_output_write_heap(const char *path, hs_heap_view view, int advance)
+static int heap_profile(const char *path, hs_encoded *enc, hs_heap_view view, int advance)
 {
     static const vtype all[] = {{"alloc_objects", "count"}, {"alloc_space", "bytes"},
                                 {"inuse_objects", "count"}, {"inuse_space", "bytes"}};
     const vtype *types = view == HS_HEAP_ALL ? all : all + 2;
-    return write_profile(path, hs_heap_table(), types, view == HS_HEAP_ALL ? 4 : 2, "inuse_space",
+    return write_profile(path, enc, hs_heap_table(), types, view == HS_HEAP_ALL ? 4 : 2, "inuse_space",
                          (vtype){"space", "bytes"}, hs_g.cfg.heap_rate, heap_values, &view,
                          advance && view == HS_HEAP_ALL);
+}
+
+int hs_output_write_cpu(const char *path, int advance)
+{
+    return cpu_profile(path, NULL, advance);
+}
+
+int hs_output_write_wall(const char *path, int advance)
+{
+    return wall_profile(path, NULL, advance);
+}
+
+int hs_output_write_lock(const char *path, int advance)
+{
+    return lock_profile(path, NULL, advance);
+}
+
+int hs_output_write_heap(const char *path, hs_heap_view view, int advance)
+{
+    return heap_profile(path, NULL, view, advance);
+}
+
+int hs_output_encode(const char *type, int64_t end_ns, hs_encoded *enc)
+{
+    memset(enc, 0, sizeof *enc);
+    enc->end_ns = end_ns;
+    if (strcmp(type, "cpu") == 0)
+        return cpu_profile(NULL, enc, 1);
+    if (strcmp(type, "wall") == 0)
+        return wall_profile(NULL, enc, 1);
+    if (strcmp(type, "lock") == 0)
+        return lock_profile(NULL, enc, 1);
+    return heap_profile(NULL, enc, HS_HEAP_ALL, 1);
 }

@@ -3,6 +3,7 @@
 #define HS_AGENT_OUTPUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "agent/heap.h"
 
@@ -14,5 +15,19 @@ int hs_output_write_cpu(const char *path, int advance);
 int hs_output_write_wall(const char *path, int advance);
 int hs_output_write_lock(const char *path, int advance);
 int hs_output_write_heap(const char *path, hs_heap_view view, int advance);
+
+/* Continuous mode: a profile in memory, gzipped pprof (malloc'd). */
+typedef struct {
+    void *data;
+    size_t len;
+    int64_t start_ns, duration_ns; /* the window it covers (CLOCK_REALTIME) */
+    int64_t end_ns;                /* the window's end as asked for (0: now) */
+} hs_encoded;
+
+/* The profile of type ("cpu", "wall", "lock" or "heap": allocations since
+ * the last dump and in use now) from the last dump to end_ns (0: now),
+ * always symbolized (one symbolizer kept across calls, bounded), encoded
+ * into *enc; this becomes the last dump. 0, or -1 with a message on stderr. */
+int hs_output_encode(const char *type, int64_t end_ns, hs_encoded *enc);
 
 #endif

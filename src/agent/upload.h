@@ -1,0 +1,31 @@
+/* upload.h — continuous mode: the profiles of every window go to a
+ * collector (`hotspur serve`, HOTSPUR_SERVER) over HTTP, from a thread of
+ * the agent's own, through a bounded queue. The program's threads never
+ * wait on the network; at exit the wait is bounded (2 s). */
+#ifndef HS_AGENT_UPLOAD_H
+#define HS_AGENT_UPLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Read HOTSPUR_SERVER, HOTSPUR_SERVICE, HOTSPUR_VERSION, HOTSPUR_LABELS,
+ * HOTSPUR_TOKEN, HOTSPUR_UPLOAD_TIMEOUT, HOTSPUR_UPLOAD_QUEUE and start the
+ * upload thread. 0, or -1 with a message on stderr (a URL it can't use). */
+int hs_upload_start(void);
+/* Where a window starts in its period: uniform in [0, slack] nanoseconds. */
+int64_t hs_upload_phase(int64_t slack);
+/* On the agent thread at a window's end: encode every enabled type and
+ * queue it. */
+void hs_upload_window(void);
+/* Queue one encoded profile (takes data); hs_agent_collect's callback. */
+void hs_upload_queue(const char *type, void *data, size_t len, int64_t start_ns, int64_t duration_ns,
+                     void *arg);
+/* At exit: send what is queued for at most 2 s, then stop; report what
+ * went wrong (drops, rejections, unsent profiles) on stderr. */
+void hs_upload_exit(void);
+/* In a fork child: forget the parent's queue; with `on`, a thread of its own. */
+void hs_upload_after_fork(int on);
+/* " uploaded=N queued=N dropped=N rejected=N failures=N" for ctl status. */
+void hs_upload_status(char *out, size_t len);
+
+#endif
