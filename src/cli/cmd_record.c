@@ -46,6 +46,18 @@ static const char record_usage[] =
     "                         forks or execs\n"
     "  -o, --output FILE      where to write (default hotspur.pb.gz); gzipped pprof\n"
     "  -h, --help             show this help\n"
+    "Continuous mode (profiles go to a collector, `hotspur serve`, not to files):\n"
+    "      --server URL       upload to http://HOST:PORT: every period, each type\n"
+    "                         is collected for a window at a random point of the\n"
+    "                         period and uploaded (HOTSPUR_SERVER)\n"
+    "      --period D         one window per period D (default 60s; 500ms, 10s, 2m)\n"
+    "      --duration D       each window's length (default 10s)\n"
+    "      --service NAME     the service (default: the program's name)\n"
+    "      --version V        the version uploads are tagged with\n"
+    "      --labels K=V,...   labels uploads are tagged with\n"
+    "                         The bearer token comes from HOTSPUR_TOKEN only (a\n"
+    "                         flag would show in ps). Nothing is written to -o\n"
+    "                         but what `hotspur ctl PID dump` asks for.\n"
     "\n"
     "Files: with one type its profile is FILE and companions get a suffix before\n"
     ".pb.gz (out.peak.pb.gz, out.leaks.pb.gz); with several, each file carries\n"
@@ -350,9 +362,20 @@ static int parse_number(const char *opt, const char *arg, long long lo, long lon
     return 0;
 }
 
+/* Continuous mode's settings (NULL: not given). */
+typedef struct {
+    const char *server, *period, *duration, *service, *version, *labels;
+} record_upload;
+
+static void set_if(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+}
+
 /* The child: set the agent's environment and exec CMD. */
 static void run_child(char **cmd, const char *agent, const char *path, long long hz, long long wall_hz,
-                      long long heap_rate, const record_types *t, int follow)
+                      long long heap_rate, const record_types *t, int follow, const record_upload *up)
 {
     char preload[2 * PATH_MAX + 2], buf[32];
     const char *prev = getenv("LD_PRELOAD");
@@ -376,6 +399,14 @@ static void run_child(char **cmd, const char *agent, const char *path, long long
     setenv("HOTSPUR_LOCK", t->lock ? "1" : "0", 1);
     setenv("HOTSPUR_FOLLOW", follow ? "1" : "0", 1);
     setenv("HOTSPUR_DEFER_SYMBOLS", "1", 1); /* symbolized below, not in CMD */
+    if (up->server) {
+        setenv("HOTSPUR_SERVER", up->server, 1);
+        set_if("HOTSPUR_PERIOD", up->period);
+        set_if("HOTSPUR_DURATION", up->duration);
+        set_if("HOTSPUR_SERVICE", up->service);
+        set_if("HOTSPUR_VERSION", up->version);
+        set_if("HOTSPUR_LABELS", up->labels);
+    }
     execvp(cmd[0], cmd);
     int e = errno;
     fprintf(stderr, "hotspur record: cannot run %s: %s\n", cmd[0], strerror(e));
@@ -384,7 +415,8 @@ static void run_child(char **cmd, const char *agent, const char *path, long long
 
 int hs_cmd_record(int argc, char **argv)
 {
-    enum { OPT_CPU = 256, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ, OPT_LOCK, OPT_NO_FOLLOW };
+    enum { OPT_CPU = 256, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ, OPT_LOCK, OPT_NO_FOLLOW,
+           OPT_SERVER, OPT_PERIOD, OPT_DURATION, OPT_SERVICE, OPT_VERSION, OPT_LABELS };
     static const struct option opts[] = {{"frequency", required_argument, 0, 'F'},
                                          {"output", required_argument, 0, 'o'},
                                          {"cpu", no_argument, 0, OPT_CPU},
@@ -395,11 +427,18 @@ int hs_cmd_record(int argc, char **argv)
                                          {"wall-hz", required_argument, 0, OPT_WALL_HZ},
                                          {"lock", no_argument, 0, OPT_LOCK},
                                          {"no-follow", no_argument, 0, OPT_NO_FOLLOW},
+                                         {"server", required_argument, 0, OPT_SERVER},
+                                         {"period", required_argument, 0, OPT_PERIOD},
+                                         {"duration", required_argument, 0, OPT_DURATION},
+                                         {"service", required_argument, 0, OPT_SERVICE},
+                                         {"version", required_argument, 0, OPT_VERSION},
+                                         {"labels", required_argument, 0, OPT_LABELS},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out = "hotspur.pb.gz";
     long long hz = 100, wall_hz = 100, heap_rate = 524288;
     record_types t = {0};
+    record_upload up = {0};
     int rate_given = 0, follow = 1, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+F:o:h", opts, NULL)) != -1) {
@@ -425,6 +464,12 @@ int hs_cmd_record(int argc, char **argv)
             break;
         case OPT_LOCK: t.lock = 1; break;
         case OPT_NO_FOLLOW: follow = 0; break;
+        case OPT_SERVER: up.server = optarg; break;
+        case OPT_PERIOD: up.period = optarg; break;
+        case OPT_DURATION: up.duration = optarg; break;
+        case OPT_SERVICE: up.service = optarg; break;
+        case OPT_VERSION: up.version = optarg; break;
+        case OPT_LABELS: up.labels = optarg; break;
         case 'h': fputs(record_usage, stdout); return 0;
         default:
             fprintf(stderr, "hotspur record: try 'hotspur record --help'\n");
@@ -442,6 +487,19 @@ int hs_cmd_record(int argc, char **argv)
     }
     if (t.leaks)
         heap_rate = 1;
+    if (!up.server && (up.period || up.duration || up.service || up.version || up.labels)) {
+        fprintf(stderr, "hotspur record: --period, --duration, --service, --version and --labels go "
+                        "with --server URL\n");
+        return 2;
+    }
+    if (up.server && strncmp(up.server, "http://", 7) != 0) {
+        fprintf(stderr, "hotspur record: --server wants http://HOST:PORT, not '%s'\n", up.server);
+        return 2;
+    }
+    if (up.server && t.leaks) {
+        fprintf(stderr, "hotspur record: --leaks writes a file at exit; it can't go with --server\n");
+        return 2;
+    }
     if (!t.cpu && !t.heap && !t.wall && !t.lock)
         t.cpu = 1;
     char agent[PATH_MAX], path[PATH_MAX];
@@ -480,7 +538,7 @@ int hs_cmd_record(int argc, char **argv)
     if (pid == 0) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
-        run_child(argv + optind, agent, path, hz, wall_hz, heap_rate, &t, follow);
+        run_child(argv + optind, agent, path, hz, wall_hz, heap_rate, &t, follow, &up);
     }
     int status;
     while (waitpid(pid, &status, 0) < 0) {
@@ -495,6 +553,8 @@ int hs_cmd_record(int argc, char **argv)
     /* A command that could not be run (127/126) wrote nothing: say nothing. */
     if (WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126))
         return code;
+    if (up.server)
+        return code; /* the agent reported its uploads */
     found_file *files;
     size_t n = find_files(path, &t, &files);
     int first = 0;
