@@ -1,0 +1,1854 @@
+/* clickhouse.c — the fleet store: ClickHouse over its HTTP interface.
+ *
+ * URL: clickhouse://[USER[:PASSWORD]@]HOST:PORT[,HOST:PORT...]/DB[?OPTIONS]
+ *   cluster=NAME        a cluster of remote_servers: local tables on every
+ *                       shard, Distributed tables over them. List one HTTP
+ *                       address per shard (DDL and retention run on each;
+ *                       inserts and queries go to any of them).
+ *   timeout=SECONDS     total time per request (default 30)
+ *   connect_timeout=S   time to connect (default 2)
+ * Inserts and queries go to the host that answered last, and to the next
+ * one when it cannot be reached (every shard has the Distributed tables).
+ *
+ * Schema (created on open, idempotently; retried on every call until it
+ * succeeds, so `hotspur serve` may start before ClickHouse):
+ *
+ *   stacks   (day Date, hash UInt64, record String)
+ *            ReplacingMergeTree, PARTITION BY day, ORDER BY hash.
+ *            A put writes the record of every stack its profiles use into
+ *            their day, so a day's partition holds every stack that day's
+ *            samples reference and retention drops whole days of stacks
+ *            with the profiles. Merges remove duplicate (day, hash) rows
+ *            eventually; reads never depend on it (GROUP BY hash, any()).
+ *   profiles (day, service, type, start_ns, id, pid, ins, version, labels,
+ *            sample types, totals) ReplacingMergeTree,
+ *            PARTITION BY day, ORDER BY (service, type, start_ns, id).
+ *   samples  (day, service, type, start_ns, pid, ins, stack, v0..v3)
+ *            MergeTree, PARTITION BY day, ORDER BY (service, type,
+ *            start_ns, ins, stack): a time range of one service and type
+ *            is one contiguous range of the primary key.
+ * In a cluster these are *_local tables on every shard and the Distributed
+ * tables of the same names shard stacks by hash and profiles and samples
+ * by pid (the XXH3 hash of the profile id), so a profile, its samples and
+ * every copy of it with the same id live on one shard.
+ *
+ * Idempotency (ClickHouse has no unique constraint). Each stored copy of a
+ * profile gets a random 64-bit token, ins, written into its profile row
+ * and all its sample rows. A put
+ *   1. drops the batch's repeated ids and the ids already in profiles
+ *      (looked up in the batch's days), counting them as duplicates;
+ *   2. inserts stacks, then samples, then profiles — one INSERT per table,
+ *      RowBinary, each on a fresh connection so libcurl never resends one;
+ *      the profile row is the commit record: until it is accepted the
+ *      samples are invisible orphans, and a failed put (ClickHouse down
+ *      half-way, one shard refusing) leaves nothing visible, so the
+ *      client's retry stores the profile afresh;
+ *   3. returns 0 only after the profiles INSERT answered 200 (with
+ *      insert_distributed_sync=1 in a cluster: every shard has the rows).
+ * Every query reads only the copy with the smallest token per id:
+ *   ins IN (SELECT min(ins) FROM profiles_local WHERE <selection> GROUP BY id)
+ * evaluated on each shard against its own local table (an id's copies
+ * are co-located), so two serve instances racing with one id (a client
+ * retrying elsewhere after a timeout) never double-count, before or after
+ * background merges. This works on one server and on a cluster, without
+ * ZooKeeper or Replicated tables.
+ *
+ * Queries: a merge is one GROUP BY stack over samples inside ClickHouse;
+ * series bucket with intDiv in SQL; listings are SELECT DISTINCT; all
+ * answers come back as RowBinary. Retention drops whole day partitions
+ * (ALTER TABLE ... DROP PARTITION ID) and deletes the rest of the
+ * boundary day with mutations, waiting for them to finish.
+ *
+ * The SQL keeps to what ClickHouse 18.16 (Debian 12) and current versions
+ * both accept: no LowCardinality, no toStartOfInterval, no query
+ * parameters, no mutations_sync, no ON CLUSTER (needs ZooKeeper); see
+ * docs/fleet.md.
+ *
+ * Errors: a failed connection, a timeout, or ClickHouse's own network and
+ * timeout errors (a shard down) return HS_STORE_UNAVAILABLE; nothing is
+ * cached, so when ClickHouse is back the next call works.
+ */
+#include "store/store.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/analysis_internal.h"
+#include "store/stack.h"
+
+#define CH_POOL 8                 /* idle curl handles kept for reuse */
+#define CH_MAX_RESPONSE (1u << 30) /* bytes of one answer */
+#define CH_IN_CHUNK 4000           /* hashes per get_stacks query */
+#define CH_DAY_NS (86400LL * 1000000000LL)
+
+/* ---- growable buffer ---- */
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+    int oom;
+} ch_buf;
+
+static int buf_reserve(ch_buf *b, size_t more)
+{
+    if (b->oom)
+        return -1;
+    if (b->len + more + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + more + 1)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static void buf_add(ch_buf *b, const void *data, size_t n)
+{
+    if (buf_reserve(b, n) < 0)
+        return;
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static void buf_str(ch_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
+
+static void buf_printf(ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void buf_printf(ch_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || buf_reserve(b, (size_t)n) < 0) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+/* A ClickHouse string literal: quotes and backslashes escaped, control
+ * bytes as \xHH; other bytes (UTF-8) as they are. */
+static void buf_quote(ch_buf *b, const char *s)
+{
+    buf_add(b, "'", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\'' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            buf_add(b, e, 2);
+        } else if (c < 0x20 || c == 0x7f) {
+            buf_printf(b, "\\x%02x", c);
+        } else {
+            buf_add(b, s, 1);
+        }
+    }
+    buf_add(b, "'", 1);
+}
+
+/* RowBinary writers: little-endian integers, LEB128 lengths. */
+static void rb_u64(ch_buf *b, uint64_t v)
+{
+    unsigned char x[8];
+    for (int i = 0; i < 8; i++)
+        x[i] = (unsigned char)(v >> (8 * i));
+    buf_add(b, x, 8);
+}
+static void rb_i64(ch_buf *b, int64_t v) { rb_u64(b, (uint64_t)v); }
+static void rb_u16(ch_buf *b, uint16_t v)
+{
+    unsigned char x[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
+    buf_add(b, x, 2);
+}
+static void rb_u8(ch_buf *b, uint8_t v) { buf_add(b, &v, 1); }
+static void rb_varint(ch_buf *b, uint64_t v)
+{
+    unsigned char x[10];
+    size_t n = 0;
+    do {
+        x[n] = (unsigned char)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            x[n] |= 0x80;
+        n++;
+    } while (v);
+    buf_add(b, x, n);
+}
+static void rb_bytes(ch_buf *b, const void *p, size_t n)
+{
+    rb_varint(b, n);
+    buf_add(b, p, n);
+}
+static void rb_str(ch_buf *b, const char *s) { rb_bytes(b, s ? s : "", s ? strlen(s) : 0); }
+
+/* RowBinary reader over an answer; bad is set on a short or malformed
+ * answer (and every later read returns 0). */
+typedef struct {
+    const unsigned char *p, *end;
+    int bad;
+} ch_rd;
+
+static int rd_more(const ch_rd *r) { return !r->bad && r->p < r->end; }
+
+static uint64_t rd_u64(ch_rd *r)
+{
+    if (r->bad || r->end - r->p < 8) {
+        r->bad = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)r->p[i] << (8 * i);
+    r->p += 8;
+    return v;
+}
+static int64_t rd_i64(ch_rd *r) { return (int64_t)rd_u64(r); }
+static uint8_t rd_u8(ch_rd *r)
+{
+    if (r->bad || r->p >= r->end) {
+        r->bad = 1;
+        return 0;
+    }
+    return *r->p++;
+}
+static uint64_t rd_varint(ch_rd *r)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        uint8_t c = rd_u8(r);
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+/* A string's bytes (not terminated) and length. */
+static const unsigned char *rd_bytes(ch_rd *r, size_t *len)
+{
+    uint64_t n = rd_varint(r);
+    if (r->bad || n > (uint64_t)(r->end - r->p)) {
+        r->bad = 1;
+        *len = 0;
+        return NULL;
+    }
+    const unsigned char *p = r->p;
+    r->p += n;
+    *len = (size_t)n;
+    return p;
+}
+static char *rd_strdup(ch_rd *r)
+{
+    size_t n;
+    const unsigned char *p = rd_bytes(r, &n);
+    if (r->bad)
+        return NULL;
+    char *s = malloc(n + 1);
+    if (!s) {
+        r->bad = 1;
+        return NULL;
+    }
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+/* ---- the store handle ---- */
+
+typedef struct {
+    char *host;
+    int port;
+} ch_host;
+
+/* Type infos handed out by type_info stay valid until close. */
+typedef struct ch_types_entry {
+    struct ch_types_entry *next;
+    char *service, *type;
+    hs_store_types types;
+    char *strings; /* one block holding the strings of types */
+} ch_types_entry;
+
+typedef struct {
+    hs_store base;
+    char *db, *cluster, *userpwd;
+    ch_host *hosts;
+    size_t n_hosts;
+    long connect_ms, timeout_ms;
+    const char *local; /* "_local" in a cluster, "" otherwise */
+    pthread_mutex_t mu;
+    CURL *pool[CH_POOL];
+    size_t n_pool;
+    size_t next_host; /* the host that answered last */
+    int schema_ok;
+    ch_types_entry *types;
+} ch_store;
+
+static const hs_store_ops ch_ops;
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static CURL *pool_get(ch_store *s)
+{
+    CURL *c = NULL;
+    pthread_mutex_lock(&s->mu);
+    if (s->n_pool)
+        c = s->pool[--s->n_pool];
+    pthread_mutex_unlock(&s->mu);
+    return c ? c : curl_easy_init();
+}
+
+static void pool_put(ch_store *s, CURL *c)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->n_pool < CH_POOL) {
+        s->pool[s->n_pool++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (c)
+        curl_easy_cleanup(c);
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+    ch_buf *b = arg;
+    size_t len = size * n;
+    if (b->len + len > CH_MAX_RESPONSE)
+        return 0; /* curl reports CURLE_WRITE_ERROR */
+    buf_add(b, p, len);
+    return b->oom ? 0 : len;
+}
+
+/* ClickHouse's error codes that mean "a server is down or slow", not
+ * "the request is wrong": timeouts, network errors, a shard unreachable,
+ * too many queries. */
+static int ch_code_unavailable(int code)
+{
+    switch (code) {
+    case 159: /* TIMEOUT_EXCEEDED */
+    case 160: /* TOO_SLOW */
+    case 202: /* TOO_MANY_SIMULTANEOUS_QUERIES */
+    case 209: /* SOCKET_TIMEOUT */
+    case 210: /* NETWORK_ERROR */
+    case 279: /* ALL_CONNECTION_TRIES_FAILED */
+    case 285: /* TOO_FEW_LIVE_REPLICAS */
+    case 394: /* QUERY_WAS_CANCELLED */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The first line of ClickHouse's error answer, without its stack trace
+ * and the e.what() repetition. */
+static void ch_error_line(const ch_buf *b, char *out, size_t outlen)
+{
+    const char *p = b->p ? b->p : "";
+    size_t n = strcspn(p, "\n");
+    const char *w = strstr(p, ", e.what() =");
+    if (w && (size_t)(w - p) < n)
+        n = (size_t)(w - p);
+    while (n && isspace((unsigned char)p[n - 1]))
+        n--;
+    if (n >= outlen)
+        n = outlen - 1;
+    memcpy(out, p, n);
+    out[n] = 0;
+}
+
+enum { CH_QUERY, CH_INSERT };
+
+/* One HTTP request to host h. A query (kind CH_QUERY) is sent as the POST
+ * body; an INSERT sends sql in the URL and body as its data. settings is
+ * "" or "&name=value...". The answer goes to out (may be NULL). Returns 0,
+ * -1, or HS_STORE_UNAVAILABLE; *connect_failed is set when the request
+ * never reached the server (safe to send elsewhere). */
+static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_buf *body, const char *settings,
+                   ch_buf *out, int *connect_failed, char *err, size_t errlen)
+{
+    *connect_failed = 0;
+    CURL *c = pool_get(s);
+    if (!c) {
+        set_err(err, errlen, "clickhouse: curl_easy_init failed");
+        return -1;
+    }
+    ch_buf url = {0}, resp = {0};
+    char *esc = NULL;
+    if (kind == CH_INSERT) {
+        esc = curl_easy_escape(c, sql, 0);
+        if (!esc) {
+            pool_put(s, c);
+            set_err(err, errlen, "clickhouse: out of memory");
+            return -1;
+        }
+    }
+    long secs = (s->timeout_ms + 999) / 1000;
+    buf_printf(&url, "http://%s:%d/?max_execution_time=%ld&wait_end_of_query=1%s%s%s",
+               s->hosts[h].host, s->hosts[h].port, secs, kind == CH_INSERT ? "&query=" : "",
+               esc ? esc : "", settings);
+    curl_free(esc);
+    if (url.oom) {
+        pool_put(s, c);
+        free(url.p);
+        set_err(err, errlen, "clickhouse: out of memory");
+        return -1;
+    }
+    curl_easy_reset(c);
+    curl_easy_setopt(c, CURLOPT_URL, url.p);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, s->connect_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, s->timeout_ms);
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    const void *data = kind == CH_INSERT ? (const void *)body->p : (const void *)sql;
+    size_t len = kind == CH_INSERT ? body->len : strlen(sql);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, data ? data : "");
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+    if (hdr)
+        hdr = curl_slist_append(hdr, "Expect:"); /* no 100-continue round trip */
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+    if (s->userpwd) {
+        curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(c, CURLOPT_USERPWD, s->userpwd);
+    }
+    if (kind == CH_INSERT) {
+        /* Never let libcurl resend an INSERT on a reused connection that
+         * died: the first one may have been stored. */
+        curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
+        curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+    }
+    CURLcode cc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdr);
+    int rc = 0;
+    if (cc != CURLE_OK) {
+        *connect_failed = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST;
+        if (cc == CURLE_WRITE_ERROR)
+            set_err(err, errlen, "clickhouse %s:%d: answer too large or out of memory", s->hosts[h].host,
+                    s->hosts[h].port);
+        else
+            set_err(err, errlen, "clickhouse %s:%d unavailable: %s", s->hosts[h].host, s->hosts[h].port,
+                    curl_easy_strerror(cc));
+        rc = cc == CURLE_WRITE_ERROR ? -1 : HS_STORE_UNAVAILABLE;
+        /* A handle whose transfer failed half-way is not worth keeping. */
+        curl_easy_cleanup(c);
+        c = NULL;
+    } else if (status != 200) {
+        char line[400];
+        ch_error_line(&resp, line, sizeof line);
+        int code = 0;
+        if (sscanf(line, "Code: %d", &code) != 1)
+            code = 0;
+        rc = status == 503 || ch_code_unavailable(code) ? HS_STORE_UNAVAILABLE : -1;
+        set_err(err, errlen, "clickhouse %s:%d: HTTP %ld: %s", s->hosts[h].host, s->hosts[h].port, status,
+                line[0] ? line : "(no message)");
+    }
+    if (c)
+        pool_put(s, c);
+    free(url.p);
+    if (rc == 0 && out) {
+        *out = resp;
+        if (!out->p) {
+            out->p = malloc(1);
+            if (!out->p) {
+                set_err(err, errlen, "clickhouse: out of memory");
+                return -1;
+            }
+            out->p[0] = 0;
+        }
+    } else {
+        free(resp.p);
+    }
+    return rc;
+}
+
+/* A request to any host: the one that answered last first, then the
+ * others when it cannot be reached at all. */
+static int ch_any(ch_store *s, int kind, const char *sql, const ch_buf *body, const char *settings, ch_buf *out,
+                  char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t first = s->next_host;
+    pthread_mutex_unlock(&s->mu);
+    int rc = -1;
+    for (size_t i = 0; i < s->n_hosts; i++) {
+        size_t h = (first + i) % s->n_hosts;
+        int cf;
+        rc = ch_http(s, h, kind, sql, body, settings, out, &cf, err, errlen);
+        if (rc == 0 && h != first) {
+            pthread_mutex_lock(&s->mu);
+            s->next_host = h;
+            pthread_mutex_unlock(&s->mu);
+        }
+        if (!cf)
+            break;
+    }
+    return rc;
+}
+
+static int ch_query(ch_store *s, const char *sql, ch_buf *out, char *err, size_t errlen)
+{
+    return ch_any(s, CH_QUERY, sql, NULL, "", out, err, errlen);
+}
+
+/* Run sql on every host (DDL, retention), stopping at the first error. */
+static int ch_each(ch_store *s, const char *sql, char *err, size_t errlen)
+{
+    for (size_t h = 0; h < s->n_hosts; h++) {
+        int cf;
+        int rc = ch_http(s, h, CH_QUERY, sql, NULL, "", NULL, &cf, err, errlen);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- schema ---- */
+
+static int ch_schema(ch_store *s, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&s->mu);
+    int ok = s->schema_ok;
+    pthread_mutex_unlock(&s->mu);
+    if (ok)
+        return 0;
+    const char *L = s->local, *db = s->db;
+    ch_buf q = {0};
+    int rc = 0;
+    const char *ddl[4];
+    char *owned[4] = {0};
+    buf_printf(&q, "CREATE DATABASE IF NOT EXISTS %s", db);
+    owned[0] = q.p;
+    q = (ch_buf){0};
+    buf_printf(&q,
+               "CREATE TABLE IF NOT EXISTS %s.stacks%s (day Date, hash UInt64, record String) "
+               "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY hash",
+               db, L);
+    owned[1] = q.p;
+    q = (ch_buf){0};
+    buf_printf(&q,
+               "CREATE TABLE IF NOT EXISTS %s.profiles%s (day Date, service String, type String, "
+               "start_ns Int64, id String, pid UInt64, ins UInt64, version String, "
+               "label_keys Array(String), label_values Array(String), duration_ns Int64, "
+               "sample_types Array(String), sample_units Array(String), default_index UInt8, "
+               "period_type String, period_unit String, period Int64, "
+               "t0 Int64, t1 Int64, t2 Int64, t3 Int64) "
+               "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (service, type, start_ns, id)",
+               db, L);
+    owned[2] = q.p;
+    q = (ch_buf){0};
+    buf_printf(&q,
+               "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, service String, type String, "
+               "start_ns Int64, pid UInt64, ins UInt64, stack UInt64, "
+               "v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
+               "ENGINE = MergeTree() PARTITION BY day ORDER BY (service, type, start_ns, ins, stack)",
+               db, L);
+    owned[3] = q.p;
+    for (int i = 0; i < 4; i++) {
+        ddl[i] = owned[i];
+        if (!ddl[i]) {
+            set_err(err, errlen, "clickhouse: out of memory");
+            rc = -1;
+            goto out;
+        }
+    }
+    for (int i = 0; i < 4 && rc == 0; i++)
+        rc = ch_each(s, ddl[i], err, errlen);
+    if (rc == 0 && s->cluster) {
+        static const char *const tables[3] = {"stacks", "profiles", "samples"};
+        static const char *const keys[3] = {"hash", "pid", "pid"};
+        for (int i = 0; i < 3 && rc == 0; i++) {
+            ch_buf d = {0};
+            buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
+                       db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
+            if (d.oom) {
+                set_err(err, errlen, "clickhouse: out of memory");
+                rc = -1;
+            } else {
+                rc = ch_each(s, d.p, err, errlen);
+            }
+            free(d.p);
+        }
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        s->schema_ok = 1;
+        pthread_mutex_unlock(&s->mu);
+    } else {
+        size_t n = strlen(err);
+        if (n + 1 < errlen)
+            snprintf(err + n, errlen - n, " (creating the schema)");
+    }
+out:
+    for (int i = 0; i < 4; i++)
+        free(owned[i]);
+    return rc;
+}
+
+/* ---- URL ---- */
+
+static int valid_ident(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
+static int parse_seconds(const char *v, long *ms)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !(d > 0) || d > 86400)
+        return -1;
+    *ms = (long)(d * 1000 + 0.5);
+    if (*ms < 1)
+        *ms = 1;
+    return 0;
+}
+
+static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
+{
+    const char *p = url + strlen("clickhouse://");
+    const char *slash = strchr(p, '/');
+    if (!slash) {
+        set_err(err, errlen, "clickhouse URL '%s' needs a database: clickhouse://HOST:PORT/DB", url);
+        return -1;
+    }
+    char *auth = strndup(p, (size_t)(slash - p));
+    if (!auth) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    char *hosts = auth, *at = strrchr(auth, '@');
+    if (at) {
+        *at = 0;
+        hosts = at + 1;
+        s->userpwd = strdup(auth);
+        if (!s->userpwd) {
+            free(auth);
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    int rc = 0;
+    for (char *save = NULL, *tok = strtok_r(hosts, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(tok, ':');
+        long port = 8123;
+        if (colon) {
+            char *end;
+            errno = 0;
+            port = strtol(colon + 1, &end, 10);
+            if (errno || end == colon + 1 || *end || port < 1 || port > 65535) {
+                set_err(err, errlen, "clickhouse URL '%s': bad port in '%s'", url, tok);
+                rc = -1;
+                break;
+            }
+            *colon = 0;
+        }
+        if (!*tok) {
+            set_err(err, errlen, "clickhouse URL '%s': empty host", url);
+            rc = -1;
+            break;
+        }
+        ch_host *nh = realloc(s->hosts, (s->n_hosts + 1) * sizeof *nh);
+        if (!nh || !(nh[s->n_hosts].host = strdup(tok))) {
+            if (nh)
+                s->hosts = nh;
+            set_err(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        s->hosts = nh;
+        s->hosts[s->n_hosts++].port = (int)port;
+    }
+    free(auth);
+    if (rc)
+        return rc;
+    if (!s->n_hosts) {
+        set_err(err, errlen, "clickhouse URL '%s' has no host", url);
+        return -1;
+    }
+    const char *q = strchr(slash, '?');
+    size_t dblen = q ? (size_t)(q - slash - 1) : strlen(slash + 1);
+    s->db = strndup(slash + 1, dblen);
+    if (!s->db) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    if (!valid_ident(s->db)) {
+        set_err(err, errlen, "clickhouse URL '%s': the database name must be [A-Za-z0-9_]+", url);
+        return -1;
+    }
+    if (!q)
+        return 0;
+    char *opts = strdup(q + 1);
+    if (!opts) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (char *save = NULL, *kv = strtok_r(opts, "&", &save); kv && rc == 0; kv = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) {
+            set_err(err, errlen, "clickhouse URL '%s': option '%s' needs a value", url, kv);
+            rc = -1;
+            break;
+        }
+        *eq = 0;
+        const char *v = eq + 1;
+        if (strcmp(kv, "cluster") == 0) {
+            if (!valid_ident(v)) {
+                set_err(err, errlen, "clickhouse URL '%s': the cluster name must be [A-Za-z0-9_]+", url);
+                rc = -1;
+            } else {
+                free(s->cluster);
+                if (!(s->cluster = strdup(v))) {
+                    set_err(err, errlen, "out of memory");
+                    rc = -1;
+                }
+            }
+        } else if (strcmp(kv, "timeout") == 0) {
+            if (parse_seconds(v, &s->timeout_ms)) {
+                set_err(err, errlen, "clickhouse URL '%s': timeout must be seconds in (0, 86400]", url);
+                rc = -1;
+            }
+        } else if (strcmp(kv, "connect_timeout") == 0) {
+            if (parse_seconds(v, &s->connect_ms)) {
+                set_err(err, errlen, "clickhouse URL '%s': connect_timeout must be seconds in (0, 86400]", url);
+                rc = -1;
+            }
+        } else {
+            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, connect_timeout)",
+                    url, kv);
+            rc = -1;
+        }
+    }
+    free(opts);
+    return rc;
+}
+
+static void ch_close(hs_store *base)
+{
+    ch_store *s = (ch_store *)base;
+    for (size_t i = 0; i < s->n_pool; i++)
+        curl_easy_cleanup(s->pool[i]);
+    for (size_t i = 0; i < s->n_hosts; i++)
+        free(s->hosts[i].host);
+    while (s->types) {
+        ch_types_entry *e = s->types;
+        s->types = e->next;
+        free(e->service);
+        free(e->type);
+        free(e->strings);
+        free(e);
+    }
+    free(s->hosts);
+    free(s->db);
+    free(s->cluster);
+    free(s->userpwd);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+    curl_global_cleanup();
+}
+
+hs_store *hs_store_clickhouse_open(const char *url, char *err, size_t errlen)
+{
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        set_err(err, errlen, "clickhouse: curl_global_init failed");
+        return NULL;
+    }
+    ch_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        curl_global_cleanup();
+        set_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->base.ops = &ch_ops;
+    s->connect_ms = 2000;
+    s->timeout_ms = 30000;
+    if (pthread_mutex_init(&s->mu, NULL)) {
+        free(s);
+        curl_global_cleanup();
+        set_err(err, errlen, "pthread_mutex_init failed");
+        return NULL;
+    }
+    if (parse_url(s, url, err, errlen)) {
+        ch_close(&s->base);
+        return NULL;
+    }
+    if (s->n_hosts > 1 && !s->cluster) {
+        set_err(err, errlen, "clickhouse URL '%s': several hosts are the shards of a cluster: add ?cluster=NAME", url);
+        ch_close(&s->base);
+        return NULL;
+    }
+    s->local = s->cluster ? "_local" : "";
+    /* The schema now if ClickHouse answers; if it is down, open anyway and
+     * create it on the first call that reaches it. Other errors (a bad
+     * cluster name, no permission) are the caller's to fix: fail. */
+    int rc = ch_schema(s, err, errlen);
+    if (rc == -1) {
+        ch_close(&s->base);
+        return NULL;
+    }
+    if (err && errlen)
+        err[0] = 0;
+    return &s->base;
+}
+
+/* ---- put ---- */
+
+static uint16_t day_of(int64_t ns)
+{
+    int64_t d = ns >= 0 ? ns / CH_DAY_NS : 0;
+    return d > 65535 ? 65535 : (uint16_t)d;
+}
+
+/* toDate('YYYY-MM-DD') of a day number. */
+static void buf_day(ch_buf *b, uint16_t day)
+{
+    time_t t = (time_t)day * 86400;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    buf_printf(b, "toDate('%04d-%02d-%02d')", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    const hs_store_profile *x = *(const hs_store_profile *const *)a, *y = *(const hs_store_profile *const *)b;
+    return strcmp(x->id, y->id);
+}
+
+typedef struct {
+    uint16_t day;
+    uint64_t hash;
+    const hs_store_stack *st;
+} ch_daystack;
+
+static int cmp_daystack(const void *a, const void *b)
+{
+    const ch_daystack *x = a, *y = b;
+    if (x->day != y->day)
+        return x->day < y->day ? -1 : 1;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+static int random_tokens(uint64_t *v, size_t n, char *err, size_t errlen)
+{
+    size_t need = n * sizeof *v, got = 0;
+    while (got < need) {
+        ssize_t r = getrandom((char *)v + got, need - got, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            set_err(err, errlen, "getrandom: %s", strerror(errno));
+            return -1;
+        }
+        got += (size_t)r;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!v[i])
+            v[i] = 1;
+    return 0;
+}
+
+static const char *insert_settings(const ch_store *s)
+{
+    return s->cluster ? "&insert_distributed_sync=1" : "";
+}
+
+static int ch_insert(ch_store *s, const char *table, const ch_buf *rows, char *err, size_t errlen)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
+    ch_buf set = {0};
+    buf_printf(&set, "%s&insert_distributed_timeout=%ld", insert_settings(s), (s->timeout_ms + 999) / 1000);
+    if (set.oom) {
+        set_err(err, errlen, "clickhouse: out of memory");
+        return -1;
+    }
+    int rc = ch_any(s, CH_INSERT, sql, rows, set.p, NULL, err, errlen);
+    free(set.p);
+    return rc;
+}
+
+static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_t n, size_t *dups, char *err,
+                  size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    *dups = 0;
+    if (n == 0)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const hs_store_profile *p = profiles[i];
+        if (!p->service || !*p->service || !p->type || !*p->type || !p->id[0]) {
+            set_err(err, errlen, "clickhouse: a profile needs an id, a service and a type");
+            return -1;
+        }
+        if (p->types.n > HS_STORE_MAX_VALUES || p->types.default_index < 0 || p->types.default_index > 255) {
+            set_err(err, errlen, "clickhouse: bad sample types in profile %s", p->id);
+            return -1;
+        }
+    }
+    int rc = ch_schema(s, err, errlen);
+    if (rc)
+        return rc;
+    const hs_store_profile **ps = malloc(n * sizeof *ps);
+    char *dup = calloc(n, 1);
+    uint64_t *ins = malloc(n * sizeof *ins);
+    ch_buf q = {0}, ans = {0}, stacks = {0}, samples = {0}, prof = {0};
+    ch_daystack *ds = NULL;
+    if (!ps || !dup || !ins) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    memcpy(ps, profiles, n * sizeof *ps);
+    qsort(ps, n, sizeof *ps, cmp_id);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(ps[i]->id, ps[i - 1]->id) == 0)
+            dup[i] = 1;
+
+    /* 1. ids already stored (in the batch's days). */
+    buf_printf(&q, "SELECT DISTINCT id FROM %s.profiles WHERE day IN (", s->db);
+    {
+        uint16_t *days = malloc(n * sizeof *days);
+        if (!days) {
+            set_err(err, errlen, "out of memory");
+            rc = -1;
+            goto out;
+        }
+        size_t nd = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint16_t d = day_of(ps[i]->start_ns);
+            size_t j;
+            for (j = 0; j < nd && days[j] != d; j++)
+                ;
+            if (j == nd)
+                days[nd++] = d;
+        }
+        for (size_t j = 0; j < nd; j++) {
+            if (j)
+                buf_str(&q, ",");
+            buf_day(&q, days[j]);
+        }
+        free(days);
+    }
+    buf_str(&q, ") AND id IN (");
+    for (size_t i = 0, first = 1; i < n; i++) {
+        if (dup[i])
+            continue;
+        if (!first)
+            buf_str(&q, ",");
+        first = 0;
+        buf_quote(&q, ps[i]->id);
+    }
+    buf_str(&q, ") FORMAT RowBinary");
+    if (q.oom) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    rc = ch_query(s, q.p, &ans, err, errlen);
+    if (rc)
+        goto out;
+    {
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        while (rd_more(&r)) {
+            size_t len;
+            const unsigned char *id = rd_bytes(&r, &len);
+            if (r.bad)
+                break;
+            for (size_t i = 0; i < n; i++)
+                if (!dup[i] && strlen(ps[i]->id) == len && memcmp(ps[i]->id, id, len) == 0)
+                    dup[i] = 1;
+        }
+        if (r.bad) {
+            set_err(err, errlen, "clickhouse: malformed answer to the id check");
+            rc = -1;
+            goto out;
+        }
+    }
+    size_t n_new = 0, n_ds = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (dup[i]) {
+            (*dups)++;
+            continue;
+        }
+        n_new++;
+        n_ds += ps[i]->n_stacks;
+    }
+    if (n_new == 0)
+        goto out;
+    if (random_tokens(ins, n, err, errlen)) {
+        rc = -1;
+        goto out;
+    }
+
+    /* 2. the rows: stacks (distinct per day), samples, profiles. */
+    ds = malloc((n_ds ? n_ds : 1) * sizeof *ds);
+    if (!ds) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    n_ds = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (dup[i])
+            continue;
+        const hs_store_profile *p = ps[i];
+        uint16_t day = day_of(p->start_ns);
+        uint64_t pid = hs_stack_hash(p->id, strlen(p->id));
+        for (size_t k = 0; k < p->n_stacks; k++)
+            ds[n_ds++] = (ch_daystack){day, p->stacks[k].hash, &p->stacks[k]};
+        for (size_t k = 0; k < p->n_samples; k++) {
+            rb_u16(&samples, day);
+            rb_str(&samples, p->service);
+            rb_str(&samples, p->type);
+            rb_i64(&samples, p->start_ns);
+            rb_u64(&samples, pid);
+            rb_u64(&samples, ins[i]);
+            rb_u64(&samples, p->samples[k].stack);
+            for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+                rb_i64(&samples, (size_t)v < p->types.n ? p->samples[k].values[v] : 0);
+        }
+        rb_u16(&prof, day);
+        rb_str(&prof, p->service);
+        rb_str(&prof, p->type);
+        rb_i64(&prof, p->start_ns);
+        rb_str(&prof, p->id);
+        rb_u64(&prof, pid);
+        rb_u64(&prof, ins[i]);
+        rb_str(&prof, p->version);
+        rb_varint(&prof, p->n_labels);
+        for (size_t k = 0; k < p->n_labels; k++)
+            rb_str(&prof, p->labels[k].key);
+        rb_varint(&prof, p->n_labels);
+        for (size_t k = 0; k < p->n_labels; k++)
+            rb_str(&prof, p->labels[k].value);
+        rb_i64(&prof, p->duration_ns);
+        rb_varint(&prof, p->types.n);
+        for (size_t k = 0; k < p->types.n; k++)
+            rb_str(&prof, p->types.type[k]);
+        rb_varint(&prof, p->types.n);
+        for (size_t k = 0; k < p->types.n; k++)
+            rb_str(&prof, p->types.unit[k]);
+        rb_u8(&prof, (uint8_t)p->types.default_index);
+        rb_str(&prof, p->types.period_type);
+        rb_str(&prof, p->types.period_unit);
+        rb_i64(&prof, p->types.period);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            rb_i64(&prof, (size_t)v < p->types.n ? p->totals[v] : 0);
+    }
+    qsort(ds, n_ds, sizeof *ds, cmp_daystack);
+    for (size_t k = 0; k < n_ds; k++) {
+        if (k && ds[k].day == ds[k - 1].day && ds[k].hash == ds[k - 1].hash)
+            continue;
+        rb_u16(&stacks, ds[k].day);
+        rb_u64(&stacks, ds[k].hash);
+        rb_bytes(&stacks, ds[k].st->data, ds[k].st->len);
+    }
+    if (stacks.oom || samples.oom || prof.oom) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    /* 3. stacks and samples first: the profile rows commit the batch. */
+    if (stacks.len && (rc = ch_insert(s, "stacks", &stacks, err, errlen)))
+        goto out;
+    if (samples.len && (rc = ch_insert(s, "samples", &samples, err, errlen)))
+        goto out;
+    rc = ch_insert(s, "profiles", &prof, err, errlen);
+out:
+    if (rc)
+        *dups = 0;
+    free(ps);
+    free(dup);
+    free(ins);
+    free(ds);
+    free(q.p);
+    free(ans.p);
+    free(stacks.p);
+    free(samples.p);
+    free(prof.p);
+    return rc;
+}
+
+/* ---- selections ---- */
+
+/* The conditions on samples and profiles shared columns: service, type,
+ * the time range (and its days, which prune partitions). */
+static void where_base(ch_buf *b, const hs_store_query *q)
+{
+    buf_str(b, "1");
+    if (q->service) {
+        buf_str(b, " AND service = ");
+        buf_quote(b, q->service);
+    }
+    if (q->type) {
+        buf_str(b, " AND type = ");
+        buf_quote(b, q->type);
+    }
+    if (q->from_ns > 0) {
+        buf_printf(b, " AND start_ns >= %" PRId64 " AND day >= ", q->from_ns);
+        buf_day(b, day_of(q->from_ns));
+    }
+    if (q->until_ns) {
+        buf_printf(b, " AND start_ns < %" PRId64 " AND day <= ", q->until_ns);
+        buf_day(b, day_of(q->until_ns));
+    }
+}
+
+/* Every condition of q on profiles. */
+static void where_profiles(ch_buf *b, const hs_store_query *q)
+{
+    where_base(b, q);
+    if (q->n_versions) {
+        buf_str(b, " AND version IN (");
+        for (size_t i = 0; i < q->n_versions; i++) {
+            if (i)
+                buf_str(b, ",");
+            buf_quote(b, q->versions[i]);
+        }
+        buf_str(b, ")");
+    }
+    for (size_t i = 0; i < q->n_labels; i++) {
+        buf_str(b, " AND arrayExists((k, v) -> k = ");
+        buf_quote(b, q->labels[i].key);
+        buf_str(b, " AND v = ");
+        buf_quote(b, q->labels[i].value);
+        buf_str(b, ", label_keys, label_values)");
+    }
+    if (q->n_ids) {
+        buf_str(b, " AND id IN (");
+        for (size_t i = 0; i < q->n_ids; i++) {
+            if (i)
+                buf_str(b, ",");
+            buf_quote(b, q->ids[i]);
+        }
+        buf_str(b, ")");
+    }
+}
+
+/* " AND ins IN (...)": one stored copy per id among the selected profiles,
+ * evaluated on each shard over its local profiles. */
+static void where_committed(ch_buf *b, const ch_store *s, const hs_store_query *q)
+{
+    buf_printf(b, " AND ins IN (SELECT min(ins) FROM %s.profiles%s WHERE ", s->db, s->local);
+    where_profiles(b, q);
+    buf_str(b, " GROUP BY id)");
+}
+
+static int need_service_type(const hs_store_query *q, char *err, size_t errlen)
+{
+    if (!q || !q->service || !q->type) {
+        set_err(err, errlen, "clickhouse: the query needs a service and a type");
+        return -1;
+    }
+    return 0;
+}
+
+/* Run q (built by the caller) and hand back its answer; frees q. */
+static int run(ch_store *s, ch_buf *q, ch_buf *ans, char *err, size_t errlen)
+{
+    int rc;
+    if (q->oom) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+    } else {
+        rc = ch_schema(s, err, errlen);
+        if (rc == 0)
+            rc = ch_query(s, q->p, ans, err, errlen);
+    }
+    free(q->p);
+    *q = (ch_buf){0};
+    return rc;
+}
+
+static int malformed(char *err, size_t errlen, const char *what)
+{
+    set_err(err, errlen, "clickhouse: malformed answer to the %s query", what);
+    return -1;
+}
+
+/* ---- listings ---- */
+
+static int ch_strings(hs_store *base, int what, const hs_store_query *q, const char *name, char ***out, size_t *n,
+                      char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    static const hs_store_query all = {0};
+    if (!q)
+        q = &all;
+    *out = NULL;
+    *n = 0;
+    ch_buf b = {0}, ans = {0};
+    switch (what) {
+    case HS_STORE_SERVICES:
+        buf_str(&b, "SELECT DISTINCT service AS x");
+        break;
+    case HS_STORE_TYPES:
+        buf_str(&b, "SELECT DISTINCT type AS x");
+        break;
+    case HS_STORE_VERSIONS:
+        buf_str(&b, "SELECT DISTINCT version AS x");
+        break;
+    case HS_STORE_LABEL_NAMES:
+        buf_str(&b, "SELECT DISTINCT arrayJoin(label_keys) AS x");
+        break;
+    case HS_STORE_LABEL_VALUES:
+        if (!name) {
+            set_err(err, errlen, "clickhouse: label values need a label name");
+            return -1;
+        }
+        buf_str(&b, "SELECT DISTINCT label_values[indexOf(label_keys, ");
+        buf_quote(&b, name);
+        buf_str(&b, ")] AS x");
+        break;
+    default:
+        set_err(err, errlen, "clickhouse: unknown listing %d", what);
+        return -1;
+    }
+    buf_printf(&b, " FROM %s.profiles WHERE ", s->db);
+    where_profiles(&b, q);
+    if (what == HS_STORE_LABEL_VALUES) {
+        buf_str(&b, " AND has(label_keys, ");
+        buf_quote(&b, name);
+        buf_str(&b, ")");
+    }
+    buf_str(&b, " ORDER BY x FORMAT RowBinary");
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    size_t cap = 0;
+    char **v = NULL;
+    while (rd_more(&r)) {
+        char *str = rd_strdup(&r);
+        if (!str)
+            break;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **nv = realloc(v, cap * sizeof *nv);
+            if (!nv) {
+                free(str);
+                r.bad = 1;
+                break;
+            }
+            v = nv;
+        }
+        v[(*n)++] = str;
+    }
+    free(ans.p);
+    if (r.bad) {
+        hs_store_strings_free(v, *n);
+        *n = 0;
+        return malformed(err, errlen, "listing");
+    }
+    *out = v;
+    return 0;
+}
+
+/* ---- type info ---- */
+
+/* Read sample_types, sample_units, default_index, period_type,
+ * period_unit, period into a types struct whose strings live in one
+ * malloc'd block (*block). */
+static int read_types(ch_rd *r, hs_store_types *t, char **block)
+{
+    const unsigned char *start = r->p;
+    memset(t, 0, sizeof *t);
+    *block = NULL;
+    /* First pass: sizes. */
+    size_t total = 0, nt, nu, len;
+    nt = (size_t)rd_varint(r);
+    for (size_t i = 0; i < nt; i++) {
+        rd_bytes(r, &len);
+        total += len + 1;
+    }
+    nu = (size_t)rd_varint(r);
+    for (size_t i = 0; i < nu; i++) {
+        rd_bytes(r, &len);
+        total += len + 1;
+    }
+    rd_u8(r);
+    rd_bytes(r, &len);
+    total += len + 1;
+    rd_bytes(r, &len);
+    total += len + 1;
+    rd_i64(r);
+    if (r->bad || nt != nu || nt > HS_STORE_MAX_VALUES)
+        return -1;
+    char *blk = malloc(total ? total : 1), *w = blk;
+    if (!blk)
+        return -1;
+    r->p = start;
+#define CH_COPY(dst)                                            \
+    do {                                                        \
+        const unsigned char *sp = rd_bytes(r, &len);            \
+        memcpy(w, sp, len);                                     \
+        w[len] = 0;                                             \
+        (dst) = w;                                              \
+        w += len + 1;                                           \
+    } while (0)
+    t->n = (size_t)rd_varint(r);
+    for (size_t i = 0; i < t->n; i++)
+        CH_COPY(t->type[i]);
+    rd_varint(r);
+    for (size_t i = 0; i < t->n; i++)
+        CH_COPY(t->unit[i]);
+    t->default_index = rd_u8(r);
+    CH_COPY(t->period_type);
+    CH_COPY(t->period_unit);
+    t->period = rd_i64(r);
+#undef CH_COPY
+    *block = blk;
+    return 0;
+}
+
+/* A copy of src whose strings live in one malloc'd block. */
+static int types_dup(const hs_store_types *src, hs_store_types *dst, char **block)
+{
+    size_t total = strlen(src->period_type) + strlen(src->period_unit) + 2;
+    for (size_t i = 0; i < src->n; i++)
+        total += strlen(src->type[i]) + strlen(src->unit[i]) + 2;
+    char *w = malloc(total);
+    if (!w)
+        return -1;
+    *block = w;
+    *dst = *src;
+#define CH_DUP(field)                    \
+    do {                                 \
+        size_t l_ = strlen(src->field);  \
+        memcpy(w, src->field, l_ + 1);   \
+        dst->field = w;                  \
+        w += l_ + 1;                     \
+    } while (0)
+    for (size_t i = 0; i < src->n; i++) {
+        CH_DUP(type[i]);
+        CH_DUP(unit[i]);
+    }
+    CH_DUP(period_type);
+    CH_DUP(period_unit);
+#undef CH_DUP
+    return 0;
+}
+
+#define CH_TYPES_COLUMNS "sample_types, sample_units, default_index, period_type, period_unit, period"
+
+static int ch_type_info(hs_store *base, const hs_store_query *q, hs_store_types *out, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    if (need_service_type(q, err, errlen))
+        return -1;
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.profiles WHERE service = ", s->db);
+    buf_quote(&b, q->service);
+    buf_str(&b, " AND type = ");
+    buf_quote(&b, q->type);
+    buf_str(&b, " ORDER BY start_ns DESC LIMIT 1 FORMAT RowBinary");
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    if (ans.len == 0) {
+        free(ans.p);
+        set_err(err, errlen, "no profile of service '%s' and type '%s'", q->service, q->type);
+        return -1;
+    }
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    hs_store_types t;
+    char *blk;
+    rc = read_types(&r, &t, &blk);
+    free(ans.p);
+    if (rc)
+        return malformed(err, errlen, "type info");
+    /* Hand out the stored entry if it says the same, else keep a new one
+     * (earlier answers stay valid until close). */
+    pthread_mutex_lock(&s->mu);
+    ch_types_entry *e;
+    for (e = s->types; e; e = e->next) {
+        if (strcmp(e->service, q->service) || strcmp(e->type, q->type) || e->types.n != t.n ||
+            e->types.default_index != t.default_index || e->types.period != t.period ||
+            strcmp(e->types.period_type, t.period_type) || strcmp(e->types.period_unit, t.period_unit))
+            continue;
+        size_t i;
+        for (i = 0; i < t.n; i++)
+            if (strcmp(e->types.type[i], t.type[i]) || strcmp(e->types.unit[i], t.unit[i]))
+                break;
+        if (i == t.n)
+            break;
+    }
+    if (e) {
+        free(blk);
+    } else if ((e = calloc(1, sizeof *e)) && (e->service = strdup(q->service)) && (e->type = strdup(q->type))) {
+        e->types = t;
+        e->strings = blk;
+        e->next = s->types;
+        s->types = e;
+    } else {
+        if (e) {
+            free(e->service);
+            free(e);
+        }
+        free(blk);
+        pthread_mutex_unlock(&s->mu);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    *out = e->types;
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+/* ---- merge ---- */
+
+static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    if (need_service_type(q, err, errlen))
+        return -1;
+    memset(out, 0, sizeof *out);
+    /* The profiles: count, totals, time span, sample types. */
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b,
+               "SELECT count(), sum(t0), sum(t1), sum(t2), sum(t3), min(start_ns), "
+               "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
+               "any(period_type), any(period_unit), any(period) FROM %s.profiles WHERE ",
+               s->db);
+    where_profiles(&b, q);
+    where_committed(&b, s, q);
+    buf_str(&b, " FORMAT RowBinary");
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    out->n_profiles = (int64_t)rd_u64(&r);
+    for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+        out->totals[v] = rd_i64(&r);
+    out->min_start_ns = rd_i64(&r);
+    out->max_end_ns = rd_i64(&r);
+    char *blk = NULL;
+    if (r.bad || read_types(&r, &out->types, &blk)) {
+        free(ans.p);
+        memset(out, 0, sizeof *out);
+        return malformed(err, errlen, "merge totals");
+    }
+    free(ans.p);
+    out->owned = blk;
+    if (out->n_profiles == 0) {
+        /* Nothing selected: the sample types still come from the type. */
+        free(blk);
+        blk = NULL;
+        memset(out, 0, sizeof *out);
+        hs_store_types t;
+        char terr[256];
+        if (ch_type_info(base, q, &t, terr, sizeof terr) == 0 && types_dup(&t, &out->types, &blk)) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        out->owned = blk;
+        return 0;
+    }
+    /* The stacks: one GROUP BY inside ClickHouse. */
+    buf_printf(&b, "SELECT stack, sum(v0), sum(v1), sum(v2), sum(v3) FROM %s.samples WHERE ", s->db);
+    where_base(&b, q);
+    where_committed(&b, s, q);
+    buf_str(&b, " GROUP BY stack FORMAT RowBinary");
+    rc = run(s, &b, &ans, err, errlen);
+    if (rc) {
+        hs_store_merged_free(out);
+        return rc;
+    }
+    size_t row = 8 + 8 * HS_STORE_MAX_VALUES;
+    if (ans.len % row) {
+        free(ans.p);
+        hs_store_merged_free(out);
+        return malformed(err, errlen, "merge");
+    }
+    out->n_rows = ans.len / row;
+    out->rows = malloc((out->n_rows ? out->n_rows : 1) * sizeof *out->rows);
+    if (!out->rows) {
+        free(ans.p);
+        hs_store_merged_free(out);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    r = (ch_rd){(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    for (size_t i = 0; i < out->n_rows; i++) {
+        out->rows[i].stack = rd_u64(&r);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            out->rows[i].values[v] = rd_i64(&r);
+    }
+    free(ans.p);
+    return 0;
+}
+
+/* ---- stacks ---- */
+
+static int ch_get_stacks(hs_store *base, const uint64_t *hashes, size_t n,
+                         void (*fn)(void *arg, uint64_t hash, const void *data, size_t len), void *arg, char *err,
+                         size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    for (size_t at = 0; at < n; at += CH_IN_CHUNK) {
+        size_t m = n - at < CH_IN_CHUNK ? n - at : CH_IN_CHUNK;
+        ch_buf b = {0}, ans = {0};
+        buf_printf(&b, "SELECT hash, any(record) FROM %s.stacks WHERE hash IN (", s->db);
+        for (size_t i = 0; i < m; i++)
+            buf_printf(&b, "%s%" PRIu64, i ? "," : "", hashes[at + i]);
+        buf_str(&b, ") GROUP BY hash FORMAT RowBinary");
+        int rc = run(s, &b, &ans, err, errlen);
+        if (rc)
+            return rc;
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        while (rd_more(&r)) {
+            uint64_t h = rd_u64(&r);
+            size_t len;
+            const unsigned char *data = rd_bytes(&r, &len);
+            if (r.bad)
+                break;
+            fn(arg, h, data, len);
+        }
+        free(ans.p);
+        if (r.bad)
+            return malformed(err, errlen, "stacks");
+    }
+    return 0;
+}
+
+/* ---- series ---- */
+
+static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, hs_store_point **out, size_t *n,
+                     char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    *out = NULL;
+    *n = 0;
+    if (need_service_type(q, err, errlen))
+        return -1;
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b,
+               "SELECT intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(t0), sum(t1), "
+               "sum(t2), sum(t3) FROM %s.profiles WHERE ",
+               q->from_ns, step_ns, s->db);
+    where_profiles(&b, q);
+    where_committed(&b, s, q);
+    buf_str(&b, " GROUP BY bucket ORDER BY bucket FORMAT RowBinary");
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    size_t row = 8 + 8 + 8 * HS_STORE_MAX_VALUES;
+    if (ans.len % row) {
+        free(ans.p);
+        return malformed(err, errlen, "series");
+    }
+    size_t m = ans.len / row;
+    hs_store_point *pts = malloc((m ? m : 1) * sizeof *pts);
+    if (!pts) {
+        free(ans.p);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    for (size_t i = 0; i < m; i++) {
+        pts[i].t_ns = q->from_ns + rd_i64(&r) * step_ns;
+        pts[i].n_profiles = (int64_t)rd_u64(&r);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            pts[i].totals[v] = rd_i64(&r);
+    }
+    free(ans.p);
+    *out = pts;
+    *n = m;
+    return 0;
+}
+
+/* ---- profile rows ---- */
+
+static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs_store_profile_row **out,
+                       size_t *n, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    *out = NULL;
+    *n = 0;
+    if (need_service_type(q, err, errlen))
+        return -1;
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b, "SELECT id, version, start_ns, duration_ns, t0, t1, t2, t3 FROM %s.profiles WHERE ", s->db);
+    where_profiles(&b, q);
+    where_committed(&b, s, q);
+    buf_str(&b, " ORDER BY start_ns, id");
+    if (limit)
+        buf_printf(&b, " LIMIT %zu", limit);
+    buf_str(&b, " FORMAT RowBinary");
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    hs_store_profile_row *rows = NULL;
+    size_t cap = 0, m = 0;
+    while (rd_more(&r)) {
+        if (m == cap) {
+            cap = cap ? cap * 2 : 64;
+            hs_store_profile_row *nr = realloc(rows, cap * sizeof *nr);
+            if (!nr) {
+                r.bad = 1;
+                break;
+            }
+            rows = nr;
+        }
+        hs_store_profile_row *row = &rows[m];
+        memset(row, 0, sizeof *row);
+        size_t len;
+        const unsigned char *id = rd_bytes(&r, &len);
+        if (r.bad || len >= sizeof row->id) {
+            r.bad = 1;
+            break;
+        }
+        memcpy(row->id, id, len);
+        row->id[len] = 0;
+        row->version = rd_strdup(&r);
+        if (!row->version)
+            break;
+        m++;
+        row->start_ns = rd_i64(&r);
+        row->duration_ns = rd_i64(&r);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            row->totals[v] = rd_i64(&r);
+    }
+    free(ans.p);
+    if (r.bad) {
+        hs_store_profile_rows_free(rows, m);
+        return malformed(err, errlen, "profiles");
+    }
+    *out = rows;
+    *n = m;
+    return 0;
+}
+
+/* ---- retention ---- */
+
+/* Wait until host h has no unfinished mutation on DB's tables. */
+static int wait_mutations(ch_store *s, size_t h, char *err, size_t errlen)
+{
+    ch_buf b = {0};
+    buf_str(&b, "SELECT count() FROM system.mutations WHERE is_done = 0 AND database = ");
+    buf_quote(&b, s->db);
+    buf_str(&b, " FORMAT RowBinary");
+    if (b.oom) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = 0;
+    for (int sleep_ms = 5;; sleep_ms = sleep_ms < 200 ? sleep_ms * 2 : 200) {
+        ch_buf ans = {0};
+        int cf;
+        rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
+        if (rc)
+            break;
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        uint64_t left = rd_u64(&r);
+        free(ans.p);
+        if (r.bad) {
+            rc = malformed(err, errlen, "mutations");
+            break;
+        }
+        if (left == 0)
+            break;
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > s->timeout_ms) {
+            set_err(err, errlen, "clickhouse %s:%d: retention's deletes still running after %ld ms",
+                    s->hosts[h].host, s->hosts[h].port, s->timeout_ms);
+            rc = HS_STORE_UNAVAILABLE;
+            break;
+        }
+        usleep((useconds_t)sleep_ms * 1000);
+    }
+    free(b.p);
+    return rc;
+}
+
+static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    int rc = ch_schema(s, err, errlen);
+    if (rc)
+        return rc;
+    if (before_ns <= 0)
+        return 0;
+    uint16_t boundary = day_of(before_ns);
+    int partial = before_ns % CH_DAY_NS != 0; /* the boundary day keeps its later profiles */
+    static const char *const tables[3] = {"profiles", "samples", "stacks"};
+    for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
+        /* Whole days before the boundary: drop their partitions. */
+        ch_buf b = {0}, ans = {0};
+        buf_str(&b, "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = ");
+        buf_quote(&b, s->db);
+        /* A Date partition's id is YYYYMMDD. */
+        time_t bt = (time_t)boundary * 86400;
+        struct tm tm;
+        gmtime_r(&bt, &tm);
+        buf_printf(&b, " AND partition_id < '%04d%02d%02d'", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+        buf_str(&b, " FORMAT RowBinary");
+        int cf;
+        if (b.oom) {
+            set_err(err, errlen, "out of memory");
+            rc = -1;
+        } else {
+            rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
+        }
+        free(b.p);
+        if (rc)
+            break;
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        while (rc == 0 && rd_more(&r)) {
+            char *table = rd_strdup(&r), *part = table ? rd_strdup(&r) : NULL;
+            if (!part) {
+                free(table);
+                rc = malformed(err, errlen, "partitions");
+                break;
+            }
+            int ours = 0;
+            for (int i = 0; i < 3; i++) {
+                char want[64];
+                snprintf(want, sizeof want, "%s%s", tables[i], s->local);
+                ours |= strcmp(table, want) == 0;
+            }
+            if (ours) {
+                ch_buf d = {0};
+                buf_printf(&d, "ALTER TABLE %s.%s DROP PARTITION ID ", s->db, table);
+                buf_quote(&d, part);
+                rc = d.oom ? -1 : ch_http(s, h, CH_QUERY, d.p, NULL, "", NULL, &cf, err, errlen);
+                if (d.oom)
+                    set_err(err, errlen, "out of memory");
+                free(d.p);
+            }
+            free(table);
+            free(part);
+        }
+        free(ans.p);
+        if (rc || !partial)
+            continue;
+        /* The boundary day: delete its earlier profiles (commit records
+         * first), then their samples, then the stacks that day's remaining
+         * samples no longer use. */
+        for (int i = 0; i < 3 && rc == 0; i++) {
+            ch_buf d = {0};
+            buf_printf(&d, "ALTER TABLE %s.%s%s DELETE WHERE day = ", s->db, tables[i], s->local);
+            buf_day(&d, boundary);
+            if (i < 2) {
+                buf_printf(&d, " AND start_ns < %" PRId64, before_ns);
+            } else {
+                buf_printf(&d, " AND hash NOT IN (SELECT stack FROM %s.samples WHERE day = ", s->db);
+                buf_day(&d, boundary);
+                buf_str(&d, ")");
+            }
+            if (d.oom) {
+                set_err(err, errlen, "out of memory");
+                rc = -1;
+            } else {
+                rc = ch_http(s, h, CH_QUERY, d.p, NULL, "", NULL, &cf, err, errlen);
+                if (rc == 0)
+                    rc = wait_mutations(s, h, err, errlen);
+            }
+            free(d.p);
+        }
+    }
+    return rc;
+}
+
+/* ---- stats ---- */
+
+static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    memset(out, 0, sizeof *out);
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b,
+               "SELECT (SELECT uniqExact(id) FROM %s.profiles), "
+               "(SELECT count() FROM %s.samples WHERE ins IN (SELECT min(ins) FROM %s.profiles%s GROUP BY id)), "
+               "(SELECT uniqExact(hash) FROM %s.stacks) FORMAT RowBinary",
+               s->db, s->db, s->db, s->local, s->db);
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    out->profiles = (int64_t)rd_u64(&r);
+    out->samples = (int64_t)rd_u64(&r);
+    out->stacks = (int64_t)rd_u64(&r);
+    free(ans.p);
+    if (r.bad)
+        return malformed(err, errlen, "stats");
+    /* Bytes on disk: every host's own parts. */
+    buf_str(&b, "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = ");
+    buf_quote(&b, s->db);
+    buf_str(&b, " FORMAT RowBinary");
+    if (b.oom) {
+        free(b.p);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
+        int cf;
+        rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
+        if (rc)
+            break;
+        r = (ch_rd){(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        out->bytes += (int64_t)rd_u64(&r);
+        free(ans.p);
+        ans = (ch_buf){0};
+        if (r.bad)
+            rc = malformed(err, errlen, "disk usage");
+    }
+    free(b.p);
+    return rc;
+}
+
+static const hs_store_ops ch_ops = {
+    .name = "clickhouse",
+    .close = ch_close,
+    .put = ch_put,
+    .strings = ch_strings,
+    .type_info = ch_type_info,
+    .merge = ch_merge,
+    .get_stacks = ch_get_stacks,
+    .series = ch_series,
+    .profiles = ch_profiles,
+    .retain = ch_retain,
+    .stats = ch_stats,
+};
