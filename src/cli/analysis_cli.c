@@ -1,6 +1,8 @@
 /* analysis_cli.c — see analysis_cli.h. */
 #include "cli/analysis_cli.h"
 
+#include "cli/fetch.h"
+
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,7 @@ int hs_acli_parse(const hs_acli_spec *s, int argc, char **argv, hs_analysis_opti
                 fputc('\n', stdout);
                 hs_analysis_options_help(stdout, s->kind);
             }
+            hs_fetch_help(stdout);
             return 0;
         }
         if (c == 'o' && s->output) {
@@ -92,7 +95,7 @@ int hs_acli_load(const char *cmd, char **files, int n, hs_profile ***out)
         return hs_acli_fail(cmd, NULL, "out of memory");
     char msg[512];
     for (int i = 0; i < n; i++) {
-        ps[i] = hs_profile_read_file(files[i], msg, sizeof msg);
+        ps[i] = hs_fetch_profile(files[i], msg, sizeof msg);
         if (!ps[i]) {
             hs_acli_free_profiles(ps, i);
             return hs_acli_fail(cmd, files[i], msg);

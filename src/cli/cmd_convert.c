@@ -39,6 +39,7 @@ static void hs_convert_usage(FILE *out)
             "--sample-index or a granularity.\n"
             "\n");
     hs_analysis_options_help(out, HS_KIND_NOTRIM);
+    hs_fetch_help(out);
 }
 
 static int hs_convert_fail(const char *msg)

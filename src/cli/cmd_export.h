@@ -13,12 +13,17 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "cli/fetch.h"
 #include "profile/profile.h"
 #include "report/export.h"
 
-/* Read a whole file ("-" = stdin) into a malloc'd buffer. */
+/* Read a whole file ("-" = stdin) or URL (fetch.h) into a malloc'd buffer. */
 static inline char *hs_cli_slurp(const char *path, size_t *len, char *err, size_t errlen)
 {
+    if (hs_fetch_is_url(path)) {
+        char *data = NULL;
+        return hs_fetch_url(path, &data, len, err, errlen) == 0 ? data : NULL;
+    }
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s", strerror(errno));

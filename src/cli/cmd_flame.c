@@ -27,6 +27,7 @@ static void hs_flame_usage(FILE *out)
             "  -h, --help         show this help\n"
             "\n");
     hs_analysis_options_help(out, HS_KIND_NOTRIM);
+    hs_fetch_help(out);
     fprintf(out, "\nFor a differential flame graph see `hotspur diff --flame`.\n");
 }
 

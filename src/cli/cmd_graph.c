@@ -33,6 +33,7 @@ static void hs_graph_usage(FILE *out)
             "  -h, --help         show this help\n"
             "\n");
     hs_analysis_options_help(out, HS_KIND_GRAPH);
+    hs_fetch_help(out);
 }
 
 static int hs_graph_fail(const char *msg)
