@@ -1,0 +1,1096 @@
+/* stack.c — stack records: encoding, hashing, decomposing a profile into
+ * stacks and samples, rebuilding a profile from merged rows (see stack.h
+ * for the record format).
+ *
+ * Decomposition interns every string it uses into one table (so equal
+ * strings are one id whatever their index in the pprof string table),
+ * expands each location once into frames of string ids, then encodes each
+ * sample's record, hashes it, and merges samples whose records are equal. */
+#define _GNU_SOURCE /* qsort_r */
+#include "store/stack.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "analysis/analysis_internal.h"
+
+#define ERR(...) hs_an_err(err, errlen, __VA_ARGS__)
+
+uint64_t hs_stack_hash(const void *data, size_t len)
+{
+    return (uint64_t)XXH3_64bits(data, len);
+}
+
+/* ---- a growable byte buffer with varint writers ---- */
+
+typedef struct {
+    unsigned char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static int sbuf_reserve(sbuf *b, size_t more)
+{
+    if (b->oom)
+        return -1;
+    if (b->n + more <= b->cap)
+        return 0;
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc < b->n + more)
+        nc *= 2;
+    unsigned char *np = realloc(b->p, nc);
+    if (!np) {
+        b->oom = 1;
+        return -1;
+    }
+    b->p = np;
+    b->cap = nc;
+    return 0;
+}
+
+static void put_bytes(sbuf *b, const void *d, size_t n)
+{
+    if (n == 0 || sbuf_reserve(b, n) < 0)
+        return;
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+
+static void put_uv(sbuf *b, uint64_t v)
+{
+    if (sbuf_reserve(b, 10) < 0)
+        return;
+    while (v >= 0x80) {
+        b->p[b->n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    b->p[b->n++] = (unsigned char)v;
+}
+
+static void put_sv(sbuf *b, int64_t v)
+{
+    put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+/* ---- a reader ---- */
+
+typedef struct {
+    const unsigned char *p, *end;
+    int bad;
+} rd;
+
+static uint64_t get_uv(rd *r)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (r->p >= r->end) {
+            r->bad = 1;
+            return 0;
+        }
+        unsigned char c = *r->p++;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80))
+            return v;
+    }
+    r->bad = 1;
+    return 0;
+}
+
+static int64_t get_sv(rd *r)
+{
+    uint64_t u = get_uv(r);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* ---- the core encoder: frames and labels as interned string ids ---- */
+
+typedef struct {
+    uint32_t fn, sys, file, map;
+    int64_t line, start_line;
+    bool inlined;
+} id_frame;
+
+typedef struct {
+    uint32_t key, str, unit;
+    int64_t num;
+} id_label;
+
+typedef struct {
+    hs_an_strtab strs;   /* id -> string; id 0 is "" */
+    uint32_t *stamp;     /* per string id: the record it last got a ref in */
+    uint32_t *ref;       /* per string id: its ref in that record */
+    size_t n_stamp;
+    uint32_t record_no;
+    sbuf body, rec;
+    uint32_t *tab;       /* the string ids of the record's table, in order */
+    size_t n_tab, cap_tab;
+} encoder;
+
+static int encoder_init(encoder *e)
+{
+    memset(e, 0, sizeof *e);
+    if (hs_an_strtab_init(&e->strs) < 0)
+        return -1;
+    if (hs_an_strtab_intern(&e->strs, "") != 0) {
+        hs_an_strtab_free(&e->strs);
+        return -1;
+    }
+    return 0;
+}
+
+static void encoder_free(encoder *e)
+{
+    hs_an_strtab_free(&e->strs);
+    free(e->stamp);
+    free(e->ref);
+    free(e->body.p);
+    free(e->rec.p);
+    free(e->tab);
+}
+
+static uint32_t intern(encoder *e, const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    return hs_an_strtab_intern(&e->strs, s);
+}
+
+/* The record-local ref of string id: 0 for "", else 1 + its table slot. */
+static uint32_t local_ref(encoder *e, uint32_t id)
+{
+    if (id == 0)
+        return 0;
+    if (e->stamp[id] == e->record_no)
+        return e->ref[id];
+    if (e->n_tab == e->cap_tab) {
+        size_t nc = e->cap_tab ? e->cap_tab * 2 : 64;
+        uint32_t *nt = realloc(e->tab, nc * sizeof *nt);
+        if (!nt) {
+            e->body.oom = 1;
+            return 0;
+        }
+        e->tab = nt;
+        e->cap_tab = nc;
+    }
+    e->tab[e->n_tab++] = id;
+    e->stamp[id] = e->record_no;
+    e->ref[id] = (uint32_t)e->n_tab;
+    return e->ref[id];
+}
+
+static int label_cmp(const void *a, const void *b, void *arg)
+{
+    const id_label *x = a, *y = b;
+    const hs_an_strtab *t = arg;
+    int c = strcmp(t->strs[x->key], t->strs[y->key]);
+    if (c)
+        return c;
+    if ((c = strcmp(t->strs[x->str], t->strs[y->str])))
+        return c;
+    if (x->num != y->num)
+        return x->num < y->num ? -1 : 1;
+    return strcmp(t->strs[x->unit], t->strs[y->unit]);
+}
+
+/* Encode into e->rec (labels must already be sorted). 0, or -1 on OOM. */
+static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *l, size_t nl)
+{
+    if (e->n_stamp < e->strs.n) {
+        size_t nn = e->strs.n * 2;
+        uint32_t *ns = realloc(e->stamp, nn * sizeof *ns);
+        if (!ns)
+            return -1;
+        e->stamp = ns;
+        uint32_t *nr = realloc(e->ref, nn * sizeof *nr);
+        if (!nr)
+            return -1;
+        e->ref = nr;
+        memset(e->stamp + e->n_stamp, 0, (nn - e->n_stamp) * sizeof *ns);
+        e->n_stamp = nn;
+    }
+    if (++e->record_no == 0) { /* wrapped: stamps are stale */
+        memset(e->stamp, 0, e->n_stamp * sizeof *e->stamp);
+        e->record_no = 1;
+    }
+    e->n_tab = 0;
+    e->body.n = e->rec.n = 0;
+    put_uv(&e->body, nf);
+    for (size_t i = 0; i < nf; i++) {
+        put_uv(&e->body, f[i].inlined ? 1 : 0);
+        put_uv(&e->body, local_ref(e, f[i].fn));
+        put_uv(&e->body, local_ref(e, f[i].sys));
+        put_uv(&e->body, local_ref(e, f[i].file));
+        put_uv(&e->body, local_ref(e, f[i].map));
+        put_sv(&e->body, f[i].line);
+        put_sv(&e->body, f[i].start_line);
+    }
+    put_uv(&e->body, nl);
+    for (size_t i = 0; i < nl; i++) {
+        put_uv(&e->body, local_ref(e, l[i].key));
+        put_uv(&e->body, local_ref(e, l[i].str));
+        put_sv(&e->body, l[i].num);
+        put_uv(&e->body, local_ref(e, l[i].unit));
+    }
+    unsigned char ver = HS_STACK_RECORD_VERSION;
+    put_bytes(&e->rec, &ver, 1);
+    put_uv(&e->rec, e->n_tab);
+    for (size_t i = 0; i < e->n_tab; i++) {
+        const char *s = e->strs.strs[e->tab[i]];
+        size_t len = strlen(s);
+        put_uv(&e->rec, len);
+        put_bytes(&e->rec, s, len);
+    }
+    put_bytes(&e->rec, e->body.p, e->body.n);
+    return e->body.oom || e->rec.oom ? -1 : 0;
+}
+
+int hs_stack_encode(const hs_stack_frame *frames, size_t n_frames, const hs_stack_label *labels,
+                    size_t n_labels, void **out, size_t *outlen, char *err, size_t errlen)
+{
+    encoder e;
+    int rc = -1;
+    id_frame *f = calloc(n_frames ? n_frames : 1, sizeof *f);
+    id_label *l = calloc(n_labels ? n_labels : 1, sizeof *l);
+    if (!f || !l || encoder_init(&e) < 0) {
+        free(f);
+        free(l);
+        ERR("out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n_frames; i++) {
+        f[i] = (id_frame){intern(&e, frames[i].function), intern(&e, frames[i].system_name),
+                          intern(&e, frames[i].file),     intern(&e, frames[i].mapping),
+                          frames[i].line,                 frames[i].start_line,
+                          frames[i].inlined};
+        if (f[i].fn == UINT32_MAX || f[i].sys == UINT32_MAX || f[i].file == UINT32_MAX || f[i].map == UINT32_MAX)
+            goto oom;
+    }
+    for (size_t i = 0; i < n_labels; i++) {
+        l[i] = (id_label){intern(&e, labels[i].key), intern(&e, labels[i].str), intern(&e, labels[i].num_unit),
+                          labels[i].num};
+        if (l[i].key == UINT32_MAX || l[i].str == UINT32_MAX || l[i].unit == UINT32_MAX)
+            goto oom;
+    }
+    qsort_r(l, n_labels, sizeof *l, label_cmp, &e.strs);
+    if (encode_ids(&e, f, n_frames, l, n_labels) < 0)
+        goto oom;
+    *out = malloc(e.rec.n);
+    if (!*out)
+        goto oom;
+    memcpy(*out, e.rec.p, e.rec.n);
+    *outlen = e.rec.n;
+    rc = 0;
+    goto done;
+oom:
+    ERR("out of memory");
+done:
+    encoder_free(&e);
+    free(f);
+    free(l);
+    return rc;
+}
+
+/* ---- decoding ---- */
+
+int hs_stack_decode(const void *data, size_t len, hs_stack_decoded *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    rd r = {data, (const unsigned char *)data + len, 0};
+    if (len < 1 || *r.p != HS_STACK_RECORD_VERSION) {
+        ERR("stack record: unknown version %d", len ? *r.p : -1);
+        return -1;
+    }
+    r.p++;
+    uint64_t ns = get_uv(&r);
+    if (r.bad || ns > len) {
+        ERR("stack record: bad string count");
+        return -1;
+    }
+    /* one allocation: string pointers, then string bytes (<= len + ns) */
+    const char **strs = malloc((ns + 1) * sizeof *strs);
+    char *bytes = malloc(len + ns + 1);
+    if (!strs || !bytes) {
+        free(strs);
+        free(bytes);
+        ERR("out of memory");
+        return -1;
+    }
+    char *w = bytes;
+    strs[0] = "";
+    for (uint64_t i = 0; i < ns; i++) {
+        uint64_t sl = get_uv(&r);
+        if (r.bad || sl > (uint64_t)(r.end - r.p)) {
+            r.bad = 1;
+            break;
+        }
+        memcpy(w, r.p, sl);
+        w[sl] = 0;
+        strs[i + 1] = w;
+        w += sl + 1;
+        r.p += sl;
+    }
+    uint64_t nf = r.bad ? 0 : get_uv(&r);
+    if (r.bad || nf > (uint64_t)(r.end - r.p) / 6) {
+        free(strs);
+        free(bytes);
+        ERR("stack record: truncated or bad frame count");
+        return -1;
+    }
+    hs_stack_frame *frames = calloc(nf ? nf : 1, sizeof *frames);
+    if (!frames) {
+        free(strs);
+        free(bytes);
+        ERR("out of memory");
+        return -1;
+    }
+#define REF(v) ((v) <= ns ? strs[(v)] : (r.bad = 1, ""))
+    for (uint64_t i = 0; i < nf && !r.bad; i++) {
+        uint64_t flags = get_uv(&r);
+        frames[i].inlined = flags & 1;
+        uint64_t a = get_uv(&r), b = get_uv(&r), c = get_uv(&r), d = get_uv(&r);
+        frames[i].function = REF(a);
+        frames[i].system_name = REF(b);
+        frames[i].file = REF(c);
+        frames[i].mapping = REF(d);
+        frames[i].line = get_sv(&r);
+        frames[i].start_line = get_sv(&r);
+    }
+    uint64_t nl = r.bad ? 0 : get_uv(&r);
+    if (r.bad || nl > (uint64_t)(r.end - r.p) / 4 + 1) {
+        free(frames);
+        free(strs);
+        free(bytes);
+        ERR("stack record: truncated or bad label count");
+        return -1;
+    }
+    hs_stack_label *labels = calloc(nl ? nl : 1, sizeof *labels);
+    if (!labels) {
+        free(frames);
+        free(strs);
+        free(bytes);
+        ERR("out of memory");
+        return -1;
+    }
+    for (uint64_t i = 0; i < nl && !r.bad; i++) {
+        uint64_t k = get_uv(&r), s = get_uv(&r);
+        labels[i].key = REF(k);
+        labels[i].str = REF(s);
+        labels[i].num = get_sv(&r);
+        uint64_t u = get_uv(&r);
+        labels[i].num_unit = REF(u);
+    }
+#undef REF
+    if (r.bad || r.p != r.end) {
+        free(labels);
+        free(frames);
+        free(strs);
+        free(bytes);
+        ERR("stack record: malformed (%s)", r.bad ? "truncated or bad reference" : "trailing bytes");
+        return -1;
+    }
+    /* keep strs alive with bytes: pack both into buf (strs points into bytes) */
+    void **own = malloc(2 * sizeof *own);
+    if (!own) {
+        free(labels);
+        free(frames);
+        free(strs);
+        free(bytes);
+        ERR("out of memory");
+        return -1;
+    }
+    own[0] = strs;
+    own[1] = bytes;
+    out->frames = frames;
+    out->n_frames = nf;
+    out->labels = labels;
+    out->n_labels = nl;
+    out->buf = own;
+    return 0;
+}
+
+void hs_stack_decoded_free(hs_stack_decoded *d)
+{
+    if (!d)
+        return;
+    if (d->buf) {
+        void **own = d->buf;
+        free(own[0]);
+        free(own[1]);
+        free(own);
+    }
+    free(d->frames);
+    free(d->labels);
+    memset(d, 0, sizeof *d);
+}
+
+/* ---- decomposition ---- */
+
+struct hs_stack_parts {
+    hs_store_sample *samples;
+    hs_store_stack *stacks;
+    unsigned char *arena; /* every record, back to back */
+    char *type_strings;   /* sample type / unit / period strings */
+};
+
+void hs_stack_parts_free(hs_stack_parts *parts)
+{
+    if (!parts)
+        return;
+    free(parts->samples);
+    free(parts->stacks);
+    free(parts->arena);
+    free(parts->type_strings);
+    free(parts);
+}
+
+/* The frames of one location, expanded once per profile. */
+typedef struct {
+    size_t off, n; /* into the frame pool; n == 0: not expanded yet */
+} loc_frames;
+
+typedef struct {
+    const hs_profile *p;
+    encoder e;
+    uint32_t *sid; /* profile string index -> interned id (UINT32_MAX: not yet) */
+    loc_frames *locs;
+    id_frame *pool;
+    size_t n_pool, cap_pool;
+} decomp;
+
+static uint32_t pstr(decomp *d, int64_t idx)
+{
+    if (idx <= 0 || (size_t)idx >= d->p->n_strings)
+        return 0;
+    if (d->sid[idx] == UINT32_MAX)
+        d->sid[idx] = intern(&d->e, d->p->strings[idx]);
+    return d->sid[idx];
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int pool_push(decomp *d, id_frame f)
+{
+    if (d->n_pool == d->cap_pool) {
+        size_t nc = d->cap_pool ? d->cap_pool * 2 : 1024;
+        id_frame *np = realloc(d->pool, nc * sizeof *np);
+        if (!np)
+            return -1;
+        d->pool = np;
+        d->cap_pool = nc;
+    }
+    d->pool[d->n_pool++] = f;
+    return 0;
+}
+
+/* Expand location l (index li) into the pool. */
+static int expand_location(decomp *d, const hs_location *l, size_t li)
+{
+    const hs_profile *p = d->p;
+    const hs_mapping *m = l->mapping_id ? hs_profile_mapping(p, l->mapping_id) : NULL;
+    uint32_t map = m ? pstr(d, m->filename) : 0;
+    size_t off = d->n_pool;
+    uint32_t unnamed = UINT32_MAX; /* the file-offset name, made on first need */
+    for (size_t i = 0; i < (l->n_lines ? l->n_lines : 1); i++) {
+        const hs_function *fn = l->n_lines ? hs_profile_function(p, l->lines[i].function_id) : NULL;
+        id_frame f = {0};
+        f.map = map;
+        f.inlined = l->n_lines && i + 1 < l->n_lines;
+        if (fn) {
+            f.fn = pstr(d, fn->name);
+            f.sys = pstr(d, fn->system_name);
+            f.file = pstr(d, fn->filename);
+            f.start_line = fn->start_line;
+        }
+        if (l->n_lines)
+            f.line = l->lines[i].line;
+        if (f.fn == 0) {
+            if (unnamed == UINT32_MAX) {
+                char name[512];
+                if (m) {
+                    const char *file = basename_of(hs_profile_string(p, m->filename));
+                    uint64_t fo = l->address - m->memory_start + m->file_offset;
+                    snprintf(name, sizeof name, "%s+0x%" PRIx64, *file ? file : "[unknown]", fo);
+                } else {
+                    snprintf(name, sizeof name, "[unknown]");
+                }
+                unnamed = intern(&d->e, name);
+                if (unnamed == UINT32_MAX)
+                    return -1;
+            }
+            f.fn = unnamed;
+        }
+        if (f.fn == UINT32_MAX || f.sys == UINT32_MAX || f.file == UINT32_MAX || f.map == UINT32_MAX)
+            return -1;
+        if (pool_push(d, f) < 0)
+            return -1;
+    }
+    d->locs[li].off = off;
+    d->locs[li].n = d->n_pool - off;
+    return 0;
+}
+
+static bool dropped(const hs_stack_options *o, const char *key)
+{
+    for (size_t i = 0; i < o->n_drop_labels; i++)
+        if (strcmp(o->drop_labels[i], key) == 0)
+            return true;
+    return false;
+}
+
+static char *copy_types(const hs_profile *p, hs_store_types *t, char *err, size_t errlen)
+{
+    size_t need = 0;
+    for (size_t i = 0; i < p->n_sample_types; i++)
+        need += strlen(hs_profile_string(p, p->sample_types[i].type)) +
+                strlen(hs_profile_string(p, p->sample_types[i].unit)) + 2;
+    need += strlen(hs_profile_string(p, p->period_type.type)) + strlen(hs_profile_string(p, p->period_type.unit)) + 2;
+    char *buf = malloc(need), *w = buf;
+    if (!buf) {
+        ERR("out of memory");
+        return NULL;
+    }
+#define COPY(dst, idx)                                                                                      \
+    do {                                                                                                    \
+        const char *s_ = hs_profile_string(p, (idx));                                                       \
+        size_t l_ = strlen(s_) + 1;                                                                         \
+        memcpy(w, s_, l_);                                                                                  \
+        (dst) = w;                                                                                          \
+        w += l_;                                                                                            \
+    } while (0)
+    memset(t, 0, sizeof *t);
+    t->n = p->n_sample_types;
+    for (size_t i = 0; i < p->n_sample_types; i++) {
+        COPY(t->type[i], p->sample_types[i].type);
+        COPY(t->unit[i], p->sample_types[i].unit);
+    }
+    COPY(t->period_type, p->period_type.type);
+    COPY(t->period_unit, p->period_type.unit);
+#undef COPY
+    t->period = p->period;
+    t->default_index = hs_profile_default_index(p);
+    return buf;
+}
+
+typedef struct {
+    size_t off, len; /* the record in the arena */
+    uint64_t hash;
+    int64_t values[HS_STORE_MAX_VALUES];
+} dsample;
+
+int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_store_profile *out,
+                       hs_stack_parts **parts_out, char *err, size_t errlen)
+{
+    static const char *const default_drop[] = {"tid"};
+    hs_stack_options o = {default_drop, 1, HS_STACK_DEFAULT_MAX_DEPTH, HS_STACK_DEFAULT_MAX_SAMPLES};
+    if (opt) {
+        if (opt->drop_labels) {
+            o.drop_labels = opt->drop_labels;
+            o.n_drop_labels = opt->n_drop_labels;
+        }
+        if (opt->max_depth)
+            o.max_depth = opt->max_depth;
+        if (opt->max_samples)
+            o.max_samples = opt->max_samples;
+    }
+    *parts_out = NULL;
+    if (p->n_sample_types == 0) {
+        ERR("profile has no sample types");
+        return -1;
+    }
+    if (p->n_sample_types > HS_STORE_MAX_VALUES) {
+        ERR("profile has %zu sample types; at most %d are supported", p->n_sample_types, HS_STORE_MAX_VALUES);
+        return -1;
+    }
+    if (p->n_samples > o.max_samples) {
+        ERR("profile has %zu samples; the limit is %zu", p->n_samples, o.max_samples);
+        return -1;
+    }
+    int rc = -1;
+    size_t nt = p->n_sample_types;
+    decomp d = {.p = p};
+    dsample *ds = NULL;
+    size_t n_ds = 0;
+    sbuf arena = {0};
+    hs_an_map bymap = {0};
+    id_frame *frames = NULL;
+    id_label *labels = NULL;
+    size_t cap_frames = 0, cap_labels = 0;
+    hs_stack_parts *parts = calloc(1, sizeof *parts);
+    if (!parts || encoder_init(&d.e) < 0) {
+        free(parts);
+        ERR("out of memory");
+        return -1;
+    }
+    d.sid = malloc((p->n_strings ? p->n_strings : 1) * sizeof *d.sid);
+    d.locs = calloc(p->n_locations ? p->n_locations : 1, sizeof *d.locs);
+    ds = malloc((p->n_samples ? p->n_samples : 1) * sizeof *ds);
+    if (!d.sid || !d.locs || !ds || hs_an_map_init(&bymap, p->n_samples) < 0)
+        goto oom;
+    memset(d.sid, 0xff, (p->n_strings ? p->n_strings : 1) * sizeof *d.sid);
+
+    for (size_t si = 0; si < p->n_samples; si++) {
+        const hs_sample *s = &p->samples[si];
+        bool any = false;
+        for (size_t v = 0; v < nt; v++)
+            any |= s->values[v] != 0;
+        if (!any)
+            continue;
+        size_t nf = 0;
+        for (size_t k = 0; k < s->n_locations; k++) {
+            const hs_location *l = hs_profile_location(p, s->location_ids[k]);
+            if (!l) {
+                ERR("sample %zu: unknown location %" PRIu64, si, s->location_ids[k]);
+                goto fail;
+            }
+            size_t li = (size_t)(l - p->locations);
+            if (d.locs[li].n == 0 && expand_location(&d, l, li) < 0)
+                goto oom;
+            if (nf + d.locs[li].n > o.max_depth) {
+                ERR("sample %zu: stack deeper than %zu frames (with inlined frames)", si, o.max_depth);
+                goto fail;
+            }
+            if (nf + d.locs[li].n > cap_frames) {
+                size_t nc = cap_frames ? cap_frames * 2 : 64;
+                while (nc < nf + d.locs[li].n)
+                    nc *= 2;
+                id_frame *nfp = realloc(frames, nc * sizeof *nfp);
+                if (!nfp)
+                    goto oom;
+                frames = nfp;
+                cap_frames = nc;
+            }
+            memcpy(frames + nf, d.pool + d.locs[li].off, d.locs[li].n * sizeof *frames);
+            nf += d.locs[li].n;
+        }
+        if (s->n_labels > cap_labels) {
+            id_label *nl = realloc(labels, s->n_labels * sizeof *nl);
+            if (!nl)
+                goto oom;
+            labels = nl;
+            cap_labels = s->n_labels;
+        }
+        size_t nl = 0;
+        for (size_t k = 0; k < s->n_labels; k++) {
+            const hs_label *lb = &s->labels[k];
+            if (dropped(&o, hs_profile_string(p, lb->key)))
+                continue;
+            labels[nl] = (id_label){pstr(&d, lb->key), pstr(&d, lb->str), pstr(&d, lb->num_unit), lb->num};
+            if (labels[nl].key == UINT32_MAX || labels[nl].str == UINT32_MAX || labels[nl].unit == UINT32_MAX)
+                goto oom;
+            nl++;
+        }
+        if (nl > 1)
+            qsort_r(labels, nl, sizeof *labels, label_cmp, &d.e.strs);
+        if (encode_ids(&d.e, frames, nf, labels, nl) < 0)
+            goto oom;
+        uint64_t h = hs_stack_hash(d.e.rec.p, d.e.rec.n);
+        size_t slot = (size_t)-1;
+        uint32_t cand;
+        bool merged = false;
+        while ((cand = hs_an_map_next(&bymap, h, &slot)) != UINT32_MAX) {
+            if (ds[cand].len == d.e.rec.n && memcmp(arena.p + ds[cand].off, d.e.rec.p, d.e.rec.n) == 0) {
+                for (size_t v = 0; v < nt; v++)
+                    ds[cand].values[v] += s->values[v];
+                merged = true;
+                break;
+            }
+            ERR("stack hash collision (%016" PRIx64 ")", h);
+            goto fail;
+        }
+        if (merged)
+            continue;
+        dsample *x = &ds[n_ds];
+        memset(x, 0, sizeof *x);
+        x->off = arena.n;
+        x->len = d.e.rec.n;
+        x->hash = h;
+        for (size_t v = 0; v < nt; v++)
+            x->values[v] = s->values[v];
+        put_bytes(&arena, d.e.rec.p, d.e.rec.n);
+        if (arena.oom || hs_an_map_put(&bymap, h, (uint32_t)n_ds) < 0)
+            goto oom;
+        n_ds++;
+    }
+
+    parts->samples = malloc((n_ds ? n_ds : 1) * sizeof *parts->samples);
+    parts->stacks = malloc((n_ds ? n_ds : 1) * sizeof *parts->stacks);
+    if (!parts->samples || !parts->stacks)
+        goto oom;
+    parts->type_strings = copy_types(p, &out->types, err, errlen);
+    if (!parts->type_strings)
+        goto fail;
+    parts->arena = arena.p;
+    arena.p = NULL;
+    memset(out->totals, 0, sizeof out->totals);
+    for (size_t i = 0; i < n_ds; i++) {
+        parts->samples[i].stack = ds[i].hash;
+        memcpy(parts->samples[i].values, ds[i].values, sizeof ds[i].values);
+        parts->stacks[i] = (hs_store_stack){ds[i].hash, parts->arena + ds[i].off, ds[i].len};
+        for (size_t v = 0; v < nt; v++)
+            out->totals[v] += ds[i].values[v];
+    }
+    out->samples = parts->samples;
+    out->n_samples = n_ds;
+    out->stacks = parts->stacks;
+    out->n_stacks = n_ds;
+    *parts_out = parts;
+    parts = NULL;
+    rc = 0;
+    goto done;
+oom:
+    ERR("out of memory");
+fail:
+done:
+    hs_stack_parts_free(parts);
+    encoder_free(&d.e);
+    free(d.sid);
+    free(d.locs);
+    free(d.pool);
+    free(ds);
+    free(arena.p);
+    hs_an_map_free(&bymap);
+    free(frames);
+    free(labels);
+    return rc;
+}
+
+/* ---- rebuilding a profile ---- */
+
+typedef struct {
+    hs_profile *p;
+    hs_an_map locs;       /* hash of a frame run -> index into keys */
+    sbuf keys;            /* the runs' keys, back to back */
+    size_t *key_off, *key_len;
+    uint64_t *loc_id;
+    size_t n_locs, cap_locs;
+    hs_an_map maps;       /* hash of mapping file name -> index into map_ids */
+    uint64_t *map_ids;
+    int64_t *map_names;   /* string index of each mapping's file name */
+    size_t n_maps, cap_maps;
+    sbuf key;             /* scratch */
+} builder;
+
+static uint64_t mapping_for(builder *b, const char *file)
+{
+    if (!*file)
+        return 0;
+    uint64_t h = hs_an_hash_bytes(file, strlen(file), 1);
+    size_t slot = (size_t)-1;
+    uint32_t c;
+    while ((c = hs_an_map_next(&b->maps, h, &slot)) != UINT32_MAX)
+        if (strcmp(hs_profile_string(b->p, b->map_names[c]), file) == 0)
+            return b->map_ids[c];
+    if (b->n_maps == b->cap_maps) {
+        size_t nc = b->cap_maps ? b->cap_maps * 2 : 16;
+        uint64_t *ni = realloc(b->map_ids, nc * sizeof *ni);
+        if (!ni)
+            return UINT64_MAX;
+        b->map_ids = ni;
+        int64_t *nn = realloc(b->map_names, nc * sizeof *nn);
+        if (!nn)
+            return UINT64_MAX;
+        b->map_names = nn;
+        b->cap_maps = nc;
+    }
+    uint64_t id = hs_profile_add_mapping(b->p, 0, 0, 0, file, "");
+    if (!id)
+        return UINT64_MAX;
+    hs_mapping *m = &b->p->mappings[b->p->n_mappings - 1];
+    m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = true;
+    b->map_ids[b->n_maps] = id;
+    b->map_names[b->n_maps] = m->filename;
+    if (hs_an_map_put(&b->maps, h, (uint32_t)b->n_maps) < 0)
+        return UINT64_MAX;
+    b->n_maps++;
+    return id;
+}
+
+static void key_str(sbuf *k, const char *s)
+{
+    size_t n = strlen(s);
+    put_uv(k, n);
+    put_bytes(k, s, n);
+}
+
+/* The location of frames f[0..n) (an inline run ending in its outer frame). */
+static uint64_t location_for(builder *b, const hs_stack_frame *f, size_t n)
+{
+    b->key.n = 0;
+    for (size_t i = 0; i < n; i++) {
+        key_str(&b->key, f[i].function);
+        key_str(&b->key, f[i].system_name);
+        key_str(&b->key, f[i].file);
+        key_str(&b->key, f[i].mapping);
+        put_sv(&b->key, f[i].line);
+        put_sv(&b->key, f[i].start_line);
+    }
+    if (b->key.oom)
+        return 0;
+    uint64_t h = hs_stack_hash(b->key.p, b->key.n);
+    size_t slot = (size_t)-1;
+    uint32_t c;
+    while ((c = hs_an_map_next(&b->locs, h, &slot)) != UINT32_MAX)
+        if (b->key_len[c] == b->key.n && memcmp(b->keys.p + b->key_off[c], b->key.p, b->key.n) == 0)
+            return b->loc_id[c];
+    if (b->n_locs == b->cap_locs) {
+        size_t nc = b->cap_locs ? b->cap_locs * 2 : 256;
+        size_t *no = realloc(b->key_off, nc * sizeof *no);
+        if (!no)
+            return 0;
+        b->key_off = no;
+        size_t *nl = realloc(b->key_len, nc * sizeof *nl);
+        if (!nl)
+            return 0;
+        b->key_len = nl;
+        uint64_t *ni = realloc(b->loc_id, nc * sizeof *ni);
+        if (!ni)
+            return 0;
+        b->loc_id = ni;
+        b->cap_locs = nc;
+    }
+    hs_line lines[64], *lp = n <= 64 ? lines : malloc(n * sizeof *lp);
+    if (!lp)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t fid = hs_profile_add_function(b->p, f[i].function, f[i].system_name, f[i].file, f[i].start_line);
+        if (!fid) {
+            if (lp != lines)
+                free(lp);
+            return 0;
+        }
+        lp[i] = (hs_line){fid, f[i].line, 0};
+    }
+    uint64_t map = mapping_for(b, f[n - 1].mapping);
+    uint64_t id = map == UINT64_MAX ? 0 : hs_profile_add_location(b->p, map, 0, lp, n);
+    if (lp != lines)
+        free(lp);
+    if (!id)
+        return 0;
+    b->key_off[b->n_locs] = b->keys.n;
+    b->key_len[b->n_locs] = b->key.n;
+    b->loc_id[b->n_locs] = id;
+    put_bytes(&b->keys, b->key.p, b->key.n);
+    if (b->keys.oom || hs_an_map_put(&b->locs, h, (uint32_t)b->n_locs) < 0)
+        return 0;
+    b->n_locs++;
+    return id;
+}
+
+hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn lookup, void *arg,
+                                   size_t *missing, char *err, size_t errlen)
+{
+    size_t n_missing = 0;
+    builder b = {0};
+    uint64_t *ids = NULL;
+    hs_label *labels = NULL;
+    size_t cap_ids = 0, cap_labels = 0;
+    hs_stack_decoded dec = {0};
+    b.p = hs_profile_new();
+    if (!b.p || hs_an_map_init(&b.locs, m->n_rows) < 0 || hs_an_map_init(&b.maps, 16) < 0)
+        goto oom;
+    if (m->types.n == 0 || m->types.n > HS_STORE_MAX_VALUES) {
+        ERR("merged result has %zu sample types", m->types.n);
+        goto fail;
+    }
+    for (size_t i = 0; i < m->types.n; i++)
+        if (hs_profile_add_sample_type(b.p, m->types.type[i], m->types.unit[i]) < 0)
+            goto oom;
+    hs_profile_set_period(b.p, m->types.period_type ? m->types.period_type : "",
+                          m->types.period_unit ? m->types.period_unit : "", m->types.period);
+    if (m->types.default_index >= 0 && (size_t)m->types.default_index < m->types.n)
+        b.p->default_sample_type = hs_profile_str(b.p, m->types.type[m->types.default_index]);
+    b.p->time_nanos = m->min_start_ns;
+    b.p->duration_nanos = m->max_end_ns > m->min_start_ns ? m->max_end_ns - m->min_start_ns : 0;
+
+    for (size_t r = 0; r < m->n_rows; r++) {
+        size_t len = 0;
+        const void *data = lookup(arg, m->rows[r].stack, &len);
+        if (!data) {
+            n_missing++;
+            continue;
+        }
+        if (hs_stack_decode(data, len, &dec, err, errlen) < 0)
+            goto fail;
+        if (dec.n_frames > cap_ids) {
+            uint64_t *ni = realloc(ids, dec.n_frames * sizeof *ni);
+            if (!ni)
+                goto oom;
+            ids = ni;
+            cap_ids = dec.n_frames;
+        }
+        size_t nl = 0;
+        for (size_t i = 0; i < dec.n_frames;) {
+            size_t j = i;
+            while (j + 1 < dec.n_frames && dec.frames[j].inlined)
+                j++;
+            uint64_t id = location_for(&b, dec.frames + i, j - i + 1);
+            if (!id)
+                goto oom;
+            ids[nl++] = id;
+            i = j + 1;
+        }
+        if (dec.n_labels > cap_labels) {
+            hs_label *nlb = realloc(labels, dec.n_labels * sizeof *nlb);
+            if (!nlb)
+                goto oom;
+            labels = nlb;
+            cap_labels = dec.n_labels;
+        }
+        for (size_t i = 0; i < dec.n_labels; i++)
+            labels[i] = (hs_label){hs_profile_str(b.p, dec.labels[i].key),
+                                   *dec.labels[i].str ? hs_profile_str(b.p, dec.labels[i].str) : 0,
+                                   dec.labels[i].num,
+                                   *dec.labels[i].num_unit ? hs_profile_str(b.p, dec.labels[i].num_unit) : 0};
+        if (hs_profile_add_sample(b.p, ids, nl, m->rows[r].values, labels, dec.n_labels) < 0)
+            goto oom;
+        hs_stack_decoded_free(&dec);
+    }
+    if (missing)
+        *missing = n_missing;
+    goto done;
+oom:
+    ERR("out of memory");
+fail:
+    hs_profile_free(b.p);
+    b.p = NULL;
+done:
+    hs_stack_decoded_free(&dec);
+    hs_an_map_free(&b.locs);
+    hs_an_map_free(&b.maps);
+    free(b.keys.p);
+    free(b.key.p);
+    free(b.key_off);
+    free(b.key_len);
+    free(b.loc_id);
+    free(b.map_ids);
+    free(b.map_names);
+    free(ids);
+    free(labels);
+    return b.p;
+}
+
+/* hs_stack_build_from_store: records fetched into a map, then built. */
+typedef struct {
+    hs_an_map map; /* hash -> index */
+    uint64_t *hashes;
+    size_t *off, *len;
+    size_t n, cap;
+    sbuf data;
+    int oom;
+} record_set;
+
+static void record_set_add(void *arg, uint64_t hash, const void *data, size_t len)
+{
+    record_set *rs = arg;
+    if (rs->oom)
+        return;
+    if (rs->n == rs->cap) {
+        size_t nc = rs->cap ? rs->cap * 2 : 256;
+        uint64_t *nh = realloc(rs->hashes, nc * sizeof *nh);
+        size_t *no = nh ? realloc(rs->off, nc * sizeof *no) : NULL;
+        if (nh)
+            rs->hashes = nh;
+        if (no)
+            rs->off = no;
+        size_t *nl = no ? realloc(rs->len, nc * sizeof *nl) : NULL;
+        if (!nl) {
+            rs->oom = 1;
+            return;
+        }
+        rs->len = nl;
+        rs->cap = nc;
+    }
+    rs->hashes[rs->n] = hash;
+    rs->off[rs->n] = rs->data.n;
+    rs->len[rs->n] = len;
+    put_bytes(&rs->data, data, len);
+    if (rs->data.oom || hs_an_map_put(&rs->map, hash, (uint32_t)rs->n) < 0) {
+        rs->oom = 1;
+        return;
+    }
+    rs->n++;
+}
+
+static const void *record_set_lookup(void *arg, uint64_t hash, size_t *len)
+{
+    record_set *rs = arg;
+    size_t slot = (size_t)-1;
+    uint32_t c;
+    while ((c = hs_an_map_next(&rs->map, hash, &slot)) != UINT32_MAX)
+        if (rs->hashes[c] == hash) {
+            *len = rs->len[c];
+            return rs->data.p + rs->off[c];
+        }
+    return NULL;
+}
+
+hs_profile *hs_stack_build_from_store(hs_store *s, const hs_store_merged *m, size_t *missing, char *err,
+                                      size_t errlen)
+{
+    record_set rs = {0};
+    hs_profile *p = NULL;
+    uint64_t *hashes = malloc((m->n_rows ? m->n_rows : 1) * sizeof *hashes);
+    if (!hashes || hs_an_map_init(&rs.map, m->n_rows) < 0) {
+        free(hashes);
+        ERR("out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < m->n_rows; i++)
+        hashes[i] = m->rows[i].stack;
+    if (hs_store_get_stacks(s, hashes, m->n_rows, record_set_add, &rs, err, errlen) < 0)
+        goto done;
+    if (rs.oom) {
+        ERR("out of memory");
+        goto done;
+    }
+    p = hs_stack_build_profile(m, record_set_lookup, &rs, missing, err, errlen);
+done:
+    free(hashes);
+    hs_an_map_free(&rs.map);
+    free(rs.hashes);
+    free(rs.off);
+    free(rs.len);
+    free(rs.data.p);
+    return p;
+}
+
+/* ---- profile ids ---- */
+
+static void id_update_str(XXH3_state_t *st, const char *s)
+{
+    s = s ? s : "";
+    uint64_t n = strlen(s);
+    XXH3_128bits_update(st, &n, sizeof n);
+    XXH3_128bits_update(st, s, n);
+}
+
+void hs_stack_profile_id(const void *body, size_t len, const hs_store_profile *meta, char out[33])
+{
+    XXH3_state_t st;
+    XXH3_128bits_reset(&st);
+    uint64_t n = len;
+    XXH3_128bits_update(&st, &n, sizeof n);
+    XXH3_128bits_update(&st, body, len);
+    id_update_str(&st, meta->service);
+    id_update_str(&st, meta->type);
+    id_update_str(&st, meta->version);
+    n = meta->n_labels;
+    XXH3_128bits_update(&st, &n, sizeof n);
+    for (size_t i = 0; i < meta->n_labels; i++) {
+        id_update_str(&st, meta->labels[i].key);
+        id_update_str(&st, meta->labels[i].value);
+    }
+    int64_t t[2] = {meta->start_ns, meta->duration_ns};
+    XXH3_128bits_update(&st, t, sizeof t);
+    XXH128_hash_t h = XXH3_128bits_digest(&st);
+    snprintf(out, 33, "%016" PRIx64 "%016" PRIx64, (uint64_t)h.high64, (uint64_t)h.low64);
+}

@@ -1,0 +1,147 @@
+/* store.c — hs_store_open picks the backend from the URL; the public
+ * functions of store.h are thin wrappers over the backend's ops, plus the
+ * frees of what the store hands out. */
+#include "store/store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis_internal.h"
+
+hs_store *hs_store_open(const char *url, char *err, size_t errlen)
+{
+    if (!url || !*url) {
+        hs_an_err(err, errlen, "no store URL given");
+        return NULL;
+    }
+    if (strncmp(url, "clickhouse://", 13) == 0)
+        return hs_store_clickhouse_open(url, err, errlen);
+    if (strncmp(url, "sqlite:", 7) == 0)
+        url += 7;
+    else if (strstr(url, "://")) {
+        hs_an_err(err, errlen, "unknown store URL scheme in '%s' (sqlite:DIR, DIR or clickhouse://HOST:PORT/DB)",
+                  url);
+        return NULL;
+    }
+    if (!*url) {
+        hs_an_err(err, errlen, "sqlite: needs a directory");
+        return NULL;
+    }
+    return hs_store_sqlite_open(url, err, errlen);
+}
+
+void hs_store_close(hs_store *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+int hs_store_put(hs_store *s, const hs_store_profile *const *profiles, size_t n, size_t *duplicates, char *err,
+                 size_t errlen)
+{
+    size_t d = 0;
+    int rc = s->ops->put(s, profiles, n, &d, err, errlen);
+    if (duplicates)
+        *duplicates = d;
+    return rc;
+}
+
+int hs_store_services(hs_store *s, const hs_store_query *q, char ***out, size_t *n, char *err, size_t errlen)
+{
+    return s->ops->strings(s, HS_STORE_SERVICES, q, NULL, out, n, err, errlen);
+}
+
+int hs_store_types_of(hs_store *s, const hs_store_query *q, char ***out, size_t *n, char *err, size_t errlen)
+{
+    return s->ops->strings(s, HS_STORE_TYPES, q, NULL, out, n, err, errlen);
+}
+
+int hs_store_versions(hs_store *s, const hs_store_query *q, char ***out, size_t *n, char *err, size_t errlen)
+{
+    return s->ops->strings(s, HS_STORE_VERSIONS, q, NULL, out, n, err, errlen);
+}
+
+int hs_store_label_names(hs_store *s, const hs_store_query *q, char ***out, size_t *n, char *err, size_t errlen)
+{
+    return s->ops->strings(s, HS_STORE_LABEL_NAMES, q, NULL, out, n, err, errlen);
+}
+
+int hs_store_label_values(hs_store *s, const hs_store_query *q, const char *name, char ***out, size_t *n,
+                          char *err, size_t errlen)
+{
+    return s->ops->strings(s, HS_STORE_LABEL_VALUES, q, name, out, n, err, errlen);
+}
+
+void hs_store_strings_free(char **v, size_t n)
+{
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+int hs_store_type_info(hs_store *s, const hs_store_query *q, hs_store_types *out, char *err, size_t errlen)
+{
+    return s->ops->type_info(s, q, out, err, errlen);
+}
+
+int hs_store_merge(hs_store *s, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    return s->ops->merge(s, q, out, err, errlen);
+}
+
+/* Backends allocate rows and owned with malloc; the type strings live in
+ * owned. */
+void hs_store_merged_free(hs_store_merged *m)
+{
+    if (!m)
+        return;
+    free(m->rows);
+    free(m->owned);
+    memset(m, 0, sizeof *m);
+}
+
+int hs_store_get_stacks(hs_store *s, const uint64_t *hashes, size_t n,
+                        void (*fn)(void *arg, uint64_t hash, const void *data, size_t len), void *arg, char *err,
+                        size_t errlen)
+{
+    return s->ops->get_stacks(s, hashes, n, fn, arg, err, errlen);
+}
+
+int hs_store_series(hs_store *s, const hs_store_query *q, int64_t step_ns, hs_store_point **out, size_t *n,
+                    char *err, size_t errlen)
+{
+    if (step_ns <= 0) {
+        hs_an_err(err, errlen, "series step must be positive");
+        return -1;
+    }
+    return s->ops->series(s, q, step_ns, out, n, err, errlen);
+}
+
+int hs_store_profiles(hs_store *s, const hs_store_query *q, size_t limit, hs_store_profile_row **out, size_t *n,
+                      char *err, size_t errlen)
+{
+    return s->ops->profiles(s, q, limit, out, n, err, errlen);
+}
+
+void hs_store_profile_rows_free(hs_store_profile_row *rows, size_t n)
+{
+    if (!rows)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].version);
+    free(rows);
+}
+
+int hs_store_retain(hs_store *s, int64_t before_ns, char *err, size_t errlen)
+{
+    return s->ops->retain(s, before_ns, err, errlen);
+}
+
+int hs_store_stats_get(hs_store *s, hs_store_stats *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    return s->ops->stats(s, out, err, errlen);
+}
