@@ -1,0 +1,705 @@
+// app.js — the web UI of `hotspur serve` (index.html): selectors, timeline,
+// flame graph, function table, callers/callees, compare, filters, source.
+// Everything shown comes from the query API (docs/server.md), so the numbers
+// are the CLI's. The state is the URL's query string (readState/writeState):
+// every control writes it, a reload or a copied link restores it.
+import { sandwich, escapeRegex } from "./sandwich.js";
+
+const HsFlame = window.HsFlame;
+const $ = (id) => document.getElementById(id);
+const fv = (v, unit) => HsFlame.fmtValue(v, unit);
+const { pct, esc, signed } = HsFlame;
+
+// ------------------------------------------------------------------ state
+// Single-valued keys and repeatable ones; defaults are omitted from the URL.
+const SINGLE = ["service", "type", "si", "span", "end", "from", "until", "agg", "weight", "focus", "ignore",
+  "show_from", "hide", "show", "hl", "fn", "view", "cmp", "base_shift", "base_from", "base_until",
+  "base_label", "sort", "q", "zoom", "icicle", "nodes"];
+const MULTI = ["version", "label", "base_version"];
+const FILTERS = ["focus", "ignore", "show_from", "hide", "show"];
+let S = readState();
+
+function readState() {
+  const p = new URLSearchParams(location.search), s = {};
+  for (const k of SINGLE) s[k] = p.get(k) || "";
+  for (const k of MULTI) s[k] = p.getAll(k);
+  return s;
+}
+function writeState() {
+  const p = new URLSearchParams();
+  for (const k of SINGLE) if (S[k]) p.set(k, S[k]);
+  for (const k of MULTI) for (const v of S[k]) p.append(k, v);
+  const qs = p.toString();
+  history.replaceState(null, "", qs ? "?" + qs : location.pathname);
+}
+function set(changes, reload = true) {
+  Object.assign(S, changes);
+  writeState();
+  if (reload) refresh();
+}
+
+// ------------------------------------------------------------------ API
+class ApiError extends Error {}
+let errors = [];
+function showErrors() {
+  const box = $("error");
+  box.hidden = errors.length === 0;
+  box.textContent = errors.join("\n");
+}
+async function api(path, params, { raw = false, quiet = false } = {}) {
+  const url = "api/v1/" + path + (params ? "?" + params.toString() : "");
+  let r;
+  try {
+    r = await fetch(url);
+  } catch (e) {
+    throw new ApiError(`${path}: the server does not answer (${e.message})`);
+  }
+  if (!r.ok) {
+    let msg = r.status + " " + r.statusText;
+    try { const j = await r.json(); if (j && j.error) msg = j.error; } catch (e) { /* not JSON */ }
+    const err = new ApiError(`${path}: ${msg}`);
+    err.status = r.status;
+    err.quiet = quiet;
+    throw err;
+  }
+  return raw ? r : r.json();
+}
+
+// The query parameters of the current selection (one side).
+function nowS() { return Math.floor(Date.now() / 1000); }
+function range() {
+  if (S.from && S.until) return [+S.from, +S.until];
+  const span = +S.span || 3600;
+  const end = S.end ? +S.end : nowS() + 1;
+  return [end - span, end];
+}
+function baseParams({ filters = true, withBase = false } = {}) {
+  const p = new URLSearchParams();
+  p.set("service", S.service);
+  p.set("type", S.type);
+  const [from, until] = range();
+  p.set("from", String(from));
+  p.set("until", String(until));
+  for (const v of S.version) p.append("version", v);
+  for (const l of S.label) p.append("label", l);
+  if (S.agg === "avg") p.set("agg", "avg");
+  if (S.weight) p.set("weight", S.weight);
+  if (S.si) p.set("sample_index", S.si);
+  if (filters) for (const k of FILTERS) if (S[k]) p.set(k, S[k]);
+  if (withBase && S.cmp) {
+    if (S.cmp === "version") for (const v of S.base_version) p.append("base_version", v);
+    if (S.cmp === "time") {
+      if (S.base_shift === "custom" && S.base_from && S.base_until) {
+        p.set("base_from", S.base_from);
+        p.set("base_until", S.base_until);
+      } else {
+        const sh = +(S.base_shift || 86400);
+        p.set("base_from", String(from - sh));
+        p.set("base_until", String(until - sh));
+      }
+    }
+    if (S.cmp === "label" && S.base_label) p.set("base_label", S.base_label);
+  }
+  return p;
+}
+function comparing() {
+  return (S.cmp === "version" && S.base_version.length > 0) || S.cmp === "time" ||
+    (S.cmp === "label" && !!S.base_label);
+}
+
+// ------------------------------------------------------------------ selectors
+let types = [];           // from /types
+let labelValues = {};     // from /labels
+function fillSelect(sel, values, current, { any = null, labelOf = (v) => v } = {}) {
+  sel.textContent = "";
+  if (any !== null) sel.append(new Option(any, ""));
+  for (const v of values) sel.append(new Option(labelOf(v), v));
+  if (sel.multiple) for (const o of sel.options) o.selected = current.includes(o.value);
+  else sel.value = values.includes(current) || current === "" ? current : (values[0] || "");
+}
+async function loadSelectors() {
+  const svc = (await api("services")).services || [];
+  if (!svc.length) throw new ApiError("no profiles stored yet: send some to POST /api/v1/ingest");
+  if (!svc.includes(S.service)) S.service = svc[0];
+  fillSelect($("service"), svc, S.service);
+  const t = await api("types", new URLSearchParams({ service: S.service }));
+  types = t.types || [];
+  const tnames = types.map((x) => x.name);
+  if (!tnames.includes(S.type)) S.type = tnames.includes("cpu") ? "cpu" : (tnames[0] || "");
+  fillSelect($("type"), tnames, S.type);
+  const ty = types.find((x) => x.name === S.type) || { sample_types: [] };
+  const sts = (ty.sample_types || []).map((x) => x.type);
+  if (S.si && !sts.includes(S.si)) S.si = "";
+  fillSelect($("sample"), sts, S.si || ty.default || "", {
+    labelOf: (v) => { const st = ty.sample_types.find((x) => x.type === v); return st ? `${v} (${st.unit})` : v; },
+  });
+  const q = new URLSearchParams({ service: S.service, type: S.type });
+  const [vers, labs] = await Promise.all([api("versions", q), api("labels", q)]);
+  const versions = vers.versions || [];
+  S.version = S.version.filter((v) => versions.includes(v));
+  S.base_version = S.base_version.filter((v) => versions.includes(v));
+  fillSelect($("versions"), versions, S.version);
+  $("versions").size = Math.min(Math.max(versions.length, 1), 1);
+  fillSelect($("base-version"), versions, S.base_version[0] || "", { any: "(choose)" });
+  labelValues = labs.labels || {};
+  const box = $("labels");
+  box.textContent = "";
+  const baseOpts = [];
+  for (const k of Object.keys(labelValues).sort()) {
+    const cur = (S.label.find((l) => l.startsWith(k + "=")) || "").slice(k.length + 1);
+    const lab = document.createElement("label");
+    lab.append(k + " ");
+    const sel = document.createElement("select");
+    sel.dataset.label = k;
+    sel.id = "label-" + k;
+    fillSelect(sel, labelValues[k], cur, { any: "any" });
+    sel.addEventListener("change", () => {
+      const rest = S.label.filter((l) => !l.startsWith(k + "="));
+      if (sel.value) rest.push(k + "=" + sel.value);
+      set({ label: rest, from: "", until: "" });
+    });
+    lab.append(sel);
+    box.append(lab, " ");
+    for (const v of labelValues[k]) baseOpts.push(k + "=" + v);
+  }
+  fillSelect($("base-label"), baseOpts, S.base_label, { any: "(choose)" });
+  writeState();
+}
+
+function syncControls() {
+  $("span").value = S.span || "3600";
+  $("end").value = S.end ? toLocalInput(+S.end) : "";
+  $("agg").value = S.agg || "sum";
+  $("weight").value = S.weight;
+  for (const k of FILTERS) $("f-" + k).value = S[k];
+  $("f-highlight").value = S.hl;
+  $("cmp").value = S.cmp;
+  document.body.dataset.cmp = S.cmp;
+  $("base-shift").value = S.base_shift || "86400";
+  if (S.base_shift === "custom") document.body.dataset.custom = "1"; else delete document.body.dataset.custom;
+  $("base-from").value = S.base_from ? toLocalInput(+S.base_from) : "";
+  $("base-until").value = S.base_until ? toLocalInput(+S.base_until) : "";
+  $("fn-filter").value = S.q;
+  $("fn-name").value = S.fn;
+  $("fg-orient").classList.toggle("on", S.icicle === "1");
+  $("range-reset").hidden = !(S.from && S.until);
+}
+function toLocalInput(unix) {
+  const d = new Date(unix * 1000), z = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${z(d.getMonth() + 1)}-${z(d.getDate())}T${z(d.getHours())}:${z(d.getMinutes())}`;
+}
+function fromLocalInput(s) { return s ? String(Math.floor(new Date(s).getTime() / 1000)) : ""; }
+
+function wireControls() {
+  $("service").addEventListener("change", (e) => set({ service: e.target.value, type: "", si: "", version: [],
+    label: [], base_version: [], base_label: "", fn: "", zoom: "" }));
+  $("type").addEventListener("change", (e) => set({ type: e.target.value, si: "", fn: "", zoom: "" }));
+  $("sample").addEventListener("change", (e) => set({ si: e.target.value }));
+  $("versions").addEventListener("change", (e) =>
+    set({ version: [...e.target.selectedOptions].map((o) => o.value), zoom: "" }));
+  $("span").addEventListener("change", (e) => set({ span: e.target.value, from: "", until: "" }));
+  $("end").addEventListener("change", (e) => set({ end: fromLocalInput(e.target.value), from: "", until: "" }));
+  $("now").addEventListener("click", () => set({ end: "", from: "", until: "" }));
+  $("agg").addEventListener("change", (e) => set({ agg: e.target.value === "avg" ? "avg" : "" }));
+  $("weight").addEventListener("change", (e) => {
+    const v = +e.target.value;
+    set({ weight: v > 0 && v < 100 ? String(v) : "" });
+  });
+  for (const k of FILTERS) {
+    const inp = $("f-" + k);
+    inp.addEventListener("keydown", (e) => { if (e.key === "Enter") applyFilter(k, inp); });
+    inp.addEventListener("change", () => applyFilter(k, inp));
+  }
+  const hl = $("f-highlight");
+  hl.addEventListener("input", () => { S.hl = hl.value; writeState(); highlight(); });
+  $("cmp").addEventListener("change", (e) => set({ cmp: e.target.value, zoom: "" }));
+  $("base-version").addEventListener("change", (e) => set({ base_version: e.target.value ? [e.target.value] : [] }));
+  $("base-shift").addEventListener("change", (e) => set({ base_shift: e.target.value === "86400" ? "" : e.target.value }));
+  $("base-from").addEventListener("change", (e) => set({ base_from: fromLocalInput(e.target.value) }));
+  $("base-until").addEventListener("change", (e) => set({ base_until: fromLocalInput(e.target.value) }));
+  $("base-label").addEventListener("change", (e) => set({ base_label: e.target.value }));
+  $("range-reset").addEventListener("click", () => set({ from: "", until: "" }));
+  $("copy").addEventListener("click", async () => {
+    try { await navigator.clipboard.writeText(location.href); $("copy").textContent = "copied"; }
+    catch (e) { prompt("Copy this link:", location.href); }
+    setTimeout(() => { $("copy").textContent = "copy link"; }, 1500);
+  });
+  for (const b of document.querySelectorAll("#tabs button")) {
+    b.addEventListener("click", () => showView(b.dataset.view));
+    b.addEventListener("keydown", (e) => {
+      const tabs = [...document.querySelectorAll("#tabs button")], i = tabs.indexOf(b);
+      const j = e.key === "ArrowRight" ? i + 1 : e.key === "ArrowLeft" ? i - 1 : -1;
+      if (j >= 0 && j < tabs.length) { tabs[j].focus(); showView(tabs[j].dataset.view); }
+    });
+  }
+  $("fn-filter").addEventListener("input", (e) => { S.q = e.target.value; writeState(); renderTable(); });
+  $("fn-name").addEventListener("change", (e) => focusFunction(e.target.value));
+  $("fg-reset").addEventListener("click", () => fg.reset());
+  $("fg-orient").addEventListener("click", () => {
+    S.icicle = S.icicle === "1" ? "" : "1";
+    writeState();
+    $("fg-orient").classList.toggle("on", S.icicle === "1");
+    fg.setIcicle(S.icicle === "1");
+  });
+  $("fg-widths").addEventListener("click", () => {
+    fg.setUseBase(!fg.useBase);
+    $("fg-widths").classList.toggle("on", fg.useBase);
+  });
+  $("fg-focus").addEventListener("click", () => focusSelected());
+  $("fg").addEventListener("keydown", (e) => { if (e.key === "f") focusSelected(); });
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Escape" && document.activeElement === document.body) fg.reset();
+  });
+  let rt = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(rt);
+    rt = setTimeout(() => { fg.draw(); drawTimeline(); if (cl.t) { cl.draw(); ce.draw(); } }, 100);
+  });
+}
+function applyFilter(k, inp) {
+  const v = inp.value;
+  inp.classList.remove("bad");
+  if (v) { try { new RegExp(v); } catch (e) { inp.classList.add("bad"); return; } }
+  if (S[k] !== v) set({ [k]: v, zoom: "" });
+}
+
+function showView(v) {
+  if (!["flame", "functions", "focus", "source"].includes(v)) v = "flame";
+  S.view = v === "flame" ? "" : v;
+  writeState();
+  for (const b of document.querySelectorAll("#tabs button")) {
+    const on = b.dataset.view === v;
+    b.setAttribute("aria-selected", String(on));
+    b.tabIndex = on ? 0 : -1;
+    $("view-" + b.dataset.view).hidden = !on;
+  }
+  if (v === "flame") fg.draw();
+  if (v === "focus") loadFocus();
+  if (v === "source") loadSource();
+  if (v === "functions") renderTable();
+}
+
+// ------------------------------------------------------------------ flame graph
+const fg = new HsFlame.FlameGraph({
+  canvas: $("fg"), wrap: $("fg-wrap"), spacer: $("fg-spacer"), tip: $("tip"),
+  maxHeight: () => Math.max(window.innerHeight - $("fg-wrap").getBoundingClientRect().top - 40, 260),
+  onZoom: (i) => { renderCrumbs(i); S.zoom = i ? fg.path(i).slice(1).map((j) => fg.name(j)).join(";") : ""; writeState(); },
+  onHover: (i) => {
+    const st = $("fg-status");
+    if (i < 0 || !fg.t) { st.innerHTML = "&nbsp;"; return; }
+    const t = fg.t, u = fg.unit;
+    st.textContent = fg.name(i) + " — total " + fv(t.total[i], u) + " (" + pct(t.total[i], fg.grand) + "), self " +
+      fv(t.self[i], u) + (t.diff ? ", base " + fv(t.base[i], u) + ", delta " + signed(t.total[i] - t.base[i], u) : "");
+  },
+});
+function renderCrumbs(i) {
+  const nav = $("crumbs");
+  nav.textContent = "";
+  if (!fg.t || i <= 0) return;
+  const path = fg.path(i);
+  path.forEach((j, k) => {
+    if (k) nav.append(Object.assign(document.createElement("span"), { className: "sep", textContent: "›" }));
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = fg.name(j);
+    b.title = fg.name(j);
+    b.addEventListener("click", () => fg.zoom(j));
+    nav.append(b);
+  });
+}
+function zoomToPath(names) {
+  const t = fg.t;
+  let i = 0;
+  for (const nm of names) {
+    let found = -1;
+    for (let c = i + 1; c < t.endOf[i]; c = t.endOf[c]) if (fg.name(c) === nm) { found = c; break; }
+    if (found < 0) break;
+    i = found;
+  }
+  if (i) fg.zoom(i);
+}
+function highlight() {
+  const inp = $("f-highlight"), out = $("share");
+  inp.classList.remove("bad");
+  if (!fg.t) return;
+  if (!S.hl) { fg.search(null); out.textContent = filterShareText; return; }
+  let re;
+  try { re = new RegExp(S.hl); } catch (e) { inp.classList.add("bad"); return; }
+  const r = fg.search(re), u = fg.unit;
+  let txt = r.count ? `highlight: ${r.count} frames, ${fv(r.value, u)} (${pct(r.value, fg.grand)})` : "highlight: no match";
+  if (fg.t.diff && r.count) txt += `, base ${fv(r.base, u)} (${pct(r.base, fg.grandBase)})`;
+  out.textContent = (filterShareText ? filterShareText + " · " : "") + txt;
+}
+function focusSelected() {
+  const i = fg.selected >= 0 ? fg.selected : fg.zoomNode;
+  if (i > 0 && !fg.t.other[i]) focusFunction(fg.name(i));
+}
+
+// ------------------------------------------------------------------ data
+let cur = null;          // the last flame graph / diff answer
+let funcs = [];          // rows of the function table
+let filterShareText = "";
+let generation = 0;      // drops answers of superseded refreshes
+
+async function refresh() {
+  const gen = ++generation;
+  errors = [];
+  showErrors();
+  document.body.dataset.hsState = "loading";
+  syncControls();
+  try {
+    await loadSelectors();
+    if (gen !== generation) return;
+    syncControls();
+    const diff = comparing();
+    $("download").href = "api/v1/profile?" + baseParams().toString();
+    const series = loadTimeline().catch((e) => report(e));
+    let main;
+    if (diff) {
+      const p = baseParams({ withBase: true });
+      main = await api("diff", p);
+    } else {
+      const p = baseParams();
+      p.set("max_nodes", S.nodes || "20000");
+      main = await api("flamegraph", p);
+    }
+    if (gen !== generation) return;
+    cur = main;
+    const tree = HsFlame.fromServer(main);
+    const unit = main.unit || "";
+    fg.setTree(tree, {
+      unit, rootName: "root",
+      total: diff ? (main.new && main.new.total) || tree.total[0] : (main.unfiltered || main.total || tree.total[0]),
+      baseTotal: diff ? (main.base && main.base.total) || tree.base[0] : 0,
+    });
+    fg.setIcicle(S.icicle === "1");
+    // the time from navigation to a drawn flame graph (bench/web_ui.sh)
+    if (!performance.getEntriesByName("hs-flame-drawn").length) performance.mark("hs-flame-drawn");
+    $("fg-widths").hidden = !diff;
+    $("fg-widths").classList.remove("on");
+    if (S.zoom) zoomToPath(S.zoom.split(";"));
+    else renderCrumbs(0);
+    renderSummary(main, tree, diff);
+    if (diff) {
+      funcs = (main.functions || []).map((f) => ({ ...f, d_self: f.self_new - f.self_base, d_total: f.total_new - f.total_base }));
+    } else {
+      const fp = baseParams();
+      const fr = await api("functions", fp);
+      if (gen !== generation) return;
+      funcs = fr.functions || [];
+    }
+    renderLegend(main, diff);
+    filterShare(main, diff);
+    highlight();
+    const names = $("fn-names");
+    names.textContent = "";
+    for (const f of funcs.slice(0, 500)) names.append(new Option(f.name));
+    showView(S.view || "flame");
+    await series;
+    if (gen === generation) document.body.dataset.hsState = "ready";
+  } catch (e) {
+    if (gen !== generation) return;
+    report(e);
+    document.body.dataset.hsState = "error";
+  }
+}
+function report(e) {
+  errors.push(e instanceof ApiError ? e.message : "error: " + (e && e.message ? e.message : e));
+  showErrors();
+  if (!(e instanceof ApiError)) console.error(e);
+}
+
+function renderSummary(d, tree, diff) {
+  const u = d.unit || "", agg = d.agg === "avg" ? " (average per profile)" : "";
+  const el = $("summary");
+  const st = `${d.sample_type || ""}${u ? " (" + u + ")" : ""}`;
+  if (!diff) {
+    el.innerHTML = `<span class="num" id="profiles" data-value="${d.profiles}">${d.profiles}</span> profiles merged · ` +
+      `${esc(st)} total <span class="num" id="root-total" data-value="${tree.total[0]}">${esc(fv(tree.total[0], u))}</span>${agg}`;
+    return;
+  }
+  const nw = d.new || { profiles: d.profiles, total: tree.total[0] }, bs = d.base || { profiles: 0, total: tree.base[0] };
+  const delta = tree.total[0] - tree.base[0], cls = delta > 0 ? "grew" : delta < 0 ? "shrank" : "";
+  el.innerHTML = `${esc(st)}${agg}: new <span class="num" id="root-total" data-value="${tree.total[0]}">${esc(fv(tree.total[0], u))}</span>` +
+    ` (<span id="profiles">${nw.profiles}</span> profiles) vs base <span class="num" id="base-total" data-value="${tree.base[0]}">${esc(fv(tree.base[0], u))}</span>` +
+    ` (${bs.profiles} profiles): <span class="num ${cls}" id="root-delta" data-value="${delta}">${esc(signed(delta, u))}</span>` +
+    (tree.base[0] ? ` (${delta >= 0 ? "+" : ""}${pct(delta, tree.base[0])})` : "");
+}
+function renderLegend(d, diff) {
+  $("legend").innerHTML = diff
+    ? '<span class="grew">■</span> grew <span class="shrank">■</span> shrank (colour by change of total)'
+    : (d.nodes && d.nodes.length >= 20000 ? "small frames folded into “other”" : "");
+}
+
+// With a filter, the share of what it keeps (matched of total, as the API
+// reports it): of this selection and, in a compare, of the base ("before")
+// and the new side ("after").
+function filterShare(d, diff) {
+  filterShareText = "";
+  if (FILTERS.some((k) => S[k])) {
+    const u = d.unit || "";
+    const one = (kept, all) => `${pct(kept, all)} (${fv(kept, u)} of ${fv(all, u)})`;
+    if (diff && d.base && d.new) {
+      filterShareText = `filters keep: base ${one(d.base.matched, d.base.total)} → new ${one(d.new.matched, d.new.total)}`;
+    } else {
+      filterShareText = `filters keep ${one(d.matched, d.unfiltered || d.total)}`;
+    }
+  }
+  $("share").textContent = filterShareText;
+}
+
+// ------------------------------------------------------------------ timeline
+let points = [], tlStep = 60, drag = null;
+async function loadTimeline() {
+  const [from, until] = S.from && S.until ? (() => {
+    const span = +S.span || 3600, end = S.end ? +S.end : nowS() + 1;
+    return [end - span, end];
+  })() : range();
+  const span = until - from;
+  tlStep = Math.max(10, Math.ceil(span / 120));
+  const p = baseParams();
+  p.set("from", String(from));
+  p.set("until", String(until));
+  p.set("step", String(tlStep));
+  const r = await api("series", p);
+  points = r.points || [];
+  tlRange = [from, until];
+  tlUnit = r.unit || "";
+  drawTimeline();
+}
+let tlRange = [0, 1], tlUnit = "";
+function drawTimeline() {
+  const c = $("timeline"), ctx = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
+  const W = c.clientWidth, H = c.clientHeight;
+  c.width = Math.round(W * dpr); c.height = Math.round(H * dpr);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.clearRect(0, 0, W, H);
+  const [a, b] = tlRange, xs = (t) => (t - a) / (b - a) * W;
+  let max = 0;
+  for (const q of points) max = Math.max(max, q[1]);
+  ctx.fillStyle = "#e07b39";
+  const bw = Math.max(tlStep / (b - a) * W - 1, 1);
+  for (const q of points) {
+    const h = max ? q[1] / max * (H - 14) : 0;
+    ctx.fillRect(xs(q[0]), H - h, bw, h);
+  }
+  ctx.fillStyle = "#666";
+  ctx.font = "11px system-ui, sans-serif";
+  ctx.fillText(new Date(a * 1000).toLocaleString(), 4, 11);
+  const endTxt = new Date(b * 1000).toLocaleString();
+  ctx.fillText(endTxt, W - ctx.measureText(endTxt).width - 4, 11);
+  if (max) ctx.fillText("max " + fv(max, tlUnit), W / 2 - 30, 11);
+  // the narrowed range, or the drag in progress
+  let sel = null;
+  if (drag) sel = [Math.min(drag.x0, drag.x1), Math.max(drag.x0, drag.x1)];
+  else if (S.from && S.until) sel = [xs(+S.from), xs(+S.until)];
+  if (sel) {
+    ctx.fillStyle = "rgba(125,60,152,0.18)";
+    ctx.fillRect(sel[0], 0, sel[1] - sel[0], H);
+  }
+}
+function wireTimeline() {
+  const c = $("timeline");
+  const x = (e) => e.clientX - c.getBoundingClientRect().left;
+  c.addEventListener("mousedown", (e) => { drag = { x0: x(e), x1: x(e) }; drawTimeline(); });
+  c.addEventListener("mousemove", (e) => {
+    if (drag) { drag.x1 = x(e); drawTimeline(); return; }
+    const [a, b] = tlRange, t = a + x(e) / c.clientWidth * (b - a);
+    const q = points.find((p) => t >= p[0] && t < p[0] + tlStep);
+    c.title = q ? `${new Date(q[0] * 1000).toLocaleString()}: ${fv(q[1], tlUnit)} in ${q[2]} profiles` : "drag to narrow the range";
+  });
+  window.addEventListener("mouseup", () => {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    const [a, b] = tlRange, W = c.clientWidth;
+    const lo = Math.min(d.x0, d.x1), hi = Math.max(d.x0, d.x1);
+    if (hi - lo < 3) { drawTimeline(); return; }
+    const from = Math.floor(a + lo / W * (b - a)), until = Math.ceil(a + hi / W * (b - a));
+    set({ from: String(from), until: String(until), zoom: "" });
+  });
+}
+
+// ------------------------------------------------------------------ function table
+const COLS = [
+  { key: "name", label: "function" }, { key: "file", label: "file", cls: "file" },
+  { key: "self", label: "self" }, { key: "self_pct", label: "self %", of: "self" },
+  { key: "total", label: "total" }, { key: "total_pct", label: "total %", of: "total" },
+];
+const DCOLS = [
+  { key: "name", label: "function" }, { key: "self_base", label: "self base" }, { key: "self_new", label: "self new" },
+  { key: "d_self", label: "self delta", signed: true }, { key: "total_base", label: "total base" },
+  { key: "total_new", label: "total new" }, { key: "d_total", label: "total delta", signed: true },
+  { key: "d_pct", label: "delta %", of: "d_total" },
+];
+function renderTable() {
+  const diff = !!(cur && cur.nodes && cur.nodes.length && cur.nodes[0].length >= 6);
+  const cols = diff ? DCOLS : COLS, unit = (cur && cur.unit) || "";
+  let [key, dir] = (S.sort || "").split(":");
+  if (!cols.some((c) => c.key === key)) { key = diff ? "d_total" : "total"; dir = ""; }
+  const thead = $("fn-table").tHead;
+  thead.textContent = "";
+  const tr = thead.insertRow();
+  for (const c of cols) {
+    const th = document.createElement("th");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = c.label;
+    b.dataset.key = c.key;
+    if (c.key === key) b.setAttribute("aria-sort", dir === "asc" ? "ascending" : "descending");
+    b.addEventListener("click", () => {
+      const k = c.of || c.key;
+      S.sort = k === key && dir !== "asc" ? k + ":asc" : k;
+      writeState();
+      renderTable();
+    });
+    th.append(b);
+    tr.append(th);
+  }
+  let rows = funcs;
+  if (S.q) {
+    let test;
+    const m = /^\/(.*)\/$/.exec(S.q);
+    if (m) { try { const re = new RegExp(m[1]); test = (n) => re.test(n); } catch (e) { test = () => false; } }
+    else { const q = S.q.toLowerCase(); test = (n) => n.toLowerCase().includes(q); }
+    rows = rows.filter((f) => test(f.name));
+  }
+  const num = (f, k) => (k === "name" || k === "file") ? null : +f[k] || 0;
+  const sk = key;
+  rows = rows.slice().sort((a, b) => {
+    let r;
+    if (sk === "name" || sk === "file") r = String(a[sk] || "").localeCompare(String(b[sk] || ""));
+    else if (diff && sk.startsWith("d_")) r = Math.abs(num(b, sk)) - Math.abs(num(a, sk));
+    else r = num(b, sk) - num(a, sk);
+    return dir === "asc" ? -r : r;
+  });
+  const body = $("fn-table").tBodies[0];
+  body.textContent = "";
+  const grand = diff ? (fg.grand || 1) : (cur && (cur.unfiltered || cur.total)) || fg.grand || 1;
+  const shown = rows.slice(0, 3000), frag = document.createDocumentFragment();
+  for (const f of shown) {
+    const r = document.createElement("tr");
+    r.tabIndex = 0;
+    r.dataset.name = f.name;
+    if (f.name === S.fn) r.className = "sel";
+    for (const c of cols) {
+      const td = document.createElement("td");
+      if (c.key === "name") td.textContent = f.name;
+      else if (c.key === "file") { td.textContent = f.file || ""; td.className = "file"; }
+      else if (c.key === "self_pct") td.textContent = pct(f.self, grand);
+      else if (c.key === "total_pct") td.textContent = pct(f.total, grand);
+      else if (c.key === "d_pct") td.textContent = f.total_base ? (f.d_total >= 0 ? "+" : "") + pct(f.d_total, f.total_base) : (f.total_new ? "new" : "");
+      else {
+        const v = +f[c.key] || 0;
+        td.textContent = c.signed ? signed(v, unit) : fv(v, unit);
+        td.dataset.value = String(v);
+        if (c.signed) td.className = v > 0 ? "grew" : v < 0 ? "shrank" : "";
+      }
+      td.dataset.col = c.key;
+      r.append(td);
+    }
+    r.addEventListener("click", () => focusFunction(f.name));
+    r.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") focusFunction(f.name);
+      if (e.key === "ArrowDown" && r.nextElementSibling) { e.preventDefault(); r.nextElementSibling.focus(); }
+      if (e.key === "ArrowUp" && r.previousElementSibling) { e.preventDefault(); r.previousElementSibling.focus(); }
+    });
+    frag.append(r);
+  }
+  body.append(frag);
+  $("fn-count").textContent = `${rows.length} of ${funcs.length} functions` + (rows.length > shown.length ? ` (first ${shown.length} shown)` : "") +
+    " · click or Enter: callers/callees";
+}
+
+// ------------------------------------------------------------------ callers / callees
+const cl = new HsFlame.FlameGraph({ canvas: $("cl"), wrap: $("cl-wrap"), spacer: $("cl-spacer"), tip: $("tip"),
+  maxHeight: () => Math.max((window.innerHeight - 330) / 2, 140) });
+const ce = new HsFlame.FlameGraph({ canvas: $("ce"), wrap: $("ce-wrap"), spacer: $("ce-spacer"), tip: $("tip"),
+  icicle: true, maxHeight: () => Math.max((window.innerHeight - 330) / 2, 140) });
+function focusFunction(name) {
+  if (!name) return;
+  S.fn = name;
+  writeState();
+  $("fn-name").value = name;
+  showView("focus");
+}
+let focusKey = "";
+async function loadFocus() {
+  const name = S.fn, out = $("focus-summary");
+  if (!name) { out.textContent = "choose a function in the Functions tab, or select a frame and press f"; return; }
+  const p = baseParams();
+  if (!S.focus) p.set("focus", "^" + escapeRegex(name) + "$");
+  p.set("max_nodes", "100000");
+  const key = p.toString();
+  if (key === focusKey && cl.t) { cl.draw(); ce.draw(); return; }
+  out.textContent = "loading…";
+  try {
+    const d = await api("flamegraph", p);
+    const tree = HsFlame.fromServer(d);
+    const sw = sandwich(tree, name);
+    focusKey = key;
+    const unit = d.unit || "", grand = d.unfiltered || (cur && (cur.unfiltered || cur.total)) || tree.total[0];
+    cl.setTree(HsFlame.fromNested(sw.callers, false), { unit, total: grand, rootName: name });
+    ce.setTree(HsFlame.fromNested(sw.callees, false), { unit, total: grand, rootName: name });
+    out.innerHTML = `<b>${esc(name)}</b>: total <span id="focus-total" data-value="${sw.total}">${esc(fv(sw.total, unit))}</span>` +
+      ` (${pct(sw.total, grand)}), self <span id="focus-self" data-value="${sw.self}">${esc(fv(sw.self, unit))}</span>` +
+      ` (${pct(sw.self, grand)}) · ${sw.callerCount} callers, ${sw.calleeCount} callees`;
+  } catch (e) {
+    out.textContent = "";
+    report(e);
+  }
+}
+
+// ------------------------------------------------------------------ source
+async function loadSource() {
+  const box = $("source"), name = S.fn;
+  if (!name) {
+    box.innerHTML = '<div class="note">Choose a function (Functions tab, or a frame and f) to see its source.</div>';
+    return;
+  }
+  const p = baseParams();
+  p.set("function", name);
+  box.textContent = "loading…";
+  let d;
+  try {
+    d = await api("source", p, { quiet: true });
+  } catch (e) {
+    const noPath = /source.path|source-path/i.test(e.message);
+    box.innerHTML = `<div class="note" id="source-note">${noPath
+      ? "This server has no source directory: start it with <code>hotspur serve --source-path DIR</code> " +
+        "(or <code>hotspur web --source-path DIR</code>) to see source lines with their self and total values."
+      : "No source for <b>" + esc(name) + "</b>."}<br><span class="muted">${esc(e.message)}</span></div>`;
+    return;
+  }
+  const unit = d.unit || (cur && cur.unit) || "";
+  const files = d.files || [d];
+  box.textContent = "";
+  for (const f of files) {
+    const h = document.createElement("h2");
+    h.className = "pane-title";
+    h.textContent = `${f.function || name} — ${f.file || ""}`;
+    box.append(h);
+    const tab = document.createElement("table");
+    tab.innerHTML = "<thead><tr><th>self</th><th>total</th><th>line</th><th class=code></th></tr></thead>";
+    const tb = tab.createTBody();
+    for (const l of f.lines || []) {
+      const r = tb.insertRow();
+      if (l.self || l.total) r.className = "hot";
+      for (const [v, cls] of [[l.self ? fv(l.self, unit) : ".", ""], [l.total ? fv(l.total, unit) : ".", ""],
+        [String(l.line), ""], [l.text || "", "code"]]) {
+        const td = r.insertCell();
+        td.textContent = v;
+        if (cls) td.className = cls;
+      }
+    }
+    box.append(tab);
+  }
+}
+
+// ------------------------------------------------------------------ start
+// For the browser tests: the graphs and the state (read-only use).
+window.hsUI = { fg, cl, ce, state: () => S };
+wireControls();
+wireTimeline();
+window.addEventListener("popstate", () => { S = readState(); refresh(); });
+refresh();
