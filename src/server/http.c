@@ -1,0 +1,679 @@
+/* http.c — the HTTP side of `hotspur serve` on libmicrohttpd: listening,
+ * the security rules, request bodies, routing, and the server's lifetime
+ * (store, batcher, scraper, retention).
+ *
+ * One thread per connection (MHD's internal polling): an ingest request
+ * waits for its group commit (batch.c) without holding up other clients.
+ * Every request goes through the same gate, in this order:
+ *   1. loopback rule: when the listen address is loopback, a peer that is
+ *      not loopback gets 403, and so does a Host header that is not a
+ *      loopback name or address (a web page cannot reach the API through
+ *      DNS rebinding);
+ *   2. the route (method + path): 404 / 405;
+ *   3. the bearer token (--token) on the API and ingest routes: 401;
+ *   4. the body: a Content-Length above limits.max_body is refused with 413
+ *      before any of it is read; a chunked body that grows past it is
+ *      discarded as it arrives (never kept) and answered 413, and the
+ *      connection is dropped if the client goes on sending far beyond it.
+ * Handlers (ingest.c, query.c, assets.c) then see an hs_http_request with
+ * decoded query parameters in order, repeats kept, and the whole body. */
+#include "server/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define HS_MAX_PARAMS 256
+#define HS_BATCH_MAX 128      /* profiles per group commit */
+#define HS_BATCH_WAIT_MS 10   /* how long a commit waits for company */
+#define HS_RETAIN_EVERY_S 3600
+
+struct hs_server {
+    hs_server_config cfg;
+    char *token;
+    size_t token_len;
+    char **scrape_urls, **source_paths;
+    hs_store *store;
+    hs_batcher *batcher;
+    hs_scraper *scraper;
+    hs_query_ctx qctx;
+    struct MHD_Daemon *mhd;
+    int port;
+    bool loopback;
+    char *listen_host; /* the host part of cfg.listen, accepted as a Host header */
+    pthread_t retainer;
+    bool retainer_running, stopping;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+};
+
+void hs_limits_default(hs_limits *l)
+{
+    l->max_body = (size_t)16 << 20;
+    l->max_decompressed = (size_t)64 << 20;
+    l->max_ratio = 100;
+    l->max_labels = 64;
+    l->max_label_len = 256;
+    l->max_depth = 1024;
+    l->max_samples = 1000000;
+}
+
+const char *hs_param_get(const hs_http_request *rq, const char *key)
+{
+    for (size_t i = 0; i < rq->n_params; i++)
+        if (strcmp(rq->params[i].key, key) == 0)
+            return rq->params[i].value;
+    return NULL;
+}
+
+/* Append s to the JSON string being built in b (escaped, no quotes). */
+static size_t json_escape_into(char *b, size_t cap, size_t n, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 7 < cap; p++) {
+        if (*p == '"' || *p == '\\') {
+            b[n++] = '\\';
+            b[n++] = (char)*p;
+        } else if (*p < 0x20) {
+            n += (size_t)snprintf(b + n, cap - n, "\\u%04x", *p);
+        } else {
+            b[n++] = (char)*p;
+        }
+    }
+    return n;
+}
+
+int hs_respond_error(hs_http_response *rs, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (char *p = msg; *p; p++) /* one line */
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    size_t cap = sizeof msg * 6 + 32;
+    free(rs->body);
+    rs->body = malloc(cap);
+    rs->status = status;
+    rs->content_type = "application/json";
+    rs->len = 0;
+    if (!rs->body)
+        return status;
+    size_t n = (size_t)snprintf(rs->body, cap, "{\"error\":\"");
+    n = json_escape_into(rs->body, cap, n, msg);
+    n += (size_t)snprintf(rs->body + n, cap - n, "\"}\n");
+    rs->len = n;
+    return status;
+}
+
+/* ---- addresses ---- */
+
+static bool addr_is_loopback(const struct sockaddr *sa)
+{
+    if (!sa)
+        return false;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return true;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return false;
+}
+
+/* Split "HOST:PORT", "[V6]:PORT" or ":PORT" (all interfaces). */
+static int split_listen(const char *listen, char *host, size_t hostlen, char *port, size_t portlen)
+{
+    const char *colon;
+    const char *h = listen;
+    size_t hl;
+    if (listen[0] == '[') {
+        const char *close = strchr(listen, ']');
+        if (!close || close[1] != ':')
+            return -1;
+        h = listen + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(listen, ':');
+        if (!colon)
+            return -1;
+        hl = (size_t)(colon - listen);
+    }
+    if (hl >= hostlen || strlen(colon + 1) >= portlen || !colon[1])
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = 0;
+    strcpy(port, colon + 1);
+    for (const char *p = port; *p; p++)
+        if (*p < '0' || *p > '9')
+            return -1;
+    return atol(port) <= 65535 ? 0 : -1;
+}
+
+/* Is the Host header (name or address, optional port) a loopback one? */
+static bool host_header_ok(const hs_server *s, const char *host)
+{
+    if (!host || !*host) /* HTTP/1.0 without Host */
+        return true;
+    char h[256];
+    size_t n;
+    if (host[0] == '[') {
+        const char *e = strchr(host, ']');
+        if (!e)
+            return false;
+        n = (size_t)(e - host - 1);
+        host++;
+    } else {
+        const char *c = strchr(host, ':');
+        n = c ? (size_t)(c - host) : strlen(host);
+    }
+    if (n == 0 || n >= sizeof h)
+        return false;
+    memcpy(h, host, n);
+    h[n] = 0;
+    if (strcasecmp(h, "localhost") == 0 || (s->listen_host && strcasecmp(h, s->listen_host) == 0))
+        return true;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, h, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, h, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return false;
+}
+
+/* Constant time in the length of the expected token. */
+static bool token_ok(const hs_server *s, const char *auth)
+{
+    static const char prefix[] = "Bearer ";
+    if (!auth || strncasecmp(auth, prefix, sizeof prefix - 1) != 0)
+        return false;
+    const char *got = auth + sizeof prefix - 1;
+    size_t gl = strlen(got);
+    unsigned char d = gl != s->token_len;
+    for (size_t i = 0; i < s->token_len; i++)
+        d |= (unsigned char)(s->token[i] ^ (i < gl ? got[i] : 0));
+    return d == 0;
+}
+
+/* ---- requests ---- */
+
+enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_ASSET };
+
+typedef struct {
+    int route;
+    char *body;
+    size_t len, cap;
+    bool too_big;
+    size_t discarded;
+    hs_param params[HS_MAX_PARAMS];
+    size_t n_params;
+    bool too_many_params;
+} conn_state;
+
+static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    conn_state *c = cls;
+    if (c->n_params == HS_MAX_PARAMS) {
+        c->too_many_params = true;
+        return MHD_NO;
+    }
+    c->params[c->n_params].key = key ? key : "";
+    c->params[c->n_params].value = value ? value : "";
+    c->n_params++;
+    return MHD_YES;
+}
+
+static int route_of(const char *method, const char *url, int *status)
+{
+    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    bool post = strcmp(method, "POST") == 0;
+    int r;
+    if (strcmp(url, "/api/v1/ingest") == 0)
+        r = ROUTE_INGEST;
+    else if (strcmp(url, "/ingest") == 0)
+        r = ROUTE_PYROSCOPE;
+    else if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0)
+        r = ROUTE_QUERY;
+    else
+        r = ROUTE_ASSET;
+    if ((r == ROUTE_INGEST || r == ROUTE_PYROSCOPE) ? !post : !get) {
+        *status = MHD_HTTP_METHOD_NOT_ALLOWED;
+        return ROUTE_NONE;
+    }
+    return r;
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *conn, hs_http_response *rs,
+                                     const char *allow)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(rs->len, rs->body ? rs->body : (char *)"",
+                                        rs->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        free(rs->body);
+        rs->body = NULL;
+        return MHD_NO;
+    }
+    rs->body = NULL; /* MHD owns it now */
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            rs->content_type ? rs->content_type : "application/octet-stream");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (rs->extra_header[0]) {
+        char name[128];
+        const char *colon = strchr(rs->extra_header, ':');
+        if (colon && (size_t)(colon - rs->extra_header) < sizeof name) {
+            memcpy(name, rs->extra_header, (size_t)(colon - rs->extra_header));
+            name[colon - rs->extra_header] = 0;
+            const char *v = colon + 1;
+            while (*v == ' ')
+                v++;
+            MHD_add_response_header(r, name, v);
+        }
+    }
+    if (allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)rs->status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *conn, int status, const char *allow,
+                                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result send_error(struct MHD_Connection *conn, int status, const char *allow,
+                                  const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    hs_http_response rs = {0};
+    hs_respond_error(&rs, status, "%s", msg);
+    return send_response(conn, &rs, allow);
+}
+
+/* The checks made before any of the body is read. 0 to go on, else the
+ * status of the error already queued (or -1 if it could not be). */
+static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, const char *method,
+                conn_state *c)
+{
+    if (s->loopback) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (!ci || !addr_is_loopback(ci->client_addr))
+            return send_error(conn, 403, NULL, "this server listens on loopback only: remote peers are refused") ==
+                           MHD_YES ? 403 : -1;
+        const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+        if (!host_header_ok(s, host))
+            return send_error(conn, 403, NULL,
+                              "Host '%.100s' is not a loopback name (the server listens on loopback)",
+                              host) == MHD_YES ? 403 : -1;
+    }
+    int status = 404;
+    c->route = route_of(method, url, &status);
+    if (c->route == ROUTE_NONE) {
+        bool ingest = strcmp(url, "/api/v1/ingest") == 0 || strcmp(url, "/ingest") == 0;
+        return send_error(conn, status, ingest ? "POST" : "GET, HEAD", "method %.16s not allowed on %.200s",
+                          method, url) == MHD_YES ? status : -1;
+    }
+    if (c->route != ROUTE_ASSET && s->token) {
+        const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        if (!token_ok(s, auth))
+            return send_error(conn, 401, NULL, "%s", auth ? "wrong bearer token" : "missing 'Authorization: Bearer TOKEN'") ==
+                           MHD_YES ? 401 : -1;
+    }
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(cl, &end, 10);
+        if (errno || end == cl || v > s->cfg.limits.max_body)
+            return send_error(conn, 413, NULL, "request body of %s bytes is over the limit of %zu bytes", cl,
+                              s->cfg.limits.max_body) == MHD_YES ? 413 : -1;
+    }
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, c);
+    if (c->too_many_params)
+        return send_error(conn, 400, NULL, "more than %d query parameters", HS_MAX_PARAMS) == MHD_YES ? 400 : -1;
+    return 0;
+}
+
+static int body_append(hs_server *s, conn_state *c, const char *data, size_t n)
+{
+    if (c->too_big || n > s->cfg.limits.max_body - c->len) {
+        c->too_big = true;
+        c->discarded += n;
+        /* A client that goes on long after the limit is cut off. */
+        return c->discarded > s->cfg.limits.max_body ? -1 : 0;
+    }
+    if (c->len + n > c->cap) {
+        size_t nc = c->cap ? c->cap : 65536;
+        while (nc < c->len + n)
+            nc *= 2;
+        if (nc > s->cfg.limits.max_body)
+            nc = s->cfg.limits.max_body;
+        char *nb = realloc(c->body, nc);
+        if (!nb)
+            return -1;
+        c->body = nb;
+        c->cap = nc;
+    }
+    memcpy(c->body + c->len, data, n);
+    c->len += n;
+    return 0;
+}
+
+static void log_failure(const char *method, const char *url, const hs_http_response *rs)
+{
+    if (rs->status < 500)
+        return;
+    fprintf(stderr, "hotspur serve: %s %s: %d %.*s\n", method, url, rs->status,
+            (int)(rs->len > 300 ? 300 : rs->len), rs->body ? rs->body : "");
+}
+
+static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const char *url,
+                                const char *method, conn_state *c)
+{
+    if (c->too_big)
+        return send_error(conn, 413, NULL, "request body is over the limit of %zu bytes", s->cfg.limits.max_body);
+    if (c->route == ROUTE_ASSET) {
+        size_t len = 0;
+        const char *ctype = NULL;
+        const void *data = hs_asset_get(url, &len, &ctype);
+        if (!data)
+            return send_error(conn, 404, NULL, "no such page: %.200s", url);
+        struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype ? ctype : "application/octet-stream");
+        MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
+        MHD_destroy_response(r);
+        return ok;
+    }
+    hs_http_request rq = {
+        .method = method,
+        .path = url,
+        .params = c->params,
+        .n_params = c->n_params,
+        .content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+        .content_encoding =
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING),
+        .body = c->body ? c->body : "",
+        .body_len = c->len,
+    };
+    hs_http_response rs = {.status = 500};
+    switch (c->route) {
+    case ROUTE_INGEST:
+        hs_ingest_native(s->batcher, &s->cfg.limits, &rq, &rs);
+        break;
+    case ROUTE_PYROSCOPE:
+        hs_ingest_pyroscope(s->batcher, &s->cfg.limits, &rq, &rs);
+        break;
+    default:
+        hs_query_handle(&s->qctx, &rq, &rs);
+        break;
+    }
+    if (rs.status < 100 || rs.status > 599)
+        hs_respond_error(&rs, 500, "internal error: handler answered status %d", rs.status);
+    log_failure(method, url, &rs);
+    return send_response(conn, &rs, NULL);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    hs_server *s = cls;
+    conn_state *c = *con_cls;
+    if (!c) {
+        c = calloc(1, sizeof *c);
+        if (!c)
+            return MHD_NO;
+        *con_cls = c;
+        int g = gate(s, conn, url, method, c);
+        if (g < 0)
+            return MHD_NO;
+        if (g > 0)
+            c->route = ROUTE_NONE; /* answered: ignore whatever body follows */
+        return MHD_YES;
+    }
+    if (c->route == ROUTE_NONE) {
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        int r = body_append(s, c, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return r < 0 ? MHD_NO : MHD_YES;
+    }
+    return dispatch(s, conn, url, method, c);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    conn_state *c = *con_cls;
+    if (c) {
+        free(c->body);
+        free(c);
+        *con_cls = NULL;
+    }
+}
+
+/* ---- retention ---- */
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *retain_loop(void *arg)
+{
+    hs_server *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stopping) {
+        pthread_mutex_unlock(&s->mu);
+        char err[256];
+        if (hs_store_retain(s->store, now_ns() - s->cfg.retention_ns, err, sizeof err) != 0)
+            fprintf(stderr, "hotspur serve: retention: %s\n", err);
+        pthread_mutex_lock(&s->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += HS_RETAIN_EVERY_S;
+        while (!s->stopping && pthread_cond_timedwait(&s->cv, &s->mu, &until) != ETIMEDOUT) {
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- lifetime ---- */
+
+static char **dup_strv(const char *const *v, size_t n)
+{
+    char **d = calloc(n + 1, sizeof *d);
+    if (!d)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (!(d[i] = strdup(v[i]))) {
+            for (size_t j = 0; j < i; j++)
+                free(d[j]);
+            free(d);
+            return NULL;
+        }
+    return d;
+}
+
+static void free_strv(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+static struct MHD_Daemon *listen_on(hs_server *s, char *err, size_t errlen)
+{
+    char host[256], port[16];
+    if (split_listen(s->cfg.listen, host, sizeof host, port, sizeof port) < 0) {
+        snprintf(err, errlen, "bad listen address '%s' (HOST:PORT, [V6]:PORT or :PORT)", s->cfg.listen);
+        return NULL;
+    }
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    int gr = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+    if (gr != 0) {
+        snprintf(err, errlen, "listen address '%s': %s", s->cfg.listen, gai_strerror(gr));
+        return NULL;
+    }
+    struct addrinfo *pick = ai;
+    if (!host[0]) /* ":PORT": every interface, IPv4 */
+        for (struct addrinfo *a = ai; a; a = a->ai_next)
+            if (a->ai_family == AF_INET) {
+                pick = a;
+                break;
+            }
+    s->loopback = addr_is_loopback(pick->ai_addr);
+    s->listen_host = host[0] ? strdup(host) : NULL;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
+    if (pick->ai_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, pick->ai_addr,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)(128 * 1024), MHD_OPTION_END);
+    int e = errno;
+    freeaddrinfo(ai);
+    if (!d) {
+        snprintf(err, errlen, "cannot listen on %s: %s", s->cfg.listen,
+                 e ? strerror(e) : "libmicrohttpd failed to start");
+        return NULL;
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    if (di && getsockname(di->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
+        s->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                 : ((struct sockaddr_in *)&ss)->sin_port);
+    return d;
+}
+
+hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen)
+{
+    hs_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->cfg = *cfg;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (s->cfg.limits.max_body == 0)
+        hs_limits_default(&s->cfg.limits);
+    if (cfg->token && cfg->token[0]) {
+        s->token = strdup(cfg->token);
+        s->token_len = strlen(cfg->token);
+    }
+    s->scrape_urls = dup_strv(cfg->scrape_urls, cfg->n_scrape);
+    s->source_paths = dup_strv(cfg->source_paths, cfg->n_source_paths);
+    if ((cfg->token && cfg->token[0] && !s->token) || !s->scrape_urls || !s->source_paths) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+    s->cfg.token = s->token;
+    s->store = hs_store_open(cfg->store_url, err, errlen);
+    if (!s->store)
+        goto fail;
+    s->batcher = hs_batcher_new(s->store, HS_BATCH_MAX, HS_BATCH_WAIT_MS);
+    if (!s->batcher) {
+        snprintf(err, errlen, "cannot start the ingest batcher");
+        goto fail;
+    }
+    s->qctx.store = s->store;
+    s->qctx.source_paths = (const char *const *)s->source_paths;
+    s->qctx.n_source_paths = cfg->n_source_paths;
+    if (cfg->retention_ns > 0) {
+        if (pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {
+            snprintf(err, errlen, "cannot start the retention thread");
+            goto fail;
+        }
+        s->retainer_running = true;
+    }
+    s->mhd = listen_on(s, err, errlen);
+    if (!s->mhd)
+        goto fail;
+    if (cfg->n_scrape) {
+        int period = cfg->scrape_period_s > 0 ? cfg->scrape_period_s : 60;
+        /* a CPU profile covers most of the period, as a continuous agent does */
+        int seconds = period > 10 ? 10 : (period > 1 ? period - 1 : 1);
+        s->scraper = hs_scraper_start(s->batcher, &s->cfg.limits, (const char *const *)s->scrape_urls,
+                                      cfg->n_scrape, period, seconds, err, errlen);
+        if (!s->scraper)
+            goto fail;
+    }
+    return s;
+fail:
+    hs_server_stop(s);
+    return NULL;
+}
+
+int hs_server_port(const hs_server *s)
+{
+    return s->port;
+}
+
+void hs_server_stop(hs_server *s)
+{
+    if (!s)
+        return;
+    if (s->scraper)
+        hs_scraper_stop(s->scraper);
+    if (s->mhd)
+        MHD_stop_daemon(s->mhd); /* waits for the requests in flight */
+    if (s->retainer_running) {
+        pthread_mutex_lock(&s->mu);
+        s->stopping = true;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->retainer, NULL);
+    }
+    if (s->batcher)
+        hs_batcher_free(s->batcher);
+    if (s->store)
+        hs_store_close(s->store);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free_strv(s->scrape_urls);
+    free_strv(s->source_paths);
+    free(s->token);
+    free(s->listen_host);
+    free(s);
+}
