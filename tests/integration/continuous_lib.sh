@@ -1,0 +1,56 @@
+# continuous_lib.sh — helpers for the continuous-mode tests (sourced after
+# lib.sh; not a test itself). A stand-in collector (continuous_server.py,
+# Python standard library) records every request the agent makes.
+#
+#   fake_start [PORT]   start a recorder on 127.0.0.1 (PORT, or one the
+#                       kernel picks) with a fresh directory; sets FAKE_DIR,
+#                       FAKE_URL, FAKE_PID. Stopped when the test exits.
+#   fake_mode MODE      how it answers from now on: ok, 500, 400, 429,
+#                       hang, close (see continuous_server.py).
+#   fake_stop           stop the last one started.
+#   fake_summary        one line per request (see continuous_server.py).
+#   free_port           a loopback port nobody listens on (bound, then freed).
+#   now                 unix time, fractional.
+
+FAKE_PY="$SRC/tests/integration/continuous_server.py"
+FAKE_PIDS=()
+FAKE_N=0
+export HOTSPUR_RUNTIME_DIR="$TMP/rt"
+
+fake_start() {
+    FAKE_N=$((FAKE_N + 1))
+    FAKE_DIR="$TMP/fake.$FAKE_N"
+    mkdir -p "$FAKE_DIR"
+    python3 "$FAKE_PY" serve "$FAKE_DIR" "${1:-0}" 2>"$FAKE_DIR.log" &
+    FAKE_PID=$!
+    FAKE_PIDS+=("$FAKE_PID")
+    local i
+    for ((i = 0; i < 100; i++)); do
+        [ -s "$FAKE_DIR/port" ] && break
+        kill -0 "$FAKE_PID" 2>/dev/null || fail "the recorder did not start: $(cat "$FAKE_DIR.log")"
+        sleep 0.1
+    done
+    [ -s "$FAKE_DIR/port" ] || fail "the recorder did not start in 10 s"
+    FAKE_URL="http://127.0.0.1:$(cat "$FAKE_DIR/port")"
+}
+
+fake_mode() { echo "$1" >"$FAKE_DIR/mode"; }
+
+fake_stop() {
+    kill "$FAKE_PID" 2>/dev/null || true
+    wait "$FAKE_PID" 2>/dev/null || true
+}
+
+fake_stop_all() {
+    local p
+    for p in "${FAKE_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+}
+trap fake_stop_all EXIT
+
+fake_summary() { python3 "$FAKE_PY" summary "${1:-$FAKE_DIR}"; }
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+now() { date +%s.%N; }
