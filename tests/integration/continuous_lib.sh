@@ -54,3 +54,15 @@ free_port() {
 }
 
 now() { date +%s.%N; }
+
+# total FILE -> the sum of the profile's default value; through FILE FUNC ->
+# the sum over samples with FUNC anywhere on their stack.
+total() {
+    "$HOTSPUR" convert --to collapsed "$1" | awk '{ s += $NF } END { printf "%.0f\n", s }'
+}
+through() {
+    "$HOTSPUR" convert --to collapsed "$1" | awk -v fn="$2" '
+        { v = $NF; st = $0; sub(/ [^ ]*$/, "", st); n = split(st, fr, ";")
+          for (i = 1; i <= n; i++) if (fr[i] == fn) { s += v; break } }
+        END { printf "%.0f\n", s }'
+}
