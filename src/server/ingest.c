@@ -1,0 +1,1218 @@
+/* ingest.c — the upload endpoints: our POST /api/v1/ingest and Pyroscope's
+ * POST /ingest. Each request is checked against hs_limits, decoded (pprof,
+ * gzipped or not; Pyroscope's multipart form; folded or "lines" text),
+ * turned into store rows by hs_stack_decompose and handed to the batcher
+ * (batch.c), which answers only once the rows are durable. A rejected
+ * request gets a 4xx with a one-line JSON message and leaves nothing in the
+ * store: nothing is submitted before every check has passed.
+ *
+ * Bounds (hs_limits): the body (http.c refuses it first), gzip output
+ * (inflated as a stream into a capped buffer: the gzip header's size is
+ * never trusted; above 1 MiB the output may not exceed max_ratio times the
+ * input), labels per profile and per sample, label key/value length, stack
+ * depth and samples (hs_stack_decompose), multipart parts. Unknown query
+ * parameters are refused by name, so a typo is not silently ignored.
+ *
+ * Pyroscope's wire format, as its clients send it:
+ *   name=APP[.TYPE]{k=v,...}  the application (Pyroscope's "segment key"):
+ *       APP is [A-Za-z0-9_.-]+, tag keys [A-Za-z0-9_]+; a final ".TYPE" that
+ *       is one of Pyroscope's profile type names (cpu, wall, alloc_space,
+ *       mutex_count, ...) is the type, else it belongs to APP. APP is our
+ *       service (a service_name tag wins, APP then becomes label app_name);
+ *       the tags are profile labels, spyName becomes label pyroscope_spy.
+ *   from, until   unix seconds; a pprof's own time_nanos/duration_nanos win
+ *       when set (as Pyroscope does), folded text uses them.
+ *   format        pprof (raw body, gzipped or not) or multipart/form-data
+ *       (Content-Type) with a "profile" part and an optional
+ *       "sample_type_config" part (JSON, checked but not used: our sample
+ *       types come from the pprof itself); folded / groups / absent: text
+ *       "a;b;c 12" per line (root first); lines: "a;b;c" per line, count 1.
+ *   sampleRate    Hz (default 100) for folded cpu/wall: each sample is worth
+ *       1e9/sampleRate ns, so the profile has samples/count and
+ *       cpu|wall/nanoseconds like ours.
+ *   units, aggregationType  checked; units names folded text's unit.
+ * A pprof's type comes from its sample types (as for our endpoint); a
+ * Node.js wall profile that also has cpu/nanoseconds (collectCpuTime)
+ * becomes two profiles, wall and cpu, stored in one put. */
+#define _GNU_SOURCE /* memmem, strcasestr */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "report/export.h"
+#include "server/server.h"
+#include "store/stack.h"
+
+#define HS_RATIO_FLOOR ((size_t)1 << 20) /* below this output, no ratio check */
+#define HS_MAX_PARTS 8                   /* multipart parts */
+#define HS_MAX_PART_HEADER 4096
+#define HS_MAX_ID 32
+#define HS_MAX_TYPE_LEN 64
+#define HS_MAX_STC 65536 /* sample_type_config bytes */
+
+/* ---- small helpers ---- */
+
+/* A printable, bounded copy of untrusted text for an error message. */
+static const char *hs_shown(const char *s, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (; s && *s && n + 4 < cap; s++)
+        buf[n++] = isprint((unsigned char)*s) ? *s : '?';
+    if (s && *s)
+        memcpy(buf + n, "...", 3), n += 3;
+    buf[n] = '\0';
+    return buf;
+}
+
+static bool hs_name_char(int c, bool dots)
+{
+    return isalnum(c) || c == '_' || (dots && (c == '.' || c == '-'));
+}
+
+/* text of at most max bytes, no control characters. */
+static bool hs_text_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return false;
+    return true;
+}
+
+/* Unix seconds (a decimal integer, 0 .. year 2262) to ns. */
+static int hs_parse_unix(const char *s, int64_t *ns)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > 9000000000LL)
+        return -1;
+    *ns = (int64_t)v * 1000000000LL;
+    return 0;
+}
+
+static int64_t hs_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The first parameter of rq not in allowed, or NULL. */
+static const char *hs_unknown_param(const hs_http_request *rq, const char *const *allowed)
+{
+    for (size_t i = 0; i < rq->n_params; i++) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++)
+            ok = strcmp(rq->params[i].key, *a) == 0;
+        if (!ok)
+            return rq->params[i].key;
+    }
+    return NULL;
+}
+
+/* Parameter key given more than once (other than `repeatable`), or NULL. */
+static const char *hs_repeated_param(const hs_http_request *rq, const char *repeatable)
+{
+    for (size_t i = 0; i < rq->n_params; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(rq->params[i].key, rq->params[j].key) == 0 &&
+                (!repeatable || strcmp(rq->params[i].key, repeatable) != 0))
+                return rq->params[i].key;
+    return NULL;
+}
+
+/* ---- gzip, capped ---- */
+
+static bool hs_is_gzip(const void *d, size_t len)
+{
+    const unsigned char *p = d;
+    return len >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+/* Inflate every gzip member of in into a malloc'd buffer of at most
+ * lim->max_decompressed bytes. 0, or the HTTP status to answer. */
+static int hs_gunzip(const void *in, size_t len, const hs_limits *lim, unsigned char **out, size_t *outlen,
+                     char *err, size_t errlen)
+{
+    size_t cap = len < ((size_t)1 << 16) ? ((size_t)1 << 16) : len * 4;
+    if (cap > lim->max_decompressed + 1)
+        cap = lim->max_decompressed + 1;
+    unsigned char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return 500;
+    }
+    z_stream z = {0};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+        free(buf);
+        snprintf(err, errlen, "gzip: cannot initialise zlib");
+        return 500;
+    }
+    z.next_in = (unsigned char *)in;
+    z.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
+    size_t used = 0;
+    int status = 0;
+    for (;;) {
+        if (used == cap) {
+            if (cap > lim->max_decompressed) {
+                snprintf(err, errlen, "decompressed body is over the limit of %zu bytes", lim->max_decompressed);
+                status = 413;
+                break;
+            }
+            size_t nc = cap * 2 > lim->max_decompressed + 1 ? lim->max_decompressed + 1 : cap * 2;
+            unsigned char *nb = realloc(buf, nc);
+            if (!nb) {
+                snprintf(err, errlen, "out of memory");
+                status = 500;
+                break;
+            }
+            buf = nb;
+            cap = nc;
+        }
+        z.next_out = buf + used;
+        z.avail_out = (uInt)(cap - used > UINT32_MAX ? UINT32_MAX : cap - used);
+        size_t before = z.avail_out;
+        int zr = inflate(&z, Z_NO_FLUSH);
+        used += before - z.avail_out;
+        if (used > lim->max_decompressed) {
+            snprintf(err, errlen, "decompressed body is over the limit of %zu bytes", lim->max_decompressed);
+            status = 413;
+            break;
+        }
+        if (used > HS_RATIO_FLOOR && used / (len ? len : 1) >= lim->max_ratio) {
+            snprintf(err, errlen, "gzip body expands more than %ux (a decompression bomb?)", lim->max_ratio);
+            status = 413;
+            break;
+        }
+        if (zr == Z_STREAM_END) {
+            size_t consumed = (size_t)(z.next_in - (const unsigned char *)in);
+            if (consumed == len || !hs_is_gzip((const unsigned char *)in + consumed, len - consumed))
+                break; /* trailing bytes after the last member are ignored, as gzip does */
+            if (inflateReset(&z) != Z_OK) {
+                snprintf(err, errlen, "gzip: inflateReset failed");
+                status = 500;
+                break;
+            }
+        } else if (zr == Z_BUF_ERROR && z.avail_in == 0) {
+            snprintf(err, errlen, "truncated gzip body");
+            status = 400;
+            break;
+        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            snprintf(err, errlen, "corrupt gzip body (%s)", z.msg ? z.msg : "inflate failed");
+            status = 400;
+            break;
+        }
+    }
+    inflateEnd(&z);
+    if (status) {
+        free(buf);
+        return status;
+    }
+    *out = buf;
+    *outlen = used;
+    return 0;
+}
+
+/* ---- one request's state ---- */
+
+typedef struct {
+    const hs_limits *lim;
+    const hs_http_request *rq;
+    hs_http_response *rs;
+    void *scratch[4]; /* decompressed buffers, freed at the end */
+    size_t n_scratch;
+    char *names;      /* label keys and values point into this copy */
+    hs_store_label *labels;
+    size_t n_labels;
+    const char *service, *type, *version, *id;
+    bool have_from, have_until;
+    int64_t from_ns, until_ns;
+} hs_ingest;
+
+static void hs_ingest_free(hs_ingest *in)
+{
+    for (size_t i = 0; i < in->n_scratch; i++)
+        free(in->scratch[i]);
+    free(in->names);
+    free(in->labels);
+}
+
+static int hs_fail(hs_ingest *in, int status, const char *fmt, const char *a)
+{
+    char shown[160];
+    return hs_respond_error(in->rs, status, fmt, a ? hs_shown(a, shown, sizeof shown) : "");
+}
+
+/* A gzipped payload (at most twice) to plain bytes. 0, or the status answered. */
+static int hs_unwrap_gzip(hs_ingest *in, const void **data, size_t *len)
+{
+    char err[256];
+    for (int level = 0; hs_is_gzip(*data, *len); level++) {
+        if (level == 2 || in->n_scratch == sizeof in->scratch / sizeof in->scratch[0])
+            return hs_respond_error(in->rs, 400, "gzip nested more than twice");
+        unsigned char *out;
+        size_t outlen;
+        int st = hs_gunzip(*data, *len, in->lim, &out, &outlen, err, sizeof err);
+        if (st)
+            return hs_respond_error(in->rs, st, "%s", err);
+        in->scratch[in->n_scratch++] = out;
+        *data = out;
+        *len = outlen;
+    }
+    return 0;
+}
+
+/* The request body without its Content-Encoding. 0, or the status answered. */
+static int hs_ingest_body(hs_ingest *in, const void **data, size_t *len)
+{
+    const char *ce = in->rq->content_encoding;
+    *data = in->rq->body;
+    *len = in->rq->body_len;
+    if (!ce || !*ce || strcasecmp(ce, "identity") == 0)
+        return 0;
+    if (strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "x-gzip") != 0)
+        return hs_fail(in, 415, "unsupported Content-Encoding %s (gzip or none)", ce);
+    if (!hs_is_gzip(*data, *len))
+        return hs_respond_error(in->rs, 400, "Content-Encoding: gzip but the body is not gzip");
+    return 0; /* hs_unwrap_gzip inflates it */
+}
+
+static int hs_label_cmp(const void *a, const void *b)
+{
+    return strcmp(((const hs_store_label *)a)->key, ((const hs_store_label *)b)->key);
+}
+
+/* Add a profile label after checking it. 0, or the status answered. */
+static int hs_add_label(hs_ingest *in, const char *key, const char *value)
+{
+    if (in->n_labels >= in->lim->max_labels)
+        return hs_respond_error(in->rs, 400, "more than %zu labels", in->lim->max_labels);
+    if (!*key)
+        return hs_respond_error(in->rs, 400, "label with an empty name");
+    for (const char *k = key; *k; k++)
+        if (!hs_name_char((unsigned char)*k, true))
+            return hs_fail(in, 400, "label name %s: use letters, digits, '_', '.', '-'", key);
+    if (strlen(key) > in->lim->max_label_len || strlen(value) > in->lim->max_label_len)
+        return hs_fail(in, 400, "label %s: name or value longer than the limit", key);
+    if (!hs_text_ok(value, in->lim->max_label_len))
+        return hs_fail(in, 400, "label %s: control characters in the value", key);
+    for (size_t i = 0; i < in->n_labels; i++)
+        if (strcmp(in->labels[i].key, key) == 0)
+            return hs_fail(in, 400, "label %s given twice", key);
+    in->labels[in->n_labels].key = key;
+    in->labels[in->n_labels].value = value;
+    in->n_labels++;
+    return 0;
+}
+
+/* from/until parameters. 0, or the status answered. */
+static int hs_ingest_times(hs_ingest *in)
+{
+    const char *from = hs_param_get(in->rq, "from"), *until = hs_param_get(in->rq, "until");
+    if (from) {
+        if (hs_parse_unix(from, &in->from_ns) != 0)
+            return hs_fail(in, 400, "from=%s: expected unix seconds", from);
+        in->have_from = true;
+    }
+    if (until) {
+        if (hs_parse_unix(until, &in->until_ns) != 0)
+            return hs_fail(in, 400, "until=%s: expected unix seconds", until);
+        in->have_until = true;
+    }
+    if (from && until && in->until_ns < in->from_ns)
+        return hs_respond_error(in->rs, 400, "until is before from");
+    return 0;
+}
+
+/* ---- sample types -> profile type ---- */
+
+static bool hs_has_type(const hs_store_types *t, const char *type, const char *unit)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->type[i], type) == 0 && (!unit || strcmp(t->unit[i], unit) == 0))
+            return true;
+    return false;
+}
+
+/* The profile type its sample types say: cpu, wall, heap, lock, or the
+ * last sample type's name. */
+static const char *hs_infer_type(const hs_store_types *t)
+{
+    if (hs_has_type(t, "wall", "nanoseconds"))
+        return "wall";
+    if (hs_has_type(t, "cpu", "nanoseconds"))
+        return "cpu";
+    for (size_t i = 0; i < t->n; i++)
+        if (strncmp(t->type[i], "alloc_", 6) == 0 || strncmp(t->type[i], "inuse_", 6) == 0)
+            return "heap";
+    if (hs_has_type(t, "objects", "count") && hs_has_type(t, "space", "bytes"))
+        return "heap"; /* Node.js (@datadog/pprof) heap profiles */
+    if (hs_has_type(t, "contentions", NULL) || hs_has_type(t, "delay", "nanoseconds"))
+        return "lock";
+    return t->n ? t->type[t->n - 1] : "unknown";
+}
+
+static bool hs_type_ok(const char *t)
+{
+    size_t n = strlen(t);
+    if (n == 0 || n > HS_MAX_TYPE_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!hs_name_char((unsigned char)t[i], true))
+            return false;
+    return true;
+}
+
+/* ---- decomposed profiles ---- */
+
+typedef struct {
+    hs_store_profile prof;
+    hs_stack_parts *parts;
+    hs_store_sample *samples; /* a projection's own arrays (else NULL) */
+    hs_store_stack *stacks;
+} hs_decomposed;
+
+static void hs_decomposed_free(hs_decomposed *d)
+{
+    hs_stack_parts_free(d->parts);
+    free(d->samples);
+    free(d->stacks);
+    memset(d, 0, sizeof *d);
+}
+
+/* Sample labels are bounded like profile labels. 0, or the status answered. */
+static int hs_check_sample_labels(hs_ingest *in, const hs_profile *p)
+{
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const hs_sample *s = &p->samples[i];
+        if (s->n_labels > in->lim->max_labels)
+            return hs_respond_error(in->rs, 400, "sample %zu has more than %zu labels", i, in->lim->max_labels);
+        for (size_t j = 0; j < s->n_labels; j++)
+            if (strlen(hs_profile_string(p, s->labels[j].key)) > in->lim->max_label_len ||
+                strlen(hs_profile_string(p, s->labels[j].str)) > in->lim->max_label_len)
+                return hs_respond_error(in->rs, 400, "sample %zu: a label is longer than %zu bytes", i,
+                                        in->lim->max_label_len);
+    }
+    return 0;
+}
+
+/* Decompose p into d with in's bounds. 0, or the status answered. */
+static int hs_decompose(hs_ingest *in, const hs_profile *p, hs_decomposed *d)
+{
+    char err[256];
+    if (p->n_samples > in->lim->max_samples)
+        return hs_respond_error(in->rs, 413, "%zu samples: over the limit of %zu", p->n_samples,
+                                in->lim->max_samples);
+    int st = hs_check_sample_labels(in, p);
+    if (st)
+        return st;
+    hs_stack_options opt = {.max_depth = in->lim->max_depth, .max_samples = in->lim->max_samples};
+    if (hs_stack_decompose(p, &opt, &d->prof, &d->parts, err, sizeof err) != 0)
+        return hs_respond_error(in->rs, strstr(err, "out of memory") ? 500 : 400, "profile: %s", err);
+    return 0;
+}
+
+static int hs_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* out = the columns cols[0..ncols) of src: its samples with a value in
+ * them, the stacks those use. 0, or -1 (out of memory). */
+static int hs_project(const hs_store_profile *src, const int *cols, size_t ncols, hs_decomposed *out)
+{
+    memset(out, 0, sizeof *out);
+    out->prof = *src;
+    out->prof.types.n = ncols;
+    out->prof.types.default_index = (int)ncols - 1;
+    for (size_t c = 0; c < ncols; c++) {
+        out->prof.types.type[c] = src->types.type[cols[c]];
+        out->prof.types.unit[c] = src->types.unit[cols[c]];
+        out->prof.totals[c] = src->totals[cols[c]];
+        if (cols[c] == src->types.default_index)
+            out->prof.types.default_index = (int)c;
+    }
+    for (size_t c = ncols; c < HS_STORE_MAX_VALUES; c++)
+        out->prof.totals[c] = 0;
+    out->samples = malloc((src->n_samples ? src->n_samples : 1) * sizeof *out->samples);
+    uint64_t *used = malloc((src->n_samples ? src->n_samples : 1) * sizeof *used);
+    out->stacks = malloc((src->n_stacks ? src->n_stacks : 1) * sizeof *out->stacks);
+    if (!out->samples || !used || !out->stacks) {
+        free(used);
+        hs_decomposed_free(out);
+        return -1;
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < src->n_samples; i++) {
+        hs_store_sample s = {.stack = src->samples[i].stack};
+        bool any = false;
+        for (size_t c = 0; c < ncols; c++) {
+            s.values[c] = src->samples[i].values[cols[c]];
+            any |= s.values[c] != 0;
+        }
+        if (any) {
+            used[ns] = s.stack;
+            out->samples[ns++] = s;
+        }
+    }
+    qsort(used, ns, sizeof *used, hs_u64_cmp);
+    size_t nk = 0;
+    for (size_t i = 0; i < src->n_stacks; i++)
+        if (bsearch(&src->stacks[i].hash, used, ns, sizeof *used, hs_u64_cmp))
+            out->stacks[nk++] = src->stacks[i];
+    free(used);
+    out->prof.samples = out->samples;
+    out->prof.n_samples = ns;
+    out->prof.stacks = out->stacks;
+    out->prof.n_stacks = nk;
+    return 0;
+}
+
+/* Start and duration of a profile: the from/until parameters, or the
+ * profile's own time_nanos/duration_nanos (prefer_profile: the profile's
+ * when it has them, as Pyroscope does), else now. */
+static void hs_times(const hs_ingest *in, const hs_profile *p, bool prefer_profile, int64_t *start,
+                     int64_t *dur)
+{
+    const int64_t year_ns = 365LL * 86400 * 1000000000LL; /* time_nanos before 1971 is bogus */
+    bool p_start = p && p->time_nanos >= year_ns, p_dur = p && p->duration_nanos > 0;
+    bool q_dur = in->have_from && in->have_until;
+    *dur = (prefer_profile || !q_dur) && p_dur ? p->duration_nanos : q_dur ? in->until_ns - in->from_ns : 0;
+    if ((prefer_profile || !in->have_from) && p_start)
+        *start = p->time_nanos;
+    else if (in->have_from)
+        *start = in->from_ns;
+    else if (in->have_until)
+        *start = in->until_ns - *dur;
+    else
+        *start = hs_now_ns() - *dur;
+}
+
+/* Fill the metadata of d from in; the id is computed from the body when
+ * the request gave none. */
+static void hs_fill_meta(hs_ingest *in, hs_decomposed *d, const char *type, const void *body, size_t len,
+                         const hs_profile *p, bool prefer_profile)
+{
+    hs_store_profile *o = &d->prof;
+    o->service = in->service;
+    o->type = type;
+    o->version = in->version ? in->version : "";
+    o->labels = in->labels;
+    o->n_labels = in->n_labels;
+    hs_times(in, p, prefer_profile, &o->start_ns, &o->duration_ns);
+    if (in->id) {
+        snprintf(o->id, sizeof o->id, "%s", in->id);
+    } else {
+        o->id[0] = '\0';
+        hs_stack_profile_id(body, len, o, o->id);
+    }
+}
+
+/* Submit d[0..n) as one put and answer. Returns the status. */
+static int hs_submit(hs_ingest *in, hs_batcher *b, hs_decomposed *d, size_t n)
+{
+    const hs_store_profile *ps[4];
+    int results[4] = {0};
+    char err[256];
+    for (size_t i = 0; i < n; i++)
+        ps[i] = &d[i].prof;
+    int rc = hs_batcher_submit_many(b, ps, n, results, err, sizeof err);
+    if (rc == HS_STORE_UNAVAILABLE) {
+        hs_respond_error(in->rs, 503, "store unavailable, retry: %s", err);
+        snprintf(in->rs->extra_header, sizeof in->rs->extra_header, "Retry-After: 1");
+        return 503;
+    }
+    if (rc != 0)
+        return hs_respond_error(in->rs, 500, "store: %s", err);
+    size_t stored = 0;
+    for (size_t i = 0; i < n; i++)
+        stored += !results[i];
+    size_t cap = 96 + n * 48;
+    char *body = malloc(cap);
+    if (!body)
+        return hs_respond_error(in->rs, 500, "out of memory");
+    size_t len;
+    if (n == 1) {
+        len = (size_t)snprintf(body, cap, "{\"stored\":%zu,%s\"id\":\"%s\"}\n", stored,
+                               results[0] ? "\"duplicate\":true," : "", d[0].prof.id);
+    } else {
+        len = (size_t)snprintf(body, cap, "{\"stored\":%zu,\"duplicates\":%zu,\"ids\":[", stored, n - stored);
+        for (size_t i = 0; i < n; i++)
+            len += (size_t)snprintf(body + len, cap - len, "%s\"%s\"", i ? "," : "", d[i].prof.id);
+        len += (size_t)snprintf(body + len, cap - len, "]}\n");
+    }
+    free(in->rs->body);
+    in->rs->body = body;
+    in->rs->len = len;
+    in->rs->status = 200;
+    in->rs->content_type = "application/json";
+    return 200;
+}
+
+static int hs_ingest_begin(hs_ingest *in, const hs_limits *lim, const hs_http_request *rq,
+                           hs_http_response *rs)
+{
+    memset(in, 0, sizeof *in);
+    in->lim = lim;
+    in->rq = rq;
+    in->rs = rs;
+    in->labels = calloc(lim->max_labels + 1, sizeof *in->labels);
+    if (!in->labels)
+        return hs_respond_error(rs, 500, "out of memory");
+    if (rq->body_len > lim->max_body)
+        return hs_respond_error(rs, 413, "request body is over the limit of %zu bytes", lim->max_body);
+    return 0;
+}
+
+/* Decode a pprof body (plain after hs_ingest_plain). NULL: answered. */
+static hs_profile *hs_decode_pprof(hs_ingest *in, const void *data, size_t len)
+{
+    char err[256];
+    if (len == 0) {
+        hs_respond_error(in->rs, 400, "empty profile");
+        return NULL;
+    }
+    hs_profile *p = hs_profile_decode(data, len, err, sizeof err);
+    if (!p)
+        hs_respond_error(in->rs, 400, "not a pprof profile: %s", err);
+    return p;
+}
+
+/* ---- POST /api/v1/ingest ---- */
+
+static const char *const hs_native_params[] = {"service", "type", "version", "label", "from", "until", "id", NULL};
+
+int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs)
+{
+    hs_ingest in;
+    hs_decomposed d = {0};
+    hs_profile *p = NULL;
+    int st = hs_ingest_begin(&in, lim, rq, rs);
+    if (st)
+        goto out;
+    const char *bad = hs_unknown_param(rq, hs_native_params);
+    if (bad) {
+        st = hs_fail(&in, 400, "unknown parameter %s", bad);
+        goto out;
+    }
+    if ((bad = hs_repeated_param(rq, "label"))) {
+        st = hs_fail(&in, 400, "parameter %s given twice", bad);
+        goto out;
+    }
+    in.service = hs_param_get(rq, "service");
+    if (!in.service || !*in.service) {
+        st = hs_respond_error(rs, 400, "missing parameter service");
+        goto out;
+    }
+    if (!hs_text_ok(in.service, lim->max_label_len)) {
+        st = hs_respond_error(rs, 400, "service: control characters or longer than %zu bytes", lim->max_label_len);
+        goto out;
+    }
+    in.version = hs_param_get(rq, "version");
+    if (in.version && !hs_text_ok(in.version, lim->max_label_len)) {
+        st = hs_respond_error(rs, 400, "version: control characters or longer than %zu bytes", lim->max_label_len);
+        goto out;
+    }
+    in.type = hs_param_get(rq, "type");
+    if (in.type && !hs_type_ok(in.type)) {
+        st = hs_fail(&in, 400, "type=%s: up to 64 letters, digits, '_', '.', '-'", in.type);
+        goto out;
+    }
+    in.id = hs_param_get(rq, "id");
+    if (in.id) {
+        size_t n = strlen(in.id);
+        bool ok = n > 0 && n <= HS_MAX_ID;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = isalnum((unsigned char)in.id[i]) || in.id[i] == '_' || in.id[i] == '-';
+        if (!ok) {
+            st = hs_fail(&in, 400, "id=%s: 1 to 32 of [A-Za-z0-9_-]", in.id);
+            goto out;
+        }
+    }
+    /* label=K=V: keys and values are cut out of one copy of the values */
+    size_t total = 1;
+    for (size_t i = 0; i < rq->n_params; i++)
+        if (strcmp(rq->params[i].key, "label") == 0)
+            total += strlen(rq->params[i].value) + 1;
+    if (!(in.names = malloc(total))) {
+        st = hs_respond_error(rs, 500, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0, off = 0; i < rq->n_params; i++) {
+        if (strcmp(rq->params[i].key, "label") != 0)
+            continue;
+        char *kv = in.names + off, *eq;
+        off += strlen(rq->params[i].value) + 1;
+        memcpy(kv, rq->params[i].value, strlen(rq->params[i].value) + 1);
+        if (!(eq = strchr(kv, '='))) {
+            st = hs_fail(&in, 400, "label=%s: expected label=KEY=VALUE", kv);
+            goto out;
+        }
+        *eq = '\0';
+        if ((st = hs_add_label(&in, kv, eq + 1)))
+            goto out;
+    }
+    if ((st = hs_ingest_times(&in)))
+        goto out;
+    const void *data;
+    size_t len;
+    if ((st = hs_ingest_body(&in, &data, &len)) || (st = hs_unwrap_gzip(&in, &data, &len)))
+        goto out;
+    if (!(p = hs_decode_pprof(&in, data, len))) {
+        st = rs->status;
+        goto out;
+    }
+    if ((st = hs_decompose(&in, p, &d)))
+        goto out;
+    const char *type = in.type ? in.type : hs_infer_type(&d.prof.types);
+    if (!hs_type_ok(type)) {
+        st = hs_fail(&in, 400, "sample type %s is not a usable type name; give type=", type);
+        goto out;
+    }
+    qsort(in.labels, in.n_labels, sizeof *in.labels, hs_label_cmp);
+    hs_fill_meta(&in, &d, type, rq->body, rq->body_len, p, false);
+    st = hs_submit(&in, b, &d, 1);
+out:
+    hs_decomposed_free(&d);
+    hs_profile_free(p);
+    hs_ingest_free(&in);
+    return st;
+}
+
+/* ---- POST /ingest (Pyroscope) ---- */
+
+/* Pyroscope's profile type names (the ".TYPE" of name=APP.TYPE{...}) and
+ * what folded text of that type holds. */
+typedef struct {
+    const char *suffix, *type, *st_type, *st_unit;
+} hs_pyro_type;
+
+static const hs_pyro_type hs_pyro_types[] = {
+    {"cpu", "cpu", "cpu", "nanoseconds"},
+    {"itimer", "cpu", "cpu", "nanoseconds"},
+    {"wall", "wall", "wall", "nanoseconds"},
+    {"seconds", "wall", "wall", "nanoseconds"},
+    {"nanoseconds", "wall", "wall", "nanoseconds"},
+    {"microseconds", "wall", "wall", "nanoseconds"},
+    {"milliseconds", "wall", "wall", "nanoseconds"},
+    {"inuse_objects", "inuse_objects", "inuse_objects", "count"},
+    {"inuse_space", "inuse_space", "inuse_space", "bytes"},
+    {"alloc_objects", "alloc_objects", "alloc_objects", "count"},
+    {"alloc_space", "alloc_space", "alloc_space", "bytes"},
+    {"goroutines", "goroutines", "goroutines", "count"},
+    {"mutex_count", "mutex_count", "contentions", "count"},
+    {"mutex_duration", "mutex_duration", "delay", "nanoseconds"},
+    {"block_count", "block_count", "contentions", "count"},
+    {"block_duration", "block_duration", "delay", "nanoseconds"},
+    {"lock_count", "lock_count", "contentions", "count"},
+    {"lock_duration", "lock_duration", "delay", "nanoseconds"},
+    {"alloc_in_new_tlab_objects", "alloc_in_new_tlab_objects", "alloc_in_new_tlab_objects", "count"},
+    {"alloc_in_new_tlab_bytes", "alloc_in_new_tlab_bytes", "alloc_in_new_tlab_bytes", "bytes"},
+    {"alloc_outside_tlab_objects", "alloc_outside_tlab_objects", "alloc_outside_tlab_objects", "count"},
+    {"alloc_outside_tlab_bytes", "alloc_outside_tlab_bytes", "alloc_outside_tlab_bytes", "bytes"},
+    {"live", "live", "live", "count"},
+    {"exceptions", "exceptions", "samples", "count"},
+    {"bytes", "bytes", "samples", "bytes"},
+};
+
+static const hs_pyro_type *hs_pyro_type_of(const char *suffix)
+{
+    for (size_t i = 0; i < sizeof hs_pyro_types / sizeof hs_pyro_types[0]; i++)
+        if (strcmp(hs_pyro_types[i].suffix, suffix) == 0)
+            return &hs_pyro_types[i];
+    return NULL;
+}
+
+/* Parse name=APP[.TYPE]{k=v,...} into in->service and in->labels (strings
+ * in in->names); *pt is the ".TYPE" or NULL. 0, or the status answered. */
+static int hs_pyro_name(hs_ingest *in, const char *name, const hs_pyro_type **pt)
+{
+    *pt = NULL;
+    if (!name || !*name)
+        return hs_respond_error(in->rs, 400, "missing parameter name (APP{k=v,...})");
+    size_t n = strlen(name);
+    if (n > 4096)
+        return hs_respond_error(in->rs, 400, "name is longer than 4096 bytes");
+    char *b = malloc(n + 1);
+    if (!b)
+        return hs_respond_error(in->rs, 500, "out of memory");
+    memcpy(b, name, n + 1);
+    in->names = b;
+    char *brace = strchr(b, '{'), *tags = NULL;
+    if (brace) {
+        char *close = strchr(brace, '}');
+        if (!close)
+            return hs_fail(in, 400, "name=%s: '{' without '}'", name);
+        *brace = '\0';
+        *close = '\0'; /* Pyroscope ignores what follows '}' */
+        tags = brace + 1;
+    }
+    /* APP, trimmed */
+    char *app = b;
+    while (*app == ' ')
+        app++;
+    for (char *e = app + strlen(app); e > app && e[-1] == ' ';)
+        *--e = '\0';
+    if (!*app)
+        return hs_respond_error(in->rs, 400, "name: the application name is empty");
+    for (const char *c = app; *c; c++)
+        if (!hs_name_char((unsigned char)*c, true))
+            return hs_fail(in, 400, "name=%s: the application name may have letters, digits, '_', '.', '-'", name);
+    if (strlen(app) > in->lim->max_label_len)
+        return hs_respond_error(in->rs, 400, "name: the application name is longer than %zu bytes",
+                                in->lim->max_label_len);
+    char *dot = strrchr(app, '.');
+    if (dot && dot > app && (*pt = hs_pyro_type_of(dot + 1)))
+        *dot = '\0';
+    const char *service_name = NULL;
+    for (char *t = tags; t && *t;) {
+        char *comma = strchr(t, ','), *next = comma ? comma + 1 : NULL;
+        if (comma)
+            *comma = '\0';
+        char *eq = strchr(t, '=');
+        if (!eq) {
+            /* "{}" or a trailing ',' are fine; a key without value is not */
+            for (char *c = t; *c; c++)
+                if (*c != ' ')
+                    return hs_fail(in, 400, "name=%s: a tag without '=' value", name);
+            t = next;
+            continue;
+        }
+        *eq = '\0';
+        char *k = t, *v = eq + 1;
+        while (*k == ' ')
+            k++;
+        for (char *e = k + strlen(k); e > k && e[-1] == ' ';)
+            *--e = '\0';
+        while (*v == ' ')
+            v++;
+        for (char *e = v + strlen(v); e > v && e[-1] == ' ';)
+            *--e = '\0';
+        for (const char *c = k; *c; c++)
+            if (!hs_name_char((unsigned char)*c, false))
+                return hs_fail(in, 400, "name=%s: tag names may have letters, digits and '_'", name);
+        if (strcmp(k, "service_name") == 0) {
+            if (!*v)
+                return hs_respond_error(in->rs, 400, "name: empty service_name tag");
+            service_name = v;
+        } else {
+            int st = hs_add_label(in, k, v);
+            if (st)
+                return st;
+        }
+        t = next;
+    }
+    in->service = app;
+    if (service_name) {
+        if (!hs_text_ok(service_name, in->lim->max_label_len))
+            return hs_respond_error(in->rs, 400, "service_name: too long or control characters");
+        int st = hs_add_label(in, "app_name", app);
+        if (st)
+            return st;
+        in->service = service_name;
+    }
+    return 0;
+}
+
+/* One part of a multipart/form-data body. */
+typedef struct {
+    char name[64];
+    const unsigned char *data;
+    size_t len;
+} hs_part;
+
+static const char *hs_memstr(const char *h, size_t hl, const char *n, size_t nl)
+{
+    return nl <= hl ? memmem(h, hl, n, nl) : NULL;
+}
+
+/* Split a multipart/form-data body. 0, or the status answered. */
+static int hs_multipart(hs_ingest *in, const char *ctype, const void *body, size_t len, hs_part *parts,
+                        size_t *n_parts)
+{
+    const char *bp = strcasestr(ctype, "boundary=");
+    if (!bp)
+        return hs_respond_error(in->rs, 400, "multipart/form-data without a boundary");
+    bp += 9;
+    char delim[256] = "\r\n--";
+    size_t dl = 4;
+    bool quoted = *bp == '"';
+    if (quoted)
+        bp++;
+    while (*bp && (quoted ? *bp != '"' : (*bp != ';' && *bp != ' ')) && dl < sizeof delim - 1)
+        delim[dl++] = *bp++;
+    delim[dl] = '\0';
+    if (dl == 4 || dl > 4 + 200)
+        return hs_respond_error(in->rs, 400, "multipart boundary is empty or too long");
+    const char *b = body, *end = b + len;
+    /* the first delimiter may start the body (no CRLF before it) */
+    const char *p = len >= dl - 2 && memcmp(b, delim + 2, dl - 2) == 0 ? b : hs_memstr(b, len, delim, dl);
+    if (!p)
+        return hs_respond_error(in->rs, 400, "multipart body without its boundary");
+    p += p == b ? dl - 2 : dl;
+    *n_parts = 0;
+    for (;;) {
+        if (end - p >= 2 && p[0] == '-' && p[1] == '-')
+            return 0; /* closing delimiter */
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
+            p += 2;
+        else
+            return hs_respond_error(in->rs, 400, "multipart: malformed delimiter line");
+        const char *hend = hs_memstr(p, (size_t)(end - p), "\r\n\r\n", 4);
+        if (!hend || hend - p > HS_MAX_PART_HEADER)
+            return hs_respond_error(in->rs, 400, "multipart: part headers missing or over 4096 bytes");
+        if (*n_parts == HS_MAX_PARTS)
+            return hs_respond_error(in->rs, 400, "multipart: more than %d parts", HS_MAX_PARTS);
+        hs_part *part = &parts[(*n_parts)++];
+        part->name[0] = '\0';
+        /* Content-Disposition: form-data; name="profile"; filename="..." */
+        for (const char *h = p; h < hend;) {
+            const char *eol = hs_memstr(h, (size_t)(hend + 2 - h), "\r\n", 2);
+            size_t hl = (size_t)(eol - h);
+            if (hl > 20 && strncasecmp(h, "content-disposition:", 20) == 0) {
+                char line[HS_MAX_PART_HEADER + 1];
+                memcpy(line, h, hl);
+                line[hl] = '\0';
+                const char *nm = strcasestr(line, "; name=");
+                if (!nm)
+                    nm = strcasestr(line, ";name=");
+                if (nm) {
+                    nm = strchr(nm, '=') + 1;
+                    bool q = *nm == '"';
+                    nm += q;
+                    size_t k = 0;
+                    while (*nm && (q ? *nm != '"' : (*nm != ';' && *nm != ' ')) && k < sizeof part->name - 1)
+                        part->name[k++] = *nm++;
+                    part->name[k] = '\0';
+                }
+            }
+            h = eol + 2;
+        }
+        if (!part->name[0])
+            return hs_respond_error(in->rs, 400, "multipart: a part without a form-data name");
+        const char *data = hend + 4;
+        const char *next = hs_memstr(data, (size_t)(end - data), delim, dl);
+        if (!next)
+            return hs_respond_error(in->rs, 400, "multipart: part %s is not terminated", part->name);
+        part->data = (const unsigned char *)data;
+        part->len = (size_t)(next - data);
+        p = next + dl;
+    }
+}
+
+/* Folded ("a;b;c 12") or lines ("a;b;c") text to a profile. NULL: answered. */
+static hs_profile *hs_pyro_folded(hs_ingest *in, const char *data, size_t len, bool lines)
+{
+    char err[256];
+    char *conv = NULL;
+    if (lines) { /* each line is one sample: append " 1" */
+        size_t nl = 1;
+        for (size_t i = 0; i < len; i++)
+            nl += data[i] == '\n';
+        if (!(conv = malloc(len + nl * 3 + 1))) {
+            hs_respond_error(in->rs, 500, "out of memory");
+            return NULL;
+        }
+        size_t o = 0;
+        for (size_t i = 0; i < len;) {
+            const char *e = memchr(data + i, '\n', len - i);
+            size_t ll = e ? (size_t)(e - (data + i)) : len - i;
+            if (ll && data[i + ll - 1] == '\r')
+                ll--;
+            memcpy(conv + o, data + i, ll);
+            o += ll;
+            if (ll)
+                memcpy(conv + o, " 1", 2), o += 2;
+            conv[o++] = '\n';
+            i += (e ? (size_t)(e - (data + i)) + 1 : len - i);
+        }
+        data = conv;
+        len = o;
+    }
+    hs_profile *p = hs_import_collapsed(data, len, err, sizeof err);
+    free(conv);
+    if (!p) {
+        hs_respond_error(in->rs, 400, "%s", err);
+        return NULL;
+    }
+    for (size_t i = 0; i < p->n_samples; i++)
+        if (p->samples[i].values[0] < 0) {
+            hs_respond_error(in->rs, 400, "folded stack %zu: negative count", i + 1);
+            hs_profile_free(p);
+            return NULL;
+        }
+    return p;
+}
+
+/* Give the one-column (samples/count) decomposition of folded text the
+ * sample types of its Pyroscope type. 0, or the status answered. */
+static int hs_pyro_folded_types(hs_ingest *in, hs_decomposed *d, const hs_pyro_type *pt, const char *units,
+                                long rate)
+{
+    hs_store_profile *o = &d->prof;
+    static const char *const unit_of[][2] = {{"samples", "count"}, {"objects", "count"}, {"goroutines", "count"},
+                                             {"bytes", "bytes"}, {"lock_samples", "count"},
+                                             {"lock_nanoseconds", "nanoseconds"}};
+    bool timed = pt ? strcmp(pt->st_unit, "nanoseconds") == 0 && (!strcmp(pt->type, "cpu") || !strcmp(pt->type, "wall"))
+                    : !units || strcmp(units, "samples") == 0;
+    if (timed) {
+        const char *t = pt ? pt->type : "cpu";
+        int64_t period = 1000000000LL / rate;
+        hs_store_sample *s = malloc((o->n_samples ? o->n_samples : 1) * sizeof *s);
+        if (!s)
+            return hs_respond_error(in->rs, 500, "out of memory");
+        for (size_t i = 0; i < o->n_samples; i++) {
+            if (o->samples[i].values[0] > INT64_MAX / period) {
+                free(s);
+                return hs_respond_error(in->rs, 400, "folded count too large");
+            }
+            s[i] = (hs_store_sample){.stack = o->samples[i].stack,
+                                     .values = {o->samples[i].values[0], o->samples[i].values[0] * period}};
+        }
+        if (o->totals[0] > INT64_MAX / period) {
+            free(s);
+            return hs_respond_error(in->rs, 400, "folded total too large");
+        }
+        d->samples = s;
+        o->samples = s;
+        o->types.n = 2;
+        o->types.type[0] = "samples";
+        o->types.unit[0] = "count";
+        o->types.type[1] = t;
+        o->types.unit[1] = "nanoseconds";
+        o->types.default_index = 1;
+        o->types.period_type = t;
+        o->types.period_unit = "nanoseconds";
+        o->types.period = period;
+        o->totals[1] = o->totals[0] * period;
+        o->type = t;
+        return 0;
+    }
+    if (pt) {
+        o->type = pt->type;
+        o->types.type[0] = pt->st_type;
+        o->types.unit[0] = pt->st_unit;
+    } else {
+        const char *u = "count";
+        for (size_t i = 0; i < sizeof unit_of / sizeof unit_of[0]; i++)
+            if (strcmp(unit_of[i][0], units) == 0)
+                u = unit_of[i][1];
+        o->type = units;
+        o->types.type[0] = "samples";
+        o->types.unit[0] = u;
+    }
+    o->types.period_type = o->types.type[0];
+    o->types.period_unit = o->types.unit[0];
+    o->types.period = 1;
+    return 0;
+}
+
+static const char *const hs_pyro_params[] = {"name", "from", "until", "format", "sampleRate", "spyName",
+                                             "units", "aggregationType", NULL};
+
+int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs)
+{
+    hs_ingest in;
+    hs_decomposed d[2];
+    memset(d, 0, sizeof d);
+    size_t nd = 0;
+    hs_profile *p = NULL;
+    const hs_pyro_type *pt = NULL;
+    int st = hs_ingest_begin(&in, lim, rq, rs);
+    if (st)
+        goto out;
+    const char *bad = hs_unknown_param(rq, hs_pyro_params);
+    if (bad) {
+        st = hs_fail(&in, 400, "unknown parameter %s", bad);
+        goto out;
+    }
+    if ((bad = hs_repeated_param(rq, NULL))) {
+        st = hs_fail(&in, 400, "parameter %s given twice", bad);
+        goto out;
+    }
+    if ((st = hs_pyro_name(&in, hs_param_get(rq, "name"), &pt)) || (st = hs_ingest_times(&in)))
+        goto out;
+    long rate = 100;
+    const char *sr = hs_param_get(rq, "sampleRate");
+    if (sr) {
+        char *e;
+        errno = 0;
+        rate = strtol(sr, &e, 10);
+        if (errno || e == sr || *e || rate < 1 || rate > 1000000000L) {
+            st = hs_fail(&in, 400, "sampleRate=%s: expected an integer in Hz, 1 to 1e9", sr);
+            goto out;
+        }
+    }
+    const char *units = hs_param_get(rq, "units");
+    if (units && *units) {
+        static const char *const ok[] = {"samples", "objects", "goroutines", "bytes", "lock_samples",
+                                         "lock_nanoseconds", NULL};
+        bool found = false;
+        for (const char *const *u = ok; *u && !found; u++)
+            found = strcmp(*u, units) == 0;
+        if (!found) {
+            st = hs_fail(&in, 400, "units=%s: not one of Pyroscope's units", units);
+            goto out;
+        }
+    } else {
+        units = NULL;
+    }
+    const char *agg = hs_param_get(rq, "aggregationType");
+    if (agg && *agg && strcmp(agg, "sum") != 0 && strcmp(agg, "average") != 0) {
+        st = hs_fail(&in, 400, "aggregationType=%s: sum or average", agg);
+        goto out;
+    }
+    const char *spy = hs_param_get(rq, "spyName");
+    if (spy && *spy) {
+        for (const char *c = spy; *c; c++)
+            if (!hs_name_char((unsigned char)*c, true)) {
+                st = hs_fail(&in, 400, "spyName=%s: letters, digits, '_', '.', '-'", spy);
+                goto out;
+            }
+        if ((st = hs_add_label(&in, "pyroscope_spy", spy)))
+            goto out;
+    }
+    /* the body's format */
+    const char *format = hs_param_get(rq, "format");
+    const char *ct = rq->content_type ? rq->content_type : "";
+    bool multipart = strncasecmp(ct, "multipart/form-data", 19) == 0;
+    enum { F_PPROF, F_FOLDED, F_LINES } fmt;
+    if (multipart || (format && strcmp(format, "pprof") == 0)) {
+        fmt = F_PPROF;
+    } else if (!format || !*format || !strcmp(format, "folded") || !strcmp(format, "groups") ||
+               !strcmp(format, "collapsed")) {
+        fmt = F_FOLDED;
+    } else if (strcmp(format, "lines") == 0) {
+        fmt = F_LINES;
+    } else if (!strcmp(format, "trie") || !strcmp(format, "tree") || !strcmp(format, "jfr") ||
+               !strcmp(format, "speedscope")) {
+        st = hs_fail(&in, 415, "format=%s is not supported (pprof, folded or lines)", format);
+        goto out;
+    } else {
+        st = hs_fail(&in, 400, "unknown format=%s (pprof, folded or lines)", format);
+        goto out;
+    }
+    if (fmt == F_FOLDED && strstr(ct, "octet-stream+")) {
+        st = hs_fail(&in, 415, "Content-Type %s is not supported (pprof, folded or lines)", ct);
+        goto out;
+    }
+    const void *data;
+    size_t len;
+    if ((st = hs_ingest_body(&in, &data, &len)))
+        goto out;
+    if (multipart) {
+        if ((st = hs_unwrap_gzip(&in, &data, &len)))
+            goto out;
+        hs_part parts[HS_MAX_PARTS];
+        size_t np = 0;
+        if ((st = hs_multipart(&in, ct, data, len, parts, &np)))
+            goto out;
+        const hs_part *prof = NULL;
+        for (size_t i = 0; i < np; i++) {
+            if (strcmp(parts[i].name, "profile") == 0) {
+                if (prof) {
+                    st = hs_respond_error(rs, 400, "multipart: two profile parts");
+                    goto out;
+                }
+                prof = &parts[i];
+            } else if (strcmp(parts[i].name, "prev_profile") == 0) {
+                st = hs_respond_error(rs, 400, "multipart: prev_profile (cumulative profiles of old "
+                                               "Pyroscope clients) is not supported: send deltas");
+                goto out;
+            } else if (strcmp(parts[i].name, "sample_type_config") == 0) {
+                const unsigned char *c = parts[i].data, *e = c + parts[i].len;
+                while (c < e && isspace(*c))
+                    c++;
+                while (e > c && isspace(e[-1]))
+                    e--;
+                if (parts[i].len > HS_MAX_STC || c == e || *c != '{' || e[-1] != '}') {
+                    st = hs_respond_error(rs, 400, "multipart: sample_type_config is not a JSON object");
+                    goto out;
+                }
+            } else {
+                st = hs_fail(&in, 400, "multipart: unknown part %s", parts[i].name);
+                goto out;
+            }
+        }
+        if (!prof) {
+            st = hs_respond_error(rs, 400, "multipart: no profile part");
+            goto out;
+        }
+        data = prof->data;
+        len = prof->len;
+    }
+    if ((st = hs_unwrap_gzip(&in, &data, &len)))
+        goto out;
+    if (fmt == F_PPROF) {
+        if (!(p = hs_decode_pprof(&in, data, len))) {
+            st = rs->status;
+            goto out;
+        }
+    } else if (!(p = hs_pyro_folded(&in, data, len, fmt == F_LINES))) {
+        st = rs->status;
+        goto out;
+    }
+    if ((st = hs_decompose(&in, p, &d[0])))
+        goto out;
+    nd = 1;
+    qsort(in.labels, in.n_labels, sizeof *in.labels, hs_label_cmp);
+    if (fmt != F_PPROF) {
+        if ((st = hs_pyro_folded_types(&in, &d[0], pt, units, rate)))
+            goto out;
+        hs_fill_meta(&in, &d[0], d[0].prof.type, rq->body, rq->body_len, NULL, false);
+    } else {
+        const hs_store_types *t = &d[0].prof.types;
+        int cpu = -1;
+        for (size_t i = 0; i < t->n; i++)
+            if (!strcmp(t->type[i], "cpu") && !strcmp(t->unit[i], "nanoseconds"))
+                cpu = (int)i;
+        if (hs_has_type(t, "wall", "nanoseconds") && cpu >= 0 && t->n > 1) {
+            /* Node.js wall profile with CPU time: a wall and a cpu profile */
+            int wall_cols[HS_STORE_MAX_VALUES], cpu_cols[1] = {cpu};
+            size_t nw = 0;
+            for (size_t i = 0; i < t->n; i++)
+                if ((int)i != cpu)
+                    wall_cols[nw++] = (int)i;
+            hs_decomposed whole = d[0];
+            if (hs_project(&whole.prof, wall_cols, nw, &d[0]) != 0 ||
+                hs_project(&whole.prof, cpu_cols, 1, &d[1]) != 0) {
+                hs_decomposed_free(&d[0]);
+                d[0] = whole;
+                st = hs_respond_error(rs, 500, "out of memory");
+                goto out;
+            }
+            d[0].parts = whole.parts; /* the projections point into it */
+            nd = 2;
+            hs_fill_meta(&in, &d[0], "wall", rq->body, rq->body_len, p, true);
+            hs_fill_meta(&in, &d[1], "cpu", rq->body, rq->body_len, p, true);
+        } else {
+            const char *type = hs_infer_type(t);
+            if (!strcmp(type, "lock") && pt && !strncmp(pt->suffix, "block_", 6))
+                type = "block"; /* Go's block and mutex profiles have the same sample types */
+            if (!hs_type_ok(type)) {
+                st = hs_fail(&in, 400, "sample type %s is not a usable type name", type);
+                goto out;
+            }
+            hs_fill_meta(&in, &d[0], type, rq->body, rq->body_len, p, true);
+        }
+    }
+    st = hs_submit(&in, b, d, nd);
+out:
+    for (size_t i = 0; i < 2; i++)
+        hs_decomposed_free(&d[i]);
+    hs_profile_free(p);
+    hs_ingest_free(&in);
+    return st;
+}
