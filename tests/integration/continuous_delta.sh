@@ -1,8 +1,8 @@
 # continuous_delta.sh — each upload is a delta: a program computes 4 s in
 # phase_a, then 4 s in phase_b; with 1 s windows every 2 s, a window that
 # ends before the switch holds (nearly) only phase_a, one that starts after
-# it only phase_b, and each holds about 1 s of CPU (not everything since
-# the start).
+# it only phase_b, and each holds at most about 1 s of CPU (not everything
+# since the start).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/continuous_lib.sh"
 
@@ -24,8 +24,10 @@ while IFS=$'\t' read -r k _ _ _ _ _ _ _ _ _ _ _ start dur _; do
     to=$(awk -v s="$start" -v d="$dur" -v t0="$t0" 'BEGIN { printf "%.2f", (s + d) / 1e9 - t0 }')
     echo "window ${from}..${to} s: ${all} ns CPU, phase_a ${a}, phase_b ${b}"
     if [ "$(awk -v d="$dur" 'BEGIN { print (d >= 0.95e9) }')" = 1 ]; then
-        # A full 1 s window of one busy thread: about 1 s of CPU.
-        awk -v c="$all" 'BEGIN { exit !(c >= 0.5e9 && c <= 1.3e9) }' || fail "window at ${from} s: ${all} ns of CPU, want ~1 s"
+        # A full 1 s window of one busy thread: at most about 1 s of CPU
+        # (less on a loaded machine: the program burns wall time), never
+        # what accumulated since the start.
+        awk -v c="$all" 'BEGIN { exit !(c >= 0.1e9 && c <= 1.3e9) }' || fail "window at ${from} s: ${all} ns of CPU, want <= ~1 s"
     fi
     if awk -v t="$to" 'BEGIN { exit !(t <= 3.95) }'; then
         awk -v a="$a" -v c="$all" 'BEGIN { exit !(a >= 0.9 * c) }' || fail "window ${from}..${to} s: phase_a is ${a} of ${all}"
@@ -36,4 +38,4 @@ while IFS=$'\t' read -r k _ _ _ _ _ _ _ _ _ _ _ start dur _; do
     fi
 done <cpu
 [ "$a_windows" -ge 1 ] && [ "$b_windows" -ge 1 ] || fail "$a_windows phase_a and $b_windows phase_b windows checked"
-pass "$a_windows windows of phase_a, then $b_windows of phase_b, ~1 s each"
+pass "$a_windows windows of phase_a, then $b_windows of phase_b, each at most ~1 s"
