@@ -365,6 +365,7 @@ async function refresh() {
     }
     if (gen !== generation) return;
     cur = main;
+    $("fg-status").innerHTML = "&nbsp;";
     const tree = HsFlame.fromServer(main);
     const unit = main.unit || "";
     fg.setTree(tree, {
@@ -457,7 +458,7 @@ async function loadTimeline() {
   })() : range();
   const span = until - from;
   tlStep = Math.max(10, Math.ceil(span / 120));
-  const p = baseParams();
+  const p = baseParams({ filters: false });   // totals of the selection, as stored
   p.set("from", String(from));
   p.set("until", String(until));
   p.set("step", String(tlStep));
@@ -536,7 +537,7 @@ function renderTable() {
   const diff = !!(cur && cur.nodes && cur.nodes.length && cur.nodes[0].length >= 6);
   const cols = diff ? DCOLS : COLS, unit = (cur && cur.unit) || "";
   let [key, dir] = (S.sort || "").split(":");
-  if (!cols.some((c) => c.key === key)) { key = diff ? "d_total" : "total"; dir = ""; }
+  if (!cols.some((c) => c.key === key)) { key = diff ? "d_self" : "total"; dir = ""; }
   const thead = $("fn-table").tHead;
   thead.textContent = "";
   const tr = thead.insertRow();
@@ -569,7 +570,8 @@ function renderTable() {
   rows = rows.slice().sort((a, b) => {
     let r;
     if (sk === "name" || sk === "file") r = String(a[sk] || "").localeCompare(String(b[sk] || ""));
-    else if (diff && sk.startsWith("d_")) r = Math.abs(num(b, sk)) - Math.abs(num(a, sk));
+    else if (diff && sk.startsWith("d_")) r = Math.abs(num(b, sk)) - Math.abs(num(a, sk)) ||
+      Math.abs(b.d_total) - Math.abs(a.d_total);
     else r = num(b, sk) - num(a, sk);
     return dir === "asc" ? -r : r;
   });

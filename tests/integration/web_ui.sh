@@ -1,0 +1,54 @@
+# web_ui.sh — the web UI of `hotspur serve` in real headless Chromium
+# (playwright-core from tests/node, Debian's chromium): a server on a free
+# loopback port with a temporary store gets three profiles made from folded
+# stacks with known counts (two of version 1, one of version 2, instances a
+# and b); tests/integration/web_ui.js then asserts what the page shows —
+# root total, sum/average, a function's self/total in the table, click zoom
+# and breadcrumb, keyboard, callers/callees of a chosen function, filters
+# and their share, compare versions/labels/time ranges (root delta, diff
+# table), the URL restoring the view, the timeline drag, API errors, the
+# pprof download — against values it computes from the folded files.
+# Screenshots of the main views are left in $TMP/screenshots.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/server_lib.sh"
+command -v node >/dev/null || fail "node (nodejs) is needed"
+[ -x /usr/bin/chromium ] || fail "chromium is needed (scripts/install-deps)"
+[ -d "$SRC/tests/node/node_modules/playwright-core" ] || fail "playwright-core is missing: run scripts/install-deps (npm ci in tests/node)"
+# Chromium must not run under the ASan runtime lib.sh preloads in sanitizer builds
+unset LD_PRELOAD
+
+cat > a.folded <<'F'
+main;run;compute 40
+main;run;compute;malloc 10
+main;run;parse 30
+main;io;write 20
+F
+sed 's/^main;run;compute 40$/main;run;compute 80/' a.folded > b.folded
+"$HOTSPUR" convert a.folded --to pprof -o a.pb.gz
+"$HOTSPUR" convert b.folded --to pprof -o b.pb.gz
+
+server_start
+now=$(date +%s)
+ingest() { # FILE VERSION INSTANCE START
+    local st
+    st=$(server_curl ingest.out -X POST --data-binary "@$1" -H 'Content-Type: application/octet-stream' \
+        "$SERVER_URL/api/v1/ingest?service=web&version=$2&label=instance=$3&from=$4&until=$(($4 + 10))")
+    [ "$st" = 200 ] || fail "ingest of $1: HTTP $st: $(cat ingest.out)"
+}
+ingest a.pb.gz 1 a $((now - 150))
+ingest a.pb.gz 1 b $((now - 100))
+ingest b.pb.gz 2 a $((now - 40))
+mkdir -p screenshots
+cat > config.json <<J
+{"url": "$SERVER_URL", "out": "$TMP/screenshots", "tmp": "$TMP",
+ "profiles": [
+  {"folded": "$TMP/a.folded", "version": "1", "labels": {"instance": "a"}, "start": $((now - 150))},
+  {"folded": "$TMP/a.folded", "version": "1", "labels": {"instance": "b"}, "start": $((now - 100))},
+  {"folded": "$TMP/b.folded", "version": "2", "labels": {"instance": "a"}, "start": $((now - 40))}]}
+J
+timeout 240 node "$SRC/tests/integration/web_ui.js" ui config.json || fail "the web UI does not show what it should (see above)"
+server_alive || fail "the server died during the browser test"
+for v in flame functions callers-callees compare; do
+    [ -s "screenshots/$v.png" ] || fail "no screenshot of $v"
+done
+pass "web UI: totals, table, zoom, focus, filters, compare, URL state, timeline, errors (screenshots in $TMP/screenshots)"
