@@ -480,8 +480,8 @@ static int hs_project(const hs_store_profile *src, const int *cols, size_t ncols
 
 /* Start and duration of a profile: the from/until parameters, or the
  * profile's own time_nanos/duration_nanos (prefer_profile: the profile's
- * when it has them, as Pyroscope does), else now. */
-static void hs_times(const hs_ingest *in, const hs_profile *p, bool prefer_profile, int64_t *start,
+ * when it has them, as Pyroscope does), else now (returns true then). */
+static bool hs_times(const hs_ingest *in, const hs_profile *p, bool prefer_profile, int64_t *start,
                      int64_t *dur)
 {
     const int64_t year_ns = 365LL * 86400 * 1000000000LL; /* time_nanos before 1971 is bogus */
@@ -495,11 +495,12 @@ static void hs_times(const hs_ingest *in, const hs_profile *p, bool prefer_profi
     else if (in->have_until)
         *start = in->until_ns - *dur;
     else
-        *start = hs_now_ns() - *dur;
+        return *start = hs_now_ns() - *dur, true;
+    return false;
 }
 
-/* Fill the metadata of d from in; the id is computed from the body when
- * the request gave none. */
+/* Fill the metadata of d from in; the id is computed from the body and
+ * the metadata when the request gave none. */
 static void hs_fill_meta(hs_ingest *in, hs_decomposed *d, const char *type, const void *body, size_t len,
                          const hs_profile *p, bool prefer_profile)
 {
@@ -509,12 +510,17 @@ static void hs_fill_meta(hs_ingest *in, hs_decomposed *d, const char *type, cons
     o->version = in->version ? in->version : "";
     o->labels = in->labels;
     o->n_labels = in->n_labels;
-    hs_times(in, p, prefer_profile, &o->start_ns, &o->duration_ns);
+    bool now = hs_times(in, p, prefer_profile, &o->start_ns, &o->duration_ns);
     if (in->id) {
         snprintf(o->id, sizeof o->id, "%s", in->id);
     } else {
+        /* the time of arrival is not the upload's: a retry has the same id */
+        int64_t start = o->start_ns;
+        if (now)
+            o->start_ns = 0;
         o->id[0] = '\0';
         hs_stack_profile_id(body, len, o, o->id);
+        o->start_ns = start;
     }
 }
 
