@@ -1,0 +1,75 @@
+/* query_internal.h — what query.c (parameters, selections, the store side)
+ * and query_shape.c (flame graph, function table, diff, source: the
+ * analysis side) share. Private to src/server. */
+#ifndef HS_SERVER_QUERY_INTERNAL_H
+#define HS_SERVER_QUERY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+#include "server/server.h"
+
+#define HS_Q_MAX_MULTI 64 /* versions or labels per selection */
+
+/* One side of a query: what to select and how to add it up. */
+typedef struct {
+    hs_store_query q;
+    const char *versions[HS_Q_MAX_MULTI];
+    hs_store_label labels[HS_Q_MAX_MULTI];
+    bool avg;      /* agg=avg: divide by the profiles merged */
+    double weight; /* weight=P (0 < P <= 100), 0: every profile */
+    /* filled by hs_q_load */
+    hs_store_merged merged;
+    bool merged_ok;
+    hs_profile *profile; /* the merged profile, rebuilt from stack records */
+    hs_store_profile_row *wrows;
+    size_t n_wrows;
+    const char **ids;
+} hs_q_side;
+
+typedef struct {
+    hs_query_ctx *qc;
+    const hs_http_request *rq;
+    hs_http_response *rs;
+    const char *endpoint; /* "flamegraph", ... */
+    hs_q_side cur, base;
+    hs_store_types types;  /* of (service, type) */
+    int sample_index;      /* in types */
+    hs_analysis_options o; /* sample index, filters, granularity */
+    bool filtered;         /* a filter parameter was given */
+    int max_nodes;
+    int64_t step_s;
+    size_t limit;
+    const char *function;
+    int64_t now_ns;
+    char *owned[2 * HS_Q_MAX_MULTI + 8]; /* label keys */
+    size_t n_owned;
+} hs_q;
+
+/* Merge side s from the store and rebuild its profile (s->profile). The
+ * status of the error answer already set in q->rs, or 0. */
+int hs_q_load(hs_q *q, hs_q_side *s);
+
+/* A value as JSON: exact for sums, divided for agg=avg. */
+void hs_q_value(FILE *f, int64_t v, int64_t div);
+/* The divisor of side s (its number of profiles with agg=avg, else 1). */
+int64_t hs_q_div(const hs_q_side *s);
+
+/* Start a JSON answer in a memory stream; hs_q_finish hands it to rs. */
+FILE *hs_q_open(char **buf, size_t *len);
+int hs_q_finish(hs_q *q, FILE *f, char **buf, size_t *len);
+/* Set a 500 for an analysis error (message in err). */
+int hs_q_fail(hs_q *q, int status, const char *what, const char *err);
+
+/* The fields every profile answer starts with: profiles, agg, sample_type,
+ * unit (no braces). */
+void hs_q_header(hs_q *q, FILE *f, const hs_view *v);
+
+/* The endpoints built on the analysis layer (query_shape.c). */
+int hs_q_flamegraph(hs_q *q);
+int hs_q_functions(hs_q *q);
+int hs_q_diff(hs_q *q);
+int hs_q_source(hs_q *q);
+
+#endif

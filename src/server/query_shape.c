@@ -1,0 +1,871 @@
+/* query_shape.c — the answers of the query API built on the analysis layer
+ * (the same hs_view, call tree and call graph as the CLI's reports):
+ *
+ *   flamegraph  the call tree as compact preorder nodes; beyond max_nodes,
+ *               the smallest nodes are folded into one "other" child per
+ *               parent (Pyroscope's truncation): the max_nodes largest by
+ *               total are kept (a parent is never smaller than its child,
+ *               so every kept node's parent is kept);
+ *   functions   flat ("self") and cum ("total") per node of the call graph,
+ *               untrimmed: the numbers `hotspur top` prints;
+ *   diff        both, for a base and a new selection;
+ *   source      per-line self/total of one function, with the lines of its
+ *               file when that file is found under a --source-path
+ *               directory (resolved with realpath and refused unless it
+ *               lies inside one: nothing else is ever read).
+ *
+ * Totals: "total" is the selection's total before filters (the base of
+ * percentages, as in pprof), "matched" what the filters kept (the root of
+ * the tree); with filters "unfiltered" repeats the total. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report/stacks.h"
+#include "server/query_internal.h"
+
+/* ---- names: string -> index, in first-use order ---- */
+
+typedef struct {
+    const char **names;
+    size_t n, cap;
+    uint32_t *slots; /* index + 1, 0 empty */
+    size_t nslots;
+} name_tab;
+
+static uint64_t str_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static int name_grow(name_tab *t)
+{
+    size_t ns = t->nslots ? t->nslots * 2 : 1024;
+    uint32_t *sl = calloc(ns, sizeof *sl);
+    if (!sl)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = str_hash(t->names[i]) & (ns - 1);
+        while (sl[j])
+            j = (j + 1) & (ns - 1);
+        sl[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = sl;
+    t->nslots = ns;
+    return 0;
+}
+
+static int64_t name_index(name_tab *t, const char *s)
+{
+    if ((t->n + 1) * 2 > t->nslots && name_grow(t) < 0)
+        return -1;
+    size_t j = str_hash(s) & (t->nslots - 1);
+    while (t->slots[j]) {
+        if (strcmp(t->names[t->slots[j] - 1], s) == 0)
+            return t->slots[j] - 1;
+        j = (j + 1) & (t->nslots - 1);
+    }
+    if (t->n == t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        const char **nn = realloc(t->names, nc * sizeof *nn);
+        if (!nn)
+            return -1;
+        t->names = nn;
+        t->cap = nc;
+    }
+    t->names[t->n] = s;
+    t->slots[j] = (uint32_t)t->n + 1;
+    return (int64_t)t->n++;
+}
+
+static void name_free(name_tab *t)
+{
+    free(t->names);
+    free(t->slots);
+}
+
+/* ---- views ---- */
+
+static hs_view *side_view(hs_q *q, bool diff)
+{
+    char err[256];
+    hs_view *v = hs_view_build(&q->cur.profile, 1, diff ? &q->base.profile : NULL, diff ? 1 : 0, &q->o, err,
+                               sizeof err);
+    if (!v)
+        hs_respond_error(q->rs, 400, "%s", err);
+    return v;
+}
+
+/* "total", "matched" and (with filters) "unfiltered" of the NEW side. */
+static void totals(hs_q *q, FILE *f, const hs_view *v, int64_t div)
+{
+    fputs(",\"total\":", f);
+    hs_q_value(f, v->total, div);
+    fputs(",\"matched\":", f);
+    hs_q_value(f, v->kept_total, div);
+    if (q->filtered) {
+        fputs(",\"unfiltered\":", f);
+        hs_q_value(f, v->total, div);
+    }
+}
+
+/* ---- the flame graph tree ---- */
+
+static int64_t mag(int64_t v)
+{
+    return v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
+}
+
+static int64_t tree_weight(const hs_tree_node *t)
+{
+    int64_t a = mag(t->total), b = mag(t->base_total);
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x > y ? -1 : x < y;
+}
+
+/* Which tree nodes to keep: all, or the max_nodes largest (ties in
+ * preorder). keep[0] (the root) is always set. */
+static bool *choose_nodes(const hs_calltree *ct, size_t max_nodes)
+{
+    bool *keep = calloc(ct->n, sizeof *keep);
+    if (!keep)
+        return NULL;
+    keep[0] = true;
+    if (ct->n - 1 <= max_nodes) {
+        for (size_t i = 1; i < ct->n; i++)
+            keep[i] = true;
+        return keep;
+    }
+    int64_t *w = malloc(ct->n * sizeof *w);
+    uint32_t *stack = malloc(ct->n * sizeof *stack);
+    if (!w || !stack) {
+        free(w);
+        free(stack);
+        free(keep);
+        return NULL;
+    }
+    for (size_t i = 1; i < ct->n; i++)
+        w[i - 1] = tree_weight(&ct->t[i]);
+    qsort(w, ct->n - 1, sizeof *w, cmp_desc);
+    int64_t thr = w[max_nodes - 1];
+    size_t quota = max_nodes;
+    for (size_t i = 1; i < ct->n; i++)
+        if (tree_weight(&ct->t[i]) > thr) {
+            keep[i] = true;
+            quota--;
+        }
+    /* ties at the threshold, in preorder */
+    size_t sp = 0;
+    for (uint32_t c = ct->t[0].first_child; c; c = ct->t[c].next_sibling)
+        stack[sp++] = c;
+    while (sp && quota) {
+        uint32_t x = stack[--sp];
+        if (!keep[x]) {
+            if (tree_weight(&ct->t[x]) != thr || !keep[ct->t[x].parent])
+                continue;
+            keep[x] = true;
+            quota--;
+        }
+        for (uint32_t c = ct->t[x].first_child; c; c = ct->t[c].next_sibling)
+            if (sp < ct->n)
+                stack[sp++] = c;
+    }
+    free(w);
+    free(stack);
+    return keep;
+}
+
+typedef struct {
+    uint32_t t; /* tree node, or UINT32_MAX for an "other" node */
+    int64_t parent_out;
+    int64_t total, self, btotal, bself; /* for "other" */
+} emit_item;
+
+/* Write "names":[...],"nodes":[...] for tree ct of view v. */
+static int write_tree(FILE *f, const hs_view *v, const hs_calltree *ct, size_t max_nodes, bool diff,
+                      int64_t dn, int64_t db)
+{
+    bool *keep = choose_nodes(ct, max_nodes);
+    emit_item *stack = malloc((2 * ct->n + 2) * sizeof *stack);
+    emit_item *kids = malloc((ct->n + 2) * sizeof *kids);
+    name_tab names = {0};
+    char *nodes_buf = NULL;
+    size_t nodes_len = 0;
+    FILE *nf = open_memstream(&nodes_buf, &nodes_len);
+    int rc = -1;
+    if (!keep || !stack || !kids || !nf)
+        goto out;
+    size_t sp = 0;
+    int64_t out_n = 0;
+    stack[sp++] = (emit_item){.t = 0, .parent_out = -1};
+    while (sp) {
+        emit_item it = stack[--sp];
+        const char *name;
+        int64_t tot, self, btot, bself;
+        if (it.t == UINT32_MAX) {
+            name = "other";
+            tot = it.total, self = it.self, btot = it.btotal, bself = it.bself;
+        } else {
+            const hs_tree_node *tn = &ct->t[it.t];
+            name = it.t == 0 ? "root" : v->nodes[tn->node].name;
+            tot = tn->total, self = tn->self, btot = tn->base_total, bself = tn->base_self;
+        }
+        int64_t ni = name_index(&names, name);
+        if (ni < 0)
+            goto out;
+        fprintf(nf, "%s[%lld,%lld,", out_n ? "," : "", (long long)it.parent_out, (long long)ni);
+        hs_q_value(nf, tot, dn);
+        fputc(',', nf);
+        hs_q_value(nf, self, dn);
+        if (diff) {
+            fputc(',', nf);
+            hs_q_value(nf, btot, db);
+            fputc(',', nf);
+            hs_q_value(nf, bself, db);
+        }
+        fputc(']', nf);
+        int64_t me = out_n++;
+        if (it.t == UINT32_MAX)
+            continue;
+        /* children: the kept ones in tree order, "other" in its place */
+        size_t nk = 0;
+        emit_item other = {.t = UINT32_MAX, .parent_out = me};
+        bool any_other = false;
+        for (uint32_t c = ct->t[it.t].first_child; c; c = ct->t[c].next_sibling) {
+            if (keep[c]) {
+                kids[nk++] = (emit_item){.t = c, .parent_out = me};
+                continue;
+            }
+            any_other = true;
+            other.total += ct->t[c].total;
+            other.self += ct->t[c].total;
+            other.btotal += ct->t[c].base_total;
+            other.bself += ct->t[c].base_total;
+        }
+        if (any_other) {
+            hs_tree_node o = {.total = other.total, .base_total = other.btotal};
+            int64_t ow = tree_weight(&o);
+            size_t pos = nk;
+            while (pos > 0 && tree_weight(&ct->t[kids[pos - 1].t]) < ow)
+                pos--;
+            memmove(kids + pos + 1, kids + pos, (nk - pos) * sizeof *kids);
+            kids[pos] = other;
+            nk++;
+        }
+        for (size_t k = nk; k > 0; k--)
+            stack[sp++] = kids[k - 1];
+    }
+    if (fclose(nf) != 0) {
+        nf = NULL;
+        goto out;
+    }
+    nf = NULL;
+    fputs(",\"names\":[", f);
+    for (size_t i = 0; i < names.n; i++) {
+        if (i)
+            fputc(',', f);
+        hs_json_string(f, names.names[i]);
+    }
+    fputs("],\"nodes\":[", f);
+    fwrite(nodes_buf, 1, nodes_len, f);
+    fputc(']', f);
+    rc = 0;
+out:
+    if (nf)
+        fclose(nf);
+    free(nodes_buf);
+    free(keep);
+    free(stack);
+    free(kids);
+    name_free(&names);
+    return rc;
+}
+
+int hs_q_flamegraph(hs_q *q)
+{
+    int rc = hs_q_load(q, &q->cur);
+    if (rc)
+        return rc;
+    hs_view *v = side_view(q, false);
+    if (!v)
+        return q->rs->status;
+    hs_calltree ct = {0};
+    char err[256];
+    char *buf = NULL;
+    size_t len = 0;
+    if (hs_calltree_build(v, &ct, err, sizeof err) < 0) {
+        rc = hs_q_fail(q, 500, "call tree", err);
+        goto out;
+    }
+    FILE *f = hs_q_open(&buf, &len);
+    if (!f) {
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    int64_t dn = hs_q_div(&q->cur);
+    fputc('{', f);
+    hs_q_header(q, f, v);
+    totals(q, f, v, dn);
+    if (write_tree(f, v, &ct, (size_t)q->max_nodes, false, dn, 1) < 0) {
+        fclose(f);
+        free(buf);
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    fputc('}', f);
+    rc = hs_q_finish(q, f, &buf, &len);
+out:
+    hs_calltree_free(&ct);
+    hs_view_free(v);
+    return rc;
+}
+
+/* ---- the function table ---- */
+
+typedef struct {
+    const hs_view *v;
+    const hs_graph *g;
+    bool diff;
+} fsort;
+
+static int cmp_fn(const void *pa, const void *pb, void *arg)
+{
+    const fsort *c = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const hs_graph_node *x = &c->g->nodes[a], *y = &c->g->nodes[b];
+    int64_t kx = c->diff ? mag(x->cum - x->base_cum) : x->cum;
+    int64_t ky = c->diff ? mag(y->cum - y->base_cum) : y->cum;
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    if (x->flat != y->flat)
+        return x->flat > y->flat ? -1 : 1;
+    int r = strcmp(c->v->nodes[a].name, c->v->nodes[b].name);
+    return r ? r : (a < b ? -1 : a > b);
+}
+
+/* The source file of each function name (the first one recorded), for
+ * nodes whose granularity leaves the file out. */
+typedef struct {
+    name_tab names;
+    const char **files;
+} fn_files;
+
+static int fn_files_add(fn_files *ff, const hs_profile *p)
+{
+    for (size_t i = 0; p && i < p->n_functions; i++) {
+        const char *name = hs_profile_string(p, p->functions[i].name);
+        const char *file = hs_profile_string(p, p->functions[i].filename);
+        size_t before = ff->names.n;
+        int64_t k = name_index(&ff->names, name);
+        if (k < 0)
+            return -1;
+        if (ff->names.n != before) {
+            const char **nf = realloc(ff->files, ff->names.cap * sizeof *nf);
+            if (!nf)
+                return -1;
+            ff->files = nf;
+            ff->files[k] = file;
+        } else if (!*ff->files[k]) {
+            ff->files[k] = file;
+        }
+    }
+    return 0;
+}
+
+static const char *fn_file(fn_files *ff, const hs_node *nd)
+{
+    if (*nd->file || !*nd->function)
+        return nd->file;
+    size_t before = ff->names.n;
+    int64_t k = name_index(&ff->names, nd->function);
+    if (k < 0 || ff->names.n != before) { /* unknown: undo is not needed, the entry stays unused */
+        if (k >= 0) {
+            const char **nf = realloc(ff->files, ff->names.cap * sizeof *nf);
+            if (nf) {
+                ff->files = nf;
+                ff->files[k] = "";
+            }
+        }
+        return "";
+    }
+    return ff->files[k];
+}
+
+/* Write ,"functions":[...] (and "n_functions") for view v. */
+static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_t dn, int64_t db)
+{
+    hs_analysis_options no;
+    hs_analysis_options_init(&no);
+    hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
+    hs_graph g;
+    char err[256];
+    if (hs_graph_build(v, &no, &g, err, sizeof err) < 0) {
+        hs_q_fail(q, 500, "call graph", err);
+        return -1;
+    }
+    uint32_t *ids = malloc((v->n_nodes + 1) * sizeof *ids);
+    if (!ids) {
+        hs_graph_free(&g);
+        hs_respond_error(q->rs, 500, "out of memory");
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        const hs_graph_node *gn = &g.nodes[i];
+        if (gn->flat || gn->cum || gn->base_flat || gn->base_cum)
+            ids[n++] = (uint32_t)i;
+    }
+    fsort c = {v, &g, diff};
+    qsort_r(ids, n, sizeof *ids, cmp_fn, &c);
+    fn_files ff = {0};
+    if (fn_files_add(&ff, v->profile) < 0 || fn_files_add(&ff, v->base) < 0) {
+        name_free(&ff.names);
+        free(ff.files);
+        free(ids);
+        hs_graph_free(&g);
+        hs_respond_error(q->rs, 500, "out of memory");
+        return -1;
+    }
+    size_t shown = q->limit && q->limit < n ? q->limit : n;
+    fprintf(f, ",\"n_functions\":%zu,\"functions\":[", n);
+    for (size_t i = 0; i < shown; i++) {
+        const hs_node *nd = &v->nodes[ids[i]];
+        const hs_graph_node *gn = &g.nodes[ids[i]];
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        hs_json_string(f, nd->name);
+        fputs(",\"file\":", f);
+        hs_json_string(f, fn_file(&ff, nd));
+        if (diff) {
+            fputs(",\"self_new\":", f);
+            hs_q_value(f, gn->flat, dn);
+            fputs(",\"total_new\":", f);
+            hs_q_value(f, gn->cum, dn);
+            fputs(",\"self_base\":", f);
+            hs_q_value(f, gn->base_flat, db);
+            fputs(",\"total_base\":", f);
+            hs_q_value(f, gn->base_cum, db);
+        } else {
+            fputs(",\"self\":", f);
+            hs_q_value(f, gn->flat, dn);
+            fputs(",\"total\":", f);
+            hs_q_value(f, gn->cum, dn);
+        }
+        fputc('}', f);
+    }
+    fputc(']', f);
+    name_free(&ff.names);
+    free(ff.files);
+    free(ids);
+    hs_graph_free(&g);
+    return 0;
+}
+
+int hs_q_functions(hs_q *q)
+{
+    int rc = hs_q_load(q, &q->cur);
+    if (rc)
+        return rc;
+    hs_view *v = side_view(q, false);
+    if (!v)
+        return q->rs->status;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = hs_q_open(&buf, &len);
+    if (!f) {
+        hs_view_free(v);
+        return hs_respond_error(q->rs, 500, "out of memory");
+    }
+    int64_t dn = hs_q_div(&q->cur);
+    fputc('{', f);
+    hs_q_header(q, f, v);
+    totals(q, f, v, dn);
+    if (write_functions(q, f, v, false, dn, 1) < 0) {
+        fclose(f);
+        free(buf);
+        hs_view_free(v);
+        return q->rs->status;
+    }
+    fputc('}', f);
+    rc = hs_q_finish(q, f, &buf, &len);
+    hs_view_free(v);
+    return rc;
+}
+
+/* ---- diff ---- */
+
+int hs_q_diff(hs_q *q)
+{
+    int rc = hs_q_load(q, &q->cur);
+    if (!rc)
+        rc = hs_q_load(q, &q->base);
+    if (rc)
+        return rc;
+    hs_view *v = side_view(q, true);
+    if (!v)
+        return q->rs->status;
+    hs_calltree ct = {0};
+    char err[256];
+    char *buf = NULL;
+    size_t len = 0;
+    if (hs_calltree_build(v, &ct, err, sizeof err) < 0) {
+        rc = hs_q_fail(q, 500, "call tree", err);
+        goto out;
+    }
+    FILE *f = hs_q_open(&buf, &len);
+    if (!f) {
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    int64_t dn = hs_q_div(&q->cur), db = hs_q_div(&q->base);
+    fputc('{', f);
+    hs_q_header(q, f, v);
+    totals(q, f, v, dn);
+    fprintf(f, ",\"new\":{\"profiles\":%lld,\"total\":", (long long)q->cur.merged.n_profiles);
+    hs_q_value(f, v->total, dn);
+    fputs(",\"matched\":", f);
+    hs_q_value(f, v->kept_total, dn);
+    fprintf(f, "},\"base\":{\"profiles\":%lld,\"total\":", (long long)q->base.merged.n_profiles);
+    hs_q_value(f, v->base_total, db);
+    fputs(",\"matched\":", f);
+    hs_q_value(f, v->kept_base, db);
+    fputc('}', f);
+    if (write_tree(f, v, &ct, (size_t)q->max_nodes, true, dn, db) < 0) {
+        fclose(f);
+        free(buf);
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    if (write_functions(q, f, v, true, dn, db) < 0) {
+        fclose(f);
+        free(buf);
+        rc = q->rs->status;
+        goto out;
+    }
+    fputc('}', f);
+    rc = hs_q_finish(q, f, &buf, &len);
+out:
+    hs_calltree_free(&ct);
+    hs_view_free(v);
+    return rc;
+}
+
+/* ---- source ---- */
+
+#define HS_SOURCE_MAX_BYTES ((off_t)8 << 20)
+
+/* Is real (a realpath) dir itself or inside dir (a realpath)? */
+static bool inside(const char *real, const char *dir)
+{
+    size_t n = strlen(dir);
+    if (n == 1 && dir[0] == '/')
+        return true;
+    return strncmp(real, dir, n) == 0 && (real[n] == '/' || real[n] == 0);
+}
+
+/* The file recorded as `file`, looked up only under the source
+ * directories: the recorded path itself when it resolves inside one, then
+ * DIR/path with leading components dropped one at a time. Returns a
+ * malloc'd real path of a regular file inside a source directory, or NULL. */
+static char *find_source(const hs_q *q, const char *file)
+{
+    for (size_t d = 0; d < q->qc->n_source_paths; d++) {
+        char *rdir = realpath(q->qc->source_paths[d], NULL);
+        if (!rdir)
+            continue;
+        char *found = NULL;
+        if (file[0] == '/') {
+            char *r = realpath(file, NULL);
+            if (r && inside(r, rdir))
+                found = r;
+            else
+                free(r);
+        }
+        for (const char *p = file; !found && p && *p;) {
+            while (*p == '/')
+                p++;
+            if (!*p)
+                break;
+            char *cand = NULL;
+            if (asprintf(&cand, "%s/%s", rdir, p) < 0)
+                break;
+            char *r = realpath(cand, NULL);
+            free(cand);
+            if (r && inside(r, rdir))
+                found = r;
+            else
+                free(r);
+            p = strchr(p, '/');
+        }
+        free(rdir);
+        if (found) {
+            struct stat st;
+            if (stat(found, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= HS_SOURCE_MAX_BYTES)
+                return found;
+            free(found);
+        }
+    }
+    return NULL;
+}
+
+/* The lines of a file (1-based: lines[0] unused). */
+typedef struct {
+    char *data;
+    char **lines;
+    size_t n;
+} src_text;
+
+static int src_read(const char *path, src_text *t)
+{
+    memset(t, 0, sizeof *t);
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return -1;
+    size_t cap = 0, len = 0;
+    char chunk[65536];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof chunk, fp)) > 0) {
+        if (len + r + 1 > cap) {
+            size_t nc = cap ? cap * 2 : 131072;
+            while (nc < len + r + 1)
+                nc *= 2;
+            char *nd = realloc(t->data, nc);
+            if (!nd)
+                break;
+            t->data = nd;
+            cap = nc;
+        }
+        memcpy(t->data + len, chunk, r);
+        len += r;
+        if ((off_t)len > HS_SOURCE_MAX_BYTES)
+            break;
+    }
+    bool bad = ferror(fp) || (off_t)len > HS_SOURCE_MAX_BYTES || (len && !t->data);
+    fclose(fp);
+    if (bad || !t->data) {
+        free(t->data);
+        t->data = NULL;
+        return bad ? -1 : 0;
+    }
+    t->data[len] = 0;
+    size_t nl = 2;
+    for (size_t i = 0; i < len; i++)
+        nl += t->data[i] == '\n';
+    t->lines = malloc(nl * sizeof *t->lines);
+    if (!t->lines) {
+        free(t->data);
+        return -1;
+    }
+    t->lines[0] = NULL;
+    t->n = 1;
+    for (char *p = t->data; *p;) {
+        char *e = strchr(p, '\n');
+        t->lines[t->n++] = p;
+        if (!e)
+            break;
+        *e = 0;
+        if (e > p && e[-1] == '\r')
+            e[-1] = 0;
+        p = e + 1;
+    }
+    return 0;
+}
+
+static void src_free(src_text *t)
+{
+    free(t->data);
+    free(t->lines);
+}
+
+typedef struct {
+    const hs_view *v;
+} ssort;
+
+static int cmp_src(const void *pa, const void *pb, void *arg)
+{
+    const ssort *c = arg;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    const hs_node *x = &c->v->nodes[a], *y = &c->v->nodes[b];
+    int r = strcmp(x->file, y->file);
+    if (r)
+        return r;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+int hs_q_source(hs_q *q)
+{
+    if (q->qc->n_source_paths == 0)
+        return hs_respond_error(q->rs, 404,
+                                "no source is served: the server was started without --source-path DIR");
+    int rc = hs_q_load(q, &q->cur);
+    if (rc)
+        return rc;
+    q->o.granularity = HS_GRAN_LINES;
+    q->o.granularity_set = true;
+    hs_view *v = side_view(q, false);
+    if (!v)
+        return q->rs->status;
+    hs_analysis_options no;
+    hs_analysis_options_init(&no);
+    hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
+    hs_graph g = {0};
+    char err[256];
+    uint32_t *ids = NULL, *group = NULL;
+    int64_t *gself = NULL, *gtot = NULL;
+    size_t *gseen = NULL;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    if (hs_graph_build(v, &no, &g, err, sizeof err) < 0) {
+        rc = hs_q_fail(q, 500, "call graph", err);
+        goto out;
+    }
+    ids = malloc((v->n_nodes + 1) * sizeof *ids);
+    group = malloc((v->n_nodes + 1) * sizeof *group);
+    if (!ids || !group) {
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        group[i] = UINT32_MAX;
+        const hs_graph_node *gn = &g.nodes[i];
+        if ((gn->flat || gn->cum) && strcmp(v->nodes[i].function, q->function) == 0)
+            ids[n++] = (uint32_t)i;
+    }
+    if (n == 0) {
+        rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
+        goto out;
+    }
+    ssort c = {v};
+    qsort_r(ids, n, sizeof *ids, cmp_src, &c);
+    /* one group per file; its total counts each sample once */
+    size_t ng = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i && strcmp(v->nodes[ids[i]].file, v->nodes[ids[i - 1]].file) != 0)
+            ng++;
+        group[ids[i]] = (uint32_t)ng;
+    }
+    ng++;
+    gself = calloc(ng, sizeof *gself);
+    gtot = calloc(ng, sizeof *gtot);
+    gseen = malloc(ng * sizeof *gseen);
+    if (!gself || !gtot || !gseen) {
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < ng; i++)
+        gseen[i] = SIZE_MAX;
+    for (size_t s = 0; s < v->n_stacks; s++) {
+        const hs_stack *st = &v->stacks[s];
+        for (uint32_t k = 0; k < st->n; k++) {
+            uint32_t gi = group[st->nodes[k]];
+            if (gi != UINT32_MAX && gseen[gi] != s) {
+                gseen[gi] = s;
+                gtot[gi] += st->value;
+            }
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        gself[group[ids[i]]] += g.nodes[ids[i]].flat;
+    f = hs_q_open(&buf, &len);
+    if (!f) {
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    int64_t dn = hs_q_div(&q->cur);
+    fputs("{\"function\":", f);
+    hs_json_string(f, q->function);
+    fputc(',', f);
+    hs_q_header(q, f, v);
+    totals(q, f, v, dn);
+    fputs(",\"files\":[", f);
+    for (size_t i = 0, gi = 0; i < n; gi++) {
+        size_t end = i;
+        while (end < n && group[ids[end]] == gi)
+            end++;
+        const char *file = v->nodes[ids[i]].file;
+        char *path = *file ? find_source(q, file) : NULL;
+        src_text t = {0};
+        bool found = path && src_read(path, &t) == 0 && t.lines;
+        fputs(gi ? ",{\"file\":" : "{\"file\":", f);
+        hs_json_string(f, file);
+        fprintf(f, ",\"found\":%s,\"self\":", found ? "true" : "false");
+        hs_q_value(f, gself[gi], dn);
+        fputs(",\"total\":", f);
+        hs_q_value(f, gtot[gi], dn);
+        fputs(",\"lines\":[", f);
+        /* the range pprof's list shows: the function's start (or 5 lines
+         * before the first sampled line) to 5 lines after the last */
+        int64_t lo = INT64_MAX, hi = 0;
+        for (size_t k = i; k < end; k++) {
+            const hs_node *nd = &v->nodes[ids[k]];
+            int64_t s0 = nd->start_line > 0 ? nd->start_line : nd->line - 5;
+            if (s0 < lo)
+                lo = s0;
+            if (nd->line + 5 > hi)
+                hi = nd->line + 5;
+        }
+        if (lo < 1)
+            lo = 1;
+        if (found && hi >= (int64_t)t.n)
+            hi = (int64_t)t.n - 1;
+        size_t k = i, out_lines = 0;
+        for (int64_t ln = found ? lo : 0; ln <= hi;) {
+            int64_t fl = 0, cu = 0;
+            for (; k < end && v->nodes[ids[k]].line < ln; k++) {
+            }
+            if (!found) { /* only the sampled lines, without text */
+                if (k == end)
+                    break;
+                ln = v->nodes[ids[k]].line;
+            }
+            for (size_t j = k; j < end && v->nodes[ids[j]].line == ln; j++) {
+                fl += g.nodes[ids[j]].flat;
+                cu += g.nodes[ids[j]].cum;
+            }
+            fprintf(f, "%s{\"line\":%lld,\"self\":", out_lines++ ? "," : "", (long long)ln);
+            hs_q_value(f, fl, dn);
+            fputs(",\"total\":", f);
+            hs_q_value(f, cu, dn);
+            if (found) {
+                fputs(",\"text\":", f);
+                hs_json_string(f, t.lines[ln]);
+            }
+            fputc('}', f);
+            ln++;
+        }
+        fputs("]}", f);
+        src_free(&t);
+        free(path);
+        i = end;
+    }
+    fputs("]}", f);
+    rc = hs_q_finish(q, f, &buf, &len);
+    f = NULL;
+out:
+    if (f) {
+        fclose(f);
+        free(buf);
+    }
+    free(ids);
+    free(group);
+    free(gself);
+    free(gtot);
+    free(gseen);
+    hs_graph_free(&g);
+    hs_view_free(v);
+    return rc;
+}
