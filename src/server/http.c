@@ -13,8 +13,8 @@
  *   3. the bearer token (--token) on the API and ingest routes: 401;
  *   4. the body: a Content-Length above limits.max_body is refused with 413
  *      before any of it is read; a chunked body that grows past it is
- *      discarded as it arrives (never kept) and answered 413, and the
- *      connection is dropped if the client goes on sending far beyond it.
+ *      dropped as it arrives (never kept) and answered 413 at its end, and
+ *      the connection is cut if the client sends far more (4 x max_body).
  * Handlers (ingest.c, query.c, assets.c) then see an hs_http_request with
  * decoded query parameters in order, repeats kept, and the whole body. */
 #include "server/server.h"
@@ -362,8 +362,10 @@ static int body_append(hs_server *s, conn_state *c, const char *data, size_t n)
     if (c->too_big || n > s->cfg.limits.max_body - c->len) {
         c->too_big = true;
         c->discarded += n;
-        /* A client that goes on long after the limit is cut off. */
-        return c->discarded > s->cfg.limits.max_body ? -1 : 0;
+        /* MHD cannot answer before the body has arrived: what is over
+         * the limit is counted and dropped, and a client that goes on far
+         * beyond it (4 x max_body + 1 MiB) is cut off without an answer. */
+        return c->discarded / 4 > s->cfg.limits.max_body + (256 << 10) ? -1 : 0;
     }
     if (c->len + n > c->cap) {
         size_t nc = c->cap ? c->cap : 65536;

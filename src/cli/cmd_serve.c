@@ -1,0 +1,297 @@
+/* cmd_serve.c — `hotspur serve`: the collector. Parses the options into an
+ * hs_server_config, starts the server (server/http.c) and runs until
+ * SIGINT, SIGTERM or SIGHUP, then stops it cleanly: requests in flight are
+ * answered, queued profiles are stored, the store is closed. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "server/server.h"
+
+static const char serve_usage[] =
+    "usage: hotspur serve [--listen HOST:PORT] [--data DIR | --store URL] [options]\n"
+    "\n"
+    "Run the collector: it stores the profiles agents upload (POST /api/v1/ingest,\n"
+    "Pyroscope's POST /ingest) and serves the query API and the web UI. It prints\n"
+    "its URL on stderr and runs until SIGINT, SIGTERM or SIGHUP.\n"
+    "\n"
+    "  --listen HOST:PORT   where to listen (default 127.0.0.1:4040; port 0 picks a\n"
+    "                       free one; [::1]:PORT for IPv6; :PORT is every IPv4\n"
+    "                       interface). On a loopback address, requests from\n"
+    "                       other hosts and non-loopback Host headers get 403\n"
+    "  --data DIR           keep profiles in SQLite under DIR (default\n"
+    "                       $XDG_DATA_HOME/hotspur, else ~/.local/share/hotspur)\n"
+    "  --store URL          the store instead: sqlite:DIR or\n"
+    "                       clickhouse://HOST:PORT/DB\n"
+    "  --token T            require 'Authorization: Bearer T' on ingest and API\n"
+    "                       requests (default $HOTSPUR_TOKEN; the web UI's files\n"
+    "                       are served without it)\n"
+    "  --retention D        delete profiles older than D, checked at start and\n"
+    "                       hourly (e.g. 30d, 12h; default 30d; 0 keeps all)\n"
+    "  --scrape URL         pull a pprof endpoint (e.g. a Go program's\n"
+    "                       http://HOST/debug/pprof/profile) every period;\n"
+    "                       repeatable\n"
+    "  --scrape-period D    how often to scrape (default 60s)\n"
+    "  --source-path DIR    serve source lines (GET /api/v1/source) of files under\n"
+    "                       DIR only; repeatable; without it no source is served\n"
+    "  --max-body SIZE      largest request body (default 16m; k, m, g suffixes)\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "The HTTP API is described in docs/server.md.\n";
+
+/* "30d", "12h", "90s", "15m", "0": seconds into *out. 0, or -1. */
+static int parse_duration(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -1;
+    int64_t mul = 1;
+    if (!*end || strcmp(end, "s") == 0)
+        mul = 1;
+    else if (strcmp(end, "m") == 0)
+        mul = 60;
+    else if (strcmp(end, "h") == 0)
+        mul = 3600;
+    else if (strcmp(end, "d") == 0)
+        mul = 86400;
+    else
+        return -1;
+    if (v > INT64_MAX / 1000000000 / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+/* "16m", "512k", "1g", "1048576": bytes. 0, or -1. */
+static int parse_size(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return -1;
+    unsigned shift = 0;
+    if (*end == 'k' || *end == 'K')
+        shift = 10;
+    else if (*end == 'm' || *end == 'M')
+        shift = 20;
+    else if (*end == 'g' || *end == 'G')
+        shift = 30;
+    if (shift && (strcmp(end + 1, "") == 0 || strcasecmp(end + 1, "b") == 0 || strcasecmp(end + 1, "ib") == 0))
+        end += strlen(end);
+    if (*end || v == 0 || v > (SIZE_MAX >> shift) || (v << shift) > ((size_t)1 << 34))
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+/* mkdir -p with mode 0700 for the directories we create. */
+static int make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int default_data_dir(char *out, size_t outlen)
+{
+    const char *xdg = getenv("XDG_DATA_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (xdg && xdg[0] == '/')
+        n = snprintf(out, outlen, "%s/hotspur", xdg);
+    else if (home && *home)
+        n = snprintf(out, outlen, "%s/.local/share/hotspur", home);
+    else
+        return -1;
+    return n > 0 && (size_t)n < outlen ? 0 : -1;
+}
+
+static int serve_fail(const char *msg, const char *arg)
+{
+    if (arg)
+        fprintf(stderr, "hotspur serve: %s '%s' (see hotspur serve --help)\n", msg, arg);
+    else
+        fprintf(stderr, "hotspur serve: %s\n", msg);
+    return 2;
+}
+
+enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_SCRAPE, OPT_SCRAPE_PERIOD,
+       OPT_SOURCE_PATH, OPT_MAX_BODY };
+
+int hs_cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"data", required_argument, NULL, OPT_DATA},
+        {"store", required_argument, NULL, OPT_STORE},
+        {"token", required_argument, NULL, OPT_TOKEN},
+        {"retention", required_argument, NULL, OPT_RETENTION},
+        {"scrape", required_argument, NULL, OPT_SCRAPE},
+        {"scrape-period", required_argument, NULL, OPT_SCRAPE_PERIOD},
+        {"source-path", required_argument, NULL, OPT_SOURCE_PATH},
+        {"max-body", required_argument, NULL, OPT_MAX_BODY},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    hs_server_config cfg = {0};
+    hs_limits_default(&cfg.limits);
+    cfg.listen = "127.0.0.1:4040";
+    cfg.token = getenv("HOTSPUR_TOKEN");
+    cfg.retention_ns = (int64_t)30 * 86400 * 1000000000;
+    cfg.scrape_period_s = 60;
+    const char *data = NULL, *store = NULL;
+    const char **scrape = calloc((size_t)argc + 1, sizeof *scrape);
+    const char **srcs = calloc((size_t)argc + 1, sizeof *srcs);
+    int rc = 2;
+    hs_server *srv = NULL;
+    if (!scrape || !srcs) {
+        rc = serve_fail("out of memory", NULL);
+        goto done;
+    }
+    int c;
+    int64_t secs;
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(serve_usage, stdout);
+            rc = 0;
+            goto done;
+        case OPT_LISTEN:
+            cfg.listen = optarg;
+            break;
+        case OPT_DATA:
+            data = optarg;
+            break;
+        case OPT_STORE:
+            store = optarg;
+            break;
+        case OPT_TOKEN:
+            cfg.token = optarg;
+            break;
+        case OPT_RETENTION:
+            if (parse_duration(optarg, &secs) < 0) {
+                serve_fail("bad --retention", optarg);
+                goto done;
+            }
+            cfg.retention_ns = secs * 1000000000;
+            break;
+        case OPT_SCRAPE:
+            if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
+                serve_fail("--scrape wants an http:// or https:// URL, not", optarg);
+                goto done;
+            }
+            scrape[cfg.n_scrape++] = optarg;
+            break;
+        case OPT_SCRAPE_PERIOD:
+            if (parse_duration(optarg, &secs) < 0 || secs < 1 || secs > 86400) {
+                serve_fail("bad --scrape-period (1s..1d)", optarg);
+                goto done;
+            }
+            cfg.scrape_period_s = (int)secs;
+            break;
+        case OPT_SOURCE_PATH:
+            srcs[cfg.n_source_paths++] = optarg;
+            break;
+        case OPT_MAX_BODY:
+            if (parse_size(optarg, &cfg.limits.max_body) < 0) {
+                serve_fail("bad --max-body (e.g. 16m, at most 16g)", optarg);
+                goto done;
+            }
+            break;
+        case ':':
+            serve_fail("option needs an argument:", argv[optind - 1]);
+            goto done;
+        default:
+            serve_fail("unknown option", argv[optind - 1]);
+            goto done;
+        }
+    }
+    if (optind < argc) {
+        serve_fail("unexpected argument", argv[optind]);
+        goto done;
+    }
+    if (data && store) {
+        serve_fail("--data and --store exclude each other", NULL);
+        goto done;
+    }
+    if (cfg.token && !cfg.token[0])
+        cfg.token = NULL;
+    char dir[PATH_MAX];
+    if (!store) {
+        if (!data) {
+            if (default_data_dir(dir, sizeof dir) < 0) {
+                serve_fail("no data directory: set --data DIR (or HOME / XDG_DATA_HOME)", NULL);
+                goto done;
+            }
+            data = dir;
+        }
+        if (make_dirs(data) < 0) {
+            fprintf(stderr, "hotspur serve: cannot create %s: %s\n", data, strerror(errno));
+            rc = 1;
+            goto done;
+        }
+        store = data;
+    }
+    cfg.store_url = store;
+    cfg.scrape_urls = scrape;
+    cfg.source_paths = srcs;
+
+    /* Block the stop signals before any thread starts, so they all inherit
+     * the mask and only sigwait below sees them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    signal(SIGPIPE, SIG_IGN);
+    if (pthread_sigmask(SIG_BLOCK, &stop, NULL) != 0) {
+        rc = serve_fail("cannot block signals", NULL);
+        goto done;
+    }
+    char err[512];
+    srv = hs_server_start(&cfg, err, sizeof err);
+    if (!srv) {
+        fprintf(stderr, "hotspur serve: %s\n", err);
+        rc = 1;
+        goto done;
+    }
+    char host[256];
+    const char *l = cfg.listen, *colon = strrchr(l, ':');
+    size_t hl = (size_t)(colon - l);
+    snprintf(host, sizeof host, "%.*s", (int)(hl < sizeof host ? hl : sizeof host - 1), l);
+    fprintf(stderr, "hotspur serve: listening on http://%s:%d (store %s%s)\n", host[0] ? host : "0.0.0.0",
+            hs_server_port(srv), store, cfg.token ? ", token required" : "");
+    int sig = 0;
+    if (sigwait(&stop, &sig) != 0)
+        sig = SIGTERM;
+    fprintf(stderr, "hotspur serve: %s, stopping\n", strsignal(sig));
+    hs_server_stop(srv);
+    srv = NULL;
+    rc = 0;
+done:
+    free(scrape);
+    free(srcs);
+    return rc;
+}
