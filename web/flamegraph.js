@@ -263,6 +263,7 @@ var HsFlame = (function () {
       const rows = this.rows(), G = rows * ROW, H = this.viewHeight(G);
       this.G = G; this.H = H;
       c.style.height = H + "px";
+      if (this.wrap) this.wrap.style.height = H + "px";   // wrap scrolls over the spacer
       if (this.spacer) this.spacer.style.height = (G - H) + "px";
       if (!this.scrolled && this.wrap) {
         // flame: start at the bottom, where the root is

@@ -3,6 +3,8 @@
 // computed here from the folded stacks the profiles were made of.
 //   node web_ui.js ui CONFIG.json     the server UI (tests/integration/web_ui.sh)
 //   node web_ui.js web CONFIG.json    `hotspur web` (tests/integration/web_cli.sh)
+//   node web_ui.js flame CONFIG.json  `hotspur flame` pages: a graph deeper
+//                                     than the canvas size limit, 100k nodes
 //   node web_ui.js measure CONFIG.json  time to the first drawn flame graph
 //                                       (bench/web_ui.sh); prints JSON
 // CONFIG: {url, out (screenshot dir), profiles: [{folded, version, labels, start}], ...}
@@ -289,6 +291,51 @@ async function web(page) {
   }
 }
 
+// `hotspur flame` pages (shared flamegraph.js): the canvas is the viewport.
+async function flame(page) {
+  const state = () => page.evaluate(() => {
+    const g = window.hsFlame, c = g.canvas;
+    let maxD = -1;
+    for (const q of g.rects) maxD = Math.max(maxD, q[3]);
+    return { canvasH: c.height, cssH: c.clientHeight, graphH: g.G, spacer: parseFloat(document.getElementById("fg-spacer").style.height),
+      rects: g.rects.length, maxDrawnDepth: maxD, rootDrawn: g.rects.some((q) => q[0] === 0), depth: g.t.maxDepth,
+      winH: window.innerHeight };
+  });
+  await page.goto("file://" + cfg.deep);
+  await page.waitForFunction(() => document.body.dataset.hsReady, null, { timeout: T });
+  let s = await state();
+  if (!(s.depth >= cfg.deepFrames)) fail(`the deep page has depth ${s.depth}, want ${cfg.deepFrames}`);
+  if (!(s.graphH > 65535)) fail("the deep graph is not deeper than the canvas limit: " + s.graphH);
+  if (!(s.canvasH <= 65535 && s.cssH <= s.winH)) fail(`the canvas is not the viewport: ${JSON.stringify(s)}`);
+  eq("canvas + spacer = the graph's height", s.cssH + s.spacer, s.graphH);
+  if (!s.rootDrawn) fail("flame orientation does not start at the root: " + JSON.stringify(s));
+  // scroll to the top: the deepest frames are drawn there
+  await page.evaluate(() => { document.getElementById("wrap").scrollTop = 0; });
+  await page.waitForFunction((d) => window.hsFlame.rects.some((q) => q[3] === d), s.depth, { timeout: T });
+  s = await state();
+  if (s.rootDrawn) fail("the root is drawn while the top of the graph is shown");
+  const leaf = await page.evaluate(() => { const g = window.hsFlame; return g.name(g.rects.find((q) => q[3] === g.t.maxDepth)[0]); });
+  eq("deepest frame", leaf, "f" + cfg.deepFrames);
+  console.log(`ok: ${s.depth + 1} rows (${s.graphH} px) scroll in a ${s.cssH} px canvas; the top shows ${leaf}`);
+  // a click up there zooms
+  const pt = await page.evaluate(() => {
+    const g = window.hsFlame, r = g.canvas.getBoundingClientRect(), q = g.rects.find((x) => x[3] === g.t.maxDepth - 2);
+    return { x: r.left + q[1] + q[2] / 2, y: r.top + (g.G - (q[3] + 1) * 17) - g.top + 8, name: g.name(q[0]) };
+  });
+  await page.mouse.click(pt.x, pt.y);
+  eq("zoom deep in the graph", await page.evaluate(() => window.hsFlame.name(window.hsFlame.zoomNode)), pt.name);
+  // 100 000 nodes
+  await page.goto("file://" + cfg.big);
+  await page.waitForFunction(() => document.body.dataset.hsReady, null, { timeout: 60000 });
+  const b = await page.evaluate(() => {
+    const g = window.hsFlame, t0 = performance.now();
+    for (let i = 0; i < 10; i++) g.draw();
+    return { nodes: g.t.N, rects: g.rects.length, ms: (performance.now() - t0) / 10 };
+  });
+  if (!(b.nodes >= 100000 && b.rects > 0)) fail("the 100k page: " + JSON.stringify(b));
+  console.log(`ok: ${b.nodes} nodes, ${b.rects} frames drawn, ${b.ms.toFixed(1)} ms per redraw (not asserted)`);
+}
+
 // Time from navigation to the first drawn flame graph, fresh page each round.
 async function measure(ctx) {
   const out = [];
@@ -320,7 +367,7 @@ async function measure(ctx) {
     else {
       const page = await ctx.newPage();
       page.setDefaultTimeout(T);
-      if (mode === "ui") await ui(page); else await web(page);
+      if (mode === "ui") await ui(page); else if (mode === "flame") await flame(page); else await web(page);
     }
   } catch (e) {
     console.error("FAIL: " + (e && e.message ? e.message : e));
