@@ -77,6 +77,22 @@ static void put_sv(sbuf *b, int64_t v)
     put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+/* Unchecked writers for the encoder's hot loop (space reserved first). */
+static inline unsigned char *w_uv(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+static inline unsigned char *w_sv(unsigned char *p, int64_t v)
+{
+    return w_uv(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
 /* ---- a reader ---- */
 
 typedef struct {
@@ -124,9 +140,12 @@ typedef struct {
     hs_an_strtab strs;   /* id -> string; id 0 is "" */
     uint32_t *stamp;     /* per string id: the record it last got a ref in */
     uint32_t *ref;       /* per string id: its ref in that record */
+    uint32_t *len1;      /* per string id: strlen + 1, 0 when not known yet */
     size_t n_stamp;
     uint32_t record_no;
-    sbuf body, rec;
+    uint32_t *refs;      /* scratch: a record's local refs */
+    size_t cap_refs;
+    int oom;
     uint32_t *tab;       /* the string ids of the record's table, in order */
     size_t n_tab, cap_tab;
 } encoder;
@@ -148,8 +167,8 @@ static void encoder_free(encoder *e)
     hs_an_strtab_free(&e->strs);
     free(e->stamp);
     free(e->ref);
-    free(e->body.p);
-    free(e->rec.p);
+    free(e->len1);
+    free(e->refs);
     free(e->tab);
 }
 
@@ -171,7 +190,7 @@ static uint32_t local_ref(encoder *e, uint32_t id)
         size_t nc = e->cap_tab ? e->cap_tab * 2 : 64;
         uint32_t *nt = realloc(e->tab, nc * sizeof *nt);
         if (!nt) {
-            e->body.oom = 1;
+            e->oom = 1;
             return 0;
         }
         e->tab = nt;
@@ -197,8 +216,9 @@ static int label_cmp(const void *a, const void *b, void *arg)
     return strcmp(t->strs[x->unit], t->strs[y->unit]);
 }
 
-/* Encode into e->rec (labels must already be sorted). 0, or -1 on OOM. */
-static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *l, size_t nl)
+/* Append the record to out (labels must already be sorted). 0, or -1 on
+ * out of memory. */
+static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *l, size_t nl, sbuf *out)
 {
     if (e->n_stamp < e->strs.n) {
         size_t nn = e->strs.n * 2;
@@ -210,7 +230,12 @@ static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *
         if (!nr)
             return -1;
         e->ref = nr;
+        uint32_t *nl1 = realloc(e->len1, nn * sizeof *nl1);
+        if (!nl1)
+            return -1;
+        e->len1 = nl1;
         memset(e->stamp + e->n_stamp, 0, (nn - e->n_stamp) * sizeof *ns);
+        memset(e->len1 + e->n_stamp, 0, (nn - e->n_stamp) * sizeof *nl1);
         e->n_stamp = nn;
     }
     if (++e->record_no == 0) { /* wrapped: stamps are stale */
@@ -218,35 +243,69 @@ static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *
         e->record_no = 1;
     }
     e->n_tab = 0;
-    e->body.n = e->rec.n = 0;
-    put_uv(&e->body, nf);
+    /* pass 1: the record-local refs, which make the string table */
+    size_t nr = nf * 4 + nl * 3;
+    if (nr > e->cap_refs) {
+        uint32_t *n = realloc(e->refs, nr * sizeof *n);
+        if (!n)
+            return -1;
+        e->refs = n;
+        e->cap_refs = nr;
+    }
+    uint32_t *r = e->refs;
     for (size_t i = 0; i < nf; i++) {
-        put_uv(&e->body, f[i].inlined ? 1 : 0);
-        put_uv(&e->body, local_ref(e, f[i].fn));
-        put_uv(&e->body, local_ref(e, f[i].sys));
-        put_uv(&e->body, local_ref(e, f[i].file));
-        put_uv(&e->body, local_ref(e, f[i].map));
-        put_sv(&e->body, f[i].line);
-        put_sv(&e->body, f[i].start_line);
+        *r++ = local_ref(e, f[i].fn);
+        *r++ = local_ref(e, f[i].sys);
+        *r++ = local_ref(e, f[i].file);
+        *r++ = local_ref(e, f[i].map);
     }
-    put_uv(&e->body, nl);
     for (size_t i = 0; i < nl; i++) {
-        put_uv(&e->body, local_ref(e, l[i].key));
-        put_uv(&e->body, local_ref(e, l[i].str));
-        put_sv(&e->body, l[i].num);
-        put_uv(&e->body, local_ref(e, l[i].unit));
+        *r++ = local_ref(e, l[i].key);
+        *r++ = local_ref(e, l[i].str);
+        *r++ = local_ref(e, l[i].unit);
     }
-    unsigned char ver = HS_STACK_RECORD_VERSION;
-    put_bytes(&e->rec, &ver, 1);
-    put_uv(&e->rec, e->n_tab);
+    if (e->oom)
+        return -1;
+    /* pass 2: write, at most 10 bytes per varint */
+    size_t need = 31 + nf * 61 + nl * 40;
     for (size_t i = 0; i < e->n_tab; i++) {
-        const char *s = e->strs.strs[e->tab[i]];
-        size_t len = strlen(s);
-        put_uv(&e->rec, len);
-        put_bytes(&e->rec, s, len);
+        uint32_t id = e->tab[i];
+        if (!e->len1[id])
+            e->len1[id] = (uint32_t)strlen(e->strs.strs[id]) + 1;
+        need += e->len1[id] + 9;
     }
-    put_bytes(&e->rec, e->body.p, e->body.n);
-    return e->body.oom || e->rec.oom ? -1 : 0;
+    if (sbuf_reserve(out, need) < 0)
+        return -1;
+    unsigned char *w = out->p + out->n;
+    *w++ = HS_STACK_RECORD_VERSION;
+    w = w_uv(w, e->n_tab);
+    for (size_t i = 0; i < e->n_tab; i++) {
+        uint32_t id = e->tab[i], len = e->len1[id] - 1;
+        w = w_uv(w, len);
+        memcpy(w, e->strs.strs[id], len);
+        w += len;
+    }
+    r = e->refs;
+    w = w_uv(w, nf);
+    for (size_t i = 0; i < nf; i++) {
+        *w++ = f[i].inlined ? 1 : 0;
+        w = w_uv(w, *r++);
+        w = w_uv(w, *r++);
+        w = w_uv(w, *r++);
+        w = w_uv(w, *r++);
+        w = w_sv(w, f[i].line);
+        w = w_sv(w, f[i].start_line);
+    }
+    w = w_uv(w, nl);
+    for (size_t i = 0; i < nl; i++) {
+        w = w_uv(w, r[0]);
+        w = w_uv(w, r[1]);
+        w = w_sv(w, l[i].num);
+        w = w_uv(w, r[2]);
+        r += 3;
+    }
+    out->n = (size_t)(w - out->p);
+    return 0;
 }
 
 int hs_stack_encode(const hs_stack_frame *frames, size_t n_frames, const hs_stack_label *labels,
@@ -277,13 +336,13 @@ int hs_stack_encode(const hs_stack_frame *frames, size_t n_frames, const hs_stac
             goto oom;
     }
     qsort_r(l, n_labels, sizeof *l, label_cmp, &e.strs);
-    if (encode_ids(&e, f, n_frames, l, n_labels) < 0)
+    sbuf rec = {0};
+    if (encode_ids(&e, f, n_frames, l, n_labels, &rec) < 0) {
+        free(rec.p);
         goto oom;
-    *out = malloc(e.rec.n);
-    if (!*out)
-        goto oom;
-    memcpy(*out, e.rec.p, e.rec.n);
-    *outlen = e.rec.n;
+    }
+    *out = rec.p;
+    *outlen = rec.n;
     rc = 0;
     goto done;
 oom:
@@ -690,14 +749,17 @@ int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_stor
         }
         if (nl > 1)
             qsort_r(labels, nl, sizeof *labels, label_cmp, &d.e.strs);
-        if (encode_ids(&d.e, frames, nf, labels, nl) < 0)
+        size_t at = arena.n;
+        if (encode_ids(&d.e, frames, nf, labels, nl, &arena) < 0)
             goto oom;
-        uint64_t h = hs_stack_hash(d.e.rec.p, d.e.rec.n);
+        const unsigned char *rec = arena.p + at;
+        size_t rec_len = arena.n - at;
+        uint64_t h = hs_stack_hash(rec, rec_len);
         size_t slot = (size_t)-1;
         uint32_t cand;
         bool merged = false;
         while ((cand = hs_an_map_next(&bymap, h, &slot)) != UINT32_MAX) {
-            if (ds[cand].len == d.e.rec.n && memcmp(arena.p + ds[cand].off, d.e.rec.p, d.e.rec.n) == 0) {
+            if (ds[cand].len == rec_len && memcmp(arena.p + ds[cand].off, rec, rec_len) == 0) {
                 for (size_t v = 0; v < nt; v++)
                     ds[cand].values[v] += s->values[v];
                 merged = true;
@@ -706,17 +768,18 @@ int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_stor
             ERR("stack hash collision (%016" PRIx64 ")", h);
             goto fail;
         }
-        if (merged)
+        if (merged) {
+            arena.n = at; /* drop the copy */
             continue;
+        }
         dsample *x = &ds[n_ds];
         memset(x, 0, sizeof *x);
-        x->off = arena.n;
-        x->len = d.e.rec.n;
+        x->off = at;
+        x->len = rec_len;
         x->hash = h;
         for (size_t v = 0; v < nt; v++)
             x->values[v] = s->values[v];
-        put_bytes(&arena, d.e.rec.p, d.e.rec.n);
-        if (arena.oom || hs_an_map_put(&bymap, h, (uint32_t)n_ds) < 0)
+        if (hs_an_map_put(&bymap, h, (uint32_t)n_ds) < 0)
             goto oom;
         n_ds++;
     }
