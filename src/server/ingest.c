@@ -15,7 +15,7 @@
  *
  * Pyroscope's wire format, as its clients send it:
  *   name=APP[.TYPE]{k=v,...}  the application (Pyroscope's "segment key"):
- *       APP is [A-Za-z0-9_.-]+, tag keys [A-Za-z0-9_]+; a final ".TYPE" that
+ *       APP and tag keys are [A-Za-z0-9_.-]+; a final ".TYPE" that
  *       is one of Pyroscope's profile type names (cpu, wall, alloc_space,
  *       mutex_count, ...) is the type, else it belongs to APP. APP is our
  *       service (a service_name tag wins, APP then becomes label app_name);
@@ -804,9 +804,11 @@ static int hs_pyro_name(hs_ingest *in, const char *name, const hs_pyro_type **pt
             v++;
         for (char *e = v + strlen(v); e > v && e[-1] == ' ';)
             *--e = '\0';
+        /* Pyroscope's own rule is [A-Za-z0-9_]; its Node.js client sends
+         * otel.scope.name=..., so dots (and '-') are accepted, as in ours */
         for (const char *c = k; *c; c++)
-            if (!hs_name_char((unsigned char)*c, false))
-                return hs_fail(in, 400, "name=%s: tag names may have letters, digits and '_'", name);
+            if (!hs_name_char((unsigned char)*c, true))
+                return hs_fail(in, 400, "name=%s: tag names may have letters, digits, '_', '.', '-'", name);
         if (strcmp(k, "service_name") == 0) {
             if (!*v)
                 return hs_respond_error(in->rs, 400, "name: empty service_name tag");
