@@ -1,0 +1,729 @@
+/* test_ingest.c — the ingest handlers (ingest.c) and the batcher (batch.c)
+ * against a temporary sqlite store, with hand-built requests: our pprof
+ * upload (gzipped and plain), Pyroscope's /ingest (folded, lines, raw and
+ * multipart pprof, Node.js wall+cpu), name parsing, type inference, ids and
+ * idempotency, every bound refused with a 4xx leaving nothing stored, and
+ * concurrent submitters sharing group commits. */
+#define _GNU_SOURCE /* nftw */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "ingest_util.h"
+
+#define T0 1700000000LL /* unix seconds */
+#define NS 1000000000LL
+
+static const iu_prof cpu_prof = {.types = {{"samples", "count"}, {"cpu", "nanoseconds"}},
+                                 .n_types = 2,
+                                 .time_nanos = T0 * NS,
+                                 .duration_nanos = 10 * NS,
+                                 .n_samples = 20};
+
+static int setup(void **state)
+{
+    *state = iu_env_new();
+    return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    iu_env_free(*state);
+    return 0;
+}
+
+/* The merged totals of (service, type); n_profiles in *np. */
+static void merged(ingest_env *e, const char *service, const char *type, int64_t *np, int64_t totals[4])
+{
+    char err[256];
+    hs_store_query q = {.service = service, .type = type};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(e->st, &q, &m, err, sizeof err), 0);
+    *np = m.n_profiles;
+    memcpy(totals, m.totals, sizeof m.totals);
+    hs_store_merged_free(&m);
+}
+
+static int has_string(char **v, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+/* The types stored for service, as "a,b". */
+static void types_of(ingest_env *e, const char *service, char *out, size_t cap)
+{
+    char err[256], **v;
+    size_t n;
+    hs_store_query q = {.service = service};
+    assert_int_equal(hs_store_types_of(e->st, &q, &v, &n, err, sizeof err), 0);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + strlen(out), cap - strlen(out), "%s%s", i ? "," : "", v[i]);
+    hs_store_strings_free(v, n);
+}
+
+static void test_native_gzip_and_plain(void **state)
+{
+    ingest_env *e = *state;
+    size_t len, plen;
+    void *gz = iu_pprof(&cpu_prof, 1, &len), *plain = iu_pprof(&cpu_prof, 0, &plen);
+    assert_non_null(gz);
+    assert_non_null(plain);
+    assert_true(plen > len);
+    iu_req r;
+    char *out;
+    iu_req_init(&r, "/api/v1/ingest", "service=api&version=1.2&label=zone=eu&label=host=a", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":1"));
+    assert_null(strstr(out, "duplicate"));
+    free(out);
+    /* the same profile, not gzipped, other labels: a second profile */
+    iu_req_init(&r, "/api/v1/ingest", "service=api&version=1.2&label=zone=us", plain, plen);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":1"));
+    free(out);
+    assert_int_equal(iu_stored(e), 2);
+    int64_t np, tot[4];
+    merged(e, "api", "cpu", &np, tot);
+    assert_int_equal(np, 2);
+    /* samples i+1 for i < 20: 210 each, twice */
+    assert_int_equal(tot[0], 2 * 210);
+    assert_int_equal(tot[1], 2 * 210 * 10000000LL);
+    /* time and duration from the profile */
+    char err[256];
+    hs_store_query q = {.service = "api", .type = "cpu"};
+    hs_store_profile_row *rows;
+    size_t n;
+    assert_int_equal(hs_store_profiles(e->st, &q, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(rows[0].start_ns, T0 * NS);
+    assert_int_equal(rows[0].duration_ns, 10 * NS);
+    assert_string_equal(rows[0].version, "1.2");
+    hs_store_profile_rows_free(rows, n);
+    /* labels */
+    char **v;
+    q.type = NULL;
+    assert_int_equal(hs_store_label_values(e->st, &q, "zone", &v, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_true(has_string(v, n, "eu") && has_string(v, n, "us"));
+    hs_store_strings_free(v, n);
+    free(gz);
+    free(plain);
+}
+
+static void test_native_from_until_override(void **state)
+{
+    ingest_env *e = *state;
+    size_t len;
+    void *gz = iu_pprof(&cpu_prof, 1, &len);
+    iu_req r;
+    iu_req_init(&r, "/api/v1/ingest", "service=s&from=1700000100&until=1700000160", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, NULL), 200);
+    char err[256];
+    hs_store_query q = {.service = "s", .type = "cpu"};
+    hs_store_profile_row *rows;
+    size_t n;
+    assert_int_equal(hs_store_profiles(e->st, &q, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].start_ns, 1700000100LL * NS);
+    assert_int_equal(rows[0].duration_ns, 60 * NS);
+    hs_store_profile_rows_free(rows, n);
+    free(gz);
+}
+
+static void test_native_idempotent(void **state)
+{
+    ingest_env *e = *state;
+    size_t len;
+    void *gz = iu_pprof(&cpu_prof, 1, &len);
+    iu_req r;
+    char *out;
+    /* an explicit id */
+    iu_req_init(&r, "/api/v1/ingest", "service=s&id=upload-0001", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "\"id\":\"upload-0001\""));
+    assert_non_null(strstr(out, "\"stored\":1"));
+    free(out);
+    iu_req_init(&r, "/api/v1/ingest", "service=s&id=upload-0001&label=x=y", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":0,\"duplicate\":true"));
+    free(out);
+    assert_int_equal(iu_stored(e), 1);
+    /* a computed id: the same body and metadata twice */
+    iu_req_init(&r, "/api/v1/ingest", "service=t", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    char id[40] = "";
+    const char *p = strstr(out, "\"id\":\"");
+    assert_non_null(p);
+    memcpy(id, p + 6, 32);
+    free(out);
+    iu_req_init(&r, "/api/v1/ingest", "service=t", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "duplicate"));
+    assert_non_null(strstr(out, id));
+    free(out);
+    /* other metadata: another id */
+    iu_req_init(&r, "/api/v1/ingest", "service=t&version=2", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_null(strstr(out, id));
+    free(out);
+    assert_int_equal(iu_stored(e), 3);
+    free(gz);
+    /* a profile without time_nanos is stored at its arrival, but a retry
+     * is still the same upload */
+    iu_prof o = cpu_prof;
+    o.time_nanos = 0;
+    gz = iu_pprof(&o, 1, &len);
+    iu_req_init(&r, "/api/v1/ingest", "service=u", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, NULL), 200);
+    iu_req_init(&r, "/api/v1/ingest", "service=u", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "duplicate"));
+    free(out);
+    assert_int_equal(iu_stored(e), 4);
+    free(gz);
+}
+
+static void test_type_inference(void **state)
+{
+    ingest_env *e = *state;
+    struct {
+        const char *types[4][2];
+        size_t n;
+        const char *service, *expect;
+    } cases[] = {
+        {{{"samples", "count"}, {"cpu", "nanoseconds"}}, 2, "c1", "cpu"},
+        {{{"samples", "count"}, {"wall", "nanoseconds"}}, 2, "c2", "wall"},
+        {{{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"}, {"inuse_space", "bytes"}},
+         4, "c3", "heap"},
+        {{{"contentions", "count"}, {"delay", "nanoseconds"}}, 2, "c4", "lock"},
+        {{{"goroutine", "count"}}, 1, "c5", "goroutine"},
+        {{{"objects", "count"}, {"space", "bytes"}}, 2, "c6", "heap"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        iu_prof o = cpu_prof;
+        memcpy(o.types, cases[i].types, sizeof o.types);
+        o.n_types = cases[i].n;
+        size_t len;
+        void *gz = iu_pprof(&o, 1, &len);
+        char q[64], got[128];
+        snprintf(q, sizeof q, "service=%s", cases[i].service);
+        iu_req r;
+        iu_req_init(&r, "/api/v1/ingest", q, gz, len);
+        assert_int_equal(iu_call(e, 0, &r, NULL), 200);
+        types_of(e, cases[i].service, got, sizeof got);
+        assert_string_equal(got, cases[i].expect);
+        free(gz);
+    }
+    /* type= wins */
+    size_t len;
+    void *gz = iu_pprof(&cpu_prof, 1, &len);
+    iu_req r;
+    iu_req_init(&r, "/api/v1/ingest", "service=c7&type=itimer", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, NULL), 200);
+    char got[64];
+    types_of(e, "c7", got, sizeof got);
+    assert_string_equal(got, "itimer");
+    free(gz);
+}
+
+/* Every bound and malformed input: a 4xx naming the problem, nothing stored. */
+static void test_bounds_rejected(void **state)
+{
+    ingest_env *e = *state;
+    size_t len, plen;
+    void *gz = iu_pprof(&cpu_prof, 1, &len), *plain = iu_pprof(&cpu_prof, 0, &plen);
+    iu_req r;
+    char *out;
+    struct {
+        const char *query, *expect;
+        int status;
+    } q[] = {
+        {"service=s&bogus=1", "unknown parameter bogus", 400},
+        {"", "missing parameter service", 400},
+        {"service=s&service=t", "given twice", 400},
+        {"service=s&id=has space", "id=", 400},
+        {"service=s&id=0123456789012345678901234567890123", "id=", 400},
+        {"service=s&from=yesterday", "from=", 400},
+        {"service=s&from=200&until=100", "until is before from", 400},
+        {"service=s&label=novalue", "KEY=VALUE", 400},
+        {"service=s&label=bad key=1", "label name", 400},
+        {"service=s&label==v", "empty name", 400},
+        {"service=s&label=a=1&label=a=2", "given twice", 400},
+        {"service=s&type=a/b", "type=", 400},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        iu_req_init(&r, "/api/v1/ingest", q[i].query, gz, len);
+        assert_int_equal(iu_call(e, 0, &r, &out), q[i].status);
+        if (!strstr(out, q[i].expect))
+            fail_msg("%s: %s (expected %s)", q[i].query, out, q[i].expect);
+        assert_non_null(strstr(out, "{\"error\":\""));
+        free(out);
+    }
+    /* labels: count and length */
+    e->lim.max_labels = 2;
+    iu_req_init(&r, "/api/v1/ingest", "service=s&label=a=1&label=b=2&label=c=3", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    assert_non_null(strstr(out, "more than 2 labels"));
+    free(out);
+    e->lim.max_label_len = 8;
+    iu_req_init(&r, "/api/v1/ingest", "service=s&label=a=123456789", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    free(out);
+    hs_limits_default(&e->lim);
+    /* sample labels are bounded too */
+    iu_prof lo = cpu_prof;
+    lo.with_labels = 1;
+    void *lgz = iu_pprof(&lo, 1, &plen);
+    e->lim.max_label_len = 5; /* "worker0" is 7 bytes */
+    iu_req_init(&r, "/api/v1/ingest", "service=s", lgz, plen);
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    assert_non_null(strstr(out, "label"));
+    free(out);
+    hs_limits_default(&e->lim);
+    free(lgz);
+    /* body size (http.c checks first; the handler does not trust it) */
+    e->lim.max_body = len - 1;
+    iu_req_init(&r, "/api/v1/ingest", "service=s", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 413);
+    free(out);
+    hs_limits_default(&e->lim);
+    /* decompressed size */
+    e->lim.max_decompressed = 100;
+    iu_req_init(&r, "/api/v1/ingest", "service=s", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 413);
+    assert_non_null(strstr(out, "decompressed"));
+    free(out);
+    hs_limits_default(&e->lim);
+    /* a gzip bomb: 32 MiB of zeros, ~32 KiB gzipped (ratio ~1000) */
+    size_t zl = (size_t)32 << 20, bl;
+    char *zeros = calloc(1, zl);
+    void *bomb = iu_gzip(zeros, zl, &bl);
+    free(zeros);
+    iu_req_init(&r, "/api/v1/ingest", "service=s", bomb, bl);
+    assert_int_equal(iu_call(e, 0, &r, &out), 413);
+    assert_non_null(strstr(out, "expands more than 100x"));
+    free(out);
+    free(bomb);
+    /* stack depth and samples */
+    iu_prof deep = cpu_prof;
+    deep.depth_base = 40;
+    void *dgz = iu_pprof(&deep, 1, &plen);
+    e->lim.max_depth = 20;
+    iu_req_init(&r, "/api/v1/ingest", "service=s", dgz, plen);
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    assert_non_null(strstr(out, "deep"));
+    free(out);
+    hs_limits_default(&e->lim);
+    free(dgz);
+    e->lim.max_samples = 10;
+    iu_req_init(&r, "/api/v1/ingest", "service=s", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), 413);
+    assert_non_null(strstr(out, "samples"));
+    free(out);
+    hs_limits_default(&e->lim);
+    /* corrupt, truncated, not pprof, empty, wrong encoding */
+    iu_req_init(&r, "/api/v1/ingest", "service=s", gz, len / 2);
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    assert_non_null(strstr(out, "truncated gzip"));
+    free(out);
+    iu_req_init(&r, "/api/v1/ingest", "service=s", "hello world", 11);
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    assert_non_null(strstr(out, "not a pprof"));
+    free(out);
+    iu_req_init(&r, "/api/v1/ingest", "service=s", "", 0);
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    free(out);
+    iu_req_init(&r, "/api/v1/ingest", "service=s", gz, len);
+    r.rq.content_encoding = "br";
+    assert_int_equal(iu_call(e, 0, &r, &out), 415);
+    free(out);
+    iu_req_init(&r, "/api/v1/ingest", "service=s", plain, plen);
+    r.rq.content_encoding = "gzip";
+    assert_int_equal(iu_call(e, 0, &r, &out), 400);
+    free(out);
+    assert_int_equal(iu_stored(e), 0);
+    /* and the store still takes a good one */
+    iu_req_init(&r, "/api/v1/ingest", "service=s", gz, len);
+    r.rq.content_encoding = "identity";
+    assert_int_equal(iu_call(e, 0, &r, NULL), 200);
+    assert_int_equal(iu_stored(e), 1);
+    free(gz);
+    free(plain);
+}
+
+/* ---- Pyroscope ---- */
+
+static void test_pyro_folded(void **state)
+{
+    ingest_env *e = *state;
+    const char *text = "main;work;leaf 3\nmain;other 2\n\nmain;work;leaf 1\n";
+    iu_req r;
+    char *out;
+    iu_req_init(&r, "/ingest",
+                "name=my.awesome.app.cpu{env=staging,region=us-west-1}&from=1700000000&until=1700000010"
+                "&sampleRate=100&spyName=gospy&units=samples&aggregationType=sum",
+                text, strlen(text));
+    assert_int_equal(iu_call(e, 1, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":1"));
+    free(out);
+    int64_t np, tot[4];
+    merged(e, "my.awesome.app", "cpu", &np, tot);
+    assert_int_equal(np, 1);
+    assert_int_equal(tot[0], 6);
+    assert_int_equal(tot[1], 6 * 10000000LL); /* 100 Hz: 10 ms a sample */
+    char err[256], **v;
+    size_t n;
+    hs_store_query q = {.service = "my.awesome.app"};
+    assert_int_equal(hs_store_label_names(e->st, &q, &v, &n, err, sizeof err), 0);
+    assert_true(has_string(v, n, "env") && has_string(v, n, "region") && has_string(v, n, "pyroscope_spy"));
+    hs_store_strings_free(v, n);
+    hs_store_types tinfo;
+    q.type = "cpu";
+    assert_int_equal(hs_store_type_info(e->st, &q, &tinfo, err, sizeof err), 0);
+    assert_int_equal(tinfo.n, 2);
+    assert_string_equal(tinfo.type[1], "cpu");
+    assert_string_equal(tinfo.unit[1], "nanoseconds");
+    /* no format at all is folded too, wall at 1000 Hz, gzip Content-Encoding */
+    size_t gl;
+    void *gz = iu_gzip(text, strlen(text), &gl);
+    iu_req_init(&r, "/ingest", "name=svc.wall&from=1700000000&until=1700000010&sampleRate=1000&format=folded", gz,
+                gl);
+    r.rq.content_encoding = "gzip";
+    assert_int_equal(iu_call(e, 1, &r, NULL), 200);
+    merged(e, "svc", "wall", &np, tot);
+    assert_int_equal(tot[1], 6 * 1000000LL);
+    free(gz);
+    /* lines: one sample per line */
+    const char *lines = "a;b;c\na;b;c\nx;y\n";
+    iu_req_init(&r, "/ingest", "name=lines.cpu{}&from=1700000000&until=1700000010&format=lines", lines,
+                strlen(lines));
+    assert_int_equal(iu_call(e, 1, &r, NULL), 200);
+    merged(e, "lines", "cpu", &np, tot);
+    assert_int_equal(tot[0], 3);
+    /* a non-time type keeps its own name and unit */
+    iu_req_init(&r, "/ingest", "name=mem.inuse_space&from=1700000000&until=1700000010&units=bytes", text,
+                strlen(text));
+    assert_int_equal(iu_call(e, 1, &r, NULL), 200);
+    q = (hs_store_query){.service = "mem", .type = "inuse_space"};
+    assert_int_equal(hs_store_type_info(e->st, &q, &tinfo, err, sizeof err), 0);
+    assert_string_equal(tinfo.type[0], "inuse_space");
+    assert_string_equal(tinfo.unit[0], "bytes");
+    assert_int_equal(iu_stored(e), 4);
+}
+
+static void test_pyro_folded_rejected(void **state)
+{
+    ingest_env *e = *state;
+    struct {
+        const char *query, *body, *expect;
+        int status;
+    } c[] = {
+        {"name=a.cpu", "main;f 1.5\n", "line 1", 400},
+        {"name=a.cpu", "main;f 2\nmain;g x\n", "line 2", 400},
+        {"name=a.cpu", "main;f -3\n", "negative", 400},
+        {"name=a.cpu", "main;f 3\n\n\nno_count\n", "line 4", 400},
+        {"name=a.cpu", "", "no stacks", 400},
+        {"name=a.cpu&format=trie", "x", "not supported", 415},
+        {"name=a.cpu&format=jfr", "x", "not supported", 415},
+        {"name=a.cpu&format=weird", "x", "unknown format", 400},
+        {"name=a.cpu&sampleRate=0", "f 1\n", "sampleRate", 400},
+        {"name=a.cpu&sampleRate=abc", "f 1\n", "sampleRate", 400},
+        {"name=a.cpu&units=furlongs", "f 1\n", "units", 400},
+        {"name=a.cpu&aggregationType=max", "f 1\n", "aggregationType", 400},
+        {"name=a.cpu&spyName=a b", "f 1\n", "spyName", 400},
+        {"name=a.cpu&foo=bar", "f 1\n", "unknown parameter foo", 400},
+        {"name=a.cpu&from=1&from=2", "f 1\n", "given twice", 400},
+        {"", "f 1\n", "missing parameter name", 400},
+        {"name=app{a=b", "f 1\n", "without '}'", 400},
+        {"name=bad app{}", "f 1\n", "application name", 400},
+        {"name={a=b}", "f 1\n", "empty", 400},
+        {"name=app{k/x=1}", "f 1\n", "tag names", 400},
+        {"name=app{novalue}", "f 1\n", "without '='", 400},
+        {"name=app{a=1,a=2}", "f 1\n", "given twice", 400},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        iu_req r;
+        char *out;
+        iu_req_init(&r, "/ingest", c[i].query, c[i].body, strlen(c[i].body));
+        int st = iu_call(e, 1, &r, &out);
+        if (st != c[i].status || !strstr(out, c[i].expect))
+            fail_msg("%s / %s: %d %s (expected %d %s)", c[i].query, c[i].body, st, out, c[i].status,
+                     c[i].expect);
+        free(out);
+    }
+    assert_int_equal(iu_stored(e), 0);
+}
+
+static void test_pyro_names(void **state)
+{
+    ingest_env *e = *state;
+    struct {
+        const char *name, *service, *type, *label, *value;
+    } c[] = {
+        {"plain", "plain", "cpu", NULL, NULL},
+        {"my.app", "my.app", "cpu", NULL, NULL}, /* .app is not a type: part of the name */
+        {" spaced.cpu { a = 1 , b=2 }", "spaced", "cpu", "a", "1"},
+        {"x.wall{}", "x", "wall", NULL, NULL},
+        {"app.cpu{service_name=svc,env=prod}", "svc", "cpu", "app_name", "app"},
+        {"app.cpu{env=prod}trailing", "app", "cpu", "env", "prod"},
+        {"njs{otel.scope.name=com.grafana.pyroscope/nodejs}", "njs", "cpu", "otel.scope.name",
+         "com.grafana.pyroscope/nodejs"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char q[256];
+        snprintf(q, sizeof q, "name=%s&from=1700000000&until=1700000010", c[i].name);
+        iu_req r;
+        char *out;
+        iu_req_init(&r, "/ingest", q, "main;f 1\n", 9);
+        if (iu_call(e, 1, &r, &out) != 200)
+            fail_msg("%s: %s", c[i].name, out);
+        free(out);
+        char got[64];
+        types_of(e, c[i].service, got, sizeof got);
+        assert_string_equal(got, c[i].type);
+        if (c[i].label) {
+            char err[256], **v;
+            size_t n;
+            hs_store_query sq = {.service = c[i].service};
+            assert_int_equal(hs_store_label_values(e->st, &sq, c[i].label, &v, &n, err, sizeof err), 0);
+            assert_int_equal(n, 1);
+            assert_string_equal(v[0], c[i].value);
+            hs_store_strings_free(v, n);
+        }
+    }
+}
+
+static void test_pyro_pprof(void **state)
+{
+    ingest_env *e = *state;
+    size_t len, ml;
+    void *gz = iu_pprof(&cpu_prof, 1, &len);
+    iu_req r;
+    char *out;
+    /* raw body, format=pprof; the profile's time wins over from/until */
+    iu_req_init(&r, "/ingest", "name=goapp.cpu{env=prod}&from=1600000000&until=1600000010&format=pprof", gz, len);
+    assert_int_equal(iu_call(e, 1, &r, &out), 200);
+    free(out);
+    char got[64];
+    types_of(e, "goapp", got, sizeof got);
+    assert_string_equal(got, "cpu");
+    char err[256];
+    hs_store_query q = {.service = "goapp", .type = "cpu"};
+    hs_store_profile_row *rows;
+    size_t n;
+    assert_int_equal(hs_store_profiles(e->st, &q, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].start_ns, T0 * NS);
+    hs_store_profile_rows_free(rows, n);
+    /* multipart as pyroscope-go sends it (no format=), with a sample_type_config */
+    char *mp = iu_multipart(gz, len, "{\"samples\":{\"units\":\"samples\"}}", &ml);
+    iu_req_init(&r, "/ingest", "name=goapp2.cpu&from=1700000000&until=1700000010&spyName=gospy", mp, ml);
+    r.rq.content_type = "multipart/form-data; boundary=XyZb0und";
+    assert_int_equal(iu_call(e, 1, &r, &out), 200);
+    free(out);
+    int64_t np, tot[4];
+    merged(e, "goapp2", "cpu", &np, tot);
+    assert_int_equal(np, 1);
+    assert_int_equal(tot[0], 210);
+    free(mp);
+    /* a heap profile named .alloc_objects is one heap profile */
+    iu_prof heap = cpu_prof;
+    memcpy(heap.types,
+           (const char *[4][2]){{"alloc_objects", "count"}, {"alloc_space", "bytes"}, {"inuse_objects", "count"},
+                                {"inuse_space", "bytes"}},
+           sizeof heap.types);
+    heap.n_types = 4;
+    void *hgz = iu_pprof(&heap, 1, &len);
+    mp = iu_multipart(hgz, len, NULL, &ml);
+    iu_req_init(&r, "/ingest", "name=goapp3.alloc_objects{}&from=1700000000&until=1700000010", mp, ml);
+    r.rq.content_type = "multipart/form-data; boundary=\"XyZb0und\"";
+    assert_int_equal(iu_call(e, 1, &r, &out), 200);
+    free(out);
+    types_of(e, "goapp3", got, sizeof got);
+    assert_string_equal(got, "heap");
+    free(mp);
+    free(hgz);
+    /* Go's block profile: lock's sample types, named .block_count */
+    iu_prof blk = cpu_prof;
+    memcpy(blk.types, (const char *[4][2]){{"contentions", "count"}, {"delay", "nanoseconds"}}, sizeof blk.types);
+    void *bgz = iu_pprof(&blk, 1, &len);
+    iu_req_init(&r, "/ingest", "name=goapp4.block_count&format=pprof", bgz, len);
+    assert_int_equal(iu_call(e, 1, &r, NULL), 200);
+    types_of(e, "goapp4", got, sizeof got);
+    assert_string_equal(got, "block");
+    free(bgz);
+    assert_int_equal(iu_stored(e), 4);
+    free(gz);
+}
+
+/* A Node.js wall profile with CPU time: stored as wall and cpu, together. */
+static void test_pyro_nodejs_wall_cpu(void **state)
+{
+    ingest_env *e = *state;
+    iu_prof o = {.types = {{"samples", "count"}, {"wall", "nanoseconds"}, {"cpu", "nanoseconds"}},
+                 .n_types = 3,
+                 .time_nanos = T0 * NS,
+                 .duration_nanos = 10 * NS,
+                 .n_samples = 12,
+                 .fn_prefix = "js_"};
+    size_t len, ml;
+    void *plain = iu_pprof(&o, 0, &len); /* @datadog/pprof's encode: gzipped or not, both work */
+    char *mp = iu_multipart(plain, len, NULL, &ml);
+    iu_req r;
+    char *out;
+    iu_req_init(&r, "/ingest", "name=nodeapp{region=eu}&from=1700000000&until=1700000010&spyName=nodespy&sampleRate=100",
+                mp, ml);
+    r.rq.content_type = "multipart/form-data; boundary=XyZb0und";
+    assert_int_equal(iu_call(e, 1, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":2"));
+    free(out);
+    char got[64];
+    types_of(e, "nodeapp", got, sizeof got);
+    assert_string_equal(got, "cpu,wall");
+    char err[256];
+    hs_store_types t;
+    hs_store_query q = {.service = "nodeapp", .type = "cpu"};
+    assert_int_equal(hs_store_type_info(e->st, &q, &t, err, sizeof err), 0);
+    assert_int_equal(t.n, 1);
+    assert_string_equal(t.type[0], "cpu");
+    q.type = "wall";
+    assert_int_equal(hs_store_type_info(e->st, &q, &t, err, sizeof err), 0);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.type[1], "wall");
+    int64_t np, tot[4];
+    merged(e, "nodeapp", "cpu", &np, tot);
+    assert_int_equal(tot[0], 78 * 10000000LL); /* sum of 1..12 */
+    /* the retry of the same upload stores nothing more */
+    iu_req_init(&r, "/ingest", "name=nodeapp{region=eu}&from=1700000000&until=1700000010&spyName=nodespy&sampleRate=100",
+                mp, ml);
+    r.rq.content_type = "multipart/form-data; boundary=XyZb0und";
+    assert_int_equal(iu_call(e, 1, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":0,\"duplicates\":2"));
+    free(out);
+    assert_int_equal(iu_stored(e), 2);
+    free(mp);
+    free(plain);
+}
+
+static void test_pyro_multipart_rejected(void **state)
+{
+    ingest_env *e = *state;
+    size_t len, ml;
+    void *gz = iu_pprof(&cpu_prof, 1, &len);
+    char *mp = iu_multipart(gz, len, "not json", &ml);
+    iu_req r;
+    char *out;
+    struct {
+        const char *ctype;
+        size_t cut;
+        const char *expect;
+    } c[] = {
+        {"multipart/form-data; boundary=XyZb0und", 0, "sample_type_config"},
+        {"multipart/form-data", 0, "without a boundary"},
+        {"multipart/form-data; boundary=other", 0, "without its boundary"},
+        {"multipart/form-data; boundary=XyZb0und", 40, "headers"},
+        {"multipart/form-data; boundary=XyZb0und", 200, "not terminated"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        iu_req_init(&r, "/ingest", "name=mp.cpu", mp, c[i].cut ? c[i].cut : ml);
+        r.rq.content_type = c[i].ctype;
+        int st = iu_call(e, 1, &r, &out);
+        if (st != 400 || !strstr(out, c[i].expect))
+            fail_msg("case %zu: %d %s (expected %s)", i, st, out, c[i].expect);
+        free(out);
+    }
+    free(mp);
+    /* an unknown part and prev_profile are refused by name */
+    const char *body = "--B\r\nContent-Disposition: form-data; name=\"extra\"\r\n\r\nx\r\n--B--\r\n";
+    iu_req_init(&r, "/ingest", "name=mp.cpu", body, strlen(body));
+    r.rq.content_type = "multipart/form-data; boundary=B";
+    assert_int_equal(iu_call(e, 1, &r, &out), 400);
+    assert_non_null(strstr(out, "unknown part extra"));
+    free(out);
+    body = "--B\r\nContent-Disposition: form-data; name=\"prev_profile\"\r\n\r\nx\r\n--B--\r\n";
+    iu_req_init(&r, "/ingest", "name=mp.cpu", body, strlen(body));
+    r.rq.content_type = "multipart/form-data; boundary=B";
+    assert_int_equal(iu_call(e, 1, &r, &out), 400);
+    assert_non_null(strstr(out, "prev_profile"));
+    free(out);
+    body = "--B\r\nContent-Disposition: form-data; name=\"sample_type_config\"\r\n\r\n{}\r\n--B--\r\n";
+    iu_req_init(&r, "/ingest", "name=mp.cpu", body, strlen(body));
+    r.rq.content_type = "multipart/form-data; boundary=B";
+    assert_int_equal(iu_call(e, 1, &r, &out), 400);
+    assert_non_null(strstr(out, "no profile part"));
+    free(out);
+    assert_int_equal(iu_stored(e), 0);
+    free(gz);
+}
+
+/* ---- the batcher under concurrency ---- */
+
+typedef struct {
+    ingest_env *e;
+    int idx;
+    int ok;
+} worker_arg;
+
+static void *worker(void *arg)
+{
+    worker_arg *w = arg;
+    iu_prof o = cpu_prof;
+    o.n_samples = 5 + (size_t)w->idx % 7;
+    size_t len;
+    void *gz = iu_pprof(&o, 1, &len);
+    for (int i = 0; i < 25; i++) {
+        char q[128];
+        /* ids repeat across workers: w and w^1 upload the same ids */
+        snprintf(q, sizeof q, "service=conc&id=w%d-%d", w->idx / 2, i);
+        iu_req r;
+        iu_req_init(&r, "/api/v1/ingest", q, gz, len);
+        if (iu_call(w->e, 0, &r, NULL) == 200)
+            w->ok++;
+    }
+    free(gz);
+    return NULL;
+}
+
+static void test_concurrent_group_commit(void **state)
+{
+    ingest_env *e = *state;
+    pthread_t th[8];
+    worker_arg w[8];
+    for (int i = 0; i < 8; i++) {
+        w[i] = (worker_arg){e, i, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, worker, &w[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(w[i].ok, 25);
+    }
+    /* 4 distinct id sets of 25 */
+    assert_int_equal(iu_stored(e), 100);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_native_gzip_and_plain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_native_from_until_override, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_native_idempotent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_type_inference, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bounds_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pyro_folded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pyro_folded_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pyro_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pyro_pprof, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pyro_nodejs_wall_cpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pyro_multipart_rejected, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
