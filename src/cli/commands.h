@@ -16,6 +16,7 @@ int hs_cmd_merge(int argc, char **argv);
 int hs_cmd_flame(int argc, char **argv);
 int hs_cmd_graph(int argc, char **argv);
 int hs_cmd_convert(int argc, char **argv);
+int hs_cmd_web(int argc, char **argv);
 int hs_cmd_serve(int argc, char **argv);
 
 #endif

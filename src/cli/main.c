@@ -33,6 +33,7 @@ static const hs_command hs_commands[] = {
     {"flame", hs_cmd_flame, "write an interactive HTML flame graph"},
     {"graph", hs_cmd_graph, "write the call graph as Graphviz DOT or SVG"},
     {"convert", hs_cmd_convert, "convert between pprof, collapsed, callgrind, speedscope, perf script"},
+    {"web", hs_cmd_web, "open the web UI on local profiles (like go tool pprof -http)"},
     {"serve", hs_cmd_serve, "run the collector: store uploaded profiles, serve the query API and web UI"},
 };
 

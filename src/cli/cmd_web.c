@@ -1,0 +1,318 @@
+/* cmd_web.c — `hotspur web [--base OLD] FILE...`: the server's web UI on
+ * local profiles, like `go tool pprof -http`. It runs the `hotspur serve`
+ * server (server/http.c) on loopback, on a free port, over a temporary
+ * store directory, ingests the files through the server's own ingest API
+ * (POST /api/v1/ingest, so they are decomposed exactly as uploads are),
+ * prints the URL and serves until SIGINT/SIGTERM; then the directory is
+ * deleted. Each FILE is one version named after the file; with --base the
+ * base is version "base", the others "new", and the diff view opens. */
+#define _GNU_SOURCE /* mkdtemp, nftw */
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd_export.h"
+#include "cli/commands.h"
+#include "server/server.h"
+
+#define HS_WEB_MAX_PATHS 64
+
+static void hs_web_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hotspur web [--base OLD] [--listen 127.0.0.1:PORT] [--source-path DIR]...\n"
+            "                   [--service NAME] [--open] FILE...\n"
+            "\n"
+            "Open the web UI of `hotspur serve` on local profiles, without a server\n"
+            "database: flame graph, function table, callers/callees, source and (with\n"
+            "--base) the differential view. FILE is a pprof profile (gzipped or not),\n"
+            "collapsed stacks or `perf script` text; each FILE is one version, named\n"
+            "after the file, all merged by default. Serves on loopback until\n"
+            "interrupted (Ctrl-C); the temporary store is deleted at exit.\n"
+            "\n"
+            "  --base OLD          compare FILE... (version \"new\") with OLD (version \"base\")\n"
+            "  --listen HOST:PORT  where to listen (default 127.0.0.1:0, a free port)\n"
+            "  --source-path DIR   where the source files are, for the source view (repeatable)\n"
+            "  --service NAME      the service name shown (default: local)\n"
+            "  --open              open the URL with xdg-open\n"
+            "  -h, --help          show this help\n");
+}
+
+static int hs_web_fail(const char *msg)
+{
+    fprintf(stderr, "hotspur web: %s\n", msg);
+    return 2;
+}
+
+static int hs_web_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+static size_t hs_web_sink(char *data, size_t size, size_t n, void *arg)
+{
+    char *buf = arg;
+    size_t have = strlen(buf), add = size * n;
+    if (have + 1 < 512) {
+        size_t k = add < 511 - have ? add : 511 - have;
+        memcpy(buf + have, data, k);
+        buf[have + k] = 0;
+    }
+    return add;
+}
+
+/* The version a file is shown as: its name without directories and the
+ * profile suffixes. */
+static void hs_web_version(const char *path, char *out, size_t outlen)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    snprintf(out, outlen, "%s", b);
+    static const char *const sfx[] = {".pb.gz", ".pprof", ".pb", ".gz", ".folded", ".txt"};
+    for (size_t i = 0; i < sizeof sfx / sizeof sfx[0]; i++) {
+        size_t n = strlen(out), k = strlen(sfx[i]);
+        if (n > k && strcmp(out + n - k, sfx[i]) == 0)
+            out[n - k] = 0;
+    }
+}
+
+/* Load path (any format hotspur reads), encode it as pprof and POST it to
+ * the server. 0, or -1 with a message. */
+static int hs_web_ingest(CURL *curl, int port, const char *path, const char *service, const char *version,
+                         long start, char *err, size_t errlen)
+{
+    char lerr[256];
+    hs_profile *p = hs_cli_load(path, NULL, lerr, sizeof lerr);
+    if (!p) {
+        snprintf(err, errlen, "%s: %s", path, lerr);
+        return -1;
+    }
+    void *body = NULL;
+    size_t len = 0;
+    int rc = hs_profile_encode(p, &body, &len, lerr, sizeof lerr);
+    hs_profile_free(p);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: %s", path, lerr);
+        return -1;
+    }
+    char *esvc = curl_easy_escape(curl, service, 0), *ever = curl_easy_escape(curl, version, 0);
+    char url[1024], answer[512] = "";
+    rc = -1;
+    if (!esvc || !ever) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    /* every file starts "now" so the UI's default span shows it */
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/ingest?service=%s&version=%s&from=%ld&until=%ld", port,
+             esvc, ever, start, start + 1);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+    curl_easy_reset(curl);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, hs_web_sink);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, answer);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 120L);
+    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+    CURLcode cc = curl_easy_perform(curl);
+    long status = 0;
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hdr);
+    if (cc != CURLE_OK)
+        snprintf(err, errlen, "%s: uploading to the server: %s", path, curl_easy_strerror(cc));
+    else if (status != 200)
+        snprintf(err, errlen, "%s: the server refused it (%ld): %s", path, status, answer);
+    else
+        rc = 0;
+done:
+    curl_free(esvc);
+    curl_free(ever);
+    free(body);
+    return rc;
+}
+
+static void hs_web_open(const char *url)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execlp("xdg-open", "xdg-open", url, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0)
+        fprintf(stderr, "hotspur web: cannot start xdg-open: %s\n", strerror(errno));
+}
+
+int hs_cmd_web(int argc, char **argv)
+{
+    enum { OPT_BASE = 0x5700, OPT_LISTEN, OPT_SOURCE, OPT_SERVICE, OPT_OPEN };
+    static const struct option longopts[] = {
+        {"base", required_argument, NULL, OPT_BASE},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"source-path", required_argument, NULL, OPT_SOURCE},
+        {"service", required_argument, NULL, OPT_SERVICE},
+        {"open", no_argument, NULL, OPT_OPEN},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *base = NULL, *listen = "127.0.0.1:0", *service = "local";
+    const char *sources[HS_WEB_MAX_PATHS];
+    size_t n_sources = 0;
+    int open_url = 0, c;
+    char msg[1024];
+    opterr = 0;
+    optind = 0;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            hs_web_usage(stdout);
+            return 0;
+        case OPT_BASE:
+            base = optarg;
+            break;
+        case OPT_LISTEN:
+            listen = optarg;
+            break;
+        case OPT_SOURCE:
+            if (n_sources == HS_WEB_MAX_PATHS)
+                return hs_web_fail("too many --source-path");
+            sources[n_sources++] = optarg;
+            break;
+        case OPT_SERVICE:
+            if (!*optarg)
+                return hs_web_fail("--service needs a name");
+            service = optarg;
+            break;
+        case OPT_OPEN:
+            open_url = 1;
+            break;
+        case ':':
+            snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
+            return hs_web_fail(msg);
+        default:
+            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur web --help)", argv[optind - 1]);
+            return hs_web_fail(msg);
+        }
+    }
+    if (optind >= argc)
+        return hs_web_fail("missing profile FILE (see hotspur web --help)");
+    for (int i = optind; i < argc; i++)
+        if (access(argv[i], R_OK) != 0) {
+            snprintf(msg, sizeof msg, "%s: %s", argv[i], strerror(errno));
+            return hs_web_fail(msg);
+        }
+    if (base && access(base, R_OK) != 0) {
+        snprintf(msg, sizeof msg, "%s: %s", base, strerror(errno));
+        return hs_web_fail(msg);
+    }
+
+    /* SIGINT/SIGTERM are taken by sigwait below: block them before the
+     * server's threads start, so they inherit the mask */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &stop, NULL) != 0)
+        return hs_web_fail("cannot block signals");
+
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/hotspur-web-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        snprintf(msg, sizeof msg, "cannot create a temporary directory: %s", strerror(errno));
+        fprintf(stderr, "hotspur web: %s\n", msg);
+        return 1;
+    }
+    int rc = 1;
+    hs_server *srv = NULL;
+    CURL *curl = NULL;
+    hs_server_config cfg = {0};
+    cfg.listen = listen;
+    cfg.store_url = dir;
+    cfg.source_paths = sources;
+    cfg.n_source_paths = n_sources;
+    hs_limits_default(&cfg.limits);
+    cfg.limits.max_body = cfg.limits.max_decompressed = (size_t)1 << 30; /* local files: no upload bound */
+    cfg.limits.max_ratio = 10000;
+    char err[512];
+    srv = hs_server_start(&cfg, err, sizeof err);
+    if (!srv) {
+        fprintf(stderr, "hotspur web: %s\n", err);
+        goto done;
+    }
+    int port = hs_server_port(srv);
+    curl = curl_easy_init();
+    if (!curl) {
+        fprintf(stderr, "hotspur web: cannot start libcurl\n");
+        goto done;
+    }
+    long start = (long)time(NULL) - 5;
+    char version[256];
+    size_t stored = 0;
+    if (base) {
+        if (hs_web_ingest(curl, port, base, service, "base", start, err, sizeof err) != 0) {
+            fprintf(stderr, "hotspur web: %s\n", err);
+            goto done;
+        }
+        stored++;
+    }
+    for (int i = optind; i < argc; i++) {
+        if (base)
+            snprintf(version, sizeof version, "new");
+        else
+            hs_web_version(argv[i], version, sizeof version);
+        if (hs_web_ingest(curl, port, argv[i], service, version, start, err, sizeof err) != 0) {
+            fprintf(stderr, "hotspur web: %s\n", err);
+            goto done;
+        }
+        stored++;
+    }
+    char host[256];
+    snprintf(host, sizeof host, "%s", listen);
+    char *colon = strrchr(host, ':');
+    if (colon)
+        *colon = 0;
+    if (!*host || strcmp(host, "0.0.0.0") == 0)
+        snprintf(host, sizeof host, "127.0.0.1");
+    char *esvc = curl_easy_escape(curl, service, 0);
+    char url[1024];
+    snprintf(url, sizeof url, "http://%s:%d/?service=%s&span=86400%s", host, port, esvc ? esvc : "local",
+             base ? "&version=new&cmp=version&base_version=base" : "");
+    curl_free(esvc);
+    printf("hotspur web: %zu profile%s at %s\n(Ctrl-C to stop)\n", stored, stored == 1 ? "" : "s", url);
+    fflush(stdout);
+    if (open_url)
+        hs_web_open(url);
+    int sig = 0;
+    while (sigwait(&stop, &sig) != 0) {
+    }
+    rc = 0;
+done:
+    if (curl)
+        curl_easy_cleanup(curl);
+    if (srv)
+        hs_server_stop(srv);
+    if (nftw(dir, hs_web_rm, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "hotspur web: cannot delete %s: %s\n", dir, strerror(errno));
+    return rc;
+}
