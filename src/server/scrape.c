@@ -227,10 +227,12 @@ static int hs_begin(hs_scraper *s, hs_target *t, int timeout_s)
 
 static void hs_log_state(hs_target *t, bool failed, const char *msg)
 {
-    if (failed)
-        fprintf(stderr, "hotspur serve: scrape %s: %s\n", t->spec, msg);
-    else if (t->failing)
+    if (failed) {
+        if (!t->failing)
+            fprintf(stderr, "hotspur serve: scrape %s: %s (logged once until it works)\n", t->spec, msg);
+    } else if (t->failing) {
         fprintf(stderr, "hotspur serve: scrape %s: ok again\n", t->spec);
+    }
     t->failing = failed;
 }
 
