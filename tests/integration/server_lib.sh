@@ -43,6 +43,7 @@ server_start() {
         args+=(--data "$SERVER_DATA")
     fi
     SERVER_LOG="$TMP/server.$SERVER_N.log"
+    : >"$SERVER_LOG" # exists before the server's shell opens it
     "$HOTSPUR" serve "${args[@]}" "$@" >"$SERVER_LOG.out" 2>"$SERVER_LOG" &
     SERVER_PID=$!
     SERVER_PIDS+=("$SERVER_PID")
