@@ -840,7 +840,11 @@ int hs_query_handle(hs_query_ctx *qc, const hs_http_request *rq, hs_http_respons
     q->max_nodes = 20000;
     q->cur.q.versions = q->cur.versions;
     q->cur.q.labels = q->cur.labels;
-    q->cur.q.from_ns = q->now_ns - (int64_t)3600 * 1000000000;
+    /* the listings cover everything stored; profile queries the last hour */
+    if (!(e->required & P_TYPE))
+        q->cur.q.from_ns = 0;
+    else
+        q->cur.q.from_ns = q->now_ns - (int64_t)3600 * 1000000000;
     hs_analysis_options_init(&q->o);
     int rc = parse_params(q, e);
     if (!rc && (e->required & P_TYPE))

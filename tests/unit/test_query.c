@@ -225,8 +225,19 @@ static void test_listings(void **state)
     expect(f, "/api/v1/services", "", 200, "{\"services\":[\"svc\"]}", NULL);
     expect(f, "/api/v1/services", "from=now-30s", 200, "{\"services\":[]}", NULL);
     expect(f, "/api/v1/versions", "service=svc&type=cpu", 200, "{\"versions\":[\"v1\",\"v2\"]}", NULL);
+    /* listings cover everything stored; profile queries the last hour */
+    static const tsample old[] = {{"main;g", 1}};
+    put(f, "p0", "v0", "z", f->t0 - 7200 * SEC, old, 1);
+    expect(f, "/api/v1/versions", "service=svc", 200, "{\"versions\":[\"v0\",\"v1\",\"v2\"]}", NULL);
+    expect(f, "/api/v1/versions", "service=svc&from=now-1h", 200, "{\"versions\":[\"v1\",\"v2\"]}", NULL);
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples", 200, "\"profiles\":2,", NULL);
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples&from=now-3h", 200, "\"profiles\":3,",
+           NULL);
     expect(f, "/api/v1/versions", "service=svc&label=instance=b", 200, "{\"versions\":[\"v2\"]}", NULL);
-    expect(f, "/api/v1/labels", "service=svc&type=cpu", 200, "{\"labels\":{\"instance\":[\"a\",\"b\"]}}", NULL);
+    expect(f, "/api/v1/labels", "service=svc&type=cpu&from=now-1h", 200, "{\"labels\":{\"instance\":[\"a\",\"b\"]}}",
+           NULL);
+    expect(f, "/api/v1/labels", "service=svc&type=cpu", 200, "{\"labels\":{\"instance\":[\"a\",\"b\",\"z\"]}}",
+           NULL);
     expect(f, "/api/v1/types", "service=svc", 200,
            "{\"types\":[{\"name\":\"cpu\",\"sample_types\":[{\"type\":\"samples\",\"unit\":\"count\"},"
            "{\"type\":\"cpu\",\"unit\":\"nanoseconds\"}],\"default\":\"cpu\"",
