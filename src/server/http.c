@@ -634,8 +634,9 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
         goto fail;
     if (cfg->n_scrape) {
         int period = cfg->scrape_period_s > 0 ? cfg->scrape_period_s : 60;
-        /* a CPU profile covers most of the period, as a continuous agent does */
-        int seconds = period > 10 ? 10 : (period > 1 ? period - 1 : 1);
+        /* a CPU profile covers the period but its last second (Pyroscope's
+         * pull mode does the same), at most 5 minutes */
+        int seconds = period > 301 ? 300 : (period > 1 ? period - 1 : 1);
         s->scraper = hs_scraper_start(s->batcher, &s->cfg.limits, (const char *const *)s->scrape_urls,
                                       cfg->n_scrape, period, seconds, err, errlen);
         if (!s->scraper)
