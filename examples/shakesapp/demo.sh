@@ -1,0 +1,119 @@
+#!/bin/bash
+# demo.sh BUILD_DIR — `make demo`: the "profile, fix, prove it" story, end to
+# end (docs/tutorial.md walks through it).
+#
+# Starts `hotspur serve` on a free loopback port with a fresh SQLite
+# directory, runs shakesapp versions 1 to 4 under the agent in continuous
+# mode (service shakesapp, version N) while the client simulator sends its
+# rounds, then prints what a person would look at: version 1's CPU focus
+# list, the CPU diff 2 vs 1, the allocated-heap diff 4 vs 3, the allocator's
+# share of CPU in 3 vs 4, and the web UI's URLs. The server is stopped at the
+# end unless KEEP=1.
+#
+# Environment: SECONDS_PER_VERSION (default 24), KEEP=1, DEMO_DIR (default
+# BUILD_DIR/demo).
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+hotspur="$build/bin/hotspur"
+lib="$build/lib/libhotspur.so"
+ex="$build/examples"
+per_version=${SECONDS_PER_VERSION:-24}
+dir=${DEMO_DIR:-$build/demo}
+rm -rf "$dir"
+mkdir -p "$dir"
+
+server_pid=""
+app_pid=""
+cleanup() {
+    if [ -n "$app_pid" ]; then kill "$app_pid" 2>/dev/null || true; wait "$app_pid" 2>/dev/null || true; fi
+    if [ -n "$server_pid" ] && [ "${KEEP:-0}" != 1 ]; then
+        kill "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+}
+trap cleanup EXIT
+
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+run() { printf '$ %s\n' "$*"; "$@"; }
+
+# 1. The collector.
+"$hotspur" serve --listen 127.0.0.1:0 --data "$dir/data" >"$dir/serve.log" 2>&1 &
+server_pid=$!
+url=""
+for _ in $(seq 100); do
+    url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$dir/serve.log" | head -1 || true)
+    if [ -n "$url" ] && curl -sf "$url/api/v1/services" >/dev/null 2>&1; then break; fi
+    url=""
+    sleep 0.1
+done
+if [ -z "$url" ]; then
+    echo "demo: hotspur serve did not start:" >&2
+    cat "$dir/serve.log" >&2
+    exit 1
+fi
+say "hotspur serve is collecting at $url (data in $dir/data)"
+
+# 2. The four versions, each under the agent in continuous mode.
+start=$(date +%s)
+for v in 1 2 3 4; do
+    heap=0
+    [ "$v" -ge 3 ] && heap=1
+    say "shakesapp version $v$([ $heap = 1 ] && echo ' (heap profiling on)')"
+    LD_PRELOAD="$lib" HOTSPUR_SERVER="$url" HOTSPUR_SERVICE=shakesapp HOTSPUR_VERSION="$v" \
+        HOTSPUR_HEAP="$heap" HOTSPUR_PERIOD=${HOTSPUR_PERIOD:-10s} HOTSPUR_DURATION=${HOTSPUR_DURATION:-10s} \
+        HOTSPUR_OUTPUT="$dir/exit.$v.%p.pb.gz" \
+        "$ex/shakesapp_server" -version "$v" -port_file "$dir/port.$v" >"$dir/app.$v.log" 2>&1 &
+    app_pid=$!
+    for _ in $(seq 100); do [ -s "$dir/port.$v" ] && break; sleep 0.05; done
+    "$ex/shakesapp_client" -server "http://127.0.0.1:$(cat "$dir/port.$v")" -duration "$per_version" \
+        | tee "$dir/client.$v.log"
+    kill -INT "$app_pid"
+    wait "$app_pid" || true
+    app_pid=""
+done
+until=$(( $(date +%s) + 1 ))
+
+rate() { # the median of a version's round rates
+    awk '/rate of/ {print $(NF-2)}' "$dir/client.$1.log" | sort -g |
+        awk '{a[NR]=$1} END {if (NR) printf "%.2f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
+}
+say "request rates (median of the client's rounds)"
+for v in 1 2 3 4; do echo "version $v: $(rate $v) reqs / sec"; done
+
+q() { echo "$url/api/v1/profile?service=shakesapp&type=$1&version=$2&from=$start&until=$until${3:-}"; }
+
+# Wait until every version's profiles are in (the agents flush at exit).
+for _ in $(seq 50); do
+    n=$(curl -sf "$url/api/v1/versions?service=shakesapp&type=cpu&from=$start&until=$until" | grep -o '"[1-4]"' | wc -l)
+    [ "$n" -ge 4 ] && break
+    sleep 0.2
+done
+
+say "version 1: where the CPU goes (focus list by total)"
+run "$hotspur" top --cum -n 12 "$(q cpu 1)"
+
+say "CPU, version 2 against version 1"
+run "$hotspur" diff -n 12 "$(q cpu 1)" "$(q cpu 2)"
+
+say "allocated heap per 10 s profile (average), version 4 against version 3"
+run "$hotspur" diff -n 10 --sample-index alloc_space "$(q heap 3 '&agg=avg')" "$(q heap 4 '&agg=avg')"
+
+say "in-use heap (average), version 4 against version 3"
+run "$hotspur" diff -n 5 --sample-index inuse_space "$(q heap 3 '&agg=avg')" "$(q heap 4 '&agg=avg')"
+
+say "the allocator's share of CPU: version 3, then version 4"
+for v in 3 4; do
+    "$hotspur" top -n 1 --focus '^(malloc|free|realloc|calloc|_int_malloc|_int_free|cfree)$|^__libc_(malloc|free|realloc)' "$(q cpu $v)" |
+        grep -m1 'Showing nodes' | sed "s/^/version $v: /"
+done
+
+say "in the browser"
+echo "compare 2 vs 1 on CPU:             $url/?service=shakesapp&type=cpu&version=2&compare=version&base_version=1"
+echo "compare 4 vs 3 on allocated heap:  $url/?service=shakesapp&type=heap&sample_index=alloc_space&version=4&compare=version&base_version=3"
+if [ "${KEEP:-0}" = 1 ]; then
+    echo
+    echo "hotspur serve keeps running (pid $server_pid): kill $server_pid to stop it"
+else
+    echo
+    echo "(the server stops now; \`make demo KEEP=1\` leaves it running)"
+fi
