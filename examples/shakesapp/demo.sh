@@ -66,7 +66,11 @@ for v in 1 2 3 4; do
     app_pid=$!
     for _ in $(seq 100); do [ -s "$dir/port.$v" ] && break; sleep 0.05; done
     "$ex/shakesapp_client" -server "http://127.0.0.1:$(cat "$dir/port.$v")" -duration "$per_version" \
-        | tee "$dir/client.$v.log"
+        >"$dir/client.$v.log"
+    rounds=$(grep -c 'rate of' "$dir/client.$v.log" || true)
+    head -2 "$dir/client.$v.log"
+    [ "$rounds" -gt 3 ] && echo "... ($rounds rounds in ${per_version}s)"
+    [ "$rounds" -gt 2 ] && tail -1 "$dir/client.$v.log"
     kill -INT "$app_pid"
     wait "$app_pid" || true
     app_pid=""
@@ -74,7 +78,7 @@ done
 until=$(( $(date +%s) + 1 ))
 
 rate() { # the median of a version's round rates
-    awk '/rate of/ {print $(NF-2)}' "$dir/client.$1.log" | sort -g |
+    awk '/rate of/ {print $(NF-3)}' "$dir/client.$1.log" | sort -g |
         awk '{a[NR]=$1} END {if (NR) printf "%.2f", (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
 }
 say "request rates (median of the client's rounds)"
@@ -101,10 +105,12 @@ run "$hotspur" diff -n 10 --sample-index alloc_space "$(q heap 3 '&agg=avg')" "$
 say "in-use heap (average), version 4 against version 3"
 run "$hotspur" diff -n 5 --sample-index inuse_space "$(q heap 3 '&agg=avg')" "$(q heap 4 '&agg=avg')"
 
-say "the allocator's share of CPU: version 3, then version 4"
+# The allocator: glibc's malloc family and its internals, on the stack.
+alloc_re='^(__libc_)?(malloc|free|calloc|realloc|cfree)$|^_int_(malloc|free|realloc)$|^(malloc_consolidate|unlink_chunk|sysmalloc|tcache_[a-z_]+)$'
+say "the allocator's share of CPU (samples with a malloc-family frame): version 3, then version 4"
 for v in 3 4; do
-    "$hotspur" top -n 1 --focus '^(malloc|free|realloc|calloc|_int_malloc|_int_free|cfree)$|^__libc_(malloc|free|realloc)' "$(q cpu $v)" |
-        grep -m1 'Showing nodes' | sed "s/^/version $v: /"
+    line=$("$hotspur" top -n 1 --focus "$alloc_re" "$(q cpu $v)" 2>/dev/null | grep -m1 'Showing nodes' || true)
+    echo "version $v: ${line:-Showing nodes accounting for 0, 0% of the total (no allocator frames sampled)}"
 done
 
 say "in the browser"
