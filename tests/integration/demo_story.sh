@@ -1,0 +1,66 @@
+#!/bin/bash
+# demo_story.sh — `make demo`'s story, shortened (a few seconds per version),
+# with its findings asserted through the query API of the hotspur serve it
+# started:
+#  - version 1: the request handler has most of the CPU, and regular
+#    expression compilation (regcomp) most of the handler's;
+#  - version 2 serves several times more requests per second than 1 (as the
+#    client simulator measured them);
+#  - version 4 allocates far less per second of profile than 3, and the
+#    allocator's share of CPU is lower in 4 than in 3.
+source "$(dirname "$0")/lib.sh"
+build=$(cd "$(dirname "$HOTSPUR")/.." && pwd)
+[ -x "$build/examples/shakesapp_server" ] || fail "examples not built in $build/examples"
+[ -d /usr/share/games/fortunes ] || fail "the corpus (Debian package fortunes) is not installed"
+needs_malloc_interposition
+
+server_pid=""
+cleanup() { if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; fi; }
+trap cleanup EXIT
+
+SECONDS_PER_VERSION=8 HOTSPUR_PERIOD=4s HOTSPUR_DURATION=4s KEEP=1 DEMO_DIR="$TMP/demo" \
+    bash "$SRC/examples/shakesapp/demo.sh" "$build" > demo.out 2>&1 || { cat demo.out; fail "demo.sh failed"; }
+server_pid=$(sed -n 's/^hotspur serve keeps running (pid \([0-9]*\)).*/\1/p' demo.out)
+url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' demo.out | head -1)
+[ -n "$server_pid" ] && [ -n "$url" ] || { cat demo.out; fail "no server URL/pid in the demo's output"; }
+
+api() { curl -sf "$url/api/v1/$1" || fail "GET /api/v1/$1 failed"; }
+range="service=shakesapp&from=now-1h"
+# matched/total of a filtered function table, as a fraction
+share() { api "functions?$range&$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["matched"]/d["total"] if d["total"] else 0)'; }
+ge() { python3 -c "import sys; sys.exit(0 if $1 >= $2 else 1)"; }
+
+handler=$(share "type=cpu&version=1&focus=%5Ehandle_query%24")
+regex=$(share "type=cpu&version=1&focus=%5Eregcomp%24")
+echo "version 1: handler $handler of CPU, regcomp $regex"
+ge "$handler" 0.6 || fail "version 1's handler has $handler of the CPU, expected most"
+ge "$regex" "0.4 * $handler" || fail "regcomp is $regex of CPU, not most of the handler's $handler"
+pass "version 1: the handler has most of the CPU, regcomp most of it"
+
+rate() { sed -n "s/^version $1: \([0-9.]*\) reqs \/ sec$/\1/p" demo.out; }
+r1=$(rate 1) r2=$(rate 2)
+echo "rates: version 1 $r1, version 2 $r2 reqs/s"
+[ -n "$r1" ] && [ -n "$r2" ] || fail "no request rates in the demo's output"
+ge "$r2" "2 * $r1" || fail "version 2 ($r2 reqs/s) is not several times faster than 1 ($r1)"
+pass "version 2 serves more than twice the requests per second of version 1"
+
+# allocated bytes per second of profile: sum of totals / sum of durations
+alloc_rate() {
+    api "profiles?$range&type=heap&version=$1&sample_index=alloc_space" | python3 -c '
+import json, sys
+ps = json.load(sys.stdin)["profiles"]
+d = sum(p["duration"] for p in ps)
+print(sum(p["total"] for p in ps) / d if d else 0)'
+}
+a3=$(alloc_rate 3) a4=$(alloc_rate 4)
+echo "allocated: version 3 $a3 B/s, version 4 $a4 B/s"
+ge "$a3" 1e6 || fail "version 3 allocates only $a3 B/s"
+ge "$a3" "10 * $a4" || fail "version 4 ($a4 B/s) does not allocate far less than version 3 ($a3 B/s)"
+pass "version 4 allocates far less per second than version 3"
+
+alloc_re='%5E(__libc_)%3F(malloc%7Cfree%7Ccalloc%7Crealloc%7Ccfree)%24%7C%5E_int_(malloc%7Cfree%7Crealloc)%24%7C%5E(malloc_consolidate%7Cunlink_chunk%7Csysmalloc)%24'
+s3=$(share "type=cpu&version=3&focus=$alloc_re") s4=$(share "type=cpu&version=4&focus=$alloc_re")
+echo "allocator share of CPU: version 3 $s3, version 4 $s4"
+ge "$s3" 0.05 || fail "the allocator's share in version 3 is only $s3"
+ge "$s3" "1.5 * $s4" || fail "the allocator's share did not drop from version 3 ($s3) to 4 ($s4)"
+pass "the allocator's share of CPU is lower in version 4 than in 3"
