@@ -31,7 +31,7 @@ share() { api "functions?$range&$1" | python3 -c 'import json,sys; d=json.load(s
 ge() { python3 -c "import sys; sys.exit(0 if $1 >= $2 else 1)"; }
 
 handler=$(share "type=cpu&version=1&focus=%5Ehandle_query%24")
-regex=$(share "type=cpu&version=1&focus=%5Eregcomp%24")
+regex=$(share "type=cpu&version=1&focus=regcomp%24")
 echo "version 1: handler $handler of CPU, regcomp $regex"
 ge "$handler" 0.6 || fail "version 1's handler has $handler of the CPU, expected most"
 ge "$regex" "0.4 * $handler" || fail "regcomp is $regex of CPU, not most of the handler's $handler"
