@@ -251,8 +251,8 @@ typedef struct {
     int index;
     int phase; /* 0 before the loop, 1 in it, 2 after */
     int paused;
-    struct timespec t0, t1, pause_at;
-    uint64_t paused_ns;
+    struct timespec t0, t1, pause_at, c0, c1, cpause_at;
+    uint64_t paused_ns, cpaused_ns;
     hs_hwc hwc;
     double hw[HS_HWC_N];
     uint64_t allocs, bytes;
@@ -296,18 +296,20 @@ int hs_bench_loop_edge_(hs_bench *b)
         b->hs_left = r->n - 1;
         hs_alloc_begin();
         hs_hwc_enable(&t->hwc, 1);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->c0);
         clock_gettime(CLOCK_MONOTONIC, &t->t0);
         return 1;
     }
     if (t->phase == 1) {
         clock_gettime(CLOCK_MONOTONIC, &t->t1);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->c1);
         hs_hwc_disable(&t->hwc);
         hs_alloc_end(&t->allocs, &t->bytes);
         hs_hwc_read(&t->hwc, t->hw);
         t->phase = 2;
         if (t->paused) { /* the loop ended paused: the pause lasted to the end */
-            struct timespec now = t->t1;
-            t->paused_ns += ts_ns(&now) - ts_ns(&t->pause_at);
+            t->paused_ns += ts_ns(&t->t1) - ts_ns(&t->pause_at);
+            t->cpaused_ns += ts_ns(&t->c1) - ts_ns(&t->cpause_at);
             t->paused = 0;
         }
         if (atomic_fetch_add(&r->finished, 1) + 1 == r->c->threads && r->hooks && r->hooks->stop)
@@ -328,6 +330,7 @@ void hs_bench_pause(hs_bench *b)
     if (t->phase != 1 || t->paused)
         return;
     clock_gettime(CLOCK_MONOTONIC, &t->pause_at);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->cpause_at);
     hs_alloc_pause();
     hs_hwc_disable(&t->hwc);
     t->paused = 1;
@@ -340,9 +343,11 @@ void hs_bench_resume(hs_bench *b)
         return;
     hs_hwc_enable(&t->hwc, 0);
     hs_alloc_resume();
-    struct timespec now;
+    struct timespec now, cnow;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cnow);
     clock_gettime(CLOCK_MONOTONIC, &now);
     t->paused_ns += ts_ns(&now) - ts_ns(&t->pause_at);
+    t->cpaused_ns += ts_ns(&cnow) - ts_ns(&t->cpause_at);
     t->paused = 0;
 }
 
@@ -457,6 +462,8 @@ int hs_bench_measure(const hs_bcase *c, uint64_t n, const hs_bhooks *hooks, hs_b
         if (ts_ns(&t->t1) > t1)
             t1 = ts_ns(&t->t1);
         paused += (double)t->paused_ns / nt;
+        if (t->phase == 2 && ts_ns(&t->c1) >= ts_ns(&t->c0) + t->cpaused_ns)
+            m->cpu_ns += (double)(ts_ns(&t->c1) - ts_ns(&t->c0) - t->cpaused_ns);
         m->allocs += t->allocs;
         m->bytes += t->bytes;
         for (int k = 0; k < HS_HWC_N; k++)

@@ -34,6 +34,7 @@ typedef struct {
 typedef struct {
     uint64_t n;
     double ns;              /* elapsed, pauses taken out */
+    double cpu_ns;          /* CPU time of the threads, summed, pauses taken out */
     uint64_t allocs, bytes; /* summed over the threads */
     double hw[HS_HWC_N];    /* summed; -1 unavailable */
 } hs_bmeas;
@@ -57,6 +58,11 @@ int hs_bench_measure(const hs_bcase *c, uint64_t n, const hs_bhooks *hooks, hs_b
 
 /* ---- results (runner.c fills them, report.c prints them) ---- */
 
+/* The metrics, per operation: wall ns, CPU ns, bytes, allocations, then
+ * the hardware counters. */
+enum { HS_M_NS, HS_M_CPU, HS_M_BYTES, HS_M_ALLOCS, HS_M_HW, HS_M_N = HS_M_HW + HS_HWC_N };
+extern const char *const hs_bench_units[HS_M_N]; /* "ns/op", "cpu-ns/op", ... */
+
 typedef struct {
     const hs_bcase *c;
     hs_bmeas *m;
@@ -64,9 +70,10 @@ typedef struct {
     int failed;
     char error[512];
     char profile[1024]; /* files written by --profile, space separated */
-    /* per-op figures of every measurement and their summaries */
-    hs_bstat_summary ns, bytes, allocs, hw[HS_HWC_N];
-    int hw_ok[HS_HWC_N];
+    /* per-op figures of every measurement (HS_M_*) and their summaries;
+     * ok[k] == 0: metric k is unavailable */
+    hs_bstat_summary s[HS_M_N];
+    int ok[HS_M_N];
     char warnings[1024]; /* "; " separated */
 } hs_bresult;
 
@@ -86,7 +93,7 @@ typedef struct {
 
 enum { HS_BFMT_TABLE, HS_BFMT_JSON, HS_BFMT_CSV, HS_BFMT_GO };
 
-/* Per-op values of measurement m for metric: 0 ns, 1 B, 2 allocs, 3.. hw. */
+/* Per-op value of measurement m for metric (HS_M_*); -1: unavailable. */
 double hs_bench_per_op(const hs_bresult *r, const hs_bmeas *m, int metric);
 
 int hs_bench_report(FILE *out, int format, const hs_brun_info *info, const hs_bresult *r, size_t n);

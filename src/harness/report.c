@@ -11,8 +11,9 @@
 
 #include "harness/harness.h"
 
-static const char *const metric_units[3 + HS_HWC_N] = {"ns/op", "B/op", "allocs/op", "instructions/op",
-                                                      "cycles/op", "branch-misses/op", "cache-misses/op"};
+const char *const hs_bench_units[HS_M_N] = {"ns/op",           "cpu-ns/op", "B/op",
+                                            "allocs/op",       "instructions/op", "cycles/op",
+                                            "branch-misses/op", "cache-misses/op"};
 
 /* An exact integer as such, else 4 significant decimals. */
 static void fmt_num(char *buf, size_t cap, double v)
@@ -25,16 +26,6 @@ static void fmt_num(char *buf, size_t cap, double v)
         snprintf(buf, cap, "%.4g", v);
 }
 
-static const hs_bstat_summary *metric_summary(const hs_bresult *r, int metric)
-{
-    return metric == 0 ? &r->ns : metric == 1 ? &r->bytes : metric == 2 ? &r->allocs : &r->hw[metric - 3];
-}
-
-static int metric_ok(const hs_brun_info *info, const hs_bresult *r, int metric)
-{
-    (void)info;
-    return metric < 3 || r->hw_ok[metric - 3];
-}
 
 /* ---- table ---- */
 
@@ -45,8 +36,8 @@ static int table(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_
         if (strlen(res[i].c->name) > w)
             w = strlen(res[i].c->name);
     int hw = info->hw_any;
-    fprintf(f, "%-*s  %4s  %4s  %12s    %10s  %-5s  %10s  %10s  %9s", (int)w, "Benchmark", "Mode", "Cnt", "Score",
-            "Error", "Units", "Median", "B/op", "allocs/op");
+    fprintf(f, "%-*s  %4s  %4s  %12s    %10s  %-5s  %10s  %10s  %10s  %9s", (int)w, "Benchmark", "Mode", "Cnt",
+            "Score", "Error", "Units", "Median", "CPU", "B/op", "allocs/op");
     if (hw)
         fprintf(f, "  %12s  %12s  %12s  %12s", "insns/op", "cycles/op", "br-miss/op", "cache-miss/op");
     fputc('\n', f);
@@ -56,24 +47,27 @@ static int table(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_
             fprintf(f, "%-*s  FAILED: %s\n", (int)w, r->c->name, r->failed ? r->error : "no measurement");
             continue;
         }
-        char err[32] = "", b[32], a[32];
+        char err[32] = "", b[32] = "n/a", a[32] = "n/a";
         if (r->nm >= 2)
-            snprintf(err, sizeof err, "± %10.3f", r->ns.ci_hi - r->ns.mean);
-        fmt_num(b, sizeof b, r->bytes.mean);
-        fmt_num(a, sizeof a, r->allocs.mean);
-        fprintf(f, "%-*s  %4s  %4zu  %12.3f  %12s  %-5s  %10.3f  %10s  %9s", (int)w, r->c->name, "avgt", r->nm,
-                r->ns.mean, err, "ns/op", r->ns.median, b, a);
+            snprintf(err, sizeof err, "± %10.3f", r->s[HS_M_NS].ci_hi - r->s[HS_M_NS].mean);
+        if (r->ok[HS_M_BYTES])
+            fmt_num(b, sizeof b, r->s[HS_M_BYTES].mean);
+        if (r->ok[HS_M_ALLOCS])
+            fmt_num(a, sizeof a, r->s[HS_M_ALLOCS].mean);
+        fprintf(f, "%-*s  %4s  %4zu  %12.3f  %12s  %-5s  %10.3f  %10.3f  %10s  %9s", (int)w, r->c->name, "avgt",
+                r->nm, r->s[HS_M_NS].mean, err, "ns/op", r->s[HS_M_NS].median, r->s[HS_M_CPU].median, b, a);
         if (hw)
             for (int k = 0; k < HS_HWC_N; k++) {
                 char v[32] = "n/a";
-                if (r->hw_ok[k])
-                    snprintf(v, sizeof v, "%.2f", r->hw[k].mean);
+                if (r->ok[HS_M_HW + k])
+                    snprintf(v, sizeof v, "%.2f", r->s[HS_M_HW + k].mean);
                 fprintf(f, "  %12s", v);
             }
         fputc('\n', f);
     }
-    fprintf(f, "\nScore: mean ns/op over %d fork(s) x %d measurement(s) of %.3g s; Error: 99.9%% Student-t "
-               "interval half-width.\n",
+    fprintf(f, "\nScore: mean ns/op (wall) over %d fork(s) x %d measurement(s) of %.3g s; Error: 99.9%% "
+               "Student-t interval half-width;\nMedian: of ns/op; CPU: median CPU ns/op of the benchmark's threads; "
+               "B/op, allocs/op: exact, mean.\n",
             info->forks ? info->forks : 1, info->iterations, info->time_s);
     if (!hw)
         fprintf(f, "Hardware counters: unavailable%s%s%s.\n", info->hw_error[0] ? " (" : "",
@@ -191,13 +185,13 @@ static int json(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t
         }
         fputs(",\n     \"metrics\": {", f);
         int first = 1;
-        for (int m = 0; m < 3 + HS_HWC_N && r->nm; m++) {
+        for (int m = 0; m < HS_M_N && r->nm; m++) {
             fputs(first ? "" : ", ", f);
             first = 0;
-            json_str(f, metric_units[m]);
+            json_str(f, hs_bench_units[m]);
             fputs(": ", f);
-            if (metric_ok(info, r, m))
-                json_summary(f, metric_summary(r, m));
+            if (r->ok[m])
+                json_summary(f, &r->s[m]);
             else
                 fputs("null", f);
         }
@@ -206,9 +200,9 @@ static int json(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t
             const hs_bmeas *mm = &r->m[k];
             fprintf(f, "%s{\"n\": %llu, \"ns\": %.0f, \"allocs\": %llu, \"bytes\": %llu", k ? ",\n       " : "\n       ",
                     (unsigned long long)mm->n, mm->ns, (unsigned long long)mm->allocs, (unsigned long long)mm->bytes);
-            for (int m = 0; m < 3 + HS_HWC_N; m++) {
+            for (int m = 0; m < HS_M_N; m++) {
                 fputs(", ", f);
-                json_str(f, metric_units[m]);
+                json_str(f, hs_bench_units[m]);
                 fputs(": ", f);
                 double v = hs_bench_per_op(r, mm, m);
                 if (v < 0)
@@ -239,8 +233,9 @@ static void csv_str(FILE *f, const char *s)
 
 static int csv(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t n)
 {
+    (void)info;
     fputs("name,status,threads,mode,cnt,score,error,units,median,stddev,min,max,ci_lower,ci_upper,outliers,"
-          "bytes_per_op,allocs_per_op,instructions_per_op,cycles_per_op,branch_misses_per_op,cache_misses_per_op,"
+          "cpu_ns_per_op,bytes_per_op,allocs_per_op,instructions_per_op,cycles_per_op,branch_misses_per_op,cache_misses_per_op,"
           "message\n",
           f);
     for (size_t i = 0; i < n; i++) {
@@ -248,17 +243,16 @@ static int csv(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t 
         csv_str(f, r->c->name);
         fprintf(f, ",%s,%d,avgt,%zu", r->failed ? "failed" : "ok", r->c->threads, r->nm);
         if (!r->failed && r->nm) {
-            const hs_bstat_summary *s = &r->ns;
-            fprintf(f, ",%.6g,%.6g,ns/op,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%zu,%.6g,%.6g", s->mean, s->ci_hi - s->mean,
-                    s->median, s->stddev, s->min, s->max, s->ci_lo, s->ci_hi, s->outliers, r->bytes.mean,
-                    r->allocs.mean);
-            for (int k = 0; k < HS_HWC_N; k++)
-                if (metric_ok(info, r, 3 + k))
-                    fprintf(f, ",%.6g", r->hw[k].mean);
+            const hs_bstat_summary *s = &r->s[HS_M_NS];
+            fprintf(f, ",%.6g,%.6g,ns/op,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%zu", s->mean, s->ci_hi - s->mean, s->median,
+                    s->stddev, s->min, s->max, s->ci_lo, s->ci_hi, s->outliers);
+            for (int k = HS_M_CPU; k < HS_M_N; k++)
+                if (r->ok[k])
+                    fprintf(f, ",%.6g", r->s[k].mean);
                 else
                     fputs(",", f);
         } else {
-            fputs(",,,ns/op,,,,,,,,,,,,,", f);
+            fputs(",,,ns/op,,,,,,,,,,,,,,", f);
         }
         fputc(',', f);
         csv_str(f, r->failed ? r->error : r->warnings);
@@ -312,16 +306,16 @@ static int go(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t n
         for (size_t k = 0; k < r->nm && !r->failed; k++) {
             const hs_bmeas *m = &r->m[k];
             fprintf(f, "%s \t%llu", name, (unsigned long long)m->n);
-            for (int mt = 0; mt < 3 + HS_HWC_N; mt++) {
+            for (int mt = 0; mt < HS_M_N; mt++) {
                 double v = hs_bench_per_op(r, m, mt);
                 if (v < 0)
                     continue; /* unavailable: no pair, never a 0 */
                 char num[48];
-                if (mt == 0)
+                if (mt == HS_M_NS || mt == HS_M_CPU)
                     snprintf(num, sizeof num, "%.2f", v);
                 else
                     fmt_num(num, sizeof num, v);
-                fprintf(f, " \t%s %s", num, metric_units[mt]);
+                fprintf(f, " \t%s %s", num, hs_bench_units[mt]);
             }
             fputc('\n', f);
         }

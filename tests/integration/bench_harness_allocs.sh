@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench_harness_allocs: exact allocation counts of the measured loop. A
+# function making 3 allocations of 100 B reports 3 allocs/op and 300 B/op in
+# every single measurement (not on average), on 1 thread and on 2; the
+# setup's allocations are not counted, nor those under hs_bench_pause().
+source "$(dirname "$0")/lib.sh"
+
+"$PROGS/bench_harness_cases" --filter '^allocs' --forks 2 --warmup 1 --iterations 3 --time 10ms \
+    --format json --out allocs.json >table.txt 2>err.txt || { cat err.txt >&2; fail "benchmark run failed"; }
+cat table.txt
+python3 - allocs.json <<'PY' || fail "allocation counts are not exact"
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = {x["name"]: x for x in d["benchmarks"]}
+want = {"allocs3": (3, 300), "allocs3_threads": (3, 300), "allocs_paused": (1, 50)}
+for name, (allocs, nbytes) in want.items():
+    x = b[name]
+    assert x["status"] == "ok", (name, x.get("error"))
+    assert len(x["samples"]) == 6, (name, len(x["samples"]))
+    for s in x["samples"]:
+        ops = s["n"] * x["threads"]
+        assert s["allocs"] == allocs * ops, (name, s)
+        assert s["bytes"] == nbytes * ops, (name, s)
+        assert s["allocs/op"] == allocs and s["B/op"] == nbytes, (name, s)
+    m = x["metrics"]
+    assert m["allocs/op"]["mean"] == allocs and m["B/op"]["median"] == nbytes, (name, m)
+print("exact:", {k: v for k, v in want.items()})
+PY
+grep -Eq '^allocs3 +avgt .* 300 +3$' table.txt || fail "the table does not show 300 B/op and 3 allocs/op"
+pass "3 allocations of 100 B: exactly 3 allocs/op and 300 B/op; threads summed; setup and pauses not counted"
