@@ -47,8 +47,8 @@ static void bench_usage(FILE *out)
             "\n"
             "Compare two benchmark results: JSON written by a hotspur benchmark program\n"
             "(--format json) or Go's benchmark format (--format go, go test -bench).\n"
-            "For every benchmark in both and every metric (ns/op, B/op, allocs/op,\n"
-            "hardware counters): the old and new median with the 95%% bootstrap interval\n"
+            "For every benchmark in both and every metric (ns/op, cpu-ns/op, B/op,\n"
+            "allocs/op, hardware counters, any unit of a Go line): the old and new median with the 95%% bootstrap interval\n"
             "of each, the change of the median with the 95%% bootstrap interval of the\n"
             "ratio NEW/OLD, and the two-sided Mann-Whitney U p-value. A change whose p is\n"
             "not below alpha prints as '~'. The last row of each metric is the geometric\n"
@@ -456,7 +456,7 @@ static int cmd_compare(int argc, char **argv)
     /* Metrics in a fixed order first, then any other unit in order of appearance. */
     const char *units[64];
     int nu = 0;
-    static const char *known[] = {"ns/op", "B/op", "allocs/op", "instructions/op", "cycles/op", "branch-misses/op",
+    static const char *known[] = {"ns/op", "cpu-ns/op", "B/op", "allocs/op", "instructions/op", "cycles/op", "branch-misses/op",
                                   "cache-misses/op"};
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         units[nu++] = known[k];

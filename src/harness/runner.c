@@ -632,6 +632,8 @@ static void sanitize_name(const char *in, char *out, size_t cap)
 
 int main(int argc, char **argv)
 {
+    if (argc > 0 && strrchr(argv[0], '/')) /* messages name the program, not its path */
+        argv[0] = strrchr(argv[0], '/') + 1;
     opts o;
     int rc = parse_opts(argc, argv, &o);
     if (rc)
