@@ -48,26 +48,33 @@ grep -Eq '^parse +.* ~ \(p=0\.[0-9]+ n=15\+15\)' same.txt || fail "same distribu
 grep -Eq '^encode/size=64 +.* ~ \(p=' same.txt || fail "same distribution not reported as ~ (encode)"
 
 # End to end: real runs.
-run() { "$PROGS/bench_harness_cases" --filter '^madd/n=400$' --forks 2 --warmup 1 --iterations 5 --time 20ms "$@" >/dev/null 2>>err.txt; }
+run() { "$PROGS/bench_harness_cases" --filter '^madd/n=400$' --forks 2 --warmup 1 --iterations 10 --time 5ms "$@" >/dev/null 2>>err.txt; }
 run --format json --out madd1.json || fail "run 1 failed"
 BENCH_SCALE=2 run --format json --out madd2.json || fail "run 2 failed"
 "$HOTSPUR" bench compare --metric ns/op --metric cpu-ns/op madd1.json madd2.json >real.txt ||
     fail "compare of real runs failed"
 cat real.txt
-# Significant in wall time; about +100% in CPU time (wall time's size moves
-# with the machine's load, so only its significance is asserted).
+# In CPU time: significant and about +100%. In wall time: significant,
+# asserted unless the load average exceeds the CPU count (then another
+# process's share of the CPU, not the benchmark, decides the wall time).
 python3 - real.txt <<'PY' || fail "a real 2x slowdown is not found significant"
-import re, sys
+import os, re, sys
 t = open(sys.argv[1]).read()
 wall, cpu = t.split("\n\n")[:2]
-m = re.search(r"^madd/n=400 .*?\+([0-9.]+)% \[.*\(p=([0-9.]+) n=10\+10\)", wall, re.M)
-assert m and float(m.group(2)) < 0.05, wall
-m = re.search(r"^madd/n=400 .*?\+([0-9.]+)% \[.*\(p=([0-9.]+) n=10\+10\)", cpu, re.M)
+m = re.search(r"^madd/n=400 .*?\+([0-9.]+)% \[.*\(p=([0-9.]+) n=20\+20\)", cpu, re.M)
 assert m and 70 < float(m.group(1)) < 130 and float(m.group(2)) < 0.05, cpu
+m = re.search(r"^madd/n=400 .*?\+([0-9.]+)% \[.*\(p=([0-9.]+) n=20\+20\)", wall, re.M)
+if not (m and float(m.group(2)) < 0.05):
+    if os.getloadavg()[0] > os.cpu_count():
+        print("wall time: not significant at load average %.2f > %d CPUs; not asserted" %
+              (os.getloadavg()[0], os.cpu_count()))
+    else:
+        sys.exit("wall-time slowdown not significant:\n" + wall)
 PY
 run --format go --out madd1.txt && BENCH_SCALE=2 run --format go --out madd2.txt || fail "Go-format runs failed"
 "$HOTSPUR" bench compare madd1.txt madd2.txt >realgo.txt || fail "compare of Go-format files failed"
-grep -Eq '^Madd/n=400 .*\+[0-9.]+% \[' realgo.txt || { cat realgo.txt; fail "Go-format slowdown not significant"; }
+grep -A1 '^cpu-ns/op' realgo.txt | grep -Eq '^Madd/n=400 .*\+[0-9.]+% \[' ||
+    { cat realgo.txt; fail "Go-format slowdown (cpu-ns/op) not significant"; }
 
 ex="$(dirname "$HOTSPUR")/../examples/bench"
 "$ex/status_before" --filter '^status_text$' --forks 2 --iterations 4 --time 20ms --format json --out before.json >/dev/null 2>>err.txt || fail "status_before failed"
