@@ -68,15 +68,23 @@ void hs_bench_register(const hs_bench_def *def);
 #define HS_BENCH_OPTIMIZED_ 0
 #endif
 
+/* C++ (g++ 8+, clang) takes the designated initializers too, but warns
+ * about the members a benchmark leaves out: they are meant to be zero. */
+#define HS_BENCH_DIAG_PUSH_                                                                        \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")
+#define HS_BENCH_DIAG_POP_ _Pragma("GCC diagnostic pop")
+
 /* HS_BENCH_WITH(name, .params = "...", .threads = N) { body using b } */
 #define HS_BENCH_WITH(bname, ...)                                                                  \
     static void hs_bench_fn_##bname(hs_bench *b);                                                  \
+    HS_BENCH_DIAG_PUSH_                                                                            \
     static const hs_bench_def hs_bench_def_##bname = {.name = #bname,                             \
                                                       .fn = hs_bench_fn_##bname,                   \
                                                       .file = __FILE__,                            \
                                                       .line = __LINE__,                            \
                                                       .optimized = HS_BENCH_OPTIMIZED_,            \
                                                       __VA_ARGS__};                                \
+    HS_BENCH_DIAG_POP_                                                                             \
     __attribute__((constructor)) static void hs_bench_reg_##bname(void)                            \
     {                                                                                              \
         hs_bench_register(&hs_bench_def_##bname);                                                  \

@@ -40,12 +40,8 @@ static double *sorted_copy(const double *x, size_t n)
 double hs_bstat_median(const double *x, size_t n)
 {
     double *s = sorted_copy(x, n);
-    if (!s) { /* no memory: the mean of the middle by selection would do, but be plain */
-        double sum = 0;
-        for (size_t i = 0; i < n; i++)
-            sum += x[i];
-        return sum / (double)n;
-    }
+    if (!s)
+        return NAN; /* no memory */
     double m = quantile_sorted(s, n, 0.5);
     free(s);
     return m;
@@ -73,8 +69,8 @@ void hs_bstat_summarize(const double *x, size_t n, hs_bstat_summary *o)
         o->ci_hi = o->mean + half;
     }
     double *s = sorted_copy(x, n);
-    if (!s) {
-        o->min = o->max = o->median = o->q1 = o->q3 = o->mean;
+    if (!s) { /* no memory: what needs the order is unknown */
+        o->min = o->max = o->median = o->q1 = o->q3 = NAN;
         return;
     }
     o->min = s[0];

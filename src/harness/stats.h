@@ -22,7 +22,7 @@ typedef struct {
 /* Summarize x[0..n) (n >= 1; with n == 1 the interval is [x, x]). */
 void hs_bstat_summarize(const double *x, size_t n, hs_bstat_summary *out);
 
-/* Median of x[0..n) (n >= 1); x is not changed. */
+/* Median of x[0..n) (n >= 1; NAN without memory); x is not changed. */
 double hs_bstat_median(const double *x, size_t n);
 
 /* Student-t distribution with df degrees of freedom: CDF and quantile. */
