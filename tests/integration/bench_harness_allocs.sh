@@ -26,7 +26,13 @@ for name, (allocs, nbytes) in want.items():
         assert s["allocs/op"] == allocs and s["B/op"] == nbytes, (name, s)
     m = x["metrics"]
     assert m["allocs/op"]["mean"] == allocs and m["B/op"]["median"] == nbytes, (name, m)
-print("exact:", {k: v for k, v in want.items()})
+# Hardware counters: numbers where the machine has them, null (never 0) where not.
+avail = d["context"]["hardware_counters"] == "available"
+for x in b.values():
+    for s in x["samples"]:
+        for k in ("instructions/op", "cycles/op", "branch-misses/op", "cache-misses/op"):
+            assert (s[k] is not None and s[k] >= 0) if avail else s[k] is None, (x["name"], k, s[k])
+print("exact:", {k: v for k, v in want.items()}, "counters:", d["context"]["hardware_counters"])
 PY
 grep -Eq '^allocs3 +avgt .* 300 +3$' table.txt || fail "the table does not show 300 B/op and 3 allocs/op"
 "$PROGS/bench_harness_cxx" --forks 1 --warmup 0 --iterations 3 --time 10ms --format json --out cxx.json \
