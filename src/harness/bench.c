@@ -180,7 +180,11 @@ int hs_bench_cases(hs_bcase **out, char *err, size_t errlen)
     qsort(defs, (size_t)g_ndefs, sizeof defs[0], by_position);
     hs_bcase *cases = NULL;
     int n = 0, cap = 0;
-    static axis axes[HS_BENCH_MAX_ARGS]; /* large; only main's thread expands */
+    axis *axes = calloc(HS_BENCH_MAX_ARGS, sizeof *axes); /* 400 KiB: not for the stack */
+    if (!axes) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     for (int d = 0; d < g_ndefs; d++) {
         const hs_bench_def *def = defs[d];
         int na = 0;
@@ -190,6 +194,7 @@ int hs_bench_cases(hs_bcase **out, char *err, size_t errlen)
             if (na < 0) {
                 snprintf(err, errlen, "%s (%s:%d): %s", def->name, def->file, def->line, e2);
                 free(cases);
+                free(axes);
                 return -1;
             }
         }
@@ -198,6 +203,7 @@ int hs_bench_cases(hs_bcase **out, char *err, size_t errlen)
             if (n == HS_BENCH_MAX_CASES) {
                 snprintf(err, errlen, "more than %d benchmark cases", HS_BENCH_MAX_CASES);
                 free(cases);
+                free(axes);
                 return -1;
             }
             if (n == cap) {
@@ -206,6 +212,7 @@ int hs_bench_cases(hs_bcase **out, char *err, size_t errlen)
                 if (!nc) {
                     snprintf(err, errlen, "out of memory");
                     free(cases);
+                    free(axes);
                     return -1;
                 }
                 cases = nc;
@@ -229,6 +236,7 @@ int hs_bench_cases(hs_bcase **out, char *err, size_t errlen)
                 break;
         }
     }
+    free(axes);
     *out = cases;
     return n;
 }
