@@ -6,7 +6,7 @@
  * answered with "key=value\n". Each request is parsed into a large request
  * buffer and answered from an in-memory table.
  *
- * The defect: the request buffer (~400 KB) and the reply buffer are cleared
+ * The defect: the request and reply buffers (~400 KB each) are cleared
  * with memset on every request "to be safe", although only a few bytes of
  * them are used, and the request buffer is wiped again once answered.
  * -fixed removes the memsets (the request is parsed into a
@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #define REQUEST_BUF (400 * 1024)
-#define REPLY_BUF (16 * 1024)
+#define REPLY_BUF (400 * 1024)
 #define TABLE_SIZE 4096
 #define MAX_WORKERS 64
 
