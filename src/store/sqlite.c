@@ -1437,6 +1437,9 @@ static int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_
                      char *err, size_t errlen)
 {
     sq *s = (sq *)s_;
+    static const hs_store_query all = {0};
+    if (!q)
+        q = &all;
     *out = NULL;
     *n = 0;
     qb b = {0};
@@ -1494,6 +1497,9 @@ static int sq_profiles(hs_store *s_, const hs_store_query *q, size_t limit, hs_s
                        char *err, size_t errlen)
 {
     sq *s = (sq *)s_;
+    static const hs_store_query all = {0};
+    if (!q)
+        q = &all;
     *out = NULL;
     *n = 0;
     qb b = {0};
