@@ -346,16 +346,22 @@ async function measure(ctx) {
       document.body.dataset.hsState === "error", null, { timeout: 120000 });
     const r = await page.evaluate(() => {
       const m = performance.getEntriesByName("hs-flame-drawn")[0];
+      const fgr = performance.getEntriesByType("resource").filter((e) => /api\/v1\/(flamegraph|diff)/.test(e.name))[0];
       return { ms: m ? m.startTime : -1, nodes: hsUI.fg.t ? hsUI.fg.t.N : 0,
+        api: fgr ? fgr.responseEnd - fgr.startTime : -1, client: fgr && m ? m.startTime - fgr.responseEnd : -1,
         profiles: +(document.getElementById("profiles") || { dataset: {} }).dataset.value || 0,
         error: document.getElementById("error").textContent };
     });
     if (r.ms < 0) fail("no flame graph drawn: " + r.error);
     out.push(r);
+    // let the page finish (the function table) so rounds do not overlap
+    await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: 120000 });
     await page.close();
   }
+  const med = (k) => { const v = out.map((r) => r[k]).sort((a, b) => a - b); return v[Math.floor(v.length / 2)]; };
   const ms = out.map((r) => r.ms).sort((a, b) => a - b);
   console.log(JSON.stringify({ median_ms: ms[Math.floor(ms.length / 2)], min_ms: ms[0], max_ms: ms[ms.length - 1],
+    api_median_ms: med("api"), client_median_ms: med("client"),
     nodes: out[0].nodes, profiles: out[0].profiles, rounds: ms.length }));
 }
 
