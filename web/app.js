@@ -701,12 +701,20 @@ async function loadSource() {
     for (const l of f.lines || []) {
       const r = tb.insertRow();
       if (l.self || l.total) r.className = "hot";
-      for (const [v, cls] of [[l.self ? fv(l.self, unit) : ".", ""], [l.total ? fv(l.total, unit) : ".", ""],
-        [String(l.line), ""], [l.text || "", "code"]]) {
+      r.dataset.line = String(l.line);
+      for (const [v, cls, raw] of [[l.self ? fv(l.self, unit) : ".", "self", l.self], [l.total ? fv(l.total, unit) : ".", "total", l.total],
+        [String(l.line), "line"], [l.text || "", "code"]]) {
         const td = r.insertCell();
         td.textContent = v;
-        if (cls) td.className = cls;
+        td.className = cls;
+        if (raw !== undefined) td.dataset.value = String(raw || 0);
       }
+    }
+    if (!f.found) {
+      const note = document.createElement("p");
+      note.className = "muted";
+      note.textContent = `${f.file || "the file"} is not under the server's --source-path: only the sampled lines are listed.`;
+      box.append(note);
     }
     box.append(tab);
   }

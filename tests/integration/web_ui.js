@@ -106,6 +106,20 @@ async function ui(page) {
   await page.selectOption("#agg", "sum");
   await ready(page);
 
+  // the weight filter: the top P% of profiles by total (ceil(P% of N) of them)
+  const w = 34, keep = Math.ceil(w / 100 * all.n);
+  const biggest = cfg.profiles.map((p) => truth((q) => q === p).total).sort((a, b) => b - a).slice(0, keep);
+  await page.fill("#weight", String(w));
+  await page.press("#weight", "Enter");
+  await ready(page);
+  eq(`profiles merged with weight top ${w}%`, await val(page, "#profiles"), keep);
+  eq(`root total with weight top ${w}%`, await val(page, "#root-total"), biggest.reduce((a, b) => a + b, 0));
+  await page.fill("#weight", "");
+  await page.press("#weight", "Enter");
+  await ready(page);
+  eq("profiles merged without weight", await val(page, "#profiles"), all.n);
+  console.log(`ok: weight top ${w}%: ${keep} profiles`);
+
   // one version; the function table
   const v1 = truth((p) => p.version === "1");
   await page.selectOption("#versions", ["1"]);
@@ -275,6 +289,22 @@ async function ui(page) {
 async function web(page) {
   await page.goto(cfg.url);
   await ready(page);
+  if (cfg.source) {
+    // the source view: per-line values of a function, the file's text
+    const sc = cfg.source;
+    await page.goto(cfg.url + `&si=${sc.sample}&fn=${encodeURIComponent(sc.fn)}&view=source`);
+    await ready(page);
+    await page.waitForSelector("#source table tbody tr", { timeout: T });
+    const rows = await page.$$eval("#source tbody tr", (rs) => rs.map((r) => ({
+      self: +r.querySelector("td.self").dataset.value, text: r.querySelector("td.code").textContent })));
+    const sum = rows.reduce((a, r) => a + r.self, 0);
+    eq(`self of ${sc.fn} summed over its lines`, sum, sc.self);
+    const hot = rows.filter((r) => r.self > 0);
+    if (!hot.length || !hot.every((r) => r.text.includes(sc.lineText))) fail("the sampled line's text: " + JSON.stringify(hot));
+    await shot(page, "source");
+    console.log(`ok: source view of ${sc.fn}: ${fmt(sum)} on "${hot[0].text.trim()}"`);
+    return;
+  }
   if (cfg.base) {
     const nw = truth((p) => p.version === "new"), bs = truth((p) => p.version === "base");
     eq("hotspur web --base: compare mode", await page.$eval("#cmp", (e) => e.value), "version");
