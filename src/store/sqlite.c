@@ -261,7 +261,9 @@ static int open_conn(const char *path, bool writer, sqlite3 **out, char *err, si
     } else if ((r = exec(db, "PRAGMA query_only=1", err, errlen)) < 0) {
         goto fail;
     }
-    if ((r = exec(db, "PRAGMA cache_size=-16384", err, errlen)) < 0) /* 16 MiB per connection */
+    /* page cache, grown only as used: the writer's holds a big batch's new
+     * pages (beyond it they spill to the WAL and are read back) */
+    if ((r = exec(db, writer ? "PRAGMA cache_size=-131072" : "PRAGMA cache_size=-32768", err, errlen)) < 0)
         goto fail;
     *out = db;
     return 0;
@@ -1402,32 +1404,55 @@ static int sq_merge(hs_store *s_, const hs_store_query *q, hs_store_merged *out,
 
 /* ---- stacks by hash ---- */
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int sq_get_stacks(hs_store *s_, const uint64_t *hashes, size_t n,
                          void (*fn)(void *arg, uint64_t hash, const void *data, size_t len), void *arg, char *err,
                          size_t errlen)
 {
     sq *s = (sq *)s_;
-    reader *rd = reader_get(s, err, errlen);
-    if (!rd)
+    /* look them up in index order (as stored: hashes as int64): each
+     * seek then starts near the last one */
+    int64_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) {
+        ERR("out of memory");
         return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (int64_t)hashes[i] ^ INT64_MIN; /* signed order as unsigned */
+    qsort(sorted, n, sizeof *sorted, u64_cmp);
+    reader *rd = reader_get(s, err, errlen);
+    if (!rd) {
+        free(sorted);
+        return -1;
+    }
     int r = 0;
     sqlite3_stmt *st = rd->hash_record;
     /* one read transaction for a consistent view and fewer lock round trips */
     if ((r = exec(rd->db, "BEGIN", err, errlen)) < 0) {
         reader_put(s, rd);
+        free(sorted);
         return r;
     }
     for (size_t i = 0; i < n && r == 0; i++) {
-        sqlite3_bind_int64(st, 1, (int64_t)hashes[i]);
+        int64_t h = sorted[i] ^ INT64_MIN;
+        if (i > 0 && sorted[i] == sorted[i - 1])
+            continue;
+        sqlite3_bind_int64(st, 1, h);
         int rc = sqlite3_step(st);
         if (rc == SQLITE_ROW)
-            fn(arg, hashes[i], sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+            fn(arg, (uint64_t)h, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
         else if (rc != SQLITE_DONE)
             r = sql_fail(rd->db, rc, "get stack", err, errlen);
         sqlite3_reset(st);
     }
     sqlite3_exec(rd->db, "COMMIT", NULL, NULL, NULL);
     reader_put(s, rd);
+    free(sorted);
     return r;
 }
 

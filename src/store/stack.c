@@ -958,7 +958,7 @@ hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn 
     size_t cap_ids = 0, cap_labels = 0;
     hs_stack_decoded dec = {0};
     b.p = hs_profile_new();
-    if (!b.p || hs_an_map_init(&b.locs, m->n_rows) < 0 || hs_an_map_init(&b.maps, 16) < 0)
+    if (!b.p || hs_an_map_init(&b.locs, 1024) < 0 || hs_an_map_init(&b.maps, 16) < 0)
         goto oom;
     if (m->types.n == 0 || m->types.n > HS_STORE_MAX_VALUES) {
         ERR("merged result has %zu sample types", m->types.n);

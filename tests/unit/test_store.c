@@ -579,8 +579,13 @@ static void test_retention(void **state)
     uint64_t hs[4096];
     size_t nh = 0;
     for (int i = 0; i < N; i++)
-        for (size_t j = 0; j < young[i].sp.n_stacks && nh < 4096; j++)
-            hs[nh++] = young[i].sp.stacks[j].hash;
+        for (size_t j = 0; j < young[i].sp.n_stacks && nh < 4096; j++) {
+            bool dup = false;
+            for (size_t k = 0; k < nh; k++)
+                dup |= hs[k] == young[i].sp.stacks[j].hash;
+            if (!dup)
+                hs[nh++] = young[i].sp.stacks[j].hash;
+        }
     found_set fy = {.found = 0, .bytes_ok = 1, .src = young, .n_src = N};
     assert_int_equal(hs_store_get_stacks(f->s, hs, nh, count_found, &fy, err, sizeof err), 0);
     assert_int_equal(fy.found, nh);
