@@ -288,6 +288,29 @@ st=$(server_curl src.json "$A/source?$sel&version=evil&function=rel")
     fail "line 3 of lib.sh is not served as it is: $(cat src.json)"
 pass "source under --source-path only"
 
+# ---- concurrent queries and uploads (bounded: 80 queries, 20 uploads) ----
+for i in $(seq 1 80); do
+    case $((i % 4)) in
+    0) echo "$A/flamegraph?$sel&sample_index=samples" ;;
+    1) echo "$A/functions?$sel&sample_index=samples&focus=f" ;;
+    2) echo "$A/diff?$sel&version=v2&base_version=v1" ;;
+    3) echo "$A/profile?$sel" ;;
+    esac
+done >urls.txt
+seq 1 20 | xargs -P 4 -I{} curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 --data-binary @b.pb.gz \
+    "$A/ingest?service=load&type=cpu&version=v{}&from=$t0" >up_codes.txt &
+uploads=$!
+xargs -P 8 -n 1 curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 <urls.txt >q_codes.txt
+wait $uploads
+[ "$(sort -u q_codes.txt)" = 200 ] || fail "concurrent queries: $(sort q_codes.txt | uniq -c)"
+[ "$(sort -u up_codes.txt)" = 200 ] || fail "concurrent uploads: $(sort up_codes.txt | uniq -c)"
+[ "$(wc -l <q_codes.txt)" = 80 ] && [ "$(wc -l <up_codes.txt)" = 20 ] || fail "missing answers"
+server_curl t.json "$A/functions?service=load&type=cpu&sample_index=samples&from=$((t0 - 1))" >/dev/null
+[ "$(json t.json 'd["total"], d["profiles"]')" = "(200, 20)" ] || fail "20 concurrent uploads of b: $(cat t.json)"
+"$HOTSPUR" top --sample-index samples "$A/profile?$sel&version=v1&version=v2" | strip >again.txt
+diff srv.txt again.txt || fail "the merged profile changed under load"
+pass "80 concurrent queries with 20 uploads"
+
 # ---- refusals; the server lives on ----
 st=$(server_curl e.json "$A/functions?$sel&colour=blue")
 [ "$st" = 400 ] && grep -q "colour" e.json || fail "unknown parameter: $st $(cat e.json)"
