@@ -248,7 +248,11 @@ static int open_conn(const char *path, bool writer, sqlite3 **out, char *err, si
     int r;
     if (writer) {
         /* auto_vacuum only takes effect before the first table exists */
-        if ((r = exec(db, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+        /* journal_size_limit: the WAL file is cut back to 64 MiB after a
+         * checkpoint (a big batch would otherwise leave it at its peak) */
+        if ((r = exec(db,
+                      "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                      " PRAGMA journal_size_limit=67108864;",
                       err, errlen)) < 0 ||
             (r = exec(db, "BEGIN IMMEDIATE", err, errlen)) < 0)
             goto fail;
