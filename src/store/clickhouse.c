@@ -303,6 +303,9 @@ typedef struct {
 } ch_store;
 
 static const hs_store_ops ch_ops;
+static int kind_types(ch_store *s, const char *service, const char *type, const hs_store_types **out, char *err,
+                      size_t errlen);
+static int same_types(const hs_store_types *a, const hs_store_types *b);
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -471,7 +474,8 @@ static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_bu
         if (sscanf(line, "Code: %d", &code) != 1)
             code = 0;
         rc = status == 503 || ch_code_unavailable(code) ? HS_STORE_UNAVAILABLE : -1;
-        set_err(err, errlen, "clickhouse %s:%d: HTTP %ld: %s", s->hosts[h].host, s->hosts[h].port, status,
+        set_err(err, errlen, "clickhouse %s:%d%s: HTTP %ld: %s", s->hosts[h].host, s->hosts[h].port,
+                rc == HS_STORE_UNAVAILABLE ? " unavailable (it, or a shard it needs, is down or slow)" : "", status,
                 line[0] ? line : "(no message)");
     }
     if (c)
@@ -918,7 +922,8 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
             set_err(err, errlen, "clickhouse: a profile needs an id, a service and a type");
             return -1;
         }
-        if (p->types.n > HS_STORE_MAX_VALUES || p->types.default_index < 0 || p->types.default_index > 255) {
+        if (p->types.n == 0 || p->types.n > HS_STORE_MAX_VALUES || p->types.default_index < 0 ||
+            p->types.default_index > 255) {
             set_err(err, errlen, "clickhouse: bad sample types in profile %s", p->id);
             return -1;
         }
@@ -941,6 +946,34 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     for (size_t i = 1; i < n; i++)
         if (strcmp(ps[i]->id, ps[i - 1]->id) == 0)
             dup[i] = 1;
+
+    /* Profiles of one (service, type) must agree on their sample types,
+     * with each other and with the stored ones. */
+    for (size_t i = 0; i < n; i++) {
+        const hs_store_profile *p = profiles[i], *first = p;
+        size_t j;
+        for (j = 0; j < i; j++)
+            if (strcmp(profiles[j]->service, p->service) == 0 && strcmp(profiles[j]->type, p->type) == 0)
+                break;
+        if (j < i)
+            continue; /* checked with its kind's first profile */
+        const hs_store_types *ref;
+        rc = kind_types(s, p->service, p->type, &ref, err, errlen);
+        if (rc < 0)
+            goto out;
+        if (rc == 1)
+            ref = &first->types;
+        rc = 0;
+        for (j = i; j < n; j++) {
+            const hs_store_profile *o = profiles[j];
+            if (strcmp(o->service, p->service) == 0 && strcmp(o->type, p->type) == 0 && !same_types(&o->types, ref)) {
+                set_err(err, errlen, "profile %s: its sample types differ from those stored for %s/%s", o->id,
+                        o->service, o->type);
+                rc = -1;
+                goto out;
+            }
+        }
+    }
 
     /* 1. ids already stored (in the batch's days). */
     buf_printf(&q, "SELECT DISTINCT id FROM %s.profiles WHERE day IN (", s->db);
@@ -1369,24 +1402,35 @@ static int types_dup(const hs_store_types *src, hs_store_types *dst, char **bloc
 
 #define CH_TYPES_COLUMNS "sample_types, sample_units, default_index, period_type, period_unit, period"
 
-static int ch_type_info(hs_store *base, const hs_store_query *q, hs_store_types *out, char *err, size_t errlen)
+/* The sample types stored for (service, type): 0 with *out pointing into
+ * the store's list (valid until close), 1 if no profile has them, or an
+ * error. Types never change once stored (put refuses others), so an entry
+ * found is kept for the process's life. */
+static int kind_types(ch_store *s, const char *service, const char *type, const hs_store_types **out, char *err,
+                      size_t errlen)
 {
-    ch_store *s = (ch_store *)base;
-    if (need_service_type(q, err, errlen))
-        return -1;
+    pthread_mutex_lock(&s->mu);
+    ch_types_entry *e;
+    for (e = s->types; e; e = e->next)
+        if (strcmp(e->service, service) == 0 && strcmp(e->type, type) == 0)
+            break;
+    pthread_mutex_unlock(&s->mu);
+    if (e) {
+        *out = &e->types;
+        return 0;
+    }
     ch_buf b = {0}, ans = {0};
     buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.profiles WHERE service = ", s->db);
-    buf_quote(&b, q->service);
+    buf_quote(&b, service);
     buf_str(&b, " AND type = ");
-    buf_quote(&b, q->type);
-    buf_str(&b, " ORDER BY start_ns DESC LIMIT 1 FORMAT RowBinary");
+    buf_quote(&b, type);
+    buf_str(&b, " LIMIT 1 FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
     if (ans.len == 0) {
         free(ans.p);
-        set_err(err, errlen, "no profile of service '%s' and type '%s'", q->service, q->type);
-        return -1;
+        return 1;
     }
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
     hs_store_types t;
@@ -1395,42 +1439,49 @@ static int ch_type_info(hs_store *base, const hs_store_query *q, hs_store_types 
     free(ans.p);
     if (rc)
         return malformed(err, errlen, "type info");
-    /* Hand out the stored entry if it says the same, else keep a new one
-     * (earlier answers stay valid until close). */
-    pthread_mutex_lock(&s->mu);
-    ch_types_entry *e;
-    for (e = s->types; e; e = e->next) {
-        if (strcmp(e->service, q->service) || strcmp(e->type, q->type) || e->types.n != t.n ||
-            e->types.default_index != t.default_index || e->types.period != t.period ||
-            strcmp(e->types.period_type, t.period_type) || strcmp(e->types.period_unit, t.period_unit))
-            continue;
-        size_t i;
-        for (i = 0; i < t.n; i++)
-            if (strcmp(e->types.type[i], t.type[i]) || strcmp(e->types.unit[i], t.unit[i]))
-                break;
-        if (i == t.n)
-            break;
-    }
-    if (e) {
-        free(blk);
-    } else if ((e = calloc(1, sizeof *e)) && (e->service = strdup(q->service)) && (e->type = strdup(q->type))) {
-        e->types = t;
-        e->strings = blk;
-        e->next = s->types;
-        s->types = e;
-    } else {
-        if (e) {
+    e = calloc(1, sizeof *e);
+    if (!e || !(e->service = strdup(service)) || !(e->type = strdup(type))) {
+        if (e)
             free(e->service);
-            free(e);
-        }
+        free(e);
         free(blk);
-        pthread_mutex_unlock(&s->mu);
         set_err(err, errlen, "out of memory");
         return -1;
     }
-    *out = e->types;
+    e->types = t;
+    e->strings = blk;
+    pthread_mutex_lock(&s->mu);
+    e->next = s->types;
+    s->types = e;
     pthread_mutex_unlock(&s->mu);
+    *out = &e->types;
     return 0;
+}
+
+static int ch_type_info(hs_store *base, const hs_store_query *q, hs_store_types *out, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    if (need_service_type(q, err, errlen))
+        return -1;
+    const hs_store_types *t;
+    int rc = kind_types(s, q->service, q->type, &t, err, errlen);
+    if (rc == 1) {
+        set_err(err, errlen, "no profile of service '%s' and type '%s'", q->service, q->type);
+        return -1;
+    }
+    if (rc == 0)
+        *out = *t;
+    return rc;
+}
+
+static int same_types(const hs_store_types *a, const hs_store_types *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->type[i], b->type[i]) || strcmp(a->unit[i], b->unit[i]))
+            return 0;
+    return 1;
 }
 
 /* ---- merge ---- */
@@ -1518,35 +1569,76 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
 
 /* ---- stacks ---- */
 
+typedef struct {
+    uint64_t hash;
+    const unsigned char *data;
+    size_t len;
+} ch_found;
+
+static int cmp_found(const void *a, const void *b)
+{
+    const ch_found *x = a, *y = b;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* fn is called once per element of hashes whose record is stored (a hash
+ * asked twice is answered twice), in the order asked. */
 static int ch_get_stacks(hs_store *base, const uint64_t *hashes, size_t n,
                          void (*fn)(void *arg, uint64_t hash, const void *data, size_t len), void *arg, char *err,
                          size_t errlen)
 {
     ch_store *s = (ch_store *)base;
-    for (size_t at = 0; at < n; at += CH_IN_CHUNK) {
-        size_t m = n - at < CH_IN_CHUNK ? n - at : CH_IN_CHUNK;
+    uint64_t *ask = malloc((n < CH_IN_CHUNK ? n : CH_IN_CHUNK) * sizeof *ask + 1);
+    ch_found *found = malloc((n < CH_IN_CHUNK ? n : CH_IN_CHUNK) * sizeof *found + 1);
+    int rc = 0;
+    if (!ask || !found) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (size_t at = 0; rc == 0 && at < n; at += CH_IN_CHUNK) {
+        size_t m = n - at < CH_IN_CHUNK ? n - at : CH_IN_CHUNK, nask = 0, nf = 0;
+        memcpy(ask, hashes + at, m * sizeof *ask);
+        qsort(ask, m, sizeof *ask, cmp_u64);
+        for (size_t i = 0; i < m; i++)
+            if (!i || ask[i] != ask[i - 1])
+                ask[nask++] = ask[i];
         ch_buf b = {0}, ans = {0};
         buf_printf(&b, "SELECT hash, any(record) FROM %s.stacks WHERE hash IN (", s->db);
-        for (size_t i = 0; i < m; i++)
-            buf_printf(&b, "%s%" PRIu64, i ? "," : "", hashes[at + i]);
+        for (size_t i = 0; i < nask; i++)
+            buf_printf(&b, "%s%" PRIu64, i ? "," : "", ask[i]);
         buf_str(&b, ") GROUP BY hash FORMAT RowBinary");
-        int rc = run(s, &b, &ans, err, errlen);
+        rc = run(s, &b, &ans, err, errlen);
         if (rc)
-            return rc;
+            break;
         ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        while (rd_more(&r)) {
-            uint64_t h = rd_u64(&r);
-            size_t len;
-            const unsigned char *data = rd_bytes(&r, &len);
-            if (r.bad)
-                break;
-            fn(arg, h, data, len);
+        while (rd_more(&r) && nf < nask) {
+            found[nf].hash = rd_u64(&r);
+            found[nf].data = rd_bytes(&r, &found[nf].len);
+            nf++;
+        }
+        if (r.bad || rd_more(&r)) {
+            free(ans.p);
+            rc = malformed(err, errlen, "stacks");
+            break;
+        }
+        qsort(found, nf, sizeof *found, cmp_found);
+        for (size_t i = 0; i < m; i++) {
+            ch_found key = {.hash = hashes[at + i]};
+            const ch_found *f = bsearch(&key, found, nf, sizeof *found, cmp_found);
+            if (f)
+                fn(arg, f->hash, f->data, f->len);
         }
         free(ans.p);
-        if (r.bad)
-            return malformed(err, errlen, "stacks");
     }
-    return 0;
+    free(ask);
+    free(found);
+    return rc;
 }
 
 /* ---- series ---- */
