@@ -260,6 +260,34 @@ int main(int argc, char **argv)
         }
         qsort(t, runs, sizeof *t, dbl_cmp);
         printf("merge_one_instance_ms_at_%zu %.1f\n", stored, 1000 * t[runs / 2]);
+        /* the other queries behind a page: a series, the label values */
+        q.n_labels = 0;
+        for (size_t r = 0; r < runs; r++) {
+            hs_store_point *pts;
+            size_t npts;
+            double a = now_s();
+            if (hs_store_series(s, &q, 3600LL * 1000000000LL, &pts, &npts, err, sizeof err) != 0) {
+                fprintf(stderr, "store_bench: series: %s\n", err);
+                return 1;
+            }
+            t[r] = now_s() - a;
+            free(pts);
+        }
+        qsort(t, runs, sizeof *t, dbl_cmp);
+        printf("series_ms_at_%zu %.1f\n", stored, 1000 * t[runs / 2]);
+        for (size_t r = 0; r < runs; r++) {
+            char **vals;
+            size_t nvals;
+            double a = now_s();
+            if (hs_store_label_values(s, &q, "instance", &vals, &nvals, err, sizeof err) != 0) {
+                fprintf(stderr, "store_bench: label values: %s\n", err);
+                return 1;
+            }
+            t[r] = now_s() - a;
+            hs_store_strings_free(vals, nvals);
+        }
+        qsort(t, runs, sizeof *t, dbl_cmp);
+        printf("label_values_ms_at_%zu %.1f\n", stored, 1000 * t[runs / 2]);
         free(t);
         free(tc);
         hs_store_stats st;
