@@ -95,6 +95,7 @@ typedef struct {
     hs_store *store;
     const char *const *source_paths; /* --source-path DIRs */
     size_t n_source_paths;
+    struct hs_stack_cache *cache;    /* stack records kept between queries (query_cache.h), or NULL */
 } hs_query_ctx;
 /* GET /api/v1/... other than ingest; 404 for unknown paths. */
 int hs_query_handle(hs_query_ctx *q, const hs_http_request *rq, hs_http_response *rs);
