@@ -19,6 +19,8 @@
  * decoded query parameters in order, repeats kept, and the whole body. */
 #include "server/server.h"
 
+#include "server/query_cache.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -38,6 +40,7 @@
 #define HS_BATCH_MAX 128      /* profiles per group commit */
 #define HS_BATCH_WAIT_MS 10   /* how long a commit waits for company */
 #define HS_RETAIN_EVERY_S 3600
+#define HS_STACK_CACHE_BYTES ((size_t)64 << 20) /* stack records kept for queries */
 
 struct hs_server {
     hs_server_config cfg;
@@ -620,6 +623,11 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
         goto fail;
     }
     s->qctx.store = s->store;
+    s->qctx.cache = hs_stack_cache_new(HS_STACK_CACHE_BYTES);
+    if (!s->qctx.cache) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     s->qctx.source_paths = (const char *const *)s->source_paths;
     s->qctx.n_source_paths = cfg->n_source_paths;
     if (cfg->retention_ns > 0) {
@@ -670,6 +678,7 @@ void hs_server_stop(hs_server *s)
     }
     if (s->batcher)
         hs_batcher_free(s->batcher);
+    hs_stack_cache_free(s->qctx.cache);
     if (s->store)
         hs_store_close(s->store);
     pthread_mutex_destroy(&s->mu);

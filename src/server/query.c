@@ -20,8 +20,8 @@
 #include <time.h>
 
 #include "report/stacks.h"
+#include "server/query_cache.h"
 #include "server/query_internal.h"
-#include "store/stack.h"
 
 enum {
     P_SERVICE = 1u << 0,
@@ -475,7 +475,7 @@ int hs_q_load(hs_q *q, hs_q_side *s)
         s->profile = empty_profile(&q->types);
     else {
         size_t missing = 0;
-        s->profile = hs_stack_build_from_store(q->qc->store, &s->merged, &missing, err, sizeof err);
+        s->profile = hs_stack_cache_build(q->qc->cache, q->qc->store, &s->merged, &missing, err, sizeof err);
         if (!s->profile)
             return hs_respond_error(q->rs, 500, "rebuilding the merged profile: %s", err);
         if (missing)

@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "profile/profile.h"
+#include "server/query_cache.h"
 #include "server/server.h"
 #include "store/stack.h"
 #include "store/store.h"
@@ -468,6 +469,50 @@ static void test_errors(void **state)
     expect(f, "/api/v2/services", "", 404, "no such endpoint", NULL);
 }
 
+/* The record cache changes nothing in the answers: a warm cache, and one
+ * too small for a query's records (evicting as it goes), give the answers
+ * of no cache; its bytes stay within its bound. */
+static void test_cache(void **state)
+{
+    fx *f = *state;
+    static const char *const qs[] = {"service=svc&type=cpu&sample_index=samples",
+                                     "service=svc&type=cpu&version=v1",
+                                     "service=svc&type=cpu&focus=^h$&agg=avg"};
+    static const char *const paths[] = {"/api/v1/flamegraph", "/api/v1/functions", "/api/v1/diff"};
+    size_t sizes[] = {(size_t)64 << 20, 300};
+    for (size_t z = 0; z < 2; z++) {
+        for (size_t k = 0; k < 3; k++)
+            for (size_t p = 0; p < 3; p++) {
+                char *want, *got1, *got2;
+                f->qc.cache = NULL;
+                assert_int_equal(get(f, paths[p], qs[k], &want, NULL), 200);
+                hs_stack_cache *c = hs_stack_cache_new(sizes[z]);
+                assert_non_null(c);
+                f->qc.cache = c;
+                assert_int_equal(get(f, paths[p], qs[k], &got1, NULL), 200);
+                hs_stack_cache_info a, b;
+                hs_stack_cache_stats(c, &a);
+                assert_int_equal(get(f, paths[p], qs[k], &got2, NULL), 200);
+                hs_stack_cache_stats(c, &b);
+                f->qc.cache = NULL;
+                assert_string_equal(got1, want);
+                assert_string_equal(got2, want);
+                assert_true(b.bytes <= sizes[z]);
+                if (z == 0) { /* everything fits: the second query only hits */
+                    if (p != 2) /* (a diff's base reuses its new side's records) */
+                        assert_int_equal(a.hits, 0);
+                    assert_true(a.misses > 0);
+                    assert_int_equal(b.misses, a.misses);
+                    assert_int_equal(b.hits - a.hits, a.hits + a.misses);
+                }
+                hs_stack_cache_free(c);
+                free(want);
+                free(got1);
+                free(got2);
+            }
+    }
+}
+
 static void test_params_helpers(void **state)
 {
     (void)state;
@@ -503,6 +548,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_traversal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
         cmocka_unit_test(test_params_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
