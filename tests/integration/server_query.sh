@@ -132,7 +132,13 @@ grep -qi '^X-Hotspur-Profiles: 3' hdr.txt || fail "no X-Hotspur-Profiles: 3 head
 "$HOTSPUR" tree --sample-index samples m.pb.gz | strip >cli_tree.txt
 "$HOTSPUR" tree --sample-index samples "$A/profile?$sel" | strip >srv_tree.txt
 diff cli_tree.txt srv_tree.txt || fail "tree differs"
-pass "merged profile = hotspur merge (top, tree)"
+# convert and flame (cmd_export.h's loader) read it too
+"$HOTSPUR" convert --to collapsed --sample-index samples m.pb.gz | sort >cli.folded
+"$HOTSPUR" convert --to collapsed --sample-index samples "$A/profile?$sel" | sort >srv.folded
+diff cli.folded srv.folded || fail "convert --to collapsed differs"
+"$HOTSPUR" flame -o flame.html "$A/profile?$sel" || fail "hotspur flame URL failed"
+grep -q 'main' flame.html || fail "flame.html has no main"
+pass "merged profile = hotspur merge (top, tree, convert, flame)"
 
 # ---- functions = top's flat/cum; flame graph totals ----
 # top_values FILE: "name flat cum" per function from a `hotspur top` table
@@ -233,6 +239,10 @@ assert {f["name"] for f in d["functions"]} == set(base) | set(new)
 root = d["nodes"][0]
 assert root[2] == 40 and root[4] == 17, root
 EOF
+# hotspur diff of two URLs = hotspur diff of the files
+"$HOTSPUR" diff --sample-index samples a.pb.gz bc.pb.gz | strip >cli_diff.txt
+"$HOTSPUR" diff --sample-index samples "$A/profile?$sel&version=v1" "$A/profile?$sel&version=v2" | strip >srv_diff.txt
+diff cli_diff.txt srv_diff.txt || fail "hotspur diff URL URL differs from hotspur diff FILE FILE"
 pass "diff"
 
 # ---- filters mean what they mean to hotspur top ----
