@@ -56,8 +56,9 @@
  * Queries: a merge is one GROUP BY stack over samples inside ClickHouse;
  * series bucket with intDiv in SQL; listings are SELECT DISTINCT; all
  * answers come back as RowBinary. Retention drops whole day partitions
- * (ALTER TABLE ... DROP PARTITION ID) and deletes the rest of the
- * boundary day with mutations, waiting for them to finish.
+ * (ALTER TABLE ... DROP PARTITION ID) and hides the boundary day's older
+ * profiles behind a watermark (the retention table, one per host, read by
+ * every query) until their day is dropped: no mutation ever rewrites data.
  *
  * The SQL keeps to what ClickHouse 18.16 (Debian 12) and current versions
  * both accept: no LowCardinality, no toStartOfInterval, no query
@@ -550,8 +551,8 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     const char *L = s->local, *db = s->db;
     ch_buf q = {0};
     int rc = 0;
-    const char *ddl[4];
-    char *owned[4] = {0};
+    const char *ddl[5];
+    char *owned[5] = {0};
     buf_printf(&q, "CREATE DATABASE IF NOT EXISTS %s", db);
     owned[0] = q.p;
     q = (ch_buf){0};
@@ -579,7 +580,11 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
                "ENGINE = MergeTree() PARTITION BY day ORDER BY (service, type, start_ns, ins, stack)",
                db, L);
     owned[3] = q.p;
-    for (int i = 0; i < 4; i++) {
+    q = (ch_buf){0};
+    /* Not distributed: every host keeps its own copy of the watermark. */
+    buf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
+    owned[4] = q.p;
+    for (int i = 0; i < 5; i++) {
         ddl[i] = owned[i];
         if (!ddl[i]) {
             set_err(err, errlen, "clickhouse: out of memory");
@@ -587,7 +592,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             goto out;
         }
     }
-    for (int i = 0; i < 4 && rc == 0; i++)
+    for (int i = 0; i < 5 && rc == 0; i++)
         rc = ch_each(s, ddl[i], err, errlen);
     if (rc == 0 && s->cluster) {
         static const char *const tables[3] = {"stacks", "profiles", "samples"};
@@ -615,7 +620,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             snprintf(err + n, errlen - n, " (creating the schema)");
     }
 out:
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(owned[i]);
     return rc;
 }
@@ -1142,11 +1147,12 @@ out:
 
 /* ---- selections ---- */
 
-/* The conditions on samples and profiles shared columns: service, type,
- * the time range (and its days, which prune partitions). */
-static void where_base(ch_buf *b, const hs_store_query *q)
+/* The conditions on the columns samples and profiles share: the retention
+ * watermark, service, type, the time range (and its days, which prune
+ * partitions). */
+static void where_base(ch_buf *b, const ch_store *s, const hs_store_query *q)
 {
-    buf_str(b, "1");
+    buf_printf(b, "start_ns >= (SELECT max(before_ns) FROM %s.retention)", s->db);
     if (q->service) {
         buf_str(b, " AND service = ");
         buf_quote(b, q->service);
@@ -1166,9 +1172,9 @@ static void where_base(ch_buf *b, const hs_store_query *q)
 }
 
 /* Every condition of q on profiles. */
-static void where_profiles(ch_buf *b, const hs_store_query *q)
+static void where_profiles(ch_buf *b, const ch_store *s, const hs_store_query *q)
 {
-    where_base(b, q);
+    where_base(b, s, q);
     if (q->n_versions) {
         buf_str(b, " AND version IN (");
         for (size_t i = 0; i < q->n_versions; i++) {
@@ -1201,7 +1207,7 @@ static void where_profiles(ch_buf *b, const hs_store_query *q)
 static void where_committed(ch_buf *b, const ch_store *s, const hs_store_query *q)
 {
     buf_printf(b, " AND ins IN (SELECT min(ins) FROM %s.profiles%s WHERE ", s->db, s->local);
-    where_profiles(b, q);
+    where_profiles(b, s, q);
     buf_str(b, " GROUP BY id)");
 }
 
@@ -1276,7 +1282,7 @@ static int ch_strings(hs_store *base, int what, const hs_store_query *q, const c
         return -1;
     }
     buf_printf(&b, " FROM %s.profiles WHERE ", s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     if (what == HS_STORE_LABEL_VALUES) {
         buf_str(&b, " AND has(label_keys, ");
         buf_quote(&b, name);
@@ -1499,7 +1505,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
                "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
                "any(period_type), any(period_unit), any(period) FROM %s.profiles WHERE ",
                s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
@@ -1535,7 +1541,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     }
     /* The stacks: one GROUP BY inside ClickHouse. */
     buf_printf(&b, "SELECT stack, sum(v0), sum(v1), sum(v2), sum(v3) FROM %s.samples WHERE ", s->db);
-    where_base(&b, q);
+    where_base(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " GROUP BY stack FORMAT RowBinary");
     rc = run(s, &b, &ans, err, errlen);
@@ -1656,7 +1662,7 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
                "SELECT intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(t0), sum(t1), "
                "sum(t2), sum(t3) FROM %s.profiles WHERE ",
                q->from_ns, step_ns, s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " GROUP BY bucket ORDER BY bucket FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
@@ -1699,7 +1705,7 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
         return -1;
     ch_buf b = {0}, ans = {0};
     buf_printf(&b, "SELECT id, version, start_ns, duration_ns, t0, t1, t2, t3 FROM %s.profiles WHERE ", s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " ORDER BY start_ns, id");
     if (limit)
@@ -1752,49 +1758,12 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
 
 /* ---- retention ---- */
 
-/* Wait until host h has no unfinished mutation on DB's tables. */
-static int wait_mutations(ch_store *s, size_t h, char *err, size_t errlen)
-{
-    ch_buf b = {0};
-    buf_str(&b, "SELECT count() FROM system.mutations WHERE is_done = 0 AND database = ");
-    buf_quote(&b, s->db);
-    buf_str(&b, " FORMAT RowBinary");
-    if (b.oom) {
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = 0;
-    for (int sleep_ms = 5;; sleep_ms = sleep_ms < 200 ? sleep_ms * 2 : 200) {
-        ch_buf ans = {0};
-        int cf;
-        rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
-        if (rc)
-            break;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        uint64_t left = rd_u64(&r);
-        free(ans.p);
-        if (r.bad) {
-            rc = malformed(err, errlen, "mutations");
-            break;
-        }
-        if (left == 0)
-            break;
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > s->timeout_ms) {
-            set_err(err, errlen, "clickhouse %s:%d: retention's deletes still running after %ld ms",
-                    s->hosts[h].host, s->hosts[h].port, s->timeout_ms);
-            rc = HS_STORE_UNAVAILABLE;
-            break;
-        }
-        usleep((useconds_t)sleep_ms * 1000);
-    }
-    free(b.p);
-    return rc;
-}
-
+/* Retention must stay cheap for a fleet, where one day is a lot of data and
+ * `hotspur serve` retains every hour: whole days before the boundary are
+ * dropped as partitions (no data rewritten), and the boundary day's older
+ * profiles are hidden at once by a watermark every query reads (the
+ * retention table) until their partition is dropped the next day. Mutations
+ * (ALTER TABLE ... DELETE) would rewrite the whole boundary day every hour. */
 static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
@@ -1804,82 +1773,39 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     if (before_ns <= 0)
         return 0;
     uint16_t boundary = day_of(before_ns);
-    int partial = before_ns % CH_DAY_NS != 0; /* the boundary day keeps its later profiles */
-    static const char *const tables[3] = {"profiles", "samples", "stacks"};
+    time_t bt = (time_t)boundary * 86400;
+    struct tm tm;
+    gmtime_r(&bt, &tm);
+    char mark[160], parts[512];
+    snprintf(mark, sizeof mark, "INSERT INTO %s.retention VALUES (%" PRId64 ")", s->db, before_ns);
+    /* A Date partition's id is YYYYMMDD. */
+    snprintf(parts, sizeof parts,
+             "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
+             "table IN ('profiles%s', 'samples%s', 'stacks%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
+             s->db, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
-        /* Whole days before the boundary: drop their partitions. */
-        ch_buf b = {0}, ans = {0};
-        buf_str(&b, "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = ");
-        buf_quote(&b, s->db);
-        /* A Date partition's id is YYYYMMDD. */
-        time_t bt = (time_t)boundary * 86400;
-        struct tm tm;
-        gmtime_r(&bt, &tm);
-        buf_printf(&b, " AND partition_id < '%04d%02d%02d'", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
-        buf_str(&b, " FORMAT RowBinary");
         int cf;
-        if (b.oom) {
-            set_err(err, errlen, "out of memory");
-            rc = -1;
-        } else {
-            rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
-        }
-        free(b.p);
+        rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);
+        if (rc)
+            break;
+        ch_buf ans = {0};
+        rc = ch_http(s, h, CH_QUERY, parts, NULL, "", &ans, &cf, err, errlen);
         if (rc)
             break;
         ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
         while (rc == 0 && rd_more(&r)) {
-            char *table = rd_strdup(&r), *part = table ? rd_strdup(&r) : NULL;
-            if (!part) {
-                free(table);
+            size_t tl, pl;
+            const unsigned char *table = rd_bytes(&r, &tl), *part = rd_bytes(&r, &pl);
+            if (r.bad) {
                 rc = malformed(err, errlen, "partitions");
                 break;
             }
-            int ours = 0;
-            for (int i = 0; i < 3; i++) {
-                char want[64];
-                snprintf(want, sizeof want, "%s%s", tables[i], s->local);
-                ours |= strcmp(table, want) == 0;
-            }
-            if (ours) {
-                ch_buf d = {0};
-                buf_printf(&d, "ALTER TABLE %s.%s DROP PARTITION ID ", s->db, table);
-                buf_quote(&d, part);
-                rc = d.oom ? -1 : ch_http(s, h, CH_QUERY, d.p, NULL, "", NULL, &cf, err, errlen);
-                if (d.oom)
-                    set_err(err, errlen, "out of memory");
-                free(d.p);
-            }
-            free(table);
-            free(part);
+            char drop[256];
+            snprintf(drop, sizeof drop, "ALTER TABLE %s.%.*s DROP PARTITION ID '%.*s'", s->db, (int)tl,
+                     (const char *)table, (int)pl, (const char *)part);
+            rc = ch_http(s, h, CH_QUERY, drop, NULL, "", NULL, &cf, err, errlen);
         }
         free(ans.p);
-        if (rc || !partial)
-            continue;
-        /* The boundary day: delete its earlier profiles (commit records
-         * first), then their samples, then the stacks that day's remaining
-         * samples no longer use. */
-        for (int i = 0; i < 3 && rc == 0; i++) {
-            ch_buf d = {0};
-            buf_printf(&d, "ALTER TABLE %s.%s%s DELETE WHERE day = ", s->db, tables[i], s->local);
-            buf_day(&d, boundary);
-            if (i < 2) {
-                buf_printf(&d, " AND start_ns < %" PRId64, before_ns);
-            } else {
-                buf_printf(&d, " AND hash NOT IN (SELECT stack FROM %s.samples WHERE day = ", s->db);
-                buf_day(&d, boundary);
-                buf_str(&d, ")");
-            }
-            if (d.oom) {
-                set_err(err, errlen, "out of memory");
-                rc = -1;
-            } else {
-                rc = ch_http(s, h, CH_QUERY, d.p, NULL, "", NULL, &cf, err, errlen);
-                if (rc == 0)
-                    rc = wait_mutations(s, h, err, errlen);
-            }
-            free(d.p);
-        }
     }
     return rc;
 }
@@ -1892,10 +1818,11 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
     memset(out, 0, sizeof *out);
     ch_buf b = {0}, ans = {0};
     buf_printf(&b,
-               "SELECT (SELECT uniqExact(id) FROM %s.profiles), "
-               "(SELECT count() FROM %s.samples WHERE ins IN (SELECT min(ins) FROM %s.profiles%s GROUP BY id)), "
+               "SELECT (SELECT uniqExact(id) FROM %s.profiles WHERE start_ns >= (SELECT max(before_ns) FROM "
+               "%s.retention)), (SELECT count() FROM %s.samples WHERE start_ns >= (SELECT max(before_ns) FROM "
+               "%s.retention) AND ins IN (SELECT min(ins) FROM %s.profiles%s GROUP BY id)), "
                "(SELECT uniqExact(hash) FROM %s.stacks) FORMAT RowBinary",
-               s->db, s->db, s->db, s->local, s->db);
+               s->db, s->db, s->db, s->db, s->db, s->local, s->db);
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;

@@ -11,8 +11,9 @@
  *                       put that failed after its samples INSERT) are
  *                       invisible to merge, series, profiles and stats;
  *   concurrent_same_id  8 threads putting one id at once: stored once;
- *   retention           whole days dropped as partitions, the boundary day
- *                       cut by mutations, stacks only old profiles used gone;
+ *   retention           whole days dropped as partitions (stacks only their
+ *                       profiles used with them), the boundary day's older
+ *                       profiles hidden at once;
  *   quoting             quotes, backslashes, control bytes in every string;
  *   unreachable         nothing listening: HS_STORE_UNAVAILABLE, at once;
  *   slow                a server that never answers: UNAVAILABLE after the
@@ -386,7 +387,9 @@ static void test_concurrent_same_id(void **state)
     long long copies = sql_int(q); /* via the Distributed table in a cluster */
     print_message("concurrent puts of one id: %zu of %d reported stored, %lld copies in ClickHouse\n", stored, N,
                   copies);
-    assert_int_equal((long long)stored, copies);
+    /* Background merges of the ReplacingMergeTree may already have folded
+     * some copies into one. */
+    assert_true(copies >= 1 && copies <= (long long)stored);
     hs_store_query sel = {.service = "svc", .type = "cpu"};
     hs_store_merged m;
     assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
@@ -455,7 +458,6 @@ static void test_retention(void **state)
     assert_int_equal(hs_store_stats_get(s, &after, err, sizeof err), 0);
     assert_int_equal(after.profiles, 2);
     assert_int_equal(after.samples, 2 + 3);
-    assert_int_equal(after.stacks, 3); /* only_early's stack is gone */
     assert_true(after.bytes < before.bytes);
     hs_store_merged m;
     assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
@@ -463,11 +465,23 @@ static void test_retention(void **state)
     assert_int_equal(m.totals[1], 100 * 3 + 1000 * 6);
     assert_int_equal(merged_value(&m, st2.st[2].hash, 1), -1);
     hs_store_merged_free(&m);
-    /* Retaining at a midnight drops whole days only. */
+    char **v;
+    assert_int_equal(hs_store_label_values(s, &sel, "instance", &v, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    hs_store_strings_free(v, n);
+    /* A later retention drops day 2 with the stack only its early profile
+     * used; a retention older than the last one changes nothing. */
     assert_int_equal(hs_store_retain(s, d3, err, sizeof err), 0);
+    assert_int_equal(hs_store_retain(s, d1, err, sizeof err), 0);
     assert_int_equal(hs_store_stats_get(s, &after, err, sizeof err), 0);
     assert_int_equal(after.profiles, 1);
+    assert_int_equal(after.stacks, 3);
     assert_int_equal(parts_of_day(db, "profiles", "20231115"), 0);
+    assert_int_equal(parts_of_day(db, "stacks", "20231115"), 0);
+    assert_int_equal(hs_store_profiles(s, &sel, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(rows[0].id, "day3");
+    hs_store_profile_rows_free(rows, n);
     hs_store_close(s);
     free_stacks(&st);
     free_stacks(&st2);
