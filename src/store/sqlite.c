@@ -33,9 +33,13 @@
  * server batches concurrent uploads into one put (group commit).
  *
  * Concurrency: one write connection behind a mutex (one transaction per
- * put), and a pool of read connections (WAL lets readers run beside the
- * writer). Connections are opened SQLITE_OPEN_NOMUTEX: each is used by one
- * thread at a time under our locks. One process owns DIR at a time
+ * put), and a pool of up to 4 read connections (WAL lets readers run
+ * beside the writer; a merge reads in one read transaction, so it sees
+ * every stack its profiles use). Connections are opened
+ * SQLITE_OPEN_NOMUTEX: each is used by one thread at a time under our
+ * locks. Page caches grow as used up to 128 MiB (writer: a big batch's new
+ * pages stay in memory) and 32 MiB (each reader); readers also map the
+ * database file (mmap_size 1 GiB) so page reads are not copies. One process owns DIR at a time
  * (flock on DIR/hotspur.lock), which makes the writer's in-memory
  * hash -> id cache of stacks always right.
  *

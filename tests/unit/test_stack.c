@@ -358,6 +358,14 @@ static void test_options_and_limits(void **state)
     hs_profile_free(q);
 }
 
+static uint64_t gen_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
 static void test_malformed_records(void **state)
 {
     (void)state;
@@ -383,6 +391,21 @@ static void test_malformed_records(void **state)
     assert_int_equal(hs_stack_decode(b, st->len, &d, err, sizeof err), -1); /* unknown version */
     assert_non_null(strstr(err, "version"));
     free(b);
+    /* random corruption: refused or decoded, never a crash or a bad read */
+    uint64_t rng = 12345;
+    unsigned char *mut = malloc(st->len);
+    for (int it = 0; it < 3000; it++) {
+        memcpy(mut, st->data, st->len);
+        int flips = 1 + (int)(gen_next(&rng) % 3);
+        for (int k = 0; k < flips; k++)
+            mut[gen_next(&rng) % st->len] = (unsigned char)gen_next(&rng);
+        if (hs_stack_decode(mut, st->len, &d, err, sizeof err) == 0) {
+            for (size_t k = 0; k < d.n_frames; k++)
+                assert_non_null(d.frames[k].function);
+            hs_stack_decoded_free(&d);
+        }
+    }
+    free(mut);
     /* decode then encode gives the same bytes */
     assert_int_equal(hs_stack_decode(st->data, st->len, &d, err, sizeof err), 0);
     void *re;
