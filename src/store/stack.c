@@ -984,6 +984,34 @@ static uint64_t location_for(builder *b, const parsed *pr, const ref_frame *f, s
     return id;
 }
 
+/* pprof takes the first mapping for the main binary ("File:" in reports);
+ * records do not say which it was, so put first the first mapping that is
+ * not a shared object or a pseudo-file like [vdso]: swap the two mappings'
+ * contents (ids stay in their slots) and the locations' references. */
+static void main_mapping_first(hs_profile *p)
+{
+    size_t k = 0;
+    for (; k < p->n_mappings; k++) {
+        const char *f = basename_of(hs_profile_string(p, p->mappings[k].filename));
+        if (*f && *f != '[' && !strstr(f, ".so"))
+            break;
+    }
+    if (k == 0 || k == p->n_mappings)
+        return;
+    uint64_t a = p->mappings[0].id, b = p->mappings[k].id;
+    hs_mapping t = p->mappings[0];
+    p->mappings[0] = p->mappings[k];
+    p->mappings[k] = t;
+    p->mappings[0].id = a;
+    p->mappings[k].id = b;
+    for (size_t i = 0; i < p->n_locations; i++) {
+        if (p->locations[i].mapping_id == a)
+            p->locations[i].mapping_id = b;
+        else if (p->locations[i].mapping_id == b)
+            p->locations[i].mapping_id = a;
+    }
+}
+
 hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn lookup, void *arg,
                                    size_t *missing, char *err, size_t errlen)
 {
@@ -1043,6 +1071,7 @@ hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn 
         if (hs_profile_add_sample(b.p, ids, nl, m->rows[r].values, labels, pr.nl) < 0)
             goto oom;
     }
+    main_mapping_first(b.p);
     if (missing)
         *missing = n_missing;
     goto done;
