@@ -314,6 +314,11 @@ static void test_flamegraph(void **state)
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=2", 200,
            "\"names\":[\"root\",\"main\",\"f\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,12,12]]",
            NULL);
+    expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=3", 200,
+           "\"names\":[\"root\",\"main\",\"f\",\"h\",\"other\"]",
+           "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,7,7],[1,4,5,5]]", NULL);
+    expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=4", 200,
+           "\"names\":[\"root\",\"main\",\"f\",\"h\",\"g\"]", NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=1", 200,
            "\"names\":[\"root\",\"main\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,25,25]]", NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&version=v1&agg=avg", 200,
