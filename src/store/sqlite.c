@@ -5,7 +5,8 @@
  *   stacks(id, hash UNIQUE, last_hour, record)    every stack record, once
  *   profiles(pid, id UNIQUE, kid, version, start_ns, duration_ns,
  *            n_samples, t0..t3, samples)          index (kid, start_ns)
- *   labels(pid, key, value)                       profile labels, PK (pid, key)
+ *   labels(pid, key, value)                       profile labels, PK (pid, key),
+ *                                                 index (key, value)
  *
  * Samples are not one row each: a row per sample costs 30-40 bytes and
  * would be ~10 KiB for a 300-sample profile. A profile's samples are one
@@ -237,6 +238,7 @@ static const char *const SCHEMA =
     "CREATE INDEX IF NOT EXISTS profiles_kind_start ON profiles(kid, start_ns);"
     "CREATE TABLE IF NOT EXISTS labels(pid INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
     " PRIMARY KEY(pid, key)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS labels_kv ON labels(key, value);" /* (+ pid, the primary key) */
     "PRAGMA user_version=1;";
 
 static int open_conn(const char *path, bool writer, sqlite3 **out, char *err, size_t errlen)
@@ -894,7 +896,7 @@ static void profile_conds(qb *b, const hs_store_query *q)
         buf_str(&b->sql, ")");
     }
     for (size_t i = 0; i < q->n_labels; i++) {
-        buf_str(&b->sql, " AND EXISTS(SELECT 1 FROM labels l WHERE l.pid=p.pid AND l.key=? AND l.value=?)");
+        buf_str(&b->sql, " AND p.pid IN (SELECT l.pid FROM labels l WHERE l.key=? AND l.value=?)");
         qb_s(b, q->labels[i].key);
         qb_s(b, q->labels[i].value);
     }
