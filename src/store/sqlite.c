@@ -393,13 +393,13 @@ static int mkdirs(const char *dir, char *err, size_t errlen)
         if (*p != '/')
             continue;
         *p = 0;
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
+        if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
             ERR("sqlite: cannot create %s: %s", tmp, strerror(errno));
             return -1;
         }
         *p = '/';
     }
-    if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
+    if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
         ERR("sqlite: cannot create %s: %s", tmp, strerror(errno));
         return -1;
     }
