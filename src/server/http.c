@@ -35,6 +35,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <zlib.h>
 
 #define HS_MAX_PARAMS 256
 #define HS_BATCH_MAX 128      /* profiles per group commit */
@@ -266,9 +267,69 @@ static int route_of(const char *method, const char *url, int *status)
     return r;
 }
 
+/* Does the client take gzip? Accept-Encoding lists "gzip" (or "*") with
+ * no ";q=0". */
+static bool takes_gzip(struct MHD_Connection *conn)
+{
+    const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    for (const char *p = ae; p && *p;) {
+        p += strspn(p, " \t,");
+        size_t n = strcspn(p, ",;");
+        size_t tl = n;
+        while (tl && (p[tl - 1] == ' ' || p[tl - 1] == '\t'))
+            tl--;
+        bool gzip = (tl == 4 && strncasecmp(p, "gzip", 4) == 0) || (tl == 1 && p[0] == '*');
+        double qv = 1;
+        const char *e = p + n;
+        if (*e == ';') {
+            const char *qp = e + 1 + strspn(e + 1, " ");
+            if (qp[0] == 'q' && qp[1] == '=')
+                qv = strtod(qp + 2, NULL);
+            e += strcspn(e, ",");
+        }
+        if (gzip)
+            return qv > 0;
+        p = e;
+    }
+    return false;
+}
+
+/* Gzip a JSON answer in place (level 1: cheap, JSON shrinks 4-8x). Keeps
+ * the answer as it is on any failure. */
+static bool gzip_body(hs_http_response *rs)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return false;
+    size_t cap = deflateBound(&z, (uLong)rs->len);
+    char *out = malloc(cap);
+    if (!out) {
+        deflateEnd(&z);
+        return false;
+    }
+    z.next_in = (Bytef *)rs->body;
+    z.avail_in = (uInt)rs->len;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    int r = deflate(&z, Z_FINISH);
+    size_t n = cap - z.avail_out;
+    deflateEnd(&z);
+    if (r != Z_STREAM_END) {
+        free(out);
+        return false;
+    }
+    free(rs->body);
+    rs->body = out;
+    rs->len = n;
+    return true;
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, hs_http_response *rs,
                                      const char *allow)
 {
+    bool gz = rs->body && rs->len >= 1024 && rs->len < ((size_t)1 << 31) && rs->content_type &&
+              strncmp(rs->content_type, "application/json", 16) == 0 && takes_gzip(conn) && gzip_body(rs);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(rs->len, rs->body ? rs->body : (char *)"",
                                         rs->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
@@ -281,6 +342,10 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, hs_http_respon
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             rs->content_type ? rs->content_type : "application/octet-stream");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (gz)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (rs->content_type && strncmp(rs->content_type, "application/json", 16) == 0)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     if (rs->extra_header[0]) {
         char name[128];
         const char *colon = strchr(rs->extra_header, ':');

@@ -176,6 +176,16 @@ assert paths["main;f;k"] == [2, 2], paths
 assert paths["main;f;f"] == [6, 6], paths
 assert paths["main;f"] == [21, 13], paths
 EOF
+# gzip for clients that take it (answers over 1 KiB): the same JSON
+for i in $(seq 1 200); do echo "$i $M;fn_$((i % 17))@w.c:$i;leaf_$i@w.c:$((i + 1000))"; done | mkprof wide.pb.gz
+st=$(server_curl up.json --data-binary @wide.pb.gz "$A/ingest?service=wide&type=cpu&from=$t0")
+[ "$st" = 200 ] || fail "upload wide: $st $(cat up.json)"
+wide="service=wide&type=cpu&from=$((t0 - 1))"
+curl -s -D gz.hdr -H 'Accept-Encoding: gzip' -o fg.gz "$A/flamegraph?$wide"
+server_curl fgw.json "$A/flamegraph?$wide" >/dev/null
+grep -qi '^Content-Encoding: gzip' gz.hdr || fail "no gzip for Accept-Encoding: gzip: $(cat gz.hdr)"
+gunzip -c fg.gz | cmp - fgw.json || fail "the gzipped flame graph is not the same JSON"
+[ "$(stat -c %s fg.gz)" -lt "$(stat -c %s fgw.json)" ] || fail "gzip did not shrink the answer"
 pass "functions = top; flame graph totals"
 
 # ---- selection: version, label, time; avg; weight ----
