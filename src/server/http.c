@@ -237,6 +237,8 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 {
     (void)kind;
     conn_state *c = cls;
+    if ((!key || !*key) && (!value || !*value)) /* "a=1&&b=2", a trailing '&' */
+        return MHD_YES;
     if (c->n_params == HS_MAX_PARAMS) {
         c->too_many_params = true;
         return MHD_NO;

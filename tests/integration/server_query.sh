@@ -334,6 +334,8 @@ pass "80 concurrent queries with 20 uploads"
 # ---- refusals; the server lives on ----
 st=$(server_curl e.json "$A/functions?$sel&colour=blue")
 [ "$st" = 400 ] && grep -q "colour" e.json || fail "unknown parameter: $st $(cat e.json)"
+st=$(server_curl e.json "$A/functions?$sel&&sample_index=samples&")
+[ "$st" = 200 ] || fail "a stray '&' is not ignored: $st $(cat e.json)"
 st=$(server_curl e.json "$A/functions?$sel&focus=%28")
 [ "$st" = 400 ] || fail "bad regex: $st $(cat e.json)"
 st=$(server_curl e.json "$A/functions?service=app&type=cpu&from=tomorrow")
