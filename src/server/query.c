@@ -835,7 +835,6 @@ int hs_query_handle(hs_query_ctx *qc, const hs_http_request *rq, hs_http_respons
     q->qc = qc;
     q->rq = rq;
     q->rs = rs;
-    q->endpoint = e->path;
     q->now_ns = now_ns();
     q->max_nodes = 20000;
     q->cur.q.versions = q->cur.versions;
