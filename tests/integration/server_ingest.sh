@@ -128,3 +128,4 @@ awk '{ print $1 }' all.log | sort -u >attempted.ids
 [ -z "$(uniq -d stored2.ids)" ] || fail "ids stored twice after retries: $(uniq -d stored2.ids | head)"
 cmp -s stored2.ids attempted.ids || fail "after retries the store holds $(wc -l <stored2.ids) ids, $(wc -l <attempted.ids) were uploaded"
 pass "kill -9 after $ok acknowledged uploads ($inflight in flight): all acknowledged ones kept, each id once after retries"
+server_stop || fail "hotspur serve exited with status $? on SIGTERM"

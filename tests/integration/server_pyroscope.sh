@@ -52,3 +52,4 @@ st=$(server_curl go.json -g -F "profile=@prof.pb.gz;filename=profile.pprof" \
 server_curl fn.json "$SERVER_URL/api/v1/functions?service=goapp&type=samples&from=0" >/dev/null
 grep -q '"name":"compute"' fn.json || fail "goapp: $(cat fn.json)"
 pass "pyroscope-go's multipart upload (profile + sample_type_config parts)"
+server_stop || fail "hotspur serve exited with status $? on SIGTERM"
