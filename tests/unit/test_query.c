@@ -335,6 +335,11 @@ static void test_filters(void **state)
     expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples&hide=^main$", 200,
            "\"functions\":[{\"name\":\"f\",\"file\":\"src/app.c\",\"self\":13,\"total\":13},", NULL);
     expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples&focus=(", 400, "focus", NULL);
+    /* back-references: exponential in glibc, absent from pprof's RE2 */
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&focus=(a*)*(\\1)*b", 400, "back-references", NULL);
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&tagfocus=k=(a)\\2", 400, "back-references", NULL);
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples&focus=\\\\1", 200, "\"matched\":0",
+           NULL);
 }
 
 static void test_diff(void **state)
