@@ -217,9 +217,11 @@ static bool token_ok(const hs_server *s, const char *auth)
     return d == 0;
 }
 
+static int64_t now_ns(void);
+
 /* ---- requests ---- */
 
-enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_ASSET };
+enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_HEALTH, ROUTE_ASSET };
 
 typedef struct {
     int route;
@@ -260,6 +262,8 @@ static int route_of(const char *method, const char *url, int *status)
         r = ROUTE_PYROSCOPE;
     else if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0)
         r = ROUTE_QUERY;
+    else if (strcmp(url, "/healthz") == 0)
+        r = ROUTE_HEALTH;
     else
         r = ROUTE_ASSET;
     if ((r == ROUTE_INGEST || r == ROUTE_PYROSCOPE) ? !post : !get) {
@@ -406,7 +410,7 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
         return send_error(conn, status, ingest ? "POST" : "GET, HEAD", "method %.16s not allowed on %.200s",
                           method, url) == MHD_YES ? status : -1;
     }
-    if (c->route != ROUTE_ASSET && s->token) {
+    if (c->route != ROUTE_ASSET && c->route != ROUTE_HEALTH && s->token) {
         const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
         if (!token_ok(s, auth))
             return send_error(conn, 401, NULL, "%s", auth ? "wrong bearer token" : "missing 'Authorization: Bearer TOKEN'") ==
@@ -482,6 +486,23 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
         enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
         MHD_destroy_response(r);
         return ok;
+    }
+    if (c->route == ROUTE_HEALTH) { /* the store answers a cheap query */
+        char err[256] = "";
+        char **v = NULL;
+        size_t n = 0;
+        int64_t t = now_ns();
+        hs_store_query hq = {.from_ns = t, .until_ns = t + 1};
+        if (c->n_params)
+            return send_error(conn, 400, NULL, "/healthz takes no parameters");
+        int rc = hs_store_services(s->store, &hq, &v, &n, err, sizeof err);
+        hs_store_strings_free(v, n);
+        if (rc)
+            return send_error(conn, 503, NULL, "store: %s", err);
+        hs_http_response ok = {.status = 200, .content_type = "application/json"};
+        ok.body = strdup("{\"status\":\"ok\"}\n");
+        ok.len = ok.body ? strlen(ok.body) : 0;
+        return send_response(conn, &ok, NULL);
     }
     hs_http_request rq = {
         .method = method,

@@ -83,6 +83,7 @@ static int q_labels(hs_q *q);
 static int q_profile(hs_q *q);
 static int q_series(hs_q *q);
 static int q_profiles(hs_q *q);
+static int q_stats(hs_q *q);
 
 typedef struct {
     const char *path;
@@ -101,6 +102,7 @@ static const endpoint_def endpoints[] = {
     {"series", P_SEL | P_AGG | P_WEIGHT | P_SI | P_STEP, P_SERVICE | P_TYPE, q_series},
     {"profiles", P_SEL | P_WEIGHT | P_SI | P_LIMIT, P_SERVICE | P_TYPE, q_profiles},
     {"diff", P_SEL | P_SHAPE | P_MAXNODES | P_LIMIT | P_BASE, P_SERVICE | P_TYPE, hs_q_diff},
+    {"stats", 0, 0, q_stats},
     {"source", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_source},
 };
 
@@ -741,6 +743,31 @@ static int q_series(hs_q *q)
     }
     fputs("]}", f);
     free(pts);
+    return hs_q_finish(q, f, &buf, &len);
+}
+
+/* What the store holds, and the record cache. */
+static int q_stats(hs_q *q)
+{
+    hs_store_stats st;
+    char err[256];
+    int rc = hs_store_stats_get(q->qc->store, &st, err, sizeof err);
+    if (rc)
+        return store_fail(q, rc, err);
+    char *buf;
+    size_t len;
+    FILE *f = hs_q_open(&buf, &len);
+    if (!f)
+        return hs_respond_error(q->rs, 500, "out of memory");
+    fprintf(f, "{\"store\":{\"profiles\":%lld,\"samples\":%lld,\"stacks\":%lld,\"bytes\":%lld}",
+            (long long)st.profiles, (long long)st.samples, (long long)st.stacks, (long long)st.bytes);
+    if (q->qc->cache) {
+        hs_stack_cache_info ci;
+        hs_stack_cache_stats(q->qc->cache, &ci);
+        fprintf(f, ",\"cache\":{\"records\":%zu,\"bytes\":%zu,\"hits\":%llu,\"misses\":%llu}", ci.entries,
+                ci.bytes, (unsigned long long)ci.hits, (unsigned long long)ci.misses);
+    }
+    fputc('}', f);
     return hs_q_finish(q, f, &buf, &len);
 }
 

@@ -360,6 +360,10 @@ server_start --token s3cret --max-body 2k
 A="$SERVER_URL/api/v1"
 st=$(server_curl e.json "$A/services")
 [ "$st" = 401 ] || fail "no token: $st"
+st=$(server_curl e.json "$SERVER_URL/healthz")
+[ "$st" = 200 ] && grep -q '"ok"' e.json || fail "/healthz (no token needed): $st $(cat e.json)"
+st=$(server_curl e.json "$A/stats")
+[ "$st" = 401 ] || fail "/api/v1/stats without the token: $st"
 st=$(server_curl e.json -H "Authorization: Bearer wrong" "$A/services")
 [ "$st" = 401 ] || fail "wrong token: $st"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" "$A/services")
@@ -368,6 +372,8 @@ st=$(server_curl e.json --data-binary @a.pb.gz "$A/ingest?service=app&type=cpu")
 [ "$st" = 401 ] || fail "upload without token: $st"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" --data-binary @a.pb.gz "$A/ingest?service=app&type=cpu")
 [ "$st" = 200 ] || fail "upload with token: $st $(cat e.json)"
+st=$(server_curl e.json -H "Authorization: Bearer s3cret" "$A/stats")
+[ "$st" = 200 ] && [ "$(json e.json 'd["store"]["profiles"]')" = 1 ] || fail "/api/v1/stats: $st $(cat e.json)"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" --data-binary @junk.bin --data-binary @junk.bin "$A/ingest?service=app&type=cpu")
 [ "$st" = 413 ] && grep -q "limit" e.json || fail "oversize body: $st $(cat e.json)"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" -H "Transfer-Encoding: chunked" --data-binary @junk.bin "$A/ingest?service=app&type=cpu")

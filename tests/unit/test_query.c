@@ -245,6 +245,13 @@ static void test_listings(void **state)
            NULL);
 }
 
+static void test_stats(void **state)
+{
+    fx *f = *state;
+    expect(f, "/api/v1/stats", "", 200, "{\"store\":{\"profiles\":2,\"samples\":4,\"stacks\":3,", NULL);
+    expect(f, "/api/v1/stats", "service=svc", 400, "unknown parameter 'service'", NULL);
+}
+
 static void test_functions(void **state)
 {
     fx *f = *state;
@@ -547,6 +554,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_listings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agg_weight, setup, teardown),
