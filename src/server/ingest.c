@@ -589,7 +589,7 @@ static int hs_ingest_begin(hs_ingest *in, const hs_limits *lim, const hs_http_re
     return 0;
 }
 
-/* Decode a pprof body (plain after hs_ingest_plain). NULL: answered. */
+/* Decode a pprof body (plain: after hs_unwrap_gzip). NULL: answered. */
 static hs_profile *hs_decode_pprof(hs_ingest *in, const void *data, size_t len)
 {
     char err[256];
