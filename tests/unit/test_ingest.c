@@ -663,6 +663,17 @@ static void test_pyro_multipart_rejected(void **state)
     assert_int_equal(iu_call(e, 1, &r, &out), 400);
     assert_non_null(strstr(out, "no profile part"));
     free(out);
+    /* at most 8 parts */
+    char many[2048] = "";
+    for (int i = 0; i < 9; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many),
+                 "--B\r\nContent-Disposition: form-data; name=\"sample_type_config\"\r\n\r\n{}\r\n");
+    strcat(many, "--B--\r\n");
+    iu_req_init(&r, "/ingest", "name=mp.cpu", many, strlen(many));
+    r.rq.content_type = "multipart/form-data; boundary=B";
+    assert_int_equal(iu_call(e, 1, &r, &out), 400);
+    assert_non_null(strstr(out, "more than 8 parts"));
+    free(out);
     assert_int_equal(iu_stored(e), 0);
     free(gz);
 }
