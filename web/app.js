@@ -66,7 +66,9 @@ async function api(path, params, { raw = false, quiet = false } = {}) {
 }
 
 // The query parameters of the current selection (one side).
-function nowS() { return Math.floor(Date.now() / 1000); }
+// "now" is read once per refresh, so every request of one refresh agrees.
+let pinnedNow = 0;
+function nowS() { return pinnedNow || Math.floor(Date.now() / 1000); }
 function range() {
   if (S.from && S.until) return [+S.from, +S.until];
   const span = +S.span || 3600;
@@ -341,28 +343,40 @@ let funcs = [];          // rows of the function table
 let filterShareText = "";
 let generation = 0;      // drops answers of superseded refreshes
 
+// The flame graph (or diff) query of the current state, and its request
+// (failures are kept in the promise, not thrown here).
+function mainQuery() {
+  const diff = comparing(), p = baseParams({ withBase: diff });
+  if (!diff) p.set("max_nodes", S.nodes || "20000");
+  const endpoint = diff ? "diff" : "flamegraph";
+  return { endpoint, p, key: endpoint + "?" + p.toString() };
+}
+function mainRequest() {
+  const q = mainQuery(), answer = api(q.endpoint, q.p);
+  answer.catch(() => {});
+  return { key: q.key, answer };
+}
+
 async function refresh() {
   const gen = ++generation;
+  pinnedNow = Math.floor(Date.now() / 1000);
   errors = [];
   showErrors();
   document.body.dataset.hsState = "loading";
   syncControls();
   try {
+    // A link names its service and type: ask for the graph while the
+    // selectors load, and use the answer if they changed nothing.
+    const early = S.service && S.type ? mainRequest() : null;
     await loadSelectors();
     if (gen !== generation) return;
     syncControls();
     const diff = comparing();
     $("download").href = "api/v1/profile?" + baseParams().toString();
     const series = loadTimeline().catch((e) => report(e));
-    let main;
-    if (diff) {
-      const p = baseParams({ withBase: true });
-      main = await api("diff", p);
-    } else {
-      const p = baseParams();
-      p.set("max_nodes", S.nodes || "20000");
-      main = await api("flamegraph", p);
-    }
+    let req = early;
+    if (!req || req.key !== mainQuery().key) req = mainRequest();
+    const main = await req.answer;
     if (gen !== generation) return;
     cur = main;
     $("fg-status").innerHTML = "&nbsp;";
@@ -687,12 +701,20 @@ async function loadSource() {
     for (const l of f.lines || []) {
       const r = tb.insertRow();
       if (l.self || l.total) r.className = "hot";
-      for (const [v, cls] of [[l.self ? fv(l.self, unit) : ".", ""], [l.total ? fv(l.total, unit) : ".", ""],
-        [String(l.line), ""], [l.text || "", "code"]]) {
+      r.dataset.line = String(l.line);
+      for (const [v, cls, raw] of [[l.self ? fv(l.self, unit) : ".", "self", l.self], [l.total ? fv(l.total, unit) : ".", "total", l.total],
+        [String(l.line), "line"], [l.text || "", "code"]]) {
         const td = r.insertCell();
         td.textContent = v;
-        if (cls) td.className = cls;
+        td.className = cls;
+        if (raw !== undefined) td.dataset.value = String(raw || 0);
       }
+    }
+    if (!f.found) {
+      const note = document.createElement("p");
+      note.className = "muted";
+      note.textContent = `${f.file || "the file"} is not under the server's --source-path: only the sampled lines are listed.`;
+      box.append(note);
     }
     box.append(tab);
   }

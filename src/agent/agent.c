@@ -443,6 +443,7 @@ static int collect_locked(void (*fn)(const char *, void *, size_t, int64_t, int6
         fn(types[i], e.data, e.len, e.start_ns, e.duration_ns, arg);
         n++;
     }
+    hs_output_release();
     hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
     return n;
 }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "agent/output.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,15 +76,13 @@ static int add_modules(builder *b, hs_symbolizer *sym, int defer, int known)
     return 0;
 }
 
-/* Continuous mode symbolizes every window in the process, so it keeps one
- * symbolizer (open DWARF sessions, per-CU indexes, answers per address)
- * from window to window instead of rebuilding it for each profile. It is
- * rebuilt when the loaded modules change and every SYM_REUSE profiles, so
- * what it caches stays bounded by the addresses of a few windows. */
-#define SYM_REUSE 64
+/* Continuous mode symbolizes every window in the process: the profiles of
+ * one window share one symbolizer, released (and the memory it used given
+ * back to the system) once the window is encoded, so between windows the
+ * host carries none of its DWARF state. See docs/agent.md, "Continuous
+ * mode", for what keeping it would cost instead. */
 static hs_symbolizer *g_sym;
 static uint64_t g_sym_modules; /* signature of the modules it knows */
-static int g_sym_uses;
 
 static uint64_t modules_signature(const hs_module *m, size_t n)
 {
@@ -98,19 +97,26 @@ static uint64_t modules_signature(const hs_module *m, size_t n)
     return h;
 }
 
-/* The shared symbolizer for these modules; *known: it has them already. */
+/* The window's symbolizer for these modules; *known: it has them already. */
 static hs_symbolizer *shared_symbolizer(const hs_module *m, size_t n, int *known)
 {
     uint64_t sig = modules_signature(m, n);
-    *known = g_sym && g_sym_modules == sig && g_sym_uses < SYM_REUSE;
+    *known = g_sym && g_sym_modules == sig;
     if (!*known) {
         hs_symbolizer_free(g_sym);
         g_sym = hs_symbolizer_new();
         g_sym_modules = sig;
-        g_sym_uses = 0;
     }
-    g_sym_uses++;
     return g_sym;
+}
+
+void hs_output_release(void)
+{
+    hs_self.in_agent++;
+    hs_symbolizer_free(g_sym);
+    g_sym = NULL;
+    malloc_trim(0); /* the freed DWARF indexes, back to the system */
+    hs_self.in_agent--;
 }
 
 /* Thread names, looked up once per tid. */

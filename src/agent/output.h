@@ -26,8 +26,11 @@ typedef struct {
 
 /* The profile of type ("cpu", "wall", "lock" or "heap": allocations since
  * the last dump and in use now) from the last dump to end_ns (0: now),
- * always symbolized (one symbolizer kept across calls, bounded), encoded
- * into *enc; this becomes the last dump. 0, or -1 with a message on stderr. */
+ * always symbolized (the calls until hs_output_release share one
+ * symbolizer), encoded into *enc; this becomes the last dump. 0, or -1 with
+ * a message on stderr. */
 int hs_output_encode(const char *type, int64_t end_ns, hs_encoded *enc);
+/* A window is encoded: free the shared symbolizer and trim the heap. */
+void hs_output_release(void);
 
 #endif

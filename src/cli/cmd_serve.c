@@ -33,7 +33,7 @@ static const char serve_usage[] =
     "                       clickhouse://HOST:PORT/DB\n"
     "  --token T            require 'Authorization: Bearer T' on ingest and API\n"
     "                       requests (default $HOTSPUR_TOKEN; the web UI's files\n"
-    "                       are served without it)\n"
+    "                       and /healthz are served without it)\n"
     "  --retention D        delete profiles older than D, checked at start and\n"
     "                       hourly (e.g. 30d, 12h; default 30d; 0 keeps all)\n"
     "  --scrape URL         pull a pprof endpoint (e.g. a Go program's\n"

@@ -2,10 +2,12 @@
  *
  * Every ingest request decomposes its profile on its own thread, then hands
  * it to hs_batcher_submit, which queues it and sleeps. One writer thread
- * takes what is queued (waiting up to max_wait_ms for max_batch profiles to
- * gather), stores it with a single hs_store_put — one transaction, one
- * fsync for the whole batch — and then wakes each submitter with its own
- * result. A request is therefore answered only once its profile is durable,
+ * takes what is queued, stores it with a single hs_store_put — one
+ * transaction, one fsync for the whole batch — and then wakes each
+ * submitter with its own result. Requests announce themselves when they
+ * start decoding (hs_batcher_expect): the writer waits for the announced
+ * ones (at most max_wait_ms, at most max_batch profiles) and commits at
+ * once when none is coming, so a lone upload does not wait for company. A request is therefore answered only once its profile is durable,
  * and N concurrent uploads cost one commit instead of N.
  *
  * Per-profile results: the store reports only how many profiles of a put
@@ -49,6 +51,7 @@ struct hs_batcher {
     pthread_cond_t cv_work; /* the writer waits here for requests */
     hs_batch_req *head, *tail;
     size_t queued; /* profiles in the queue */
+    long expected; /* requests announced, not yet submitted */
     bool stopping;
     pthread_t thread;
 };
@@ -194,10 +197,10 @@ static void *hs_batch_writer(void *arg)
             pthread_cond_wait(&b->cv_work, &b->mu);
         if (!b->head)
             break; /* stopping and drained */
-        if (b->max_wait_ms > 0 && b->queued < b->max_batch && !b->stopping) {
+        if (b->max_wait_ms > 0 && b->queued < b->max_batch && b->expected > 0 && !b->stopping) {
             struct timespec until;
             hs_deadline(&until, b->max_wait_ms);
-            while (b->queued < b->max_batch && !b->stopping)
+            while (b->queued < b->max_batch && b->expected > 0 && !b->stopping)
                 if (pthread_cond_timedwait(&b->cv_work, &b->mu, &until) == ETIMEDOUT)
                     break;
         }
@@ -316,13 +319,28 @@ int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size
         b->head = &r;
     b->tail = &r;
     b->queued += n;
-    if (was_empty || b->queued >= b->max_batch)
+    if (b->expected > 0)
+        b->expected--;
+    /* wake the writer: the first of a batch, a full batch, or the last one
+     * it was waiting for */
+    if (was_empty || b->queued >= b->max_batch || b->expected == 0)
         pthread_cond_signal(&b->cv_work);
     while (!r.done)
         pthread_cond_wait(&r.cv, &b->mu);
     pthread_mutex_unlock(&b->mu);
     pthread_cond_destroy(&r.cv);
     return r.rc;
+}
+
+void hs_batcher_expect(hs_batcher *b, int n)
+{
+    pthread_mutex_lock(&b->mu);
+    b->expected += n;
+    if (b->expected < 0)
+        b->expected = 0;
+    if (b->expected == 0)
+        pthread_cond_signal(&b->cv_work); /* nothing more is coming */
+    pthread_mutex_unlock(&b->mu);
 }
 
 int hs_batcher_submit(hs_batcher *b, const hs_store_profile *p, char *err, size_t errlen)

@@ -19,6 +19,8 @@
  * decoded query parameters in order, repeats kept, and the whole body. */
 #include "server/server.h"
 
+#include "server/query_cache.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
@@ -33,11 +35,13 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <zlib.h>
 
 #define HS_MAX_PARAMS 256
 #define HS_BATCH_MAX 128      /* profiles per group commit */
 #define HS_BATCH_WAIT_MS 10   /* how long a commit waits for company */
 #define HS_RETAIN_EVERY_S 3600
+#define HS_STACK_CACHE_BYTES ((size_t)64 << 20) /* stack records kept for queries */
 
 struct hs_server {
     hs_server_config cfg;
@@ -213,9 +217,11 @@ static bool token_ok(const hs_server *s, const char *auth)
     return d == 0;
 }
 
+static int64_t now_ns(void);
+
 /* ---- requests ---- */
 
-enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_ASSET };
+enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_HEALTH, ROUTE_ASSET };
 
 typedef struct {
     int route;
@@ -233,6 +239,8 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
 {
     (void)kind;
     conn_state *c = cls;
+    if ((!key || !*key) && (!value || !*value)) /* "a=1&&b=2", a trailing '&' */
+        return MHD_YES;
     if (c->n_params == HS_MAX_PARAMS) {
         c->too_many_params = true;
         return MHD_NO;
@@ -254,6 +262,8 @@ static int route_of(const char *method, const char *url, int *status)
         r = ROUTE_PYROSCOPE;
     else if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0)
         r = ROUTE_QUERY;
+    else if (strcmp(url, "/healthz") == 0)
+        r = ROUTE_HEALTH;
     else
         r = ROUTE_ASSET;
     if ((r == ROUTE_INGEST || r == ROUTE_PYROSCOPE) ? !post : !get) {
@@ -263,9 +273,69 @@ static int route_of(const char *method, const char *url, int *status)
     return r;
 }
 
+/* Does the client take gzip? Accept-Encoding lists "gzip" (or "*") with
+ * no ";q=0". */
+static bool takes_gzip(struct MHD_Connection *conn)
+{
+    const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    for (const char *p = ae; p && *p;) {
+        p += strspn(p, " \t,");
+        size_t n = strcspn(p, ",;");
+        size_t tl = n;
+        while (tl && (p[tl - 1] == ' ' || p[tl - 1] == '\t'))
+            tl--;
+        bool gzip = (tl == 4 && strncasecmp(p, "gzip", 4) == 0) || (tl == 1 && p[0] == '*');
+        double qv = 1;
+        const char *e = p + n;
+        if (*e == ';') {
+            const char *qp = e + 1 + strspn(e + 1, " ");
+            if (qp[0] == 'q' && qp[1] == '=')
+                qv = strtod(qp + 2, NULL);
+            e += strcspn(e, ",");
+        }
+        if (gzip)
+            return qv > 0;
+        p = e;
+    }
+    return false;
+}
+
+/* Gzip a JSON answer in place (level 1: cheap, JSON shrinks 4-8x). Keeps
+ * the answer as it is on any failure. */
+static bool gzip_body(hs_http_response *rs)
+{
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return false;
+    size_t cap = deflateBound(&z, (uLong)rs->len);
+    char *out = malloc(cap);
+    if (!out) {
+        deflateEnd(&z);
+        return false;
+    }
+    z.next_in = (Bytef *)rs->body;
+    z.avail_in = (uInt)rs->len;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    int r = deflate(&z, Z_FINISH);
+    size_t n = cap - z.avail_out;
+    deflateEnd(&z);
+    if (r != Z_STREAM_END) {
+        free(out);
+        return false;
+    }
+    free(rs->body);
+    rs->body = out;
+    rs->len = n;
+    return true;
+}
+
 static enum MHD_Result send_response(struct MHD_Connection *conn, hs_http_response *rs,
                                      const char *allow)
 {
+    bool gz = rs->body && rs->len >= 1024 && rs->len < ((size_t)1 << 31) && rs->content_type &&
+              strncmp(rs->content_type, "application/json", 16) == 0 && takes_gzip(conn) && gzip_body(rs);
     struct MHD_Response *r =
         MHD_create_response_from_buffer(rs->len, rs->body ? rs->body : (char *)"",
                                         rs->body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
@@ -278,6 +348,10 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, hs_http_respon
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
                             rs->content_type ? rs->content_type : "application/octet-stream");
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (gz)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+    if (rs->content_type && strncmp(rs->content_type, "application/json", 16) == 0)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
     if (rs->extra_header[0]) {
         char name[128];
         const char *colon = strchr(rs->extra_header, ':');
@@ -336,7 +410,7 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
         return send_error(conn, status, ingest ? "POST" : "GET, HEAD", "method %.16s not allowed on %.200s",
                           method, url) == MHD_YES ? status : -1;
     }
-    if (c->route != ROUTE_ASSET && s->token) {
+    if (c->route != ROUTE_ASSET && c->route != ROUTE_HEALTH && s->token) {
         const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
         if (!token_ok(s, auth))
             return send_error(conn, 401, NULL, "%s", auth ? "wrong bearer token" : "missing 'Authorization: Bearer TOKEN'") ==
@@ -409,9 +483,31 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype ? ctype : "application/octet-stream");
         MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+        /* the UI loads nothing from elsewhere and runs no inline code: a
+         * function name that slips through as HTML cannot run script */
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'self'; img-src 'self' data:; object-src 'none'; "
+                                "base-uri 'none'; frame-ancestors 'none'; form-action 'self'");
         enum MHD_Result ok = MHD_queue_response(conn, MHD_HTTP_OK, r);
         MHD_destroy_response(r);
         return ok;
+    }
+    if (c->route == ROUTE_HEALTH) { /* the store answers a cheap query */
+        char err[256] = "";
+        char **v = NULL;
+        size_t n = 0;
+        int64_t t = now_ns();
+        hs_store_query hq = {.from_ns = t, .until_ns = t + 1};
+        if (c->n_params)
+            return send_error(conn, 400, NULL, "/healthz takes no parameters");
+        int rc = hs_store_services(s->store, &hq, &v, &n, err, sizeof err);
+        hs_store_strings_free(v, n);
+        if (rc)
+            return send_error(conn, 503, NULL, "store: %s", err);
+        hs_http_response ok = {.status = 200, .content_type = "application/json"};
+        ok.body = strdup("{\"status\":\"ok\"}\n");
+        ok.len = ok.body ? strlen(ok.body) : 0;
+        return send_response(conn, &ok, NULL);
     }
     hs_http_request rq = {
         .method = method,
@@ -620,6 +716,11 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
         goto fail;
     }
     s->qctx.store = s->store;
+    s->qctx.cache = hs_stack_cache_new(HS_STACK_CACHE_BYTES);
+    if (!s->qctx.cache) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     s->qctx.source_paths = (const char *const *)s->source_paths;
     s->qctx.n_source_paths = cfg->n_source_paths;
     if (cfg->retention_ns > 0) {
@@ -670,6 +771,7 @@ void hs_server_stop(hs_server *s)
     }
     if (s->batcher)
         hs_batcher_free(s->batcher);
+    hs_stack_cache_free(s->qctx.cache);
     if (s->store)
         hs_store_close(s->store);
     pthread_mutex_destroy(&s->mu);

@@ -143,7 +143,16 @@ static bool hs_is_gzip(const void *d, size_t len)
 static int hs_gunzip(const void *in, size_t len, const hs_limits *lim, unsigned char **out, size_t *outlen,
                      char *err, size_t errlen)
 {
-    size_t cap = len < ((size_t)1 << 16) ? ((size_t)1 << 16) : len * 4;
+    /* The gzip trailer's size (mod 2^32) is a hint for the first buffer,
+     * never a limit: the output is counted as it is inflated. */
+    size_t hint = 0;
+    if (len >= 18) {
+        const unsigned char *t = (const unsigned char *)in + len - 4;
+        hint = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+    }
+    size_t cap = hint > len * 4 ? hint + 64 : len * 4;
+    if (cap < ((size_t)1 << 16))
+        cap = (size_t)1 << 16;
     if (cap > lim->max_decompressed + 1)
         cap = lim->max_decompressed + 1;
     unsigned char *buf = malloc(cap);
@@ -580,7 +589,7 @@ static int hs_ingest_begin(hs_ingest *in, const hs_limits *lim, const hs_http_re
     return 0;
 }
 
-/* Decode a pprof body (plain after hs_ingest_plain). NULL: answered. */
+/* Decode a pprof body (plain: after hs_unwrap_gzip). NULL: answered. */
 static hs_profile *hs_decode_pprof(hs_ingest *in, const void *data, size_t len)
 {
     char err[256];
@@ -603,6 +612,8 @@ int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request 
     hs_ingest in;
     hs_decomposed d = {0};
     hs_profile *p = NULL;
+    bool submitted = false;
+    hs_batcher_expect(b, 1);
     int st = hs_ingest_begin(&in, lim, rq, rs);
     if (st)
         goto out;
@@ -687,8 +698,11 @@ int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request 
     }
     qsort(in.labels, in.n_labels, sizeof *in.labels, hs_label_cmp);
     hs_fill_meta(&in, &d, type, rq->body, rq->body_len, p, false);
+    submitted = true;
     st = hs_submit(&in, b, &d, 1);
 out:
+    if (!submitted)
+        hs_batcher_expect(b, -1);
     hs_decomposed_free(&d);
     hs_profile_free(p);
     hs_ingest_free(&in);
@@ -1038,6 +1052,8 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
     size_t nd = 0;
     hs_profile *p = NULL;
     const hs_pyro_type *pt = NULL;
+    bool submitted = false;
+    hs_batcher_expect(b, 1);
     int st = hs_ingest_begin(&in, lim, rq, rs);
     if (st)
         goto out;
@@ -1216,8 +1232,11 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
             hs_fill_meta(&in, &d[0], type, rq->body, rq->body_len, p, true);
         }
     }
+    submitted = true;
     st = hs_submit(&in, b, d, nd);
 out:
+    if (!submitted)
+        hs_batcher_expect(b, -1);
     for (size_t i = 0; i < 2; i++)
         hs_decomposed_free(&d[i]);
     hs_profile_free(p);

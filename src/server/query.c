@@ -20,8 +20,8 @@
 #include <time.h>
 
 #include "report/stacks.h"
+#include "server/query_cache.h"
 #include "server/query_internal.h"
-#include "store/stack.h"
 
 enum {
     P_SERVICE = 1u << 0,
@@ -83,6 +83,7 @@ static int q_labels(hs_q *q);
 static int q_profile(hs_q *q);
 static int q_series(hs_q *q);
 static int q_profiles(hs_q *q);
+static int q_stats(hs_q *q);
 
 typedef struct {
     const char *path;
@@ -101,6 +102,7 @@ static const endpoint_def endpoints[] = {
     {"series", P_SEL | P_AGG | P_WEIGHT | P_SI | P_STEP, P_SERVICE | P_TYPE, q_series},
     {"profiles", P_SEL | P_WEIGHT | P_SI | P_LIMIT, P_SERVICE | P_TYPE, q_profiles},
     {"diff", P_SEL | P_SHAPE | P_MAXNODES | P_LIMIT | P_BASE, P_SERVICE | P_TYPE, hs_q_diff},
+    {"stats", 0, 0, q_stats},
     {"source", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_source},
 };
 
@@ -282,10 +284,31 @@ static int side_param(hs_q *q, hs_q_side *s, const param_def *d, const char *pna
     return 0;
 }
 
+/* A back-reference (\1 .. \9) in a regex. glibc's matcher is exponential
+ * with them (a 100-character name and "(a*)*(\1)*b" take 30 s), and
+ * pprof's RE2 has none, so the server refuses them. */
+static bool has_backref(const char *re)
+{
+    for (const char *p = re; *p; p++)
+        if (*p == '\\') {
+            if (p[1] >= '1' && p[1] <= '9')
+                return true;
+            if (p[1])
+                p++;
+        }
+    return false;
+}
+
+#define HS_Q_MAX_REGEX 1024
+
 static int shape_param(hs_q *q, const param_def *d, const char *v)
 {
     char msg[256];
     long long n;
+    if (d->flag == P_FILTERS && (strlen(v) > HS_Q_MAX_REGEX || has_backref(v)))
+        return hs_respond_error(q->rs, 400, "%s: %s", d->name,
+                                strlen(v) > HS_Q_MAX_REGEX ? "longer than 1024 bytes"
+                                                           : "back-references (\\1..\\9) are not supported (as in pprof)");
     if (d->opt) {
         if (hs_analysis_parse_option(&q->o, d->opt, v, msg, sizeof msg) < 0)
             return hs_respond_error(q->rs, 400, "%s: %s", d->name, msg);
@@ -475,7 +498,7 @@ int hs_q_load(hs_q *q, hs_q_side *s)
         s->profile = empty_profile(&q->types);
     else {
         size_t missing = 0;
-        s->profile = hs_stack_build_from_store(q->qc->store, &s->merged, &missing, err, sizeof err);
+        s->profile = hs_stack_cache_build(q->qc->cache, q->qc->store, &s->merged, &missing, err, sizeof err);
         if (!s->profile)
             return hs_respond_error(q->rs, 500, "rebuilding the merged profile: %s", err);
         if (missing)
@@ -723,6 +746,31 @@ static int q_series(hs_q *q)
     return hs_q_finish(q, f, &buf, &len);
 }
 
+/* What the store holds, and the record cache. */
+static int q_stats(hs_q *q)
+{
+    hs_store_stats st;
+    char err[256];
+    int rc = hs_store_stats_get(q->qc->store, &st, err, sizeof err);
+    if (rc)
+        return store_fail(q, rc, err);
+    char *buf;
+    size_t len;
+    FILE *f = hs_q_open(&buf, &len);
+    if (!f)
+        return hs_respond_error(q->rs, 500, "out of memory");
+    fprintf(f, "{\"store\":{\"profiles\":%lld,\"samples\":%lld,\"stacks\":%lld,\"bytes\":%lld}",
+            (long long)st.profiles, (long long)st.samples, (long long)st.stacks, (long long)st.bytes);
+    if (q->qc->cache) {
+        hs_stack_cache_info ci;
+        hs_stack_cache_stats(q->qc->cache, &ci);
+        fprintf(f, ",\"cache\":{\"records\":%zu,\"bytes\":%zu,\"hits\":%llu,\"misses\":%llu}", ci.entries,
+                ci.bytes, (unsigned long long)ci.hits, (unsigned long long)ci.misses);
+    }
+    fputc('}', f);
+    return hs_q_finish(q, f, &buf, &len);
+}
+
 /* Seconds from nanoseconds, exact to the nanosecond. */
 static void seconds(FILE *f, int64_t ns)
 {
@@ -835,7 +883,6 @@ int hs_query_handle(hs_query_ctx *qc, const hs_http_request *rq, hs_http_respons
     q->qc = qc;
     q->rq = rq;
     q->rs = rs;
-    q->endpoint = e->path;
     q->now_ns = now_ns();
     q->max_nodes = 20000;
     q->cur.q.versions = q->cur.versions;

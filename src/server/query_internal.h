@@ -32,7 +32,6 @@ typedef struct {
     hs_query_ctx *qc;
     const hs_http_request *rq;
     hs_http_response *rs;
-    const char *endpoint; /* "flamegraph", ... */
     hs_q_side cur, base;
     hs_store_types types;  /* of (service, type) */
     int sample_index;      /* in types */

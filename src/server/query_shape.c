@@ -128,10 +128,46 @@ static int64_t tree_weight(const hs_tree_node *t)
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-static int cmp_desc(const void *a, const void *b)
+/* The k-th largest (0-based) of w[0..n), k < n, reordering w: quickselect
+ * with Hoare's partition, descending. */
+static int64_t kth_largest(int64_t *w, size_t n, size_t k)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x > y ? -1 : x < y;
+    size_t lo = 0, hi = n - 1;
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    while (lo < hi) {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        int64_t pivot = w[lo + rng % (hi - lo + 1)];
+        size_t i = lo, j = hi;
+        for (;;) { /* w[lo..i) >= pivot, w(j..hi] <= pivot */
+            while (w[i] > pivot)
+                i++;
+            while (w[j] < pivot)
+                j--;
+            if (i >= j)
+                break;
+            int64_t t = w[i];
+            w[i++] = w[j];
+            w[j--] = t;
+        }
+        if (i == j) { /* w[lo..j) >= w[j] == pivot >= w(j..hi] */
+            if (k == j)
+                return w[k];
+            if (k < j)
+                hi = j - 1;
+            else
+                lo = j + 1;
+        } else { /* w[lo..j] >= pivot, w(j..i) == pivot, w[i..hi] <= pivot */
+            if (k <= j)
+                hi = j;
+            else if (k >= i)
+                lo = i;
+            else
+                return w[k];
+        }
+    }
+    return w[k];
 }
 
 /* Which tree nodes to keep: all, or the max_nodes largest (ties in
@@ -157,8 +193,7 @@ static bool *choose_nodes(const hs_calltree *ct, size_t max_nodes)
     }
     for (size_t i = 1; i < ct->n; i++)
         w[i - 1] = tree_weight(&ct->t[i]);
-    qsort(w, ct->n - 1, sizeof *w, cmp_desc);
-    int64_t thr = w[max_nodes - 1];
+    int64_t thr = kth_largest(w, ct->n - 1, max_nodes - 1);
     size_t quota = max_nodes;
     for (size_t i = 1; i < ct->n; i++)
         if (tree_weight(&ct->t[i]) > thr) {

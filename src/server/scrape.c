@@ -15,7 +15,7 @@
  * `seconds`: a CPU profile covers most of the period). Each period every
  * spec is fetched at once (one libcurl multi handle, so a 10 s CPU profile
  * does not delay a heap snapshot), with a connect timeout of 5 s and a
- * total of seconds + 15 s; a body over limits.max_body is cut off. What
+ * total of the URL's seconds= + 15 s; a body over limits.max_body is cut off. What
  * arrives goes through hs_ingest_native — the same checks, decomposition
  * and group commit as an upload. Failures are logged to stderr, once per
  * change of state per spec, and the next period tries again.
@@ -44,6 +44,7 @@ typedef struct {
     CURL *easy;
     char *body; /* max bytes */
     size_t len, max;
+    int seconds; /* the profile's duration (seconds= of the URL), 0: a snapshot */
     bool too_big;
     bool failing; /* the last attempt failed (log only changes) */
 } hs_target;
@@ -116,7 +117,15 @@ static int hs_target_parse(hs_target *t, const char *spec, int seconds, char *er
         bool ours = (kl == 7 && !strncmp(q, "service", 7)) || (kl == 7 && !strncmp(q, "version", 7)) ||
                     (kl == 5 && !strncmp(q, "label", 5)) || (kl == 4 && !strncmp(q, "type", 4));
         if (!ours) {
-            have_seconds |= kl == 7 && !strncmp(q, "seconds", 7);
+            if (kl == 7 && !strncmp(q, "seconds", 7)) {
+                have_seconds = true;
+                t->seconds = eq ? atoi(eq + 1) : 0;
+                if (t->seconds < 0 || t->seconds > 3600) {
+                    snprintf(err, errlen, "--scrape %s: seconds= must be 0 to 3600", spec);
+                    free(keep);
+                    goto out;
+                }
+            }
             ko += (size_t)snprintf(keep + ko, qlen + 32 - ko, "%s%.*s", ko ? "&" : "", (int)pl, q);
             continue;
         }
@@ -158,8 +167,10 @@ static int hs_target_parse(hs_target *t, const char *spec, int seconds, char *er
     size_t pathl = strlen(path);
     if (!have_type && pathl >= 6 && !strcmp(path + pathl - 6, "/block"))
         t->params[t->n_params++] = (hs_param){"type", "block"};
-    if (!have_seconds && pathl >= 8 && !strcmp(path + pathl - 8, "/profile"))
+    if (!have_seconds && pathl >= 8 && !strcmp(path + pathl - 8, "/profile")) {
         ko += (size_t)snprintf(keep + ko, qlen + 32 - ko, "%sseconds=%d", ko ? "&" : "", seconds);
+        t->seconds = seconds;
+    }
     if (curl_url_set(u, CURLUPART_QUERY, ko ? keep : NULL, 0) != CURLUE_OK ||
         curl_url_get(u, CURLUPART_URL, &t->fetch, 0) != CURLUE_OK) {
         free(keep);
@@ -284,9 +295,8 @@ static bool hs_stopping(hs_scraper *s)
 /* One round: fetch every target at once, store the answers. */
 static void hs_round(hs_scraper *s)
 {
-    int timeout = s->seconds + 15;
     for (size_t i = 0; i < s->n; i++)
-        if (hs_begin(s, &s->t[i], timeout) != 0)
+        if (hs_begin(s, &s->t[i], s->t[i].seconds + 15) != 0)
             hs_log_state(&s->t[i], true, "cannot start the transfer");
     int running = 1;
     while (running && !hs_stopping(s)) {

@@ -79,6 +79,11 @@ int hs_batcher_submit(hs_batcher *b, const hs_store_profile *p, char *err, size_
  * none): results[i] is 0 (stored) or 1 (duplicate) when it returns 0. */
 int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size_t n, int *results,
                            char *err, size_t errlen);
+/* A request that will submit soon (it is decoding its body) says so with
+ * +1, and -1 if it ends up not submitting; a submit takes one back. The
+ * writer commits at once when nothing is announced, else it waits (at most
+ * max_wait_ms) for the announced ones to join the batch. */
+void hs_batcher_expect(hs_batcher *b, int n);
 
 /* ---- ingest.c ---- */
 /* Each returns the HTTP status it answered with and fills rs. */
@@ -90,6 +95,7 @@ typedef struct {
     hs_store *store;
     const char *const *source_paths; /* --source-path DIRs */
     size_t n_source_paths;
+    struct hs_stack_cache *cache;    /* stack records kept between queries (query_cache.h), or NULL */
 } hs_query_ctx;
 /* GET /api/v1/... other than ingest; 404 for unknown paths. */
 int hs_query_handle(hs_query_ctx *q, const hs_http_request *rq, hs_http_response *rs);

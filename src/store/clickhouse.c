@@ -56,8 +56,9 @@
  * Queries: a merge is one GROUP BY stack over samples inside ClickHouse;
  * series bucket with intDiv in SQL; listings are SELECT DISTINCT; all
  * answers come back as RowBinary. Retention drops whole day partitions
- * (ALTER TABLE ... DROP PARTITION ID) and deletes the rest of the
- * boundary day with mutations, waiting for them to finish.
+ * (ALTER TABLE ... DROP PARTITION ID) and hides the boundary day's older
+ * profiles behind a watermark (the retention table, one per host, read by
+ * every query) until their day is dropped: no mutation ever rewrites data.
  *
  * The SQL keeps to what ClickHouse 18.16 (Debian 12) and current versions
  * both accept: no LowCardinality, no toStartOfInterval, no query
@@ -303,6 +304,9 @@ typedef struct {
 } ch_store;
 
 static const hs_store_ops ch_ops;
+static int kind_types(ch_store *s, const char *service, const char *type, const hs_store_types **out, char *err,
+                      size_t errlen);
+static int same_types(const hs_store_types *a, const hs_store_types *b);
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -471,7 +475,8 @@ static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_bu
         if (sscanf(line, "Code: %d", &code) != 1)
             code = 0;
         rc = status == 503 || ch_code_unavailable(code) ? HS_STORE_UNAVAILABLE : -1;
-        set_err(err, errlen, "clickhouse %s:%d: HTTP %ld: %s", s->hosts[h].host, s->hosts[h].port, status,
+        set_err(err, errlen, "clickhouse %s:%d%s: HTTP %ld: %s", s->hosts[h].host, s->hosts[h].port,
+                rc == HS_STORE_UNAVAILABLE ? " unavailable (it, or a shard it needs, is down or slow)" : "", status,
                 line[0] ? line : "(no message)");
     }
     if (c)
@@ -546,8 +551,8 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     const char *L = s->local, *db = s->db;
     ch_buf q = {0};
     int rc = 0;
-    const char *ddl[4];
-    char *owned[4] = {0};
+    const char *ddl[5];
+    char *owned[5] = {0};
     buf_printf(&q, "CREATE DATABASE IF NOT EXISTS %s", db);
     owned[0] = q.p;
     q = (ch_buf){0};
@@ -575,7 +580,11 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
                "ENGINE = MergeTree() PARTITION BY day ORDER BY (service, type, start_ns, ins, stack)",
                db, L);
     owned[3] = q.p;
-    for (int i = 0; i < 4; i++) {
+    q = (ch_buf){0};
+    /* Not distributed: every host keeps its own copy of the watermark. */
+    buf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
+    owned[4] = q.p;
+    for (int i = 0; i < 5; i++) {
         ddl[i] = owned[i];
         if (!ddl[i]) {
             set_err(err, errlen, "clickhouse: out of memory");
@@ -583,7 +592,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             goto out;
         }
     }
-    for (int i = 0; i < 4 && rc == 0; i++)
+    for (int i = 0; i < 5 && rc == 0; i++)
         rc = ch_each(s, ddl[i], err, errlen);
     if (rc == 0 && s->cluster) {
         static const char *const tables[3] = {"stacks", "profiles", "samples"};
@@ -611,7 +620,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             snprintf(err + n, errlen - n, " (creating the schema)");
     }
 out:
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         free(owned[i]);
     return rc;
 }
@@ -918,7 +927,8 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
             set_err(err, errlen, "clickhouse: a profile needs an id, a service and a type");
             return -1;
         }
-        if (p->types.n > HS_STORE_MAX_VALUES || p->types.default_index < 0 || p->types.default_index > 255) {
+        if (p->types.n == 0 || p->types.n > HS_STORE_MAX_VALUES || p->types.default_index < 0 ||
+            p->types.default_index > 255) {
             set_err(err, errlen, "clickhouse: bad sample types in profile %s", p->id);
             return -1;
         }
@@ -941,6 +951,34 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     for (size_t i = 1; i < n; i++)
         if (strcmp(ps[i]->id, ps[i - 1]->id) == 0)
             dup[i] = 1;
+
+    /* Profiles of one (service, type) must agree on their sample types,
+     * with each other and with the stored ones. */
+    for (size_t i = 0; i < n; i++) {
+        const hs_store_profile *p = profiles[i], *first = p;
+        size_t j;
+        for (j = 0; j < i; j++)
+            if (strcmp(profiles[j]->service, p->service) == 0 && strcmp(profiles[j]->type, p->type) == 0)
+                break;
+        if (j < i)
+            continue; /* checked with its kind's first profile */
+        const hs_store_types *ref;
+        rc = kind_types(s, p->service, p->type, &ref, err, errlen);
+        if (rc < 0)
+            goto out;
+        if (rc == 1)
+            ref = &first->types;
+        rc = 0;
+        for (j = i; j < n; j++) {
+            const hs_store_profile *o = profiles[j];
+            if (strcmp(o->service, p->service) == 0 && strcmp(o->type, p->type) == 0 && !same_types(&o->types, ref)) {
+                set_err(err, errlen, "profile %s: its sample types differ from those stored for %s/%s", o->id,
+                        o->service, o->type);
+                rc = -1;
+                goto out;
+            }
+        }
+    }
 
     /* 1. ids already stored (in the batch's days). */
     buf_printf(&q, "SELECT DISTINCT id FROM %s.profiles WHERE day IN (", s->db);
@@ -1109,11 +1147,12 @@ out:
 
 /* ---- selections ---- */
 
-/* The conditions on samples and profiles shared columns: service, type,
- * the time range (and its days, which prune partitions). */
-static void where_base(ch_buf *b, const hs_store_query *q)
+/* The conditions on the columns samples and profiles share: the retention
+ * watermark, service, type, the time range (and its days, which prune
+ * partitions). */
+static void where_base(ch_buf *b, const ch_store *s, const hs_store_query *q)
 {
-    buf_str(b, "1");
+    buf_printf(b, "start_ns >= (SELECT max(before_ns) FROM %s.retention)", s->db);
     if (q->service) {
         buf_str(b, " AND service = ");
         buf_quote(b, q->service);
@@ -1133,9 +1172,9 @@ static void where_base(ch_buf *b, const hs_store_query *q)
 }
 
 /* Every condition of q on profiles. */
-static void where_profiles(ch_buf *b, const hs_store_query *q)
+static void where_profiles(ch_buf *b, const ch_store *s, const hs_store_query *q)
 {
-    where_base(b, q);
+    where_base(b, s, q);
     if (q->n_versions) {
         buf_str(b, " AND version IN (");
         for (size_t i = 0; i < q->n_versions; i++) {
@@ -1168,7 +1207,7 @@ static void where_profiles(ch_buf *b, const hs_store_query *q)
 static void where_committed(ch_buf *b, const ch_store *s, const hs_store_query *q)
 {
     buf_printf(b, " AND ins IN (SELECT min(ins) FROM %s.profiles%s WHERE ", s->db, s->local);
-    where_profiles(b, q);
+    where_profiles(b, s, q);
     buf_str(b, " GROUP BY id)");
 }
 
@@ -1243,7 +1282,7 @@ static int ch_strings(hs_store *base, int what, const hs_store_query *q, const c
         return -1;
     }
     buf_printf(&b, " FROM %s.profiles WHERE ", s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     if (what == HS_STORE_LABEL_VALUES) {
         buf_str(&b, " AND has(label_keys, ");
         buf_quote(&b, name);
@@ -1369,24 +1408,35 @@ static int types_dup(const hs_store_types *src, hs_store_types *dst, char **bloc
 
 #define CH_TYPES_COLUMNS "sample_types, sample_units, default_index, period_type, period_unit, period"
 
-static int ch_type_info(hs_store *base, const hs_store_query *q, hs_store_types *out, char *err, size_t errlen)
+/* The sample types stored for (service, type): 0 with *out pointing into
+ * the store's list (valid until close), 1 if no profile has them, or an
+ * error. Types never change once stored (put refuses others), so an entry
+ * found is kept for the process's life. */
+static int kind_types(ch_store *s, const char *service, const char *type, const hs_store_types **out, char *err,
+                      size_t errlen)
 {
-    ch_store *s = (ch_store *)base;
-    if (need_service_type(q, err, errlen))
-        return -1;
+    pthread_mutex_lock(&s->mu);
+    ch_types_entry *e;
+    for (e = s->types; e; e = e->next)
+        if (strcmp(e->service, service) == 0 && strcmp(e->type, type) == 0)
+            break;
+    pthread_mutex_unlock(&s->mu);
+    if (e) {
+        *out = &e->types;
+        return 0;
+    }
     ch_buf b = {0}, ans = {0};
     buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.profiles WHERE service = ", s->db);
-    buf_quote(&b, q->service);
+    buf_quote(&b, service);
     buf_str(&b, " AND type = ");
-    buf_quote(&b, q->type);
-    buf_str(&b, " ORDER BY start_ns DESC LIMIT 1 FORMAT RowBinary");
+    buf_quote(&b, type);
+    buf_str(&b, " LIMIT 1 FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
     if (ans.len == 0) {
         free(ans.p);
-        set_err(err, errlen, "no profile of service '%s' and type '%s'", q->service, q->type);
-        return -1;
+        return 1;
     }
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
     hs_store_types t;
@@ -1395,42 +1445,49 @@ static int ch_type_info(hs_store *base, const hs_store_query *q, hs_store_types 
     free(ans.p);
     if (rc)
         return malformed(err, errlen, "type info");
-    /* Hand out the stored entry if it says the same, else keep a new one
-     * (earlier answers stay valid until close). */
-    pthread_mutex_lock(&s->mu);
-    ch_types_entry *e;
-    for (e = s->types; e; e = e->next) {
-        if (strcmp(e->service, q->service) || strcmp(e->type, q->type) || e->types.n != t.n ||
-            e->types.default_index != t.default_index || e->types.period != t.period ||
-            strcmp(e->types.period_type, t.period_type) || strcmp(e->types.period_unit, t.period_unit))
-            continue;
-        size_t i;
-        for (i = 0; i < t.n; i++)
-            if (strcmp(e->types.type[i], t.type[i]) || strcmp(e->types.unit[i], t.unit[i]))
-                break;
-        if (i == t.n)
-            break;
-    }
-    if (e) {
-        free(blk);
-    } else if ((e = calloc(1, sizeof *e)) && (e->service = strdup(q->service)) && (e->type = strdup(q->type))) {
-        e->types = t;
-        e->strings = blk;
-        e->next = s->types;
-        s->types = e;
-    } else {
-        if (e) {
+    e = calloc(1, sizeof *e);
+    if (!e || !(e->service = strdup(service)) || !(e->type = strdup(type))) {
+        if (e)
             free(e->service);
-            free(e);
-        }
+        free(e);
         free(blk);
-        pthread_mutex_unlock(&s->mu);
         set_err(err, errlen, "out of memory");
         return -1;
     }
-    *out = e->types;
+    e->types = t;
+    e->strings = blk;
+    pthread_mutex_lock(&s->mu);
+    e->next = s->types;
+    s->types = e;
     pthread_mutex_unlock(&s->mu);
+    *out = &e->types;
     return 0;
+}
+
+static int ch_type_info(hs_store *base, const hs_store_query *q, hs_store_types *out, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    if (need_service_type(q, err, errlen))
+        return -1;
+    const hs_store_types *t;
+    int rc = kind_types(s, q->service, q->type, &t, err, errlen);
+    if (rc == 1) {
+        set_err(err, errlen, "no profile of service '%s' and type '%s'", q->service, q->type);
+        return -1;
+    }
+    if (rc == 0)
+        *out = *t;
+    return rc;
+}
+
+static int same_types(const hs_store_types *a, const hs_store_types *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->type[i], b->type[i]) || strcmp(a->unit[i], b->unit[i]))
+            return 0;
+    return 1;
 }
 
 /* ---- merge ---- */
@@ -1448,7 +1505,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
                "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
                "any(period_type), any(period_unit), any(period) FROM %s.profiles WHERE ",
                s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
@@ -1484,7 +1541,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     }
     /* The stacks: one GROUP BY inside ClickHouse. */
     buf_printf(&b, "SELECT stack, sum(v0), sum(v1), sum(v2), sum(v3) FROM %s.samples WHERE ", s->db);
-    where_base(&b, q);
+    where_base(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " GROUP BY stack FORMAT RowBinary");
     rc = run(s, &b, &ans, err, errlen);
@@ -1518,35 +1575,76 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
 
 /* ---- stacks ---- */
 
+typedef struct {
+    uint64_t hash;
+    const unsigned char *data;
+    size_t len;
+} ch_found;
+
+static int cmp_found(const void *a, const void *b)
+{
+    const ch_found *x = a, *y = b;
+    return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* fn is called once per element of hashes whose record is stored (a hash
+ * asked twice is answered twice), in the order asked. */
 static int ch_get_stacks(hs_store *base, const uint64_t *hashes, size_t n,
                          void (*fn)(void *arg, uint64_t hash, const void *data, size_t len), void *arg, char *err,
                          size_t errlen)
 {
     ch_store *s = (ch_store *)base;
-    for (size_t at = 0; at < n; at += CH_IN_CHUNK) {
-        size_t m = n - at < CH_IN_CHUNK ? n - at : CH_IN_CHUNK;
+    uint64_t *ask = malloc((n < CH_IN_CHUNK ? n : CH_IN_CHUNK) * sizeof *ask + 1);
+    ch_found *found = malloc((n < CH_IN_CHUNK ? n : CH_IN_CHUNK) * sizeof *found + 1);
+    int rc = 0;
+    if (!ask || !found) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (size_t at = 0; rc == 0 && at < n; at += CH_IN_CHUNK) {
+        size_t m = n - at < CH_IN_CHUNK ? n - at : CH_IN_CHUNK, nask = 0, nf = 0;
+        memcpy(ask, hashes + at, m * sizeof *ask);
+        qsort(ask, m, sizeof *ask, cmp_u64);
+        for (size_t i = 0; i < m; i++)
+            if (!i || ask[i] != ask[i - 1])
+                ask[nask++] = ask[i];
         ch_buf b = {0}, ans = {0};
         buf_printf(&b, "SELECT hash, any(record) FROM %s.stacks WHERE hash IN (", s->db);
-        for (size_t i = 0; i < m; i++)
-            buf_printf(&b, "%s%" PRIu64, i ? "," : "", hashes[at + i]);
+        for (size_t i = 0; i < nask; i++)
+            buf_printf(&b, "%s%" PRIu64, i ? "," : "", ask[i]);
         buf_str(&b, ") GROUP BY hash FORMAT RowBinary");
-        int rc = run(s, &b, &ans, err, errlen);
+        rc = run(s, &b, &ans, err, errlen);
         if (rc)
-            return rc;
+            break;
         ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        while (rd_more(&r)) {
-            uint64_t h = rd_u64(&r);
-            size_t len;
-            const unsigned char *data = rd_bytes(&r, &len);
-            if (r.bad)
-                break;
-            fn(arg, h, data, len);
+        while (rd_more(&r) && nf < nask) {
+            found[nf].hash = rd_u64(&r);
+            found[nf].data = rd_bytes(&r, &found[nf].len);
+            nf++;
+        }
+        if (r.bad || rd_more(&r)) {
+            free(ans.p);
+            rc = malformed(err, errlen, "stacks");
+            break;
+        }
+        qsort(found, nf, sizeof *found, cmp_found);
+        for (size_t i = 0; i < m; i++) {
+            ch_found key = {.hash = hashes[at + i]};
+            const ch_found *f = bsearch(&key, found, nf, sizeof *found, cmp_found);
+            if (f)
+                fn(arg, f->hash, f->data, f->len);
         }
         free(ans.p);
-        if (r.bad)
-            return malformed(err, errlen, "stacks");
     }
-    return 0;
+    free(ask);
+    free(found);
+    return rc;
 }
 
 /* ---- series ---- */
@@ -1564,7 +1662,7 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
                "SELECT intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(t0), sum(t1), "
                "sum(t2), sum(t3) FROM %s.profiles WHERE ",
                q->from_ns, step_ns, s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " GROUP BY bucket ORDER BY bucket FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
@@ -1607,7 +1705,7 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
         return -1;
     ch_buf b = {0}, ans = {0};
     buf_printf(&b, "SELECT id, version, start_ns, duration_ns, t0, t1, t2, t3 FROM %s.profiles WHERE ", s->db);
-    where_profiles(&b, q);
+    where_profiles(&b, s, q);
     where_committed(&b, s, q);
     buf_str(&b, " ORDER BY start_ns, id");
     if (limit)
@@ -1660,49 +1758,12 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
 
 /* ---- retention ---- */
 
-/* Wait until host h has no unfinished mutation on DB's tables. */
-static int wait_mutations(ch_store *s, size_t h, char *err, size_t errlen)
-{
-    ch_buf b = {0};
-    buf_str(&b, "SELECT count() FROM system.mutations WHERE is_done = 0 AND database = ");
-    buf_quote(&b, s->db);
-    buf_str(&b, " FORMAT RowBinary");
-    if (b.oom) {
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = 0;
-    for (int sleep_ms = 5;; sleep_ms = sleep_ms < 200 ? sleep_ms * 2 : 200) {
-        ch_buf ans = {0};
-        int cf;
-        rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
-        if (rc)
-            break;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        uint64_t left = rd_u64(&r);
-        free(ans.p);
-        if (r.bad) {
-            rc = malformed(err, errlen, "mutations");
-            break;
-        }
-        if (left == 0)
-            break;
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > s->timeout_ms) {
-            set_err(err, errlen, "clickhouse %s:%d: retention's deletes still running after %ld ms",
-                    s->hosts[h].host, s->hosts[h].port, s->timeout_ms);
-            rc = HS_STORE_UNAVAILABLE;
-            break;
-        }
-        usleep((useconds_t)sleep_ms * 1000);
-    }
-    free(b.p);
-    return rc;
-}
-
+/* Retention must stay cheap for a fleet, where one day is a lot of data and
+ * `hotspur serve` retains every hour: whole days before the boundary are
+ * dropped as partitions (no data rewritten), and the boundary day's older
+ * profiles are hidden at once by a watermark every query reads (the
+ * retention table) until their partition is dropped the next day. Mutations
+ * (ALTER TABLE ... DELETE) would rewrite the whole boundary day every hour. */
 static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
@@ -1712,82 +1773,39 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     if (before_ns <= 0)
         return 0;
     uint16_t boundary = day_of(before_ns);
-    int partial = before_ns % CH_DAY_NS != 0; /* the boundary day keeps its later profiles */
-    static const char *const tables[3] = {"profiles", "samples", "stacks"};
+    time_t bt = (time_t)boundary * 86400;
+    struct tm tm;
+    gmtime_r(&bt, &tm);
+    char mark[160], parts[512];
+    snprintf(mark, sizeof mark, "INSERT INTO %s.retention VALUES (%" PRId64 ")", s->db, before_ns);
+    /* A Date partition's id is YYYYMMDD. */
+    snprintf(parts, sizeof parts,
+             "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
+             "table IN ('profiles%s', 'samples%s', 'stacks%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
+             s->db, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
-        /* Whole days before the boundary: drop their partitions. */
-        ch_buf b = {0}, ans = {0};
-        buf_str(&b, "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = ");
-        buf_quote(&b, s->db);
-        /* A Date partition's id is YYYYMMDD. */
-        time_t bt = (time_t)boundary * 86400;
-        struct tm tm;
-        gmtime_r(&bt, &tm);
-        buf_printf(&b, " AND partition_id < '%04d%02d%02d'", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
-        buf_str(&b, " FORMAT RowBinary");
         int cf;
-        if (b.oom) {
-            set_err(err, errlen, "out of memory");
-            rc = -1;
-        } else {
-            rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
-        }
-        free(b.p);
+        rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);
+        if (rc)
+            break;
+        ch_buf ans = {0};
+        rc = ch_http(s, h, CH_QUERY, parts, NULL, "", &ans, &cf, err, errlen);
         if (rc)
             break;
         ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
         while (rc == 0 && rd_more(&r)) {
-            char *table = rd_strdup(&r), *part = table ? rd_strdup(&r) : NULL;
-            if (!part) {
-                free(table);
+            size_t tl, pl;
+            const unsigned char *table = rd_bytes(&r, &tl), *part = rd_bytes(&r, &pl);
+            if (r.bad) {
                 rc = malformed(err, errlen, "partitions");
                 break;
             }
-            int ours = 0;
-            for (int i = 0; i < 3; i++) {
-                char want[64];
-                snprintf(want, sizeof want, "%s%s", tables[i], s->local);
-                ours |= strcmp(table, want) == 0;
-            }
-            if (ours) {
-                ch_buf d = {0};
-                buf_printf(&d, "ALTER TABLE %s.%s DROP PARTITION ID ", s->db, table);
-                buf_quote(&d, part);
-                rc = d.oom ? -1 : ch_http(s, h, CH_QUERY, d.p, NULL, "", NULL, &cf, err, errlen);
-                if (d.oom)
-                    set_err(err, errlen, "out of memory");
-                free(d.p);
-            }
-            free(table);
-            free(part);
+            char drop[256];
+            snprintf(drop, sizeof drop, "ALTER TABLE %s.%.*s DROP PARTITION ID '%.*s'", s->db, (int)tl,
+                     (const char *)table, (int)pl, (const char *)part);
+            rc = ch_http(s, h, CH_QUERY, drop, NULL, "", NULL, &cf, err, errlen);
         }
         free(ans.p);
-        if (rc || !partial)
-            continue;
-        /* The boundary day: delete its earlier profiles (commit records
-         * first), then their samples, then the stacks that day's remaining
-         * samples no longer use. */
-        for (int i = 0; i < 3 && rc == 0; i++) {
-            ch_buf d = {0};
-            buf_printf(&d, "ALTER TABLE %s.%s%s DELETE WHERE day = ", s->db, tables[i], s->local);
-            buf_day(&d, boundary);
-            if (i < 2) {
-                buf_printf(&d, " AND start_ns < %" PRId64, before_ns);
-            } else {
-                buf_printf(&d, " AND hash NOT IN (SELECT stack FROM %s.samples WHERE day = ", s->db);
-                buf_day(&d, boundary);
-                buf_str(&d, ")");
-            }
-            if (d.oom) {
-                set_err(err, errlen, "out of memory");
-                rc = -1;
-            } else {
-                rc = ch_http(s, h, CH_QUERY, d.p, NULL, "", NULL, &cf, err, errlen);
-                if (rc == 0)
-                    rc = wait_mutations(s, h, err, errlen);
-            }
-            free(d.p);
-        }
     }
     return rc;
 }
@@ -1800,10 +1818,11 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
     memset(out, 0, sizeof *out);
     ch_buf b = {0}, ans = {0};
     buf_printf(&b,
-               "SELECT (SELECT uniqExact(id) FROM %s.profiles), "
-               "(SELECT count() FROM %s.samples WHERE ins IN (SELECT min(ins) FROM %s.profiles%s GROUP BY id)), "
+               "SELECT (SELECT uniqExact(id) FROM %s.profiles WHERE start_ns >= (SELECT max(before_ns) FROM "
+               "%s.retention)), (SELECT count() FROM %s.samples WHERE start_ns >= (SELECT max(before_ns) FROM "
+               "%s.retention) AND ins IN (SELECT min(ins) FROM %s.profiles%s GROUP BY id)), "
                "(SELECT uniqExact(hash) FROM %s.stacks) FORMAT RowBinary",
-               s->db, s->db, s->db, s->local, s->db);
+               s->db, s->db, s->db, s->db, s->db, s->local, s->db);
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;

@@ -5,7 +5,8 @@
  *   stacks(id, hash UNIQUE, last_hour, record)    every stack record, once
  *   profiles(pid, id UNIQUE, kid, version, start_ns, duration_ns,
  *            n_samples, t0..t3, samples)          index (kid, start_ns)
- *   labels(pid, key, value)                       profile labels, PK (pid, key)
+ *   labels(pid, key, value)                       profile labels, PK (pid, key),
+ *                                                 index (key, value)
  *
  * Samples are not one row each: a row per sample costs 30-40 bytes and
  * would be ~10 KiB for a 300-sample profile. A profile's samples are one
@@ -33,9 +34,13 @@
  * server batches concurrent uploads into one put (group commit).
  *
  * Concurrency: one write connection behind a mutex (one transaction per
- * put), and a pool of read connections (WAL lets readers run beside the
- * writer). Connections are opened SQLITE_OPEN_NOMUTEX: each is used by one
- * thread at a time under our locks. One process owns DIR at a time
+ * put), and a pool of up to 4 read connections (WAL lets readers run
+ * beside the writer; a merge reads in one read transaction, so it sees
+ * every stack its profiles use). Connections are opened
+ * SQLITE_OPEN_NOMUTEX: each is used by one thread at a time under our
+ * locks. Page caches grow as used up to 128 MiB (writer: a big batch's new
+ * pages stay in memory) and 32 MiB (each reader); readers also map the
+ * database file (mmap_size 1 GiB) so page reads are not copies. One process owns DIR at a time
  * (flock on DIR/hotspur.lock), which makes the writer's in-memory
  * hash -> id cache of stacks always right.
  *
@@ -233,6 +238,7 @@ static const char *const SCHEMA =
     "CREATE INDEX IF NOT EXISTS profiles_kind_start ON profiles(kid, start_ns);"
     "CREATE TABLE IF NOT EXISTS labels(pid INTEGER NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,"
     " PRIMARY KEY(pid, key)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS labels_kv ON labels(key, value);" /* (+ pid, the primary key) */
     "PRAGMA user_version=1;";
 
 static int open_conn(const char *path, bool writer, sqlite3 **out, char *err, size_t errlen)
@@ -248,7 +254,11 @@ static int open_conn(const char *path, bool writer, sqlite3 **out, char *err, si
     int r;
     if (writer) {
         /* auto_vacuum only takes effect before the first table exists */
-        if ((r = exec(db, "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
+        /* journal_size_limit: the WAL file is cut back to 64 MiB after a
+         * checkpoint (a big batch would otherwise leave it at its peak) */
+        if ((r = exec(db,
+                      "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+                      " PRAGMA journal_size_limit=67108864;",
                       err, errlen)) < 0 ||
             (r = exec(db, "BEGIN IMMEDIATE", err, errlen)) < 0)
             goto fail;
@@ -261,7 +271,13 @@ static int open_conn(const char *path, bool writer, sqlite3 **out, char *err, si
     } else if ((r = exec(db, "PRAGMA query_only=1", err, errlen)) < 0) {
         goto fail;
     }
-    if ((r = exec(db, "PRAGMA cache_size=-16384", err, errlen)) < 0) /* 16 MiB per connection */
+    /* page cache, grown only as used: the writer's holds a big batch's new
+     * pages (beyond it they spill to the WAL and are read back) */
+    if ((r = exec(db, writer ? "PRAGMA cache_size=-131072" : "PRAGMA cache_size=-32768", err, errlen)) < 0)
+        goto fail;
+    /* readers read the database through a memory map (no copy per page
+     * read); the file is ours alone (hotspur.lock) */
+    if (!writer && (r = exec(db, "PRAGMA mmap_size=1073741824", err, errlen)) < 0)
         goto fail;
     *out = db;
     return 0;
@@ -377,13 +393,13 @@ static int mkdirs(const char *dir, char *err, size_t errlen)
         if (*p != '/')
             continue;
         *p = 0;
-        if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
+        if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
             ERR("sqlite: cannot create %s: %s", tmp, strerror(errno));
             return -1;
         }
         *p = '/';
     }
-    if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
+    if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
         ERR("sqlite: cannot create %s: %s", tmp, strerror(errno));
         return -1;
     }
@@ -880,7 +896,7 @@ static void profile_conds(qb *b, const hs_store_query *q)
         buf_str(&b->sql, ")");
     }
     for (size_t i = 0; i < q->n_labels; i++) {
-        buf_str(&b->sql, " AND EXISTS(SELECT 1 FROM labels l WHERE l.pid=p.pid AND l.key=? AND l.value=?)");
+        buf_str(&b->sql, " AND p.pid IN (SELECT l.pid FROM labels l WHERE l.key=? AND l.value=?)");
         qb_s(b, q->labels[i].key);
         qb_s(b, q->labels[i].value);
     }
@@ -1402,32 +1418,55 @@ static int sq_merge(hs_store *s_, const hs_store_query *q, hs_store_merged *out,
 
 /* ---- stacks by hash ---- */
 
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int sq_get_stacks(hs_store *s_, const uint64_t *hashes, size_t n,
                          void (*fn)(void *arg, uint64_t hash, const void *data, size_t len), void *arg, char *err,
                          size_t errlen)
 {
     sq *s = (sq *)s_;
-    reader *rd = reader_get(s, err, errlen);
-    if (!rd)
+    /* look them up in index order (as stored: hashes as int64): each
+     * seek then starts near the last one */
+    int64_t *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    if (!sorted) {
+        ERR("out of memory");
         return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = (int64_t)hashes[i] ^ INT64_MIN; /* signed order as unsigned */
+    qsort(sorted, n, sizeof *sorted, u64_cmp);
+    reader *rd = reader_get(s, err, errlen);
+    if (!rd) {
+        free(sorted);
+        return -1;
+    }
     int r = 0;
     sqlite3_stmt *st = rd->hash_record;
     /* one read transaction for a consistent view and fewer lock round trips */
     if ((r = exec(rd->db, "BEGIN", err, errlen)) < 0) {
         reader_put(s, rd);
+        free(sorted);
         return r;
     }
     for (size_t i = 0; i < n && r == 0; i++) {
-        sqlite3_bind_int64(st, 1, (int64_t)hashes[i]);
+        int64_t h = sorted[i] ^ INT64_MIN;
+        if (i > 0 && sorted[i] == sorted[i - 1])
+            continue;
+        sqlite3_bind_int64(st, 1, h);
         int rc = sqlite3_step(st);
         if (rc == SQLITE_ROW)
-            fn(arg, hashes[i], sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+            fn(arg, (uint64_t)h, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0));
         else if (rc != SQLITE_DONE)
             r = sql_fail(rd->db, rc, "get stack", err, errlen);
         sqlite3_reset(st);
     }
     sqlite3_exec(rd->db, "COMMIT", NULL, NULL, NULL);
     reader_put(s, rd);
+    free(sorted);
     return r;
 }
 
@@ -1437,6 +1476,9 @@ static int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_
                      char *err, size_t errlen)
 {
     sq *s = (sq *)s_;
+    static const hs_store_query all = {0};
+    if (!q)
+        q = &all;
     *out = NULL;
     *n = 0;
     qb b = {0};
@@ -1494,6 +1536,9 @@ static int sq_profiles(hs_store *s_, const hs_store_query *q, size_t limit, hs_s
                        char *err, size_t errlen)
 {
     sq *s = (sq *)s_;
+    static const hs_store_query all = {0};
+    if (!q)
+        q = &all;
     *out = NULL;
     *n = 0;
     qb b = {0};

@@ -26,7 +26,7 @@ uint64_t hs_stack_hash(const void *data, size_t len)
     return (uint64_t)XXH3_64bits(data, len);
 }
 
-/* ---- a growable byte buffer with varint writers ---- */
+/* ---- a growable byte buffer, varint writers ---- */
 
 typedef struct {
     unsigned char *p;
@@ -59,22 +59,6 @@ static void put_bytes(sbuf *b, const void *d, size_t n)
         return;
     memcpy(b->p + b->n, d, n);
     b->n += n;
-}
-
-static void put_uv(sbuf *b, uint64_t v)
-{
-    if (sbuf_reserve(b, 10) < 0)
-        return;
-    while (v >= 0x80) {
-        b->p[b->n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->n++] = (unsigned char)v;
-}
-
-static void put_sv(sbuf *b, int64_t v)
-{
-    put_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
 /* Unchecked writers for the encoder's hot loop (space reserved first). */
@@ -356,10 +340,68 @@ done:
 
 /* ---- decoding ---- */
 
-int hs_stack_decode(const void *data, size_t len, hs_stack_decoded *out, char *err, size_t errlen)
+/* A record parsed in place: its string table (NUL-terminated copies; s[0]
+ * is "") and frames and labels referring to it. Reused across records. */
+typedef struct {
+    uint32_t fn, sys, file, map;
+    int64_t line, start_line;
+    bool inlined;
+} ref_frame;
+
+typedef struct {
+    uint32_t key, str, unit;
+    int64_t num;
+} ref_label;
+
+typedef struct {
+    const char **s;
+    size_t ns, cap_s;
+    char *bytes;
+    size_t cap_bytes;
+    ref_frame *f;
+    size_t nf, cap_f;
+    ref_label *l;
+    size_t nl, cap_l;
+} parsed;
+
+static void parsed_free(parsed *pr)
 {
-    memset(out, 0, sizeof *out);
+    free(pr->s);
+    free(pr->bytes);
+    free(pr->f);
+    free(pr->l);
+    memset(pr, 0, sizeof *pr);
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 16;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(*p, nc * size);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+/* Resize *p to n elements (parallel arrays grown together). */
+static int resize(void **p, size_t n, size_t size)
+{
+    void *np = realloc(*p, n * size);
+    if (!np)
+        return -1;
+    *p = np;
+    return 0;
+}
+
+static int parse_record(const void *data, size_t len, parsed *pr, char *err, size_t errlen)
+{
     rd r = {data, (const unsigned char *)data + len, 0};
+    pr->ns = pr->nf = pr->nl = 0;
     if (len < 1 || *r.p != HS_STACK_RECORD_VERSION) {
         ERR("stack record: unknown version %d", len ? *r.p : -1);
         return -1;
@@ -370,105 +412,111 @@ int hs_stack_decode(const void *data, size_t len, hs_stack_decoded *out, char *e
         ERR("stack record: bad string count");
         return -1;
     }
-    /* one allocation: string pointers, then string bytes (<= len + ns) */
-    const char **strs = malloc((ns + 1) * sizeof *strs);
-    char *bytes = malloc(len + ns + 1);
-    if (!strs || !bytes) {
-        free(strs);
-        free(bytes);
-        ERR("out of memory");
-        return -1;
-    }
-    char *w = bytes;
-    strs[0] = "";
+    if (grow((void **)&pr->s, &pr->cap_s, ns + 1, sizeof *pr->s) < 0 ||
+        grow((void **)&pr->bytes, &pr->cap_bytes, len + ns + 1, 1) < 0)
+        goto oom;
+    char *w = pr->bytes;
+    pr->s[0] = "";
     for (uint64_t i = 0; i < ns; i++) {
         uint64_t sl = get_uv(&r);
         if (r.bad || sl > (uint64_t)(r.end - r.p)) {
-            r.bad = 1;
-            break;
+            ERR("stack record: truncated string table");
+            return -1;
         }
         memcpy(w, r.p, sl);
         w[sl] = 0;
-        strs[i + 1] = w;
+        pr->s[i + 1] = w;
         w += sl + 1;
         r.p += sl;
     }
-    uint64_t nf = r.bad ? 0 : get_uv(&r);
-    if (r.bad || nf > (uint64_t)(r.end - r.p) / 6) {
-        free(strs);
-        free(bytes);
+    pr->ns = ns + 1;
+    uint64_t nf = get_uv(&r);
+    if (r.bad || nf > (uint64_t)(r.end - r.p) / 7) { /* a frame is at least 7 bytes */
         ERR("stack record: truncated or bad frame count");
         return -1;
     }
-    hs_stack_frame *frames = calloc(nf ? nf : 1, sizeof *frames);
-    if (!frames) {
-        free(strs);
-        free(bytes);
-        ERR("out of memory");
-        return -1;
+    if (grow((void **)&pr->f, &pr->cap_f, nf, sizeof *pr->f) < 0)
+        goto oom;
+    for (uint64_t i = 0; i < nf; i++) {
+        ref_frame *f = &pr->f[i];
+        f->inlined = get_uv(&r) & 1;
+        f->fn = (uint32_t)get_uv(&r);
+        f->sys = (uint32_t)get_uv(&r);
+        f->file = (uint32_t)get_uv(&r);
+        f->map = (uint32_t)get_uv(&r);
+        f->line = get_sv(&r);
+        f->start_line = get_sv(&r);
+        if (r.bad || f->fn > ns || f->sys > ns || f->file > ns || f->map > ns) {
+            ERR("stack record: truncated or bad string reference in frame %" PRIu64, i);
+            return -1;
+        }
     }
-#define REF(v) ((v) <= ns ? strs[(v)] : (r.bad = 1, ""))
-    for (uint64_t i = 0; i < nf && !r.bad; i++) {
-        uint64_t flags = get_uv(&r);
-        frames[i].inlined = flags & 1;
-        uint64_t a = get_uv(&r), b = get_uv(&r), c = get_uv(&r), d = get_uv(&r);
-        frames[i].function = REF(a);
-        frames[i].system_name = REF(b);
-        frames[i].file = REF(c);
-        frames[i].mapping = REF(d);
-        frames[i].line = get_sv(&r);
-        frames[i].start_line = get_sv(&r);
-    }
-    uint64_t nl = r.bad ? 0 : get_uv(&r);
-    if (r.bad || nl > (uint64_t)(r.end - r.p) / 4 + 1) {
-        free(frames);
-        free(strs);
-        free(bytes);
+    pr->nf = nf;
+    uint64_t nl = get_uv(&r);
+    if (r.bad || nl > (uint64_t)(r.end - r.p) / 4) { /* a label is at least 4 bytes */
         ERR("stack record: truncated or bad label count");
         return -1;
     }
-    hs_stack_label *labels = calloc(nl ? nl : 1, sizeof *labels);
-    if (!labels) {
-        free(frames);
-        free(strs);
-        free(bytes);
+    if (grow((void **)&pr->l, &pr->cap_l, nl, sizeof *pr->l) < 0)
+        goto oom;
+    for (uint64_t i = 0; i < nl; i++) {
+        ref_label *l = &pr->l[i];
+        l->key = (uint32_t)get_uv(&r);
+        l->str = (uint32_t)get_uv(&r);
+        l->num = get_sv(&r);
+        l->unit = (uint32_t)get_uv(&r);
+        if (r.bad || l->key > ns || l->str > ns || l->unit > ns) {
+            ERR("stack record: truncated or bad string reference in label %" PRIu64, i);
+            return -1;
+        }
+    }
+    pr->nl = nl;
+    if (r.p != r.end) {
+        ERR("stack record: trailing bytes");
+        return -1;
+    }
+    return 0;
+oom:
+    ERR("out of memory");
+    return -1;
+}
+
+int hs_stack_decode(const void *data, size_t len, hs_stack_decoded *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    parsed *pr = calloc(1, sizeof *pr);
+    if (!pr) {
         ERR("out of memory");
         return -1;
     }
-    for (uint64_t i = 0; i < nl && !r.bad; i++) {
-        uint64_t k = get_uv(&r), s = get_uv(&r);
-        labels[i].key = REF(k);
-        labels[i].str = REF(s);
-        labels[i].num = get_sv(&r);
-        uint64_t u = get_uv(&r);
-        labels[i].num_unit = REF(u);
-    }
-#undef REF
-    if (r.bad || r.p != r.end) {
-        free(labels);
-        free(frames);
-        free(strs);
-        free(bytes);
-        ERR("stack record: malformed (%s)", r.bad ? "truncated or bad reference" : "trailing bytes");
+    if (parse_record(data, len, pr, err, errlen) < 0) {
+        parsed_free(pr);
+        free(pr);
         return -1;
     }
-    /* keep strs alive with bytes: pack both into buf (strs points into bytes) */
-    void **own = malloc(2 * sizeof *own);
-    if (!own) {
-        free(labels);
-        free(frames);
-        free(strs);
-        free(bytes);
+    out->frames = calloc(pr->nf ? pr->nf : 1, sizeof *out->frames);
+    out->labels = calloc(pr->nl ? pr->nl : 1, sizeof *out->labels);
+    if (!out->frames || !out->labels) {
+        free(out->frames);
+        free(out->labels);
+        memset(out, 0, sizeof *out);
+        parsed_free(pr);
+        free(pr);
         ERR("out of memory");
         return -1;
     }
-    own[0] = strs;
-    own[1] = bytes;
-    out->frames = frames;
-    out->n_frames = nf;
-    out->labels = labels;
-    out->n_labels = nl;
-    out->buf = own;
+    for (size_t i = 0; i < pr->nf; i++) {
+        const ref_frame *f = &pr->f[i];
+        out->frames[i] = (hs_stack_frame){pr->s[f->fn], pr->s[f->sys], pr->s[f->file], pr->s[f->map],
+                                          f->line,      f->start_line, f->inlined};
+    }
+    for (size_t i = 0; i < pr->nl; i++) {
+        const ref_label *l = &pr->l[i];
+        out->labels[i] = (hs_stack_label){pr->s[l->key], pr->s[l->str], pr->s[l->unit], l->num};
+    }
+    out->n_frames = pr->nf;
+    out->n_labels = pr->nl;
+    out->buf = pr;
     return 0;
 }
 
@@ -477,10 +525,8 @@ void hs_stack_decoded_free(hs_stack_decoded *d)
     if (!d)
         return;
     if (d->buf) {
-        void **own = d->buf;
-        free(own[0]);
-        free(own[1]);
-        free(own);
+        parsed_free(d->buf);
+        free(d->buf);
     }
     free(d->frames);
     free(d->labels);
@@ -828,103 +874,93 @@ done:
 
 /* ---- rebuilding a profile ---- */
 
+/* Each record's strings are interned into the new profile first; frames
+ * are then tuples of string indices and a run of frames (one location) is
+ * found by hashing its tuples. */
 typedef struct {
     hs_profile *p;
-    hs_an_map locs;       /* hash of a frame run -> index into keys */
-    sbuf keys;            /* the runs' keys, back to back */
+    hs_an_map locs;       /* hash of a frame run -> index into the keys */
+    sbuf keys;            /* the runs' keys (int64 tuples), back to back */
     size_t *key_off, *key_len;
     uint64_t *loc_id;
     size_t n_locs, cap_locs;
-    hs_an_map maps;       /* hash of mapping file name -> index into map_ids */
+    hs_an_map maps;       /* mapping file name (string index) -> index into map_ids */
     uint64_t *map_ids;
-    int64_t *map_names;   /* string index of each mapping's file name */
+    int64_t *map_names;
     size_t n_maps, cap_maps;
-    sbuf key;             /* scratch */
+    int64_t *idx;         /* the current record's string table -> profile string index */
+    size_t cap_idx;
+    int64_t *key;         /* scratch */
+    size_t cap_key;
 } builder;
 
-static uint64_t mapping_for(builder *b, const char *file)
+static uint64_t mapping_for(builder *b, int64_t file)
 {
-    if (!*file)
+    if (file == 0)
         return 0;
-    uint64_t h = hs_an_hash_bytes(file, strlen(file), 1);
+    uint64_t h = hs_an_mix((uint64_t)file);
     size_t slot = (size_t)-1;
     uint32_t c;
     while ((c = hs_an_map_next(&b->maps, h, &slot)) != UINT32_MAX)
-        if (strcmp(hs_profile_string(b->p, b->map_names[c]), file) == 0)
+        if (b->map_names[c] == file)
             return b->map_ids[c];
     if (b->n_maps == b->cap_maps) {
         size_t nc = b->cap_maps ? b->cap_maps * 2 : 16;
-        uint64_t *ni = realloc(b->map_ids, nc * sizeof *ni);
-        if (!ni)
+        if (resize((void **)&b->map_ids, nc, sizeof *b->map_ids) < 0 ||
+            resize((void **)&b->map_names, nc, sizeof *b->map_names) < 0)
             return UINT64_MAX;
-        b->map_ids = ni;
-        int64_t *nn = realloc(b->map_names, nc * sizeof *nn);
-        if (!nn)
-            return UINT64_MAX;
-        b->map_names = nn;
         b->cap_maps = nc;
     }
-    uint64_t id = hs_profile_add_mapping(b->p, 0, 0, 0, file, "");
+    uint64_t id = hs_profile_add_mapping(b->p, 0, 0, 0, hs_profile_string(b->p, file), "");
     if (!id)
         return UINT64_MAX;
     hs_mapping *m = &b->p->mappings[b->p->n_mappings - 1];
     m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = true;
     b->map_ids[b->n_maps] = id;
-    b->map_names[b->n_maps] = m->filename;
+    b->map_names[b->n_maps] = file;
     if (hs_an_map_put(&b->maps, h, (uint32_t)b->n_maps) < 0)
         return UINT64_MAX;
     b->n_maps++;
     return id;
 }
 
-static void key_str(sbuf *k, const char *s)
+/* The location of frames f[0..n) of pr (an inline run ending in its outer
+ * frame); 0 on out of memory. */
+static uint64_t location_for(builder *b, const parsed *pr, const ref_frame *f, size_t n)
 {
-    size_t n = strlen(s);
-    put_uv(k, n);
-    put_bytes(k, s, n);
-}
-
-/* The location of frames f[0..n) (an inline run ending in its outer frame). */
-static uint64_t location_for(builder *b, const hs_stack_frame *f, size_t n)
-{
-    b->key.n = 0;
-    for (size_t i = 0; i < n; i++) {
-        key_str(&b->key, f[i].function);
-        key_str(&b->key, f[i].system_name);
-        key_str(&b->key, f[i].file);
-        key_str(&b->key, f[i].mapping);
-        put_sv(&b->key, f[i].line);
-        put_sv(&b->key, f[i].start_line);
-    }
-    if (b->key.oom)
+    if (grow((void **)&b->key, &b->cap_key, n * 6, sizeof *b->key) < 0)
         return 0;
-    uint64_t h = hs_stack_hash(b->key.p, b->key.n);
+    const int64_t *idx = b->idx;
+    int64_t *k = b->key;
+    for (size_t i = 0; i < n; i++) {
+        *k++ = idx[f[i].fn];
+        *k++ = idx[f[i].sys];
+        *k++ = idx[f[i].file];
+        *k++ = idx[f[i].map];
+        *k++ = f[i].line;
+        *k++ = f[i].start_line;
+    }
+    size_t kl = n * 6 * sizeof *b->key;
+    uint64_t h = hs_stack_hash(b->key, kl);
     size_t slot = (size_t)-1;
     uint32_t c;
     while ((c = hs_an_map_next(&b->locs, h, &slot)) != UINT32_MAX)
-        if (b->key_len[c] == b->key.n && memcmp(b->keys.p + b->key_off[c], b->key.p, b->key.n) == 0)
+        if (b->key_len[c] == kl && memcmp(b->keys.p + b->key_off[c], b->key, kl) == 0)
             return b->loc_id[c];
     if (b->n_locs == b->cap_locs) {
         size_t nc = b->cap_locs ? b->cap_locs * 2 : 256;
-        size_t *no = realloc(b->key_off, nc * sizeof *no);
-        if (!no)
+        if (resize((void **)&b->loc_id, nc, sizeof *b->loc_id) < 0 ||
+            resize((void **)&b->key_off, nc, sizeof *b->key_off) < 0 ||
+            resize((void **)&b->key_len, nc, sizeof *b->key_len) < 0)
             return 0;
-        b->key_off = no;
-        size_t *nl = realloc(b->key_len, nc * sizeof *nl);
-        if (!nl)
-            return 0;
-        b->key_len = nl;
-        uint64_t *ni = realloc(b->loc_id, nc * sizeof *ni);
-        if (!ni)
-            return 0;
-        b->loc_id = ni;
         b->cap_locs = nc;
     }
     hs_line lines[64], *lp = n <= 64 ? lines : malloc(n * sizeof *lp);
     if (!lp)
         return 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t fid = hs_profile_add_function(b->p, f[i].function, f[i].system_name, f[i].file, f[i].start_line);
+        uint64_t fid = hs_profile_add_function(b->p, pr->s[f[i].fn], pr->s[f[i].sys], pr->s[f[i].file],
+                                               f[i].start_line);
         if (!fid) {
             if (lp != lines)
                 free(lp);
@@ -932,20 +968,48 @@ static uint64_t location_for(builder *b, const hs_stack_frame *f, size_t n)
         }
         lp[i] = (hs_line){fid, f[i].line, 0};
     }
-    uint64_t map = mapping_for(b, f[n - 1].mapping);
+    uint64_t map = mapping_for(b, idx[f[n - 1].map]);
     uint64_t id = map == UINT64_MAX ? 0 : hs_profile_add_location(b->p, map, 0, lp, n);
     if (lp != lines)
         free(lp);
     if (!id)
         return 0;
     b->key_off[b->n_locs] = b->keys.n;
-    b->key_len[b->n_locs] = b->key.n;
+    b->key_len[b->n_locs] = kl;
     b->loc_id[b->n_locs] = id;
-    put_bytes(&b->keys, b->key.p, b->key.n);
+    put_bytes(&b->keys, b->key, kl);
     if (b->keys.oom || hs_an_map_put(&b->locs, h, (uint32_t)b->n_locs) < 0)
         return 0;
     b->n_locs++;
     return id;
+}
+
+/* pprof takes the first mapping for the main binary ("File:" in reports);
+ * records do not say which it was, so put first the first mapping that is
+ * not a shared object or a pseudo-file like [vdso]: swap the two mappings'
+ * contents (ids stay in their slots) and the locations' references. */
+static void main_mapping_first(hs_profile *p)
+{
+    size_t k = 0;
+    for (; k < p->n_mappings; k++) {
+        const char *f = basename_of(hs_profile_string(p, p->mappings[k].filename));
+        if (*f && *f != '[' && !strstr(f, ".so"))
+            break;
+    }
+    if (k == 0 || k == p->n_mappings)
+        return;
+    uint64_t a = p->mappings[0].id, b = p->mappings[k].id;
+    hs_mapping t = p->mappings[0];
+    p->mappings[0] = p->mappings[k];
+    p->mappings[k] = t;
+    p->mappings[0].id = a;
+    p->mappings[k].id = b;
+    for (size_t i = 0; i < p->n_locations; i++) {
+        if (p->locations[i].mapping_id == a)
+            p->locations[i].mapping_id = b;
+        else if (p->locations[i].mapping_id == b)
+            p->locations[i].mapping_id = a;
+    }
 }
 
 hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn lookup, void *arg,
@@ -953,12 +1017,12 @@ hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn 
 {
     size_t n_missing = 0;
     builder b = {0};
+    parsed pr = {0};
     uint64_t *ids = NULL;
     hs_label *labels = NULL;
     size_t cap_ids = 0, cap_labels = 0;
-    hs_stack_decoded dec = {0};
     b.p = hs_profile_new();
-    if (!b.p || hs_an_map_init(&b.locs, m->n_rows) < 0 || hs_an_map_init(&b.maps, 16) < 0)
+    if (!b.p || hs_an_map_init(&b.locs, 1024) < 0 || hs_an_map_init(&b.maps, 16) < 0)
         goto oom;
     if (m->types.n == 0 || m->types.n > HS_STORE_MAX_VALUES) {
         ERR("merged result has %zu sample types", m->types.n);
@@ -981,42 +1045,33 @@ hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn 
             n_missing++;
             continue;
         }
-        if (hs_stack_decode(data, len, &dec, err, errlen) < 0)
+        if (parse_record(data, len, &pr, err, errlen) < 0)
             goto fail;
-        if (dec.n_frames > cap_ids) {
-            uint64_t *ni = realloc(ids, dec.n_frames * sizeof *ni);
-            if (!ni)
+        if (grow((void **)&b.idx, &b.cap_idx, pr.ns, sizeof *b.idx) < 0 ||
+            grow((void **)&ids, &cap_ids, pr.nf, sizeof *ids) < 0 ||
+            grow((void **)&labels, &cap_labels, pr.nl, sizeof *labels) < 0)
+            goto oom;
+        b.idx[0] = 0;
+        for (size_t i = 1; i < pr.ns; i++)
+            if ((b.idx[i] = hs_profile_str(b.p, pr.s[i])) < 0)
                 goto oom;
-            ids = ni;
-            cap_ids = dec.n_frames;
-        }
         size_t nl = 0;
-        for (size_t i = 0; i < dec.n_frames;) {
+        for (size_t i = 0; i < pr.nf;) {
             size_t j = i;
-            while (j + 1 < dec.n_frames && dec.frames[j].inlined)
+            while (j + 1 < pr.nf && pr.f[j].inlined)
                 j++;
-            uint64_t id = location_for(&b, dec.frames + i, j - i + 1);
+            uint64_t id = location_for(&b, &pr, pr.f + i, j - i + 1);
             if (!id)
                 goto oom;
             ids[nl++] = id;
             i = j + 1;
         }
-        if (dec.n_labels > cap_labels) {
-            hs_label *nlb = realloc(labels, dec.n_labels * sizeof *nlb);
-            if (!nlb)
-                goto oom;
-            labels = nlb;
-            cap_labels = dec.n_labels;
-        }
-        for (size_t i = 0; i < dec.n_labels; i++)
-            labels[i] = (hs_label){hs_profile_str(b.p, dec.labels[i].key),
-                                   *dec.labels[i].str ? hs_profile_str(b.p, dec.labels[i].str) : 0,
-                                   dec.labels[i].num,
-                                   *dec.labels[i].num_unit ? hs_profile_str(b.p, dec.labels[i].num_unit) : 0};
-        if (hs_profile_add_sample(b.p, ids, nl, m->rows[r].values, labels, dec.n_labels) < 0)
+        for (size_t i = 0; i < pr.nl; i++)
+            labels[i] = (hs_label){b.idx[pr.l[i].key], b.idx[pr.l[i].str], pr.l[i].num, b.idx[pr.l[i].unit]};
+        if (hs_profile_add_sample(b.p, ids, nl, m->rows[r].values, labels, pr.nl) < 0)
             goto oom;
-        hs_stack_decoded_free(&dec);
     }
+    main_mapping_first(b.p);
     if (missing)
         *missing = n_missing;
     goto done;
@@ -1026,16 +1081,17 @@ fail:
     hs_profile_free(b.p);
     b.p = NULL;
 done:
-    hs_stack_decoded_free(&dec);
+    parsed_free(&pr);
     hs_an_map_free(&b.locs);
     hs_an_map_free(&b.maps);
     free(b.keys.p);
-    free(b.key.p);
+    free(b.key);
     free(b.key_off);
     free(b.key_len);
     free(b.loc_id);
     free(b.map_ids);
     free(b.map_names);
+    free(b.idx);
     free(ids);
     free(labels);
     return b.p;

@@ -114,6 +114,9 @@ typedef struct {
     size_t n_rows;
     void *owned;             /* backend's allocations */
 } hs_store_merged;
+/* (rows and owned are each one malloc'd block or NULL: hs_store_merged_free
+ * frees both. With no profile selected n_rows is 0; types are then those of
+ * (service, type) if known, else n == 0.) */
 
 /* One point of a time series: profiles starting in [t_ns, t_ns + step). */
 typedef struct {
@@ -143,7 +146,11 @@ void hs_store_close(hs_store *s);
 /* Store profiles in one batch (one transaction / one insert per table).
  * Returns 0 only once the rows are durable (fsync'd WAL, or accepted by the
  * database); profiles whose id is already stored are skipped, counted in
- * *duplicates (may be NULL). HS_STORE_UNAVAILABLE if the database is down. */
+ * *duplicates (may be NULL). HS_STORE_UNAVAILABLE if the database is down.
+ * The batch is one transaction: a profile the backend refuses (sample types
+ * that differ from those stored for its (service, type), a label key given
+ * twice, a sample whose stack record is neither given nor stored) fails
+ * the whole batch, with a message naming the profile. */
 int hs_store_put(hs_store *s, const hs_store_profile *const *profiles, size_t n,
                  size_t *duplicates, char *err, size_t errlen);
 

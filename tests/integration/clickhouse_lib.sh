@@ -10,16 +10,23 @@
 #   ch_config NAME HTTP TCP INTER [REMOTE_SERVERS_XML]
 #                             write DIR=$CH_ROOT/NAME/config.xml
 #   ch_start NAME             start the server configured by ch_config
-#                             (without waiting); CH_PID_<NAME> holds its pid
+#                             (without waiting); its pid goes to
+#                             $CH_ROOT/NAME/pid, so another shell (a test
+#                             program's system()) may stop and restart it
 #   ch_wait NAME HTTP         wait (60 s) until it answers /ping
 #   ch_stop NAME              SIGTERM it and wait (SIGKILL after 20 s)
-#   ch_stop_all               stop every server started here
+#   ch_stop_all               stop every server configured here (trap it)
 #   ch_sql HTTP SQL           run SQL on the server at port HTTP, print the answer
 # CH_ROOT (default $TMP/clickhouse) holds the servers' directories.
 
 CH_ROOT=${CH_ROOT:-${TMP:-/tmp}/clickhouse}
 CH_TEMPLATES=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/clickhouse
 CH_NAMES=()
+CH_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/clickhouse_lib.sh
+
+# Tools run here (curl, python3, the server) never get the ASan runtime
+# lib.sh preloads for sanitized builds: curl hangs with it.
+ch_run() { env -u LD_PRELOAD "$@"; }
 
 ch_fail() {
     echo "FAIL: $*" >&2
@@ -41,7 +48,7 @@ ch_binary() {
 ch_available() { ch_binary >/dev/null; }
 
 ch_ports() {
-    CH_PORTS=$(python3 -c '
+    CH_PORTS=$(ch_run python3 -c '
 import socket, sys
 socks = []
 for _ in range(int(sys.argv[1])):
@@ -61,6 +68,7 @@ ch_config() {
     sed -e "s|@DIR@|$dir|g" -e "s|@HTTP_PORT@|$http|" -e "s|@TCP_PORT@|$tcp|" \
         -e "s|@INTER_PORT@|$inter|" -e "s|@REMOTE_SERVERS@|$remote|" \
         "$CH_TEMPLATES/config.xml.in" >"$dir/config.xml"
+    CH_NAMES+=("$name")
 }
 
 ch_start() {
@@ -69,16 +77,24 @@ ch_start() {
     # 18.16 writes status and pid files into the working directory's data
     # path; run it from its own directory so nothing lands elsewhere.
     # shellcheck disable=SC2086 # "clickhouse server" is two words
-    (cd "$dir" && exec $bin --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1) &
-    printf -v "CH_PID_$name" '%s' $!
-    CH_NAMES+=("$name")
+    (cd "$dir" && exec env -u LD_PRELOAD $bin --config-file="$dir/config.xml" >"$dir/log/stdout" 2>&1 </dev/null) &
+    echo $! >"$dir/pid"
+}
+
+ch_pid() { cat "$CH_ROOT/$1/pid" 2>/dev/null || true; }
+
+# Running, and not a zombie nobody reaped (a server restarted by another
+# shell is not our child).
+ch_alive() {
+    kill -0 "$1" 2>/dev/null && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null
 }
 
 ch_wait() {
-    local name=$1 http=$2 i pidvar="CH_PID_$1"
+    local name=$1 http=$2 i pid
+    pid=$(ch_pid "$name")
     for ((i = 0; i < 600; i++)); do
-        [ "$(curl -s --max-time 2 "http://127.0.0.1:$http/ping" 2>/dev/null)" = "Ok." ] && return 0
-        if ! kill -0 "${!pidvar}" 2>/dev/null; then
+        [ "$(ch_run curl -s --max-time 2 "http://127.0.0.1:$http/ping" 2>/dev/null)" = "Ok." ] && return 0
+        if ! ch_alive "$pid"; then
             ch_fail "clickhouse-server $name exited at start: $(tail -n 20 "$CH_ROOT/$name/log/stdout" "$CH_ROOT/$name/log/server.err.log" 2>/dev/null)"
         fi
         sleep 0.1
@@ -87,19 +103,24 @@ ch_wait() {
 }
 
 ch_stop() {
-    local name=$1 pidvar="CH_PID_$1" pid i
-    pid=${!pidvar:-}
+    local name=$1 pid i
+    pid=$(ch_pid "$name")
     [ -n "$pid" ] || return 0
     if kill -TERM "$pid" 2>/dev/null; then
         for ((i = 0; i < 200; i++)); do
-            kill -0 "$pid" 2>/dev/null || break
+            ch_alive "$pid" || break
             sleep 0.1
         done
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || true
-    printf -v "$pidvar" '%s' ""
+    rm -f "$CH_ROOT/$name/pid"
 }
+
+# A shell command that runs "ch_stop NAME" or "ch_start NAME; ch_wait NAME
+# HTTP" from anywhere (for HS_CH_TEST_STOP / HS_CH_TEST_START).
+ch_stop_cmd() { printf 'CH_ROOT=%q bash -c %q' "$CH_ROOT" ". $CH_LIB && ch_stop $1"; }
+ch_start_cmd() { printf 'CH_ROOT=%q bash -c %q' "$CH_ROOT" ". $CH_LIB && ch_start $1 && ch_wait $1 $2"; }
 
 ch_stop_all() {
     local n
@@ -107,5 +128,5 @@ ch_stop_all() {
 }
 
 ch_sql() {
-    curl -sS --max-time 60 --data-binary "$2" "http://127.0.0.1:$1/"
+    ch_run curl -sS --max-time 60 --data-binary "$2" "http://127.0.0.1:$1/"
 }

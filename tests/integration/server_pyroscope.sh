@@ -7,6 +7,9 @@
 # (pyroscope-go's wire format, built with curl) of a folded-free pprof.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
+# No agent here: under a SANITIZE build lib.sh preloads ASan's runtime into
+# everything, and curl (and node) hang with it; hotspur links it itself.
+unset LD_PRELOAD
 
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
@@ -49,3 +52,4 @@ st=$(server_curl go.json -g -F "profile=@prof.pb.gz;filename=profile.pprof" \
 server_curl fn.json "$SERVER_URL/api/v1/functions?service=goapp&type=samples&from=0" >/dev/null
 grep -q '"name":"compute"' fn.json || fail "goapp: $(cat fn.json)"
 pass "pyroscope-go's multipart upload (profile + sample_type_config parts)"
+server_stop || fail "hotspur serve exited with status $? on SIGTERM"

@@ -8,8 +8,26 @@
 # 413 over --max-body, 400 on an unknown parameter, the server alive after
 # bad requests, source files outside --source-path never served, and
 # --retention deleting old profiles at start.
+#
+# HS_QUERY_BACKEND=clickhouse (server_query_clickhouse.sh) runs it all on a
+# throwaway ClickHouse server instead of SQLite.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
+
+# store_args NAME: the store options of a server (a fresh store per NAME)
+if [ "${HS_QUERY_BACKEND:-sqlite}" = clickhouse ]; then
+    source "$(dirname "$0")/clickhouse_lib.sh"
+    unset LD_PRELOAD # curl hangs with the ASan runtime (clickhouse_lib.sh)
+    trap 'server_stop_all; ch_stop_all' EXIT
+    ch_ports 3
+    read -r CH_H CH_T CH_I <<<"$CH_PORTS"
+    ch_config q "$CH_H" "$CH_T" "$CH_I"
+    ch_start q
+    ch_wait q "$CH_H"
+    store_args() { echo "--store clickhouse://127.0.0.1:$CH_H/hs_$1"; }
+else
+    store_args() { echo "--data $TMP/$1"; }
+fi
 
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 
@@ -98,7 +116,8 @@ EOF
 
 now=$(date +%s)
 t0=$((now - 900))
-server_start --source-path "$SRC/tests/integration"
+# shellcheck disable=SC2046 # two words
+server_start $(store_args main) --source-path "$SRC/tests/integration"
 URL=$SERVER_URL
 A="$URL/api/v1"
 
@@ -132,7 +151,13 @@ grep -qi '^X-Hotspur-Profiles: 3' hdr.txt || fail "no X-Hotspur-Profiles: 3 head
 "$HOTSPUR" tree --sample-index samples m.pb.gz | strip >cli_tree.txt
 "$HOTSPUR" tree --sample-index samples "$A/profile?$sel" | strip >srv_tree.txt
 diff cli_tree.txt srv_tree.txt || fail "tree differs"
-pass "merged profile = hotspur merge (top, tree)"
+# convert and flame (cmd_export.h's loader) read it too
+"$HOTSPUR" convert --to collapsed --sample-index samples m.pb.gz | sort >cli.folded
+"$HOTSPUR" convert --to collapsed --sample-index samples "$A/profile?$sel" | sort >srv.folded
+diff cli.folded srv.folded || fail "convert --to collapsed differs"
+"$HOTSPUR" flame -o flame.html "$A/profile?$sel" || fail "hotspur flame URL failed"
+grep -q 'main' flame.html || fail "flame.html has no main"
+pass "merged profile = hotspur merge (top, tree, convert, flame)"
 
 # ---- functions = top's flat/cum; flame graph totals ----
 # top_values FILE: "name flat cum" per function from a `hotspur top` table
@@ -170,6 +195,16 @@ assert paths["main;f;k"] == [2, 2], paths
 assert paths["main;f;f"] == [6, 6], paths
 assert paths["main;f"] == [21, 13], paths
 EOF
+# gzip for clients that take it (answers over 1 KiB): the same JSON
+for i in $(seq 1 200); do echo "$i $M;fn_$((i % 17))@w.c:$i;leaf_$i@w.c:$((i + 1000))"; done | mkprof wide.pb.gz
+st=$(server_curl up.json --data-binary @wide.pb.gz "$A/ingest?service=wide&type=cpu&from=$t0")
+[ "$st" = 200 ] || fail "upload wide: $st $(cat up.json)"
+wide="service=wide&type=cpu&from=$((t0 - 1))"
+curl -s -D gz.hdr -H 'Accept-Encoding: gzip' -o fg.gz "$A/flamegraph?$wide"
+server_curl fgw.json "$A/flamegraph?$wide" >/dev/null
+grep -qi '^Content-Encoding: gzip' gz.hdr || fail "no gzip for Accept-Encoding: gzip: $(cat gz.hdr)"
+gunzip -c fg.gz | cmp - fgw.json || fail "the gzipped flame graph is not the same JSON"
+[ "$(stat -c %s fg.gz)" -lt "$(stat -c %s fgw.json)" ] || fail "gzip did not shrink the answer"
 pass "functions = top; flame graph totals"
 
 # ---- selection: version, label, time; avg; weight ----
@@ -233,6 +268,10 @@ assert {f["name"] for f in d["functions"]} == set(base) | set(new)
 root = d["nodes"][0]
 assert root[2] == 40 and root[4] == 17, root
 EOF
+# hotspur diff of two URLs = hotspur diff of the files
+"$HOTSPUR" diff --sample-index samples a.pb.gz bc.pb.gz | strip >cli_diff.txt
+"$HOTSPUR" diff --sample-index samples "$A/profile?$sel&version=v1" "$A/profile?$sel&version=v2" | strip >srv_diff.txt
+diff cli_diff.txt srv_diff.txt || fail "hotspur diff URL URL differs from hotspur diff FILE FILE"
 pass "diff"
 
 # ---- filters mean what they mean to hotspur top ----
@@ -288,9 +327,34 @@ st=$(server_curl src.json "$A/source?$sel&version=evil&function=rel")
     fail "line 3 of lib.sh is not served as it is: $(cat src.json)"
 pass "source under --source-path only"
 
+# ---- concurrent queries and uploads (bounded: 80 queries, 20 uploads) ----
+for i in $(seq 1 80); do
+    case $((i % 4)) in
+    0) echo "$A/flamegraph?$sel&sample_index=samples" ;;
+    1) echo "$A/functions?$sel&sample_index=samples&focus=f" ;;
+    2) echo "$A/diff?$sel&version=v2&base_version=v1" ;;
+    3) echo "$A/profile?$sel" ;;
+    esac
+done >urls.txt
+seq 1 20 | xargs -P 4 -I{} curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 --data-binary @b.pb.gz \
+    "$A/ingest?service=load&type=cpu&version=v{}&from=$t0" >up_codes.txt &
+uploads=$!
+xargs -P 8 -n 1 curl -s -o /dev/null -w '%{http_code}\n' --max-time 60 <urls.txt >q_codes.txt
+wait $uploads
+[ "$(sort -u q_codes.txt)" = 200 ] || fail "concurrent queries: $(sort q_codes.txt | uniq -c)"
+[ "$(sort -u up_codes.txt)" = 200 ] || fail "concurrent uploads: $(sort up_codes.txt | uniq -c)"
+[ "$(wc -l <q_codes.txt)" = 80 ] && [ "$(wc -l <up_codes.txt)" = 20 ] || fail "missing answers"
+server_curl t.json "$A/functions?service=load&type=cpu&sample_index=samples&from=$((t0 - 1))" >/dev/null
+[ "$(json t.json 'd["total"], d["profiles"]')" = "(200, 20)" ] || fail "20 concurrent uploads of b: $(cat t.json)"
+"$HOTSPUR" top --sample-index samples "$A/profile?$sel&version=v1&version=v2" | strip >again.txt
+diff srv.txt again.txt || fail "the merged profile changed under load"
+pass "80 concurrent queries with 20 uploads"
+
 # ---- refusals; the server lives on ----
 st=$(server_curl e.json "$A/functions?$sel&colour=blue")
 [ "$st" = 400 ] && grep -q "colour" e.json || fail "unknown parameter: $st $(cat e.json)"
+st=$(server_curl e.json "$A/functions?$sel&&sample_index=samples&")
+[ "$st" = 200 ] || fail "a stray '&' is not ignored: $st $(cat e.json)"
 st=$(server_curl e.json "$A/functions?$sel&focus=%28")
 [ "$st" = 400 ] || fail "bad regex: $st $(cat e.json)"
 st=$(server_curl e.json "$A/functions?service=app&type=cpu&from=tomorrow")
@@ -311,10 +375,15 @@ server_stop || fail "hotspur serve did not exit 0 on SIGTERM"
 pass "400/404/405/403, server alive"
 
 # ---- token and body limit ----
-server_start --token s3cret --max-body 2k
+# shellcheck disable=SC2046
+server_start $(store_args tok) --token s3cret --max-body 2k
 A="$SERVER_URL/api/v1"
 st=$(server_curl e.json "$A/services")
 [ "$st" = 401 ] || fail "no token: $st"
+st=$(server_curl e.json "$SERVER_URL/healthz")
+[ "$st" = 200 ] && grep -q '"ok"' e.json || fail "/healthz (no token needed): $st $(cat e.json)"
+st=$(server_curl e.json "$A/stats")
+[ "$st" = 401 ] || fail "/api/v1/stats without the token: $st"
 st=$(server_curl e.json -H "Authorization: Bearer wrong" "$A/services")
 [ "$st" = 401 ] || fail "wrong token: $st"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" "$A/services")
@@ -323,6 +392,8 @@ st=$(server_curl e.json --data-binary @a.pb.gz "$A/ingest?service=app&type=cpu")
 [ "$st" = 401 ] || fail "upload without token: $st"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" --data-binary @a.pb.gz "$A/ingest?service=app&type=cpu")
 [ "$st" = 200 ] || fail "upload with token: $st $(cat e.json)"
+st=$(server_curl e.json -H "Authorization: Bearer s3cret" "$A/stats")
+[ "$st" = 200 ] && [ "$(json e.json 'd["store"]["profiles"]')" = 1 ] || fail "/api/v1/stats: $st $(cat e.json)"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" --data-binary @junk.bin --data-binary @junk.bin "$A/ingest?service=app&type=cpu")
 [ "$st" = 413 ] && grep -q "limit" e.json || fail "oversize body: $st $(cat e.json)"
 st=$(server_curl e.json -H "Authorization: Bearer s3cret" -H "Transfer-Encoding: chunked" --data-binary @junk.bin "$A/ingest?service=app&type=cpu")
@@ -340,14 +411,15 @@ server_stop || fail "hotspur serve did not exit 0 on SIGTERM"
 pass "token 401, body 413, HOTSPUR_TOKEN"
 
 # ---- retention: at start, profiles older than --retention are deleted ----
-keep="$TMP/keep"
-server_start --data "$keep" --retention 0
+# shellcheck disable=SC2046
+server_start $(store_args keep) --retention 0
 A="$SERVER_URL/api/v1"
 upload a.pb.gz old a $((now - 3 * 86400))
 upload b.pb.gz new a $((now - 600))
 [ "$(total_of from=now-7d)" = "(27, 2)" ] || fail "before retention: $(cat t.json)"
 server_stop
-server_start --data "$keep" --retention 2d
+# shellcheck disable=SC2046
+server_start $(store_args keep) --retention 2d
 A="$SERVER_URL/api/v1"
 for ((i = 0; i < 50; i++)); do # retention runs on its own thread at start
     [ "$(total_of from=now-7d)" = "(10, 1)" ] && break

@@ -8,6 +8,9 @@
 # logged (once) without stopping the others.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
+# No agent here: under a SANITIZE build lib.sh preloads ASan's runtime into
+# everything, and curl (and node) hang with it; hotspur links it itself.
+unset LD_PRELOAD
 
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))" "$@"; }
 

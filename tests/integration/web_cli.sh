@@ -79,3 +79,19 @@ set -e
 [ "$r1$r2$r3" = 222 ] || fail "hotspur web usage errors: exit $r1 $r2 $r3, want 2"
 [ "$(cat e1 e2 e3 | wc -l)" = 3 ] || fail "hotspur web usage errors are not one line each: $(cat e1 e2 e3)"
 pass "hotspur web: usage errors"
+
+# the source view with --source-path: an exact heap profile of heap_sites
+# (its allocation bytes are known: the program prints them), site_large's
+# lines with their self values and text
+"$HOTSPUR" record --heap --heap-rate 1 -o heap.pb.gz -- "$PROGS/heap_sites" exact >truth.txt 2>rec.err ||
+    fail "record exited $?: $(cat rec.err)"
+bytes=$(awk '$1 == "site" && $2 == "site_large" { print $4 }' truth.txt)
+[ -n "$bytes" ] || fail "heap_sites printed no truth for site_large"
+run_web web3.out --source-path "$SRC/tests/programs" heap.pb.gz
+cat > c3.json <<J
+{"url": "$WEB_URL", "tmp": "$TMP", "out": "$TMP", "profiles": [],
+ "source": {"fn": "site_large", "sample": "alloc_space", "self": $bytes, "lineText": "malloc(size)"}}
+J
+timeout 120 node "$SRC/tests/integration/web_ui.js" web c3.json || fail "hotspur web --source-path: the source view is wrong"
+stop_and_check web3.out
+pass "hotspur web --source-path: the source view shows site_large's $bytes bytes on its malloc line"

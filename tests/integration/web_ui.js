@@ -106,6 +106,20 @@ async function ui(page) {
   await page.selectOption("#agg", "sum");
   await ready(page);
 
+  // the weight filter: the top P% of profiles by total (ceil(P% of N) of them)
+  const w = 34, keep = Math.ceil(w / 100 * all.n);
+  const biggest = cfg.profiles.map((p) => truth((q) => q === p).total).sort((a, b) => b - a).slice(0, keep);
+  await page.fill("#weight", String(w));
+  await page.press("#weight", "Enter");
+  await ready(page);
+  eq(`profiles merged with weight top ${w}%`, await val(page, "#profiles"), keep);
+  eq(`root total with weight top ${w}%`, await val(page, "#root-total"), biggest.reduce((a, b) => a + b, 0));
+  await page.fill("#weight", "");
+  await page.press("#weight", "Enter");
+  await ready(page);
+  eq("profiles merged without weight", await val(page, "#profiles"), all.n);
+  console.log(`ok: weight top ${w}%: ${keep} profiles`);
+
   // one version; the function table
   const v1 = truth((p) => p.version === "1");
   await page.selectOption("#versions", ["1"]);
@@ -275,6 +289,22 @@ async function ui(page) {
 async function web(page) {
   await page.goto(cfg.url);
   await ready(page);
+  if (cfg.source) {
+    // the source view: per-line values of a function, the file's text
+    const sc = cfg.source;
+    await page.goto(cfg.url + `&si=${sc.sample}&fn=${encodeURIComponent(sc.fn)}&view=source`);
+    await ready(page);
+    await page.waitForSelector("#source table tbody tr", { timeout: T });
+    const rows = await page.$$eval("#source tbody tr", (rs) => rs.map((r) => ({
+      self: +r.querySelector("td.self").dataset.value, text: r.querySelector("td.code").textContent })));
+    const sum = rows.reduce((a, r) => a + r.self, 0);
+    eq(`self of ${sc.fn} summed over its lines`, sum, sc.self);
+    const hot = rows.filter((r) => r.self > 0);
+    if (!hot.length || !hot.every((r) => r.text.includes(sc.lineText))) fail("the sampled line's text: " + JSON.stringify(hot));
+    await shot(page, "source");
+    console.log(`ok: source view of ${sc.fn}: ${fmt(sum)} on "${hot[0].text.trim()}"`);
+    return;
+  }
   if (cfg.base) {
     const nw = truth((p) => p.version === "new"), bs = truth((p) => p.version === "base");
     eq("hotspur web --base: compare mode", await page.$eval("#cmp", (e) => e.value), "version");
@@ -346,16 +376,22 @@ async function measure(ctx) {
       document.body.dataset.hsState === "error", null, { timeout: 120000 });
     const r = await page.evaluate(() => {
       const m = performance.getEntriesByName("hs-flame-drawn")[0];
+      const fgr = performance.getEntriesByType("resource").filter((e) => /api\/v1\/(flamegraph|diff)/.test(e.name))[0];
       return { ms: m ? m.startTime : -1, nodes: hsUI.fg.t ? hsUI.fg.t.N : 0,
+        api: fgr ? fgr.responseEnd - fgr.startTime : -1, client: fgr && m ? m.startTime - fgr.responseEnd : -1,
         profiles: +(document.getElementById("profiles") || { dataset: {} }).dataset.value || 0,
         error: document.getElementById("error").textContent };
     });
     if (r.ms < 0) fail("no flame graph drawn: " + r.error);
     out.push(r);
+    // let the page finish (the function table) so rounds do not overlap
+    await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: 120000 });
     await page.close();
   }
+  const med = (k) => { const v = out.map((r) => r[k]).sort((a, b) => a - b); return v[Math.floor(v.length / 2)]; };
   const ms = out.map((r) => r.ms).sort((a, b) => a - b);
   console.log(JSON.stringify({ median_ms: ms[Math.floor(ms.length / 2)], min_ms: ms[0], max_ms: ms[ms.length - 1],
+    api_median_ms: med("api"), client_median_ms: med("client"),
     nodes: out[0].nodes, profiles: out[0].profiles, rounds: ms.length }));
 }
 

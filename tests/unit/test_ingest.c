@@ -2,8 +2,10 @@
  * against a temporary sqlite store, with hand-built requests: our pprof
  * upload (gzipped and plain), Pyroscope's /ingest (folded, lines, raw and
  * multipart pprof, Node.js wall+cpu), name parsing, type inference, ids and
- * idempotency, every bound refused with a 4xx leaving nothing stored, and
- * concurrent submitters sharing group commits. */
+ * idempotency, every bound refused with a 4xx leaving nothing stored,
+ * concurrent submitters sharing group commits, and (against a fake store)
+ * what the batcher puts: one put per batch, duplicates told apart, a refused
+ * profile failing alone, an unavailable store answered 503. */
 #define _GNU_SOURCE /* nftw */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <pthread.h>
 
 #include "ingest_util.h"
+#include "store/stack.h"
 
 #define T0 1700000000LL /* unix seconds */
 #define NS 1000000000LL
@@ -660,6 +663,17 @@ static void test_pyro_multipart_rejected(void **state)
     assert_int_equal(iu_call(e, 1, &r, &out), 400);
     assert_non_null(strstr(out, "no profile part"));
     free(out);
+    /* at most 8 parts */
+    char many[2048] = "";
+    for (int i = 0; i < 9; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many),
+                 "--B\r\nContent-Disposition: form-data; name=\"sample_type_config\"\r\n\r\n{}\r\n");
+    strcat(many, "--B--\r\n");
+    iu_req_init(&r, "/ingest", "name=mp.cpu", many, strlen(many));
+    r.rq.content_type = "multipart/form-data; boundary=B";
+    assert_int_equal(iu_call(e, 1, &r, &out), 400);
+    assert_non_null(strstr(out, "more than 8 parts"));
+    free(out);
     assert_int_equal(iu_stored(e), 0);
     free(gz);
 }
@@ -709,6 +723,190 @@ static void test_concurrent_group_commit(void **state)
     assert_int_equal(iu_stored(e), 100);
 }
 
+/* ---- the batcher against a fake store: what it puts, and its answers ---- */
+
+typedef struct {
+    hs_store base;
+    pthread_mutex_t mu;
+    int puts;
+    size_t max_put;
+    int unavailable;
+    char bad_id[33];
+    char ids[256][33];
+    size_t n_ids;
+} fake_store;
+
+static int fake_has(fake_store *f, const char *id)
+{
+    for (size_t i = 0; i < f->n_ids; i++)
+        if (!strcmp(f->ids[i], id))
+            return 1;
+    return 0;
+}
+
+static int fake_put(hs_store *s, const hs_store_profile *const *p, size_t n, size_t *dups, char *err,
+                    size_t errlen)
+{
+    fake_store *f = (fake_store *)s;
+    pthread_mutex_lock(&f->mu);
+    f->puts++;
+    if (n > f->max_put)
+        f->max_put = n;
+    int rc = 0;
+    if (f->unavailable) {
+        snprintf(err, errlen, "connection refused");
+        rc = HS_STORE_UNAVAILABLE;
+    }
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!strcmp(p[i]->id, f->bad_id)) {
+            snprintf(err, errlen, "bad profile %s", p[i]->id);
+            rc = -1;
+        }
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (fake_has(f, p[i]->id))
+            ++*dups;
+        else
+            snprintf(f->ids[f->n_ids++], 33, "%s", p[i]->id);
+    }
+    pthread_mutex_unlock(&f->mu);
+    return rc;
+}
+
+static int fake_profiles(hs_store *s, const hs_store_query *q, size_t limit, hs_store_profile_row **out, size_t *n,
+                         char *err, size_t errlen)
+{
+    (void)limit;
+    (void)err;
+    (void)errlen;
+    fake_store *f = (fake_store *)s;
+    pthread_mutex_lock(&f->mu);
+    *out = calloc(q->n_ids + 1, sizeof **out);
+    *n = 0;
+    for (size_t i = 0; i < q->n_ids; i++)
+        if (fake_has(f, q->ids[i])) {
+            snprintf((*out)[*n].id, 33, "%s", q->ids[i]);
+            (*out)[(*n)++].version = strdup("");
+        }
+    pthread_mutex_unlock(&f->mu);
+    return 0;
+}
+
+static const hs_store_ops fake_ops = {.name = "fake", .put = fake_put, .profiles = fake_profiles};
+
+typedef struct {
+    hs_batcher *b;
+    hs_store_profile prof;
+    int rc;
+    char err[256];
+} submitter;
+
+static void *submit_one(void *arg)
+{
+    submitter *s = arg;
+    s->rc = hs_batcher_submit(s->b, &s->prof, s->err, sizeof s->err);
+    return NULL;
+}
+
+/* n profiles submitted from n threads, announced first: one batch. */
+static void submit_batch(hs_batcher *b, submitter *s, const char *const *ids, size_t n, hs_store_profile *tmpl)
+{
+    pthread_t th[16];
+    hs_batcher_expect(b, (int)n);
+    for (size_t i = 0; i < n; i++) {
+        s[i] = (submitter){.b = b, .prof = *tmpl};
+        snprintf(s[i].prof.id, sizeof s[i].prof.id, "%s", ids[i]);
+        assert_int_equal(pthread_create(&th[i], NULL, submit_one, &s[i]), 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+}
+
+static void test_batcher_results(void **state)
+{
+    (void)state;
+    fake_store f = {.base = {.ops = &fake_ops}};
+    pthread_mutex_init(&f.mu, NULL);
+    /* the writer waits up to 5 s for announced requests: the batches below
+     * are complete long before */
+    hs_batcher *b = hs_batcher_new(&f.base, 64, 5000);
+    hs_profile *p = iu_build(&cpu_prof);
+    hs_stack_parts *parts;
+    hs_store_profile tmpl = {0};
+    char err[256];
+    assert_int_equal(hs_stack_decompose(p, NULL, &tmpl, &parts, err, sizeof err), 0);
+    tmpl.service = "svc";
+    tmpl.type = "cpu";
+    tmpl.version = "";
+    submitter s[16];
+
+    /* 8 concurrent submits: one put of 8 */
+    const char *ids1[] = {"a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8"};
+    submit_batch(b, s, ids1, 8, &tmpl);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(s[i].rc, 0);
+    assert_int_equal(f.puts, 1);
+    assert_int_equal(f.max_put, 8);
+
+    /* known ids and a repeat inside the batch are duplicates, the rest stored */
+    const char *ids2[] = {"a1", "b1", "a2", "b2", "b2"};
+    f.puts = 0;
+    f.max_put = 0;
+    submit_batch(b, s, ids2, 5, &tmpl);
+    int dup_b2 = 0;
+    assert_int_equal(s[0].rc, 1);
+    assert_int_equal(s[1].rc, 0);
+    assert_int_equal(s[2].rc, 1);
+    dup_b2 = s[3].rc + s[4].rc; /* one of the two is stored, the other a duplicate */
+    assert_int_equal(dup_b2, 1);
+    assert_int_equal(f.puts, 1);
+    assert_int_equal(f.max_put, 2); /* only b1 and b2 were put */
+    assert_int_equal(f.n_ids, 10);
+
+    /* a profile the store refuses fails alone: the others are stored */
+    snprintf(f.bad_id, sizeof f.bad_id, "c3");
+    const char *ids3[] = {"c1", "c2", "c3", "c4"};
+    f.puts = 0;
+    submit_batch(b, s, ids3, 4, &tmpl);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(s[i].rc, i == 2 ? -1 : 0);
+    assert_non_null(strstr(s[2].err, "bad profile c3"));
+    assert_int_equal(f.puts, 1 + 4); /* the batch, then one put per request */
+    assert_int_equal(f.n_ids, 13);
+
+    /* an unavailable store fails every request of the batch with its code */
+    f.unavailable = 1;
+    const char *ids4[] = {"d1", "d2"};
+    submit_batch(b, s, ids4, 2, &tmpl);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(s[i].rc, HS_STORE_UNAVAILABLE);
+        assert_non_null(strstr(s[i].err, "connection refused"));
+    }
+    /* and the handler answers 503 with Retry-After */
+    size_t len;
+    void *gz = iu_pprof(&cpu_prof, 1, &len);
+    hs_limits lim;
+    hs_limits_default(&lim);
+    iu_req r;
+    iu_req_init(&r, "/api/v1/ingest", "service=svc", gz, len);
+    hs_http_response rs = {0};
+    assert_int_equal(hs_ingest_native(b, &lim, &r.rq, &rs), 503);
+    assert_string_equal(rs.extra_header, "Retry-After: 1");
+    assert_non_null(strstr(rs.body, "retry"));
+    free(rs.body);
+    assert_int_equal(f.n_ids, 13);
+    f.unavailable = 0;
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(hs_ingest_native(b, &lim, &r.rq, &rs), 200);
+    free(rs.body);
+    assert_int_equal(f.n_ids, 14);
+
+    hs_batcher_free(b);
+    free(gz);
+    hs_stack_parts_free(parts);
+    hs_profile_free(p);
+    pthread_mutex_destroy(&f.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -724,6 +922,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pyro_nodejs_wall_cpu, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pyro_multipart_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
+        cmocka_unit_test(test_batcher_results),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

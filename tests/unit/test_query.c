@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "profile/profile.h"
+#include "server/query_cache.h"
 #include "server/server.h"
 #include "store/stack.h"
 #include "store/store.h"
@@ -244,6 +245,13 @@ static void test_listings(void **state)
            NULL);
 }
 
+static void test_stats(void **state)
+{
+    fx *f = *state;
+    expect(f, "/api/v1/stats", "", 200, "{\"store\":{\"profiles\":2,\"samples\":4,\"stacks\":3,", NULL);
+    expect(f, "/api/v1/stats", "service=svc", 400, "unknown parameter 'service'", NULL);
+}
+
 static void test_functions(void **state)
 {
     fx *f = *state;
@@ -313,6 +321,11 @@ static void test_flamegraph(void **state)
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=2", 200,
            "\"names\":[\"root\",\"main\",\"f\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,12,12]]",
            NULL);
+    expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=3", 200,
+           "\"names\":[\"root\",\"main\",\"f\",\"h\",\"other\"]",
+           "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,7,7],[1,4,5,5]]", NULL);
+    expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=4", 200,
+           "\"names\":[\"root\",\"main\",\"f\",\"h\",\"g\"]", NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=1", 200,
            "\"names\":[\"root\",\"main\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,25,25]]", NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&version=v1&agg=avg", 200,
@@ -329,6 +342,11 @@ static void test_filters(void **state)
     expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples&hide=^main$", 200,
            "\"functions\":[{\"name\":\"f\",\"file\":\"src/app.c\",\"self\":13,\"total\":13},", NULL);
     expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples&focus=(", 400, "focus", NULL);
+    /* back-references: exponential in glibc, absent from pprof's RE2 */
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&focus=(a*)*(\\1)*b", 400, "back-references", NULL);
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&tagfocus=k=(a)\\2", 400, "back-references", NULL);
+    expect(f, "/api/v1/functions", "service=svc&type=cpu&sample_index=samples&focus=\\\\1", 200, "\"matched\":0",
+           NULL);
 }
 
 static void test_diff(void **state)
@@ -468,6 +486,50 @@ static void test_errors(void **state)
     expect(f, "/api/v2/services", "", 404, "no such endpoint", NULL);
 }
 
+/* The record cache changes nothing in the answers: a warm cache, and one
+ * too small for a query's records (evicting as it goes), give the answers
+ * of no cache; its bytes stay within its bound. */
+static void test_cache(void **state)
+{
+    fx *f = *state;
+    static const char *const qs[] = {"service=svc&type=cpu&sample_index=samples",
+                                     "service=svc&type=cpu&version=v1",
+                                     "service=svc&type=cpu&focus=^h$&agg=avg"};
+    static const char *const paths[] = {"/api/v1/flamegraph", "/api/v1/functions", "/api/v1/diff"};
+    size_t sizes[] = {(size_t)64 << 20, 300};
+    for (size_t z = 0; z < 2; z++) {
+        for (size_t k = 0; k < 3; k++)
+            for (size_t p = 0; p < 3; p++) {
+                char *want, *got1, *got2;
+                f->qc.cache = NULL;
+                assert_int_equal(get(f, paths[p], qs[k], &want, NULL), 200);
+                hs_stack_cache *c = hs_stack_cache_new(sizes[z]);
+                assert_non_null(c);
+                f->qc.cache = c;
+                assert_int_equal(get(f, paths[p], qs[k], &got1, NULL), 200);
+                hs_stack_cache_info a, b;
+                hs_stack_cache_stats(c, &a);
+                assert_int_equal(get(f, paths[p], qs[k], &got2, NULL), 200);
+                hs_stack_cache_stats(c, &b);
+                f->qc.cache = NULL;
+                assert_string_equal(got1, want);
+                assert_string_equal(got2, want);
+                assert_true(b.bytes <= sizes[z]);
+                if (z == 0) { /* everything fits: the second query only hits */
+                    if (p != 2) /* (a diff's base reuses its new side's records) */
+                        assert_int_equal(a.hits, 0);
+                    assert_true(a.misses > 0);
+                    assert_int_equal(b.misses, a.misses);
+                    assert_int_equal(b.hits - a.hits, a.hits + a.misses);
+                }
+                hs_stack_cache_free(c);
+                free(want);
+                free(got1);
+                free(got2);
+            }
+    }
+}
+
 static void test_params_helpers(void **state)
 {
     (void)state;
@@ -492,6 +554,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_listings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
         cmocka_unit_test_setup_teardown(test_agg_weight, setup, teardown),
@@ -503,6 +566,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_source, setup, teardown),
         cmocka_unit_test_setup_teardown(test_source_traversal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
         cmocka_unit_test(test_params_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

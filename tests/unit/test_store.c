@@ -13,6 +13,8 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,6 +38,7 @@
 typedef struct {
     hs_store *s;
     char dir[256]; /* the temporary sqlite dir, "" with HS_STORE_TEST_URL */
+    char url[300];
     char svc[64];
     int64_t now;   /* the wall clock, ns; profiles are placed around it */
     gen_model *m;
@@ -57,14 +60,13 @@ static int setup(void **state)
     char err[256] = "";
     const char *url = getenv("HS_STORE_TEST_URL");
     if (url && *url) {
-        f->s = hs_store_open(url, err, sizeof err);
+        snprintf(f->url, sizeof f->url, "%s", url);
     } else {
         snprintf(f->dir, sizeof f->dir, "/tmp/hs-store-test-XXXXXX");
         assert_non_null(mkdtemp(f->dir));
-        char u[300];
-        snprintf(u, sizeof u, "sqlite:%s", f->dir);
-        f->s = hs_store_open(u, err, sizeof err);
+        snprintf(f->url, sizeof f->url, "sqlite:%s", f->dir);
     }
+    f->s = hs_store_open(f->url, err, sizeof err);
     if (!f->s)
         fail_msg("open: %s", err);
     struct timespec ts;
@@ -577,8 +579,13 @@ static void test_retention(void **state)
     uint64_t hs[4096];
     size_t nh = 0;
     for (int i = 0; i < N; i++)
-        for (size_t j = 0; j < young[i].sp.n_stacks && nh < 4096; j++)
-            hs[nh++] = young[i].sp.stacks[j].hash;
+        for (size_t j = 0; j < young[i].sp.n_stacks && nh < 4096; j++) {
+            bool dup = false;
+            for (size_t k = 0; k < nh; k++)
+                dup |= hs[k] == young[i].sp.stacks[j].hash;
+            if (!dup)
+                hs[nh++] = young[i].sp.stacks[j].hash;
+        }
     found_set fy = {.found = 0, .bytes_ok = 1, .src = young, .n_src = N};
     assert_int_equal(hs_store_get_stacks(f->s, hs, nh, count_found, &fy, err, sizeof err), 0);
     assert_int_equal(fy.found, nh);
@@ -849,6 +856,70 @@ static void test_concurrent_puts(void **state)
     free(ds);
 }
 
+/* ---- a put that returned 0 survives kill -9 ---- */
+
+static void test_kill9_durability(void **state)
+{
+    fx *f = *state;
+    enum { N = 300 };
+    dp *ds = calloc(N, sizeof *ds);
+    assert_non_null(ds);
+    for (int i = 0; i < N; i++)
+        mk(&ds[i], f, f->svc, 3000 + (uint64_t)i, "k", f->now - 1800 * SEC + i * SEC, 0);
+    hs_store_close(f->s); /* the child opens the store itself */
+    f->s = NULL;
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        char err[256];
+        hs_store *s = hs_store_open(f->url, err, sizeof err);
+        if (!s)
+            _exit(3);
+        for (int i = 0; i < N; i++) {
+            const hs_store_profile *p = &ds[i].sp;
+            size_t dups;
+            if (hs_store_put(s, &p, 1, &dups, err, sizeof err) != 0)
+                _exit(4);
+            if (write(pfd[1], &i, sizeof i) != sizeof i) /* acknowledged */
+                _exit(5);
+        }
+        _exit(0); /* not reached in time, normally */
+    }
+    close(pfd[1]);
+    int acked = -1, i, got = 0;
+    while (read(pfd[0], &i, sizeof i) == sizeof i) {
+        acked = i;
+        if (++got == 25)
+            kill(pid, SIGKILL); /* in the middle of a put, most likely */
+    }
+    close(pfd[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFEXITED(status))
+        fail_msg("the child exited with %d before it was killed", WEXITSTATUS(status));
+    assert_true(acked >= 24);
+    char err[256] = "";
+    f->s = hs_store_open(f->url, err, sizeof err);
+    if (!f->s)
+        fail_msg("reopen: %s", err);
+    /* every acknowledged profile is there; at most the one being put beyond */
+    hs_store_query q = {.service = f->svc, .type = "cpu"};
+    hs_store_profile_row *rows;
+    size_t n;
+    assert_int_equal(hs_store_profiles(f->s, &q, 0, &rows, &n, err, sizeof err), 0);
+    assert_true(n >= (size_t)acked + 1 && n <= (size_t)acked + 2);
+    for (int k = 0; k <= acked; k++)
+        assert_string_equal(rows[k].id, ds[k].sp.id);
+    hs_store_profile_rows_free(rows, n);
+    check_merge(f, &q, ds, n, NULL);
+    for (int k = 0; k < N; k++)
+        unmk(&ds[k]);
+    free(ds);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -861,6 +932,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_stacks_and_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_puts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kill9_durability, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,313 @@
+/* query_cache.c — stack records kept in memory between queries.
+ *
+ * A query rebuilds the merged profile from the merged rows and the stack
+ * record of each row (store/stack.h). Records are immutable by hash, so a
+ * copy kept here is always right: the cache only saves fetching them from
+ * the store again (a lookup per record in the database). It is an LRU
+ * bounded in bytes (records plus their bookkeeping), shared by every
+ * request thread under one mutex.
+ *
+ * A query first copies what it needs into a table of its own (under the
+ * lock, in one pass), fetches the rest from the store, adds those to the
+ * cache, and builds from its own table: nothing it uses can be evicted
+ * under it by another thread. */
+#include "server/query_cache.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/stack.h"
+
+typedef struct entry {
+    uint64_t hash;
+    size_t len;
+    struct entry *chain;      /* next in the bucket */
+    struct entry *prev, *next; /* LRU list: head is the most recent */
+    unsigned char data[];
+} entry;
+
+struct hs_stack_cache {
+    pthread_mutex_t mu;
+    size_t max_bytes, bytes, n;
+    entry **buckets;
+    size_t n_buckets; /* power of two */
+    entry *head, *tail;
+    uint64_t hits, misses;
+};
+
+static size_t entry_cost(size_t len)
+{
+    return sizeof(entry) + len + sizeof(entry *); /* + its share of the buckets */
+}
+
+static size_t bucket_of(uint64_t h, size_t nb)
+{
+    return (size_t)(h ^ (h >> 29)) & (nb - 1);
+}
+
+hs_stack_cache *hs_stack_cache_new(size_t max_bytes)
+{
+    hs_stack_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->n_buckets = 1024;
+    c->buckets = calloc(c->n_buckets, sizeof *c->buckets);
+    if (!c->buckets) {
+        free(c);
+        return NULL;
+    }
+    c->max_bytes = max_bytes;
+    pthread_mutex_init(&c->mu, NULL);
+    return c;
+}
+
+void hs_stack_cache_free(hs_stack_cache *c)
+{
+    if (!c)
+        return;
+    for (entry *e = c->head, *next; e; e = next) {
+        next = e->next;
+        free(e);
+    }
+    free(c->buckets);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+static entry *find(hs_stack_cache *c, uint64_t h)
+{
+    for (entry *e = c->buckets[bucket_of(h, c->n_buckets)]; e; e = e->chain)
+        if (e->hash == h)
+            return e;
+    return NULL;
+}
+
+static void lru_unlink(hs_stack_cache *c, entry *e)
+{
+    if (e->prev)
+        e->prev->next = e->next;
+    else
+        c->head = e->next;
+    if (e->next)
+        e->next->prev = e->prev;
+    else
+        c->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void lru_push(hs_stack_cache *c, entry *e)
+{
+    e->prev = NULL;
+    e->next = c->head;
+    if (c->head)
+        c->head->prev = e;
+    c->head = e;
+    if (!c->tail)
+        c->tail = e;
+}
+
+static void drop(hs_stack_cache *c, entry *e)
+{
+    entry **pp = &c->buckets[bucket_of(e->hash, c->n_buckets)];
+    while (*pp != e)
+        pp = &(*pp)->chain;
+    *pp = e->chain;
+    lru_unlink(c, e);
+    c->bytes -= entry_cost(e->len);
+    c->n--;
+    free(e);
+}
+
+static void grow(hs_stack_cache *c)
+{
+    size_t nb = c->n_buckets * 2;
+    entry **b = calloc(nb, sizeof *b);
+    if (!b)
+        return; /* longer chains, still correct */
+    for (size_t i = 0; i < c->n_buckets; i++)
+        for (entry *e = c->buckets[i], *next; e; e = next) {
+            next = e->chain;
+            size_t k = bucket_of(e->hash, nb);
+            e->chain = b[k];
+            b[k] = e;
+        }
+    free(c->buckets);
+    c->buckets = b;
+    c->n_buckets = nb;
+}
+
+/* Keep a copy of a record (lock held). */
+static void insert(hs_stack_cache *c, uint64_t h, const void *data, size_t len)
+{
+    size_t cost = entry_cost(len);
+    if (cost > c->max_bytes / 4 || find(c, h))
+        return;
+    while (c->tail && c->bytes + cost > c->max_bytes)
+        drop(c, c->tail);
+    entry *e = malloc(sizeof *e + len);
+    if (!e)
+        return;
+    e->hash = h;
+    e->len = len;
+    memcpy(e->data, data, len);
+    size_t k = bucket_of(h, c->n_buckets);
+    e->chain = c->buckets[k];
+    c->buckets[k] = e;
+    e->prev = e->next = NULL;
+    lru_push(c, e);
+    c->bytes += cost;
+    c->n++;
+    if (c->n > c->n_buckets)
+        grow(c);
+}
+
+void hs_stack_cache_stats(hs_stack_cache *c, hs_stack_cache_info *out)
+{
+    pthread_mutex_lock(&c->mu);
+    out->entries = c->n;
+    out->bytes = c->bytes;
+    out->hits = c->hits;
+    out->misses = c->misses;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- the records of one query ---- */
+
+typedef struct {
+    uint64_t *keys;
+    size_t *off, *len; /* into arena; len SIZE_MAX: empty slot */
+    size_t cap;        /* power of two */
+    unsigned char *arena;
+    size_t used, acap;
+    bool oom;
+} local_tab;
+
+static int local_init(local_tab *t, size_t n)
+{
+    memset(t, 0, sizeof *t);
+    t->cap = 16;
+    while (t->cap < 2 * n + 2)
+        t->cap *= 2;
+    t->keys = malloc(t->cap * sizeof *t->keys);
+    t->off = malloc(t->cap * sizeof *t->off);
+    t->len = malloc(t->cap * sizeof *t->len);
+    if (!t->keys || !t->off || !t->len)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++)
+        t->len[i] = SIZE_MAX;
+    return 0;
+}
+
+static void local_free(local_tab *t)
+{
+    free(t->keys);
+    free(t->off);
+    free(t->len);
+    free(t->arena);
+}
+
+static size_t local_slot(const local_tab *t, uint64_t h)
+{
+    size_t i = bucket_of(h, t->cap);
+    while (t->len[i] != SIZE_MAX && t->keys[i] != h)
+        i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+static void local_put(local_tab *t, uint64_t h, const void *data, size_t len)
+{
+    size_t i = local_slot(t, h);
+    if (t->len[i] != SIZE_MAX)
+        return;
+    if (t->used + len > t->acap) {
+        size_t nc = t->acap ? t->acap : 65536;
+        while (nc < t->used + len)
+            nc *= 2;
+        unsigned char *na = realloc(t->arena, nc);
+        if (!na) {
+            t->oom = true;
+            return;
+        }
+        t->arena = na;
+        t->acap = nc;
+    }
+    memcpy(t->arena + t->used, data, len);
+    t->keys[i] = h;
+    t->off[i] = t->used;
+    t->len[i] = len;
+    t->used += len;
+}
+
+static const void *local_lookup(void *arg, uint64_t h, size_t *len)
+{
+    local_tab *t = arg;
+    size_t i = local_slot(t, h);
+    if (t->len[i] == SIZE_MAX)
+        return NULL;
+    *len = t->len[i];
+    return t->arena + t->off[i];
+}
+
+typedef struct {
+    local_tab *t;
+    hs_stack_cache *c;
+} fetch_ctx;
+
+static void on_fetched(void *arg, uint64_t hash, const void *data, size_t len)
+{
+    fetch_ctx *f = arg;
+    local_put(f->t, hash, data, len);
+    if (f->c) {
+        pthread_mutex_lock(&f->c->mu);
+        insert(f->c, hash, data, len);
+        pthread_mutex_unlock(&f->c->mu);
+    }
+}
+
+hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, size_t *missing,
+                                 char *err, size_t errlen)
+{
+    local_tab t = {0};
+    uint64_t *want = malloc((m->n_rows + 1) * sizeof *want);
+    hs_profile *p = NULL;
+    if (!want || local_init(&t, m->n_rows) < 0) {
+        free(want);
+        local_free(&t);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t n_want = 0;
+    if (c) {
+        pthread_mutex_lock(&c->mu);
+        for (size_t i = 0; i < m->n_rows; i++) {
+            entry *e = find(c, m->rows[i].stack);
+            if (e) {
+                local_put(&t, e->hash, e->data, e->len);
+                lru_unlink(c, e);
+                lru_push(c, e);
+                c->hits++;
+            } else {
+                want[n_want++] = m->rows[i].stack;
+                c->misses++;
+            }
+        }
+        pthread_mutex_unlock(&c->mu);
+    } else {
+        for (size_t i = 0; i < m->n_rows; i++)
+            want[n_want++] = m->rows[i].stack;
+    }
+    fetch_ctx f = {&t, c};
+    int rc = n_want ? hs_store_get_stacks(st, want, n_want, on_fetched, &f, err, errlen) : 0;
+    if (rc == 0 && t.oom) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0)
+        p = hs_stack_build_profile(m, local_lookup, &t, missing, err, errlen);
+    free(want);
+    local_free(&t);
+    return p;
+}

@@ -1,0 +1,30 @@
+/* query_cache.h — an LRU of stack records, bounded in bytes, shared by the
+ * query threads (query_cache.c). Private to src/server. */
+#ifndef HS_SERVER_QUERY_CACHE_H
+#define HS_SERVER_QUERY_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/profile.h"
+#include "store/store.h"
+
+typedef struct hs_stack_cache hs_stack_cache;
+
+typedef struct {
+    size_t entries, bytes;
+    uint64_t hits, misses;
+} hs_stack_cache_info;
+
+/* NULL on out of memory. */
+hs_stack_cache *hs_stack_cache_new(size_t max_bytes);
+void hs_stack_cache_free(hs_stack_cache *c);
+void hs_stack_cache_stats(hs_stack_cache *c, hs_stack_cache_info *out);
+
+/* hs_stack_build_from_store through the cache: records found in c are not
+ * fetched; the others are fetched from st and kept. c may be NULL (no
+ * cache). */
+hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, size_t *missing,
+                                 char *err, size_t errlen);
+
+#endif

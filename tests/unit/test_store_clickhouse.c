@@ -1,0 +1,701 @@
+/* test_store_clickhouse.c — what only the ClickHouse backend has to get
+ * right, against a real server (tests/integration/store_clickhouse.sh
+ * starts one and runs this with HS_CH_TEST_HOSTS=127.0.0.1:PORT[,...],
+ * optionally HS_CH_TEST_CLUSTER=NAME, and HS_CH_TEST_STOP / _START, shell
+ * commands that stop and restart the first server). Without
+ * HS_CH_TEST_HOSTS every test is skipped (cmocka reports SKIPPED); the
+ * backend-agnostic behaviour is tests/unit/test_store.c's.
+ *
+ *   copies_and_orphans  a second complete copy of a profile (two serve
+ *                       instances racing with one id) and orphan samples (a
+ *                       put that failed after its samples INSERT) are
+ *                       invisible to merge, series, profiles and stats;
+ *   concurrent_same_id  8 threads putting one id at once: stored once;
+ *   retention           whole days dropped as partitions (stacks only their
+ *                       profiles used with them), the boundary day's older
+ *                       profiles hidden at once;
+ *   quoting             quotes, backslashes, control bytes in every string;
+ *   unreachable         nothing listening: HS_STORE_UNAVAILABLE, at once;
+ *   slow                a server that never answers: UNAVAILABLE after the
+ *                       URL's timeout, with a message saying so;
+ *   recovery            ClickHouse stopped and restarted under one open
+ *                       store (and one opened while it was down): puts and
+ *                       queries fail with UNAVAILABLE, then work again;
+ *   bad_urls            URL errors are reported at open.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store/stack.h"
+#include "store/store.h"
+
+#define SEC 1000000000LL
+#define DAY (86400 * SEC)
+
+static const char *hosts(void) { return getenv("HS_CH_TEST_HOSTS"); }
+
+#define NEED_SERVER()                                                                     \
+    do {                                                                                  \
+        if (!hosts() || !*hosts()) {                                                      \
+            print_message("no HS_CH_TEST_HOSTS: run tests/integration/store_clickhouse.sh\n"); \
+            skip();                                                                       \
+        }                                                                                 \
+    } while (0)
+
+/* The store URL of database db on the test server(s). */
+static void url_of(char *out, size_t len, const char *db)
+{
+    const char *cl = getenv("HS_CH_TEST_CLUSTER");
+    snprintf(out, len, "clickhouse://%s/%s%s%s", hosts(), db, cl && *cl ? "?cluster=" : "", cl && *cl ? cl : "");
+}
+
+static void drop_db(const char *db);
+
+/* A store on database db, emptied first (a failed earlier run may have
+ * left it behind). */
+static hs_store *open_db(const char *db)
+{
+    drop_db(db);
+    char url[512], err[512] = "";
+    url_of(url, sizeof url, db);
+    hs_store *s = hs_store_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    return s;
+}
+
+/* ---- raw SQL ---- */
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+    char **b = arg;
+    size_t old = *b ? strlen(*b) : 0, len = size * n;
+    char *nb = realloc(*b, old + len + 1);
+    if (!nb)
+        return 0;
+    memcpy(nb + old, p, len);
+    nb[old + len] = 0;
+    *b = nb;
+    return len;
+}
+
+static size_t n_hosts(void)
+{
+    size_t n = 1;
+    for (const char *h = hosts(); *h; h++)
+        n += *h == ',';
+    return n;
+}
+
+/* Run sql on host i (0: the first); the answer (malloc'd, TSV) or a test
+ * failure. Inserts into Distributed tables are synchronous. */
+static char *sql_on(size_t i, const char *q)
+{
+    char url[256];
+    const char *h = hosts();
+    while (i-- && strchr(h, ','))
+        h = strchr(h, ',') + 1;
+    size_t n = strcspn(h, ",");
+    snprintf(url, sizeof url, "http://%.*s/?insert_distributed_sync=1", (int)n, h);
+    CURL *c = curl_easy_init();
+    assert_non_null(c);
+    char *body = NULL;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, q);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    CURLcode cc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    if (cc != CURLE_OK || status != 200)
+        fail_msg("SQL %s: %s %s", q, curl_easy_strerror(cc), body ? body : "");
+    if (!body)
+        body = strdup("");
+    return body;
+}
+
+static char *sql(const char *q) { return sql_on(0, q); }
+
+static long long sql_int(const char *q)
+{
+    char *a = sql(q);
+    long long v = strtoll(a, NULL, 10);
+    free(a);
+    return v;
+}
+
+/* The sum of an integer answer over every host. */
+static long long sql_int_all(const char *q)
+{
+    long long v = 0;
+    for (size_t i = 0; i < n_hosts(); i++) {
+        char *a = sql_on(i, q);
+        v += strtoll(a, NULL, 10);
+        free(a);
+    }
+    return v;
+}
+
+/* ---- profiles ---- */
+
+/* Three stacks: main;work;leaf, main;work, main;other. */
+typedef struct {
+    void *rec[3];
+    size_t len[3];
+    hs_store_stack st[3];
+} stacks3;
+
+static void make_stacks(stacks3 *s, const char *tag)
+{
+    char err[256];
+    hs_stack_frame f[3] = {{.function = "leaf", .file = "a.c", .line = 3},
+                           {.function = "work", .file = "a.c", .line = 7},
+                           {.function = "main", .file = "a.c", .line = 9}};
+    hs_stack_frame other[2] = {{.function = tag, .file = "b.c", .line = 1},
+                               {.function = "main", .file = "a.c", .line = 9}};
+    assert_int_equal(hs_stack_encode(f, 3, NULL, 0, &s->rec[0], &s->len[0], err, sizeof err), 0);
+    assert_int_equal(hs_stack_encode(f + 1, 2, NULL, 0, &s->rec[1], &s->len[1], err, sizeof err), 0);
+    assert_int_equal(hs_stack_encode(other, 2, NULL, 0, &s->rec[2], &s->len[2], err, sizeof err), 0);
+    for (int i = 0; i < 3; i++)
+        s->st[i] = (hs_store_stack){hs_stack_hash(s->rec[i], s->len[i]), s->rec[i], s->len[i]};
+}
+
+static void free_stacks(stacks3 *s)
+{
+    for (int i = 0; i < 3; i++)
+        free(s->rec[i]);
+}
+
+typedef struct {
+    hs_store_profile p;
+    hs_store_sample samples[3];
+    hs_store_label labels[2];
+} test_profile;
+
+/* A cpu profile of service svc: stack i has values (i+1, (i+1)*k); the
+ * "other" stack only when with_other. */
+static void make_profile(test_profile *t, const stacks3 *s, const char *id, const char *svc, int64_t start,
+                         int64_t k, int with_other)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->p.id, sizeof t->p.id, "%s", id);
+    t->p.service = svc;
+    t->p.type = "cpu";
+    t->p.version = "v1";
+    t->labels[0] = (hs_store_label){"instance", "i-1"};
+    t->labels[1] = (hs_store_label){"zone", "z1"};
+    t->p.labels = t->labels;
+    t->p.n_labels = 2;
+    t->p.start_ns = start;
+    t->p.duration_ns = 10 * SEC;
+    t->p.types = (hs_store_types){2, {"samples", "cpu"}, {"count", "nanoseconds"}, 1, "cpu", "nanoseconds", 10000000};
+    size_t n = with_other ? 3 : 2;
+    for (size_t i = 0; i < n; i++) {
+        t->samples[i] = (hs_store_sample){s->st[i].hash, {(int64_t)i + 1, ((int64_t)i + 1) * k}};
+        t->p.totals[0] += (int64_t)i + 1;
+        t->p.totals[1] += ((int64_t)i + 1) * k;
+    }
+    t->p.samples = t->samples;
+    t->p.n_samples = n;
+    t->p.stacks = s->st;
+    t->p.n_stacks = n;
+}
+
+static int put1(hs_store *s, const hs_store_profile *p, size_t *dups, char *err, size_t errlen)
+{
+    const hs_store_profile *pp[1] = {p};
+    return hs_store_put(s, pp, 1, dups, err, errlen);
+}
+
+static void expect_put(hs_store *s, const hs_store_profile *p, size_t want_dups)
+{
+    char err[512] = "";
+    size_t d = 99;
+    int rc = put1(s, p, &d, err, sizeof err);
+    if (rc)
+        fail_msg("put %s: %d %s", p->id, rc, err);
+    assert_int_equal(d, want_dups);
+}
+
+static int64_t merged_value(const hs_store_merged *m, uint64_t stack, int v)
+{
+    for (size_t i = 0; i < m->n_rows; i++)
+        if (m->rows[i].stack == stack)
+            return m->rows[i].values[v];
+    return -1;
+}
+
+static void drop_db(const char *db)
+{
+    char q[256];
+    /* In a cluster the tables live on every shard: drop them on each. */
+    snprintf(q, sizeof q, "DROP DATABASE IF EXISTS %s", db);
+    for (size_t i = 0; i < n_hosts(); i++)
+        free(sql_on(i, q));
+}
+
+/* ---- tests ---- */
+
+static void test_copies_and_orphans(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_copies";
+    hs_store *s = open_db(db);
+    stacks3 st;
+    make_stacks(&st, "other");
+    test_profile a, b;
+    int64_t t0 = 1700000000 * SEC;
+    make_profile(&a, &st, "copied", "svc", t0, 10, 1);
+    make_profile(&b, &st, "plain", "svc", t0 + 60 * SEC, 100, 0);
+    expect_put(s, &a.p, 0);
+    expect_put(s, &b.p, 0);
+    /* A second complete copy of "copied" with another token, and orphan
+     * samples of "plain" (their profile row never committed), with values
+     * that would show if they were counted. */
+    char q[1024];
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.samples SELECT day, service, type, start_ns, pid, ins + 7, stack, v0 * 1000, v1 * 1000, "
+             "v2, v3 FROM %s.samples WHERE ins GLOBAL IN (SELECT ins FROM %s.profiles WHERE id = 'copied')",
+             db, db, db);
+    free(sql(q));
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.profiles SELECT day, service, type, start_ns, id, pid, ins + 7, version, label_keys, "
+             "label_values, duration_ns, sample_types, sample_units, default_index, period_type, period_unit, "
+             "period, t0 * 1000, t1 * 1000, t2, t3 FROM %s.profiles WHERE id = 'copied'",
+             db, db);
+    free(sql(q));
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.samples SELECT day, service, type, start_ns, pid, ins + 5, stack, v0 * 1000, v1 * 1000, "
+             "v2, v3 FROM %s.samples WHERE ins GLOBAL IN (SELECT ins FROM %s.profiles WHERE id = 'plain')",
+             db, db, db);
+    free(sql(q));
+    snprintf(q, sizeof q, "SELECT count() FROM %s.profiles WHERE id = 'copied'", db);
+    assert_int_equal(sql_int(q), 2); /* the copy is really there (one shard) */
+
+    char err[512] = "";
+    hs_store_query sel = {.service = "svc", .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
+    /* Exactly one of the two copies: either the original's values or the
+     * copy's, never their sum; orphans never. */
+    assert_int_equal(m.n_profiles, 2);
+    int64_t leaf = merged_value(&m, st.st[0].hash, 1), other = merged_value(&m, st.st[2].hash, 1);
+    assert_true(leaf == 10 + 100 || leaf == 10000 + 100);
+    assert_true(other == 30 || other == 30000);
+    assert_true(m.totals[1] == 60 + 300 || m.totals[1] == 60000 + 300);
+    /* The totals and the rows come from the same copy. */
+    assert_int_equal(m.totals[1] - 300 == 60, leaf == 110);
+    hs_store_merged_free(&m);
+
+    hs_store_profile_row *rows;
+    size_t n;
+    assert_int_equal(hs_store_profiles(s, &sel, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].id, "copied");
+    assert_string_equal(rows[1].id, "plain");
+    hs_store_profile_rows_free(rows, n);
+
+    hs_store_point *pts;
+    sel.from_ns = t0;
+    sel.until_ns = t0 + 3600 * SEC;
+    assert_int_equal(hs_store_series(s, &sel, 3600 * SEC, &pts, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(pts[0].n_profiles, 2);
+    free(pts);
+
+    hs_store_stats stt;
+    assert_int_equal(hs_store_stats_get(s, &stt, err, sizeof err), 0);
+    assert_int_equal(stt.profiles, 2);
+    assert_int_equal(stt.samples, 5);
+    assert_int_equal(stt.stacks, 3);
+    assert_true(stt.bytes > 0);
+
+    /* A retried put of either id is a duplicate. */
+    expect_put(s, &a.p, 1);
+    expect_put(s, &b.p, 1);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+typedef struct {
+    hs_store *s;
+    const hs_store_profile *p;
+    pthread_barrier_t *go;
+    int rc;
+    size_t dups;
+    char err[256];
+} racer;
+
+static void *race(void *arg)
+{
+    racer *r = arg;
+    pthread_barrier_wait(r->go);
+    r->rc = put1(r->s, r->p, &r->dups, r->err, sizeof r->err);
+    return NULL;
+}
+
+static void test_concurrent_same_id(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_race";
+    enum { N = 8 };
+    hs_store *s = open_db(db);
+    stacks3 st;
+    make_stacks(&st, "other");
+    test_profile a;
+    make_profile(&a, &st, "raced", "svc", 1700000000 * SEC, 10, 1);
+    pthread_barrier_t go;
+    assert_int_equal(pthread_barrier_init(&go, NULL, N), 0);
+    racer r[N];
+    pthread_t th[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = (racer){.s = s, .p = &a.p, .go = &go};
+        assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+    }
+    size_t stored = 0;
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        if (r[i].rc)
+            fail_msg("put: %s", r[i].err);
+        stored += r[i].dups == 0;
+    }
+    pthread_barrier_destroy(&go);
+    assert_true(stored >= 1);
+    char q[256], err[512] = "";
+    snprintf(q, sizeof q, "SELECT count() FROM %s.profiles WHERE id = 'raced'", db);
+    long long copies = sql_int(q); /* via the Distributed table in a cluster */
+    print_message("concurrent puts of one id: %zu of %d reported stored, %lld copies in ClickHouse\n", stored, N,
+                  copies);
+    /* Background merges of the ReplacingMergeTree may already have folded
+     * some copies into one. */
+    assert_true(copies >= 1 && copies <= (long long)stored);
+    hs_store_query sel = {.service = "svc", .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 1);
+    assert_int_equal(m.totals[1], 60);
+    assert_int_equal(merged_value(&m, st.st[0].hash, 1), 10);
+    assert_int_equal(merged_value(&m, st.st[2].hash, 1), 30);
+    hs_store_merged_free(&m);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+static long long parts_of_day(const char *db, const char *table, const char *yyyymmdd)
+{
+    char q[512];
+    const char *cl = getenv("HS_CH_TEST_CLUSTER");
+    snprintf(q, sizeof q,
+             "SELECT count() FROM system.parts WHERE active AND database = '%s' AND table = '%s%s' AND "
+             "partition_id = '%s'",
+             db, table, cl && *cl ? "_local" : "", yyyymmdd);
+    return sql_int_all(q);
+}
+
+static void test_retention(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_retain";
+    hs_store *s = open_db(db);
+    stacks3 st, st2;
+    make_stacks(&st, "other");
+    make_stacks(&st2, "only_early"); /* a stack only the early profile uses */
+    /* Day 19675 is 2023-11-14. d1 noon; d2 03:00 and 12:00; d3 noon. */
+    int64_t d1 = 19675 * DAY, d2 = d1 + DAY, d3 = d2 + DAY;
+    test_profile p1, p2a, p2b, p3;
+    make_profile(&p1, &st, "day1", "svc", d1 + 12 * 3600 * SEC, 1, 1);
+    make_profile(&p2a, &st2, "day2-early", "svc", d2 + 3 * 3600 * SEC, 10, 1);
+    make_profile(&p2b, &st, "day2-late", "svc", d2 + 12 * 3600 * SEC, 100, 0);
+    make_profile(&p3, &st, "day3", "svc", d3 + 12 * 3600 * SEC, 1000, 1);
+    const hs_store_profile *all[4] = {&p1.p, &p2a.p, &p2b.p, &p3.p};
+    char err[512] = "";
+    size_t d;
+    assert_int_equal(hs_store_put(s, all, 4, &d, err, sizeof err), 0);
+    assert_true(parts_of_day(db, "samples", "20231114") > 0);
+    hs_store_stats before;
+    assert_int_equal(hs_store_stats_get(s, &before, err, sizeof err), 0);
+    assert_int_equal(before.profiles, 4);
+    assert_int_equal(before.stacks, 4); /* 3 shared + only_early's "other" */
+
+    if (hs_store_retain(s, d2 + 6 * 3600 * SEC, err, sizeof err))
+        fail_msg("retain: %s", err);
+    /* Day 1 is gone as partitions, day 2 lost its early profile. */
+    assert_int_equal(parts_of_day(db, "profiles", "20231114"), 0);
+    assert_int_equal(parts_of_day(db, "samples", "20231114"), 0);
+    assert_int_equal(parts_of_day(db, "stacks", "20231114"), 0);
+    hs_store_profile_row *rows;
+    size_t n;
+    hs_store_query sel = {.service = "svc", .type = "cpu"};
+    assert_int_equal(hs_store_profiles(s, &sel, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].id, "day2-late");
+    assert_string_equal(rows[1].id, "day3");
+    hs_store_profile_rows_free(rows, n);
+    hs_store_stats after;
+    assert_int_equal(hs_store_stats_get(s, &after, err, sizeof err), 0);
+    assert_int_equal(after.profiles, 2);
+    assert_int_equal(after.samples, 2 + 3);
+    assert_true(after.bytes < before.bytes);
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 2);
+    assert_int_equal(m.totals[1], 100 * 3 + 1000 * 6);
+    assert_int_equal(merged_value(&m, st2.st[2].hash, 1), -1);
+    hs_store_merged_free(&m);
+    char **v;
+    assert_int_equal(hs_store_label_values(s, &sel, "instance", &v, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    hs_store_strings_free(v, n);
+    /* A later retention drops day 2 with the stack only its early profile
+     * used; a retention older than the last one changes nothing. */
+    assert_int_equal(hs_store_retain(s, d3, err, sizeof err), 0);
+    assert_int_equal(hs_store_retain(s, d1, err, sizeof err), 0);
+    assert_int_equal(hs_store_stats_get(s, &after, err, sizeof err), 0);
+    assert_int_equal(after.profiles, 1);
+    assert_int_equal(after.stacks, 3);
+    assert_int_equal(parts_of_day(db, "profiles", "20231115"), 0);
+    assert_int_equal(parts_of_day(db, "stacks", "20231115"), 0);
+    assert_int_equal(hs_store_profiles(s, &sel, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(rows[0].id, "day3");
+    hs_store_profile_rows_free(rows, n);
+    hs_store_close(s);
+    free_stacks(&st);
+    free_stacks(&st2);
+    drop_db(db);
+}
+
+static void test_quoting(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_quoting";
+    hs_store *s = open_db(db);
+    stacks3 st;
+    make_stacks(&st, "other");
+    static const char svc[] = "it's a \\ back'slash\n\t\x01 ünï";
+    test_profile a;
+    make_profile(&a, &st, "q-1", svc, 1700000000 * SEC, 10, 1);
+    a.labels[1] = (hs_store_label){"zo'ne\\", "v'\\\x7f"};
+    a.p.version = "1.0'--";
+    expect_put(s, &a.p, 0);
+    char err[512] = "", **v;
+    size_t n;
+    assert_int_equal(hs_store_services(s, NULL, &v, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0], svc);
+    hs_store_strings_free(v, n);
+    hs_store_query sel = {.service = svc, .type = "cpu"};
+    assert_int_equal(hs_store_label_values(s, &sel, "zo'ne\\", &v, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0], "v'\\\x7f");
+    hs_store_strings_free(v, n);
+    const char *ver = "1.0'--";
+    sel.versions = &ver;
+    sel.n_versions = 1;
+    sel.labels = &a.labels[1];
+    sel.n_labels = 1;
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 1);
+    hs_store_merged_free(&m);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A loopback port nothing listens on (bound, then closed). */
+static int dead_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t l = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void expect_unavailable(hs_store *s, const char *want_in_msg, double max_s)
+{
+    stacks3 st;
+    make_stacks(&st, "other");
+    test_profile a;
+    make_profile(&a, &st, "down-1", "svc", 1700000000 * SEC, 10, 1);
+    char err[512] = "";
+    size_t d;
+    double t0 = now_s();
+    assert_int_equal(put1(s, &a.p, &d, err, sizeof err), HS_STORE_UNAVAILABLE);
+    double took = now_s() - t0;
+    print_message("put while unavailable: %.2f s: %s\n", took, err);
+    assert_non_null(strstr(err, want_in_msg));
+    assert_true(took < max_s);
+    hs_store_query sel = {.service = "svc", .type = "cpu"};
+    hs_store_merged m;
+    err[0] = 0;
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), HS_STORE_UNAVAILABLE);
+    assert_true(err[0] != 0);
+    char **v;
+    size_t n;
+    assert_int_equal(hs_store_services(s, NULL, &v, &n, err, sizeof err), HS_STORE_UNAVAILABLE);
+    free_stacks(&st);
+}
+
+static void test_unreachable(void **state)
+{
+    (void)state;
+    char url[128], err[512] = "";
+    snprintf(url, sizeof url, "clickhouse://127.0.0.1:%d/hs_down?connect_timeout=1", dead_port());
+    /* Open succeeds: the schema is created once ClickHouse is there. */
+    hs_store *s = hs_store_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    expect_unavailable(s, "unavailable", 1.0);
+    hs_store_close(s);
+}
+
+static void test_slow(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t l = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fd, 64), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+    /* Nothing accepts: connections complete in the backlog, no answer. */
+    char url[128], err[512] = "";
+    snprintf(url, sizeof url, "clickhouse://127.0.0.1:%d/hs_slow?timeout=0.5", ntohs(a.sin_port));
+    double t0 = now_s();
+    hs_store *s = hs_store_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    assert_true(now_s() - t0 < 2.0);
+    expect_unavailable(s, "imeout", 2.0);
+    hs_store_close(s);
+    close(fd);
+}
+
+static void run_cmd(const char *env)
+{
+    const char *cmd = getenv(env);
+    assert_non_null(cmd);
+    if (system(cmd) != 0)
+        fail_msg("%s (%s) failed", env, cmd);
+}
+
+static void test_recovery(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    if (!getenv("HS_CH_TEST_STOP") || !getenv("HS_CH_TEST_START")) {
+        print_message("no HS_CH_TEST_STOP/START commands\n");
+        skip();
+    }
+    hs_store *s = open_db("hs_ch_recovery");
+    drop_db("hs_ch_late");
+    stacks3 st;
+    make_stacks(&st, "other");
+    test_profile a, b;
+    make_profile(&a, &st, "before", "svc", 1700000000 * SEC, 10, 1);
+    make_profile(&b, &st, "after", "svc", 1700000060 * SEC, 100, 1);
+    expect_put(s, &a.p, 0);
+    run_cmd("HS_CH_TEST_STOP");
+    expect_unavailable(s, "unavailable", 5.0);
+    char url[512], err[512] = "";
+    url_of(url, sizeof url, "hs_ch_late"); /* opened while ClickHouse is down */
+    hs_store *late = hs_store_open(url, err, sizeof err);
+    if (!late)
+        fail_msg("open %s while ClickHouse is down: %s", url, err);
+    run_cmd("HS_CH_TEST_START");
+    /* The same handles, no reopen. */
+    expect_put(s, &b.p, 0);
+    expect_put(s, &a.p, 1);
+    hs_store_query sel = {.service = "svc", .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 2);
+    assert_int_equal(m.totals[1], 60 + 600);
+    hs_store_merged_free(&m);
+    expect_put(late, &a.p, 0);
+    assert_int_equal(hs_store_merge(late, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 1);
+    hs_store_merged_free(&m);
+    hs_store_close(late);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db("hs_ch_recovery");
+    drop_db("hs_ch_late");
+}
+
+static void test_bad_urls(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "clickhouse://127.0.0.1:8123",              /* no database */
+        "clickhouse://127.0.0.1:8123/",             /* empty database */
+        "clickhouse://127.0.0.1:8123/a-b",          /* not an identifier */
+        "clickhouse://127.0.0.1:99999/db",          /* bad port */
+        "clickhouse://127.0.0.1:8123/db?nope=1",    /* unknown option */
+        "clickhouse://127.0.0.1:8123/db?timeout=x", /* bad timeout */
+        "clickhouse://a:1,b:2/db",                  /* shards without a cluster */
+        "clickhouse://a:1/db?cluster=x;y",          /* bad cluster name */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char err[512] = "";
+        hs_store *s = hs_store_open(bad[i], err, sizeof err);
+        if (s)
+            fail_msg("%s opened", bad[i]);
+        assert_true(err[0] != 0);
+    }
+}
+
+int main(void)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_urls),
+        cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_slow),
+        cmocka_unit_test(test_copies_and_orphans),
+        cmocka_unit_test(test_concurrent_same_id),
+        cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_quoting),
+        cmocka_unit_test(test_recovery),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
+}
