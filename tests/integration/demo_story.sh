@@ -36,7 +36,7 @@ search=$(share "type=cpu&version=1&focus=regexec%24")
 echo "version 1: handler $handler of CPU, compiling (regcomp+regfree) $regex, matching (regexec) $search"
 ge "$handler" 0.6 || fail "version 1's handler has $handler of the CPU, expected most"
 ge "$regex" "0.5 * $handler" || fail "compiling regexes is $regex of CPU, not most of the handler's $handler"
-ge "$regex" "2 * $search" || fail "compiling ($regex) does not dominate matching ($search)"
+ge "$regex" "1.5 * $search" || fail "compiling ($regex) does not dominate matching ($search)"
 pass "version 1: the handler has most of the CPU, compiling regexes most of that"
 
 rate() { sed -n "s/^version $1: \([0-9.]*\) reqs \/ sec$/\1/p" demo.out; }
