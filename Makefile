@@ -1,6 +1,8 @@
 # hotspur — convenience wrapper around CMake. `make` builds, `make check` runs
-# every test under ctest, `make demo` profiles the bundled example, `make bench`
-# runs the benchmarks. SANITIZE=1 builds with ASan/UBSan in build-asan/.
+# every test under ctest, `make demo` runs the profile-fix-prove story
+# (examples/shakesapp, docs/tutorial.md; KEEP=1 leaves its server running),
+# `make bench` runs the benchmarks. SANITIZE=1 builds with ASan/UBSan in
+# build-asan/.
 BUILD ?= build
 CMAKE_FLAGS ?=
 ifeq ($(SANITIZE),1)
@@ -27,7 +29,7 @@ check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 demo: build
-	@examples/demo.sh $(BUILD)
+	@KEEP=$(KEEP) bash examples/shakesapp/demo.sh $(BUILD)
 
 bench: build
 	bench/run.sh $(BUILD)

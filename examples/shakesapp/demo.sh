@@ -114,8 +114,9 @@ for v in 3 4; do
 done
 
 say "in the browser"
-echo "compare 2 vs 1 on CPU:             $url/?service=shakesapp&type=cpu&version=2&compare=version&base_version=1"
-echo "compare 4 vs 3 on allocated heap:  $url/?service=shakesapp&type=heap&sample_index=alloc_space&version=4&compare=version&base_version=3"
+echo "version 1's CPU, functions by total: $url/?service=shakesapp&type=cpu&version=1&view=functions"
+echo "compare 2 vs 1 on CPU:               $url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1"
+echo "compare 4 vs 3 on allocated heap:    $url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3"
 if [ "${KEEP:-0}" = 1 ]; then
     echo
     echo "hotspur serve keeps running (pid $server_pid): kill $server_pid to stop it"

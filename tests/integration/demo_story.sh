@@ -36,7 +36,7 @@ search=$(share "type=cpu&version=1&focus=regexec%24")
 echo "version 1: handler $handler of CPU, compiling (regcomp+regfree) $regex, matching (regexec) $search"
 ge "$handler" 0.6 || fail "version 1's handler has $handler of the CPU, expected most"
 ge "$regex" "0.5 * $handler" || fail "compiling regexes is $regex of CPU, not most of the handler's $handler"
-ge "$regex" "2 * $search" || fail "compiling ($regex) does not dominate matching ($search)"
+ge "$regex" "1.5 * $search" || fail "compiling ($regex) does not dominate matching ($search)"
 pass "version 1: the handler has most of the CPU, compiling regexes most of that"
 
 rate() { sed -n "s/^version $1: \([0-9.]*\) reqs \/ sec$/\1/p" demo.out; }
@@ -66,3 +66,13 @@ echo "allocator share of CPU: version 3 $s3, version 4 $s4"
 ge "$s3" 0.05 || fail "the allocator's share in version 3 is only $s3"
 ge "$s3" "1.5 * $s4" || fail "the allocator's share did not drop from version 3 ($s3) to 4 ($s4)"
 pass "the allocator's share of CPU is lower in version 4 than in 3"
+
+# The web UI views the tutorial shows, from this server (screenshots in $TMP;
+# docs/images/tutorial-*.png come from such a run).
+command -v node >/dev/null || fail "node is not installed"
+node "$SRC/tests/integration/demo_screens.js" "$TMP" \
+    "tutorial-v1-functions=$url/?service=shakesapp&type=cpu&version=1&view=functions&span=1h" \
+    "tutorial-cpu-2-vs-1=$url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1&span=1h" \
+    "tutorial-alloc-4-vs-3=$url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3&span=1h" ||
+    fail "the web UI's views of the demo did not load"
+pass "the web UI shows the demo's views (screenshots in $TMP)"
