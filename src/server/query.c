@@ -498,7 +498,10 @@ int hs_q_load(hs_q *q, hs_q_side *s)
         s->profile = empty_profile(&q->types);
     else {
         size_t missing = 0;
-        s->profile = hs_stack_cache_build(q->qc->cache, q->qc->store, &s->merged, &missing, err, sizeof err);
+        int src = 0;
+        s->profile = hs_stack_cache_build(q->qc->cache, q->qc->store, &s->merged, &missing, &src, err, sizeof err);
+        if (!s->profile && src)
+            return store_fail(q, src, err);
         if (!s->profile)
             return hs_respond_error(q->rs, 500, "rebuilding the merged profile: %s", err);
         if (missing)
