@@ -56,12 +56,14 @@ free_port() {
 now() { date +%s.%N; }
 
 # total FILE -> the sum of the profile's default value; through FILE FUNC ->
-# the sum over samples with FUNC anywhere on their stack.
+# the sum over samples with FUNC anywhere on their stack (options such as
+# --sample-index go to `hotspur convert`).
 total() {
     "$HOTSPUR" convert --to collapsed "$1" | awk '{ s += $NF } END { printf "%.0f\n", s }'
 }
-through() {
-    "$HOTSPUR" convert --to collapsed "$1" | awk -v fn="$2" '
+through() { # FILE FUNC [convert options, e.g. --sample-index NAME]
+    local f=$1 fn=$2; shift 2
+    "$HOTSPUR" convert --to collapsed "$@" "$f" | awk -v fn="$fn" '
         { v = $NF; st = $0; sub(/ [^ ]*$/, "", st); n = split(st, fr, ";")
           for (i = 1; i <= n; i++) if (fr[i] == fn) { s += v; break } }
         END { printf "%.0f\n", s }'
