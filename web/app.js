@@ -468,10 +468,9 @@ function filterShare(d, diff) {
 // ------------------------------------------------------------------ timeline
 let points = [], tlStep = 60, drag = null;
 async function loadTimeline() {
-  const [from, until] = S.from && S.until ? (() => {
-    const span = +S.span || 3600, end = S.end ? +S.end : nowS() + 1;
-    return [end - span, end];
-  })() : range();
+  // always the whole span; a range dragged on it is drawn as a selection
+  const span0 = +S.span || 3600, end = S.end ? +S.end : nowS() + 1;
+  const from = end - span0, until = end;
   const span = until - from;
   tlStep = Math.max(10, Math.ceil(span / 120));
   const p = baseParams({ filters: false });   // totals of the selection, as stored
