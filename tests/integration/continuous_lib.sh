@@ -21,7 +21,8 @@ fake_start() {
     FAKE_N=$((FAKE_N + 1))
     FAKE_DIR="$TMP/fake.$FAKE_N"
     mkdir -p "$FAKE_DIR"
-    python3 "$FAKE_PY" serve "$FAKE_DIR" "${1:-0}" 2>"$FAKE_DIR.log" &
+    # Not under the ASan preload of a sanitized build (lib.sh): it is not ours.
+    env -u LD_PRELOAD python3 "$FAKE_PY" serve "$FAKE_DIR" "${1:-0}" 2>"$FAKE_DIR.log" &
     FAKE_PID=$!
     FAKE_PIDS+=("$FAKE_PID")
     local i
@@ -47,10 +48,14 @@ fake_stop_all() {
 }
 trap fake_stop_all EXIT
 
-fake_summary() { python3 "$FAKE_PY" summary "${1:-$FAKE_DIR}"; }
+fake_summary() { env -u LD_PRELOAD python3 "$FAKE_PY" summary "${1:-$FAKE_DIR}"; }
+
+# The agent's stderr without the note an ASan build prints when heap
+# profiling is on (ASan's runtime owns malloc there).
+agent_stderr() { grep -v 'which comes before the agent: the heap profile will be empty' "$1" || true; }
 
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    env -u LD_PRELOAD python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 now() { date +%s.%N; }
