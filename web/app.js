@@ -141,7 +141,6 @@ async function loadSelectors() {
   S.version = S.version.filter((v) => versions.includes(v));
   S.base_version = S.base_version.filter((v) => versions.includes(v));
   fillSelect($("versions"), versions, S.version);
-  $("versions").size = Math.min(Math.max(versions.length, 1), 1);
   fillSelect($("base-version"), versions, S.base_version[0] || "", { any: "(choose)" });
   labelValues = labs.labels || {};
   const box = $("labels");
@@ -183,6 +182,7 @@ function syncControls() {
   $("base-until").value = S.base_until ? toLocalInput(+S.base_until) : "";
   $("fn-filter").value = S.q;
   $("fn-name").value = S.fn;
+  $("f-fn").value = S.fn;
   $("fg-orient").classList.toggle("on", S.icicle === "1");
   $("range-reset").hidden = !(S.from && S.until);
 }
@@ -236,6 +236,8 @@ function wireControls() {
   }
   $("fn-filter").addEventListener("input", (e) => { S.q = e.target.value; writeState(); renderTable(); });
   $("fn-name").addEventListener("change", (e) => focusFunction(e.target.value));
+  $("f-fn").addEventListener("keydown", (e) => { if (e.key === "Enter") focusFunction(e.target.value.trim()); });
+  $("f-fn").addEventListener("change", (e) => { if (e.target.value.trim()) focusFunction(e.target.value.trim()); });
   $("fg-reset").addEventListener("click", () => fg.reset());
   $("fg-orient").addEventListener("click", () => {
     S.icicle = S.icicle === "1" ? "" : "1";
@@ -466,10 +468,9 @@ function filterShare(d, diff) {
 // ------------------------------------------------------------------ timeline
 let points = [], tlStep = 60, drag = null;
 async function loadTimeline() {
-  const [from, until] = S.from && S.until ? (() => {
-    const span = +S.span || 3600, end = S.end ? +S.end : nowS() + 1;
-    return [end - span, end];
-  })() : range();
+  // always the whole span; a range dragged on it is drawn as a selection
+  const span0 = +S.span || 3600, end = S.end ? +S.end : nowS() + 1;
+  const from = end - span0, until = end;
   const span = until - from;
   tlStep = Math.max(10, Math.ceil(span / 120));
   const p = baseParams({ filters: false });   // totals of the selection, as stored
@@ -637,6 +638,7 @@ function focusFunction(name) {
   S.fn = name;
   writeState();
   $("fn-name").value = name;
+  $("f-fn").value = name;
   showView("focus");
 }
 let focusKey = "";

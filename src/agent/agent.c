@@ -651,8 +651,9 @@ static int autostart(void)
     if (off && *off && strcmp(off, "0") != 0)
         return 0;
     const char *pre = getenv("LD_PRELOAD");
-    const char *out = getenv("HOTSPUR_OUTPUT");
-    return (pre && strstr(pre, "libhotspur")) || (out && *out) || env_long("HOTSPUR_AUTOSTART", 0, 0, 1) == 1;
+    const char *out = getenv("HOTSPUR_OUTPUT"), *server = getenv("HOTSPUR_SERVER");
+    return (pre && strstr(pre, "libhotspur")) || (out && *out) || (server && *server) ||
+           env_long("HOTSPUR_AUTOSTART", 0, 0, 1) == 1;
 }
 
 __attribute__((constructor)) static void hs_agent_init(void)

@@ -151,11 +151,10 @@ static void hs_web_open(const char *url)
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0) {
+        if (devnull >= 0)
             dup2(devnull, 1);
-            dup2(devnull, 2);
-        }
         execlp("xdg-open", "xdg-open", url, (char *)NULL);
+        fprintf(stderr, "hotspur web: cannot run xdg-open (%s); open the URL yourself\n", strerror(errno));
         _exit(127);
     }
     if (pid < 0)

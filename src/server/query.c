@@ -498,7 +498,10 @@ int hs_q_load(hs_q *q, hs_q_side *s)
         s->profile = empty_profile(&q->types);
     else {
         size_t missing = 0;
-        s->profile = hs_stack_cache_build(q->qc->cache, q->qc->store, &s->merged, &missing, err, sizeof err);
+        int src = 0;
+        s->profile = hs_stack_cache_build(q->qc->cache, q->qc->store, &s->merged, &missing, &src, err, sizeof err);
+        if (!s->profile && src)
+            return store_fail(q, src, err);
         if (!s->profile)
             return hs_respond_error(q->rs, 500, "rebuilding the merged profile: %s", err);
         if (missing)
@@ -792,7 +795,8 @@ static int q_profiles(hs_q *q)
     size_t n = 0;
     char err[256];
     size_t limit = q->limit ? q->limit : 1000;
-    int rc = hs_store_profiles(q->qc->store, &s->q, limit, &rows, &n, err, sizeof err);
+    /* one more than shown tells whether the list goes on */
+    int rc = hs_store_profiles(q->qc->store, &s->q, limit + 1, &rows, &n, err, sizeof err);
     if (rc)
         return store_fail(q, rc, err);
     char *buf;
@@ -807,7 +811,8 @@ static int q_profiles(hs_q *q)
     fputs(",\"unit\":", f);
     hs_json_string(f, q->types.unit[q->sample_index]);
     fputs(",\"profiles\":[", f);
-    for (size_t i = 0; i < n; i++) {
+    size_t shown = n > limit ? limit : n;
+    for (size_t i = 0; i < shown; i++) {
         fputs(i ? ",{\"id\":" : "{\"id\":", f);
         hs_json_string(f, rows[i].id);
         fputs(",\"version\":", f);
@@ -818,7 +823,7 @@ static int q_profiles(hs_q *q)
         seconds(f, rows[i].duration_ns);
         fprintf(f, ",\"total\":%lld}", (long long)rows[i].totals[q->sample_index]);
     }
-    fprintf(f, "],\"truncated\":%s}", n == limit ? "true" : "false");
+    fprintf(f, "],\"truncated\":%s}", n > limit ? "true" : "false");
     hs_store_profile_rows_free(rows, n);
     return hs_q_finish(q, f, &buf, &len);
 }

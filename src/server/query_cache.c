@@ -268,8 +268,9 @@ static void on_fetched(void *arg, uint64_t hash, const void *data, size_t len)
 }
 
 hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, size_t *missing,
-                                 char *err, size_t errlen)
+                                 int *store_rc, char *err, size_t errlen)
 {
+    *store_rc = 0;
     local_tab t = {0};
     uint64_t *want = malloc((m->n_rows + 1) * sizeof *want);
     hs_profile *p = NULL;
@@ -301,6 +302,7 @@ hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store
     }
     fetch_ctx f = {&t, c};
     int rc = n_want ? hs_store_get_stacks(st, want, n_want, on_fetched, &f, err, errlen) : 0;
+    *store_rc = rc;
     if (rc == 0 && t.oom) {
         snprintf(err, errlen, "out of memory");
         rc = -1;

@@ -11,8 +11,10 @@
  *                  always added unless given
  *     type=T       the type (default: from the sample types, "block" for a
  *                  path ending in /block, whose sample types are a lock's)
- * A path ending in /profile without seconds= gets seconds=N (hs_scraper's
- * `seconds`: a CPU profile covers most of the period). Each period every
+ * A path ending in /profile, /mutex, /block or /allocs without seconds=
+ * gets seconds=N (hs_scraper's `seconds`: the profile covers most of the
+ * period; for Go's cumulative mutex, block and allocs profiles this asks
+ * net/http/pprof for the delta over those N seconds). Each period every
  * spec is fetched at once (one libcurl multi handle, so a 10 s CPU profile
  * does not delay a heap snapshot), with a connect timeout of 5 s and a
  * total of the URL's seconds= + 15 s; a body over limits.max_body is cut off. What
@@ -20,8 +22,8 @@
  * and group commit as an upload. Failures are logged to stderr, once per
  * change of state per spec, and the next period tries again.
  *
- * Go's heap, mutex and block profiles are cumulative since the process
- * started; they are stored as the endpoint gives them (no deltas). */
+ * /debug/pprof/heap is stored as served: inuse_* a snapshot, alloc_*
+ * cumulative since the process started (scrape /allocs for deltas). */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -167,7 +169,16 @@ static int hs_target_parse(hs_target *t, const char *spec, int seconds, char *er
     size_t pathl = strlen(path);
     if (!have_type && pathl >= 6 && !strcmp(path + pathl - 6, "/block"))
         t->params[t->n_params++] = (hs_param){"type", "block"};
-    if (!have_seconds && pathl >= 8 && !strcmp(path + pathl - 8, "/profile")) {
+    /* CPU profiles, and Go's cumulative profiles as deltas over the window
+     * (net/http/pprof computes them when given seconds=); heap stays a
+     * snapshot of what is in use */
+    static const char *const windowed[] = {"/profile", "/mutex", "/block", "/allocs"};
+    bool window = false;
+    for (size_t i = 0; i < sizeof windowed / sizeof windowed[0]; i++) {
+        size_t wl = strlen(windowed[i]);
+        window |= pathl >= wl && !strcmp(path + pathl - wl, windowed[i]);
+    }
+    if (!have_seconds && window) {
         ko += (size_t)snprintf(keep + ko, qlen + 32 - ko, "%sseconds=%d", ko ? "&" : "", seconds);
         t->seconds = seconds;
     }

@@ -15,42 +15,48 @@
  *
  *   stacks   (day Date, hash UInt64, record String)
  *            ReplacingMergeTree, PARTITION BY day, ORDER BY hash.
- *            A put writes the record of every stack its profiles use into
- *            their day, so a day's partition holds every stack that day's
- *            samples reference and retention drops whole days of stacks
- *            with the profiles. Merges remove duplicate (day, hash) rows
+ *            Every stack a day's samples use has its record in that day's
+ *            partition (a put writes those its day lacks: a per-process
+ *            cache, then a lookup), so retention drops whole days of stacks
+ *            with their profiles. Merges fold duplicate (day, hash) rows
  *            eventually; reads never depend on it (GROUP BY hash, any()).
- *   profiles (day, service, type, start_ns, id, pid, ins, version, labels,
- *            sample types, totals) ReplacingMergeTree,
- *            PARTITION BY day, ORDER BY (service, type, start_ns, id).
- *   samples  (day, service, type, start_ns, pid, ins, stack, v0..v3)
- *            MergeTree, PARTITION BY day, ORDER BY (service, type,
- *            start_ns, ins, stack): a time range of one service and type
- *            is one contiguous range of the primary key.
- * In a cluster these are *_local tables on every shard and the Distributed
- * tables of the same names shard stacks by hash and profiles and samples
- * by pid (the XXH3 hash of the profile id), so a profile, its samples and
- * every copy of it with the same id live on one shard.
+ *   samples  one row per profile (row = 0: id, service, type, version,
+ *            labels, duration, sample types; v0..v3 = its totals) and one
+ *            per sample (row = 1: stack, v0..v3), both with day, kind (the
+ *            XXH3 hash of service NUL type), start_ns, pid (the XXH3 hash
+ *            of the id) and ins (below). MergeTree, PARTITION BY day,
+ *            ORDER BY (row, kind, start_ns, ins, stack): the profiles are
+ *            one range of the key, a time range of one service and type
+ *            another, and a merged flame graph reads only the latter.
+ *   retention (before_ns) Log: the watermark (see ch_retain).
+ * In a cluster, stacks and samples are *_local tables on every shard and
+ * Distributed tables of the same names shard stacks by hash and samples by
+ * pid, so all the rows of a profile, and every copy of one id, live on one
+ * shard.
  *
- * Idempotency (ClickHouse has no unique constraint). Each stored copy of a
- * profile gets a random 64-bit token, ins, written into its profile row
- * and all its sample rows. A put
- *   1. drops the batch's repeated ids and the ids already in profiles
- *      (looked up in the batch's days), counting them as duplicates;
- *   2. inserts stacks, then samples, then profiles — one INSERT per table,
- *      RowBinary, each on a fresh connection so libcurl never resends one;
- *      the profile row is the commit record: until it is accepted the
- *      samples are invisible orphans, and a failed put (ClickHouse down
- *      half-way, one shard refusing) leaves nothing visible, so the
- *      client's retry stores the profile afresh;
- *   3. returns 0 only after the profiles INSERT answered 200 (with
- *      insert_distributed_sync=1 in a cluster: every shard has the rows).
- * Every query reads only the copy with the smallest token per id:
- *   ins IN (SELECT min(ins) FROM profiles_local WHERE <selection> GROUP BY id)
- * evaluated on each shard against its own local table (an id's copies
- * are co-located), so two serve instances racing with one id (a client
- * retrying elsewhere after a timeout) never double-count, before or after
- * background merges. This works on one server and on a cluster, without
+ * Idempotency (ClickHouse has no unique constraint). A put
+ *   1. drops the batch's repeated ids and the ids already stored (looked up
+ *      in the batch's days), counting them as duplicates;
+ *   2. inserts the stacks its days lack, then every row of its profiles in
+ *      ONE INSERT (RowBinary, one block: max_insert_block_size is raised
+ *      above any batch), on a fresh connection so libcurl never resends it.
+ *      A block is written whole or not at all, and a profile's rows are
+ *      never split between blocks, shards or days: a profile is stored
+ *      entirely or not at all, even when a put fails half-way (a shard
+ *      down), and the client's retry stores just the missing ones;
+ *   3. returns 0 only after that INSERT answered 200 (with
+ *      insert_distributed_sync=1 in a cluster: every shard has its rows).
+ * Two serve instances racing with one id (a client retrying elsewhere
+ * after a timeout) can both pass step 1. Each stored copy has its own
+ * random 64-bit token, ins, on all its rows, and every query reads only
+ * the copy with the smallest token per id: profile-level answers with
+ *   ins IN (SELECT min(ins) ... GROUP BY id)
+ * over the (few) profile rows, merges with
+ *   ins NOT IN (<the other copies' tokens>)
+ * a set that is empty unless such a race happened, so the common merge
+ * costs no lookup (with version, label or id filters the merge uses the
+ * IN form). Both subqueries run on each shard over its local table (an
+ * id's copies are co-located), on one server or a cluster alike, without
  * ZooKeeper or Replicated tables.
  *
  * Queries: a merge is one GROUP BY stack over samples inside ClickHouse;
@@ -91,6 +97,8 @@
 #define CH_MAX_RESPONSE (1u << 30) /* bytes of one answer */
 #define CH_IN_CHUNK 4000           /* hashes per get_stacks query */
 #define CH_DAY_NS (86400LL * 1000000000LL)
+#define CH_MAX_BLOCK 8000000       /* rows of one put: one INSERT block */
+#define CH_CACHE_MAX (1u << 21)    /* (day, stack) pairs known stored */
 
 /* ---- growable buffer ---- */
 
@@ -300,6 +308,7 @@ typedef struct {
     size_t n_pool;
     size_t next_host; /* the host that answered last */
     int schema_ok;
+    hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
 } ch_store;
 
@@ -307,6 +316,8 @@ static const hs_store_ops ch_ops;
 static int kind_types(ch_store *s, const char *service, const char *type, const hs_store_types **out, char *err,
                       size_t errlen);
 static int same_types(const hs_store_types *a, const hs_store_types *b);
+static int run(ch_store *s, ch_buf *q, ch_buf *ans, char *err, size_t errlen);
+static int malformed(char *err, size_t errlen, const char *what);
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -551,8 +562,8 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     const char *L = s->local, *db = s->db;
     ch_buf q = {0};
     int rc = 0;
-    const char *ddl[5];
-    char *owned[5] = {0};
+    const char *ddl[4];
+    char *owned[4] = {0};
     buf_printf(&q, "CREATE DATABASE IF NOT EXISTS %s", db);
     owned[0] = q.p;
     q = (ch_buf){0};
@@ -563,28 +574,20 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     owned[1] = q.p;
     q = (ch_buf){0};
     buf_printf(&q,
-               "CREATE TABLE IF NOT EXISTS %s.profiles%s (day Date, service String, type String, "
-               "start_ns Int64, id String, pid UInt64, ins UInt64, version String, "
-               "label_keys Array(String), label_values Array(String), duration_ns Int64, "
-               "sample_types Array(String), sample_units Array(String), default_index UInt8, "
-               "period_type String, period_unit String, period Int64, "
-               "t0 Int64, t1 Int64, t2 Int64, t3 Int64) "
-               "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (service, type, start_ns, id)",
+               "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, row UInt8, kind UInt64, start_ns Int64, "
+               "ins UInt64, stack UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64, pid UInt64, id String, "
+               "service String, type String, version String, label_keys Array(String), "
+               "label_values Array(String), duration_ns Int64, sample_types Array(String), "
+               "sample_units Array(String), default_index UInt8, period_type String, period_unit String, "
+               "period Int64) "
+               "ENGINE = MergeTree() PARTITION BY day ORDER BY (row, kind, start_ns, ins, stack)",
                db, L);
     owned[2] = q.p;
     q = (ch_buf){0};
-    buf_printf(&q,
-               "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, service String, type String, "
-               "start_ns Int64, pid UInt64, ins UInt64, stack UInt64, "
-               "v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
-               "ENGINE = MergeTree() PARTITION BY day ORDER BY (service, type, start_ns, ins, stack)",
-               db, L);
-    owned[3] = q.p;
-    q = (ch_buf){0};
     /* Not distributed: every host keeps its own copy of the watermark. */
     buf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
-    owned[4] = q.p;
-    for (int i = 0; i < 5; i++) {
+    owned[3] = q.p;
+    for (int i = 0; i < 4; i++) {
         ddl[i] = owned[i];
         if (!ddl[i]) {
             set_err(err, errlen, "clickhouse: out of memory");
@@ -592,12 +595,12 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             goto out;
         }
     }
-    for (int i = 0; i < 5 && rc == 0; i++)
+    for (int i = 0; i < 4 && rc == 0; i++)
         rc = ch_each(s, ddl[i], err, errlen);
     if (rc == 0 && s->cluster) {
-        static const char *const tables[3] = {"stacks", "profiles", "samples"};
-        static const char *const keys[3] = {"hash", "pid", "pid"};
-        for (int i = 0; i < 3 && rc == 0; i++) {
+        static const char *const tables[2] = {"stacks", "samples"};
+        static const char *const keys[2] = {"hash", "pid"};
+        for (int i = 0; i < 2 && rc == 0; i++) {
             ch_buf d = {0};
             buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
@@ -620,7 +623,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             snprintf(err + n, errlen - n, " (creating the schema)");
     }
 out:
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 4; i++)
         free(owned[i]);
     return rc;
 }
@@ -785,6 +788,7 @@ static void ch_close(hs_store *base)
         free(e->strings);
         free(e);
     }
+    hs_an_map_free(&s->known);
     free(s->hosts);
     free(s->db);
     free(s->cluster);
@@ -813,6 +817,11 @@ hs_store *hs_store_clickhouse_open(const char *url, char *err, size_t errlen)
         free(s);
         curl_global_cleanup();
         set_err(err, errlen, "pthread_mutex_init failed");
+        return NULL;
+    }
+    if (hs_an_map_init(&s->known, 4096) < 0) {
+        set_err(err, errlen, "out of memory");
+        ch_close(&s->base);
         return NULL;
     }
     if (parse_url(s, url, err, errlen)) {
@@ -904,7 +913,8 @@ static int ch_insert(ch_store *s, const char *table, const ch_buf *rows, char *e
     char sql[256];
     snprintf(sql, sizeof sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
     ch_buf set = {0};
-    buf_printf(&set, "%s&insert_distributed_timeout=%ld", insert_settings(s), (s->timeout_ms + 999) / 1000);
+    buf_printf(&set, "%s&insert_distributed_timeout=%ld&max_insert_block_size=%d", insert_settings(s),
+               (s->timeout_ms + 999) / 1000, CH_MAX_BLOCK + 1);
     if (set.oom) {
         set_err(err, errlen, "clickhouse: out of memory");
         return -1;
@@ -914,6 +924,200 @@ static int ch_insert(ch_store *s, const char *table, const ch_buf *rows, char *e
     return rc;
 }
 
+/* The kind of (service, type): what the samples' key starts with. Only
+ * ever a filter that narrows the reading; the exact service and type are
+ * checked on the profile rows. */
+static uint64_t kind_of(const char *service, const char *type)
+{
+    size_t ls = strlen(service), lt = strlen(type);
+    char small[512], *buf = ls + lt + 1 <= sizeof small ? small : malloc(ls + lt + 1);
+    if (!buf)
+        return 0; /* out of memory: a kind nothing has, the query finds nothing */
+    memcpy(buf, service, ls);
+    buf[ls] = 0;
+    memcpy(buf + ls + 1, type, lt);
+    uint64_t k = hs_stack_hash(buf, ls + lt + 1);
+    if (buf != small)
+        free(buf);
+    return k;
+}
+
+/* The (day, hash) pairs this process has seen stored. */
+static int cache_has(ch_store *s, uint16_t day, uint64_t hash)
+{
+    size_t slot = (size_t)-1;
+    uint32_t v;
+    while ((v = hs_an_map_next(&s->known, hash, &slot)) != UINT32_MAX)
+        if (v == day)
+            return 1;
+    return 0;
+}
+
+/* Keep the stacks of a put that ClickHouse accepted; forget everything
+ * when the cache is full (it only saves lookups). */
+static void cache_add(ch_store *s, const ch_daystack *ds, size_t n)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->known.n + n > CH_CACHE_MAX) {
+        hs_an_map_free(&s->known);
+        if (hs_an_map_init(&s->known, 4096) < 0)
+            s->known.cap = 0;
+    }
+    for (size_t i = 0; i < n && s->known.cap; i++)
+        if (!cache_has(s, ds[i].day, ds[i].hash) && hs_an_map_put(&s->known, ds[i].hash, ds[i].day) < 0)
+            break;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* " IN (toDate(..), ...)" of the distinct days of profiles ps (not dup). */
+static void buf_days_in(ch_buf *b, const hs_store_profile **ps, const char *dup, size_t n)
+{
+    uint16_t days[64];
+    size_t nd = 0;
+    buf_str(b, " IN (");
+    for (size_t i = 0; i < n; i++) {
+        if (dup && dup[i])
+            continue;
+        uint16_t d = day_of(ps[i]->start_ns);
+        size_t j, known = nd < sizeof days / sizeof *days ? nd : sizeof days / sizeof *days;
+        for (j = 0; j < known && days[j] != d; j++)
+            ;
+        if (j < known)
+            continue; /* (past 64 days a day may repeat: harmless) */
+        if (nd < sizeof days / sizeof *days)
+            days[nd] = d;
+        if (nd++)
+            buf_str(b, ",");
+        buf_day(b, d);
+    }
+    buf_str(b, ")");
+}
+
+/* The stacks of the new profiles that their days lack, written to rows
+ * (RowBinary for the stacks table); *added and *n_added list them for the
+ * cache once the insert is accepted. */
+static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char *dup, size_t n, ch_buf *rows,
+                            ch_daystack **added, size_t *n_added, char *err, size_t errlen)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!dup[i])
+            total += ps[i]->n_stacks;
+    ch_daystack *ds = malloc((total ? total : 1) * sizeof *ds);
+    if (!ds) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t m = 0;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (dup[i])
+            continue;
+        uint16_t day = day_of(ps[i]->start_ns);
+        for (size_t k = 0; k < ps[i]->n_stacks; k++)
+            if (!cache_has(s, day, ps[i]->stacks[k].hash))
+                ds[m++] = (ch_daystack){day, ps[i]->stacks[k].hash, &ps[i]->stacks[k]};
+    }
+    pthread_mutex_unlock(&s->mu);
+    qsort(ds, m, sizeof *ds, cmp_daystack);
+    size_t u = 0;
+    for (size_t k = 0; k < m; k++)
+        if (!u || ds[k].day != ds[u - 1].day || ds[k].hash != ds[u - 1].hash)
+            ds[u++] = ds[k];
+    m = u;
+    int rc = 0;
+    if (m) {
+        /* Which of them another process (or an earlier run) stored. */
+        ch_buf q = {0}, ans = {0};
+        buf_printf(&q, "SELECT DISTINCT day, hash FROM %s.stacks WHERE day", s->db);
+        buf_days_in(&q, ps, dup, n);
+        buf_str(&q, " AND hash IN (");
+        for (size_t k = 0; k < m; k++)
+            buf_printf(&q, "%s%" PRIu64, k ? "," : "", ds[k].hash);
+        buf_str(&q, ") FORMAT RowBinary");
+        rc = run(s, &q, &ans, err, errlen);
+        if (rc == 0) {
+            ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+            ch_daystack *known = NULL;
+            size_t nk = 0;
+            if (ans.len % 10 == 0 && (known = malloc((ans.len / 10 + 1) * sizeof *known))) {
+                while (rd_more(&r)) {
+                    uint16_t d = (uint16_t)rd_u8(&r);
+                    d |= (uint16_t)(rd_u8(&r) << 8);
+                    known[nk++] = (ch_daystack){d, rd_u64(&r), NULL};
+                }
+            }
+            if (!known || r.bad) {
+                rc = malformed(err, errlen, "stack lookup");
+            } else {
+                qsort(known, nk, sizeof *known, cmp_daystack);
+                u = 0;
+                for (size_t k = 0; k < m; k++)
+                    if (!bsearch(&ds[k], known, nk, sizeof *known, cmp_daystack))
+                        ds[u++] = ds[k];
+                m = u;
+            }
+            free(known);
+        }
+        free(ans.p);
+    }
+    for (size_t k = 0; rc == 0 && k < m; k++) {
+        rb_u16(rows, ds[k].day);
+        rb_u64(rows, ds[k].hash);
+        rb_bytes(rows, ds[k].st->data, ds[k].st->len);
+    }
+    if (rc) {
+        free(ds);
+        return rc;
+    }
+    *added = ds;
+    *n_added = m;
+    return 0;
+}
+
+/* The rows of profile p (token ins) for the samples table. */
+static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
+{
+    uint16_t day = day_of(p->start_ns);
+    uint64_t kind = kind_of(p->service, p->type), pid = hs_stack_hash(p->id, strlen(p->id));
+    for (size_t k = 0; k <= p->n_samples; k++) {
+        int row = k > 0;
+        const hs_store_sample *sm = row ? &p->samples[k - 1] : NULL;
+        rb_u16(b, day);
+        rb_u8(b, (uint8_t)row);
+        rb_u64(b, kind);
+        rb_i64(b, p->start_ns);
+        rb_u64(b, ins);
+        rb_u64(b, row ? sm->stack : 0);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            rb_i64(b, (size_t)v >= p->types.n ? 0 : row ? sm->values[v] : p->totals[v]);
+        rb_u64(b, pid);
+        /* The profile's own columns: on its row 0 only. */
+        rb_str(b, row ? "" : p->id);
+        rb_str(b, row ? "" : p->service);
+        rb_str(b, row ? "" : p->type);
+        rb_str(b, row ? "" : p->version);
+        size_t nl = row ? 0 : p->n_labels, nt = row ? 0 : p->types.n;
+        rb_varint(b, nl);
+        for (size_t i = 0; i < nl; i++)
+            rb_str(b, p->labels[i].key);
+        rb_varint(b, nl);
+        for (size_t i = 0; i < nl; i++)
+            rb_str(b, p->labels[i].value);
+        rb_i64(b, row ? 0 : p->duration_ns);
+        rb_varint(b, nt);
+        for (size_t i = 0; i < nt; i++)
+            rb_str(b, p->types.type[i]);
+        rb_varint(b, nt);
+        for (size_t i = 0; i < nt; i++)
+            rb_str(b, p->types.unit[i]);
+        rb_u8(b, row ? 0 : (uint8_t)p->types.default_index);
+        rb_str(b, row ? "" : p->types.period_type);
+        rb_str(b, row ? "" : p->types.period_unit);
+        rb_i64(b, row ? 0 : p->types.period);
+    }
+}
+
 static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_t n, size_t *dups, char *err,
                   size_t errlen)
 {
@@ -921,6 +1125,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     *dups = 0;
     if (n == 0)
         return 0;
+    size_t n_rows = 0;
     for (size_t i = 0; i < n; i++) {
         const hs_store_profile *p = profiles[i];
         if (!p->service || !*p->service || !p->type || !*p->type || !p->id[0]) {
@@ -932,6 +1137,12 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
             set_err(err, errlen, "clickhouse: bad sample types in profile %s", p->id);
             return -1;
         }
+        n_rows += p->n_samples + 1;
+    }
+    if (n_rows > CH_MAX_BLOCK) {
+        set_err(err, errlen, "clickhouse: a put of %zu rows (at most %d, one block): store fewer profiles at once",
+                n_rows, CH_MAX_BLOCK);
+        return -1;
     }
     int rc = ch_schema(s, err, errlen);
     if (rc)
@@ -939,8 +1150,9 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     const hs_store_profile **ps = malloc(n * sizeof *ps);
     char *dup = calloc(n, 1);
     uint64_t *ins = malloc(n * sizeof *ins);
-    ch_buf q = {0}, ans = {0}, stacks = {0}, samples = {0}, prof = {0};
-    ch_daystack *ds = NULL;
+    ch_buf q = {0}, ans = {0}, stacks = {0}, rows = {0};
+    ch_daystack *added = NULL;
+    size_t n_added = 0;
     if (!ps || !dup || !ins) {
         set_err(err, errlen, "out of memory");
         rc = -1;
@@ -981,31 +1193,9 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     }
 
     /* 1. ids already stored (in the batch's days). */
-    buf_printf(&q, "SELECT DISTINCT id FROM %s.profiles WHERE day IN (", s->db);
-    {
-        uint16_t *days = malloc(n * sizeof *days);
-        if (!days) {
-            set_err(err, errlen, "out of memory");
-            rc = -1;
-            goto out;
-        }
-        size_t nd = 0;
-        for (size_t i = 0; i < n; i++) {
-            uint16_t d = day_of(ps[i]->start_ns);
-            size_t j;
-            for (j = 0; j < nd && days[j] != d; j++)
-                ;
-            if (j == nd)
-                days[nd++] = d;
-        }
-        for (size_t j = 0; j < nd; j++) {
-            if (j)
-                buf_str(&q, ",");
-            buf_day(&q, days[j]);
-        }
-        free(days);
-    }
-    buf_str(&q, ") AND id IN (");
+    buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE row = 0 AND day", s->db);
+    buf_days_in(&q, ps, NULL, n);
+    buf_str(&q, " AND id IN (");
     for (size_t i = 0, first = 1; i < n; i++) {
         if (dup[i])
             continue;
@@ -1015,12 +1205,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         buf_quote(&q, ps[i]->id);
     }
     buf_str(&q, ") FORMAT RowBinary");
-    if (q.oom) {
-        set_err(err, errlen, "out of memory");
-        rc = -1;
-        goto out;
-    }
-    rc = ch_query(s, q.p, &ans, err, errlen);
+    rc = run(s, &q, &ans, err, errlen);
     if (rc)
         goto out;
     {
@@ -1035,20 +1220,16 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
                     dup[i] = 1;
         }
         if (r.bad) {
-            set_err(err, errlen, "clickhouse: malformed answer to the id check");
-            rc = -1;
+            rc = malformed(err, errlen, "id check");
             goto out;
         }
     }
-    size_t n_new = 0, n_ds = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (dup[i]) {
+    size_t n_new = 0;
+    for (size_t i = 0; i < n; i++)
+        if (dup[i])
             (*dups)++;
-            continue;
-        }
-        n_new++;
-        n_ds += ps[i]->n_stacks;
-    }
+        else
+            n_new++;
     if (n_new == 0)
         goto out;
     if (random_tokens(ins, n, err, errlen)) {
@@ -1056,103 +1237,78 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         goto out;
     }
 
-    /* 2. the rows: stacks (distinct per day), samples, profiles. */
-    ds = malloc((n_ds ? n_ds : 1) * sizeof *ds);
-    if (!ds) {
+    /* 2. the stacks the batch's days lack, then every row in one block. */
+    rc = stacks_to_insert(s, ps, dup, n, &stacks, &added, &n_added, err, errlen);
+    if (rc)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        if (!dup[i])
+            profile_rows(&rows, ps[i], ins[i]);
+    if (stacks.oom || rows.oom) {
         set_err(err, errlen, "out of memory");
         rc = -1;
         goto out;
     }
-    n_ds = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (dup[i])
-            continue;
-        const hs_store_profile *p = ps[i];
-        uint16_t day = day_of(p->start_ns);
-        uint64_t pid = hs_stack_hash(p->id, strlen(p->id));
-        for (size_t k = 0; k < p->n_stacks; k++)
-            ds[n_ds++] = (ch_daystack){day, p->stacks[k].hash, &p->stacks[k]};
-        for (size_t k = 0; k < p->n_samples; k++) {
-            rb_u16(&samples, day);
-            rb_str(&samples, p->service);
-            rb_str(&samples, p->type);
-            rb_i64(&samples, p->start_ns);
-            rb_u64(&samples, pid);
-            rb_u64(&samples, ins[i]);
-            rb_u64(&samples, p->samples[k].stack);
-            for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-                rb_i64(&samples, (size_t)v < p->types.n ? p->samples[k].values[v] : 0);
-        }
-        rb_u16(&prof, day);
-        rb_str(&prof, p->service);
-        rb_str(&prof, p->type);
-        rb_i64(&prof, p->start_ns);
-        rb_str(&prof, p->id);
-        rb_u64(&prof, pid);
-        rb_u64(&prof, ins[i]);
-        rb_str(&prof, p->version);
-        rb_varint(&prof, p->n_labels);
-        for (size_t k = 0; k < p->n_labels; k++)
-            rb_str(&prof, p->labels[k].key);
-        rb_varint(&prof, p->n_labels);
-        for (size_t k = 0; k < p->n_labels; k++)
-            rb_str(&prof, p->labels[k].value);
-        rb_i64(&prof, p->duration_ns);
-        rb_varint(&prof, p->types.n);
-        for (size_t k = 0; k < p->types.n; k++)
-            rb_str(&prof, p->types.type[k]);
-        rb_varint(&prof, p->types.n);
-        for (size_t k = 0; k < p->types.n; k++)
-            rb_str(&prof, p->types.unit[k]);
-        rb_u8(&prof, (uint8_t)p->types.default_index);
-        rb_str(&prof, p->types.period_type);
-        rb_str(&prof, p->types.period_unit);
-        rb_i64(&prof, p->types.period);
-        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-            rb_i64(&prof, (size_t)v < p->types.n ? p->totals[v] : 0);
-    }
-    qsort(ds, n_ds, sizeof *ds, cmp_daystack);
-    for (size_t k = 0; k < n_ds; k++) {
-        if (k && ds[k].day == ds[k - 1].day && ds[k].hash == ds[k - 1].hash)
-            continue;
-        rb_u16(&stacks, ds[k].day);
-        rb_u64(&stacks, ds[k].hash);
-        rb_bytes(&stacks, ds[k].st->data, ds[k].st->len);
-    }
-    if (stacks.oom || samples.oom || prof.oom) {
-        set_err(err, errlen, "out of memory");
-        rc = -1;
-        goto out;
-    }
-    /* 3. stacks and samples first: the profile rows commit the batch. */
     if (stacks.len && (rc = ch_insert(s, "stacks", &stacks, err, errlen)))
         goto out;
-    if (samples.len && (rc = ch_insert(s, "samples", &samples, err, errlen)))
-        goto out;
-    rc = ch_insert(s, "profiles", &prof, err, errlen);
+    if (n_added)
+        cache_add(s, added, n_added);
+    rc = ch_insert(s, "samples", &rows, err, errlen);
 out:
     if (rc)
         *dups = 0;
     free(ps);
     free(dup);
     free(ins);
-    free(ds);
+    free(added);
     free(q.p);
     free(ans.p);
     free(stacks.p);
-    free(samples.p);
-    free(prof.p);
+    free(rows.p);
     return rc;
 }
 
 /* ---- selections ---- */
 
-/* The conditions on the columns samples and profiles share: the retention
- * watermark, service, type, the time range (and its days, which prune
- * partitions). */
-static void where_base(ch_buf *b, const ch_store *s, const hs_store_query *q)
+/* The retention watermark: profiles that started before it are gone
+ * (see ch_retain). Read once per call, so every query of the call agrees,
+ * and written as a plain bound that merges with the time range. */
+static int watermark(ch_store *s, int64_t *wm, char *err, size_t errlen)
 {
-    buf_printf(b, "start_ns >= (SELECT max(before_ns) FROM %s.retention)", s->db);
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b, "SELECT max(before_ns) FROM %s.retention FORMAT RowBinary", s->db);
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    *wm = rd_i64(&r);
+    free(ans.p);
+    return r.bad ? malformed(err, errlen, "retention") : 0;
+}
+
+/* The conditions every row of the selection meets: its row type, the
+ * kind, the time range from max(from, watermark) (and its days, which
+ * prune partitions). */
+static void where_rows(ch_buf *b, const hs_store_query *q, int64_t wm, int row)
+{
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    buf_printf(b, "row = %d", row);
+    if (q->service && q->type)
+        buf_printf(b, " AND kind = %" PRIu64, kind_of(q->service, q->type));
+    if (from > 0) {
+        buf_printf(b, " AND start_ns >= %" PRId64 " AND day >= ", from);
+        buf_day(b, day_of(from));
+    }
+    if (q->until_ns) {
+        buf_printf(b, " AND start_ns < %" PRId64 " AND day <= ", q->until_ns);
+        buf_day(b, day_of(q->until_ns));
+    }
+}
+
+/* Every condition of q on the profile rows. */
+static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
+{
+    where_rows(b, q, wm, 0);
     if (q->service) {
         buf_str(b, " AND service = ");
         buf_quote(b, q->service);
@@ -1161,20 +1317,6 @@ static void where_base(ch_buf *b, const ch_store *s, const hs_store_query *q)
         buf_str(b, " AND type = ");
         buf_quote(b, q->type);
     }
-    if (q->from_ns > 0) {
-        buf_printf(b, " AND start_ns >= %" PRId64 " AND day >= ", q->from_ns);
-        buf_day(b, day_of(q->from_ns));
-    }
-    if (q->until_ns) {
-        buf_printf(b, " AND start_ns < %" PRId64 " AND day <= ", q->until_ns);
-        buf_day(b, day_of(q->until_ns));
-    }
-}
-
-/* Every condition of q on profiles. */
-static void where_profiles(ch_buf *b, const ch_store *s, const hs_store_query *q)
-{
-    where_base(b, s, q);
     if (q->n_versions) {
         buf_str(b, " AND version IN (");
         for (size_t i = 0; i < q->n_versions; i++) {
@@ -1202,13 +1344,34 @@ static void where_profiles(ch_buf *b, const ch_store *s, const hs_store_query *q
     }
 }
 
-/* " AND ins IN (...)": one stored copy per id among the selected profiles,
- * evaluated on each shard over its local profiles. */
-static void where_committed(ch_buf *b, const ch_store *s, const hs_store_query *q)
+/* " AND ins IN (...)": one stored copy per id among the selected profiles
+ * (NOT IN: the others), evaluated on each shard over its local rows. */
+static void where_copies(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const char *in)
 {
-    buf_printf(b, " AND ins IN (SELECT min(ins) FROM %s.profiles%s WHERE ", s->db, s->local);
-    where_profiles(b, s, q);
+    buf_printf(b, " AND ins %s (SELECT min(ins) FROM %s.samples%s WHERE ", in, s->db, s->local);
+    where_profiles(b, q, wm);
     buf_str(b, " GROUP BY id)");
+}
+
+/* The samples of the selection, one copy per id. With version, label or
+ * id filters: ins IN (the selected copies). Without, every sample row of
+ * the kind and time range is selected but for the other copies of an id
+ * (left by two servers racing), listed by the caller in losers: almost
+ * always none, and then the merge costs no lookup at all. */
+static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const uint64_t *losers,
+                          size_t n_losers)
+{
+    where_rows(b, q, wm, 1);
+    if (q->n_versions || q->n_labels || q->n_ids) {
+        where_copies(b, s, q, wm, "IN");
+        return;
+    }
+    if (!n_losers)
+        return;
+    buf_str(b, " AND ins NOT IN (");
+    for (size_t i = 0; i < n_losers; i++)
+        buf_printf(b, "%s%" PRIu64, i ? "," : "", losers[i]);
+    buf_str(b, ")");
 }
 
 static int need_service_type(const hs_store_query *q, char *err, size_t errlen)
@@ -1254,6 +1417,10 @@ static int ch_strings(hs_store *base, int what, const hs_store_query *q, const c
         q = &all;
     *out = NULL;
     *n = 0;
+    int64_t wm;
+    int rc = watermark(s, &wm, err, errlen);
+    if (rc)
+        return rc;
     ch_buf b = {0}, ans = {0};
     switch (what) {
     case HS_STORE_SERVICES:
@@ -1281,15 +1448,15 @@ static int ch_strings(hs_store *base, int what, const hs_store_query *q, const c
         set_err(err, errlen, "clickhouse: unknown listing %d", what);
         return -1;
     }
-    buf_printf(&b, " FROM %s.profiles WHERE ", s->db);
-    where_profiles(&b, s, q);
+    buf_printf(&b, " FROM %s.samples WHERE ", s->db);
+    where_profiles(&b, q, wm);
     if (what == HS_STORE_LABEL_VALUES) {
         buf_str(&b, " AND has(label_keys, ");
         buf_quote(&b, name);
         buf_str(&b, ")");
     }
     buf_str(&b, " ORDER BY x FORMAT RowBinary");
-    int rc = run(s, &b, &ans, err, errlen);
+    rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
@@ -1426,7 +1593,8 @@ static int kind_types(ch_store *s, const char *service, const char *type, const 
         return 0;
     }
     ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.profiles WHERE service = ", s->db);
+    buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.samples WHERE row = 0 AND kind = %" PRIu64 " AND service = ",
+               s->db, kind_of(service, type));
     buf_quote(&b, service);
     buf_str(&b, " AND type = ");
     buf_quote(&b, type);
@@ -1498,17 +1666,21 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     if (need_service_type(q, err, errlen))
         return -1;
     memset(out, 0, sizeof *out);
+    int64_t wm;
+    int rc = watermark(s, &wm, err, errlen);
+    if (rc)
+        return rc;
     /* The profiles: count, totals, time span, sample types. */
     ch_buf b = {0}, ans = {0};
     buf_printf(&b,
-               "SELECT count(), sum(t0), sum(t1), sum(t2), sum(t3), min(start_ns), "
+               "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
                "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
-               "any(period_type), any(period_unit), any(period) FROM %s.profiles WHERE ",
+               "any(period_type), any(period_unit), any(period) FROM %s.samples WHERE ",
                s->db);
-    where_profiles(&b, s, q);
-    where_committed(&b, s, q);
+    where_profiles(&b, q, wm);
+    where_copies(&b, s, q, wm, "IN");
     buf_str(&b, " FORMAT RowBinary");
-    int rc = run(s, &b, &ans, err, errlen);
+    rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
@@ -1539,11 +1711,42 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         out->owned = blk;
         return 0;
     }
+    /* The copies to leave out (none unless two servers raced on an id). */
+    uint64_t *losers = NULL;
+    size_t n_losers = 0;
+    if (!q->n_versions && !q->n_labels && !q->n_ids) {
+        buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
+        where_profiles(&b, q, wm);
+        where_copies(&b, s, q, wm, "NOT IN");
+        buf_str(&b, " FORMAT RowBinary");
+        rc = run(s, &b, &ans, err, errlen);
+        if (rc) {
+            hs_store_merged_free(out);
+            return rc;
+        }
+        if (ans.len % 8) {
+            free(ans.p);
+            hs_store_merged_free(out);
+            return malformed(err, errlen, "copies");
+        }
+        n_losers = ans.len / 8;
+        losers = malloc((n_losers ? n_losers : 1) * sizeof *losers);
+        ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        for (size_t i = 0; losers && i < n_losers; i++)
+            losers[i] = rd_u64(&lr);
+        free(ans.p);
+        ans = (ch_buf){0};
+        if (!losers) {
+            hs_store_merged_free(out);
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+    }
     /* The stacks: one GROUP BY inside ClickHouse. */
     buf_printf(&b, "SELECT stack, sum(v0), sum(v1), sum(v2), sum(v3) FROM %s.samples WHERE ", s->db);
-    where_base(&b, s, q);
-    where_committed(&b, s, q);
+    where_samples(&b, s, q, wm, losers, n_losers);
     buf_str(&b, " GROUP BY stack FORMAT RowBinary");
+    free(losers);
     rc = run(s, &b, &ans, err, errlen);
     if (rc) {
         hs_store_merged_free(out);
@@ -1657,15 +1860,19 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
     *n = 0;
     if (need_service_type(q, err, errlen))
         return -1;
+    int64_t wm;
+    int rc = watermark(s, &wm, err, errlen);
+    if (rc)
+        return rc;
     ch_buf b = {0}, ans = {0};
     buf_printf(&b,
-               "SELECT intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(t0), sum(t1), "
-               "sum(t2), sum(t3) FROM %s.profiles WHERE ",
+               "SELECT intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(v0), sum(v1), "
+               "sum(v2), sum(v3) FROM %s.samples WHERE ",
                q->from_ns, step_ns, s->db);
-    where_profiles(&b, s, q);
-    where_committed(&b, s, q);
+    where_profiles(&b, q, wm);
+    where_copies(&b, s, q, wm, "IN");
     buf_str(&b, " GROUP BY bucket ORDER BY bucket FORMAT RowBinary");
-    int rc = run(s, &b, &ans, err, errlen);
+    rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
     size_t row = 8 + 8 + 8 * HS_STORE_MAX_VALUES;
@@ -1703,15 +1910,19 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
     *n = 0;
     if (need_service_type(q, err, errlen))
         return -1;
+    int64_t wm;
+    int rc = watermark(s, &wm, err, errlen);
+    if (rc)
+        return rc;
     ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT id, version, start_ns, duration_ns, t0, t1, t2, t3 FROM %s.profiles WHERE ", s->db);
-    where_profiles(&b, s, q);
-    where_committed(&b, s, q);
+    buf_printf(&b, "SELECT id, version, start_ns, duration_ns, v0, v1, v2, v3 FROM %s.samples WHERE ", s->db);
+    where_profiles(&b, q, wm);
+    where_copies(&b, s, q, wm, "IN");
     buf_str(&b, " ORDER BY start_ns, id");
     if (limit)
         buf_printf(&b, " LIMIT %zu", limit);
     buf_str(&b, " FORMAT RowBinary");
-    int rc = run(s, &b, &ans, err, errlen);
+    rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
@@ -1781,8 +1992,8 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     /* A Date partition's id is YYYYMMDD. */
     snprintf(parts, sizeof parts,
              "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('profiles%s', 'samples%s', 'stacks%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
-             s->db, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+             "table IN ('samples%s', 'stacks%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
+             s->db, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);
@@ -1818,10 +2029,10 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
     memset(out, 0, sizeof *out);
     ch_buf b = {0}, ans = {0};
     buf_printf(&b,
-               "SELECT (SELECT uniqExact(id) FROM %s.profiles WHERE start_ns >= (SELECT max(before_ns) FROM "
-               "%s.retention)), (SELECT count() FROM %s.samples WHERE start_ns >= (SELECT max(before_ns) FROM "
-               "%s.retention) AND ins IN (SELECT min(ins) FROM %s.profiles%s GROUP BY id)), "
-               "(SELECT uniqExact(hash) FROM %s.stacks) FORMAT RowBinary",
+               "SELECT (SELECT uniqExact(id) FROM %s.samples WHERE row = 0 AND start_ns >= (SELECT max(before_ns) "
+               "FROM %s.retention)), (SELECT count() FROM %s.samples WHERE row = 1 AND start_ns >= (SELECT "
+               "max(before_ns) FROM %s.retention) AND ins IN (SELECT min(ins) FROM %s.samples%s WHERE row = 0 "
+               "GROUP BY id)), (SELECT uniqExact(hash) FROM %s.stacks) FORMAT RowBinary",
                s->db, s->db, s->db, s->db, s->db, s->local, s->db);
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)

@@ -13,7 +13,13 @@ t0=$(now)
 HOTSPUR_SERVER=http://127.0.0.1:$port HOTSPUR_PERIOD=1s HOTSPUR_DURATION=500ms HOTSPUR_UPLOAD_QUEUE=2 \
     LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/phases" 7000 0 >out 2>err &
 prog=$!
-sleep 4
+sleep 3.5
+# While it fails, `hotspur ctl` shows the counters.
+"$HOTSPUR" ctl "$prog" status >status 2>&1 || fail "ctl status: $(cat status)"
+cat status
+grep -q ' queued=[1-9]' status && grep -q ' failures=[1-9]' status && grep -q ' uploaded=0 ' status ||
+    fail "ctl status does not show the failing uploads: $(cat status)"
+sleep 0.5
 fake_start "$port"
 wait "$prog" || fail "phases failed: $(cat err)"
 t1=$(now)

@@ -21,7 +21,8 @@ fake_start() {
     FAKE_N=$((FAKE_N + 1))
     FAKE_DIR="$TMP/fake.$FAKE_N"
     mkdir -p "$FAKE_DIR"
-    python3 "$FAKE_PY" serve "$FAKE_DIR" "${1:-0}" 2>"$FAKE_DIR.log" &
+    # Not under the ASan preload of a sanitized build (lib.sh): it is not ours.
+    env -u LD_PRELOAD python3 "$FAKE_PY" serve "$FAKE_DIR" "${1:-0}" 2>"$FAKE_DIR.log" &
     FAKE_PID=$!
     FAKE_PIDS+=("$FAKE_PID")
     local i
@@ -47,21 +48,27 @@ fake_stop_all() {
 }
 trap fake_stop_all EXIT
 
-fake_summary() { python3 "$FAKE_PY" summary "${1:-$FAKE_DIR}"; }
+fake_summary() { env -u LD_PRELOAD python3 "$FAKE_PY" summary "${1:-$FAKE_DIR}"; }
+
+# The agent's stderr without the note an ASan build prints when heap
+# profiling is on (ASan's runtime owns malloc there).
+agent_stderr() { grep -v 'which comes before the agent: the heap profile will be empty' "$1" || true; }
 
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    env -u LD_PRELOAD python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 now() { date +%s.%N; }
 
 # total FILE -> the sum of the profile's default value; through FILE FUNC ->
-# the sum over samples with FUNC anywhere on their stack.
+# the sum over samples with FUNC anywhere on their stack (options such as
+# --sample-index go to `hotspur convert`).
 total() {
     "$HOTSPUR" convert --to collapsed "$1" | awk '{ s += $NF } END { printf "%.0f\n", s }'
 }
-through() {
-    "$HOTSPUR" convert --to collapsed "$1" | awk -v fn="$2" '
+through() { # FILE FUNC [convert options, e.g. --sample-index NAME]
+    local f=$1 fn=$2; shift 2
+    "$HOTSPUR" convert --to collapsed "$@" "$f" | awk -v fn="$fn" '
         { v = $NF; st = $0; sub(/ [^ ]*$/, "", st); n = split(st, fr, ";")
           for (i = 1; i <= n; i++) if (fr[i] == fn) { s += v; break } }
         END { printf "%.0f\n", s }'

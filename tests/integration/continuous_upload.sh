@@ -20,7 +20,7 @@ HOTSPUR_SERVER=$FAKE_URL HOTSPUR_PERIOD=2s HOTSPUR_DURATION=1s HOTSPUR_VERSION=v
 t1=$(now)
 [ "$(cat out)" = done ] || fail "program output: $(cat out)"
 # All went well: the agent says nothing.
-[ ! -s err ] || fail "unexpected stderr: $(cat err)"
+[ -z "$(agent_stderr err)" ] || fail "unexpected stderr: $(cat err)"
 sleep 0.3 # the recorder may still be writing the last request
 fake_summary >sum
 cat sum

@@ -13,11 +13,13 @@
 # throwaway ClickHouse server instead of SQLite.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
+# Nothing here runs under the agent, and curl hangs with the ASan runtime
+# lib.sh preloads in sanitized builds (hotspur links ASan itself).
+unset LD_PRELOAD
 
 # store_args NAME: the store options of a server (a fresh store per NAME)
 if [ "${HS_QUERY_BACKEND:-sqlite}" = clickhouse ]; then
     source "$(dirname "$0")/clickhouse_lib.sh"
-    unset LD_PRELOAD # curl hangs with the ASan runtime (clickhouse_lib.sh)
     trap 'server_stop_all; ch_stop_all' EXIT
     ch_ports 3
     read -r CH_H CH_T CH_I <<<"$CH_PORTS"

@@ -2,8 +2,9 @@
 # server_scrape.sh — `hotspur serve --scrape`: a Go program serving
 # net/http/pprof (tests/programs/pprof_server.go, standard library only,
 # built here) is scraped every 3 s for CPU (/debug/pprof/profile, seconds=2
-# added) and heap; its busy function shows up in the query API with most of
-# the CPU, the heap profile is the heap type, the spec's service= and the
+# added), heap and mutex (a 2 s delta: seconds=2 added); its busy function
+# shows up in the query API with most of the CPU, its contending one in the
+# lock profile, the heap profile is the heap type, the spec's service= and the
 # instance label are applied, and a target that refuses connections is
 # logged (once) without stopping the others.
 source "$(dirname "$0")/lib.sh"
@@ -33,6 +34,7 @@ dead=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 server_start --scrape-period 3s \
     --scrape "http://$addr/debug/pprof/profile?service=goscrape&label=zone=test" \
     --scrape "http://$addr/debug/pprof/heap?service=goscrape" \
+    --scrape "http://$addr/debug/pprof/mutex?service=goscrape" \
     --scrape "http://127.0.0.1:$dead/debug/pprof/heap"
 
 # wait for two CPU profiles (at most 30 s)
@@ -54,7 +56,14 @@ share=$(json fn.json 'round(100*[f["total"] for f in d["functions"] if f["name"]
 
 server_curl types.json "$SERVER_URL/api/v1/types?service=goscrape&from=0" >/dev/null
 types=$(json types.json '",".join(t["name"] for t in d["types"])')
-[ "$types" = "cpu,heap" ] || fail "types: $types (expected cpu,heap)"
+[ "$types" = "cpu,heap,lock" ] || fail "types: $types (expected cpu,heap,lock)"
+# the mutex profile is a delta over seconds=2 (added to the URL), not the
+# total since the program started
+server_curl list.json "$SERVER_URL/api/v1/profiles?service=goscrape&type=lock&from=0" >/dev/null
+dur=$(json list.json 'd["profiles"][0]["duration"]')
+python3 -c "import sys; sys.exit(0 if 1.5 <= $dur <= 3.5 else 1)" || fail "mutex profile of $dur s, expected a 2 s delta"
+server_curl fn.json "$SERVER_URL/api/v1/functions?service=goscrape&type=lock&from=0" >/dev/null
+grep -q '"name":"main.hotspurGoContend"' fn.json || fail "lock: main.hotspurGoContend is not listed: $(head -c 600 fn.json)"
 server_curl fn.json "$SERVER_URL/api/v1/functions?service=goscrape&type=heap&from=0&sample_index=alloc_space" >/dev/null
 grep -q '"name":"main.hotspurGoBusy"' fn.json || fail "heap: main.hotspurGoBusy allocates but is not listed: $(head -c 600 fn.json)"
 server_curl lab.json "$SERVER_URL/api/v1/labels?service=goscrape&type=cpu&from=0" >/dev/null

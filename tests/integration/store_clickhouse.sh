@@ -63,13 +63,14 @@ grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks, one server.log" && fail "a Cl
 # 2. Two shards.
 hosts="127.0.0.1:$H1,127.0.0.1:$H2"
 run_suite "store suite, two shards" HS_STORE_TEST_URL="clickhouse://$hosts/hs_test_2?cluster=$CLUSTER" "$TEST_STORE"
-for t in profiles samples stacks; do
-    n1=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.${t}_local")
-    n2=$(ch_sql "$H2" "SELECT count() FROM hs_test_2.${t}_local")
-    all=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.$t")
-    echo "$t: $n1 rows on shard 1, $n2 on shard 2, $all through the Distributed table"
-    [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "$t are not spread over both shards ($n1, $n2)"
-    [ "$all" -eq $((n1 + n2)) ] || fail "$t: the Distributed table sees $all rows, the shards hold $((n1 + n2))"
+for what in "samples:row = 0" "samples:row = 1" "stacks:1"; do
+    t=${what%%:*} cond=${what#*:}
+    n1=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")
+    n2=$(ch_sql "$H2" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")
+    all=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.$t WHERE $cond")
+    echo "$t WHERE $cond: $n1 rows on shard 1, $n2 on shard 2, $all through the Distributed table"
+    [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "$t WHERE $cond: rows are not spread over both shards ($n1, $n2)"
+    [ "$all" -eq $((n1 + n2)) ] || fail "$t WHERE $cond: the Distributed table sees $all rows, the shards hold $((n1 + n2))"
 done
 run_suite "clickhouse checks, two shards" HS_CH_TEST_HOSTS="$hosts" HS_CH_TEST_CLUSTER="$CLUSTER" \
     HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"

@@ -6,9 +6,9 @@
 # store is deleted; usage errors are one line with status 2.
 source "$(dirname "$0")/lib.sh"
 command -v node >/dev/null || fail "node (nodejs) is needed"
+# node and Chromium run without the ASan runtime lib.sh preloads in sanitizer builds (env -u LD_PRELOAD)
 [ -x /usr/bin/chromium ] || fail "chromium is needed (scripts/install-deps)"
 [ -d "$SRC/tests/node/node_modules/playwright-core" ] || fail "playwright-core is missing: run scripts/install-deps (npm ci in tests/node)"
-unset LD_PRELOAD
 
 cat > old.folded <<'F'
 main;run;compute 40
@@ -56,7 +56,7 @@ cat > c1.json <<J
 {"url": "$WEB_URL", "tmp": "$TMP", "out": "$TMP",
  "profiles": [{"folded": "$TMP/old.folded", "version": "old"}, {"folded": "$TMP/new.folded", "version": "new"}]}
 J
-timeout 120 node "$SRC/tests/integration/web_ui.js" web c1.json || fail "hotspur web FILE...: the page is wrong"
+timeout 120 env -u LD_PRELOAD node "$SRC/tests/integration/web_ui.js" web c1.json || fail "hotspur web FILE...: the page is wrong"
 stop_and_check web1.out
 pass "hotspur web FILE...: both files shown, stopped cleanly, store deleted"
 
@@ -66,7 +66,7 @@ cat > c2.json <<J
 {"url": "$WEB_URL", "tmp": "$TMP", "out": "$TMP", "base": true,
  "profiles": [{"folded": "$TMP/old.folded", "version": "base"}, {"folded": "$TMP/new.folded", "version": "new"}]}
 J
-timeout 120 node "$SRC/tests/integration/web_ui.js" web c2.json || fail "hotspur web --base: the page is wrong"
+timeout 120 env -u LD_PRELOAD node "$SRC/tests/integration/web_ui.js" web c2.json || fail "hotspur web --base: the page is wrong"
 stop_and_check web2.out
 pass "hotspur web --base: compare view with the right delta"
 
@@ -82,7 +82,8 @@ pass "hotspur web: usage errors"
 
 # the source view with --source-path: an exact heap profile of heap_sites
 # (its allocation bytes are known: the program prints them), site_large's
-# lines with their self values and text
+# lines with their self values and text. Needs the agent's malloc hooks.
+needs_malloc_interposition
 "$HOTSPUR" record --heap --heap-rate 1 -o heap.pb.gz -- "$PROGS/heap_sites" exact >truth.txt 2>rec.err ||
     fail "record exited $?: $(cat rec.err)"
 bytes=$(awk '$1 == "site" && $2 == "site_large" { print $4 }' truth.txt)
@@ -92,6 +93,6 @@ cat > c3.json <<J
 {"url": "$WEB_URL", "tmp": "$TMP", "out": "$TMP", "profiles": [],
  "source": {"fn": "site_large", "sample": "alloc_space", "self": $bytes, "lineText": "malloc(size)"}}
 J
-timeout 120 node "$SRC/tests/integration/web_ui.js" web c3.json || fail "hotspur web --source-path: the source view is wrong"
+timeout 120 env -u LD_PRELOAD node "$SRC/tests/integration/web_ui.js" web c3.json || fail "hotspur web --source-path: the source view is wrong"
 stop_and_check web3.out
 pass "hotspur web --source-path: the source view shows site_large's $bytes bytes on its malloc line"

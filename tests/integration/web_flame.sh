@@ -5,9 +5,9 @@
 # clickable; a 100 000-node page draws (redraw time printed, not asserted).
 source "$(dirname "$0")/lib.sh"
 command -v node >/dev/null || fail "node (nodejs) is needed"
+# node and Chromium run without the ASan runtime lib.sh preloads in sanitizer builds (env -u LD_PRELOAD)
 [ -x /usr/bin/chromium ] || fail "chromium is needed (scripts/install-deps)"
 [ -d "$SRC/tests/node/node_modules/playwright-core" ] || fail "playwright-core is missing: run scripts/install-deps (npm ci in tests/node)"
-unset LD_PRELOAD
 
 python3 - <<'PY'
 import random
@@ -31,5 +31,5 @@ PY
 cat > config.json <<J
 {"tmp": "$TMP", "deep": "$TMP/deep.html", "deepFrames": 5000, "big": "$TMP/big.html"}
 J
-timeout 240 node "$SRC/tests/integration/web_ui.js" flame config.json || fail "the flame graph pages misbehave in Chromium"
+timeout 240 env -u LD_PRELOAD node "$SRC/tests/integration/web_ui.js" flame config.json || fail "the flame graph pages misbehave in Chromium"
 pass "flame pages: a 5000-deep graph scrolls in a viewport canvas, 100k nodes draw"

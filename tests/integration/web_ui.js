@@ -171,6 +171,15 @@ async function ui(page) {
   eq("callers of compute", JSON.stringify(sw.callers), JSON.stringify({ run: v1.fn.compute.total }));
   eq("callees of compute", JSON.stringify(sw.callees), JSON.stringify({ malloc: v1.fn.malloc.total }));
   await shot(page, "callers-callees");
+  // the filter bar's focus does the same for a typed name
+  await page.fill("#f-fn", "parse");
+  await page.press("#f-fn", "Enter");
+  await page.waitForFunction(() => /parse/.test(document.getElementById("focus-summary").textContent), null, { timeout: T });
+  eq("focus total of parse", await val(page, "#focus-total"), v1.fn.parse.total);
+  eq("focus in the URL", new URL(page.url()).searchParams.get("fn"), "parse");
+  await page.fill("#f-fn", "compute");
+  await page.press("#f-fn", "Enter");
+  await page.waitForFunction(() => /compute/.test(document.getElementById("focus-summary").textContent), null, { timeout: T });
   console.log("ok: sandwich of compute: callers run, callees malloc");
 
   // source view without --source-path: a clear note

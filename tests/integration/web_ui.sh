@@ -10,12 +10,13 @@
 # pprof download — against values it computes from the folded files.
 # Screenshots of the main views are left in $TMP/screenshots.
 source "$(dirname "$0")/lib.sh"
+# Nothing here runs under the agent, and curl, node and Chromium hang under
+# the ASan runtime lib.sh preloads in sanitizer builds (hotspur links its own)
+unset LD_PRELOAD
 source "$(dirname "$0")/server_lib.sh"
 command -v node >/dev/null || fail "node (nodejs) is needed"
 [ -x /usr/bin/chromium ] || fail "chromium is needed (scripts/install-deps)"
 [ -d "$SRC/tests/node/node_modules/playwright-core" ] || fail "playwright-core is missing: run scripts/install-deps (npm ci in tests/node)"
-# Chromium must not run under the ASan runtime lib.sh preloads in sanitizer builds
-unset LD_PRELOAD
 
 cat > a.folded <<'F'
 main;run;compute 40
@@ -46,7 +47,7 @@ cat > config.json <<J
   {"folded": "$TMP/a.folded", "version": "1", "labels": {"instance": "b"}, "start": $((now - 100))},
   {"folded": "$TMP/b.folded", "version": "2", "labels": {"instance": "a"}, "start": $((now - 40))}]}
 J
-timeout 240 node "$SRC/tests/integration/web_ui.js" ui config.json || fail "the web UI does not show what it should (see above)"
+timeout 240 env -u LD_PRELOAD node "$SRC/tests/integration/web_ui.js" ui config.json || fail "the web UI does not show what it should (see above)"
 server_alive || fail "the server died during the browser test"
 for v in flame functions callers-callees compare; do
     [ -s "screenshots/$v.png" ] || fail "no screenshot of $v"

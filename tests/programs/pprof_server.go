@@ -1,6 +1,7 @@
 // pprof_server.go — a Go program that serves net/http/pprof on a loopback
-// port the kernel picks (printed on stdout as HOST:PORT) and keeps one
-// goroutine busy in main.hotspurGoBusy, which also allocates. Standard
+// port the kernel picks (printed on stdout as HOST:PORT), keeps one
+// goroutine busy in main.hotspurGoBusy, which also allocates, and two
+// contending for a mutex in main.hotspurGoContend (mutex profiling on). Standard
 // library only; tests/integration/server_scrape.sh builds it with `go build`
 // and scrapes it with `hotspur serve --scrape`.
 package main
@@ -11,6 +12,9 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"runtime"
+	"sync"
+	"time"
 )
 
 var sink [][]byte
@@ -28,7 +32,19 @@ func hotspurGoBusy(n int) int {
 	return x
 }
 
+var mu sync.Mutex
+
+//go:noinline
+func hotspurGoContend() {
+	for {
+		mu.Lock()
+		time.Sleep(time.Millisecond)
+		mu.Unlock()
+	}
+}
+
 func main() {
+	runtime.SetMutexProfileFraction(1)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -40,6 +56,8 @@ func main() {
 			hotspurGoBusy(1 << 20)
 		}
 	}()
+	go hotspurGoContend()
+	go hotspurGoContend()
 	if err := http.Serve(ln, nil); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

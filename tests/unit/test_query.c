@@ -307,6 +307,9 @@ static void test_agg_weight(void **state)
     expect(f, "/api/v1/profiles", "service=svc&type=cpu&sample_index=samples", 200,
            "{\"id\":\"p1\",\"version\":\"v1\",", "\"duration\":10,\"total\":15}",
            "{\"id\":\"p2\",\"version\":\"v2\",", "\"duration\":10,\"total\":10}", NULL);
+    expect(f, "/api/v1/profiles", "service=svc&type=cpu&limit=2", 200, "\"truncated\":false", NULL);
+    expect(f, "/api/v1/profiles", "service=svc&type=cpu&limit=1", 200, "\"profiles\":[{\"id\":\"p1\",",
+           "\"truncated\":true", NULL);
     expect(f, "/api/v1/profiles", "service=svc&type=cpu&sample_index=samples&weight=50", 200,
            "\"profiles\":[{\"id\":\"p1\",", NULL);
 }

@@ -1,0 +1,43 @@
+# continuous_heap.sh — the heap in continuous mode: heap_grow keeps one
+# 1 MiB block every 100 ms (exact mode, HOTSPUR_HEAP_RATE=1). Each window's
+# upload holds the allocations of that window only (alloc_space about
+# 10 MiB per second of window: a delta) and the heap in use at the window's
+# end (inuse_space about 10 MiB per second since the start, growing from
+# window to window: a snapshot).
+source "$(dirname "$0")/lib.sh"
+needs_malloc_interposition
+source "$(dirname "$0")/continuous_lib.sh"
+
+fake_start
+t0=$(now)
+HOTSPUR_SERVER=$FAKE_URL HOTSPUR_PERIOD=1s HOTSPUR_DURATION=500ms HOTSPUR_CPU=0 HOTSPUR_HEAP=1 \
+    HOTSPUR_HEAP_RATE=1 LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/heap_grow" 5000 >out 2>err ||
+    fail "heap_grow failed: $(cat err)"
+[ ! -s err ] || fail "unexpected stderr: $(cat err)"
+sleep 0.3
+fake_summary >sum
+[ "$(cut -f4 sum | sort -u)" = heap ] || fail "types: $(cut -f4 sum | sort -u | tr '\n' ' ')"
+MiB=1048576
+prev=0 checked=0
+while IFS=$'\t' read -r k _ _ _ _ _ _ _ _ _ _ _ start dur _; do
+    f="$FAKE_DIR/req.$k.body"
+    alloc=$(through "$f" grow_one --sample-index alloc_space)
+    inuse=$(through "$f" grow_one --sample-index inuse_space)
+    t=$(awk -v s="$start" -v d="$dur" -v t0="$t0" 'BEGIN { printf "%.2f", (s + d) / 1e9 - t0 }')
+    d=$(awk -v d="$dur" 'BEGIN { printf "%.2f", d / 1e9 }')
+    echo "window ending at ${t} s (${d} s): allocated $((alloc / MiB)) MiB, in use $((inuse / MiB)) MiB"
+    # Delta: 10 blocks per second of window, +-1 at each edge; fewer if
+    # the machine is slow to wake the program.
+    awk -v a="$alloc" -v d="$d" -v m="$MiB" 'BEGIN { exit !(a <= (10 * d + 2) * m) }' ||
+        fail "window at ${t} s allocated $((alloc / MiB)) MiB in ${d} s: not a delta"
+    awk -v a="$alloc" -v d="$d" -v m="$MiB" 'BEGIN { exit !(d < 0.4 || a >= (5 * d - 1) * m) }' ||
+        fail "window at ${t} s allocated only $((alloc / MiB)) MiB in ${d} s"
+    # Snapshot: everything kept so far, growing.
+    awk -v u="$inuse" -v t="$t" -v m="$MiB" 'BEGIN { exit !(u <= (10 * t + 2) * m && u >= (5 * t - 2) * m) }' ||
+        fail "window at ${t} s: $((inuse / MiB)) MiB in use, want about $(awk -v t="$t" 'BEGIN { print int(10 * t) }') MiB"
+    [ "$inuse" -gt "$prev" ] || fail "in use did not grow: $inuse after $prev"
+    prev=$inuse
+    checked=$((checked + 1))
+done <sum
+[ "$checked" -ge 4 ] || fail "$checked heap windows in 5 s with 1 s periods"
+pass "$checked heap windows: allocations per window, in use growing"
