@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <libiberty/demangle.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -326,6 +327,11 @@ typedef struct {
     hs_sym *syms; /* code symbols sorted by address (built on first need) */
     size_t n_syms, cap_syms;
     bool syms_built;
+    hs_sym *plt; /* PLT entries named SYM@plt, sorted (built on first need) */
+    size_t n_plt, cap_plt;
+    bool plt_built;
+    Dwarf_CFI *cfi; /* .eh_frame, for naming code without symbols by its FDE */
+    bool cfi_tried;
     hs_map cu_index; /* CU DIE offset -> index+1 in cus */
     hs_cu **cus;
     size_t n_cus, cap_cus;
@@ -545,6 +551,14 @@ static void hs_object_close(hs_symbolizer *s, hs_object *o)
     o->syms = NULL;
     o->n_syms = o->cap_syms = 0;
     o->syms_built = false;
+    free(o->plt);
+    o->plt = NULL;
+    o->n_plt = o->cap_plt = 0;
+    o->plt_built = false;
+    if (o->cfi)
+        dwarf_cfi_end(o->cfi);
+    o->cfi = NULL;
+    o->cfi_tried = false;
     dwfl_end(o->dwfl); /* closes the fds it owns */
     o->dwfl = NULL;
     o->mod = NULL;
@@ -1092,18 +1106,56 @@ static int64_t hs_cu_innermost(const hs_cu *cu, uint64_t pc)
 /* ------------------------------------------------------------------ */
 /* names                                                               */
 
-/* Demangled form of an interned name (itself if not a mangled C++ name). */
+/* Whether sys is a Rust symbol: v0 (_R...) or legacy (_ZN...17h<16 hex>E,
+ * perhaps with a ".llvm.N" suffix). */
+static bool hs_is_rust(const char *sys)
+{
+    if (strncmp(sys, "_R", 2) == 0)
+        return true;
+    if (strncmp(sys, "_ZN", 3) != 0)
+        return false;
+    const char *end = strstr(sys, ".llvm.");
+    size_t len = end ? (size_t)(end - sys) : strlen(sys);
+    if (len < 21 || sys[len - 1] != 'E' || strncmp(sys + len - 20, "17h", 3) != 0)
+        return false;
+    for (size_t i = len - 17; i < len - 1; i++)
+        if (!((sys[i] >= '0' && sys[i] <= '9') || (sys[i] >= 'a' && sys[i] <= 'f')))
+            return false;
+    return true;
+}
+
+/* Demangled form of an interned name (itself if not mangled): C++ through
+ * __cxa_demangle, Rust (legacy and v0) through libiberty as rustfilt does
+ * (hashes and $LT$-style escapes gone), a ".llvm.N" suffix dropped. */
 static const char *hs_demangle(hs_symbolizer *s, const char *sys)
 {
-    if (!sys || strncmp(sys, "_Z", 2) != 0)
+    if (!sys || (strncmp(sys, "_Z", 2) != 0 && strncmp(sys, "_R", 2) != 0))
         return sys;
     uint64_t v;
     if (hs_map_get(&s->demangled, (uint64_t)(uintptr_t)sys, &v))
         return (const char *)(uintptr_t)v;
-    int status = 0;
-    char *d = __cxa_demangle(sys, NULL, NULL, &status);
+    char *d = NULL;
+    if (hs_is_rust(sys)) {
+        d = cplus_demangle(sys, DMGL_RUST);
+    } else {
+        int status = 0;
+        d = __cxa_demangle(sys, NULL, NULL, &status);
+        if (!d || status != 0) { /* LTO-local clones: "_Z...E.llvm.123" */
+            free(d);
+            d = NULL;
+            const char *dot = strstr(sys, ".llvm.");
+            char *base = dot ? strndup(sys, (size_t)(dot - sys)) : NULL;
+            if (base)
+                d = __cxa_demangle(base, NULL, NULL, &status);
+            if (d && status != 0) {
+                free(d);
+                d = NULL;
+            }
+            free(base);
+        }
+    }
     const char *out = sys;
-    if (d && status == 0) {
+    if (d) {
         const char *in = hs_intern(&s->strs, d);
         if (in)
             out = in;
@@ -1278,6 +1330,193 @@ static int hs_lookup_symtab(hs_symbolizer *s, hs_object *o, uint64_t addr, hs_fr
     return 1;
 }
 
+/* ------------------------------------------------------------------ */
+/* names for code without symbols                                     */
+
+static int hs_plt_cmp(const void *a, const void *b)
+{
+    const hs_sym *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* PLT stubs, named as perf names them (SYM@plt): entry i of .plt.sec, and
+ * lazy entry i+1 of .plt (entry 0 is the resolver's), call the symbol of
+ * relocation i of .rela.plt. */
+static void hs_build_plt(hs_symbolizer *s, hs_object *o)
+{
+    o->plt_built = true;
+    GElf_Addr bias = 0;
+    Elf *elf = dwfl_module_getelf(o->mod, &bias);
+    size_t shstrndx;
+    if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return;
+    GElf_Shdr plt = {0}, pltsec = {0}, rela = {0};
+    Elf_Scn *rela_scn = NULL, *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        const char *nm;
+        if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(elf, shstrndx, sh.sh_name)))
+            continue;
+        if (strcmp(nm, ".plt") == 0 && sh.sh_type == SHT_PROGBITS)
+            plt = sh;
+        else if (strcmp(nm, ".plt.sec") == 0 && sh.sh_type == SHT_PROGBITS)
+            pltsec = sh;
+        else if (strcmp(nm, ".rela.plt") == 0 && sh.sh_type == SHT_RELA) {
+            rela = sh;
+            rela_scn = scn;
+        }
+    }
+    if (!rela_scn || !rela.sh_entsize || (!plt.sh_size && !pltsec.sh_size))
+        return;
+    Elf_Scn *dynsym = elf_getscn(elf, rela.sh_link);
+    GElf_Shdr dsh;
+    Elf_Data *rd = elf_getdata(rela_scn, NULL), *sd = dynsym ? elf_getdata(dynsym, NULL) : NULL;
+    if (!rd || !sd || !gelf_getshdr(dynsym, &dsh))
+        return;
+    uint64_t plt_ent = plt.sh_entsize ? plt.sh_entsize : 16;
+    uint64_t sec_ent = pltsec.sh_entsize ? pltsec.sh_entsize : 16;
+    size_t n = rela.sh_size / rela.sh_entsize;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Rela r;
+        GElf_Sym sym;
+        const char *nm;
+        if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
+            !(nm = elf_strptr(elf, dsh.sh_link, sym.st_name)) || !*nm)
+            continue;
+        const char *in = hs_intern(&s->strs, nm);
+        const char *dm = in ? hs_demangle(s, in) : NULL;
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s@plt", dm ? dm : nm);
+        const char *name = hs_intern(&s->strs, buf);
+        if (!name || HS_RESERVE(o->plt, o->cap_plt, o->n_plt + 2) < 0)
+            break;
+        if (pltsec.sh_size && (i + 1) * sec_ent <= pltsec.sh_size) {
+            uint64_t lo = pltsec.sh_addr + i * sec_ent + bias;
+            o->plt[o->n_plt++] = (hs_sym){lo, lo + sec_ent, name, 1};
+        }
+        if (plt.sh_size && (i + 2) * plt_ent <= plt.sh_size) {
+            uint64_t lo = plt.sh_addr + (i + 1) * plt_ent + bias;
+            o->plt[o->n_plt++] = (hs_sym){lo, lo + plt_ent, name, 1};
+        }
+    }
+    if (o->n_plt > 1)
+        qsort(o->plt, o->n_plt, sizeof *o->plt, hs_plt_cmp);
+}
+
+static const char *hs_plt_at(hs_symbolizer *s, hs_object *o, uint64_t addr)
+{
+    if (!o->plt_built)
+        hs_build_plt(s, o);
+    size_t lo = 0, hi = o->n_plt;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->plt[mid].hi <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < o->n_plt && o->plt[lo].lo <= addr ? o->plt[lo].name : NULL;
+}
+
+/* The file offset of link-time address vaddr (PT_LOAD), or vaddr itself. */
+static uint64_t hs_file_offset(Elf *elf, uint64_t vaddr)
+{
+    size_t n;
+    if (elf_getphdrnum(elf, &n) != 0)
+        return vaddr;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+            vaddr < ph.p_vaddr + ph.p_memsz)
+            return vaddr - ph.p_vaddr + ph.p_offset;
+    }
+    return vaddr;
+}
+
+/* The start (link-time) of the FDE covering pc, from .eh_frame_hdr's sorted
+ * table (datarel|sdata4 entries, as GNU ld, gold and lld write it); pc
+ * itself when there is no table. The caller has checked (CFI) that pc has
+ * an FDE, so the greatest start <= pc is its own. */
+static uint64_t hs_fde_start(Elf *elf, uint64_t pc)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+        return pc;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        const char *nm;
+        if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+            strcmp(nm, ".eh_frame_hdr") != 0)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        const unsigned char *h = d ? d->d_buf : NULL;
+        if (!h || d->d_size < 12 || h[0] != 1 || (h[1] & 0x0f) != 0x0b || (h[2] & 0x0f) != 0x03 ||
+            h[3] != 0x3b)
+            return pc;
+        uint32_t count;
+        memcpy(&count, h + 8, 4);
+        if (count == 0 || 12 + (uint64_t)count * 8 > d->d_size)
+            return pc;
+        uint64_t lo = 0, hi = count; /* first entry with start > pc */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            int32_t rel;
+            memcpy(&rel, h + 12 + mid * 8, 4);
+            if (sh.sh_addr + (int64_t)rel <= pc)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == 0)
+            return pc;
+        int32_t rel;
+        memcpy(&rel, h + 12 + (lo - 1) * 8, 4);
+        return sh.sh_addr + (int64_t)rel;
+    }
+    return pc;
+}
+
+/* A name for addr when no symbol covers it, stable across runs (never the
+ * randomized run-time address): SYM@plt in a PLT; __restore_rt for the
+ * signal-return trampoline (an FDE marked as a signal frame); else the
+ * object and the file offset of the .eh_frame FDE containing addr, so one
+ * stripped function is one name ("libz.so.1+0xaa60"); without an FDE, the
+ * file offset of addr itself. One frame, or 0. */
+static int hs_lookup_nosym(hs_symbolizer *s, hs_object *o, uint64_t addr, hs_frame *out)
+{
+    const char *name = hs_plt_at(s, o, addr);
+    if (!name) {
+        GElf_Addr bias = 0;
+        Elf *elf = dwfl_module_getelf(o->mod, &bias);
+        if (!elf)
+            return 0;
+        if (!o->cfi_tried) {
+            o->cfi_tried = true;
+            o->cfi = dwarf_getcfi_elf(elf);
+        }
+        uint64_t pc = addr - bias, start = pc;
+        bool signal = false;
+        Dwarf_Frame *fr = NULL;
+        if (o->cfi && dwarf_cfi_addrframe(o->cfi, pc, &fr) == 0) {
+            Dwarf_Addr lo = 0, hi = 0; /* (the CFA row's range, not the FDE's) */
+            if (dwarf_frame_info(fr, &lo, &hi, &signal) < 0)
+                signal = false;
+            free(fr);
+            start = hs_fde_start(elf, pc);
+        }
+        char buf[600];
+        if (signal)
+            snprintf(buf, sizeof buf, "__restore_rt");
+        else
+            snprintf(buf, sizeof buf, "%.500s+0x%" PRIx64, o->base, hs_file_offset(elf, start));
+        if (!(name = hs_intern(&s->strs, buf)))
+            return -1;
+    }
+    *out = (hs_frame){name, name, "", 0, 0};
+    return 1;
+}
+
 /* Resolve addr in object o into frames (innermost first). Returns the count,
  * 0 if unknown, -1 on out of memory. *flags gets HS_RES_DWARF. */
 static int hs_resolve(hs_symbolizer *s, hs_object *o, uint64_t addr, hs_frame *frames,
@@ -1304,6 +1543,8 @@ static int hs_resolve(hs_symbolizer *s, hs_object *o, uint64_t addr, hs_frame *f
     int64_t fi = cu ? hs_cu_innermost(cu, pc) : -1;
     if (fi < 0) {
         int n = hs_lookup_symtab(s, o, addr, frames);
+        if (n == 0)
+            n = hs_lookup_nosym(s, o, addr, frames);
         if (n > 0) {
             frames[0].file = file;
             frames[0].line = line;
@@ -1377,6 +1618,12 @@ static int hs_lookup_cached(hs_symbolizer *s, uint64_t addr, const hs_frame **re
     }
     *res = s->pool + off;
     return n;
+}
+
+const char *hs_symbolizer_demangle(hs_symbolizer *s, const char *name)
+{
+    const char *in = s && name ? hs_intern(&s->strs, name) : NULL;
+    return in ? hs_demangle(s, in) : name;
 }
 
 int hs_symbolizer_lookup(hs_symbolizer *s, uint64_t addr, hs_frame *frames, int max)

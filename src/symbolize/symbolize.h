@@ -4,8 +4,11 @@
  * them with dl_iterate_phdr, or as a profile's mappings say) and answers
  * lookups from the files on disk, following separate debug files
  * (/usr/lib/debug/.build-id/..., .gnu_debuglink) when the module itself has no
- * DWARF. Stripped modules fall back to .dynsym; an unknown address yields no
- * frame and the caller prints "0xADDR [module]".
+ * DWARF. Stripped modules fall back to .dynsym; code no symbol covers is named
+ * as perf names it and stably across runs: "SYM@plt" in a PLT, "__restore_rt"
+ * for the signal trampoline, else "MODULE+0xOFF" with OFF the file offset of
+ * the .eh_frame FDE (the function) containing it. Only an address outside
+ * every module yields no frame (the caller prints "0xADDR [module]").
  *
  * Not async-signal-safe: it allocates. Used at profile write time.
  */
@@ -59,6 +62,11 @@ int hs_symbolizer_add_mapping(hs_symbolizer *s, const char *path, uint64_t start
  * Answers are cached per address; separate debug files are looked up locally
  * only (build-id, .gnu_debuglink), never through debuginfod. */
 int hs_symbolizer_lookup(hs_symbolizer *s, uint64_t addr, hs_frame *frames, int max);
+
+/* The demangled form of a linkage name: C++ (__cxa_demangle), Rust legacy
+ * and v0 (libiberty, as rustfilt: no hash, no $LT$ escapes), ".llvm.N"
+ * suffixes dropped; name itself when it is not mangled. Owned by s. */
+const char *hs_symbolizer_demangle(hs_symbolizer *s, const char *name);
 
 /* GNU build-id of the module containing addr, as lowercase hex ("" if none). */
 const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);

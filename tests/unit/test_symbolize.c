@@ -509,7 +509,9 @@ static void test_symbolize_profile(void **state)
     loc = hs_profile_location(p, l2);
     assert_int_equal(loc->n_lines, 1);
     const char *base = strrchr(q.path, '/') ? strrchr(q.path, '/') + 1 : q.path;
-    snprintf(want, sizeof want, "0x%lx [%s]", (unsigned long)q.lo, base);
+    /* no symbol and no FDE: the module and the file offset (the ELF header's,
+     * 0), never the run-time address */
+    snprintf(want, sizeof want, "%s+0x0", base);
     assert_string_equal(fn_name(p, loc->lines[0].function_id), want);
 
     loc = hs_profile_location(p, l3);
