@@ -105,13 +105,21 @@ run "$hotspur" diff -n 10 --sample-index alloc_space "$(q heap 3 '&agg=avg')" "$
 say "in-use heap (average), version 4 against version 3"
 run "$hotspur" diff -n 5 --sample-index inuse_space "$(q heap 3 '&agg=avg')" "$(q heap 4 '&agg=avg')"
 
-# The allocator: glibc's malloc family and its internals, on the stack.
-alloc_re='^(__libc_)?(malloc|free|calloc|realloc|cfree)$|^_int_(malloc|free|realloc)$|^(malloc_consolidate|unlink_chunk|sysmalloc|tcache_[a-z_]+)$'
+# The allocator: glibc's malloc family and its internals. Its share is the
+# part of the CPU samples with such a frame on the stack: the query API's
+# matched/total with that focus (the CLI's --focus semantics).
+alloc_re='^(__libc_)?(malloc|free|calloc|realloc|cfree)$|^_int_(malloc|free|realloc)$|^(malloc_consolidate|unlink_chunk|sysmalloc)$'
 say "the allocator's share of CPU (samples with a malloc-family frame): version 3, then version 4"
 for v in 3 4; do
-    line=$("$hotspur" top -n 1 --focus "$alloc_re" "$(q cpu $v)" 2>/dev/null | grep -m1 'Showing nodes' || true)
-    echo "version $v: ${line:-Showing nodes accounting for 0, 0% of the total (no allocator frames sampled)}"
+    curl -sf -G "$url/api/v1/functions" --data-urlencode "service=shakesapp" --data-urlencode "type=cpu" \
+        --data-urlencode "version=$v" --data-urlencode "from=$start" --data-urlencode "until=$until" \
+        --data-urlencode "focus=$alloc_re" |
+        python3 -c 'import json, sys
+d = json.load(sys.stdin)
+t, m = d.get("unfiltered", d["total"]), d["matched"]
+print("version %s: %.1f%% of CPU (%.2f s of %.2f s, %d profiles)" % (sys.argv[1], 100.0 * m / t if t else 0, m / 1e9, t / 1e9, d["profiles"]))' "$v"
 done
+echo "  (\$ hotspur top --focus '$alloc_re' URL  shows the same share)"
 
 say "in the browser"
 echo "version 1's CPU, functions by total: $url/?service=shakesapp&type=cpu&version=1&view=functions"

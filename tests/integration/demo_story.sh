@@ -71,8 +71,8 @@ pass "the allocator's share of CPU is lower in version 4 than in 3"
 # docs/images/tutorial-*.png come from such a run).
 command -v node >/dev/null || fail "node is not installed"
 node "$SRC/tests/integration/demo_screens.js" "$TMP" \
-    "tutorial-v1-functions=$url/?service=shakesapp&type=cpu&version=1&view=functions&span=1h" \
-    "tutorial-cpu-2-vs-1=$url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1&span=1h" \
-    "tutorial-alloc-4-vs-3=$url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3&span=1h" ||
+    "tutorial-v1-functions=$url/?service=shakesapp&type=cpu&version=1&view=functions" \
+    "tutorial-cpu-2-vs-1=$url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1" \
+    "tutorial-alloc-4-vs-3=$url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3" ||
     fail "the web UI's views of the demo did not load"
 pass "the web UI shows the demo's views (screenshots in $TMP)"
