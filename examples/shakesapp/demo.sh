@@ -93,8 +93,8 @@ for _ in $(seq 50); do
     sleep 0.2
 done
 
-say "version 1: where the CPU goes (focus list by total)"
-run "$hotspur" top --cum -n 12 "$(q cpu 1)"
+say "version 1: where the CPU goes (functions by total, from the request handler down)"
+run "$hotspur" top --cum -n 12 --show-from handle_query "$(q cpu 1)"
 
 say "CPU, version 2 against version 1"
 run "$hotspur" diff -n 12 "$(q cpu 1)" "$(q cpu 2)"
