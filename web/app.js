@@ -46,11 +46,15 @@ function showErrors() {
   box.hidden = errors.length === 0;
   box.textContent = errors.join("\n");
 }
+// With `hotspur serve --token`, the token the user typed: sent as a bearer
+// token, kept in this tab's sessionStorage, never in the URL.
+let token = sessionStorage.getItem("hs-token") || "";
+const authHeaders = () => (token ? { Authorization: "Bearer " + token } : {});
 async function api(path, params, { raw = false, quiet = false } = {}) {
   const url = "api/v1/" + path + (params ? "?" + params.toString() : "");
   let r;
   try {
-    r = await fetch(url);
+    r = await fetch(url, { headers: authHeaders() });
   } catch (e) {
     throw new ApiError(`${path}: the server does not answer (${e.message})`);
   }
@@ -221,6 +225,26 @@ function wireControls() {
   $("base-until").addEventListener("change", (e) => set({ base_until: fromLocalInput(e.target.value) }));
   $("base-label").addEventListener("change", (e) => set({ base_label: e.target.value }));
   $("range-reset").addEventListener("click", () => set({ from: "", until: "" }));
+  $("auth").addEventListener("submit", (e) => {
+    e.preventDefault();
+    token = $("token").value;
+    sessionStorage.setItem("hs-token", token);
+    $("auth").hidden = true;
+    refresh();
+  });
+  // a link cannot send the token: with one, fetch the profile and save it
+  $("download").addEventListener("click", async (e) => {
+    if (!token) return;
+    e.preventDefault();
+    try {
+      const r = await api("profile", new URLSearchParams($("download").search), { raw: true });
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(await r.blob());
+      a.download = "profile.pb.gz";
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    } catch (err) { report(err); }
+  });
   $("copy").addEventListener("click", async () => {
     try { await navigator.clipboard.writeText(location.href); $("copy").textContent = "copied"; }
     catch (e) { prompt("Copy this link:", location.href); }
@@ -417,6 +441,7 @@ async function refresh() {
   } catch (e) {
     if (gen !== generation) return;
     report(e);
+    if (e.status === 401) { $("auth").hidden = false; $("token").focus(); }
     document.body.dataset.hsState = "error";
   }
 }

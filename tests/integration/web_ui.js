@@ -2,6 +2,7 @@
 // Debian's /usr/bin/chromium) and asserts what the page shows against values
 // computed here from the folded stacks the profiles were made of.
 //   node web_ui.js ui CONFIG.json     the server UI (tests/integration/web_ui.sh)
+//   node web_ui.js token CONFIG.json  the token prompt of `hotspur serve --token`
 //   node web_ui.js web CONFIG.json    `hotspur web` (tests/integration/web_cli.sh)
 //   node web_ui.js flame CONFIG.json  `hotspur flame` pages: a graph deeper
 //                                     than the canvas size limit, 100k nodes
@@ -295,6 +296,29 @@ async function ui(page) {
   if (errors.length) fail("page errors: " + errors.join("; "));
 }
 
+// `hotspur serve --token`: the page asks for the token, then works with it
+async function tokenCheck(page) {
+  await page.goto(cfg.url + "/?service=web&span=600");
+  await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: T });
+  if (await page.$eval("#auth", (e) => e.hidden)) fail("no token prompt on a server with --token");
+  await page.fill("#token", "wrong");
+  await page.press("#token", "Enter");
+  await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: T });
+  if (await page.$eval("#auth", (e) => e.hidden)) fail("a wrong token was accepted");
+  await page.fill("#token", cfg.token);
+  await page.press("#token", "Enter");
+  await ready(page);
+  const all = truth(() => true);
+  eq("root total with the token", await val(page, "#root-total"), all.total);
+  if (page.url().includes(cfg.token)) fail("the token is in the URL");
+  // the download fetches with the token
+  const [dl] = await Promise.all([page.waitForEvent("download", { timeout: T }), page.click("#download")]);
+  const file = path.join(cfg.tmp, "download.pb.gz");
+  await dl.saveAs(file);
+  if (fs.readFileSync(file).length < 20) fail("the downloaded profile is empty");
+  console.log(`ok: token prompt, wrong token refused, then total ${fmt(all.total)}; download with the token`);
+}
+
 async function web(page) {
   await page.goto(cfg.url);
   await ready(page);
@@ -412,7 +436,10 @@ async function measure(ctx) {
     else {
       const page = await ctx.newPage();
       page.setDefaultTimeout(T);
-      if (mode === "ui") await ui(page); else if (mode === "flame") await flame(page); else await web(page);
+      if (mode === "ui") await ui(page);
+      else if (mode === "flame") await flame(page);
+      else if (mode === "token") await tokenCheck(page);
+      else await web(page);
     }
   } catch (e) {
     console.error("FAIL: " + (e && e.message ? e.message : e));
