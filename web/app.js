@@ -670,23 +670,32 @@ let focusKey = "";
 async function loadFocus() {
   const name = S.fn, out = $("focus-summary");
   if (!name) { out.textContent = "choose a function in the Functions tab, or select a frame and press f"; return; }
-  const p = baseParams();
+  // in a compare, both sides (the diff answer); filters apply to both
+  const diff = comparing(), p = baseParams({ withBase: diff });
   if (!S.focus) p.set("focus", "^" + escapeRegex(name) + "$");
   p.set("max_nodes", "100000");
-  const key = p.toString();
+  const endpoint = diff ? "diff" : "flamegraph", key = endpoint + "?" + p.toString();
   if (key === focusKey && cl.t) { cl.draw(); ce.draw(); return; }
   out.textContent = "loading…";
   try {
-    const d = await api("flamegraph", p);
+    const d = await api(endpoint, p);
     const tree = HsFlame.fromServer(d);
     const sw = sandwich(tree, name);
     focusKey = key;
-    const unit = d.unit || "", grand = d.unfiltered || (cur && (cur.unfiltered || cur.total)) || tree.total[0];
-    cl.setTree(HsFlame.fromNested(sw.callers, false), { unit, total: grand, rootName: name });
-    ce.setTree(HsFlame.fromNested(sw.callees, false), { unit, total: grand, rootName: name });
-    out.innerHTML = `<b>${esc(name)}</b>: total <span id="focus-total" data-value="${sw.total}">${esc(fv(sw.total, unit))}</span>` +
+    const unit = d.unit || "";
+    const grand = diff ? (d.new && d.new.total) || tree.total[0] : d.total || tree.total[0];
+    const grandBase = diff ? (d.base && d.base.total) || tree.base[0] : 0;
+    const opts = { unit, total: grand, baseTotal: grandBase, rootName: name };
+    cl.setTree(HsFlame.fromNested(sw.callers, tree.diff), opts);
+    ce.setTree(HsFlame.fromNested(sw.callees, tree.diff), opts);
+    let h = `<b>${esc(name)}</b>: total <span id="focus-total" data-value="${sw.total}">${esc(fv(sw.total, unit))}</span>` +
       ` (${pct(sw.total, grand)}), self <span id="focus-self" data-value="${sw.self}">${esc(fv(sw.self, unit))}</span>` +
-      ` (${pct(sw.self, grand)}) · ${sw.callerCount} callers, ${sw.calleeCount} callees`;
+      ` (${pct(sw.self, grand)})`;
+    if (tree.diff) {
+      const dt = sw.total - sw.base, cls = dt > 0 ? "grew" : dt < 0 ? "shrank" : "";
+      h += ` · base total ${esc(fv(sw.base, unit))}, change <span id="focus-delta" class="${cls}" data-value="${dt}">${esc(signed(dt, unit))}</span>`;
+    }
+    out.innerHTML = h + ` · ${sw.callerCount} callers, ${sw.calleeCount} callees`;
   } catch (e) {
     out.textContent = "";
     report(e);

@@ -227,8 +227,13 @@ async function ui(page) {
   const dc = v2.fn.compute.total / v2.n - v1.fn.compute.total / v1.n;
   eq("first row of the diff table", await page.$eval("#fn-table tbody tr", (e) => e.dataset.name), "compute");
   eq("compute total delta", await cell(page, "compute", "d_total"), (dc > 0 ? "+" : "") + fmt(dc));
+  // callers/callees in a compare: both sides
+  await page.click('#fn-table tbody tr[data-name="compute"]');
+  await page.waitForSelector("#focus-delta", { timeout: T });
+  eq("focus total (new, avg)", await val(page, "#focus-total"), v2.fn.compute.total / v2.n);
+  eq("focus change (avg)", await val(page, "#focus-delta"), dc);
   await page.click("#tab-flame");
-  console.log(`ok: compare versions: root delta ${fmt(want)}, compute ${fmt(dc)}`);
+  console.log(`ok: compare versions: root delta ${fmt(want)}, compute ${fmt(dc)} (table and callers/callees)`);
 
   // filter share before/after in a compare
   await page.fill("#f-ignore", "^compute$");
