@@ -46,11 +46,15 @@ function showErrors() {
   box.hidden = errors.length === 0;
   box.textContent = errors.join("\n");
 }
+// With `hotspur serve --token`, the token the user typed: sent as a bearer
+// token, kept in this tab's sessionStorage, never in the URL.
+let token = sessionStorage.getItem("hs-token") || "";
+const authHeaders = () => (token ? { Authorization: "Bearer " + token } : {});
 async function api(path, params, { raw = false, quiet = false } = {}) {
   const url = "api/v1/" + path + (params ? "?" + params.toString() : "");
   let r;
   try {
-    r = await fetch(url);
+    r = await fetch(url, { headers: authHeaders() });
   } catch (e) {
     throw new ApiError(`${path}: the server does not answer (${e.message})`);
   }
@@ -221,6 +225,26 @@ function wireControls() {
   $("base-until").addEventListener("change", (e) => set({ base_until: fromLocalInput(e.target.value) }));
   $("base-label").addEventListener("change", (e) => set({ base_label: e.target.value }));
   $("range-reset").addEventListener("click", () => set({ from: "", until: "" }));
+  $("auth").addEventListener("submit", (e) => {
+    e.preventDefault();
+    token = $("token").value;
+    sessionStorage.setItem("hs-token", token);
+    $("auth").hidden = true;
+    refresh();
+  });
+  // a link cannot send the token: with one, fetch the profile and save it
+  $("download").addEventListener("click", async (e) => {
+    if (!token) return;
+    e.preventDefault();
+    try {
+      const r = await api("profile", new URLSearchParams($("download").search), { raw: true });
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(await r.blob());
+      a.download = "profile.pb.gz";
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+    } catch (err) { report(err); }
+  });
   $("copy").addEventListener("click", async () => {
     try { await navigator.clipboard.writeText(location.href); $("copy").textContent = "copied"; }
     catch (e) { prompt("Copy this link:", location.href); }
@@ -417,6 +441,7 @@ async function refresh() {
   } catch (e) {
     if (gen !== generation) return;
     report(e);
+    if (e.status === 401) { $("auth").hidden = false; $("token").focus(); }
     document.body.dataset.hsState = "error";
   }
 }
@@ -645,23 +670,32 @@ let focusKey = "";
 async function loadFocus() {
   const name = S.fn, out = $("focus-summary");
   if (!name) { out.textContent = "choose a function in the Functions tab, or select a frame and press f"; return; }
-  const p = baseParams();
+  // in a compare, both sides (the diff answer); filters apply to both
+  const diff = comparing(), p = baseParams({ withBase: diff });
   if (!S.focus) p.set("focus", "^" + escapeRegex(name) + "$");
   p.set("max_nodes", "100000");
-  const key = p.toString();
+  const endpoint = diff ? "diff" : "flamegraph", key = endpoint + "?" + p.toString();
   if (key === focusKey && cl.t) { cl.draw(); ce.draw(); return; }
   out.textContent = "loading…";
   try {
-    const d = await api("flamegraph", p);
+    const d = await api(endpoint, p);
     const tree = HsFlame.fromServer(d);
     const sw = sandwich(tree, name);
     focusKey = key;
-    const unit = d.unit || "", grand = d.unfiltered || (cur && (cur.unfiltered || cur.total)) || tree.total[0];
-    cl.setTree(HsFlame.fromNested(sw.callers, false), { unit, total: grand, rootName: name });
-    ce.setTree(HsFlame.fromNested(sw.callees, false), { unit, total: grand, rootName: name });
-    out.innerHTML = `<b>${esc(name)}</b>: total <span id="focus-total" data-value="${sw.total}">${esc(fv(sw.total, unit))}</span>` +
+    const unit = d.unit || "";
+    const grand = diff ? (d.new && d.new.total) || tree.total[0] : d.total || tree.total[0];
+    const grandBase = diff ? (d.base && d.base.total) || tree.base[0] : 0;
+    const opts = { unit, total: grand, baseTotal: grandBase, rootName: name };
+    cl.setTree(HsFlame.fromNested(sw.callers, tree.diff), opts);
+    ce.setTree(HsFlame.fromNested(sw.callees, tree.diff), opts);
+    let h = `<b>${esc(name)}</b>: total <span id="focus-total" data-value="${sw.total}">${esc(fv(sw.total, unit))}</span>` +
       ` (${pct(sw.total, grand)}), self <span id="focus-self" data-value="${sw.self}">${esc(fv(sw.self, unit))}</span>` +
-      ` (${pct(sw.self, grand)}) · ${sw.callerCount} callers, ${sw.calleeCount} callees`;
+      ` (${pct(sw.self, grand)})`;
+    if (tree.diff) {
+      const dt = sw.total - sw.base, cls = dt > 0 ? "grew" : dt < 0 ? "shrank" : "";
+      h += ` · base total ${esc(fv(sw.base, unit))}, change <span id="focus-delta" class="${cls}" data-value="${dt}">${esc(signed(dt, unit))}</span>`;
+    }
+    out.innerHTML = h + ` · ${sw.callerCount} callers, ${sw.calleeCount} callees`;
   } catch (e) {
     out.textContent = "";
     report(e);

@@ -4,13 +4,17 @@
 // occurrences, merged by name path. Callers: the stacks above those
 // occurrences, read upwards from the function, merged the same way. An
 // occurrence inside another one (recursion) is counted once, in the outer.
+// A differential tree (t.diff) carries the base values along.
 export function escapeRegex(s) {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+function node(name) {
+  return { name, total: 0, self: 0, base: 0, selfBase: 0, kids: new Map(), children: [] };
+}
 function child(n, name) {
   let c = n.kids.get(name);
-  if (!c) { c = { name, total: 0, self: 0, kids: new Map(), children: [] }; n.kids.set(name, c); n.children.push(c); }
+  if (!c) { c = node(name); n.kids.set(name, c); n.children.push(c); }
   return c;
 }
 function count(n) {
@@ -22,39 +26,42 @@ function count(n) {
 
 export function sandwich(t, fname) {
   const name = (i) => t.names[t.nameOf[i]];
-  const callers = { name: fname, total: 0, self: 0, kids: new Map(), children: [] };
-  const callees = { name: fname, total: 0, self: 0, kids: new Map(), children: [] };
-  let self = 0;
+  const base = (i) => (t.diff ? t.base[i] : 0), selfBase = (i) => (t.diff ? t.selfBase[i] : 0);
+  const callers = node(fname), callees = node(fname);
+  let self = 0, selfB = 0;
   for (let i = 1; i < t.N; i++) {
     if (t.other[i] || name(i) !== fname) continue;
     // self over every occurrence, recursive ones included
     self += t.self[i];
+    selfB += selfBase(i);
   }
   let i = 1;
   while (i < t.N) {
     if (t.other[i] || name(i) !== fname) { i++; continue; }
-    const v = t.total[i];
+    const v = t.total[i], vb = base(i);
     // callers: parent, grandparent, ... up to (not including) the root
     let n = callers;
-    n.total += v;
-    for (let p = t.parentOf[i]; p > 0; p = t.parentOf[p]) { n = child(n, name(p)); n.total += v; }
+    n.total += v; n.base += vb;
+    for (let p = t.parentOf[i]; p > 0; p = t.parentOf[p]) { n = child(n, name(p)); n.total += v; n.base += vb; }
     n.self += v;            // the outermost caller: where these stacks start
+    n.selfBase += vb;
     // callees: the subtree, merged at the function
-    callees.total += v;
-    callees.self += t.self[i];
+    callees.total += v; callees.base += vb;
+    callees.self += t.self[i]; callees.selfBase += selfBase(i);
     const todo = [[i, callees]];
     while (todo.length) {
       const [j, into] = todo.pop();
       for (let c = j + 1; c < t.endOf[j]; c = t.endOf[c]) {
         const m = child(into, t.other[c] ? "other" : name(c));
-        m.total += t.total[c];
-        m.self += t.self[c];
+        m.total += t.total[c]; m.self += t.self[c];
+        m.base += base(c); m.selfBase += selfBase(c);
         if (t.other[c]) m.other = true;
         todo.push([c, m]);
       }
     }
     i = t.endOf[i];         // nested occurrences are already in this subtree
   }
-  return { callers, callees, total: callees.total, self, callerCount: callers.children.length,
-    calleeCount: callees.children.length, nodes: count(callers) + count(callees) };
+  return { callers, callees, total: callees.total, self, base: callees.base, selfBase: selfB,
+    callerCount: callers.children.length, calleeCount: callees.children.length,
+    nodes: count(callers) + count(callees) };
 }

@@ -1742,8 +1742,12 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             return -1;
         }
     }
-    /* The stacks: one GROUP BY inside ClickHouse. */
-    buf_printf(&b, "SELECT stack, sum(v0), sum(v1), sum(v2), sum(v3) FROM %s.samples WHERE ", s->db);
+    /* The stacks: one GROUP BY inside ClickHouse, summing only the value
+     * columns the type has (the others are 0: not read at all). */
+    buf_str(&b, "SELECT stack");
+    for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+        buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
+    buf_printf(&b, " FROM %s.samples WHERE ", s->db);
     where_samples(&b, s, q, wm, losers, n_losers);
     buf_str(&b, " GROUP BY stack FORMAT RowBinary");
     free(losers);

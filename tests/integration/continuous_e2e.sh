@@ -9,9 +9,12 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
 export HOTSPUR_RUNTIME_DIR="$TMP/rt"
+# curl hangs with the ASan runtime that lib.sh preloads in sanitized builds:
+# only what runs under the agent gets it (AGENT_PRELOAD has it first).
+unset LD_PRELOAD
 
 server_start
-"$HOTSPUR" record -o rec.pb.gz -- "$PROGS/cpu_split" threads 3000 >/dev/null 2>rec.err || fail "record: $(cat rec.err)"
+LD_PRELOAD="${asan_rt:-}" "$HOTSPUR" record -o rec.pb.gz -- "$PROGS/cpu_split" threads 3000 >/dev/null 2>rec.err || fail "record: $(cat rec.err)"
 HOTSPUR_SERVER=$SERVER_URL HOTSPUR_PERIOD=1s HOTSPUR_DURATION=500ms HOTSPUR_VERSION=1 \
     LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/cpu_split" threads 6000 >/dev/null 2>up.err || fail "cpu_split: $(cat up.err)"
 [ ! -s up.err ] || fail "the agent complained: $(cat up.err)"

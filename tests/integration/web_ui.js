@@ -2,6 +2,7 @@
 // Debian's /usr/bin/chromium) and asserts what the page shows against values
 // computed here from the folded stacks the profiles were made of.
 //   node web_ui.js ui CONFIG.json     the server UI (tests/integration/web_ui.sh)
+//   node web_ui.js token CONFIG.json  the token prompt of `hotspur serve --token`
 //   node web_ui.js web CONFIG.json    `hotspur web` (tests/integration/web_cli.sh)
 //   node web_ui.js flame CONFIG.json  `hotspur flame` pages: a graph deeper
 //                                     than the canvas size limit, 100k nodes
@@ -226,8 +227,13 @@ async function ui(page) {
   const dc = v2.fn.compute.total / v2.n - v1.fn.compute.total / v1.n;
   eq("first row of the diff table", await page.$eval("#fn-table tbody tr", (e) => e.dataset.name), "compute");
   eq("compute total delta", await cell(page, "compute", "d_total"), (dc > 0 ? "+" : "") + fmt(dc));
+  // callers/callees in a compare: both sides
+  await page.click('#fn-table tbody tr[data-name="compute"]');
+  await page.waitForSelector("#focus-delta", { timeout: T });
+  eq("focus total (new, avg)", await val(page, "#focus-total"), v2.fn.compute.total / v2.n);
+  eq("focus change (avg)", await val(page, "#focus-delta"), dc);
   await page.click("#tab-flame");
-  console.log(`ok: compare versions: root delta ${fmt(want)}, compute ${fmt(dc)}`);
+  console.log(`ok: compare versions: root delta ${fmt(want)}, compute ${fmt(dc)} (table and callers/callees)`);
 
   // filter share before/after in a compare
   await page.fill("#f-ignore", "^compute$");
@@ -293,6 +299,29 @@ async function ui(page) {
   eq("download status", r.status(), 200);
   eq("profiles in the download", r.headers()["x-hotspur-profiles"], String(v1.n));
   if (errors.length) fail("page errors: " + errors.join("; "));
+}
+
+// `hotspur serve --token`: the page asks for the token, then works with it
+async function tokenCheck(page) {
+  await page.goto(cfg.url + "/?service=web&span=600");
+  await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: T });
+  if (await page.$eval("#auth", (e) => e.hidden)) fail("no token prompt on a server with --token");
+  await page.fill("#token", "wrong");
+  await page.press("#token", "Enter");
+  await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: T });
+  if (await page.$eval("#auth", (e) => e.hidden)) fail("a wrong token was accepted");
+  await page.fill("#token", cfg.token);
+  await page.press("#token", "Enter");
+  await ready(page);
+  const all = truth(() => true);
+  eq("root total with the token", await val(page, "#root-total"), all.total);
+  if (page.url().includes(cfg.token)) fail("the token is in the URL");
+  // the download fetches with the token
+  const [dl] = await Promise.all([page.waitForEvent("download", { timeout: T }), page.click("#download")]);
+  const file = path.join(cfg.tmp, "download.pb.gz");
+  await dl.saveAs(file);
+  if (fs.readFileSync(file).length < 20) fail("the downloaded profile is empty");
+  console.log(`ok: token prompt, wrong token refused, then total ${fmt(all.total)}; download with the token`);
 }
 
 async function web(page) {
@@ -412,7 +441,10 @@ async function measure(ctx) {
     else {
       const page = await ctx.newPage();
       page.setDefaultTimeout(T);
-      if (mode === "ui") await ui(page); else if (mode === "flame") await flame(page); else await web(page);
+      if (mode === "ui") await ui(page);
+      else if (mode === "flame") await flame(page);
+      else if (mode === "token") await tokenCheck(page);
+      else await web(page);
     }
   } catch (e) {
     console.error("FAIL: " + (e && e.message ? e.message : e));

@@ -53,3 +53,15 @@ for v in flame functions callers-callees compare; do
     [ -s "screenshots/$v.png" ] || fail "no screenshot of $v"
 done
 pass "web UI: totals, table, zoom, focus, filters, compare, URL state, timeline, errors (screenshots in $TMP/screenshots)"
+
+# with --token the page asks for it and sends it (never in the URL)
+server_start --token sekret-t0ken
+st=$(server_curl ingest.out -X POST --data-binary @a.pb.gz -H 'Authorization: Bearer sekret-t0ken' \
+    "$SERVER_URL/api/v1/ingest?service=web&version=1&from=$((now - 30))")
+[ "$st" = 200 ] || fail "ingest with the token: HTTP $st: $(cat ingest.out)"
+cat > config2.json <<J
+{"url": "$SERVER_URL", "tmp": "$TMP", "token": "sekret-t0ken",
+ "profiles": [{"folded": "$TMP/a.folded", "version": "1", "labels": {}, "start": $((now - 30))}]}
+J
+timeout 240 env -u LD_PRELOAD node "$SRC/tests/integration/web_ui.js" token config2.json || fail "the web UI with --token (see above)"
+pass "web UI with --token: asks for it, refuses a wrong one, works and downloads with it"
