@@ -41,6 +41,7 @@
 #include "agent/agent.h"
 #include "agent/control_path.h"
 #include "agent/fds.h"
+#include "agent/sampler.h"
 #include "agent/wall.h"
 
 static hs_fd g_listen = {.fd = -1};
@@ -381,10 +382,10 @@ static int start_thread(void)
         return 0; /* nothing for a thread to do */
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
+    hs_sampler_real_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
     pthread_t t;
     int rc = hs_agent_thread_create(&t, control_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    hs_sampler_real_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         errno = rc;
         return -1;

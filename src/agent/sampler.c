@@ -7,15 +7,20 @@
  *
  * The signal is a real-time one (SIGRTMAX-3 unless HOTSPUR_SIGNAL says
  * otherwise), not SIGPROF, which programs such as sort(1) catch to clean up
- * and die. The program can't take it from us either: sigaction() and
- * signal() on it are interposed (the program's handler is kept and called
- * for signals that are not from our timers), and the masking calls never
- * block it, so a thread that blocks "all" signals is still sampled.
+ * and die. A thread that blocks "all" signals (every real-time one) is
+ * still sampled: the masking calls leave ours out of such a set. A program
+ * that uses our signal itself — installs a handler for it, blocks it on
+ * its own or waits for it (sigwait, sigtimedwait, sigwaitinfo, signalfd) —
+ * gets it: the agent moves to another free real-time signal (re-creating
+ * every timer) and gives the program's action back; with none left, CPU
+ * and wall sampling stop.
  */
 #define _GNU_SOURCE
 #include "agent/sampler.h"
 
 #include <dirent.h>
+#include <sched.h>
+#include <sys/signalfd.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -42,6 +47,7 @@ typedef struct {
     _Atomic int used;
     int32_t tid;
     int has_timer;
+    int timer_sig; /* the signal its timer sends */
     int alive;
     timer_t timer;
     uintptr_t stack_lo, stack_hi; /* 0 when unknown */
@@ -54,11 +60,20 @@ static _Atomic int g_nthreads;       /* slots handed out */
 static struct sigaction g_prev;      /* the program's action for our signal */
 static int g_magic;                  /* si_value of our timers points here */
 static int g_sig;                    /* the sampling signal, 0 before start */
+static uint64_t g_taken;             /* bit s: the program uses signal s */
+static _Atomic int g_moving;         /* a change of signal is under way */
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 static sigaction_fn real_sigaction;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
+static int (*real_sigwait)(const sigset_t *, int *);
+static int (*real_sigwaitinfo)(const sigset_t *, siginfo_t *);
+static int (*real_sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+static int (*real_signalfd)(int, const sigset_t *, int);
+static void on_signal(int sig, siginfo_t *si, void *ucv);
+static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk);
+static clockid_t thread_cpu_clock(int32_t tid);
 
 static void resolve_real(void)
 {
@@ -68,12 +83,119 @@ static void resolve_real(void)
         real_sigprocmask = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
     if (!real_pthread_sigmask)
         real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
+    if (!real_sigtimedwait) {
+        *(void **)&real_sigwait = dlsym(RTLD_NEXT, "sigwait");
+        *(void **)&real_sigwaitinfo = dlsym(RTLD_NEXT, "sigwaitinfo");
+        *(void **)&real_signalfd = dlsym(RTLD_NEXT, "signalfd");
+        *(void **)&real_sigtimedwait = dlsym(RTLD_NEXT, "sigtimedwait");
+    }
+}
+
+/* Whether set holds every real-time signal: "block everything", not a
+ * wish for ours in particular. */
+static int all_realtime(const sigset_t *set)
+{
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        if (!sigismember(set, s))
+            return 0;
+    return 1;
+}
+
+/* A real-time signal nobody uses: default action, not blocked here, not
+ * one the program took from us, not in avoid. */
+static int signal_unused(int s, const sigset_t *avoid)
+{
+    struct sigaction cur;
+    sigset_t mask;
+    if (s == g_sig || (g_taken >> s & 1) || (avoid && sigismember(avoid, s)) ||
+        real_sigaction(s, NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
+        return 0;
+    return real_pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0 && !sigismember(&mask, s);
+}
+
+static int pick_signal(const sigset_t *avoid)
+{
+    for (int s = SIGRTMAX - 3; s >= SIGRTMIN + 3; s--)
+        if (signal_unused(s, avoid))
+            return s;
+    for (int s = SIGRTMAX - 2; s <= SIGRTMAX; s++)
+        if (signal_unused(s, avoid))
+            return s;
+    return 0;
+}
+
+/* The program uses our signal: move to another one (not in avoid), re-arm
+ * every timer on it, and give the program its signal back as it set it. */
+static void give_up_signal(const sigset_t *avoid)
+{
+    int idle = 0;
+    while (!atomic_compare_exchange_weak(&g_moving, &idle, 1)) {
+        idle = 0;
+        sched_yield();
+    }
+    int old = g_sig;
+    if (old) {
+        g_taken |= 1ull << old;
+        int sig = pick_signal(avoid);
+        struct sigaction sa, prev;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        if (sig && real_sigaction(sig, &sa, &prev) != 0)
+            sig = 0;
+        if (sig) {
+            sigset_t ours;
+            sigemptyset(&ours);
+            sigaddset(&ours, sig);
+            real_pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
+        }
+        g_sig = sig; /* threads starting now arm on the new one */
+        /* Twice: a thread that armed on the old signal meanwhile is caught. */
+        for (int pass = 0; pass < 2; pass++) {
+            int n = atomic_load(&g_nthreads);
+            for (int i = 0; i < n; i++) {
+                thread_slot *s = &g_threads[i];
+                if (atomic_load(&s->used) != SLOT_LIVE || !s->has_timer || s->timer_sig != old)
+                    continue;
+                timer_delete(s->timer);
+                s->has_timer = 0;
+                if (sig)
+                    arm_timer(s, s->tid, thread_cpu_clock(s->tid));
+            }
+        }
+        real_sigaction(old, &g_prev, NULL); /* the program's wish, all along */
+        if (sig)
+            g_prev = prev;
+        if (!sig)
+            atomic_store(&hs_g.cpu_on, 0);
+    }
+    atomic_store(&g_moving, 0);
+}
+
+int hs_sampler_real_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    resolve_real();
+    return real_pthread_sigmask ? real_pthread_sigmask(how, set, old) : -1;
+}
+
+/* The program asks for signals in set (blocks or waits for them). */
+static void program_wants(const sigset_t *set)
+{
+    if (set && g_sig && sigismember(set, g_sig) && !all_realtime(set))
+        give_up_signal(set);
 }
 
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
                                                      struct sigaction *old)
 {
     resolve_real();
+    /* A handler of its own: the program uses the signal, it's the
+     * program's. (SIG_IGN is not a use: ignoring foreign ones is what the
+     * agent's handler does anyway.) */
+    if (g_sig && sig == g_sig && act &&
+        ((act->sa_flags & SA_SIGINFO) || (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)))
+        give_up_signal(NULL);
     if (g_sig && sig == g_sig) { /* ours: keep the program's wish for chaining */
         if (old)
             *old = g_prev;
@@ -104,6 +226,10 @@ static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy
 {
     if (!set || !g_sig || how == SIG_UNBLOCK || !sigismember(set, g_sig))
         return set;
+    if (!all_realtime(set)) { /* ours in particular: the program's signal */
+        give_up_signal(set);
+        return set;
+    }
     *copy = *set;
     sigdelset(copy, g_sig);
     return copy;
@@ -121,6 +247,47 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
     resolve_real();
     sigset_t copy;
     return real_pthread_sigmask(how, without_ours(how, set, &copy), old);
+}
+
+__attribute__((visibility("default"))) int sigwait(const sigset_t *set, int *sig)
+{
+    resolve_real();
+    program_wants(set);
+    return real_sigwait ? real_sigwait(set, sig) : ENOSYS;
+}
+
+__attribute__((visibility("default"))) int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+    resolve_real();
+    program_wants(set);
+    if (!real_sigwaitinfo) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real_sigwaitinfo(set, info);
+}
+
+__attribute__((visibility("default"))) int sigtimedwait(const sigset_t *set, siginfo_t *info,
+                                                        const struct timespec *timeout)
+{
+    resolve_real();
+    program_wants(set);
+    if (!real_sigtimedwait) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real_sigtimedwait(set, info, timeout);
+}
+
+__attribute__((visibility("default"))) int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    resolve_real();
+    program_wants(mask);
+    if (!real_signalfd) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real_signalfd(fd, mask, flags);
 }
 
 static void chain_previous(int sig, siginfo_t *si, void *uc)
@@ -222,6 +389,7 @@ static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk)
     }
     if (s) {
         s->timer = t;
+        s->timer_sig = sev.sigev_signo;
         s->has_timer = 1;
     }
     return 0;

@@ -4,6 +4,7 @@
 #ifndef HS_AGENT_SAMPLER_H
 #define HS_AGENT_SAMPLER_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,6 +41,10 @@ int hs_sampler_threads(hs_thread_info *out, int max);
 /* Ask thread tid for a wall-clock sample (it takes it in its own signal
  * handler). 0, or -1 if the signal can't be sent. */
 int hs_sampler_signal_thread(int32_t tid);
+
+/* pthread_sigmask without the agent's filter (its own thread blocks every
+ * signal, ours included). */
+int hs_sampler_real_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 /* The name a thread had (registry, or /proc for live threads); "" if unknown.
  * Writes at most 16 bytes including NUL. */
