@@ -48,6 +48,7 @@ typedef struct {
     uint32_t labels;       /* the thread's label set id (labels.h), 0 = none */
     int64_t heap_countdown; /* bytes until the next heap sample */
     uint64_t rng;          /* per-thread random state, 0 = unseeded */
+    void *altstack;        /* the agent's alternate signal stack (mmap), or NULL */
 } hs_thread;
 
 extern __thread hs_thread hs_self __attribute__((tls_model("initial-exec")));

@@ -242,7 +242,7 @@ static void catch_fatal(void)
         if (sigaction(k_fatal[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
             old.sa_handler != SIG_DFL)
             continue;
-        struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_RESTART};
+        struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_RESTART | SA_ONSTACK};
         sigemptyset(&sa.sa_mask);
         sigaction(k_fatal[i], &sa, NULL);
     }

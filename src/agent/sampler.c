@@ -14,6 +14,10 @@
  * gets it: the agent moves to another free real-time signal (re-creating
  * every timer) and gives the program's action back; with none left, CPU
  * and wall sampling stop.
+ *
+ * The handler runs on an alternate signal stack (sigaltstack) that each
+ * thread gets when it starts, unless the program gave it one: a thread near
+ * the end of its own stack is sampled without overflowing it.
  */
 #define _GNU_SOURCE
 #include "agent/sampler.h"
@@ -331,6 +335,47 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     errno = saved_errno;
 }
 
+/* The alternate stack: the handler's own frames (the pc array is 4 KiB at
+ * most), the unwinder's and the kernel's signal frame, with a guard page
+ * below. */
+#define ALTSTACK_SIZE (64 * 1024)
+
+static void altstack_install(void)
+{
+    stack_t cur;
+    if (hs_self.altstack || sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
+        return; /* ours already, or the program's own */
+    long page = sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, ALTSTACK_SIZE + (size_t)page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    mprotect(p, (size_t)page, PROT_NONE);
+    stack_t ss = {.ss_sp = p + page, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, ALTSTACK_SIZE + (size_t)page);
+        return;
+    }
+    hs_self.altstack = p;
+}
+
+static void altstack_remove(void)
+{
+    if (!hs_self.altstack)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (char *)hs_self.altstack + page) {
+        if (cur.ss_flags & SS_ONSTACK)
+            return; /* never unmap the stack we run on */
+        stack_t off = {.ss_flags = SS_DISABLE};
+        if (sigaltstack(&off, NULL) != 0)
+            return;
+    }
+    munmap(hs_self.altstack, ALTSTACK_SIZE + (size_t)page);
+    hs_self.altstack = NULL;
+}
+
 static thread_slot *slot_for(int32_t tid)
 {
     int n = atomic_load(&g_nthreads);
@@ -424,7 +469,7 @@ int hs_sampler_start(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     if (real_sigaction(sig, &sa, &g_prev) != 0)
         return -1;
@@ -468,6 +513,7 @@ void hs_sampler_stop(void)
 void hs_sampler_thread_begin(void)
 {
     hs_thread_identify();
+    altstack_install();
     if (registry_init() != 0)
         return;
     /* This thread's slot if it has one already (restart, fork), else a new
@@ -542,6 +588,7 @@ void hs_sampler_thread_end(void)
     }
     atomic_store(&s->used, SLOT_DEAD); /* its name stays until the slot is reused */
     hs_self.slot = -1;
+    altstack_remove();
 }
 
 void hs_sampler_after_fork(int profiling)
