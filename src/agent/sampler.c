@@ -46,12 +46,18 @@
 
 #define MAX_THREADS 32768
 enum { SLOT_FREE, SLOT_LIVE, SLOT_DEAD, SLOT_CLAIMED }; /* thread_slot.used */
+enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE };     /* thread_slot.wall_state */
 
-typedef struct {
+typedef struct thread_slot {
     _Atomic int used;
     int32_t tid;
     int has_timer;
     int timer_sig; /* the signal its timer sends */
+    /* wall samples of a running thread: a one-shot timer on its CPU clock */
+    _Atomic int wall_state; /* WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE */
+    timer_t wall_timer;
+    int wall_sig;
+    _Atomic int64_t wall_pending; /* wall ns asked for, not yet recorded */
     int alive;
     timer_t timer;
     uintptr_t stack_lo, stack_hi; /* 0 when unknown */
@@ -62,7 +68,8 @@ typedef struct {
 static thread_slot *g_threads;       /* mmap'd registry */
 static _Atomic int g_nthreads;       /* slots handed out */
 static struct sigaction g_prev;      /* the program's action for our signal */
-static int g_magic;                  /* si_value of our timers points here */
+static int g_magic;                  /* si_value of our CPU timers points here */
+static int g_wall_magic;             /* and of the wall timers here */
 static int g_sig;                    /* the sampling signal, 0 before start */
 static uint64_t g_taken;             /* bit s: the program uses signal s */
 static _Atomic int g_moving;         /* a change of signal is under way */
@@ -78,6 +85,8 @@ static int (*real_signalfd)(int, const sigset_t *, int);
 static void on_signal(int sig, siginfo_t *si, void *ucv);
 static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk);
 static clockid_t thread_cpu_clock(int32_t tid);
+static void wall_timer_create(struct thread_slot *s, int32_t tid, clockid_t clk);
+static void wall_timer_delete(struct thread_slot *s);
 
 static void resolve_real(void)
 {
@@ -166,6 +175,14 @@ static void give_up_signal(const sigset_t *avoid)
                 s->has_timer = 0;
                 if (sig)
                     arm_timer(s, s->tid, thread_cpu_clock(s->tid));
+            }
+            for (int i = 0; i < n; i++) {
+                thread_slot *s = &g_threads[i];
+                if (atomic_load(&s->used) != SLOT_LIVE || atomic_load(&s->wall_state) == WALL_NONE ||
+                    s->wall_sig != old)
+                    continue;
+                wall_timer_delete(s);
+                wall_timer_create(s, s->tid, thread_cpu_clock(s->tid));
             }
         }
         real_sigaction(old, &g_prev, NULL); /* the program's wish, all along */
@@ -306,8 +323,14 @@ static void chain_previous(int sig, siginfo_t *si, void *uc)
 
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
-    if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &g_magic && si->si_pid == getpid()) {
-        hs_wall_on_signal((const ucontext_t *)ucv); /* a wall-clock sample */
+    if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_wall_magic) {
+        int32_t slot = hs_self.slot;
+        int64_t w = slot >= 0 ? atomic_exchange(&g_threads[slot].wall_pending, 0) : 0;
+        if (w > 0) {
+            int saved = errno;
+            hs_wall_on_signal((const ucontext_t *)ucv, w); /* a wall-clock sample */
+            errno = saved;
+        }
         return;
     }
     if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g_magic) {
@@ -406,6 +429,7 @@ static thread_slot *new_slot(int32_t tid)
     s->tid = tid;
     s->has_timer = 0;
     s->alive = 0;
+    atomic_store(&s->wall_state, WALL_NONE);
     s->stack_lo = s->stack_hi = 0;
     atomic_store(&s->labels, 0);
     s->name[0] = 0;
@@ -493,6 +517,8 @@ int hs_sampler_start(void)
                 ts->alive = 1;
             if (hs_g.cfg.cpu)
                 arm_timer(ts, tid, thread_cpu_clock(tid));
+            if (ts)
+                wall_timer_create(ts, tid, thread_cpu_clock(tid));
         }
         closedir(d);
     }
@@ -527,6 +553,7 @@ void hs_sampler_thread_begin(void)
         s->stack_lo = hs_self.stack.lo;
         s->stack_hi = hs_self.stack.hi;
         s->alive = 1;
+        wall_timer_create(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
     }
     if (!g_sig || !hs_g.cfg.cpu || (s && s->has_timer))
         return; /* CPU sampling is off, or this thread is armed already */
@@ -539,18 +566,55 @@ void hs_sampler_set_labels(uint32_t labels)
         atomic_store(&g_threads[hs_self.slot].labels, labels);
 }
 
-int hs_sampler_signal_thread(int32_t tid)
+int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight)
 {
-    if (!g_sig)
+    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS)
         return -1;
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    si.si_signo = g_sig;
-    si.si_code = SI_QUEUE;
-    si.si_pid = getpid();
-    si.si_uid = getuid();
-    si.si_value.sival_ptr = &g_magic;
-    return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, g_sig, &si);
+    thread_slot *s = &g_threads[t->slot];
+    int idle = WALL_IDLE;
+    if (!atomic_compare_exchange_strong(&s->wall_state, &idle, WALL_BUSY))
+        return -1; /* no timer, or the thread is ending */
+    int rc = -1;
+    if (s->tid == t->tid && atomic_load(&s->used) == SLOT_LIVE) {
+        atomic_fetch_add(&s->wall_pending, weight);
+        struct itimerspec now = {{0, 0}, {0, 1}}; /* 1 ns of its CPU time from now */
+        rc = timer_settime(s->wall_timer, 0, &now, NULL);
+    }
+    atomic_store(&s->wall_state, WALL_IDLE);
+    return rc;
+}
+
+/* Give thread tid (in slot s) its wall timer on clock clk. */
+static void wall_timer_create(thread_slot *s, int32_t tid, clockid_t clk)
+{
+    if (hs_g.cfg.wall_hz <= 0 || !g_sig || atomic_load(&s->wall_state) != WALL_NONE)
+        return;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = g_sig;
+    sev.sigev_value.sival_ptr = &g_wall_magic;
+    sev.sigev_notify_thread_id = tid;
+    if (timer_create(clk, &sev, &s->wall_timer) != 0)
+        return;
+    s->wall_sig = g_sig;
+    atomic_store(&s->wall_pending, 0);
+    atomic_store(&s->wall_state, WALL_IDLE);
+}
+
+/* Take the wall timer away from the agent thread, then delete it. */
+static void wall_timer_delete(thread_slot *s)
+{
+    for (;;) {
+        int idle = WALL_IDLE;
+        if (atomic_compare_exchange_weak(&s->wall_state, &idle, WALL_GONE))
+            break;
+        if (idle == WALL_NONE || idle == WALL_GONE)
+            return;
+        sched_yield(); /* the agent thread is arming it: one system call */
+    }
+    timer_delete(s->wall_timer);
+    atomic_store(&s->wall_state, WALL_NONE);
 }
 
 int hs_sampler_threads(hs_thread_info *out, int max)
@@ -559,7 +623,7 @@ int hs_sampler_threads(hs_thread_info *out, int max)
     for (int i = 0; i < n && k < max; i++) {
         thread_slot *s = &g_threads[i];
         if (atomic_load(&s->used) && s->alive)
-            out[k++] = (hs_thread_info){s->tid, atomic_load(&s->labels), s->stack_lo, s->stack_hi};
+            out[k++] = (hs_thread_info){s->tid, (int32_t)i, atomic_load(&s->labels), s->stack_lo, s->stack_hi};
     }
     return k;
 }
@@ -582,6 +646,7 @@ void hs_sampler_thread_end(void)
     thread_slot *s = &g_threads[hs_self.slot];
     prctl(PR_GET_NAME, s->name, 0, 0, 0);
     s->alive = 0;
+    wall_timer_delete(s);
     if (s->has_timer) {
         timer_delete(s->timer);
         s->has_timer = 0;
