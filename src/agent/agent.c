@@ -297,6 +297,7 @@ static void *thread_trampoline(void *p)
     free(p);
     hs_sampler_thread_begin();
     hs_self.in_agent--;
+    hs_self.start_fn = (uint64_t)(uintptr_t)a.fn;
     pthread_setspecific(g_thread_key, (void *)1); /* runs thread_exiting at exit */
     return a.fn(a.arg);
 }
@@ -508,15 +509,16 @@ static void after_fork_child(void)
     hs_g.dumps = 0;
     hs_g.exit_numbered = false;
     hs_g.start_wall_ns = hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
-    hs_sampler_after_fork(on);
     if (hs_g.cfg.heap)
         hs_heap_after_fork(on);
-    if (on) {
-        hs_agent_resume();
+    if (on)
         hs_control_after_fork();
-    } else {
+    /* Timers last: the set-up above is not the program's CPU time. */
+    hs_sampler_after_fork(on);
+    if (on)
+        hs_agent_resume();
+    else
         hs_g.started = false;
-    }
     hs_self.in_agent--;
 }
 

@@ -49,6 +49,7 @@ typedef struct {
     int64_t heap_countdown; /* bytes until the next heap sample */
     uint64_t rng;          /* per-thread random state, 0 = unseeded */
     void *altstack;        /* the agent's alternate signal stack (mmap), or NULL */
+    uint64_t start_fn;     /* the thread's start routine (pthread_create), 0 unknown */
 } hs_thread;
 
 extern __thread hs_thread hs_self __attribute__((tls_model("initial-exec")));

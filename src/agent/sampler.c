@@ -2,7 +2,10 @@
  *
  * Each thread gets a POSIX timer on its own CPU-time clock that signals that
  * very thread (SIGEV_THREAD_ID), so every thread is sampled in proportion to
- * the CPU it uses. The handler is async-signal-safe: it unwinds into a
+ * the CPU it uses. The first expiry is at a random phase of the period, and
+ * a period that expired but was not delivered yet when the thread (or the
+ * process) ends is counted then, so the expected CPU total equals the true
+ * one even for threads that live less than a period. The handler is async-signal-safe: it unwinds into a
  * stack-allocated array and counts the stack in the lock-free table.
  *
  * The signal is a real-time one (SIGRTMAX-3 unless HOTSPUR_SIGNAL says
@@ -437,6 +440,38 @@ static thread_slot *new_slot(int32_t tid)
     return s;
 }
 
+/* A first expiry uniform in (0, period]: a thread that runs for T then
+ * gets T/period samples in expectation, however short T is. */
+static long random_phase(long period, int32_t tid)
+{
+    static _Atomic uint64_t seq;
+    uint64_t x = (uint64_t)hs_now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)(uint32_t)tid << 32) ^
+                 atomic_fetch_add(&seq, 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull; /* splitmix64's finalizer */
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return 1 + (long)(x % (uint64_t)period);
+}
+
+/* The calling thread ends (or the process does): a period that expired on
+ * its clock but was not delivered yet (the kernel checks CPU timers at its
+ * tick; timer_gettime then says 1 ns is left) is counted now, at the
+ * thread's start routine (else at the stack here). */
+static void count_undelivered(thread_slot *s)
+{
+    struct itimerspec cur;
+    if (!s->has_timer || !atomic_load(&hs_g.cpu_on) || timer_gettime(s->timer, &cur) != 0 ||
+        cur.it_value.tv_sec != 0 || cur.it_value.tv_nsec != 1)
+        return;
+    hs_stack_entry *e;
+    if (hs_self.start_fn)
+        e = hs_stacktab_intern(&hs_g.cpu, hs_self.tid, hs_self.labels, &hs_self.start_fn, 1);
+    else
+        e = hs_agent_intern_here(&hs_g.cpu);
+    if (e)
+        atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
+}
+
 /* Arm a CPU-time timer for thread tid on clock clk. */
 static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk)
 {
@@ -449,9 +484,9 @@ static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk)
     timer_t t;
     if (timer_create(clk, &sev, &t) != 0)
         return -1;
-    long period = 1000000000L / hs_g.cfg.cpu_hz;
+    long period = 1000000000L / hs_g.cfg.cpu_hz, first = random_phase(period, tid);
     struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
-                             {period / 1000000000L, period % 1000000000L}};
+                             {first / 1000000000L, first % 1000000000L}};
     if (timer_settime(t, 0, &its, NULL) != 0) {
         timer_delete(t);
         return -1;
@@ -528,6 +563,8 @@ int hs_sampler_start(void)
 
 void hs_sampler_stop(void)
 {
+    if (g_threads && hs_self.slot >= 0 && g_threads[hs_self.slot].tid == hs_self.tid)
+        count_undelivered(&g_threads[hs_self.slot]);
     atomic_store(&hs_g.cpu_on, 0);
     int n = atomic_load(&g_nthreads);
     struct itimerspec zero = {{0, 0}, {0, 0}};
@@ -647,6 +684,7 @@ void hs_sampler_thread_end(void)
     prctl(PR_GET_NAME, s->name, 0, 0, 0);
     s->alive = 0;
     wall_timer_delete(s);
+    count_undelivered(s);
     if (s->has_timer) {
         timer_delete(s->timer);
         s->has_timer = 0;
