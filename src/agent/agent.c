@@ -484,6 +484,32 @@ static void at_exit(void)
     hs_agent_final_write();
 }
 
+/* _exit and _Exit (a forked child's proper end; dash ends with it): write
+ * what was collected first, on the agent thread when there is one (_exit
+ * may be called from a signal handler). exit() reaches the kernel through
+ * libc's internal _exit, not these. */
+static void before_exit(void)
+{
+    if (!hs_g.started || hs_g.pid != getpid()) /* not profiling, or a vfork child */
+        return;
+    if (hs_control_write_before_exit() != 0 && hs_g.started)
+        hs_agent_final_write();
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+    before_exit();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+    before_exit();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
 static void after_fork_child(void)
 {
     if (!hs_g.started)

@@ -18,7 +18,15 @@
  *    to this thread through a pipe; the thread writes the profiles as at
  *    exit, restores the default action and sends the signal again, so the
  *    process still ends by that signal. A second such signal while writing
- *    ends the process at once. Signals the program handles are untouched.
+ *    ends the process at once. Signals the program handles are untouched;
+ *  - a crash (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL left at the default
+ *    action) and _exit: the thread that crashes or calls _exit asks this
+ *    thread to write the profiles (writing on a crashed thread, or in a
+ *    signal handler that calls _exit, could deadlock on a lock the
+ *    interrupted code holds) and waits for it, 10 s at most; then the
+ *    crash takes its default course (the faulting instruction runs again
+ *    with the default action: same status, same core dump) and _exit
+ *    proceeds.
  */
 #define _GNU_SOURCE
 #include "agent/control.h"
@@ -54,6 +62,11 @@ static _Atomic int g_fatal;      /* the fatal signal being handled, 0 none */
 static int need_listen, need_wake; /* lost to the program: open again */
 static const int k_fatal[] = {SIGINT, SIGTERM, SIGHUP};
 #define N_FATAL (sizeof k_fatal / sizeof *k_fatal)
+static const int k_crash[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+#define N_CRASH (sizeof k_crash / sizeof *k_crash)
+#define WAKE_WRITE 0x40          /* wake byte: write the profiles, then report */
+static _Atomic int g_written;    /* the agent thread wrote them (WAKE_WRITE) */
+static _Atomic int g_running;    /* the agent thread runs */
 
 int hs_control_window_open(void)
 {
@@ -216,6 +229,47 @@ static void on_fatal(int sig)
     errno = saved;
 }
 
+/* Ask the agent thread to write the profiles; wait for it (10 s at most).
+ * 0 written, -1 no agent thread to ask (or it did not finish). */
+static int write_on_agent_thread(void)
+{
+    if (!atomic_load(&g_running) || !hs_fd_valid(&g_wake[1]))
+        return -1;
+    char c = WAKE_WRITE;
+    if (write(g_wake[1].fd, &c, 1) != 1)
+        return -1;
+    for (int i = 0; i < 10000 && !atomic_load(&g_written); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(&g_written) ? 0 : -1;
+}
+
+int hs_control_write_before_exit(void)
+{
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&g_fatal, &none, WAKE_WRITE))
+        return -1; /* a fatal signal is being handled already */
+    return write_on_agent_thread();
+}
+
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno, none = 0;
+    if (atomic_compare_exchange_strong(&g_fatal, &none, sig))
+        write_on_agent_thread();
+    /* Now the default action: a fault re-runs the faulting instruction and
+     * dies of it; a signal that was sent (abort, kill) is sent again and
+     * taken when this handler returns. */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0)
+        raise(sig);
+    errno = saved;
+}
+
 /* Take over the fatal signals the program left at their default action. */
 static int open_wake(void)
 {
@@ -246,6 +300,15 @@ static void catch_fatal(void)
         sigemptyset(&sa.sa_mask);
         sigaction(k_fatal[i], &sa, NULL);
     }
+    for (size_t i = 0; i < N_CRASH; i++) {
+        struct sigaction old;
+        if (sigaction(k_crash[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
+        struct sigaction sa = {.sa_sigaction = on_crash, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+        sigemptyset(&sa.sa_mask);
+        sigaction(k_crash[i], &sa, NULL);
+    }
 }
 
 /* Give the fatal signals still ours back to the default action. */
@@ -258,6 +321,15 @@ static void release_fatal(void)
             struct sigaction dfl = {.sa_handler = SIG_DFL};
             sigemptyset(&dfl.sa_mask);
             sigaction(k_fatal[i], &dfl, NULL);
+        }
+    }
+    for (size_t i = 0; i < N_CRASH; i++) {
+        struct sigaction cur;
+        if (sigaction(k_crash[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_sigaction == on_crash) {
+            struct sigaction dfl = {.sa_handler = SIG_DFL};
+            sigemptyset(&dfl.sa_mask);
+            sigaction(k_crash[i], &dfl, NULL);
         }
     }
 }
@@ -311,6 +383,7 @@ static void *control_main(void *unused)
 {
     (void)unused;
     hs_self.in_agent = 1; /* nothing this thread does is the program's */
+    atomic_store(&g_running, 1);
     hs_self.tid = hs_gettid();
     int64_t now = hs_now_ns(CLOCK_MONOTONIC);
     int64_t wall_period = hs_g.cfg.wall_hz > 0 ? 1000000000LL / hs_g.cfg.wall_hz : 0;
@@ -335,7 +408,13 @@ static void *control_main(void *unused)
         if (r > 0 && (p[1].revents & POLLIN) && hs_fd_valid(&g_wake[0])) {
             char sig;
             if (read(g_wake[0].fd, &sig, 1) == 1) {
-                die_of(sig);
+                if (sig == WAKE_WRITE) { /* a crash or _exit: its thread waits */
+                    hs_agent_final_write();
+                    atomic_store(&g_written, 1);
+                } else {
+                    die_of(sig);
+                }
+                atomic_store(&g_running, 0);
                 return NULL;
             }
         }
@@ -365,6 +444,7 @@ static void *control_main(void *unused)
             window_end = INT64_MAX;
         }
     }
+    atomic_store(&g_running, 0);
     return NULL;
 }
 
@@ -372,6 +452,8 @@ static int start_thread(void)
 {
     atomic_store(&g_stop, 0);
     atomic_store(&g_window_open, 0);
+    atomic_store(&g_written, 0);
+    atomic_store(&g_running, 0);
     need_listen = need_wake = 0;
     if (!hs_g.cfg.control || listen_socket() != 0)
         g_listen.fd = -1;
