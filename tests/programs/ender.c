@@ -6,6 +6,9 @@
  *   ender segv        computes, then writes through a null pointer
  *   ender abort       computes, then abort()
  *   ender bus         computes, then touches a page of a mapped empty file
+ *   ender exec        computes, then execl("/bin/true")
+ *   ender exec_fail   computes, execv() of a missing file fails, computes
+ *                     300 ms more in ender_more, returns 0
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -22,6 +25,7 @@
 #include "burn.h"
 
 HS_BURN(ender_work, CLOCK_PROCESS_CPUTIME_ID)
+HS_BURN(ender_more, CLOCK_PROCESS_CPUTIME_ID)
 
 int main(int argc, char **argv)
 {
@@ -38,6 +42,17 @@ int main(int argc, char **argv)
     ender_work(300);
     if (strcmp(m, "_exit") == 0)
         _exit(3);
+    if (strcmp(m, "exec") == 0) {
+        execl("/bin/true", "true", (char *)NULL);
+        return 2;
+    }
+    if (strcmp(m, "exec_fail") == 0) {
+        char *args[] = {"missing", NULL};
+        if (execv("/nonexistent/missing", args) == 0)
+            return 2;
+        ender_more(300);
+        return 0;
+    }
     if (strcmp(m, "segv") == 0)
         *(volatile int *)(uintptr_t)(argc * 0) = 1;
     if (strcmp(m, "abort") == 0)
