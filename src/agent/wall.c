@@ -19,7 +19,11 @@
  *    whose unwind rules need registers other than pc and sp (code using a
  *    frame pointer) end such stacks early.
  * A running thread's sample lands when it next runs, at most one kernel
- * tick later (or, if it sleeps first, when it runs again).
+ * tick later (or, if it sleeps first, when it runs again; a thread that
+ * ends before that loses it). A runnable thread that has used almost no
+ * CPU since it was last seen waiting was just woken and waits for a CPU:
+ * its sample goes to that wait's stack (its timer would only fire later,
+ * in whatever it runs next).
  */
 #define _GNU_SOURCE
 #include "agent/wall.h"
@@ -39,15 +43,56 @@ static unsigned g_cursor;         /* round robin position (agent thread only) */
 static hs_thread_info *g_threads; /* scratch list (agent thread only) */
 #define MAX_LISTED 65536
 
-static void record(int32_t tid, uint32_t labels, const uint64_t *pcs, int n, int64_t weight)
+/* Per registry slot: the last sample taken from outside while the thread
+ * waited, and the thread's CPU time then (agent thread only). */
+typedef struct {
+    int32_t tid;
+    hs_stack_entry *e;
+    int64_t cpu_ns;
+} last_wait;
+static last_wait *g_last; /* MAX_LISTED of them */
+/* A thread found runnable that has used less CPU than this since it was
+ * seen waiting has not run its own code yet: it is still leaving that wait. */
+#define STILL_WAKING_NS 200000
+
+static void count(hs_stack_entry *e, int64_t weight)
+{
+    atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&e->values[1], weight, memory_order_relaxed);
+}
+
+static hs_stack_entry *record(int32_t tid, uint32_t labels, const uint64_t *pcs, int n, int64_t weight)
 {
     if (n <= 0)
-        return;
+        return NULL;
     hs_stack_entry *e = hs_stacktab_intern(&hs_g.wall, tid, labels, pcs, (uint32_t)n);
-    if (e) {
-        atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&e->values[1], weight, memory_order_relaxed);
-    }
+    if (e)
+        count(e, weight);
+    return e;
+}
+
+static int64_t thread_cpu_ns(int32_t tid)
+{
+    struct timespec ts;
+    clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6); /* its CPU clock (clock_getcpuclockid) */
+    if (clock_gettime(clk, &ts) != 0)
+        return -1;
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A runnable thread that has barely run since it was last seen waiting (it
+ * was woken and waits for a CPU): the time is that wait's, at its stack.
+ * 1 counted, 0 not. */
+static int still_waking(const hs_thread_info *t, int64_t weight)
+{
+    last_wait *l = g_last && t->slot >= 0 && t->slot < MAX_LISTED ? &g_last[t->slot] : NULL;
+    if (!l || l->tid != t->tid || !l->e || atomic_load(&l->e->state) != 2 || l->e->tid != t->tid)
+        return 0;
+    int64_t c = thread_cpu_ns(t->tid);
+    if (c < 0 || c - l->cpu_ns > STILL_WAKING_NS)
+        return 0;
+    count(l->e, weight);
+    return 1;
 }
 
 void hs_wall_on_signal(const ucontext_t *uc, int64_t weight)
@@ -106,7 +151,9 @@ static int sample_waiting(const hs_thread_info *t, int64_t weight)
     hs_stack_bounds b = {t->stack_lo, t->stack_hi};
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
     int n = hs_unwind_from(pc, sp, &b, pcs, hs_g.cfg.max_depth);
-    record(t->tid, t->labels, pcs, n, weight);
+    hs_stack_entry *e = record(t->tid, t->labels, pcs, n, weight);
+    if (g_last && t->slot >= 0 && t->slot < MAX_LISTED)
+        g_last[t->slot] = (last_wait){t->tid, e, e ? thread_cpu_ns(t->tid) : 0};
     return 1;
 }
 
@@ -116,6 +163,8 @@ void hs_wall_tick(void)
         return;
     if (!g_threads && !(g_threads = malloc(MAX_LISTED * sizeof *g_threads)))
         return;
+    if (!g_last)
+        g_last = calloc(MAX_LISTED, sizeof *g_last);
     int n = hs_sampler_threads(g_threads, MAX_LISTED);
     if (n <= 0)
         return;
@@ -134,7 +183,7 @@ void hs_wall_tick(void)
         char st = thread_state(t->tid);
         if (!st)
             continue;
-        if (st == 'R' || !sample_waiting(t, weight))
+        if (st == 'R' ? !still_waking(t, weight) : !sample_waiting(t, weight))
             hs_sampler_wall_request(t, weight);
     }
     g_cursor = (g_cursor + (unsigned)k) % (unsigned)n;
