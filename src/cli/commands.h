@@ -16,5 +16,6 @@ int hs_cmd_merge(int argc, char **argv);
 int hs_cmd_flame(int argc, char **argv);
 int hs_cmd_graph(int argc, char **argv);
 int hs_cmd_convert(int argc, char **argv);
+int hs_cmd_symbolize(int argc, char **argv);
 
 #endif

@@ -33,6 +33,7 @@ static const hs_command hs_commands[] = {
     {"flame", hs_cmd_flame, "write an interactive HTML flame graph"},
     {"graph", hs_cmd_graph, "write the call graph as Graphviz DOT or SVG"},
     {"convert", hs_cmd_convert, "convert between pprof, collapsed, callgrind, speedscope, perf script"},
+    {"symbolize", hs_cmd_symbolize, "add function names and lines to a profile written with raw addresses"},
 };
 
 #define HS_N_COMMANDS (sizeof hs_commands / sizeof hs_commands[0])
