@@ -68,6 +68,15 @@ int hs_agent_owns_pc(uint64_t addr)
     return addr >= g_self_lo && addr < g_self_hi;
 }
 
+int hs_agent_hide_frames(uint64_t *pcs, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!hs_agent_owns_pc(pcs[i]))
+            pcs[k++] = pcs[i];
+    return k;
+}
+
 hs_stack_entry *hs_agent_intern_here(hs_stacktab *t)
 {
     hs_thread *self = &hs_self;

@@ -348,6 +348,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     hs_thread *th = &hs_self;
     int32_t tid = th->tid ? th->tid : (int32_t)syscall(SYS_gettid);
     int n = hs_unwind_context((const ucontext_t *)ucv, &th->stack, pcs, hs_g.cfg.max_depth);
+    n = hs_agent_hide_frames(pcs, n); /* the time is the program's, in its caller */
     if (n > 0) {
         hs_stack_entry *e = hs_stacktab_intern(&hs_g.cpu, tid, th->labels, pcs, (uint32_t)n);
         /* Overruns: ticks that elapsed while the signal was pending. */

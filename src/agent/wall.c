@@ -101,7 +101,7 @@ void hs_wall_on_signal(const ucontext_t *uc, int64_t weight)
         return;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
     hs_thread *th = &hs_self;
-    int n = hs_unwind_context(uc, &th->stack, pcs, hs_g.cfg.max_depth);
+    int n = hs_agent_hide_frames(pcs, hs_unwind_context(uc, &th->stack, pcs, hs_g.cfg.max_depth));
     record(th->tid, th->labels, pcs, n, weight);
 }
 
@@ -150,7 +150,7 @@ static int sample_waiting(const hs_thread_info *t, int64_t weight)
         return 1;
     hs_stack_bounds b = {t->stack_lo, t->stack_hi};
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
-    int n = hs_unwind_from(pc, sp, &b, pcs, hs_g.cfg.max_depth);
+    int n = hs_agent_hide_frames(pcs, hs_unwind_from(pc, sp, &b, pcs, hs_g.cfg.max_depth));
     hs_stack_entry *e = record(t->tid, t->labels, pcs, n, weight);
     if (g_last && t->slot >= 0 && t->slot < MAX_LISTED)
         g_last[t->slot] = (last_wait){t->tid, e, e ? thread_cpu_ns(t->tid) : 0};
