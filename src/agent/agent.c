@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,15 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 int hs_agent_owns_pc(uint64_t addr)
 {
     return addr >= g_self_lo && addr < g_self_hi;
+}
+
+int hs_agent_hide_frames(uint64_t *pcs, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (!hs_agent_owns_pc(pcs[i]))
+            pcs[k++] = pcs[i];
+    return k;
 }
 
 hs_stack_entry *hs_agent_intern_here(hs_stacktab *t)
@@ -311,6 +321,7 @@ static void *thread_trampoline(void *p)
     free(p);
     hs_sampler_thread_begin();
     hs_self.in_agent--;
+    hs_self.start_fn = (uint64_t)(uintptr_t)a.fn;
     pthread_setspecific(g_thread_key, (void *)1); /* runs thread_exiting at exit */
     return a.fn(a.arg);
 }
@@ -375,6 +386,7 @@ static int write_one(const char *base, const char *type, const char *companion, 
 }
 
 /* Write every enabled profile as dump number seq (0: unnumbered). */
+static int write_base(const char *base, int leaks, void (*on_file)(const char *, void *), void *arg);
 static int write_all(const char *tmpl, int seq, int leaks, void (*on_file)(const char *, void *), void *arg)
 {
     char base[PATH_MAX];
@@ -382,6 +394,12 @@ static int write_all(const char *tmpl, int seq, int leaks, void (*on_file)(const
         fprintf(stderr, "hotspur: output name too long: %s\n", tmpl ? tmpl : hs_g.cfg.output);
         return -1;
     }
+    return write_base(base, leaks, on_file, arg);
+}
+
+/* Write every enabled profile under the expanded name base. */
+static int write_base(const char *base, int leaks, void (*on_file)(const char *, void *), void *arg)
+{
     int n = 0, failed = 0, r;
 #define ONE(cond, type, comp, kind)                                   \
     if (cond) {                                                      \
@@ -533,6 +551,198 @@ static void at_exit(void)
     hs_agent_final_write();
 }
 
+/* _exit and _Exit (a forked child's proper end; dash ends with it): write
+ * what was collected first, on the agent thread when there is one (_exit
+ * may be called from a signal handler). exit() reaches the kernel through
+ * libc's internal _exit, not these. */
+static void before_exit(void)
+{
+    if (!hs_g.started || hs_g.pid != getpid()) /* not profiling, or a vfork child */
+        return;
+    if (hs_control_write_before_exit() != 0 && hs_g.started)
+        hs_agent_final_write();
+}
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+    before_exit();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+    before_exit();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+/* ---- exec ---- */
+
+/* Before the image is replaced: write what it collected, if anything,
+ * under its own name (the process's name with ".PID.execN" inserted, N the
+ * first number not taken, so neither the new image, which has the same pid,
+ * nor an earlier image of it overwrites the file), and pause. Returns 1
+ * when paused. */
+static int before_exec(void)
+{
+    if (!hs_g.started || hs_g.pid != getpid() || hs_g.exiting) /* a vfork child: not ours */
+        return 0;
+    int saved = errno;
+    hs_self.in_agent++;
+    hs_agent_pause();
+    pthread_mutex_lock(&g_dump_lock);
+    char base[PATH_MAX], name[PATH_MAX], num[32], probe[PATH_MAX];
+    int ok = expand_template(hs_g.cfg.output, 0, 1, base, sizeof base) == 0;
+    if (ok && hs_g.root && !strstr(hs_g.cfg.output, "%p")) {
+        snprintf(num, sizeof num, "%d", (int)getpid());
+        ok = insert_part(base, sizeof base, num) == 0;
+    }
+    /* A fork child that execs at once (a shell's, make's) has nothing. */
+    int empty = !hs_g.cfg.heap && (!hs_g.cfg.cpu || !atomic_load(&hs_g.cpu.n_used)) &&
+                (hs_g.cfg.wall_hz <= 0 || !atomic_load(&hs_g.wall.n_used)) &&
+                (!hs_g.cfg.lock || !atomic_load(&hs_g.lock.n_used));
+    for (int k = 1; ok && !empty && k < 1000; k++) {
+        snprintf(name, sizeof name, "%s", base);
+        snprintf(num, sizeof num, "exec%d", k);
+        const char *type = hs_g.cfg.cpu ? "cpu" : hs_g.cfg.wall_hz > 0 ? "wall" : hs_g.cfg.lock ? "lock" : "heap";
+        if (insert_part(name, sizeof name, num) != 0 ||
+            hs_profile_file_name(name, type, n_types() > 1, NULL, probe, sizeof probe) != 0)
+            break;
+        if (access(probe, F_OK) != 0) {
+            write_base(name, 0, NULL, NULL);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_dump_lock);
+    hs_agent_mark(); /* if exec fails, the exit write covers what follows */
+    errno = saved;
+    return 1;
+}
+
+/* exec failed: go on profiling. */
+static void after_exec_failed(int paused)
+{
+    if (!paused)
+        return;
+    int saved = errno;
+    hs_agent_resume();
+    hs_self.in_agent--;
+    errno = saved;
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+
+static void *next_fn(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
+__attribute__((visibility("default"))) int execve(const char *path, char *const argv[], char *const envp[])
+{
+    static execve_fn real;
+    if (!real)
+        *(void **)&real = next_fn("execve");
+    int p = before_exec();
+    int rc = real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+    after_exec_failed(p);
+    return rc;
+}
+
+__attribute__((visibility("default"))) int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    static execvpe_fn real;
+    if (!real)
+        *(void **)&real = next_fn("execvpe");
+    int p = before_exec();
+    int rc = real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+    after_exec_failed(p);
+    return rc;
+}
+
+__attribute__((visibility("default"))) int execv(const char *path, char *const argv[])
+{
+    return execve(path, argv, environ);
+}
+
+__attribute__((visibility("default"))) int execvp(const char *file, char *const argv[])
+{
+    return execvpe(file, argv, environ);
+}
+
+__attribute__((visibility("default"))) int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    static int (*real)(int, char *const[], char *const[]);
+    if (!real)
+        *(void **)&real = next_fn("fexecve");
+    int p = before_exec();
+    int rc = real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
+    after_exec_failed(p);
+    return rc;
+}
+
+/* execl, execlp, execle: count the arguments, copy them into an array
+ * (with execle, then take envp), then as above. */
+static size_t count_args(const char *arg0, va_list ap)
+{
+    size_t n = 1;
+    if (arg0)
+        while (va_arg(ap, const char *))
+            n++;
+    return n;
+}
+
+static char *const *fill_args(const char **argv, size_t n, const char *arg0, va_list ap)
+{
+    argv[0] = arg0;
+    for (size_t i = 1; i <= n; i++)
+        argv[i] = i < n ? va_arg(ap, const char *) : NULL;
+    if (arg0)
+        (void)va_arg(ap, const char *); /* the terminating NULL */
+    return (char *const *)argv;
+}
+
+__attribute__((visibility("default"))) int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t n = count_args(arg, ap);
+    va_end(ap);
+    const char *argv[n + 1];
+    va_start(ap, arg);
+    fill_args(argv, n, arg, ap);
+    va_end(ap);
+    return execve(path, (char *const *)argv, environ);
+}
+
+__attribute__((visibility("default"))) int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t n = count_args(arg, ap);
+    va_end(ap);
+    const char *argv[n + 1];
+    va_start(ap, arg);
+    fill_args(argv, n, arg, ap);
+    va_end(ap);
+    return execvpe(file, (char *const *)argv, environ);
+}
+
+__attribute__((visibility("default"))) int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    va_start(ap, arg);
+    size_t n = count_args(arg, ap);
+    va_end(ap);
+    const char *argv[n + 1];
+    va_start(ap, arg);
+    fill_args(argv, n, arg, ap);
+    char *const *envp = va_arg(ap, char *const *);
+    va_end(ap);
+    return execve(path, (char *const *)argv, envp);
+}
+
 static void after_fork_child(void)
 {
     if (!hs_g.started)
@@ -558,17 +768,18 @@ static void after_fork_child(void)
     hs_g.dumps = 0;
     hs_g.exit_numbered = false;
     hs_g.start_wall_ns = hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
-    hs_sampler_after_fork(on);
     if (hs_g.cfg.heap)
         hs_heap_after_fork(on);
     if (hs_g.cfg.continuous)
         hs_upload_after_fork(on);
-    if (on) {
-        hs_agent_resume();
+    if (on)
         hs_control_after_fork();
-    } else {
+    /* Timers last: the set-up above is not the program's CPU time. */
+    hs_sampler_after_fork(on);
+    if (on)
+        hs_agent_resume();
+    else
         hs_g.started = false;
-    }
     hs_self.in_agent--;
 }
 

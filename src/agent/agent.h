@@ -50,6 +50,8 @@ typedef struct {
     uint32_t labels;       /* the thread's label set id (labels.h), 0 = none */
     int64_t heap_countdown; /* bytes until the next heap sample */
     uint64_t rng;          /* per-thread random state, 0 = unseeded */
+    void *altstack;        /* the agent's alternate signal stack (mmap), or NULL */
+    uint64_t start_fn;     /* the thread's start routine (pthread_create), 0 unknown */
 } hs_thread;
 
 extern __thread hs_thread hs_self __attribute__((tls_model("initial-exec")));
@@ -88,6 +90,9 @@ hs_stack_entry *hs_agent_intern_here(hs_stacktab *t);
 int hs_agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Whether addr lies in the agent's own library (code or data). */
 int hs_agent_owns_pc(uint64_t addr);
+/* Drop the agent's own frames (its malloc wrappers, ...) from a stack of
+ * the program's, in place; the new depth. Async-signal-safe. */
+int hs_agent_hide_frames(uint64_t *pcs, int n);
 pid_t hs_gettid(void);
 /* Learn the calling thread's tid and stack bounds (not in a signal handler). */
 void hs_thread_identify(void);

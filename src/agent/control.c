@@ -20,7 +20,15 @@
  *    to this thread through a pipe; the thread writes the profiles as at
  *    exit, restores the default action and sends the signal again, so the
  *    process still ends by that signal. A second such signal while writing
- *    ends the process at once. Signals the program handles are untouched.
+ *    ends the process at once. Signals the program handles are untouched;
+ *  - a crash (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL left at the default
+ *    action) and _exit: the thread that crashes or calls _exit asks this
+ *    thread to write the profiles (writing on a crashed thread, or in a
+ *    signal handler that calls _exit, could deadlock on a lock the
+ *    interrupted code holds) and waits for it, 10 s at most; then the
+ *    crash takes its default course (the faulting instruction runs again
+ *    with the default action: same status, same core dump) and _exit
+ *    proceeds.
  */
 #define _GNU_SOURCE
 #include "agent/control.h"
@@ -43,17 +51,25 @@
 #include "agent/agent.h"
 #include "agent/control_path.h"
 #include "agent/upload.h"
+#include "agent/fds.h"
+#include "agent/sampler.h"
 #include "agent/wall.h"
 
-static int g_listen = -1;
+static hs_fd g_listen = {.fd = -1};
 static char g_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static _Atomic int g_stop;
 static _Atomic int g_window_open;
 static _Atomic int g_paused;
-static int g_wake[2] = {-1, -1}; /* fatal-signal handler -> agent thread */
+static hs_fd g_wake[2] = {{.fd = -1}, {.fd = -1}}; /* fatal-signal handler -> agent thread */
 static _Atomic int g_fatal;      /* the fatal signal being handled, 0 none */
+static int need_listen, need_wake; /* lost to the program: open again */
 static const int k_fatal[] = {SIGINT, SIGTERM, SIGHUP};
 #define N_FATAL (sizeof k_fatal / sizeof *k_fatal)
+static const int k_crash[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
+#define N_CRASH (sizeof k_crash / sizeof *k_crash)
+#define WAKE_WRITE 0x40          /* wake byte: write the profiles, then report */
+static _Atomic int g_written;    /* the agent thread wrote them (WAKE_WRITE) */
+static _Atomic int g_running;    /* the agent thread runs */
 
 int hs_control_window_open(void)
 {
@@ -99,6 +115,22 @@ static int open_socket(void)
         return -1;
     }
     return fd;
+}
+
+/* Open the control socket into g_listen; 0, or -1 with errno. */
+static int listen_socket(void)
+{
+    int fd = open_socket();
+    if (fd < 0)
+        return -1;
+    if (hs_fd_keep(&g_listen, fd) != 0) {
+        int e = errno;
+        unlink(g_path);
+        g_path[0] = 0;
+        errno = e;
+        return -1;
+    }
+    return 0;
 }
 
 static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -188,9 +220,9 @@ static void handle(int fd)
 static void on_fatal(int sig)
 {
     int saved = errno, none = 0;
-    if (atomic_compare_exchange_strong(&g_fatal, &none, sig) && g_wake[1] >= 0) {
+    if (atomic_compare_exchange_strong(&g_fatal, &none, sig) && hs_fd_valid(&g_wake[1])) {
         char c = (char)sig;
-        if (write(g_wake[1], &c, 1) == 1) {
+        if (write(g_wake[1].fd, &c, 1) == 1) {
             errno = saved;
             return; /* the agent thread writes, then ends the process */
         }
@@ -203,21 +235,85 @@ static void on_fatal(int sig)
     errno = saved;
 }
 
+/* Ask the agent thread to write the profiles; wait for it (10 s at most).
+ * 0 written, -1 no agent thread to ask (or it did not finish). */
+static int write_on_agent_thread(void)
+{
+    if (!atomic_load(&g_running) || !hs_fd_valid(&g_wake[1]))
+        return -1;
+    char c = WAKE_WRITE;
+    if (write(g_wake[1].fd, &c, 1) != 1)
+        return -1;
+    for (int i = 0; i < 10000 && !atomic_load(&g_written); i++) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+    return atomic_load(&g_written) ? 0 : -1;
+}
+
+int hs_control_write_before_exit(void)
+{
+    int none = 0;
+    if (!atomic_compare_exchange_strong(&g_fatal, &none, WAKE_WRITE))
+        return -1; /* a fatal signal is being handled already */
+    return write_on_agent_thread();
+}
+
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno, none = 0;
+    if (atomic_compare_exchange_strong(&g_fatal, &none, sig))
+        write_on_agent_thread();
+    /* Now the default action: a fault re-runs the faulting instruction and
+     * dies of it; a signal that was sent (abort, kill) is sent again and
+     * taken when this handler returns. */
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    if (si->si_code <= 0)
+        raise(sig);
+    errno = saved;
+}
+
 /* Take over the fatal signals the program left at their default action. */
+static int open_wake(void)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+        return -1;
+    if (hs_fd_keep(&g_wake[0], p[0]) != 0) {
+        close(p[1]);
+        return -1;
+    }
+    if (hs_fd_keep(&g_wake[1], p[1]) != 0) {
+        hs_fd_drop(&g_wake[0]);
+        return -1;
+    }
+    return 0;
+}
+
 static void catch_fatal(void)
 {
-    if (g_wake[0] < 0 && pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) {
-        g_wake[0] = g_wake[1] = -1;
+    if (g_wake[0].fd < 0 && open_wake() != 0)
         return;
-    }
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction old;
         if (sigaction(k_fatal[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
             old.sa_handler != SIG_DFL)
             continue;
-        struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_RESTART};
+        struct sigaction sa = {.sa_handler = on_fatal, .sa_flags = SA_RESTART | SA_ONSTACK};
         sigemptyset(&sa.sa_mask);
         sigaction(k_fatal[i], &sa, NULL);
+    }
+    for (size_t i = 0; i < N_CRASH; i++) {
+        struct sigaction old;
+        if (sigaction(k_crash[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL)
+            continue;
+        struct sigaction sa = {.sa_sigaction = on_crash, .sa_flags = SA_SIGINFO | SA_ONSTACK};
+        sigemptyset(&sa.sa_mask);
+        sigaction(k_crash[i], &sa, NULL);
     }
 }
 
@@ -233,14 +329,21 @@ static void release_fatal(void)
             sigaction(k_fatal[i], &dfl, NULL);
         }
     }
+    for (size_t i = 0; i < N_CRASH; i++) {
+        struct sigaction cur;
+        if (sigaction(k_crash[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_sigaction == on_crash) {
+            struct sigaction dfl = {.sa_handler = SIG_DFL};
+            sigemptyset(&dfl.sa_mask);
+            sigaction(k_crash[i], &dfl, NULL);
+        }
+    }
 }
 
 static void close_wake(void)
 {
     for (int i = 0; i < 2; i++)
-        if (g_wake[i] >= 0)
-            close(g_wake[i]);
-    g_wake[0] = g_wake[1] = -1;
+        hs_fd_drop(&g_wake[i]);
     atomic_store(&g_fatal, 0);
 }
 
@@ -256,10 +359,37 @@ static void die_of(int sig)
 
 /* ---- the thread ---- */
 
+/* The program may have closed our fds (closefrom(3)) and reused the
+ * numbers: never poll, read or accept on what is no longer ours. A lost
+ * socket or pipe is opened again (at most once a second). */
+static void check_fds(int64_t now)
+{
+    static int64_t last_try;
+    int lost_listen = g_listen.fd >= 0 && !hs_fd_valid(&g_listen);
+    int lost_wake = g_wake[0].fd >= 0 && (!hs_fd_valid(&g_wake[0]) || !hs_fd_valid(&g_wake[1]));
+    if (lost_listen) {
+        g_listen.fd = -1; /* not ours any more: never closed by us */
+        need_listen = 1;
+    }
+    if (lost_wake) {
+        for (int i = 0; i < 2; i++)
+            hs_fd_drop(&g_wake[i]); /* closes only an end still ours */
+        need_wake = 1;
+    }
+    if ((!need_listen && !need_wake) || now - last_try < 1000000000LL)
+        return;
+    last_try = now;
+    if (need_listen && listen_socket() == 0)
+        need_listen = 0;
+    if (need_wake && open_wake() == 0)
+        need_wake = 0;
+}
+
 static void *control_main(void *unused)
 {
     (void)unused;
     hs_self.in_agent = 1; /* nothing this thread does is the program's */
+    atomic_store(&g_running, 1);
     hs_self.tid = hs_gettid();
     int64_t now = hs_now_ns(CLOCK_MONOTONIC);
     int64_t wall_period = hs_g.cfg.wall_hz > 0 ? 1000000000LL / hs_g.cfg.wall_hz : 0;
@@ -280,17 +410,24 @@ static void *control_main(void *unused)
             timeout = 0;
         if (timeout > 1000)
             timeout = 1000; /* notice g_stop */
-        struct pollfd p[2] = {{g_listen, POLLIN, 0}, {g_wake[0], POLLIN, 0}};
+        check_fds(now);
+        struct pollfd p[2] = {{g_listen.fd, POLLIN, 0}, {g_wake[0].fd, POLLIN, 0}};
         int r = poll(p, 2, timeout); /* a negative fd is ignored */
-        if (r > 0 && (p[1].revents & POLLIN)) {
+        if (r > 0 && (p[1].revents & POLLIN) && hs_fd_valid(&g_wake[0])) {
             char sig;
-            if (read(g_wake[0], &sig, 1) == 1) {
-                die_of(sig);
+            if (read(g_wake[0].fd, &sig, 1) == 1) {
+                if (sig == WAKE_WRITE) { /* a crash or _exit: its thread waits */
+                    hs_agent_final_write();
+                    atomic_store(&g_written, 1);
+                } else {
+                    die_of(sig);
+                }
+                atomic_store(&g_running, 0);
                 return NULL;
             }
         }
-        if (r > 0 && (p[0].revents & POLLIN)) {
-            int c = accept4(g_listen, NULL, NULL, SOCK_CLOEXEC);
+        if (r > 0 && (p[0].revents & POLLIN) && hs_fd_valid(&g_listen)) {
+            int c = accept4(g_listen.fd, NULL, NULL, SOCK_CLOEXEC);
             if (c >= 0) {
                 handle(c);
                 close(c);
@@ -325,6 +462,7 @@ static void *control_main(void *unused)
             window_end = INT64_MAX;
         }
     }
+    atomic_store(&g_running, 0);
     return NULL;
 }
 
@@ -332,18 +470,22 @@ static int start_thread(void)
 {
     atomic_store(&g_stop, 0);
     atomic_store(&g_window_open, 0);
-    g_listen = hs_g.cfg.control ? open_socket() : -1;
-    if (hs_g.cfg.control && g_listen < 0)
+    atomic_store(&g_written, 0);
+    atomic_store(&g_running, 0);
+    need_listen = need_wake = 0;
+    if (!hs_g.cfg.control || listen_socket() != 0)
+        g_listen.fd = -1;
+    if (hs_g.cfg.control && g_listen.fd < 0)
         fprintf(stderr, "hotspur: no control socket (%s): hotspur ctl can't reach this process\n",
                 strerror(errno));
-    if (g_listen < 0 && !hs_g.cfg.period_ns && !hs_g.cfg.wall_hz)
+    if (g_listen.fd < 0 && !hs_g.cfg.period_ns && !hs_g.cfg.wall_hz)
         return 0; /* nothing for a thread to do */
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
+    hs_sampler_real_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
     pthread_t t;
     int rc = hs_agent_thread_create(&t, control_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    hs_sampler_real_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
         errno = rc;
         return -1;
@@ -372,9 +514,7 @@ void hs_control_forget_parent(void)
 {
     /* The parent's thread did not come along; its socket and pipe did: a
      * child must never wake its parent's thread. */
-    if (g_listen >= 0)
-        close(g_listen);
-    g_listen = -1;
+    hs_fd_drop(&g_listen);
     g_path[0] = 0;
     close_wake();
 }

@@ -13,6 +13,10 @@ void hs_control_stop(void);
 void hs_control_forget_parent(void);
 /* In a fork child that profiles: a thread and socket of its own. */
 void hs_control_after_fork(void);
+/* The process ends without exit() (_exit): have the agent thread write
+ * every profile and wait for it. 0 done, -1 not done (no agent thread, or
+ * a fatal signal is being handled): the caller may write itself. */
+int hs_control_write_before_exit(void);
 /* Periodic mode: whether a profile's window is open now. */
 int hs_control_window_open(void);
 

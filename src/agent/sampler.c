@@ -2,20 +2,32 @@
  *
  * Each thread gets a POSIX timer on its own CPU-time clock that signals that
  * very thread (SIGEV_THREAD_ID), so every thread is sampled in proportion to
- * the CPU it uses. The handler is async-signal-safe: it unwinds into a
+ * the CPU it uses. The first expiry is at a random phase of the period, and
+ * a period that expired but was not delivered yet when the thread (or the
+ * process) ends is counted then, so the expected CPU total equals the true
+ * one even for threads that live less than a period. The handler is async-signal-safe: it unwinds into a
  * stack-allocated array and counts the stack in the lock-free table.
  *
  * The signal is a real-time one (SIGRTMAX-3 unless HOTSPUR_SIGNAL says
  * otherwise), not SIGPROF, which programs such as sort(1) catch to clean up
- * and die. The program can't take it from us either: sigaction() and
- * signal() on it are interposed (the program's handler is kept and called
- * for signals that are not from our timers), and the masking calls never
- * block it, so a thread that blocks "all" signals is still sampled.
+ * and die. A thread that blocks "all" signals (every real-time one) is
+ * still sampled: the masking calls leave ours out of such a set. A program
+ * that uses our signal itself — installs a handler for it, blocks it on
+ * its own or waits for it (sigwait, sigtimedwait, sigwaitinfo, signalfd) —
+ * gets it: the agent moves to another free real-time signal (re-creating
+ * every timer) and gives the program's action back; with none left, CPU
+ * and wall sampling stop.
+ *
+ * The handler runs on an alternate signal stack (sigaltstack) that each
+ * thread gets when it starts, unless the program gave it one: a thread near
+ * the end of its own stack is sampled without overflowing it.
  */
 #define _GNU_SOURCE
 #include "agent/sampler.h"
 
 #include <dirent.h>
+#include <sched.h>
+#include <sys/signalfd.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
@@ -37,11 +49,18 @@
 
 #define MAX_THREADS 32768
 enum { SLOT_FREE, SLOT_LIVE, SLOT_DEAD, SLOT_CLAIMED }; /* thread_slot.used */
+enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE };     /* thread_slot.wall_state */
 
-typedef struct {
+typedef struct thread_slot {
     _Atomic int used;
     int32_t tid;
     int has_timer;
+    int timer_sig; /* the signal its timer sends */
+    /* wall samples of a running thread: a one-shot timer on its CPU clock */
+    _Atomic int wall_state; /* WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE */
+    timer_t wall_timer;
+    int wall_sig;
+    _Atomic int64_t wall_pending; /* wall ns asked for, not yet recorded */
     int alive;
     timer_t timer;
     uintptr_t stack_lo, stack_hi; /* 0 when unknown */
@@ -52,13 +71,25 @@ typedef struct {
 static thread_slot *g_threads;       /* mmap'd registry */
 static _Atomic int g_nthreads;       /* slots handed out */
 static struct sigaction g_prev;      /* the program's action for our signal */
-static int g_magic;                  /* si_value of our timers points here */
+static int g_magic;                  /* si_value of our CPU timers points here */
+static int g_wall_magic;             /* and of the wall timers here */
 static int g_sig;                    /* the sampling signal, 0 before start */
+static uint64_t g_taken;             /* bit s: the program uses signal s */
+static _Atomic int g_moving;         /* a change of signal is under way */
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 static sigaction_fn real_sigaction;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
+static int (*real_sigwait)(const sigset_t *, int *);
+static int (*real_sigwaitinfo)(const sigset_t *, siginfo_t *);
+static int (*real_sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+static int (*real_signalfd)(int, const sigset_t *, int);
+static void on_signal(int sig, siginfo_t *si, void *ucv);
+static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk);
+static clockid_t thread_cpu_clock(int32_t tid);
+static void wall_timer_create(struct thread_slot *s, int32_t tid, clockid_t clk);
+static void wall_timer_delete(struct thread_slot *s);
 
 static void resolve_real(void)
 {
@@ -68,12 +99,127 @@ static void resolve_real(void)
         real_sigprocmask = (sigmask_fn)dlsym(RTLD_NEXT, "sigprocmask");
     if (!real_pthread_sigmask)
         real_pthread_sigmask = (sigmask_fn)dlsym(RTLD_NEXT, "pthread_sigmask");
+    if (!real_sigtimedwait) {
+        *(void **)&real_sigwait = dlsym(RTLD_NEXT, "sigwait");
+        *(void **)&real_sigwaitinfo = dlsym(RTLD_NEXT, "sigwaitinfo");
+        *(void **)&real_signalfd = dlsym(RTLD_NEXT, "signalfd");
+        *(void **)&real_sigtimedwait = dlsym(RTLD_NEXT, "sigtimedwait");
+    }
+}
+
+/* Whether set holds every real-time signal: "block everything", not a
+ * wish for ours in particular. */
+static int all_realtime(const sigset_t *set)
+{
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        if (!sigismember(set, s))
+            return 0;
+    return 1;
+}
+
+/* A real-time signal nobody uses: default action, not blocked here, not
+ * one the program took from us, not in avoid. */
+static int signal_unused(int s, const sigset_t *avoid)
+{
+    struct sigaction cur;
+    sigset_t mask;
+    if (s == g_sig || (g_taken >> s & 1) || (avoid && sigismember(avoid, s)) ||
+        real_sigaction(s, NULL, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL)
+        return 0;
+    return real_pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0 && !sigismember(&mask, s);
+}
+
+static int pick_signal(const sigset_t *avoid)
+{
+    for (int s = SIGRTMAX - 3; s >= SIGRTMIN + 3; s--)
+        if (signal_unused(s, avoid))
+            return s;
+    for (int s = SIGRTMAX - 2; s <= SIGRTMAX; s++)
+        if (signal_unused(s, avoid))
+            return s;
+    return 0;
+}
+
+/* The program uses our signal: move to another one (not in avoid), re-arm
+ * every timer on it, and give the program its signal back as it set it. */
+static void give_up_signal(const sigset_t *avoid)
+{
+    int idle = 0;
+    while (!atomic_compare_exchange_weak(&g_moving, &idle, 1)) {
+        idle = 0;
+        sched_yield();
+    }
+    int old = g_sig;
+    if (old) {
+        g_taken |= 1ull << old;
+        int sig = pick_signal(avoid);
+        struct sigaction sa, prev;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        if (sig && real_sigaction(sig, &sa, &prev) != 0)
+            sig = 0;
+        if (sig) {
+            sigset_t ours;
+            sigemptyset(&ours);
+            sigaddset(&ours, sig);
+            real_pthread_sigmask(SIG_UNBLOCK, &ours, NULL);
+        }
+        g_sig = sig; /* threads starting now arm on the new one */
+        /* Twice: a thread that armed on the old signal meanwhile is caught. */
+        for (int pass = 0; pass < 2; pass++) {
+            int n = atomic_load(&g_nthreads);
+            for (int i = 0; i < n; i++) {
+                thread_slot *s = &g_threads[i];
+                if (atomic_load(&s->used) != SLOT_LIVE || !s->has_timer || s->timer_sig != old)
+                    continue;
+                timer_delete(s->timer);
+                s->has_timer = 0;
+                if (sig)
+                    arm_timer(s, s->tid, thread_cpu_clock(s->tid));
+            }
+            for (int i = 0; i < n; i++) {
+                thread_slot *s = &g_threads[i];
+                if (atomic_load(&s->used) != SLOT_LIVE || atomic_load(&s->wall_state) == WALL_NONE ||
+                    s->wall_sig != old)
+                    continue;
+                wall_timer_delete(s);
+                wall_timer_create(s, s->tid, thread_cpu_clock(s->tid));
+            }
+        }
+        real_sigaction(old, &g_prev, NULL); /* the program's wish, all along */
+        if (sig)
+            g_prev = prev;
+        if (!sig)
+            atomic_store(&hs_g.cpu_on, 0);
+    }
+    atomic_store(&g_moving, 0);
+}
+
+int hs_sampler_real_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    resolve_real();
+    return real_pthread_sigmask ? real_pthread_sigmask(how, set, old) : -1;
+}
+
+/* The program asks for signals in set (blocks or waits for them). */
+static void program_wants(const sigset_t *set)
+{
+    if (set && g_sig && sigismember(set, g_sig) && !all_realtime(set))
+        give_up_signal(set);
 }
 
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
                                                      struct sigaction *old)
 {
     resolve_real();
+    /* A handler of its own: the program uses the signal, it's the
+     * program's. (SIG_IGN is not a use: ignoring foreign ones is what the
+     * agent's handler does anyway.) */
+    if (g_sig && sig == g_sig && act &&
+        ((act->sa_flags & SA_SIGINFO) || (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN)))
+        give_up_signal(NULL);
     if (g_sig && sig == g_sig) { /* ours: keep the program's wish for chaining */
         if (old)
             *old = g_prev;
@@ -104,6 +250,10 @@ static const sigset_t *without_ours(int how, const sigset_t *set, sigset_t *copy
 {
     if (!set || !g_sig || how == SIG_UNBLOCK || !sigismember(set, g_sig))
         return set;
+    if (!all_realtime(set)) { /* ours in particular: the program's signal */
+        give_up_signal(set);
+        return set;
+    }
     *copy = *set;
     sigdelset(copy, g_sig);
     return copy;
@@ -123,6 +273,47 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
     return real_pthread_sigmask(how, without_ours(how, set, &copy), old);
 }
 
+__attribute__((visibility("default"))) int sigwait(const sigset_t *set, int *sig)
+{
+    resolve_real();
+    program_wants(set);
+    return real_sigwait ? real_sigwait(set, sig) : ENOSYS;
+}
+
+__attribute__((visibility("default"))) int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+    resolve_real();
+    program_wants(set);
+    if (!real_sigwaitinfo) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real_sigwaitinfo(set, info);
+}
+
+__attribute__((visibility("default"))) int sigtimedwait(const sigset_t *set, siginfo_t *info,
+                                                        const struct timespec *timeout)
+{
+    resolve_real();
+    program_wants(set);
+    if (!real_sigtimedwait) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real_sigtimedwait(set, info, timeout);
+}
+
+__attribute__((visibility("default"))) int signalfd(int fd, const sigset_t *mask, int flags)
+{
+    resolve_real();
+    program_wants(mask);
+    if (!real_signalfd) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return real_signalfd(fd, mask, flags);
+}
+
 static void chain_previous(int sig, siginfo_t *si, void *uc)
 {
     if (g_prev.sa_flags & SA_SIGINFO) {
@@ -135,8 +326,14 @@ static void chain_previous(int sig, siginfo_t *si, void *uc)
 
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
-    if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &g_magic && si->si_pid == getpid()) {
-        hs_wall_on_signal((const ucontext_t *)ucv); /* a wall-clock sample */
+    if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_wall_magic) {
+        int32_t slot = hs_self.slot;
+        int64_t w = slot >= 0 ? atomic_exchange(&g_threads[slot].wall_pending, 0) : 0;
+        if (w > 0) {
+            int saved = errno;
+            hs_wall_on_signal((const ucontext_t *)ucv, w); /* a wall-clock sample */
+            errno = saved;
+        }
         return;
     }
     if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g_magic) {
@@ -151,6 +348,7 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     hs_thread *th = &hs_self;
     int32_t tid = th->tid ? th->tid : (int32_t)syscall(SYS_gettid);
     int n = hs_unwind_context((const ucontext_t *)ucv, &th->stack, pcs, hs_g.cfg.max_depth);
+    n = hs_agent_hide_frames(pcs, n); /* the time is the program's, in its caller */
     if (n > 0) {
         hs_stack_entry *e = hs_stacktab_intern(&hs_g.cpu, tid, th->labels, pcs, (uint32_t)n);
         /* Overruns: ticks that elapsed while the signal was pending. */
@@ -162,6 +360,47 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         atomic_fetch_add_explicit(&hs_g.handler_calls, 1, memory_order_relaxed);
     }
     errno = saved_errno;
+}
+
+/* The alternate stack: the handler's own frames (the pc array is 4 KiB at
+ * most), the unwinder's and the kernel's signal frame, with a guard page
+ * below. */
+#define ALTSTACK_SIZE (64 * 1024)
+
+static void altstack_install(void)
+{
+    stack_t cur;
+    if (hs_self.altstack || sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
+        return; /* ours already, or the program's own */
+    long page = sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, ALTSTACK_SIZE + (size_t)page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    mprotect(p, (size_t)page, PROT_NONE);
+    stack_t ss = {.ss_sp = p + page, .ss_size = ALTSTACK_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(p, ALTSTACK_SIZE + (size_t)page);
+        return;
+    }
+    hs_self.altstack = p;
+}
+
+static void altstack_remove(void)
+{
+    if (!hs_self.altstack)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    stack_t cur;
+    if (sigaltstack(NULL, &cur) == 0 && cur.ss_sp == (char *)hs_self.altstack + page) {
+        if (cur.ss_flags & SS_ONSTACK)
+            return; /* never unmap the stack we run on */
+        stack_t off = {.ss_flags = SS_DISABLE};
+        if (sigaltstack(&off, NULL) != 0)
+            return;
+    }
+    munmap(hs_self.altstack, ALTSTACK_SIZE + (size_t)page);
+    hs_self.altstack = NULL;
 }
 
 static thread_slot *slot_for(int32_t tid)
@@ -194,11 +433,44 @@ static thread_slot *new_slot(int32_t tid)
     s->tid = tid;
     s->has_timer = 0;
     s->alive = 0;
+    atomic_store(&s->wall_state, WALL_NONE);
     s->stack_lo = s->stack_hi = 0;
     atomic_store(&s->labels, 0);
     s->name[0] = 0;
     atomic_store(&s->used, SLOT_LIVE);
     return s;
+}
+
+/* A first expiry uniform in (0, period]: a thread that runs for T then
+ * gets T/period samples in expectation, however short T is. */
+static long random_phase(long period, int32_t tid)
+{
+    static _Atomic uint64_t seq;
+    uint64_t x = (uint64_t)hs_now_ns(CLOCK_MONOTONIC) ^ ((uint64_t)(uint32_t)tid << 32) ^
+                 atomic_fetch_add(&seq, 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull; /* splitmix64's finalizer */
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return 1 + (long)(x % (uint64_t)period);
+}
+
+/* The calling thread ends (or the process does): a period that expired on
+ * its clock but was not delivered yet (the kernel checks CPU timers at its
+ * tick; timer_gettime then says 1 ns is left) is counted now, at the
+ * thread's start routine (else at the stack here). */
+static void count_undelivered(thread_slot *s)
+{
+    struct itimerspec cur;
+    if (!s->has_timer || !atomic_load(&hs_g.cpu_on) || timer_gettime(s->timer, &cur) != 0 ||
+        cur.it_value.tv_sec != 0 || cur.it_value.tv_nsec != 1)
+        return;
+    hs_stack_entry *e;
+    if (hs_self.start_fn)
+        e = hs_stacktab_intern(&hs_g.cpu, hs_self.tid, hs_self.labels, &hs_self.start_fn, 1);
+    else
+        e = hs_agent_intern_here(&hs_g.cpu);
+    if (e)
+        atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
 }
 
 /* Arm a CPU-time timer for thread tid on clock clk. */
@@ -213,15 +485,16 @@ static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk)
     timer_t t;
     if (timer_create(clk, &sev, &t) != 0)
         return -1;
-    long period = 1000000000L / hs_g.cfg.cpu_hz;
+    long period = 1000000000L / hs_g.cfg.cpu_hz, first = random_phase(period, tid);
     struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
-                             {period / 1000000000L, period % 1000000000L}};
+                             {first / 1000000000L, first % 1000000000L}};
     if (timer_settime(t, 0, &its, NULL) != 0) {
         timer_delete(t);
         return -1;
     }
     if (s) {
         s->timer = t;
+        s->timer_sig = sev.sigev_signo;
         s->has_timer = 1;
     }
     return 0;
@@ -256,7 +529,7 @@ int hs_sampler_start(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     if (real_sigaction(sig, &sa, &g_prev) != 0)
         return -1;
@@ -280,6 +553,8 @@ int hs_sampler_start(void)
                 ts->alive = 1;
             if (hs_g.cfg.cpu)
                 arm_timer(ts, tid, thread_cpu_clock(tid));
+            if (ts)
+                wall_timer_create(ts, tid, thread_cpu_clock(tid));
         }
         closedir(d);
     }
@@ -289,6 +564,8 @@ int hs_sampler_start(void)
 
 void hs_sampler_stop(void)
 {
+    if (g_threads && hs_self.slot >= 0 && g_threads[hs_self.slot].tid == hs_self.tid)
+        count_undelivered(&g_threads[hs_self.slot]);
     atomic_store(&hs_g.cpu_on, 0);
     int n = atomic_load(&g_nthreads);
     struct itimerspec zero = {{0, 0}, {0, 0}};
@@ -300,6 +577,7 @@ void hs_sampler_stop(void)
 void hs_sampler_thread_begin(void)
 {
     hs_thread_identify();
+    altstack_install();
     if (registry_init() != 0)
         return;
     /* This thread's slot if it has one already (restart, fork), else a new
@@ -313,6 +591,7 @@ void hs_sampler_thread_begin(void)
         s->stack_lo = hs_self.stack.lo;
         s->stack_hi = hs_self.stack.hi;
         s->alive = 1;
+        wall_timer_create(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
     }
     if (!g_sig || !hs_g.cfg.cpu || (s && s->has_timer))
         return; /* CPU sampling is off, or this thread is armed already */
@@ -325,18 +604,55 @@ void hs_sampler_set_labels(uint32_t labels)
         atomic_store(&g_threads[hs_self.slot].labels, labels);
 }
 
-int hs_sampler_signal_thread(int32_t tid)
+int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight)
 {
-    if (!g_sig)
+    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS)
         return -1;
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    si.si_signo = g_sig;
-    si.si_code = SI_QUEUE;
-    si.si_pid = getpid();
-    si.si_uid = getuid();
-    si.si_value.sival_ptr = &g_magic;
-    return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, g_sig, &si);
+    thread_slot *s = &g_threads[t->slot];
+    int idle = WALL_IDLE;
+    if (!atomic_compare_exchange_strong(&s->wall_state, &idle, WALL_BUSY))
+        return -1; /* no timer, or the thread is ending */
+    int rc = -1;
+    if (s->tid == t->tid && atomic_load(&s->used) == SLOT_LIVE) {
+        atomic_fetch_add(&s->wall_pending, weight);
+        struct itimerspec now = {{0, 0}, {0, 1}}; /* 1 ns of its CPU time from now */
+        rc = timer_settime(s->wall_timer, 0, &now, NULL);
+    }
+    atomic_store(&s->wall_state, WALL_IDLE);
+    return rc;
+}
+
+/* Give thread tid (in slot s) its wall timer on clock clk. */
+static void wall_timer_create(thread_slot *s, int32_t tid, clockid_t clk)
+{
+    if (hs_g.cfg.wall_hz <= 0 || !g_sig || atomic_load(&s->wall_state) != WALL_NONE)
+        return;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = g_sig;
+    sev.sigev_value.sival_ptr = &g_wall_magic;
+    sev.sigev_notify_thread_id = tid;
+    if (timer_create(clk, &sev, &s->wall_timer) != 0)
+        return;
+    s->wall_sig = g_sig;
+    atomic_store(&s->wall_pending, 0);
+    atomic_store(&s->wall_state, WALL_IDLE);
+}
+
+/* Take the wall timer away from the agent thread, then delete it. */
+static void wall_timer_delete(thread_slot *s)
+{
+    for (;;) {
+        int idle = WALL_IDLE;
+        if (atomic_compare_exchange_weak(&s->wall_state, &idle, WALL_GONE))
+            break;
+        if (idle == WALL_NONE || idle == WALL_GONE)
+            return;
+        sched_yield(); /* the agent thread is arming it: one system call */
+    }
+    timer_delete(s->wall_timer);
+    atomic_store(&s->wall_state, WALL_NONE);
 }
 
 int hs_sampler_threads(hs_thread_info *out, int max)
@@ -345,7 +661,7 @@ int hs_sampler_threads(hs_thread_info *out, int max)
     for (int i = 0; i < n && k < max; i++) {
         thread_slot *s = &g_threads[i];
         if (atomic_load(&s->used) && s->alive)
-            out[k++] = (hs_thread_info){s->tid, atomic_load(&s->labels), s->stack_lo, s->stack_hi};
+            out[k++] = (hs_thread_info){s->tid, (int32_t)i, atomic_load(&s->labels), s->stack_lo, s->stack_hi};
     }
     return k;
 }
@@ -368,12 +684,15 @@ void hs_sampler_thread_end(void)
     thread_slot *s = &g_threads[hs_self.slot];
     prctl(PR_GET_NAME, s->name, 0, 0, 0);
     s->alive = 0;
+    wall_timer_delete(s);
+    count_undelivered(s);
     if (s->has_timer) {
         timer_delete(s->timer);
         s->has_timer = 0;
     }
     atomic_store(&s->used, SLOT_DEAD); /* its name stays until the slot is reused */
     hs_self.slot = -1;
+    altstack_remove();
 }
 
 void hs_sampler_after_fork(int profiling)

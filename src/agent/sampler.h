@@ -4,6 +4,7 @@
 #ifndef HS_AGENT_SAMPLER_H
 #define HS_AGENT_SAMPLER_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -27,6 +28,7 @@ void hs_sampler_each_thread_stack(void (*fn)(int32_t tid, uintptr_t lo, uintptr_
 
 typedef struct {
     int32_t tid;
+    int32_t slot; /* registry slot (for hs_sampler_wall_request) */
     uint32_t labels;
     uintptr_t stack_lo, stack_hi; /* 0 when unknown */
 } hs_thread_info;
@@ -37,9 +39,15 @@ void hs_sampler_set_labels(uint32_t labels);
 
 /* The live registered threads, at most max; returns how many. */
 int hs_sampler_threads(hs_thread_info *out, int max);
-/* Ask thread tid for a wall-clock sample (it takes it in its own signal
- * handler). 0, or -1 if the signal can't be sent. */
-int hs_sampler_signal_thread(int32_t tid);
+/* Ask a running thread for a wall-clock sample worth weight_ns: it takes it
+ * in its own signal handler, from a one-shot timer on its CPU clock, i.e.
+ * the next time it runs (never inside a system call). Weights asked for
+ * before it runs add up. 0, or -1 if the thread has no such timer. */
+int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight_ns);
+
+/* pthread_sigmask without the agent's filter (its own thread blocks every
+ * signal, ours included). */
+int hs_sampler_real_sigmask(int how, const sigset_t *set, sigset_t *old);
 
 /* The name a thread had (registry, or /proc for live threads); "" if unknown.
  * Writes at most 16 bytes including NUL. */

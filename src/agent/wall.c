@@ -6,16 +6,24 @@
  * previous tick), so the cost per tick is bounded however many threads there
  * are while every thread's wall time is still estimated without bias. A visited thread is classified from
  * /proc/self/task/TID/stat:
- *  - running or runnable (R): it is sent the sampling signal (a queued
- *    signal carrying our marker) and records its own stack in its handler;
+ *  - running or runnable (R): a one-shot timer on its own CPU clock is set
+ *    to expire at once; the kernel fires it when the thread next runs (at a
+ *    tick) and delivers the signal as the thread returns to user mode, so
+ *    the thread records its own stack in its handler and a system call is
+ *    never interrupted (a signal sent now could land as it starts to sleep
+ *    and cut the sleep short with EINTR);
  *  - waiting (S, D, ...): it is NOT signalled, since a signal would cut
  *    short its sleep, poll or timed wait (EINTR). Instead the agent thread
  *    reads the pc and stack pointer where it waits from
  *    /proc/self/task/TID/syscall and unwinds its stack from there. Frames
  *    whose unwind rules need registers other than pc and sp (code using a
  *    frame pointer) end such stacks early.
- * A thread that changes state between the two reads may, rarely, be
- * signalled just as it starts to wait; SA_RESTART restarts most calls.
+ * A running thread's sample lands when it next runs, at most one kernel
+ * tick later (or, if it sleeps first, when it runs again; a thread that
+ * ends before that loses it). A runnable thread that has used almost no
+ * CPU since it was last seen waiting was just woken and waits for a CPU:
+ * its sample goes to that wait's stack (its timer would only fire later,
+ * in whatever it runs next).
  */
 #define _GNU_SOURCE
 #include "agent/wall.h"
@@ -30,31 +38,71 @@
 #include "agent/sampler.h"
 #include "agent/unwind.h"
 
-static _Atomic int64_t g_weight;  /* wall ns one sample stands for, this tick */
 static int64_t g_last_tick;       /* CLOCK_MONOTONIC of the previous tick */
 static unsigned g_cursor;         /* round robin position (agent thread only) */
 static hs_thread_info *g_threads; /* scratch list (agent thread only) */
 #define MAX_LISTED 65536
 
-static void record(int32_t tid, uint32_t labels, const uint64_t *pcs, int n)
+/* Per registry slot: the last sample taken from outside while the thread
+ * waited, and the thread's CPU time then (agent thread only). */
+typedef struct {
+    int32_t tid;
+    hs_stack_entry *e;
+    int64_t cpu_ns;
+} last_wait;
+static last_wait *g_last; /* MAX_LISTED of them */
+/* A thread found runnable that has used less CPU than this since it was
+ * seen waiting has not run its own code yet: it is still leaving that wait. */
+#define STILL_WAKING_NS 200000
+
+static void count(hs_stack_entry *e, int64_t weight)
 {
-    if (n <= 0)
-        return;
-    hs_stack_entry *e = hs_stacktab_intern(&hs_g.wall, tid, labels, pcs, (uint32_t)n);
-    if (e) {
-        atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&e->values[1], atomic_load(&g_weight), memory_order_relaxed);
-    }
+    atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&e->values[1], weight, memory_order_relaxed);
 }
 
-void hs_wall_on_signal(const ucontext_t *uc)
+static hs_stack_entry *record(int32_t tid, uint32_t labels, const uint64_t *pcs, int n, int64_t weight)
+{
+    if (n <= 0)
+        return NULL;
+    hs_stack_entry *e = hs_stacktab_intern(&hs_g.wall, tid, labels, pcs, (uint32_t)n);
+    if (e)
+        count(e, weight);
+    return e;
+}
+
+static int64_t thread_cpu_ns(int32_t tid)
+{
+    struct timespec ts;
+    clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6); /* its CPU clock (clock_getcpuclockid) */
+    if (clock_gettime(clk, &ts) != 0)
+        return -1;
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A runnable thread that has barely run since it was last seen waiting (it
+ * was woken and waits for a CPU): the time is that wait's, at its stack.
+ * 1 counted, 0 not. */
+static int still_waking(const hs_thread_info *t, int64_t weight)
+{
+    last_wait *l = g_last && t->slot >= 0 && t->slot < MAX_LISTED ? &g_last[t->slot] : NULL;
+    if (!l || l->tid != t->tid || !l->e || atomic_load(&l->e->state) != 2 || l->e->tid != t->tid)
+        return 0;
+    int64_t c = thread_cpu_ns(t->tid);
+    if (c < 0 || c - l->cpu_ns > STILL_WAKING_NS)
+        return 0;
+    count(l->e, weight);
+    return 1;
+}
+
+void hs_wall_on_signal(const ucontext_t *uc, int64_t weight)
 {
     if (!atomic_load_explicit(&hs_g.wall_on, memory_order_relaxed) || hs_self.in_agent)
         return;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
     hs_thread *th = &hs_self;
-    int n = hs_unwind_context(uc, &th->stack, pcs, hs_g.cfg.max_depth);
-    record(th->tid, th->labels, pcs, n);
+    int n = hs_agent_hide_frames(pcs, hs_unwind_context(uc, &th->stack, pcs, hs_g.cfg.max_depth));
+    record(th->tid, th->labels, pcs, n, weight);
 }
 
 /* Read a small /proc file into buf; its length, or -1. */
@@ -82,7 +130,7 @@ static char thread_state(int32_t tid)
 }
 
 /* Sample a waiting thread from outside: 1 done, 0 it is running after all. */
-static int sample_waiting(const hs_thread_info *t)
+static int sample_waiting(const hs_thread_info *t, int64_t weight)
 {
     char path[64], buf[256];
     snprintf(path, sizeof path, "/proc/self/task/%d/syscall", t->tid);
@@ -102,8 +150,10 @@ static int sample_waiting(const hs_thread_info *t)
         return 1;
     hs_stack_bounds b = {t->stack_lo, t->stack_hi};
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
-    int n = hs_unwind_from(pc, sp, &b, pcs, hs_g.cfg.max_depth);
-    record(t->tid, t->labels, pcs, n);
+    int n = hs_agent_hide_frames(pcs, hs_unwind_from(pc, sp, &b, pcs, hs_g.cfg.max_depth));
+    hs_stack_entry *e = record(t->tid, t->labels, pcs, n, weight);
+    if (g_last && t->slot >= 0 && t->slot < MAX_LISTED)
+        g_last[t->slot] = (last_wait){t->tid, e, e ? thread_cpu_ns(t->tid) : 0};
     return 1;
 }
 
@@ -113,6 +163,8 @@ void hs_wall_tick(void)
         return;
     if (!g_threads && !(g_threads = malloc(MAX_LISTED * sizeof *g_threads)))
         return;
+    if (!g_last)
+        g_last = calloc(MAX_LISTED, sizeof *g_last);
     int n = hs_sampler_threads(g_threads, MAX_LISTED);
     if (n <= 0)
         return;
@@ -125,14 +177,14 @@ void hs_wall_tick(void)
     g_last_tick = now;
     if (elapsed > 100 * period) /* paused, or just resumed: don't credit the gap */
         elapsed = period;
-    atomic_store(&g_weight, elapsed * n / k);
+    int64_t weight = elapsed * n / k;
     for (int i = 0; i < k; i++) {
         const hs_thread_info *t = &g_threads[(g_cursor + (unsigned)i) % (unsigned)n];
         char st = thread_state(t->tid);
         if (!st)
             continue;
-        if (st == 'R' || !sample_waiting(t))
-            hs_sampler_signal_thread(t->tid);
+        if (st == 'R' ? !still_waking(t, weight) : !sample_waiting(t, weight))
+            hs_sampler_wall_request(t, weight);
     }
     g_cursor = (g_cursor + (unsigned)k) % (unsigned)n;
 }

@@ -50,7 +50,7 @@ static const char ctl_usage[] =
     "\n"
     "Without PID: list the reachable processes (pid, command, profile types,\n"
     "state, dumps so far). Sockets left behind by processes that are gone are\n"
-    "removed, with a note on stderr.\n"
+    "removed quietly.\n"
     "\n"
     "Commands:\n"
     "  status             print the agent's state (the default without a command)\n"
@@ -270,12 +270,11 @@ static int ctl_pid_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Remove a socket file nobody listens on (any more), with a note. */
+/* Remove a socket file nobody listens on (any more): quietly, since dead
+ * processes' sockets are routine (a note only if it can't be removed). */
 static void ctl_remove_stale(const char *path, pid_t pid, const char *why)
 {
-    if (unlink(path) == 0)
-        ctl_err(0, "removed stale socket %s (%s)", path, why);
-    else if (errno != ENOENT)
+    if (unlink(path) != 0 && errno != ENOENT)
         ctl_err(0, "stale socket %s (process %d %s) could not be removed: %s", path, (int)pid,
                 why, strerror(errno));
 }

@@ -65,10 +65,12 @@ static const char record_usage[] =
     "processes (children) insert their pid: out.4242.pb.gz. Every file written\n"
     "is listed on stderr at the end; `hotspur merge` combines them.\n"
     "\n"
-    "A process writes its profiles when it exits (exit or return from main) or\n"
-    "is ended by SIGINT, SIGTERM or SIGHUP that it doesn't handle itself; one\n"
-    "ending in _exit, SIGKILL or a crash writes none. While it runs,\n"
-    "`hotspur ctl PID dump` writes them on demand.\n"
+    "A process writes its profiles when it exits (exit, _exit, return from main),\n"
+    "crashes, or is ended by SIGINT, SIGTERM or SIGHUP that it doesn't handle\n"
+    "itself; an image replaced by exec writes its own (FILE.PID.execN); one\n"
+    "killed by SIGKILL writes none. SIGTERM and SIGHUP sent to record are\n"
+    "passed on to CMD. While it runs, `hotspur ctl PID dump` writes them on\n"
+    "demand.\n"
     "Environment: HOTSPUR_LIB overrides the agent's path.\n";
 
 /* The agent: $HOTSPUR_LIB, else next to this binary (../lib). */
@@ -251,6 +253,18 @@ static int by_pid(const void *a, const void *b)
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     return x->file < y->file ? -1 : x->file > y->file;
+}
+
+/* The child being recorded, for forward_signal (a signal handler can reach
+ * nothing else). */
+static volatile pid_t g_record_child;
+
+static void forward_signal(int sig)
+{
+    int saved = errno;
+    if (g_record_child > 0)
+        kill(g_record_child, sig);
+    errno = saved;
 }
 
 /* Every file of this run's naming in path's directory: the first process's
@@ -524,20 +538,30 @@ int hs_cmd_record(int argc, char **argv)
     free(old);
 
     /* Like a shell running a foreground job: let the child get ^C and ^\ and
-     * stay alive to report. */
-    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+     * stay alive to report. SIGTERM and SIGHUP sent to record itself (a
+     * service manager stopping it) are passed on to the child, and record
+     * waits for it just the same. */
+    struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit, old_term, old_hup;
     sigemptyset(&ign.sa_mask);
     sigaction(SIGINT, &ign, &old_int);
     sigaction(SIGQUIT, &ign, &old_quit);
+    struct sigaction fwd = {.sa_handler = forward_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&fwd.sa_mask);
+    g_record_child = 0;
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "hotspur record: fork: %s\n", strerror(errno));
         return 1;
     }
+    g_record_child = pid;
     if (pid == 0) {
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGQUIT, &old_quit, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
         run_child(argv + optind, agent, path, hz, wall_hz, heap_rate, &t, follow, &up);
     }
     int status;
@@ -549,6 +573,8 @@ int hs_cmd_record(int argc, char **argv)
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     /* A command that could not be run (127/126) wrote nothing: say nothing. */
     if (WIFEXITED(status) && (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126))
@@ -561,8 +587,9 @@ int hs_cmd_record(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         first += files[i].pid == 0;
     if (!first)
-        fprintf(stderr, "hotspur: no profile written to %s (the program ended without exit(), "
-                        "e.g. by a signal or _exit)\n", path);
+        fprintf(stderr, "hotspur: no profile written to %s (the agent did not run in the program: "
+                        "a static or setuid program does not load it; or the program was killed by "
+                        "SIGKILL or by a signal it handles)\n", path);
     for (size_t i = 0; i < n; i++)
         summarize(files[i].name, files[i].file);
     free(files);

@@ -19,5 +19,6 @@ int hs_cmd_convert(int argc, char **argv);
 int hs_cmd_web(int argc, char **argv);
 int hs_cmd_serve(int argc, char **argv);
 int hs_cmd_bench(int argc, char **argv);
+int hs_cmd_symbolize(int argc, char **argv);
 
 #endif

@@ -28,11 +28,11 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
-#include <libiberty/demangle.h>
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -44,6 +44,7 @@
 #include <zlib.h>
 
 /* From libstdc++ (C++ ABI); linked through the CMake target. */
+#include <libiberty/demangle.h> /* cplus_demangle: Rust names */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 #define HS_MAX_OPEN_OBJECTS 48 /* Dwfl sessions (each holds 1-3 fds) open at once */
@@ -1106,27 +1107,26 @@ static int64_t hs_cu_innermost(const hs_cu *cu, uint64_t pc)
 /* ------------------------------------------------------------------ */
 /* names                                                               */
 
-/* Whether sys is a Rust symbol: v0 (_R...) or legacy (_ZN...17h<16 hex>E,
- * perhaps with a ".llvm.N" suffix). */
-static bool hs_is_rust(const char *sys)
+/* Whether a _ZN name is Rust's legacy mangling: its last component is the
+ * hash "17h" + 16 hex digits, then "E" (and maybe a ".llvm.N" suffix).
+ * C++'s demangler would keep the hash and the $LT$-style escapes. */
+static int hs_rust_legacy(const char *sym)
 {
-    if (strncmp(sys, "_R", 2) == 0)
-        return true;
-    if (strncmp(sys, "_ZN", 3) != 0)
-        return false;
-    const char *end = strstr(sys, ".llvm.");
-    size_t len = end ? (size_t)(end - sys) : strlen(sys);
-    if (len < 21 || sys[len - 1] != 'E' || strncmp(sys + len - 20, "17h", 3) != 0)
-        return false;
-    for (size_t i = len - 17; i < len - 1; i++)
-        if (!((sys[i] >= '0' && sys[i] <= '9') || (sys[i] >= 'a' && sys[i] <= 'f')))
-            return false;
-    return true;
+    if (strncmp(sym, "_ZN", 3) != 0)
+        return 0;
+    const char *e = strstr(sym, ".llvm."); /* (escapes use dots too: "alloc..vec") */
+    size_t n = e ? (size_t)(e - sym) : strlen(sym);
+    if (n < 24 || sym[n - 1] != 'E' || strncmp(sym + n - 20, "17h", 3) != 0)
+        return 0;
+    for (size_t i = n - 17; i < n - 1; i++)
+        if (!isxdigit((unsigned char)sym[i]))
+            return 0;
+    return 1;
 }
 
-/* Demangled form of an interned name (itself if not mangled): C++ through
- * __cxa_demangle, Rust (legacy and v0) through libiberty as rustfilt does
- * (hashes and $LT$-style escapes gone), a ".llvm.N" suffix dropped. */
+/* Demangled form of an interned name (itself if not a mangled C++ or Rust
+ * name): C++ by libstdc++'s demangler, Rust (legacy and v0) by libiberty's,
+ * as rustfilt and perf print them. */
 static const char *hs_demangle(hs_symbolizer *s, const char *sys)
 {
     if (!sys || (strncmp(sys, "_Z", 2) != 0 && strncmp(sys, "_R", 2) != 0))
@@ -1134,26 +1134,12 @@ static const char *hs_demangle(hs_symbolizer *s, const char *sys)
     uint64_t v;
     if (hs_map_get(&s->demangled, (uint64_t)(uintptr_t)sys, &v))
         return (const char *)(uintptr_t)v;
+    int status = 0;
     char *d = NULL;
-    if (hs_is_rust(sys)) {
-        d = cplus_demangle(sys, DMGL_RUST);
-    } else {
-        int status = 0;
+    if (sys[1] == 'R' || hs_rust_legacy(sys))
+        d = cplus_demangle(sys, DMGL_PARAMS | DMGL_ANSI | DMGL_RUST);
+    else
         d = __cxa_demangle(sys, NULL, NULL, &status);
-        if (!d || status != 0) { /* LTO-local clones: "_Z...E.llvm.123" */
-            free(d);
-            d = NULL;
-            const char *dot = strstr(sys, ".llvm.");
-            char *base = dot ? strndup(sys, (size_t)(dot - sys)) : NULL;
-            if (base)
-                d = __cxa_demangle(base, NULL, NULL, &status);
-            if (d && status != 0) {
-                free(d);
-                d = NULL;
-            }
-            free(base);
-        }
-    }
     const char *out = sys;
     if (d) {
         const char *in = hs_intern(&s->strs, d);
@@ -1195,7 +1181,8 @@ static int hs_fn_resolve(hs_symbolizer *s, hs_cu *cu, hs_fn *f)
     if (!link)
         link = hs_die_string(&f->die, DW_AT_MIPS_linkage_name);
     const char *name = hs_die_string(&f->die, DW_AT_name);
-    if (link && (strncmp(link, "_Z", 2) == 0 || !name)) { /* C++ (or Rust legacy) mangling */
+    if (link && (strncmp(link, "_Z", 2) == 0 || strncmp(link, "_R", 2) == 0 || !name)) {
+        /* C++ or Rust (legacy _ZN..., v0 _R...) mangling: the full path */
         f->sysname = hs_intern(&s->strs, link);
         f->name = f->sysname ? hs_demangle(s, f->sysname) : NULL;
     } else if (link) { /* C with an asm label, e.g. glibc's qsort = __GI_qsort */

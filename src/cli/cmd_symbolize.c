@@ -1,0 +1,74 @@
+/* cmd_symbolize.c — `hotspur symbolize [-o OUT] FILE...`: give a profile
+ * written with raw addresses (HOTSPUR_DEFER_SYMBOLS=1, e.g. by a daemon
+ * that outlived `hotspur record`) its function names, files and lines,
+ * from the modules its mappings name (symbolize/: ELF and DWARF, separate
+ * debug files by build-id and .gnu_debuglink). Locations that already have
+ * lines are kept, so running it twice changes nothing. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "profile/profile.h"
+#include "symbolize/symbolize.h"
+
+static void symbolize_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hotspur symbolize [-o OUT] FILE...\n"
+            "\n"
+            "Symbolize pprof profiles that were written with raw addresses (the agent\n"
+            "leaves symbolizing to `hotspur record`; a profile written after record\n"
+            "ended, by a daemon or a process record did not wait for, has none). The\n"
+            "binaries and libraries named in the profile's mappings are read from disk\n"
+            "(run it on the machine that ran the program); their debug files are found\n"
+            "by build-id or .gnu_debuglink. Each FILE is rewritten in place, or, with\n"
+            "one FILE, written to OUT.\n"
+            "\n"
+            "  -o, --output OUT  write the result to OUT instead of FILE\n"
+            "  -h, --help        show this help\n");
+}
+
+int hs_cmd_symbolize(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+        if (c == 'o') {
+            out = optarg;
+        } else if (c == 'h') {
+            symbolize_usage(stdout);
+            return 0;
+        } else {
+            symbolize_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc || (out && argc - optind != 1)) {
+        symbolize_usage(stderr);
+        return 2;
+    }
+    int rc = 0;
+    for (int i = optind; i < argc; i++) {
+        char err[256];
+        hs_profile *p = hs_profile_read_file(argv[i], err, sizeof err);
+        if (!p) {
+            fprintf(stderr, "hotspur symbolize: %s: %s\n", argv[i], err);
+            rc = 2;
+            continue;
+        }
+        const char *dest = out ? out : argv[i];
+        if (hs_symbolize_from_mappings(p) != 0) {
+            fprintf(stderr, "hotspur symbolize: %s: out of memory\n", argv[i]);
+            rc = 1;
+        } else if (hs_profile_write_file(p, dest, err, sizeof err) != 0) {
+            fprintf(stderr, "hotspur symbolize: %s: %s\n", dest, err);
+            rc = 1;
+        }
+        hs_profile_free(p);
+    }
+    return rc;
+}
