@@ -80,6 +80,8 @@ typedef struct {
     bool relative;          /* --relative-percentages: total after filters */
     bool normalize;         /* --normalize (diff): scale NEW to BASE's total */
     char *source_path;      /* --source-path DIR (list) */
+    bool obj_names;         /* nodes keep the object file and function start
+                               line, as pprof's ObjNames (list, callgrind) */
 } hs_analysis_options;
 
 /* getopt_long codes of the shared options (beyond any short option char). */
@@ -310,6 +312,11 @@ void hs_graph_free(hs_graph *g);
 /* ------------------------------------------------------------------ */
 /* small helpers                                                       */
 /* ------------------------------------------------------------------ */
+
+/* Clean a file path in place, lexically, as Go's filepath.Clean (and so
+ * pprof) does: repeated slashes to one, "." elements dropped, "x/.."
+ * pairs removed, ".." at the root dropped, "" -> ".". */
+void hs_analysis_clean_path(char *path);
 
 /* Compile a pprof-style regex (POSIX ERE, unanchored) once; for reports
  * that take a RE argument (peek, list). 0 on success. */

@@ -1,6 +1,6 @@
-/* util.c — small containers for src/analysis: error formatting, a hash map
- * from 64-bit hashes to uint32 ids (open addressing, linear probing) and a
- * string intern table. Nothing here knows about profiles. */
+/* util.c — small helpers for src/analysis: error formatting, a hash map
+ * from 64-bit hashes to uint32 ids (open addressing, linear probing), a
+ * string intern table and path cleaning. Nothing here knows about profiles. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +153,40 @@ uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s)
     }
     t->strs[t->n++] = copy;
     return id;
+}
+
+/* Go's filepath.Clean, in place (the write index never passes the read). */
+void hs_analysis_clean_path(char *p)
+{
+    size_t n = strlen(p);
+    int rooted = n > 0 && p[0] == '/';
+    size_t w = rooted, r = rooted, dotdot = rooted;
+    while (r < n) {
+        if (p[r] == '/') {
+            r++;
+        } else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
+            r++;
+        } else if (p[r] == '.' && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
+            r += 2;
+            if (w > dotdot) {
+                w--;
+                while (w > dotdot && p[w] != '/')
+                    w--;
+            } else if (!rooted) {
+                if (w > 0)
+                    p[w++] = '/';
+                p[w++] = '.';
+                p[w++] = '.';
+                dotdot = w;
+            }
+        } else {
+            if ((rooted && w != 1) || (!rooted && w != 0))
+                p[w++] = '/';
+            while (r < n && p[r] != '/')
+                p[w++] = p[r++];
+        }
+    }
+    if (w == 0)
+        p[w++] = '.';
+    p[w] = '\0';
 }

@@ -33,6 +33,7 @@ struct hs_view_private {
 typedef struct {
     hs_view pub;
     struct hs_view_private priv;
+    bool obj_names; /* hs_analysis_options.obj_names */
 } view_full;
 
 /* node identity */
@@ -158,32 +159,11 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     return id;
 }
 
-/* Minimal filepath.Clean for the common cases: "//" and "/./" collapse. */
-static void clean_path(char *s)
-{
-    if (!*s)
-        return;
-    char *w = s;
-    for (char *r = s; *r;) {
-        if (r[0] == '/' && r[1] == '/') {
-            r++;
-            continue;
-        }
-        if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || r[2] == 0) && r != s) {
-            r += 2;
-            continue;
-        }
-        *w++ = *r++;
-    }
-    *w = 0;
-    if (w - s > 1 && w[-1] == '/')
-        w[-1] = 0;
-}
-
 typedef struct {
     const hs_profile *p;
     const hs_an_filters *f;
     hs_granularity gran;
+    bool obj_names;
     uint8_t *fmatch;   /* per function index */
     uint8_t *mmatch;   /* per mapping index */
     loc_info *li;      /* per location index */
@@ -405,7 +385,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                         char *cf = strdup(file);
                         if (!cf)
                             goto oom;
-                        clean_path(cf);
+                        hs_analysis_clean_path(cf);
                         k.file = hs_an_strtab_intern(&pv->strs, cf);
                         free(cf);
                         if (k.file == UINT32_MAX)
@@ -416,7 +396,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                         goto oom;
                     if (c->gran == HS_GRAN_LINES || c->gran == HS_GRAN_ADDRESSES)
                         k.line = ln->line;
-                    if (!*name) {
+                    if (!*name || c->obj_names) {
                         k.objfile = obj;
                         /* pprof also keys on the start line here; for --files
                          * that splits one file into several identical rows, so
@@ -524,6 +504,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     c.p = p;
     c.f = f;
     c.gran = vf->pub.granularity;
+    c.obj_names = vf->obj_names;
     int rc = -1;
     const hs_location **locs = NULL;
     size_t locs_cap = 0;
@@ -670,6 +651,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     v->priv = pv;
     v->sample_index = si;
     v->granularity = o->granularity;
+    vf->obj_names = o->obj_names;
     v->diff = n_base > 0;
     v->profile = p0;
     v->base = n_base ? bs[0] : NULL;

@@ -43,6 +43,7 @@ int hs_cmd_list(int argc, char **argv)
     }
     /* list works on source lines, whatever granularity was asked */
     o.granularity = HS_GRAN_LINES;
+    o.obj_names = true; /* the window starts at the function's start line, as pprof's */
     hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
     hs_profile *prof = NULL;
     int n = argc - first;

@@ -606,6 +606,38 @@ static void test_empty_profiles(void **state)
     hs_profile_free(none);
 }
 
+/* Paths are cleaned as Go's filepath.Clean (pprof): the cases of its tests
+ * that matter for debug info, plus the ones issue reports found. */
+static void test_clean_path(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"./malloc/malloc.c", "malloc/malloc.c"},
+        {"./csu/../csu/libc-start.c", "csu/libc-start.c"},
+        {"/usr/src//a/./b/../c.c", "/usr/src/a/c.c"},
+        {"../sysdeps/nptl/x.h", "../sysdeps/nptl/x.h"},
+        {"../../a/../b", "../../b"},
+        {"a/b/../../..", ".."},
+        {"/..", "/"},
+        {"/../a", "/a"},
+        {"", "."},
+        {".", "."},
+        {"./", "."},
+        {"a/", "a"},
+        {"//a//b//", "/a/b"},
+        {"abc/def/../../..", ".."},
+        {"/abc/def/../../..", "/"},
+        {"a/./b/./c", "a/b/c"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", cases[i][0]);
+        hs_analysis_clean_path(buf);
+        if (strcmp(buf, cases[i][1]) != 0)
+            fail_msg("clean(%s) = %s, want %s", cases[i][0], buf, cases[i][1]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +654,7 @@ int main(void)
         cmocka_unit_test(test_filter_profile),
         cmocka_unit_test(test_option_errors),
         cmocka_unit_test(test_empty_profiles),
+        cmocka_unit_test(test_clean_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
