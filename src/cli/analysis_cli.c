@@ -27,7 +27,7 @@ int hs_acli_parse(const hs_acli_spec *s, int argc, char **argv, hs_analysis_opti
     int c;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":ho:n:", longopts, NULL)) != -1) {
+    while ((c = getopt_long_only(argc, argv, ":ho:n:", longopts, NULL)) != -1) {
         if (c == 'h') {
             s->usage(stdout);
             if (s->filters && strcmp(s->name, "merge") != 0) {

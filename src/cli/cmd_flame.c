@@ -53,7 +53,7 @@ int hs_cmd_flame(int argc, char **argv)
     int c, rc = 2;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long_only(argc, argv, ":ho:", longopts, NULL)) != -1) {
         if (hs_cli_is_trim_option(c) || c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
             snprintf(msg, sizeof msg, "option '%s' does not apply to flame", argv[optind - 1]);
             hs_analysis_options_free(&o);
