@@ -2,6 +2,7 @@
  * type into one pprof file (analysis/merge.c); with filter options, the
  * merged profile is filtered before it is written. */
 #include "cli/analysis_cli.h"
+#include "cli/cmd_export.h"
 #include "cli/commands.h"
 
 #include <string.h>
@@ -46,6 +47,10 @@ int hs_cmd_merge(int argc, char **argv)
                             "--sample-index and granularity options do not apply to merge");
     }
     char msg[512];
+    if (hs_cli_check_output(output, msg, sizeof msg) != 0) {
+        hs_analysis_options_free(&o);
+        return hs_acli_fail(spec.name, NULL, msg);
+    }
     hs_profile **ps = NULL;
     int n = argc - first;
     hs_profile *m = NULL, *f = NULL;
