@@ -1,5 +1,6 @@
 /* analysis_cli.c — see analysis_cli.h. */
 #include "cli/analysis_cli.h"
+#include "cli/cmd_export.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -92,7 +93,7 @@ int hs_acli_load(const char *cmd, char **files, int n, hs_profile ***out)
         return hs_acli_fail(cmd, NULL, "out of memory");
     char msg[512];
     for (int i = 0; i < n; i++) {
-        ps[i] = hs_profile_read_file(files[i], msg, sizeof msg);
+        ps[i] = hs_cli_load(files[i], NULL, msg, sizeof msg); /* pprof, collapsed, perf script */
         if (!ps[i]) {
             hs_acli_free_profiles(ps, i);
             return hs_acli_fail(cmd, files[i], msg);

@@ -100,3 +100,25 @@ for cmd in "flame -o adir" "flame -o nodir/x.html" "graph -o adir" "convert --to
 done
 [ -z "$(ls adir)" ] || fail "something was written into adir: $(ls adir)"
 pass "bad output paths exit 2"
+
+# Every text report reads every input flame reads: collapsed stacks and
+# perf script text, detected by content.
+printf 'main;a;b 10\nmain;c 5\n' > x.folded
+printf 'main;a;b 4\nmain;c 9\n' > y.folded
+"$HOTSPUR" diff x.folded y.folded > d.txt || fail "diff of two folded files failed"
+grep -Eq '^ +10 +4 +-6 +-60\.00% +b$' d.txt || fail "diff of folded files: $(cat d.txt)"
+"$HOTSPUR" merge x.folded y.folded -o m.pb.gz 2>/dev/null || fail "merge of folded files failed"
+"$HOTSPUR" top m.pb.gz | grep -Eq '^ +14 50\.00% .* b$' || fail "merged folded files: wrong b"
+for cmd in top peek:b tree traces; do
+    # shellcheck disable=SC2046
+    "$HOTSPUR" ${cmd%%:*} $([ "$cmd" != "${cmd#*:}" ] && echo "${cmd#*:}") x.folded > /dev/null ||
+        fail "hotspur ${cmd%%:*} cannot read collapsed stacks"
+done
+"$HOTSPUR" top "$SRC/tests/data/perf-script-busy.txt" | grep -q ' spin$' ||
+    fail "top cannot read perf script text"
+printf 'main;a 1.5\nmain;b 0.5\n' > frac.folded
+"$HOTSPUR" top frac.folded | grep -Eq '^15count/10 75\.00% .* a$' || fail "fractional counts: $("$HOTSPUR" top frac.folded)"
+printf 'main;a 1\nmain;b -2\n' > neg.folded
+rc=0; "$HOTSPUR" top neg.folded 2>err.txt || rc=$?
+[ "$rc" = 2 ] && grep -q 'line 2: negative count' err.txt || fail "negative count: exit $rc, $(cat err.txt)"
+pass "every report reads collapsed stacks and perf script text"
