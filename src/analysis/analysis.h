@@ -70,6 +70,8 @@ typedef enum {
 typedef struct {
     char *sample_index; /* NULL: the profile's default */
     char *focus, *ignore, *show, *hide, *show_from; /* NULL: unset */
+    char *prune_from;                               /* --prune-from RE, NULL: unset */
+    bool noinlines;         /* --noinlines: inlined frames merged into their caller */
     char *tagfocus, *tagignore;                     /* NULL: unset */
     int nodecount;          /* -1: report default; 0: no limit */
     double nodefraction;    /* < 0: report default (0.005) */
@@ -105,6 +107,8 @@ enum {
     HS_OPT_RELATIVE,
     HS_OPT_NORMALIZE,
     HS_OPT_SOURCE_PATH,
+    HS_OPT_PRUNE_FROM,
+    HS_OPT_NOINLINES,
     HS_OPT__END
 };
 
@@ -131,7 +135,9 @@ enum {
         {"cum", no_argument, NULL, HS_OPT_CUM},                                                    \
         {"relative-percentages", no_argument, NULL, HS_OPT_RELATIVE},                              \
         {"normalize", no_argument, NULL, HS_OPT_NORMALIZE},                                        \
-        {"source-path", required_argument, NULL, HS_OPT_SOURCE_PATH}
+        {"source-path", required_argument, NULL, HS_OPT_SOURCE_PATH},                              \
+        {"prune-from", required_argument, NULL, HS_OPT_PRUNE_FROM},                                \
+        {"noinlines", no_argument, NULL, HS_OPT_NOINLINES}
 
 void hs_analysis_options_init(hs_analysis_options *o);
 void hs_analysis_options_free(hs_analysis_options *o);

@@ -66,8 +66,9 @@ typedef struct {
 } hs_an_tagfilter;
 
 typedef struct {
-    regex_t focus, ignore, show, hide, show_from;
-    bool has_focus, has_ignore, has_show, has_hide, has_show_from;
+    regex_t focus, ignore, show, hide, show_from, prune_from;
+    bool has_focus, has_ignore, has_show, has_hide, has_show_from, has_prune_from;
+    bool noinlines;
     hs_an_tagfilter tagfocus, tagignore;
     bool has_tagfocus, has_tagignore;
 } hs_an_filters;

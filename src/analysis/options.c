@@ -29,6 +29,7 @@ void hs_analysis_options_free(hs_analysis_options *o)
     free(o->show);
     free(o->hide);
     free(o->show_from);
+    free(o->prune_from);
     free(o->tagfocus);
     free(o->tagignore);
     free(o->source_path);
@@ -254,6 +255,11 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         return set_re(&o->hide, arg, "hide", err, errlen);
     case HS_OPT_SHOW_FROM:
         return set_re(&o->show_from, arg, "show-from", err, errlen);
+    case HS_OPT_PRUNE_FROM:
+        return set_re(&o->prune_from, arg, "prune-from", err, errlen);
+    case HS_OPT_NOINLINES:
+        o->noinlines = true;
+        return 1;
     case HS_OPT_TAGFOCUS:
         return set_tag(&o->tagfocus, arg, "tagfocus", err, errlen);
     case HS_OPT_TAGIGNORE:
@@ -314,13 +320,17 @@ void hs_analysis_options_help(FILE *out, hs_report_kind kind)
             "Sample value:\n"
             "  --sample-index NAME|N  value to report (e.g. alloc_space, 0); default: the\n"
             "                         profile's default sample type\n"
-            "Filters (POSIX extended regexes, unanchored, matched against function\n"
-            "names, file names and mapping files):\n"
+            "Filters (regexes, unanchored, RE2 spellings such as \\d and (?i) accepted,\n"
+            "matched against function names, file names and mapping files):\n"
             "  --focus RE         keep samples with a frame matching RE\n"
             "  --ignore RE        drop samples with a frame matching RE\n"
             "  --show RE          keep only frames matching RE\n"
             "  --hide RE          drop frames matching RE\n"
             "  --show-from RE     drop frames above the outermost frame matching RE\n"
+            "  --prune-from RE    drop frames below (callees of) the innermost frame\n"
+            "                     matching RE\n"
+            "  --noinlines        merge inlined frames into the function they were\n"
+            "                     inlined into\n"
             "  --tagfocus [KEY=]VALUE  keep samples with a label matching VALUE: regexes\n"
             "                     separated by ',', or a numeric range LO:HI with units\n"
             "                     (e.g. bytes=1kb:, 10ms:1s, 4096)\n"
@@ -622,7 +632,9 @@ int hs_an_filters_compile(hs_an_filters *f, const hs_analysis_options *o, char *
     RE(show, "show")
     RE(hide, "hide")
     RE(show_from, "show-from")
+    RE(prune_from, "prune-from")
 #undef RE
+    f->noinlines = o->noinlines;
     if (o->tagfocus) {
         if (tagfilter_compile(&f->tagfocus, o->tagfocus, "tagfocus", err, errlen) < 0)
             goto fail;
@@ -651,6 +663,8 @@ void hs_an_filters_free(hs_an_filters *f)
         regfree(&f->hide);
     if (f->has_show_from)
         regfree(&f->show_from);
+    if (f->has_prune_from)
+        regfree(&f->prune_from);
     if (f->has_tagfocus)
         tagfilter_free(&f->tagfocus);
     if (f->has_tagignore)

@@ -44,7 +44,7 @@ typedef struct {
 } node_key;
 
 /* per-location decisions */
-enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2 };
+enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2, LOC_PRUNE = 4 };
 typedef struct {
     uint32_t off, n; /* node list in the per-profile lists, root first */
     uint8_t fi;      /* 0 neutral, 1 focused, 2 ignored */
@@ -57,6 +57,30 @@ enum { FM_FOCUS = 1, FM_IGNORE = 2, FM_HIDE = 4, FM_SHOW = 8, FM_SHOWFROM = 16 }
 static bool re_match(const regex_t *re, const char *s)
 {
     return regexec(re, s, 0, NULL, 0) == 0;
+}
+
+/* pprof's simplifyFunc for prune regexes: a leading '.' dropped and the
+ * name cut at the first '(' that does not belong to "(anonymous
+ * namespace)" or "operator()". */
+static bool prune_match(const regex_t *re, const char *name)
+{
+    char buf[1024];
+    if (*name == '.')
+        name++;
+    snprintf(buf, sizeof buf, "%s", name);
+    for (char *q = buf; (q = strchr(q, '(')) != NULL;) {
+        if (strncmp(q, "(anonymous namespace)", 21) == 0) {
+            q += 21;
+            continue;
+        }
+        if (q >= buf + 8 && strncmp(q - 8, "operator()", 10) == 0) {
+            q += 2;
+            continue;
+        }
+        *q = '\0';
+        break;
+    }
+    return re_match(re, buf);
 }
 
 static int warn(struct hs_view_private *pv, const char *msg)
@@ -340,6 +364,29 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
             if (li->flags & LOC_SHOWFROM)
                 c->sfm = true;
         }
+        if (f->has_prune_from && !hidden) { /* pprof's PruneFrom, after the name filters */
+            for (size_t k = 0; k < L->n_lines; k++) {
+                const hs_function *fn = keep[k] ? line_fn(p, &L->lines[k]) : NULL;
+                const char *nm = fn ? hs_profile_string(p, fn->name) : "";
+                if (*nm && prune_match(&f->prune_from, nm)) {
+                    li->flags |= LOC_PRUNE;
+                    for (size_t j = 0; j < k; j++)
+                        if (keep[j]) {
+                            keep[j] = 0;
+                            nkeep--;
+                        }
+                    break;
+                }
+            }
+        }
+        if (f->noinlines && nkeep > 1) { /* pprof's Aggregate(inlineFrame=false): the outermost line */
+            size_t last = L->n_lines;
+            while (last > 0 && !keep[last - 1])
+                last--;
+            for (size_t k = 0; k + 1 < last; k++)
+                keep[k] = 0;
+            nkeep = 1;
+        }
         if (hidden) {
             li->flags |= LOC_HIDDEN;
             continue;
@@ -490,6 +537,14 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
         return false;
     if (f->has_tagignore && hs_an_tagfilter_match(&f->tagignore, p, S))
         return false;
+    if (f->has_prune_from) { /* drop the frames leafward of the first pruning location */
+        for (size_t k = 0; k < n; k++)
+            if (c->li[locs[k] - p->locations].flags & LOC_PRUNE) {
+                memmove(locs, locs + k, (n - k) * sizeof *locs);
+                n -= k;
+                break;
+            }
+    }
     *np = n;
     return true;
 }

@@ -158,6 +158,11 @@ for f in cpu.pb.gz; do
         compare $r "--addresses" "-addresses" $f
         compare $r "--sample-index=samples" "-sample_index=samples" $f
         compare $r "--focus=main --ignore=recurse --hide=pprof" "-focus=main -ignore=recurse -hide=pprof" $f
+        compare $r "--prune-from=worker" "-prune_from=worker" $f
+        compare $r "--prune-from=recurse --lines" "-prune_from=recurse -lines" $f
+        compare $r "--noinlines" "-noinlines" $f
+        compare $r "--noinlines --lines" "-noinlines -lines" $f
+        compare $r "--noinlines --hide=leaf --prune-from=main" "-noinlines -hide=leaf -prune_from=main" $f
     done
     compare top "--cum" "-cum" $f
     compare top "--nodecount=4" "-nodecount=4" $f
