@@ -72,6 +72,8 @@ typedef struct {
     char *focus, *ignore, *show, *hide, *show_from; /* NULL: unset */
     char *prune_from;                               /* --prune-from RE, NULL: unset */
     bool noinlines;         /* --noinlines: inlined frames merged into their caller */
+    char **base;            /* --base FILE (repeatable): profiles subtracted, as pprof's -base */
+    size_t n_base;
     char *tagfocus, *tagignore;                     /* NULL: unset */
     int nodecount;          /* -1: report default; 0: no limit */
     double nodefraction;    /* < 0: report default (0.005) */
@@ -109,6 +111,7 @@ enum {
     HS_OPT_SOURCE_PATH,
     HS_OPT_PRUNE_FROM,
     HS_OPT_NOINLINES,
+    HS_OPT_BASE,
     HS_OPT__END
 };
 
@@ -137,7 +140,8 @@ enum {
         {"normalize", no_argument, NULL, HS_OPT_NORMALIZE},                                        \
         {"source-path", required_argument, NULL, HS_OPT_SOURCE_PATH},                              \
         {"prune-from", required_argument, NULL, HS_OPT_PRUNE_FROM},                                \
-        {"noinlines", no_argument, NULL, HS_OPT_NOINLINES}
+        {"noinlines", no_argument, NULL, HS_OPT_NOINLINES},                                        \
+        {"base", required_argument, NULL, HS_OPT_BASE}
 
 void hs_analysis_options_init(hs_analysis_options *o);
 void hs_analysis_options_free(hs_analysis_options *o);
@@ -166,6 +170,9 @@ void hs_analysis_apply_defaults(hs_analysis_options *o, hs_report_kind kind);
  * profile: identical stacks+labels are summed, functions/locations/mappings
  * deduplicated. NULL with a message when types differ or out of memory. */
 hs_profile *hs_analysis_merge(hs_profile *const *ps, size_t n, char *err, size_t errlen);
+/* Negate every value of p (pprof's Scale(-1)): merging a negated base into
+ * a profile subtracts it (--base). */
+void hs_analysis_negate(hs_profile *p);
 
 /* ------------------------------------------------------------------ */
 /* the filtered view: nodes and stacks                                 */

@@ -76,9 +76,9 @@ static int build_pass(gbuild *b, const uint8_t *kept)
     b->n_edges = 0;
     for (size_t s = 0; s < n_stacks; s++) {
         const hs_stack *st = &stacks[s];
+        /* A stack summing to 0 (samples that cancel, e.g. under --base) still
+         * makes its edges, as in pprof, where they show with weight 0. */
         int64_t w = st->value, bw = st->base;
-        if (w == 0 && bw == 0)
-            continue;
         uint32_t stamp = (uint32_t)s;
         uint32_t parent = HS_NODE_NONE;
         bool residual = false;

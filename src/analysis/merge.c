@@ -269,6 +269,17 @@ hs_profile *hs_analysis_merge(hs_profile *const *ps, size_t n, char *err, size_t
     for (size_t i = 0; i < n; i++)
         if (merge_one(&m, ps[i], err, errlen) < 0)
             goto fail;
+    /* Samples that summed to zero (a base subtracted) are dropped, as pprof's
+     * Merge re-merges to drop them. */
+    size_t kept = 0;
+    for (size_t i = 0; i < out->n_samples; i++) {
+        bool zero = true;
+        for (size_t t = 0; t < out->n_sample_types && zero; t++)
+            zero = out->samples[i].values[t] == 0;
+        if (!zero)
+            out->samples[kept++] = out->samples[i];
+    }
+    out->n_samples = kept;
     hs_an_map_free(&m.loc_map);
     hs_an_map_free(&m.sample_map);
     free(m.loc_ids);
@@ -281,4 +292,11 @@ fail:
     free(m.loc_ids);
     hs_profile_free(out);
     return NULL;
+}
+
+void hs_analysis_negate(hs_profile *p)
+{
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t t = 0; t < p->n_sample_types; t++)
+            p->samples[i].values[t] = -p->samples[i].values[t];
 }

@@ -33,6 +33,9 @@ void hs_analysis_options_free(hs_analysis_options *o)
     free(o->tagfocus);
     free(o->tagignore);
     free(o->source_path);
+    for (size_t i = 0; i < o->n_base; i++)
+        free(o->base[i]);
+    free(o->base);
     hs_analysis_options_init(o);
 }
 
@@ -260,6 +263,18 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
     case HS_OPT_NOINLINES:
         o->noinlines = true;
         return 1;
+    case HS_OPT_BASE: {
+        char **nb = realloc(o->base, (o->n_base + 1) * sizeof *nb);
+        if (!nb || !(nb[o->n_base] = strdup(arg ? arg : ""))) {
+            if (nb)
+                o->base = nb;
+            hs_an_err(err, errlen, "out of memory");
+            return -1;
+        }
+        o->base = nb;
+        o->n_base++;
+        return 1;
+    }
     case HS_OPT_TAGFOCUS:
         return set_tag(&o->tagfocus, arg, "tagfocus", err, errlen);
     case HS_OPT_TAGIGNORE:
@@ -331,6 +346,8 @@ void hs_analysis_options_help(FILE *out, hs_report_kind kind)
             "                     matching RE\n"
             "  --noinlines        merge inlined frames into the function they were\n"
             "                     inlined into\n"
+            "  --base FILE        subtract FILE's samples (repeatable), as pprof's -base:\n"
+            "                     the report shows what changed\n"
             "  --tagfocus [KEY=]VALUE  keep samples with a label matching VALUE: regexes\n"
             "                     separated by ',', or a numeric range LO:HI with units\n"
             "                     (e.g. bytes=1kb:, 10ms:1s, 4096)\n"

@@ -114,20 +114,37 @@ void hs_acli_warnings(const char *cmd, const hs_view *v)
     }
 }
 
-int hs_acli_load_merged(const char *cmd, char **files, int n, hs_profile **out)
+int hs_acli_load_merged(const char *cmd, char **files, int n, const hs_analysis_options *o,
+                        hs_profile **out)
 {
+    size_t nb = o ? o->n_base : 0;
     hs_profile **ps = NULL;
     int rc = hs_acli_load(cmd, files, n, &ps);
     if (rc)
         return rc;
-    if (n == 1) {
+    if (n == 1 && nb == 0) {
         *out = ps[0];
         free(ps);
         return 0;
     }
+    hs_profile **all = realloc(ps, ((size_t)n + nb + 1) * sizeof *all);
+    if (!all) {
+        hs_acli_free_profiles(ps, n);
+        return hs_acli_fail(cmd, NULL, "out of memory");
+    }
+    ps = all;
+    int total = n;
     char msg[512];
-    *out = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
-    hs_acli_free_profiles(ps, n);
+    for (size_t i = 0; i < nb; i++) {
+        ps[total] = hs_cli_load(o->base[i], NULL, msg, sizeof msg);
+        if (!ps[total]) {
+            hs_acli_free_profiles(ps, total);
+            return hs_acli_fail(cmd, o->base[i], msg);
+        }
+        hs_analysis_negate(ps[total++]); /* pprof's -base: Scale(-1), then merge */
+    }
+    *out = hs_analysis_merge(ps, (size_t)total, msg, sizeof msg);
+    hs_acli_free_profiles(ps, total);
     if (!*out)
         return hs_acli_fail(cmd, NULL, msg);
     return 0;

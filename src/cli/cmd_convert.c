@@ -112,6 +112,10 @@ int hs_cmd_convert(int argc, char **argv)
             hs_analysis_options_free(&o);
             return hs_convert_fail(msg);
         }
+        if (c == HS_OPT_BASE) {
+            hs_analysis_options_free(&o);
+            return hs_convert_fail("--base applies to top, peek, list, tree, traces and merge");
+        }
         int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
         if (r < 0) {
             hs_analysis_options_free(&o);

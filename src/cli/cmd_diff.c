@@ -52,6 +52,10 @@ int hs_cmd_diff(int argc, char **argv)
         hs_analysis_options_free(&o);
         return rc;
     }
+    if (o.n_base) {
+        hs_analysis_options_free(&o);
+        return hs_acli_fail(spec.name, NULL, "--base does not apply: diff's first argument is the base");
+    }
     hs_analysis_apply_defaults(&o, HS_KIND_TOP);
     char msg[512];
     hs_profile **ps = NULL;

@@ -59,6 +59,10 @@ int hs_cmd_flame(int argc, char **argv)
             hs_analysis_options_free(&o);
             return hs_flame_fail(msg);
         }
+        if (c == HS_OPT_BASE) {
+            hs_analysis_options_free(&o);
+            return hs_flame_fail("--base applies to top, peek, list, tree, traces and merge (for a differential flame graph: hotspur diff --flame BASE NEW)");
+        }
         int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
         if (r < 0) {
             hs_analysis_options_free(&o);

@@ -49,7 +49,7 @@ int hs_cmd_list(int argc, char **argv)
     int n = argc - first;
     hs_view *v = NULL;
     FILE *out = stdout;
-    rc = hs_acli_load_merged(spec.name, argv + first, n, &prof);
+    rc = hs_acli_load_merged(spec.name, argv + first, n, &o, &prof);
     if (rc)
         goto done;
     v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);

@@ -54,13 +54,21 @@ int hs_cmd_merge(int argc, char **argv)
     hs_profile **ps = NULL;
     int n = argc - first;
     hs_profile *m = NULL, *f = NULL;
-    rc = hs_acli_load(spec.name, argv + first, n, &ps);
-    if (rc)
-        goto done;
-    m = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
-    if (!m) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
-        goto done;
+    if (o.n_base) { /* --base: the merge with the bases subtracted */
+        int nfiles = n;
+        n = 0;
+        rc = hs_acli_load_merged(spec.name, argv + first, nfiles, &o, &m);
+        if (rc)
+            goto done;
+    } else {
+        rc = hs_acli_load(spec.name, argv + first, n, &ps);
+        if (rc)
+            goto done;
+        m = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
+        if (!m) {
+            rc = hs_acli_fail(spec.name, NULL, msg);
+            goto done;
+        }
     }
     if (o.focus || o.ignore || o.hide || o.show || o.show_from || o.tagfocus || o.tagignore) {
         f = hs_analysis_filter_profile(m, &o, msg, sizeof msg);

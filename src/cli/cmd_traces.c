@@ -36,15 +36,23 @@ int hs_cmd_traces(int argc, char **argv)
     hs_view *v = NULL;
     hs_profile *merged = NULL;
     FILE *out = stdout;
-    rc = hs_acli_load(spec.name, argv + first, n, &ps);
-    if (rc)
-        goto done;
-    /* pprof merges identical samples (same locations and labels) on load,
-     * even of a single profile; traces shows the merged samples */
-    merged = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
-    if (!merged) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
-        goto done;
+    if (o.n_base) { /* --base: merged with the bases subtracted */
+        int nfiles = n;
+        n = 0;
+        rc = hs_acli_load_merged(spec.name, argv + first, nfiles, &o, &merged);
+        if (rc)
+            goto done;
+    } else {
+        rc = hs_acli_load(spec.name, argv + first, n, &ps);
+        if (rc)
+            goto done;
+        /* pprof merges identical samples (same locations and labels) on load,
+         * even of a single profile; traces shows the merged samples */
+        merged = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
+        if (!merged) {
+            rc = hs_acli_fail(spec.name, NULL, msg);
+            goto done;
+        }
     }
     v = hs_view_build(&merged, 1, NULL, 0, &o, msg, sizeof msg);
     if (!v) {
