@@ -84,4 +84,9 @@ bool hs_an_tagfilter_match(const hs_an_tagfilter *tf, const hs_profile *p, const
  * view. 0, or -1 on out of memory. */
 int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n);
 
+/* pprof's simplifyFunc (profile/prune.go), for prune regexes: a leading '.'
+ * dropped, the name cut at the first '(' not part of "(anonymous
+ * namespace)" or "operator()". Returns buf. */
+const char *hs_an_simplify_func(const char *name, char *buf, size_t len);
+
 #endif

@@ -19,6 +19,7 @@ void hs_analysis_options_init(hs_analysis_options *o)
     o->nodefraction = -1;
     o->edgefraction = -1;
     o->granularity = HS_GRAN_FUNCTIONS;
+    o->divide_by = 1;
 }
 
 void hs_analysis_options_free(hs_analysis_options *o)
@@ -33,6 +34,10 @@ void hs_analysis_options_free(hs_analysis_options *o)
     free(o->tagfocus);
     free(o->tagignore);
     free(o->source_path);
+    free(o->unit);
+    free(o->tagshow);
+    free(o->taghide);
+    free(o->trim_path);
     for (size_t i = 0; i < o->n_base; i++)
         free(o->base[i]);
     free(o->base);
@@ -324,6 +329,39 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         return 1;
     case HS_OPT_SOURCE_PATH:
         return set_str(&o->source_path, arg, err, errlen);
+    case HS_OPT_UNIT:
+        if (!arg || !*arg) {
+            hs_an_err(err, errlen, "--unit needs a unit (ms, s, MB, auto, minimum, ...)");
+            return -1;
+        }
+        return set_str(&o->unit, arg, err, errlen);
+    case HS_OPT_DIVIDE_BY: {
+        char *end;
+        errno = 0;
+        double d = strtod(arg, &end);
+        if (errno || end == arg || *end || !isfinite(d)) {
+            hs_an_err(err, errlen, "--divide-by needs a number, got '%s'", arg);
+            return -1;
+        }
+        if (d == 0) {
+            hs_an_err(err, errlen, "zero divisor specified");
+            return -1;
+        }
+        o->divide_by = d;
+        return 1;
+    }
+    case HS_OPT_MEAN:
+        o->mean = true;
+        return 1;
+    case HS_OPT_DROP_NEGATIVE:
+        o->drop_negative = true;
+        return 1;
+    case HS_OPT_TAGSHOW:
+        return set_re(&o->tagshow, arg, "tagshow", err, errlen);
+    case HS_OPT_TAGHIDE:
+        return set_re(&o->taghide, arg, "taghide", err, errlen);
+    case HS_OPT_TRIM_PATH:
+        return set_str(&o->trim_path, arg, err, errlen);
     default:
         return 0;
     }
@@ -352,6 +390,18 @@ void hs_analysis_options_help(FILE *out, hs_report_kind kind)
             "                     separated by ',', or a numeric range LO:HI with units\n"
             "                     (e.g. bytes=1kb:, 10ms:1s, 4096)\n"
             "  --tagignore [KEY=]VALUE drop samples with a matching label\n"
+            "  --tagshow RE       show only labels whose key matches RE (traces, tags)\n"
+            "  --taghide RE       hide labels whose key matches RE\n"
+            "  --trim-path P[:P]  remove these prefixes from source file names\n"
+            "                     (/proc/self/cwd/ always is)\n"
+            "Values:\n"
+            "  --unit U           print values in U (ns, us, ms, s, hrs, B, kB, MB, GB,\n"
+            "                     ...), 'auto' (each value its own) or 'minimum' (default)\n"
+            "  --divide-by R      divide every printed value by R\n"
+            "  --mean             each entry's value divided by its count (the sample's\n"
+            "                     first value), e.g. mean lock delay with\n"
+            "                     --sample-index=delay\n"
+            "  --drop-negative    leave out entries whose value is negative (with --base)\n"
             "Granularity (one of):\n"
             "  --functions        one entry per function (default)\n"
             "  --files            one entry per source file\n"

@@ -34,6 +34,11 @@ typedef struct {
     hs_view pub;
     struct hs_view_private priv;
     bool obj_names; /* hs_analysis_options.obj_names */
+    const char *trim_path, *source_path; /* during hs_view_build only */
+    bool untrimmed;
+    bool has_tagshow, has_taghide;
+    regex_t tagshow, taghide;
+    int64_t div_total, base_div_total; /* --mean: sum of the counts */
 } view_full;
 
 /* node identity */
@@ -59,28 +64,10 @@ static bool re_match(const regex_t *re, const char *s)
     return regexec(re, s, 0, NULL, 0) == 0;
 }
 
-/* pprof's simplifyFunc for prune regexes: a leading '.' dropped and the
- * name cut at the first '(' that does not belong to "(anonymous
- * namespace)" or "operator()". */
 static bool prune_match(const regex_t *re, const char *name)
 {
     char buf[1024];
-    if (*name == '.')
-        name++;
-    snprintf(buf, sizeof buf, "%s", name);
-    for (char *q = buf; (q = strchr(q, '(')) != NULL;) {
-        if (strncmp(q, "(anonymous namespace)", 21) == 0) {
-            q += 21;
-            continue;
-        }
-        if (q >= buf + 8 && strncmp(q - 8, "operator()", 10) == 0) {
-            q += 2;
-            continue;
-        }
-        *q = '\0';
-        break;
-    }
-    return re_match(re, buf);
+    return re_match(re, hs_an_simplify_func(name, buf, sizeof buf));
 }
 
 static int warn(struct hs_view_private *pv, const char *msg)
@@ -188,6 +175,8 @@ typedef struct {
     const hs_an_filters *f;
     hs_granularity gran;
     bool obj_names;
+    const char *trim_path, *source_path; /* --trim-path, --source-path */
+    bool untrimmed;                      /* --trim-path does not apply */
     uint8_t *fmatch;   /* per function index */
     uint8_t *mmatch;   /* per mapping index */
     loc_info *li;      /* per location index */
@@ -428,6 +417,8 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     const char *file = hs_profile_string(p, fn->filename);
                     if (c->gran == HS_GRAN_FUNCTIONS)
                         file = "";
+                    if (*file && !c->untrimmed)
+                        file = hs_analysis_trim_path(file, c->trim_path, c->source_path);
                     if (*file) {
                         char *cf = strdup(file);
                         if (!cf)
@@ -560,6 +551,9 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     c.f = f;
     c.gran = vf->pub.granularity;
     c.obj_names = vf->obj_names;
+    c.trim_path = vf->trim_path;
+    c.source_path = vf->source_path;
+    c.untrimmed = vf->untrimmed;
     int rc = -1;
     const hs_location **locs = NULL;
     size_t locs_cap = 0;
@@ -573,10 +567,14 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         if (scale != 1.0)
             v = (int64_t)llround((double)v * scale);
         int64_t av = v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
-        if (is_base)
+        int64_t dv = vf->pub.mean ? S->values[0] : 0;
+        if (is_base) {
             vf->pub.base_total += av;
-        else
+            vf->base_div_total += dv;
+        } else {
             vf->pub.total += av;
+            vf->div_total += dv;
+        }
         if (locs_cap < S->n_locations + 1) {
             locs_cap = S->n_locations + 64;
             const hs_location **nl = realloc(locs, locs_cap * sizeof *nl);
@@ -609,6 +607,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         st->n = (uint32_t)need;
         st->value = is_base ? 0 : v;
         st->base = is_base ? v : 0;
+        st->div = dv;
         st->profile = p;
         st->sample = S;
         if (is_base)
@@ -707,6 +706,10 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     v->sample_index = si;
     v->granularity = o->granularity;
     vf->obj_names = o->obj_names;
+    vf->trim_path = o->trim_path;
+    vf->source_path = o->source_path;
+    vf->untrimmed = o->untrimmed_paths;
+    v->mean = o->mean;
     v->diff = n_base > 0;
     v->profile = p0;
     v->base = n_base ? bs[0] : NULL;
@@ -739,6 +742,12 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     }
     free(pv->stack_off);
     pv->stack_off = NULL;
+    vf->trim_path = vf->source_path = NULL;
+    /* pprof's computeTotal with a mean divisor: sum |value| / sum count */
+    if (v->mean && vf->div_total)
+        v->total /= vf->div_total;
+    if (v->mean && vf->base_div_total)
+        v->base_total /= vf->base_div_total;
     if (o->relative) {
         v->total = 0;
         v->base_total = 0;
@@ -761,6 +770,35 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
         wr |= warn(pv, "ShowFrom expression matched no samples");
     if ((f.has_tagfocus || f.has_tagignore) && !flags[0] && pv->n_stacks == 0)
         wr |= warn(pv, "Tag filters matched no samples");
+    if (o->tagshow) {
+        if (hs_analysis_regcomp(&vf->tagshow, o->tagshow, "tagshow", err, errlen) < 0)
+            goto fail;
+        vf->has_tagshow = true;
+    }
+    if (o->taghide) {
+        if (hs_analysis_regcomp(&vf->taghide, o->taghide, "taghide", err, errlen) < 0)
+            goto fail;
+        vf->has_taghide = true;
+    }
+    if (vf->has_tagshow || vf->has_taghide) {
+        /* pprof's FilterTagsByName reports whether any label key matched */
+        bool sm = false, hm = false;
+        for (size_t i = 0; i < pv->n_stacks; i++) {
+            const hs_sample *S = pv->stacks[i].sample;
+            const hs_profile *q = pv->stacks[i].profile;
+            for (size_t l = 0; l < S->n_labels; l++) {
+                const char *key = hs_profile_string(q, S->labels[l].key);
+                if (vf->has_tagshow && regexec(&vf->tagshow, key, 0, NULL, 0) == 0)
+                    sm = true;
+                if (vf->has_taghide && regexec(&vf->taghide, key, 0, NULL, 0) == 0)
+                    hm = true;
+            }
+        }
+        if (vf->has_tagshow && !sm)
+            wr |= warn(pv, "TagShow expression matched no samples");
+        if (vf->has_taghide && !hm)
+            wr |= warn(pv, "TagHide expression matched no samples");
+    }
     if (wr) {
         hs_an_err(err, errlen, "out of memory");
         goto fail;
@@ -793,7 +831,19 @@ void hs_view_free(hs_view *v)
     free(pv->inl_arena);
     free(pv->warnings);
     free(pv->ustacks);
+    if (vf->has_tagshow)
+        regfree(&vf->tagshow);
+    if (vf->has_taghide)
+        regfree(&vf->taghide);
     free(vf);
+}
+
+bool hs_view_label_shown(const hs_view *v, const char *key)
+{
+    const view_full *vf = (const view_full *)v;
+    if (vf->has_tagshow && regexec(&vf->tagshow, key, 0, NULL, 0) != 0)
+        return false;
+    return !(vf->has_taghide && regexec(&vf->taghide, key, 0, NULL, 0) == 0);
 }
 
 /* ---- hs_analysis_filter_profile: the same filters, producing a profile ---- */
@@ -976,7 +1026,7 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
     size_t nu = 0;
     for (size_t i = 0; i < v->n_stacks; i++) {
         const hs_stack *st = &v->stacks[i];
-        if (st->value == 0 && st->base == 0)
+        if (st->value == 0 && st->base == 0 && st->div == 0)
             continue;
         uint64_t h = st->n;
         for (uint32_t k = 0; k < st->n; k++)
@@ -993,6 +1043,7 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
         if (id != UINT32_MAX) {
             u[id].value += st->value;
             u[id].base += st->base;
+            u[id].div += st->div;
             continue;
         }
         u[nu] = *st;

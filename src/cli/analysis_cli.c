@@ -86,14 +86,26 @@ void hs_acli_free_profiles(hs_profile **ps, int n)
     free(ps);
 }
 
-int hs_acli_load(const char *cmd, char **files, int n, hs_profile ***out)
+/* hs_cli_load, then the profile's drop_frames/keep_frames (pprof's
+ * RemoveUninteresting) unless prune is false. */
+static hs_profile *load_one(const char *path, bool prune, char *msg, size_t len)
+{
+    hs_profile *p = hs_cli_load(path, NULL, msg, len); /* pprof, collapsed, perf script */
+    if (p && prune && hs_analysis_remove_uninteresting(p, msg, len) < 0) {
+        hs_profile_free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+int hs_acli_load(const char *cmd, char **files, int n, bool prune, hs_profile ***out)
 {
     hs_profile **ps = calloc((size_t)n + 1, sizeof *ps);
     if (!ps)
         return hs_acli_fail(cmd, NULL, "out of memory");
     char msg[512];
     for (int i = 0; i < n; i++) {
-        ps[i] = hs_cli_load(files[i], NULL, msg, sizeof msg); /* pprof, collapsed, perf script */
+        ps[i] = load_one(files[i], prune, msg, sizeof msg);
         if (!ps[i]) {
             hs_acli_free_profiles(ps, i);
             return hs_acli_fail(cmd, files[i], msg);
@@ -119,7 +131,7 @@ int hs_acli_load_merged(const char *cmd, char **files, int n, const hs_analysis_
 {
     size_t nb = o ? o->n_base : 0;
     hs_profile **ps = NULL;
-    int rc = hs_acli_load(cmd, files, n, &ps);
+    int rc = hs_acli_load(cmd, files, n, true, &ps);
     if (rc)
         return rc;
     if (n == 1 && nb == 0) {
@@ -136,7 +148,7 @@ int hs_acli_load_merged(const char *cmd, char **files, int n, const hs_analysis_
     int total = n;
     char msg[512];
     for (size_t i = 0; i < nb; i++) {
-        ps[total] = hs_cli_load(o->base[i], NULL, msg, sizeof msg);
+        ps[total] = load_one(o->base[i], true, msg, sizeof msg);
         if (!ps[total]) {
             hs_acli_free_profiles(ps, total);
             return hs_acli_fail(cmd, o->base[i], msg);

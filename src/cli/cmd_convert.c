@@ -188,6 +188,11 @@ int hs_cmd_convert(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         const char *path = argv[optind + (int)i];
         ps[i] = hs_cli_load(path, from, err, sizeof err);
+        /* the profile's drop_frames/keep_frames, as pprof applies them on load */
+        if (ps[i] && hs_analysis_remove_uninteresting(ps[i], err, sizeof err) < 0) {
+            hs_profile_free(ps[i]);
+            ps[i] = NULL;
+        }
         if (!ps[i]) {
             snprintf(msg, sizeof msg, "%s: %s", path, err);
             hs_convert_fail(msg);

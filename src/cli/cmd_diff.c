@@ -62,7 +62,7 @@ int hs_cmd_diff(int argc, char **argv)
     hs_view *v = NULL;
     hs_graph g = {0};
     FILE *out = stdout;
-    rc = hs_acli_load(spec.name, argv + first, 2, &ps);
+    rc = hs_acli_load(spec.name, argv + first, 2, true, &ps);
     if (rc)
         goto done;
     v = hs_view_build(&ps[1], 1, &ps[0], 1, &o, msg, sizeof msg);

@@ -257,6 +257,11 @@ int hs_cmd_graph(int argc, char **argv)
         char err[512];
         const char *path = argv[optind + (int)i];
         ps[i] = hs_cli_load(path, NULL, err, sizeof err);
+        /* the profile's drop_frames/keep_frames, as pprof applies them on load */
+        if (ps[i] && hs_analysis_remove_uninteresting(ps[i], err, sizeof err) < 0) {
+            hs_profile_free(ps[i]);
+            ps[i] = NULL;
+        }
         if (!ps[i]) {
             snprintf(msg, sizeof msg, "%s: %s", path, err);
             hs_graph_fail(msg);

@@ -61,7 +61,7 @@ int hs_cmd_merge(int argc, char **argv)
         if (rc)
             goto done;
     } else {
-        rc = hs_acli_load(spec.name, argv + first, n, &ps);
+        rc = hs_acli_load(spec.name, argv + first, n, true, &ps);
         if (rc)
             goto done;
         m = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);

@@ -211,6 +211,107 @@ go tool pprof -traces delta.pb.gz > got.txt 2>/dev/null || fail "pprof cannot re
 go tool pprof -traces -base cpu2.pb.gz cpu.pb.gz > want.txt 2>/dev/null
 diff -u <(sed 1,3d want.txt) <(sed 1,3d got.txt) >&2 || fail "merge --base differs from pprof -base"
 
+# value options: --unit, --divide-by, --mean, --drop-negative (pprof's -unit,
+# -divide_by, -mean, -drop_negative)
+for r in top tree; do
+    for u in ms s us auto minimum hrs; do
+        compare $r "--unit=$u" "-unit=$u" cpu.pb.gz
+    done
+    for u in MB kb B auto; do
+        compare $r "--unit=$u --sample-index=alloc_space" "-unit=$u -sample_index=alloc_space" heap.pb.gz
+    done
+    compare $r "--divide-by=3" "-divide_by=3" cpu.pb.gz
+    compare $r "--divide-by=0.25 --unit=ms" "-divide_by=0.25 -unit=ms" cpu.pb.gz
+    compare $r "--divide-by=1000 --sample-index=alloc_space" "-divide_by=1000 -sample_index=alloc_space" heap.pb.gz
+    compare $r "--mean" "-mean" cpu.pb.gz
+    for si in alloc_space inuse_space; do
+        compare $r "--mean --sample-index=$si" "-mean -sample_index=$si" heap.pb.gz
+        compare $r "--mean --sample-index=$si --focus=alloc --lines" "-mean -sample_index=$si -focus=alloc -lines" heap.pb.gz
+    done
+    compare $r "--trim-path=/nowhere:$TMP/goprog --lines" "-trim_path=/nowhere:$TMP/goprog -lines" cpu.pb.gz
+    compare $r "--trim-path=$TMP/ --files" "-trim_path=$TMP/ -files" cpu.pb.gz
+done
+compare top "--drop-negative --base=cpu2.pb.gz" "-drop_negative -base=cpu2.pb.gz" cpu.pb.gz
+compare top "--drop-negative --base=heap2.pb.gz --sample-index=alloc_space" "-drop_negative -base=heap2.pb.gz -sample_index=alloc_space" heap.pb.gz
+compare traces "--unit=ms" "-unit=ms" cpu.pb.gz
+compare traces "--mean --sample-index=alloc_space" "-mean -sample_index=alloc_space" heap.pb.gz
+compare traces "--divide-by=7" "-divide_by=7" cpu.pb.gz
+compare traces "--trim-path=$TMP --lines" "-trim_path=$TMP -lines" cpu.pb.gz
+compare_re list "main.leafB" "--unit=us --divide-by=2" "-unit=us -divide_by=2" cpu.pb.gz
+compare_re list "main.alloc" "--mean --sample-index=alloc_space" "-mean -sample_index=alloc_space" heap.pb.gz
+compare_re list "main.leafA" "--trim-path=$TMP --source-path=$TMP" "-trim_path=$TMP -source_path=$TMP" cpu.pb.gz
+compare_re peek "leaf" "--mean --unit=ms" "-mean -unit=ms" cpu.pb.gz
+# labels: --tagshow/--taghide, and the label report (pprof's -tags)
+compare traces "--tagshow=kind" "-tagshow=kind" cpu.pb.gz
+compare traces "--taghide=kin" "-taghide=kin" cpu.pb.gz
+compare traces "--taghide=bytes --sample-index=alloc_space" "-taghide=bytes -sample_index=alloc_space" heap.pb.gz
+compare top "--tagshow=kind --taghide=nothing" "-tagshow=kind -taghide=nothing" cpu.pb.gz
+for f in cpu.pb.gz heap.pb.gz; do
+    compare tags "" "" $f
+    compare tags "--tagshow=k" "-tagshow=k" $f
+done
+compare tags "--focus=leafA" "-focus=leafA" cpu.pb.gz
+for si in alloc_space inuse_objects; do
+    compare tags "--sample-index=$si" "-sample_index=$si" heap.pb.gz
+    compare tags "--sample-index=$si --unit=kb" "-sample_index=$si -unit=kb" heap.pb.gz
+done
+# the profile dump (pprof's -raw); of two profiles, after pprof's merge
+compare raw "" "" cpu.pb.gz
+compare raw "" "" heap.pb.gz
+go tool pprof -raw cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
+"$HOTSPUR" raw cpu.pb.gz cpu2.pb.gz > got.txt || fail "hotspur raw A B failed"
+diff -u want.txt got.txt >&2 || fail "raw of two profiles differs from pprof's"
+n=$((n+1))
+# the profile's own drop_frames/keep_frames, applied on load (RemoveUninteresting):
+# written into copies of the Go profiles (fields 7/8 and their strings appended)
+setframes() {
+    python3 - "$@" <<'PY'
+import gzip, sys
+def varint(b, i):
+    r = s = 0
+    while True:
+        c = b[i]; i += 1; r |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return r, i
+def enc(v):
+    o = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        if not v: o.append(c); return bytes(o)
+        o.append(c | 0x80)
+src, dst, frames = sys.argv[1], sys.argv[2], sys.argv[3:]
+b = gzip.decompress(open(src, 'rb').read())
+i = nstr = 0
+while i < len(b):  # count the string table
+    key, i = varint(b, i)
+    wt = key & 7
+    if wt == 0: _, i = varint(b, i)
+    elif wt == 2:
+        n, i = varint(b, i); i += n; nstr += (key >> 3) == 6
+    elif wt == 1: i += 8
+    elif wt == 5: i += 4
+out = bytearray(b)
+for field, s in zip((7, 8), frames):
+    d = s.encode()
+    out += b'\x32' + enc(len(d)) + d + bytes([field << 3]) + enc(nstr)
+    nstr += 1
+open(dst, 'wb').write(gzip.compress(bytes(out)))
+PY
+}
+setframes cpu.pb.gz drop.pb.gz 'main\.recurse' || fail "cannot write drop_frames"
+setframes cpu.pb.gz dropkeep.pb.gz 'main\..*' 'main\.worker' || fail "cannot write keep_frames"
+setframes heap.pb.gz hdrop.pb.gz 'runtime\..*|compress.*' || fail "cannot write drop_frames"
+for f in drop.pb.gz dropkeep.pb.gz; do
+    for r in top tree traces raw; do
+        compare $r "" "" $f
+    done
+done
+compare top "--sample-index=alloc_space" "-sample_index=alloc_space" hdrop.pb.gz
+compare traces "--sample-index=alloc_space" "-sample_index=alloc_space" hdrop.pb.gz
+"$HOTSPUR" top --divide-by=0 cpu.pb.gz > /dev/null 2> err.txt && fail "--divide-by=0 accepted"
+grep -q "zero divisor" err.txt || fail "no message for --divide-by=0"
+"$HOTSPUR" traces --tagshow=nosuchkey cpu.pb.gz > /dev/null 2> err.txt || fail "traces --tagshow failed"
+grep -q "TagShow expression matched no samples" err.txt || fail "no warning for a --tagshow matching nothing"
+
 # several files are merged, as pprof merges several sources
 go tool pprof -top cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
 "$HOTSPUR" top cpu.pb.gz cpu2.pb.gz > got.txt || fail "hotspur top A B failed"
