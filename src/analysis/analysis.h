@@ -92,6 +92,8 @@ typedef struct {
                                (sample value 0), as pprof's -mean */
     bool drop_negative;     /* --drop-negative: drop nodes whose value is negative */
     char *tagshow, *taghide; /* --tagshow/--taghide RE: label keys shown / hidden */
+    bool call_tree;         /* --call-tree (graph): a node per call path */
+    bool compact_labels;    /* --compact-labels (graph): legend without profile labels */
     char *trim_path;        /* --trim-path P[:P...]: prefixes removed from file names */
     bool untrimmed_paths;   /* file names as in the profile, no trimming at all (traces,
                                as pprof's printTraces, which does not build a graph) */
@@ -274,6 +276,12 @@ typedef struct {
 hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, size_t n_base,
                        const hs_analysis_options *o, char *err, size_t errlen);
 void hs_view_free(hs_view *v);
+
+/* The view as a call tree (pprof's -call_tree): one node per distinct call
+ * path, so a function reached from two callers is two nodes; node names
+ * are borrowed from src, which must outlive the result. NULL with a
+ * message on out of memory. */
+hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen);
 
 /* Whether a label with this key is shown under --tagshow/--taghide
  * (pprof's FilterTagsByName); true when neither is set. */

@@ -1062,3 +1062,90 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
     *n = nu;
     return 0;
 }
+
+/* ---- the view as a call tree (pprof's -call_tree, graph.newTree) ---- */
+
+hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
+{
+    view_full *vf = calloc(1, sizeof *vf);
+    if (!vf) {
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    hs_view *v = &vf->pub;
+    struct hs_view_private *pv = &vf->priv;
+    *v = *src;
+    v->priv = pv;
+    v->warnings = "";
+    const view_full *sf = (const view_full *)src;
+    vf->obj_names = sf->obj_names;
+    size_t total = 0;
+    for (size_t i = 0; i < src->n_stacks; i++)
+        total += src->stacks[i].n;
+    pv->arena = malloc((total + 1) * sizeof *pv->arena);
+    pv->inl_arena = malloc(total + 1);
+    pv->stacks = malloc((src->n_stacks + 1) * sizeof *pv->stacks);
+    /* parent tree node -> children keyed by (parent, view node) */
+    uint32_t *parent_of = NULL, *orig_of = NULL;
+    size_t cap = 0;
+    if (!pv->arena || !pv->inl_arena || !pv->stacks || hs_an_map_init(&pv->node_map, 1024) < 0)
+        goto oom;
+    size_t w = 0;
+    for (size_t i = 0; i < src->n_stacks; i++) {
+        const hs_stack *st = &src->stacks[i];
+        hs_stack *ns = &pv->stacks[pv->n_stacks++];
+        *ns = *st;
+        ns->nodes = pv->arena + w;
+        ns->inl = pv->inl_arena + w;
+        uint32_t parent = UINT32_MAX;
+        for (uint32_t k = 0; k < st->n; k++) {
+            uint32_t orig = st->nodes[k];
+            uint64_t h = hs_an_mix(((uint64_t)parent << 32) ^ orig);
+            size_t slot = (size_t)-1;
+            uint32_t id;
+            while ((id = hs_an_map_next(&pv->node_map, h, &slot)) != UINT32_MAX)
+                if (parent_of[id] == parent && orig_of[id] == orig)
+                    break;
+            if (id == UINT32_MAX) {
+                if (pv->n_nodes == cap) {
+                    cap = cap ? cap * 2 : 1024;
+                    hs_node *nn = realloc(pv->nodes, cap * sizeof *nn);
+                    if (!nn)
+                        goto oom;
+                    pv->nodes = nn;
+                    uint32_t *np = realloc(parent_of, cap * sizeof *np);
+                    if (!np)
+                        goto oom;
+                    parent_of = np;
+                    uint32_t *no = realloc(orig_of, cap * sizeof *no);
+                    if (!no)
+                        goto oom;
+                    orig_of = no;
+                }
+                id = (uint32_t)pv->n_nodes++;
+                pv->nodes[id] = src->nodes[orig]; /* strings borrowed from src */
+                parent_of[id] = parent;
+                orig_of[id] = orig;
+                if (hs_an_map_put(&pv->node_map, h, id) < 0)
+                    goto oom;
+            }
+            pv->arena[w] = id;
+            pv->inl_arena[w] = st->inl[k];
+            w++;
+            parent = id;
+        }
+    }
+    free(parent_of);
+    free(orig_of);
+    v->nodes = pv->nodes;
+    v->n_nodes = pv->n_nodes;
+    v->stacks = pv->stacks;
+    v->n_stacks = pv->n_stacks;
+    return v;
+oom:
+    free(parent_of);
+    free(orig_of);
+    hs_view_free(v);
+    hs_an_err(err, errlen, "out of memory");
+    return NULL;
+}

@@ -35,6 +35,9 @@ static void hs_graph_usage(FILE *out)
             "                     jpg, ...), which needs dot installed; an extension\n"
             "                     dot does not know is refused\n"
             "      --title TEXT   first line of the legend (default: the file names)\n"
+            "      --call-tree    one node per call path (a function reached from two callers\n"
+            "                     is two nodes), as pprof's -call_tree\n"
+            "      --compact-labels  legend without the title and type lines\n"
             "  -h, --help         show this help\n"
             "\n");
     hs_analysis_options_help(out, HS_KIND_GRAPH);
@@ -168,11 +171,13 @@ static int hs_run_dot(const char *dot, const char *fmt, const char *dot_file, co
 
 int hs_cmd_graph(int argc, char **argv)
 {
-    enum { OPT_TITLE = 0x4900 };
+    enum { OPT_TITLE = 0x4900, OPT_CALL_TREE, OPT_COMPACT_LABELS };
     static const struct option longopts[] = {
         HS_ANALYSIS_LONGOPTS,
         {"output", required_argument, NULL, 'o'},
         {"title", required_argument, NULL, OPT_TITLE},
+        {"call-tree", no_argument, NULL, OPT_CALL_TREE},
+        {"compact-labels", no_argument, NULL, OPT_COMPACT_LABELS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -211,6 +216,12 @@ int hs_cmd_graph(int argc, char **argv)
         case OPT_TITLE:
             title = optarg;
             break;
+        case OPT_CALL_TREE:
+            o.call_tree = true;
+            break;
+        case OPT_COMPACT_LABELS:
+            o.compact_labels = true;
+            break;
         case ':':
             snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
             hs_analysis_options_free(&o);
@@ -245,7 +256,7 @@ int hs_cmd_graph(int argc, char **argv)
 
     size_t n = (size_t)(argc - optind);
     hs_profile **ps = calloc(n, sizeof *ps);
-    hs_view *v = NULL;
+    hs_view *v = NULL, *tree_src = NULL;
     char *auto_title = NULL;
     char dot_tmp[4200] = "";
     if (!ps) {
@@ -284,6 +295,15 @@ int hs_cmd_graph(int argc, char **argv)
     }
     if (v->warnings && *v->warnings)
         fputs(v->warnings, stderr);
+    if (o.call_tree) { /* pprof's -call_tree: one node per call path */
+        hs_view *t = hs_view_call_tree(v, msg, sizeof msg);
+        if (!t) {
+            hs_graph_fail(msg);
+            goto done;
+        }
+        tree_src = v;
+        v = t;
+    }
 
     char err[512];
     hs_cli_out out;
@@ -330,6 +350,7 @@ int hs_cmd_graph(int argc, char **argv)
     rc = 0;
 done:
     hs_view_free(v);
+    hs_view_free(tree_src);
     for (size_t i = 0; i < n; i++)
         hs_profile_free(ps[i]);
     free(ps);

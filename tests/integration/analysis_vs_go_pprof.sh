@@ -312,6 +312,45 @@ grep -q "zero divisor" err.txt || fail "no message for --divide-by=0"
 "$HOTSPUR" traces --tagshow=nosuchkey cpu.pb.gz > /dev/null 2> err.txt || fail "traces --tagshow failed"
 grep -q "TagShow expression matched no samples" err.txt || fail "no warning for a --tagshow matching nothing"
 
+# graph --call-tree: the same nodes (flat, cum) and edges (weights) as
+# pprof's -dot -call_tree (untrimmed: pprof's DOT trimming counts label
+# nodelets and orders by entropy, hotspur's DOT does not)
+dotvalues() {
+    python3 - "$1" <<'PY'
+import re, sys
+ns, es = [], []
+for line in open(sys.argv[1]):
+    m = re.match(r'N\d+ \[label="(.*?)" id=', line)
+    if m:
+        lab = re.sub(r'\([^)]*\)', '', m.group(1))
+        ns.append(' '.join(re.findall(r'(?<![\w.])(\d+(?:\.\d+)?(?:ns|us|ms|s|B|kB|MB|GB)?)(?![\w.])', lab)))
+    m = re.match(r'N\d+ -> N\d+ \[label=" ?([^"\\]*)', line)
+    if m:
+        es.append(m.group(1))
+print(len(ns), "nodes:", ' | '.join(sorted(ns)))
+print(len(es), "edges:", ' | '.join(sorted(es)))
+PY
+}
+for args in "" "--focus=leaf" "--lines --hide=runtime"; do
+    # shellcheck disable=SC2086
+    go tool pprof -dot -call_tree -nodecount=1000 $(echo "$args" | sed 's/--/-/g') cpu.pb.gz > want.dot 2>/dev/null
+    # shellcheck disable=SC2086
+    "$HOTSPUR" graph --call-tree --nodecount=1000 $args -o got.dot cpu.pb.gz 2>/dev/null || fail "graph --call-tree $args failed"
+    dotvalues want.dot > want.txt; dotvalues got.dot > got.txt
+    diff -u want.txt got.txt >&2 || fail "graph --call-tree $args: nodes/edges differ from pprof -dot -call_tree"
+    n=$((n+1))
+done
+"$HOTSPUR" graph -o plain.dot cpu.pb.gz 2>/dev/null
+"$HOTSPUR" graph --call-tree -o tree.dot cpu.pb.gz 2>/dev/null || fail "graph --call-tree failed"
+# recurse(3) calls itself 3 times: 4 call-tree nodes, 1 graph node
+[ "$(grep -c 'label="main.recurse' tree.dot)" = 4 ] || fail "call tree: main.recurse should be 4 nodes"
+[ "$(grep -c 'label="main.recurse' plain.dot)" = 1 ] || fail "graph: main.recurse should be one node"
+
+"$HOTSPUR" graph --compact-labels -o compact.dot cpu.pb.gz 2>/dev/null || fail "graph --compact-labels failed"
+grep -q 'Type: cpu' plain.dot || fail "graph legend lacks its type line"
+if grep -q 'Type: cpu' compact.dot; then fail "--compact-labels kept the type line"; fi
+grep -q 'Showing nodes accounting for' compact.dot || fail "--compact-labels dropped the 'Showing nodes' line"
+
 # several files are merged, as pprof merges several sources
 go tool pprof -top cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
 "$HOTSPUR" top cpu.pb.gz cpu2.pb.gz > got.txt || fail "hotspur top A B failed"
