@@ -13,6 +13,7 @@ int hs_cmd_tree(int argc, char **argv);
 int hs_cmd_traces(int argc, char **argv);
 int hs_cmd_tags(int argc, char **argv);
 int hs_cmd_raw(int argc, char **argv);
+int hs_cmd_disasm(int argc, char **argv);
 int hs_cmd_diff(int argc, char **argv);
 int hs_cmd_merge(int argc, char **argv);
 int hs_cmd_flame(int argc, char **argv);

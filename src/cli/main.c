@@ -28,6 +28,7 @@ static const hs_command hs_commands[] = {
     {"tree", hs_cmd_tree, "callers and callees of every function in the call graph"},
     {"traces", hs_cmd_traces, "print every sample: labels, value and call stack"},
     {"tags", hs_cmd_tags, "the label report: each label value's share of the total"},
+    {"disasm", hs_cmd_disasm, "annotated machine code of functions matching RE (pprof -disasm)"},
     {"raw", hs_cmd_raw, "dump the profile's samples, locations and mappings (pprof -raw)"},
     {"list", hs_cmd_list, "annotated source of the functions matching a regex"},
     {"diff", hs_cmd_diff, "compare two profiles: base, new, delta and delta% per function"},

@@ -351,6 +351,32 @@ grep -q 'Type: cpu' plain.dot || fail "graph legend lacks its type line"
 if grep -q 'Type: cpu' compact.dot; then fail "--compact-labels kept the type line"; fi
 grep -q 'Showing nodes accounting for' compact.dot || fail "--compact-labels dropped the 'Showing nodes' line"
 
+# disasm: objdump's instructions annotated as pprof's -disasm annotates Go's
+# (the instruction text differs: AT&T from binutils, Go syntax from pprof);
+# every routine header, instruction address and flat/cum value must agree
+disasm_values() { sed -E 's/^( *[^ ]+ +[^ ]+ +[0-9a-f]+):.*/\1/' "$1" | grep -v '^ *;'; }
+for args in "main.leaf|" "main.recurse|" "main.|--focus=leafB" "main.alloc|--sample-index=alloc_space" "main.alloc|--sample-index=inuse_objects"; do
+    re=${args%%|*} opts=${args#*|}
+    f=cpu.pb.gz; case $re in main.alloc) f=heap.pb.gz;; esac
+    # shellcheck disable=SC2086
+    go tool pprof "-disasm=$re" $(echo "$opts" | sed 's/--/-/;s/-index/_index/') $f > want.txt 2>/dev/null || fail "go tool pprof -disasm=$re failed"
+    # shellcheck disable=SC2086
+    "$HOTSPUR" disasm $opts "$re" $f > got.txt 2>err.txt || { cat err.txt >&2; fail "hotspur disasm $re exited $?"; }
+    # every line with a value (and every header) equal, in order; every
+    # address pprof shows shown, up to where Go's disassembler loses track
+    # ("?": it stops one byte short of a symbol's end, so it also omits a
+    # final 1-byte RET, and garbles the last jump; objdump shows both)
+    awk '/^ROUTINE/ { bad = 0 } / [0-9a-f]+: \?$/ { bad = 1 } !bad' want.txt > want.ok
+    disasm_values want.ok > want.v; disasm_values got.txt > got.v
+    diff -u <(grep -v '^ *\. *\. ' want.v) <(grep -v '^ *\. *\. ' got.v) >&2 ||
+        fail "hotspur disasm $opts $re: values differ from go tool pprof -disasm"
+    [ -z "$(comm -23 <(sort want.v) <(sort got.v))" ] || fail "hotspur disasm $opts $re: instructions missing"
+    [ "$(wc -l < got.v)" -gt 5 ] || fail "disasm $re printed almost nothing"
+    n=$((n+1))
+done
+rc=0; "$HOTSPUR" disasm nosuchfunction cpu.pb.gz > /dev/null 2>err.txt || rc=$?
+[ "$rc" = 2 ] && grep -q "no matches found for regexp: nosuchfunction" err.txt || fail "disasm of no function: exit $rc, $(cat err.txt)"
+
 # several files are merged, as pprof merges several sources
 go tool pprof -top cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
 "$HOTSPUR" top cpu.pb.gz cpu2.pb.gz > got.txt || fail "hotspur top A B failed"
