@@ -74,6 +74,8 @@ typedef struct {
     bool noinlines;         /* --noinlines: inlined frames merged into their caller */
     char **base;            /* --base FILE (repeatable): profiles subtracted, as pprof's -base */
     size_t n_base;
+    bool diff_base;         /* the --base files came as --diff-base (pprof's -diff_base):
+                               their samples are marked and percentages are of their total */
     char *tagfocus, *tagignore;                     /* NULL: unset */
     int nodecount;          /* -1: report default; 0: no limit */
     double nodefraction;    /* < 0: report default (0.005) */
@@ -130,6 +132,7 @@ enum {
     HS_OPT_TAGSHOW,
     HS_OPT_TAGHIDE,
     HS_OPT_TRIM_PATH,
+    HS_OPT_DIFF_BASE,
     HS_OPT__END
 };
 
@@ -166,7 +169,8 @@ enum {
         {"drop-negative", no_argument, NULL, HS_OPT_DROP_NEGATIVE},                                \
         {"tagshow", required_argument, NULL, HS_OPT_TAGSHOW},                                      \
         {"taghide", required_argument, NULL, HS_OPT_TAGHIDE},                                      \
-        {"trim-path", required_argument, NULL, HS_OPT_TRIM_PATH}
+        {"trim-path", required_argument, NULL, HS_OPT_TRIM_PATH},                                  \
+        {"diff-base", required_argument, NULL, HS_OPT_DIFF_BASE}
 
 void hs_analysis_options_init(hs_analysis_options *o);
 void hs_analysis_options_free(hs_analysis_options *o);
@@ -195,6 +199,10 @@ void hs_analysis_apply_defaults(hs_analysis_options *o, hs_report_kind kind);
  * profile: identical stacks+labels are summed, functions/locations/mappings
  * deduplicated. NULL with a message when types differ or out of memory. */
 hs_profile *hs_analysis_merge(hs_profile *const *ps, size_t n, char *err, size_t errlen);
+/* The same, with every sample of ps[first_marked..n) labelled
+ * pprof::base=true, as pprof marks a -diff_base profile. */
+hs_profile *hs_analysis_merge_marked(hs_profile *const *ps, size_t n, size_t first_marked,
+                                     char *err, size_t errlen);
 /* Apply the profile's own drop_frames/keep_frames in place, as pprof's
  * RemoveUninteresting does on load (nothing when drop_frames is unset).
  * 0, or -1 with a message (a regex that does not compile). */

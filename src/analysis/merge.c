@@ -159,7 +159,7 @@ static uint64_t merge_location(msrc *c, const hs_location *l)
     return c->loc_ids[i] = found;
 }
 
-static int merge_one(merger *m, const hs_profile *p, char *err, size_t errlen)
+static int merge_one(merger *m, const hs_profile *p, bool mark, char *err, size_t errlen)
 {
     hs_profile *out = m->out;
     msrc c = {m, p, calloc(p->n_mappings + 1, sizeof(uint64_t)),
@@ -188,7 +188,7 @@ static int merge_one(merger *m, const hs_profile *p, char *err, size_t errlen)
                 goto oom;
             sl = n2;
         }
-        if (lb_cap < S->n_labels + 1) {
+        if (lb_cap < S->n_labels + 2) {
             lb_cap = S->n_labels + 16;
             hs_label *n2 = realloc(lb, lb_cap * sizeof *n2);
             if (!n2)
@@ -211,12 +211,20 @@ static int merge_one(merger *m, const hs_profile *p, char *err, size_t errlen)
             h = hs_an_mix(h ^ ((uint64_t)lb[k].key * 7 + (uint64_t)lb[k].str * 131 +
                                (uint64_t)lb[k].num));
         }
+        size_t nl = S->n_labels;
+        if (mark) { /* pprof's -diff_base: SetLabel("pprof::base", "true") */
+            lb[nl] = (hs_label){hs_profile_str(out, "pprof::base"), hs_profile_str(out, "true"), 0, 0};
+            if (lb[nl].key <= 0 || lb[nl].str <= 0)
+                goto oom;
+            h = hs_an_mix(h ^ ((uint64_t)lb[nl].key * 7 + (uint64_t)lb[nl].str * 131));
+            nl++;
+        }
         size_t slot = (size_t)-1;
         uint32_t idx;
         bool merged = false;
         while ((idx = hs_an_map_next(&m->sample_map, h, &slot)) != UINT32_MAX) {
             hs_sample *o = &out->samples[idx];
-            if (same_sample(o, sl, S->n_locations, lb, S->n_labels)) {
+            if (same_sample(o, sl, S->n_locations, lb, nl)) {
                 for (size_t t = 0; t < out->n_sample_types; t++)
                     o->values[t] += S->values[t];
                 merged = true;
@@ -226,7 +234,7 @@ static int merge_one(merger *m, const hs_profile *p, char *err, size_t errlen)
         if (merged)
             continue;
         uint32_t ni = (uint32_t)out->n_samples;
-        if (hs_profile_add_sample(out, sl, S->n_locations, S->values, lb, S->n_labels) < 0)
+        if (hs_profile_add_sample(out, sl, S->n_locations, S->values, lb, nl) < 0)
             goto oom;
         if (hs_an_map_put(&m->sample_map, h, ni) < 0)
             goto oom;
@@ -246,6 +254,12 @@ out:
 }
 
 hs_profile *hs_analysis_merge(hs_profile *const *ps, size_t n, char *err, size_t errlen)
+{
+    return hs_analysis_merge_marked(ps, n, n, err, errlen);
+}
+
+hs_profile *hs_analysis_merge_marked(hs_profile *const *ps, size_t n, size_t first_marked,
+                                     char *err, size_t errlen)
 {
     if (n == 0) {
         hs_an_err(err, errlen, "no profiles to merge");
@@ -295,7 +309,7 @@ hs_profile *hs_analysis_merge(hs_profile *const *ps, size_t n, char *err, size_t
     for (size_t c = 0; c < p0->n_comments; c++)
         hs_profile_add_comment(out, hs_profile_string(p0, p0->comments[c]));
     for (size_t i = 0; i < n; i++)
-        if (merge_one(&m, ps[i], err, errlen) < 0)
+        if (merge_one(&m, ps[i], i >= first_marked, err, errlen) < 0)
             goto fail;
     /* Samples that summed to zero (a base subtracted) are dropped, as pprof's
      * Merge re-merges to drop them. */

@@ -268,7 +268,13 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
     case HS_OPT_NOINLINES:
         o->noinlines = true;
         return 1;
-    case HS_OPT_BASE: {
+    case HS_OPT_BASE:
+    case HS_OPT_DIFF_BASE: {
+        if (o->n_base && o->diff_base != (code == HS_OPT_DIFF_BASE)) {
+            hs_an_err(err, errlen, "--base and --diff-base cannot be combined");
+            return -1;
+        }
+        o->diff_base = code == HS_OPT_DIFF_BASE;
         char **nb = realloc(o->base, (o->n_base + 1) * sizeof *nb);
         if (!nb || !(nb[o->n_base] = strdup(arg ? arg : ""))) {
             if (nb)
@@ -386,6 +392,8 @@ void hs_analysis_options_help(FILE *out, hs_report_kind kind)
             "                     inlined into\n"
             "  --base FILE        subtract FILE's samples (repeatable), as pprof's -base:\n"
             "                     the report shows what changed\n"
+            "  --diff-base FILE   the same, as pprof's -diff_base: FILE's samples are marked\n"
+            "                     as the base and percentages are of FILE's total\n"
             "  --tagfocus [KEY=]VALUE  keep samples with a label matching VALUE: regexes\n"
             "                     separated by ',', or a numeric range LO:HI with units\n"
             "                     (e.g. bytes=1kb:, 10ms:1s, 4096)\n"

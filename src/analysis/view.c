@@ -39,6 +39,8 @@ typedef struct {
     bool has_tagshow, has_taghide;
     regex_t tagshow, taghide;
     int64_t div_total, base_div_total; /* --mean: sum of the counts */
+    int64_t diff_total, diff_div;      /* over samples labelled pprof::base (--diff-base) */
+    bool has_diff;
 } view_full;
 
 /* node identity */
@@ -561,6 +563,10 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         hs_an_err(err, errlen, "out of memory");
         goto out;
     }
+    int64_t base_key = 0; /* the string "pprof::base", which marks --diff-base samples */
+    for (size_t i = 1; i < p->n_strings && !base_key; i++)
+        if (strcmp(p->strings[i], "pprof::base") == 0)
+            base_key = (int64_t)i;
     for (size_t s = 0; s < p->n_samples; s++) {
         const hs_sample *S = &p->samples[s];
         int64_t v = S->values[si];
@@ -568,6 +574,13 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             v = (int64_t)llround((double)v * scale);
         int64_t av = v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
         int64_t dv = vf->pub.mean ? S->values[0] : 0;
+        for (size_t l = 0; base_key && l < S->n_labels; l++)
+            if (S->labels[l].key == base_key) { /* pprof's computeTotal: DiffBaseSample */
+                vf->diff_total += av;
+                vf->diff_div += dv;
+                vf->has_diff = true;
+                break;
+            }
         if (is_base) {
             vf->pub.base_total += av;
             vf->base_div_total += dv;
@@ -743,6 +756,11 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     free(pv->stack_off);
     pv->stack_off = NULL;
     vf->trim_path = vf->source_path = NULL;
+    /* pprof's computeTotal: with -diff_base samples, the total is theirs */
+    if (vf->diff_total > 0) {
+        v->total = vf->diff_total;
+        vf->div_total = vf->diff_div;
+    }
     /* pprof's computeTotal with a mean divisor: sum |value| / sum count */
     if (v->mean && vf->div_total)
         v->total /= vf->div_total;

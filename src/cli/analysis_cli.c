@@ -155,7 +155,8 @@ int hs_acli_load_merged(const char *cmd, char **files, int n, const hs_analysis_
         }
         hs_analysis_negate(ps[total++]); /* pprof's -base: Scale(-1), then merge */
     }
-    *out = hs_analysis_merge(ps, (size_t)total, msg, sizeof msg);
+    *out = o && o->diff_base ? hs_analysis_merge_marked(ps, (size_t)total, (size_t)n, msg, sizeof msg)
+                             : hs_analysis_merge(ps, (size_t)total, msg, sizeof msg);
     hs_acli_free_profiles(ps, total);
     if (!*out)
         return hs_acli_fail(cmd, NULL, msg);

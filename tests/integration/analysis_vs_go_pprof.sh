@@ -377,6 +377,52 @@ done
 rc=0; "$HOTSPUR" disasm nosuchfunction cpu.pb.gz > /dev/null 2>err.txt || rc=$?
 [ "$rc" = 2 ] && grep -q "no matches found for regexp: nosuchfunction" err.txt || fail "disasm of no function: exit $rc, $(cat err.txt)"
 
+# --diff-base (pprof's -diff_base): the base subtracted with its samples
+# marked pprof::base, percentages of the base's total; every text view
+# pprof orders two edges (or label values) of equal |weight| and opposite
+# sign at random (Go map order): runs of such lines are sorted on both sides
+# before tree, peek and tags are compared
+tie_sort() {
+    python3 - "$1" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split('\n')
+def key(l):  # the |value| of a tree/peek edge line or a tags value line
+    m = re.match(r' {20,}-?(\S+) ', l) or re.match(r' {2,}-?(\d[\d.]*[a-zA-Z]*)(?: \([^)]*\))?:', l)
+    return m.group(1) if m else None
+out, i = [], 0
+while i < len(lines):
+    j = i
+    while j + 1 < len(lines) and key(lines[i]) is not None and key(lines[j + 1]) == key(lines[i]):
+        j += 1
+    out += sorted(lines[i:j + 1]); i = j + 1
+print('\n'.join(out))
+PY
+}
+compare_ties() { # REPORT RE "hotspur options" "pprof options" FILE (RE "" for tree)
+    local report=$1 re=$2 hopts=$3 gopts=$4 file=$5
+    # shellcheck disable=SC2086
+    go tool pprof -$report${re:+=$re} $gopts $file > want.txt 2>/dev/null || fail "go tool pprof -$report $gopts failed"
+    # shellcheck disable=SC2086
+    "$HOTSPUR" $report $hopts ${re:+"$re"} $file > got.txt 2>err.txt || { cat err.txt >&2; fail "hotspur $report $hopts exited $?"; }
+    diff -u <(tie_sort want.txt) <(tie_sort got.txt) >&2 || fail "hotspur $report $hopts $re differs from go tool pprof -$report $gopts"
+    n=$((n+1))
+}
+compare_ties tags "" "--diff-base=cpu2.pb.gz" "-diff_base=cpu2.pb.gz" cpu.pb.gz
+compare_ties tags "" "--diff-base=heap2.pb.gz --sample-index=alloc_space" "-diff_base=heap2.pb.gz -sample_index=alloc_space" heap.pb.gz
+for r in top traces; do
+    compare $r "--diff-base=cpu2.pb.gz" "-diff_base=cpu2.pb.gz" cpu.pb.gz
+    compare $r "--diff-base=cpu2.pb.gz --focus=leaf --lines" "-diff_base=cpu2.pb.gz -focus=leaf -lines" cpu.pb.gz
+    compare $r "--diff-base=heap2.pb.gz --sample-index=alloc_space" "-diff_base=heap2.pb.gz -sample_index=alloc_space" heap.pb.gz
+done
+compare_ties tree "" "--diff-base=cpu2.pb.gz" "-diff_base=cpu2.pb.gz" cpu.pb.gz
+compare_ties tree "" "--diff-base=cpu2.pb.gz --focus=leaf --lines" "-diff_base=cpu2.pb.gz -focus=leaf -lines" cpu.pb.gz
+compare_ties tree "" "--diff-base=heap2.pb.gz --sample-index=alloc_space" "-diff_base=heap2.pb.gz -sample_index=alloc_space" heap.pb.gz
+compare top "--diff-base=cpu2.pb.gz --drop-negative --cum" "-diff_base=cpu2.pb.gz -drop_negative -cum" cpu.pb.gz
+compare_ties peek "leaf" "--diff-base=cpu2.pb.gz" "-diff_base=cpu2.pb.gz" cpu.pb.gz
+compare_re list "main.leaf" "--diff-base=cpu2.pb.gz" "-diff_base=cpu2.pb.gz" cpu.pb.gz
+compare_re list "main.alloc" "--diff-base=heap2.pb.gz --sample-index=inuse_space" "-diff_base=heap2.pb.gz -sample_index=inuse_space" heap.pb.gz
+"$HOTSPUR" top --base cpu2.pb.gz --diff-base cpu2.pb.gz cpu.pb.gz > /dev/null 2>&1 && fail "--base with --diff-base accepted"
+
 # several files are merged, as pprof merges several sources
 go tool pprof -top cpu.pb.gz cpu2.pb.gz > want.txt 2>/dev/null
 "$HOTSPUR" top cpu.pb.gz cpu2.pb.gz > got.txt || fail "hotspur top A B failed"
