@@ -176,6 +176,8 @@ int hs_cmd_convert(int argc, char **argv)
      * view per line (functions are still grouped by name). */
     if (strcmp(to, "callgrind") == 0 && !o.granularity_set)
         o.granularity = HS_GRAN_LINES;
+    if (strcmp(to, "callgrind") == 0)
+        o.obj_names = true; /* nodes keep their object file, for ob= (as pprof's ObjNames) */
 
     size_t n = (size_t)(argc - optind);
     hs_profile **ps = calloc(n, sizeof *ps);

@@ -76,9 +76,7 @@ static char *run_capture(char *const argv[])
     return buf;
 }
 
-/* file address = runtime address + delta, from the PT_LOAD segment that
- * holds the mapping's file offset (64-bit ELF). -1 when unknown. */
-static int elf_delta(const char *path, const hs_mapping *m, int64_t *delta)
+int hs_report_elf_delta(const char *path, const hs_mapping *m, int64_t *delta)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -288,7 +286,7 @@ int hs_report_disasm(FILE *out, const hs_view *v, const hs_graph *g, const hs_an
         const hs_mapping *m = &p->mappings[mi];
         const char *path = hs_profile_string(p, m->filename);
         int64_t delta;
-        if (!*path || path[0] == '[' || access(path, R_OK) != 0 || elf_delta(path, m, &delta) < 0)
+        if (!*path || path[0] == '[' || access(path, R_OK) != 0 || hs_report_elf_delta(path, m, &delta) < 0)
             continue;
         /* this mapping's sample nodes, in file addresses */
         size_t nn = 0;

@@ -98,4 +98,10 @@ int hs_top_print(FILE *out, const hs_profile *p, const hs_top_options *o, const 
 int hs_report_top(FILE *out, const hs_profile *p, const hs_top_options *o, char *err,
                   size_t errlen);
 
+/* The offset that turns a runtime address in mapping m into an address of
+ * the ELF file at path (64-bit ELF; from the PT_LOAD segment holding the
+ * mapping's file offset): file address = address + *delta. 0, or -1 when the
+ * file cannot be read as such. */
+int hs_report_elf_delta(const char *path, const hs_mapping *m, int64_t *delta);
+
 #endif
