@@ -70,6 +70,12 @@ typedef enum {
 typedef struct {
     char *sample_index; /* NULL: the profile's default */
     char *focus, *ignore, *show, *hide, *show_from; /* NULL: unset */
+    char *prune_from;                               /* --prune-from RE, NULL: unset */
+    bool noinlines;         /* --noinlines: inlined frames merged into their caller */
+    char **base;            /* --base FILE (repeatable): profiles subtracted, as pprof's -base */
+    size_t n_base;
+    bool diff_base;         /* the --base files came as --diff-base (pprof's -diff_base):
+                               their samples are marked and percentages are of their total */
     char *tagfocus, *tagignore;                     /* NULL: unset */
     int nodecount;          /* -1: report default; 0: no limit */
     double nodefraction;    /* < 0: report default (0.005) */
@@ -80,6 +86,19 @@ typedef struct {
     bool relative;          /* --relative-percentages: total after filters */
     bool normalize;         /* --normalize (diff): scale NEW to BASE's total */
     char *source_path;      /* --source-path DIR (list) */
+    bool obj_names;         /* nodes keep the object file and function start
+                               line, as pprof's ObjNames (list, callgrind) */
+    char *unit;             /* --unit U: output unit (ms, MB, auto, ...); NULL: minimum */
+    double divide_by;       /* --divide-by R: values printed divided by R (1: none) */
+    bool mean;              /* --mean: each node's value divided by its count
+                               (sample value 0), as pprof's -mean */
+    bool drop_negative;     /* --drop-negative: drop nodes whose value is negative */
+    char *tagshow, *taghide; /* --tagshow/--taghide RE: label keys shown / hidden */
+    bool call_tree;         /* --call-tree (graph): a node per call path */
+    bool compact_labels;    /* --compact-labels (graph): legend without profile labels */
+    char *trim_path;        /* --trim-path P[:P...]: prefixes removed from file names */
+    bool untrimmed_paths;   /* file names as in the profile, no trimming at all (traces,
+                               as pprof's printTraces, which does not build a graph) */
 } hs_analysis_options;
 
 /* getopt_long codes of the shared options (beyond any short option char). */
@@ -103,6 +122,17 @@ enum {
     HS_OPT_RELATIVE,
     HS_OPT_NORMALIZE,
     HS_OPT_SOURCE_PATH,
+    HS_OPT_PRUNE_FROM,
+    HS_OPT_NOINLINES,
+    HS_OPT_BASE,
+    HS_OPT_UNIT,
+    HS_OPT_DIVIDE_BY,
+    HS_OPT_MEAN,
+    HS_OPT_DROP_NEGATIVE,
+    HS_OPT_TAGSHOW,
+    HS_OPT_TAGHIDE,
+    HS_OPT_TRIM_PATH,
+    HS_OPT_DIFF_BASE,
     HS_OPT__END
 };
 
@@ -129,7 +159,18 @@ enum {
         {"cum", no_argument, NULL, HS_OPT_CUM},                                                    \
         {"relative-percentages", no_argument, NULL, HS_OPT_RELATIVE},                              \
         {"normalize", no_argument, NULL, HS_OPT_NORMALIZE},                                        \
-        {"source-path", required_argument, NULL, HS_OPT_SOURCE_PATH}
+        {"source-path", required_argument, NULL, HS_OPT_SOURCE_PATH},                              \
+        {"prune-from", required_argument, NULL, HS_OPT_PRUNE_FROM},                                \
+        {"noinlines", no_argument, NULL, HS_OPT_NOINLINES},                                        \
+        {"base", required_argument, NULL, HS_OPT_BASE},                                            \
+        {"unit", required_argument, NULL, HS_OPT_UNIT},                                            \
+        {"divide-by", required_argument, NULL, HS_OPT_DIVIDE_BY},                                  \
+        {"mean", no_argument, NULL, HS_OPT_MEAN},                                                  \
+        {"drop-negative", no_argument, NULL, HS_OPT_DROP_NEGATIVE},                                \
+        {"tagshow", required_argument, NULL, HS_OPT_TAGSHOW},                                      \
+        {"taghide", required_argument, NULL, HS_OPT_TAGHIDE},                                      \
+        {"trim-path", required_argument, NULL, HS_OPT_TRIM_PATH},                                  \
+        {"diff-base", required_argument, NULL, HS_OPT_DIFF_BASE}
 
 void hs_analysis_options_init(hs_analysis_options *o);
 void hs_analysis_options_free(hs_analysis_options *o);
@@ -158,6 +199,17 @@ void hs_analysis_apply_defaults(hs_analysis_options *o, hs_report_kind kind);
  * profile: identical stacks+labels are summed, functions/locations/mappings
  * deduplicated. NULL with a message when types differ or out of memory. */
 hs_profile *hs_analysis_merge(hs_profile *const *ps, size_t n, char *err, size_t errlen);
+/* The same, with every sample of ps[first_marked..n) labelled
+ * pprof::base=true, as pprof marks a -diff_base profile. */
+hs_profile *hs_analysis_merge_marked(hs_profile *const *ps, size_t n, size_t first_marked,
+                                     char *err, size_t errlen);
+/* Apply the profile's own drop_frames/keep_frames in place, as pprof's
+ * RemoveUninteresting does on load (nothing when drop_frames is unset).
+ * 0, or -1 with a message (a regex that does not compile). */
+int hs_analysis_remove_uninteresting(hs_profile *p, char *err, size_t errlen);
+/* Negate every value of p (pprof's Scale(-1)): merging a negated base into
+ * a profile subtracts it (--base). */
+void hs_analysis_negate(hs_profile *p);
 
 /* ------------------------------------------------------------------ */
 /* the filtered view: nodes and stacks                                 */
@@ -188,6 +240,7 @@ typedef struct {
     uint32_t n;
     int64_t value;
     int64_t base;
+    int64_t div;               /* --mean: the sample's count (value 0), else 0 */
     const hs_profile *profile; /* where the sample came from (for labels) */
     const hs_sample *sample;
 } hs_stack;
@@ -212,6 +265,7 @@ typedef struct {
     int64_t kept_total;    /* sum of value over kept NEW stacks */
     int64_t kept_base;     /* sum of base over kept BASE stacks */
     bool diff;             /* built with a BASE */
+    bool mean;             /* --mean: graph values are value / count */
 
     /* Warnings like pprof's "no matches found for regexp: X", one per line,
      * "" when none. Reports print them on stderr. */
@@ -230,6 +284,22 @@ typedef struct {
 hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, size_t n_base,
                        const hs_analysis_options *o, char *err, size_t errlen);
 void hs_view_free(hs_view *v);
+
+/* The view as a call tree (pprof's -call_tree): one node per distinct call
+ * path, so a function reached from two callers is two nodes; node names
+ * are borrowed from src, which must outlive the result. NULL with a
+ * message on out of memory. */
+hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen);
+
+/* Whether a label with this key is shown under --tagshow/--taghide
+ * (pprof's FilterTagsByName); true when neither is set. */
+bool hs_view_label_shown(const hs_view *v, const char *key);
+
+/* pprof's trimPath: the part of `path` left after removing the first of
+ * trim's ':'-separated prefixes (or /proc/self/cwd/) it starts with; when
+ * trim is NULL/empty, after the first "/BASENAME/" of a source_path
+ * directory found in path. Returns a suffix of path. */
+const char *hs_analysis_trim_path(const char *path, const char *trim, const char *source_path);
 
 /* Apply sample-index-independent filters (focus/ignore/show/hide/show-from/
  * tagfocus/tagignore) to p and return a NEW profile holding only the kept
@@ -280,9 +350,24 @@ typedef struct {
 typedef struct {
     int64_t flat, cum;           /* NEW */
     int64_t base_flat, base_cum; /* BASE */
+    int64_t flat_div, cum_div;   /* --mean: the counts summed with flat and cum */
     uint32_t *in, *out;          /* edge indices (callers, callees), by weight desc */
     size_t n_in, n_out;
 } hs_graph_node;
+
+/* The value a report prints for a node (pprof's FlatValue/CumValue): NEW -
+ * BASE, divided by the count under --mean. Trimming and sorting use the
+ * undivided values, as pprof does. */
+static inline int64_t hs_graph_flat(const hs_graph_node *n)
+{
+    int64_t f = n->flat - n->base_flat;
+    return n->flat_div ? f / n->flat_div : f;
+}
+static inline int64_t hs_graph_cum(const hs_graph_node *n)
+{
+    int64_t c = n->cum - n->base_cum;
+    return n->cum_div ? c / n->cum_div : c;
+}
 
 typedef struct {
     hs_graph_node *nodes; /* indexed by node id; n_nodes == view->n_nodes */
@@ -310,6 +395,11 @@ void hs_graph_free(hs_graph *g);
 /* ------------------------------------------------------------------ */
 /* small helpers                                                       */
 /* ------------------------------------------------------------------ */
+
+/* Clean a file path in place, lexically, as Go's filepath.Clean (and so
+ * pprof) does: repeated slashes to one, "." elements dropped, "x/.."
+ * pairs removed, ".." at the root dropped, "" -> ".". */
+void hs_analysis_clean_path(char *path);
 
 /* Compile a pprof-style regex (POSIX ERE, unanchored) once; for reports
  * that take a RE argument (peek, list). 0 on success. */

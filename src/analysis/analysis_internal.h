@@ -66,8 +66,9 @@ typedef struct {
 } hs_an_tagfilter;
 
 typedef struct {
-    regex_t focus, ignore, show, hide, show_from;
-    bool has_focus, has_ignore, has_show, has_hide, has_show_from;
+    regex_t focus, ignore, show, hide, show_from, prune_from;
+    bool has_focus, has_ignore, has_show, has_hide, has_show_from, has_prune_from;
+    bool noinlines;
     hs_an_tagfilter tagfocus, tagignore;
     bool has_tagfocus, has_tagignore;
 } hs_an_filters;
@@ -82,5 +83,10 @@ bool hs_an_tagfilter_match(const hs_an_tagfilter *tf, const hs_profile *p, const
  * summed; stacks of value 0 and base 0 left out. Computed once, owned by the
  * view. 0, or -1 on out of memory. */
 int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n);
+
+/* pprof's simplifyFunc (profile/prune.go), for prune regexes: a leading '.'
+ * dropped, the name cut at the first '(' not part of "(anonymous
+ * namespace)" or "operator()". Returns buf. */
+const char *hs_an_simplify_func(const char *name, char *buf, size_t len);
 
 #endif

@@ -19,6 +19,7 @@ typedef struct {
     uint32_t *estamp;
     size_t n_edges, cap_edges;
     hs_an_map emap;
+    bool drop_negative;               /* --drop-negative */
 } gbuild;
 
 static inline int64_t abs64(int64_t x)
@@ -76,9 +77,9 @@ static int build_pass(gbuild *b, const uint8_t *kept)
     b->n_edges = 0;
     for (size_t s = 0; s < n_stacks; s++) {
         const hs_stack *st = &stacks[s];
+        /* A stack summing to 0 (samples that cancel, e.g. under --base) still
+         * makes its edges, as in pprof, where they show with weight 0. */
         int64_t w = st->value, bw = st->base;
-        if (w == 0 && bw == 0)
-            continue;
         uint32_t stamp = (uint32_t)s;
         uint32_t parent = HS_NODE_NONE;
         bool residual = false;
@@ -92,6 +93,7 @@ static int build_pass(gbuild *b, const uint8_t *kept)
                 b->nstamp[n] = stamp;
                 b->nodes[n].cum += w;
                 b->nodes[n].base_cum += bw;
+                b->nodes[n].cum_div += st->div;
             }
             if (parent != HS_NODE_NONE && parent != n) {
                 uint32_t e = edge_get(b, parent, n);
@@ -115,14 +117,20 @@ static int build_pass(gbuild *b, const uint8_t *kept)
         if (parent != HS_NODE_NONE && !residual) {
             b->nodes[parent].flat += w;
             b->nodes[parent].base_flat += bw;
+            b->nodes[parent].flat_div += st->div;
         }
     }
     return 0;
 }
 
-static bool node_present(const hs_graph_node *n)
+/* pprof's selectNodesForGraph: nodes with a value, without the negative
+ * ones under --drop-negative (isNegative: flat < 0, or flat 0 and cum < 0). */
+static bool node_present(const hs_graph_node *n, bool drop_negative)
 {
-    return n->flat || n->cum || n->base_flat || n->base_cum;
+    if (!(n->flat || n->cum || n->base_flat || n->base_cum))
+        return false;
+    int64_t flat = n->flat - n->base_flat, cum = n->cum - n->base_cum;
+    return !(drop_negative && (flat < 0 || (flat == 0 && cum < 0)));
 }
 
 static int cmp_str(const char *a, const char *b)
@@ -198,11 +206,12 @@ static int cmp_edge(const void *pa, const void *pb, void *arg)
 }
 
 /* collect present nodes into order[] and sort them */
-static size_t collect_sorted(const hs_view *v, const hs_graph_node *g, bool cum, uint32_t *order)
+static size_t collect_sorted(const hs_view *v, const hs_graph_node *g, bool cum, bool drop_negative,
+                             uint32_t *order)
 {
     size_t n = 0;
     for (size_t i = 0; i < v->n_nodes; i++)
-        if (node_present(&g[i]))
+        if (node_present(&g[i], drop_negative))
             order[n++] = (uint32_t)i;
     sort_ctx c = {v, g, cum};
     qsort_r(order, n, sizeof *order, cmp_order, &c);
@@ -225,6 +234,16 @@ void hs_graph_free(hs_graph *g)
     memset(g, 0, sizeof *g);
 }
 
+/* pprof's TrimLowFrequencyEdges visits the in-edges of the graph's nodes
+ * only: an edge into a node that is not in the graph (value 0, e.g. a
+ * zero-valued sample counted under --mean) is never trimmed. */
+static bool edge_trimmed(const gbuild *b, size_t e, int64_t cut)
+{
+    const hs_graph_edge *E = &b->edges[e];
+    return node_present(&b->nodes[E->dst], b->drop_negative) &&
+           abs64(E->weight - E->base_weight) < cut;
+}
+
 int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out, char *err,
                    size_t errlen)
 {
@@ -232,6 +251,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
     gbuild b;
     memset(&b, 0, sizeof b);
     b.v = v;
+    b.drop_negative = o->drop_negative;
     size_t nn = v->n_nodes ? v->n_nodes : 1;
     b.nodes = calloc(nn, sizeof *b.nodes);
     b.nstamp = malloc(nn * sizeof *b.nstamp);
@@ -245,7 +265,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
     int64_t total = 0;
     size_t present = 0;
     for (size_t i = 0; i < v->n_nodes; i++) {
-        if (!node_present(&b.nodes[i]))
+        if (!node_present(&b.nodes[i], b.drop_negative))
             continue;
         present++;
         total += b.nodes[i].flat - b.nodes[i].base_flat;
@@ -262,7 +282,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
         size_t nk = 0;
         for (size_t i = 0; i < v->n_nodes; i++) {
             const hs_graph_node *n = &b.nodes[i];
-            kept[i] = node_present(n) && abs64(n->cum - n->base_cum) >= node_cut;
+            kept[i] = node_present(n, b.drop_negative) && abs64(n->cum - n->base_cum) >= node_cut;
             nk += kept[i];
         }
         if (nk != present) {
@@ -272,7 +292,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
             filtered = true;
         }
     }
-    size_t n_order = collect_sorted(v, b.nodes, o->cum_sort, order);
+    size_t n_order = collect_sorted(v, b.nodes, o->cum_sort, b.drop_negative, order);
     out->orig_count = n_order;
     edge_dead = calloc(b.n_edges + 1, 1);
     if (!edge_dead)
@@ -280,7 +300,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
     if (o->nodecount > 0) {
         /* edges below the cutoff go before selection; not counted */
         for (size_t e = 0; e < b.n_edges; e++)
-            if (abs64(b.edges[e].weight - b.edges[e].base_weight) < edge_cut)
+            if (edge_trimmed(&b, e, edge_cut))
                 edge_dead[e] = 1;
         if ((size_t)o->nodecount < n_order) {
             memset(kept, 0, nn);
@@ -289,7 +309,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
             if (build_pass(&b, kept) < 0)
                 goto oom;
             filtered = true;
-            n_order = collect_sorted(v, b.nodes, o->cum_sort, order);
+            n_order = collect_sorted(v, b.nodes, o->cum_sort, b.drop_negative, order);
             free(edge_dead);
             edge_dead = calloc(b.n_edges + 1, 1);
             if (!edge_dead)
@@ -298,7 +318,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
     }
     (void)filtered;
     for (size_t e = 0; e < b.n_edges; e++) {
-        if (!edge_dead[e] && abs64(b.edges[e].weight - b.edges[e].base_weight) < edge_cut) {
+        if (!edge_dead[e] && edge_trimmed(&b, e, edge_cut)) {
             edge_dead[e] = 1;
             out->dropped_edges++;
         }

@@ -19,6 +19,7 @@ void hs_analysis_options_init(hs_analysis_options *o)
     o->nodefraction = -1;
     o->edgefraction = -1;
     o->granularity = HS_GRAN_FUNCTIONS;
+    o->divide_by = 1;
 }
 
 void hs_analysis_options_free(hs_analysis_options *o)
@@ -29,17 +30,146 @@ void hs_analysis_options_free(hs_analysis_options *o)
     free(o->show);
     free(o->hide);
     free(o->show_from);
+    free(o->prune_from);
     free(o->tagfocus);
     free(o->tagignore);
     free(o->source_path);
+    free(o->unit);
+    free(o->tagshow);
+    free(o->taghide);
+    free(o->trim_path);
+    for (size_t i = 0; i < o->n_base; i++)
+        free(o->base[i]);
+    free(o->base);
     hs_analysis_options_init(o);
+}
+
+/* Translate the RE2 syntax pprof users write into POSIX ERE with GNU
+ * extensions (glibc's regcomp already knows \w \W \s \S \b \B):
+ *   \d \D (also inside [...]), \s \w inside [...], a leading (?i) or (?s)
+ *   flag group, (?:...) groups, \A and \z anchors, lazy quantifiers
+ *   (*? +? ?? {n,m}?: for matching, laziness changes nothing).
+ * Constructs ERE cannot express (\p{...}, (?=...), (?P<name>...), \Q..\E,
+ * flags other than i/s) are refused with a message rather than silently
+ * matching something else. 0, or -1. */
+static int hs_re2_to_ere(const char *re, char *out, size_t outlen, int *icase, char *err, size_t errlen)
+{
+    size_t w = 0;
+    int in_class = 0;
+    *icase = 0;
+#define PUT(str)                                                                                   \
+    do {                                                                                           \
+        size_t l_ = strlen(str);                                                                   \
+        if (w + l_ + 1 > outlen) {                                                                 \
+            hs_an_err(err, errlen, "regexp too long");                                           \
+            return -1;                                                                             \
+        }                                                                                          \
+        memcpy(out + w, str, l_);                                                                  \
+        w += l_;                                                                                   \
+    } while (0)
+    const char *p = re;
+    while (*p == '(' && p[1] == '?' && p[2] && strchr("is", p[2])) { /* (?i) (?s) (?is) flag groups */
+        const char *q = p + 2;
+        int ic = 0;
+        while (*q == 'i' || *q == 's')
+            ic |= *q++ == 'i';
+        if (*q != ')')
+            break;
+        *icase |= ic;
+        p = q + 1;
+    }
+    for (; *p; p++) {
+        char c = *p;
+        if (c == '\\' && p[1]) {
+            char n = *++p;
+            if (in_class) {
+                if (n == 'd')
+                    PUT("0-9");
+                else if (n == 's')
+                    PUT("[:space:]");
+                else if (n == 'w')
+                    PUT("[:alnum:]_");
+                else if (n == ']' || n == '\\' || n == '[' || n == '-' || n == '^') {
+                    char lit[2] = {n, 0}; /* POSIX has no escapes in [...]: place it literally */
+                    if (n == ']' || n == '-') {
+                        hs_an_err(err, errlen, "'\\%c' inside [...] is not supported (put it first in the class)", n);
+                        return -1;
+                    }
+                    PUT(lit);
+                } else {
+                    char lit[2] = {n, 0};
+                    PUT(lit);
+                }
+                continue;
+            }
+            if (n == 'd')
+                PUT("[0-9]");
+            else if (n == 'D')
+                PUT("[^0-9]");
+            else if (n == 'A')
+                PUT("^");
+            else if (n == 'z')
+                PUT("$");
+            else if (n == 'p' || n == 'P' || n == 'Q' || n == 'E' || n == 'C' || n == 'x' || (n >= '1' && n <= '9')) {
+                hs_an_err(err, errlen, "'\\%c' (RE2) has no POSIX equivalent here", n);
+                return -1;
+            } else {
+                char esc[3] = {'\\', n, 0};
+                PUT(esc);
+            }
+            continue;
+        }
+        if (in_class) {
+            char lit[2] = {c, 0};
+            PUT(lit);
+            if (c == ']')
+                in_class = 0;
+            continue;
+        }
+        if (c == '[') {
+            PUT("[");
+            in_class = 1;
+            if (p[1] == '^') {
+                PUT("^");
+                p++;
+            }
+            if (p[1] == ']') { /* a leading ] is literal */
+                PUT("]");
+                p++;
+            }
+            continue;
+        }
+        if (c == '(' && p[1] == '?') {
+            if (p[2] == ':') {
+                PUT("(");
+                p += 2;
+                continue;
+            }
+            hs_an_err(err, errlen, "'(?%c' (RE2) is not supported: only (?i), (?s) at the start and (?:...)",
+                      p[2] ? p[2] : ' ');
+            return -1;
+        }
+        if (c == '?' && p > re && (p[-1] == '*' || p[-1] == '+' || p[-1] == '?' || p[-1] == '}') &&
+            !(p - 1 > re && p[-2] == '\\'))
+            continue; /* lazy quantifier */
+        char lit[2] = {c, 0};
+        PUT(lit);
+    }
+    out[w] = '\0';
+    return 0;
+#undef PUT
 }
 
 int hs_analysis_regcomp(regex_t *out, const char *re, const char *what, char *err, size_t errlen)
 {
-    int rc = regcomp(out, re, REG_EXTENDED | REG_NOSUB);
+    char ere[4096], msg[256];
+    int icase;
+    if (hs_re2_to_ere(re, ere, sizeof ere, &icase, msg, sizeof msg) != 0) {
+        hs_an_err(err, errlen, "invalid %s regexp '%s': %s", what, re, msg);
+        return -1;
+    }
+    int rc = regcomp(out, ere, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
     if (rc != 0) {
-        char msg[128];
         regerror(rc, out, msg, sizeof msg);
         hs_an_err(err, errlen, "invalid %s regexp '%s': %s", what, re, msg);
         return -1;
@@ -133,6 +263,29 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         return set_re(&o->hide, arg, "hide", err, errlen);
     case HS_OPT_SHOW_FROM:
         return set_re(&o->show_from, arg, "show-from", err, errlen);
+    case HS_OPT_PRUNE_FROM:
+        return set_re(&o->prune_from, arg, "prune-from", err, errlen);
+    case HS_OPT_NOINLINES:
+        o->noinlines = true;
+        return 1;
+    case HS_OPT_BASE:
+    case HS_OPT_DIFF_BASE: {
+        if (o->n_base && o->diff_base != (code == HS_OPT_DIFF_BASE)) {
+            hs_an_err(err, errlen, "--base and --diff-base cannot be combined");
+            return -1;
+        }
+        o->diff_base = code == HS_OPT_DIFF_BASE;
+        char **nb = realloc(o->base, (o->n_base + 1) * sizeof *nb);
+        if (!nb || !(nb[o->n_base] = strdup(arg ? arg : ""))) {
+            if (nb)
+                o->base = nb;
+            hs_an_err(err, errlen, "out of memory");
+            return -1;
+        }
+        o->base = nb;
+        o->n_base++;
+        return 1;
+    }
     case HS_OPT_TAGFOCUS:
         return set_tag(&o->tagfocus, arg, "tagfocus", err, errlen);
     case HS_OPT_TAGIGNORE:
@@ -182,6 +335,39 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         return 1;
     case HS_OPT_SOURCE_PATH:
         return set_str(&o->source_path, arg, err, errlen);
+    case HS_OPT_UNIT:
+        if (!arg || !*arg) {
+            hs_an_err(err, errlen, "--unit needs a unit (ms, s, MB, auto, minimum, ...)");
+            return -1;
+        }
+        return set_str(&o->unit, arg, err, errlen);
+    case HS_OPT_DIVIDE_BY: {
+        char *end;
+        errno = 0;
+        double d = strtod(arg, &end);
+        if (errno || end == arg || *end || !isfinite(d)) {
+            hs_an_err(err, errlen, "--divide-by needs a number, got '%s'", arg);
+            return -1;
+        }
+        if (d == 0) {
+            hs_an_err(err, errlen, "zero divisor specified");
+            return -1;
+        }
+        o->divide_by = d;
+        return 1;
+    }
+    case HS_OPT_MEAN:
+        o->mean = true;
+        return 1;
+    case HS_OPT_DROP_NEGATIVE:
+        o->drop_negative = true;
+        return 1;
+    case HS_OPT_TAGSHOW:
+        return set_re(&o->tagshow, arg, "tagshow", err, errlen);
+    case HS_OPT_TAGHIDE:
+        return set_re(&o->taghide, arg, "taghide", err, errlen);
+    case HS_OPT_TRIM_PATH:
+        return set_str(&o->trim_path, arg, err, errlen);
     default:
         return 0;
     }
@@ -193,17 +379,37 @@ void hs_analysis_options_help(FILE *out, hs_report_kind kind)
             "Sample value:\n"
             "  --sample-index NAME|N  value to report (e.g. alloc_space, 0); default: the\n"
             "                         profile's default sample type\n"
-            "Filters (POSIX extended regexes, unanchored, matched against function\n"
-            "names, file names and mapping files):\n"
+            "Filters (regexes, unanchored, RE2 spellings such as \\d and (?i) accepted,\n"
+            "matched against function names, file names and mapping files):\n"
             "  --focus RE         keep samples with a frame matching RE\n"
             "  --ignore RE        drop samples with a frame matching RE\n"
             "  --show RE          keep only frames matching RE\n"
             "  --hide RE          drop frames matching RE\n"
             "  --show-from RE     drop frames above the outermost frame matching RE\n"
+            "  --prune-from RE    drop frames below (callees of) the innermost frame\n"
+            "                     matching RE\n"
+            "  --noinlines        merge inlined frames into the function they were\n"
+            "                     inlined into\n"
+            "  --base FILE        subtract FILE's samples (repeatable), as pprof's -base:\n"
+            "                     the report shows what changed\n"
+            "  --diff-base FILE   the same, as pprof's -diff_base: FILE's samples are marked\n"
+            "                     as the base and percentages are of FILE's total\n"
             "  --tagfocus [KEY=]VALUE  keep samples with a label matching VALUE: regexes\n"
             "                     separated by ',', or a numeric range LO:HI with units\n"
             "                     (e.g. bytes=1kb:, 10ms:1s, 4096)\n"
             "  --tagignore [KEY=]VALUE drop samples with a matching label\n"
+            "  --tagshow RE       show only labels whose key matches RE (traces, tags)\n"
+            "  --taghide RE       hide labels whose key matches RE\n"
+            "  --trim-path P[:P]  remove these prefixes from source file names\n"
+            "                     (/proc/self/cwd/ always is)\n"
+            "Values:\n"
+            "  --unit U           print values in U (ns, us, ms, s, hrs, B, kB, MB, GB,\n"
+            "                     ...), 'auto' (each value its own) or 'minimum' (default)\n"
+            "  --divide-by R      divide every printed value by R\n"
+            "  --mean             each entry's value divided by its count (the sample's\n"
+            "                     first value), e.g. mean lock delay with\n"
+            "                     --sample-index=delay\n"
+            "  --drop-negative    leave out entries whose value is negative (with --base)\n"
             "Granularity (one of):\n"
             "  --functions        one entry per function (default)\n"
             "  --files            one entry per source file\n"
@@ -501,7 +707,9 @@ int hs_an_filters_compile(hs_an_filters *f, const hs_analysis_options *o, char *
     RE(show, "show")
     RE(hide, "hide")
     RE(show_from, "show-from")
+    RE(prune_from, "prune-from")
 #undef RE
+    f->noinlines = o->noinlines;
     if (o->tagfocus) {
         if (tagfilter_compile(&f->tagfocus, o->tagfocus, "tagfocus", err, errlen) < 0)
             goto fail;
@@ -530,6 +738,8 @@ void hs_an_filters_free(hs_an_filters *f)
         regfree(&f->hide);
     if (f->has_show_from)
         regfree(&f->show_from);
+    if (f->has_prune_from)
+        regfree(&f->prune_from);
     if (f->has_tagfocus)
         tagfilter_free(&f->tagfocus);
     if (f->has_tagignore)

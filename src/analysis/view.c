@@ -33,6 +33,14 @@ struct hs_view_private {
 typedef struct {
     hs_view pub;
     struct hs_view_private priv;
+    bool obj_names; /* hs_analysis_options.obj_names */
+    const char *trim_path, *source_path; /* during hs_view_build only */
+    bool untrimmed;
+    bool has_tagshow, has_taghide;
+    regex_t tagshow, taghide;
+    int64_t div_total, base_div_total; /* --mean: sum of the counts */
+    int64_t diff_total, diff_div;      /* over samples labelled pprof::base (--diff-base) */
+    bool has_diff;
 } view_full;
 
 /* node identity */
@@ -43,7 +51,7 @@ typedef struct {
 } node_key;
 
 /* per-location decisions */
-enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2 };
+enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2, LOC_PRUNE = 4 };
 typedef struct {
     uint32_t off, n; /* node list in the per-profile lists, root first */
     uint8_t fi;      /* 0 neutral, 1 focused, 2 ignored */
@@ -56,6 +64,12 @@ enum { FM_FOCUS = 1, FM_IGNORE = 2, FM_HIDE = 4, FM_SHOW = 8, FM_SHOWFROM = 16 }
 static bool re_match(const regex_t *re, const char *s)
 {
     return regexec(re, s, 0, NULL, 0) == 0;
+}
+
+static bool prune_match(const regex_t *re, const char *name)
+{
+    char buf[1024];
+    return re_match(re, hs_an_simplify_func(name, buf, sizeof buf));
 }
 
 static int warn(struct hs_view_private *pv, const char *msg)
@@ -158,32 +172,13 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     return id;
 }
 
-/* Minimal filepath.Clean for the common cases: "//" and "/./" collapse. */
-static void clean_path(char *s)
-{
-    if (!*s)
-        return;
-    char *w = s;
-    for (char *r = s; *r;) {
-        if (r[0] == '/' && r[1] == '/') {
-            r++;
-            continue;
-        }
-        if (r[0] == '/' && r[1] == '.' && (r[2] == '/' || r[2] == 0) && r != s) {
-            r += 2;
-            continue;
-        }
-        *w++ = *r++;
-    }
-    *w = 0;
-    if (w - s > 1 && w[-1] == '/')
-        w[-1] = 0;
-}
-
 typedef struct {
     const hs_profile *p;
     const hs_an_filters *f;
     hs_granularity gran;
+    bool obj_names;
+    const char *trim_path, *source_path; /* --trim-path, --source-path */
+    bool untrimmed;                      /* --trim-path does not apply */
     uint8_t *fmatch;   /* per function index */
     uint8_t *mmatch;   /* per mapping index */
     loc_info *li;      /* per location index */
@@ -360,6 +355,29 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
             if (li->flags & LOC_SHOWFROM)
                 c->sfm = true;
         }
+        if (f->has_prune_from && !hidden) { /* pprof's PruneFrom, after the name filters */
+            for (size_t k = 0; k < L->n_lines; k++) {
+                const hs_function *fn = keep[k] ? line_fn(p, &L->lines[k]) : NULL;
+                const char *nm = fn ? hs_profile_string(p, fn->name) : "";
+                if (*nm && prune_match(&f->prune_from, nm)) {
+                    li->flags |= LOC_PRUNE;
+                    for (size_t j = 0; j < k; j++)
+                        if (keep[j]) {
+                            keep[j] = 0;
+                            nkeep--;
+                        }
+                    break;
+                }
+            }
+        }
+        if (f->noinlines && nkeep > 1) { /* pprof's Aggregate(inlineFrame=false): the outermost line */
+            size_t last = L->n_lines;
+            while (last > 0 && !keep[last - 1])
+                last--;
+            for (size_t k = 0; k + 1 < last; k++)
+                keep[k] = 0;
+            nkeep = 1;
+        }
         if (hidden) {
             li->flags |= LOC_HIDDEN;
             continue;
@@ -401,11 +419,13 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     const char *file = hs_profile_string(p, fn->filename);
                     if (c->gran == HS_GRAN_FUNCTIONS)
                         file = "";
+                    if (*file && !c->untrimmed)
+                        file = hs_analysis_trim_path(file, c->trim_path, c->source_path);
                     if (*file) {
                         char *cf = strdup(file);
                         if (!cf)
                             goto oom;
-                        clean_path(cf);
+                        hs_analysis_clean_path(cf);
                         k.file = hs_an_strtab_intern(&pv->strs, cf);
                         free(cf);
                         if (k.file == UINT32_MAX)
@@ -416,7 +436,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                         goto oom;
                     if (c->gran == HS_GRAN_LINES || c->gran == HS_GRAN_ADDRESSES)
                         k.line = ln->line;
-                    if (!*name) {
+                    if (!*name || c->obj_names) {
                         k.objfile = obj;
                         /* pprof also keys on the start line here; for --files
                          * that splits one file into several identical rows, so
@@ -510,6 +530,14 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
         return false;
     if (f->has_tagignore && hs_an_tagfilter_match(&f->tagignore, p, S))
         return false;
+    if (f->has_prune_from) { /* drop the frames leafward of the first pruning location */
+        for (size_t k = 0; k < n; k++)
+            if (c->li[locs[k] - p->locations].flags & LOC_PRUNE) {
+                memmove(locs, locs + k, (n - k) * sizeof *locs);
+                n -= k;
+                break;
+            }
+    }
     *np = n;
     return true;
 }
@@ -524,6 +552,10 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     c.p = p;
     c.f = f;
     c.gran = vf->pub.granularity;
+    c.obj_names = vf->obj_names;
+    c.trim_path = vf->trim_path;
+    c.source_path = vf->source_path;
+    c.untrimmed = vf->untrimmed;
     int rc = -1;
     const hs_location **locs = NULL;
     size_t locs_cap = 0;
@@ -531,16 +563,31 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         hs_an_err(err, errlen, "out of memory");
         goto out;
     }
+    int64_t base_key = 0; /* the string "pprof::base", which marks --diff-base samples */
+    for (size_t i = 1; i < p->n_strings && !base_key; i++)
+        if (strcmp(p->strings[i], "pprof::base") == 0)
+            base_key = (int64_t)i;
     for (size_t s = 0; s < p->n_samples; s++) {
         const hs_sample *S = &p->samples[s];
         int64_t v = S->values[si];
         if (scale != 1.0)
             v = (int64_t)llround((double)v * scale);
         int64_t av = v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
-        if (is_base)
+        int64_t dv = vf->pub.mean ? S->values[0] : 0;
+        for (size_t l = 0; base_key && l < S->n_labels; l++)
+            if (S->labels[l].key == base_key) { /* pprof's computeTotal: DiffBaseSample */
+                vf->diff_total += av;
+                vf->diff_div += dv;
+                vf->has_diff = true;
+                break;
+            }
+        if (is_base) {
             vf->pub.base_total += av;
-        else
+            vf->base_div_total += dv;
+        } else {
             vf->pub.total += av;
+            vf->div_total += dv;
+        }
         if (locs_cap < S->n_locations + 1) {
             locs_cap = S->n_locations + 64;
             const hs_location **nl = realloc(locs, locs_cap * sizeof *nl);
@@ -573,6 +620,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         st->n = (uint32_t)need;
         st->value = is_base ? 0 : v;
         st->base = is_base ? v : 0;
+        st->div = dv;
         st->profile = p;
         st->sample = S;
         if (is_base)
@@ -670,6 +718,11 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     v->priv = pv;
     v->sample_index = si;
     v->granularity = o->granularity;
+    vf->obj_names = o->obj_names;
+    vf->trim_path = o->trim_path;
+    vf->source_path = o->source_path;
+    vf->untrimmed = o->untrimmed_paths;
+    v->mean = o->mean;
     v->diff = n_base > 0;
     v->profile = p0;
     v->base = n_base ? bs[0] : NULL;
@@ -702,6 +755,17 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     }
     free(pv->stack_off);
     pv->stack_off = NULL;
+    vf->trim_path = vf->source_path = NULL;
+    /* pprof's computeTotal: with -diff_base samples, the total is theirs */
+    if (vf->diff_total > 0) {
+        v->total = vf->diff_total;
+        vf->div_total = vf->diff_div;
+    }
+    /* pprof's computeTotal with a mean divisor: sum |value| / sum count */
+    if (v->mean && vf->div_total)
+        v->total /= vf->div_total;
+    if (v->mean && vf->base_div_total)
+        v->base_total /= vf->base_div_total;
     if (o->relative) {
         v->total = 0;
         v->base_total = 0;
@@ -724,6 +788,35 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
         wr |= warn(pv, "ShowFrom expression matched no samples");
     if ((f.has_tagfocus || f.has_tagignore) && !flags[0] && pv->n_stacks == 0)
         wr |= warn(pv, "Tag filters matched no samples");
+    if (o->tagshow) {
+        if (hs_analysis_regcomp(&vf->tagshow, o->tagshow, "tagshow", err, errlen) < 0)
+            goto fail;
+        vf->has_tagshow = true;
+    }
+    if (o->taghide) {
+        if (hs_analysis_regcomp(&vf->taghide, o->taghide, "taghide", err, errlen) < 0)
+            goto fail;
+        vf->has_taghide = true;
+    }
+    if (vf->has_tagshow || vf->has_taghide) {
+        /* pprof's FilterTagsByName reports whether any label key matched */
+        bool sm = false, hm = false;
+        for (size_t i = 0; i < pv->n_stacks; i++) {
+            const hs_sample *S = pv->stacks[i].sample;
+            const hs_profile *q = pv->stacks[i].profile;
+            for (size_t l = 0; l < S->n_labels; l++) {
+                const char *key = hs_profile_string(q, S->labels[l].key);
+                if (vf->has_tagshow && regexec(&vf->tagshow, key, 0, NULL, 0) == 0)
+                    sm = true;
+                if (vf->has_taghide && regexec(&vf->taghide, key, 0, NULL, 0) == 0)
+                    hm = true;
+            }
+        }
+        if (vf->has_tagshow && !sm)
+            wr |= warn(pv, "TagShow expression matched no samples");
+        if (vf->has_taghide && !hm)
+            wr |= warn(pv, "TagHide expression matched no samples");
+    }
     if (wr) {
         hs_an_err(err, errlen, "out of memory");
         goto fail;
@@ -756,7 +849,19 @@ void hs_view_free(hs_view *v)
     free(pv->inl_arena);
     free(pv->warnings);
     free(pv->ustacks);
+    if (vf->has_tagshow)
+        regfree(&vf->tagshow);
+    if (vf->has_taghide)
+        regfree(&vf->taghide);
     free(vf);
+}
+
+bool hs_view_label_shown(const hs_view *v, const char *key)
+{
+    const view_full *vf = (const view_full *)v;
+    if (vf->has_tagshow && regexec(&vf->tagshow, key, 0, NULL, 0) != 0)
+        return false;
+    return !(vf->has_taghide && regexec(&vf->taghide, key, 0, NULL, 0) == 0);
 }
 
 /* ---- hs_analysis_filter_profile: the same filters, producing a profile ---- */
@@ -939,7 +1044,7 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
     size_t nu = 0;
     for (size_t i = 0; i < v->n_stacks; i++) {
         const hs_stack *st = &v->stacks[i];
-        if (st->value == 0 && st->base == 0)
+        if (st->value == 0 && st->base == 0 && st->div == 0)
             continue;
         uint64_t h = st->n;
         for (uint32_t k = 0; k < st->n; k++)
@@ -956,6 +1061,7 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
         if (id != UINT32_MAX) {
             u[id].value += st->value;
             u[id].base += st->base;
+            u[id].div += st->div;
             continue;
         }
         u[nu] = *st;
@@ -973,4 +1079,91 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
     *out = u;
     *n = nu;
     return 0;
+}
+
+/* ---- the view as a call tree (pprof's -call_tree, graph.newTree) ---- */
+
+hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
+{
+    view_full *vf = calloc(1, sizeof *vf);
+    if (!vf) {
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    hs_view *v = &vf->pub;
+    struct hs_view_private *pv = &vf->priv;
+    *v = *src;
+    v->priv = pv;
+    v->warnings = "";
+    const view_full *sf = (const view_full *)src;
+    vf->obj_names = sf->obj_names;
+    size_t total = 0;
+    for (size_t i = 0; i < src->n_stacks; i++)
+        total += src->stacks[i].n;
+    pv->arena = malloc((total + 1) * sizeof *pv->arena);
+    pv->inl_arena = malloc(total + 1);
+    pv->stacks = malloc((src->n_stacks + 1) * sizeof *pv->stacks);
+    /* parent tree node -> children keyed by (parent, view node) */
+    uint32_t *parent_of = NULL, *orig_of = NULL;
+    size_t cap = 0;
+    if (!pv->arena || !pv->inl_arena || !pv->stacks || hs_an_map_init(&pv->node_map, 1024) < 0)
+        goto oom;
+    size_t w = 0;
+    for (size_t i = 0; i < src->n_stacks; i++) {
+        const hs_stack *st = &src->stacks[i];
+        hs_stack *ns = &pv->stacks[pv->n_stacks++];
+        *ns = *st;
+        ns->nodes = pv->arena + w;
+        ns->inl = pv->inl_arena + w;
+        uint32_t parent = UINT32_MAX;
+        for (uint32_t k = 0; k < st->n; k++) {
+            uint32_t orig = st->nodes[k];
+            uint64_t h = hs_an_mix(((uint64_t)parent << 32) ^ orig);
+            size_t slot = (size_t)-1;
+            uint32_t id;
+            while ((id = hs_an_map_next(&pv->node_map, h, &slot)) != UINT32_MAX)
+                if (parent_of[id] == parent && orig_of[id] == orig)
+                    break;
+            if (id == UINT32_MAX) {
+                if (pv->n_nodes == cap) {
+                    cap = cap ? cap * 2 : 1024;
+                    hs_node *nn = realloc(pv->nodes, cap * sizeof *nn);
+                    if (!nn)
+                        goto oom;
+                    pv->nodes = nn;
+                    uint32_t *np = realloc(parent_of, cap * sizeof *np);
+                    if (!np)
+                        goto oom;
+                    parent_of = np;
+                    uint32_t *no = realloc(orig_of, cap * sizeof *no);
+                    if (!no)
+                        goto oom;
+                    orig_of = no;
+                }
+                id = (uint32_t)pv->n_nodes++;
+                pv->nodes[id] = src->nodes[orig]; /* strings borrowed from src */
+                parent_of[id] = parent;
+                orig_of[id] = orig;
+                if (hs_an_map_put(&pv->node_map, h, id) < 0)
+                    goto oom;
+            }
+            pv->arena[w] = id;
+            pv->inl_arena[w] = st->inl[k];
+            w++;
+            parent = id;
+        }
+    }
+    free(parent_of);
+    free(orig_of);
+    v->nodes = pv->nodes;
+    v->n_nodes = pv->n_nodes;
+    v->stacks = pv->stacks;
+    v->n_stacks = pv->n_stacks;
+    return v;
+oom:
+    free(parent_of);
+    free(orig_of);
+    hs_view_free(v);
+    hs_an_err(err, errlen, "out of memory");
+    return NULL;
 }

@@ -1,5 +1,6 @@
 /* analysis_cli.c — see analysis_cli.h. */
 #include "cli/analysis_cli.h"
+#include "cli/cmd_export.h"
 
 #include "cli/fetch.h"
 
@@ -29,7 +30,7 @@ int hs_acli_parse(const hs_acli_spec *s, int argc, char **argv, hs_analysis_opti
     int c;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":ho:n:", longopts, NULL)) != -1) {
+    while ((c = getopt_long_only(argc, argv, ":ho:n:", longopts, NULL)) != -1) {
         if (c == 'h') {
             s->usage(stdout);
             if (s->filters && strcmp(s->name, "merge") != 0) {
@@ -88,14 +89,26 @@ void hs_acli_free_profiles(hs_profile **ps, int n)
     free(ps);
 }
 
-int hs_acli_load(const char *cmd, char **files, int n, hs_profile ***out)
+/* hs_cli_load, then the profile's drop_frames/keep_frames (pprof's
+ * RemoveUninteresting) unless prune is false. */
+static hs_profile *load_one(const char *path, bool prune, char *msg, size_t len)
+{
+    hs_profile *p = hs_cli_load(path, NULL, msg, len); /* pprof, collapsed, perf script */
+    if (p && prune && hs_analysis_remove_uninteresting(p, msg, len) < 0) {
+        hs_profile_free(p);
+        p = NULL;
+    }
+    return p;
+}
+
+int hs_acli_load(const char *cmd, char **files, int n, bool prune, hs_profile ***out)
 {
     hs_profile **ps = calloc((size_t)n + 1, sizeof *ps);
     if (!ps)
         return hs_acli_fail(cmd, NULL, "out of memory");
     char msg[512];
     for (int i = 0; i < n; i++) {
-        ps[i] = hs_fetch_profile(files[i], msg, sizeof msg);
+        ps[i] = load_one(files[i], prune, msg, sizeof msg);
         if (!ps[i]) {
             hs_acli_free_profiles(ps, i);
             return hs_acli_fail(cmd, files[i], msg);
@@ -116,20 +129,38 @@ void hs_acli_warnings(const char *cmd, const hs_view *v)
     }
 }
 
-int hs_acli_load_merged(const char *cmd, char **files, int n, hs_profile **out)
+int hs_acli_load_merged(const char *cmd, char **files, int n, const hs_analysis_options *o,
+                        hs_profile **out)
 {
+    size_t nb = o ? o->n_base : 0;
     hs_profile **ps = NULL;
-    int rc = hs_acli_load(cmd, files, n, &ps);
+    int rc = hs_acli_load(cmd, files, n, true, &ps);
     if (rc)
         return rc;
-    if (n == 1) {
+    if (n == 1 && nb == 0) {
         *out = ps[0];
         free(ps);
         return 0;
     }
+    hs_profile **all = realloc(ps, ((size_t)n + nb + 1) * sizeof *all);
+    if (!all) {
+        hs_acli_free_profiles(ps, n);
+        return hs_acli_fail(cmd, NULL, "out of memory");
+    }
+    ps = all;
+    int total = n;
     char msg[512];
-    *out = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
-    hs_acli_free_profiles(ps, n);
+    for (size_t i = 0; i < nb; i++) {
+        ps[total] = load_one(o->base[i], true, msg, sizeof msg);
+        if (!ps[total]) {
+            hs_acli_free_profiles(ps, total);
+            return hs_acli_fail(cmd, o->base[i], msg);
+        }
+        hs_analysis_negate(ps[total++]); /* pprof's -base: Scale(-1), then merge */
+    }
+    *out = o && o->diff_base ? hs_analysis_merge_marked(ps, (size_t)total, (size_t)n, msg, sizeof msg)
+                             : hs_analysis_merge(ps, (size_t)total, msg, sizeof msg);
+    hs_acli_free_profiles(ps, total);
     if (!*out)
         return hs_acli_fail(cmd, NULL, msg);
     return 0;

@@ -28,12 +28,17 @@ typedef struct {
 int hs_acli_parse(const hs_acli_spec *s, int argc, char **argv, hs_analysis_options *o,
                   const char **output, int *first);
 
-/* Read n profile files; 0 on success, 2 with a message printed. */
-int hs_acli_load(const char *cmd, char **files, int n, hs_profile ***out);
+/* Read n profile files (pprof, collapsed, perf script), applying each
+ * profile's drop_frames/keep_frames when prune is set; 0 on success, 2 with
+ * a message printed. */
+int hs_acli_load(const char *cmd, char **files, int n, bool prune, hs_profile ***out);
 void hs_acli_free_profiles(hs_profile **ps, int n);
 /* Read n profile files and merge them into one (as pprof does with several
- * sources); *out is the profile itself when n == 1. 0, or 2 with a message. */
-int hs_acli_load_merged(const char *cmd, char **files, int n, hs_profile **out);
+ * sources), subtracting o->base's profiles when given (o may be NULL); *out
+ * is the profile itself when n == 1 and there is no base. 0, or 2 with a
+ * message. */
+int hs_acli_load_merged(const char *cmd, char **files, int n, const hs_analysis_options *o,
+                        hs_profile **out);
 
 /* Print "hotspur CMD: [what: ]msg" on stderr; returns 2. */
 int hs_acli_fail(const char *cmd, const char *what, const char *msg);

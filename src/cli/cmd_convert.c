@@ -107,11 +107,15 @@ int hs_cmd_convert(int argc, char **argv)
     int c, rc = 2;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long_only(argc, argv, ":ho:", longopts, NULL)) != -1) {
         if (hs_cli_is_trim_option(c) || c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
             snprintf(msg, sizeof msg, "option '%s' does not apply to convert", argv[optind - 1]);
             hs_analysis_options_free(&o);
             return hs_convert_fail(msg);
+        }
+        if (c == HS_OPT_BASE) {
+            hs_analysis_options_free(&o);
+            return hs_convert_fail("--base applies to top, peek, list, tree, traces and merge");
         }
         int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
         if (r < 0) {
@@ -173,6 +177,8 @@ int hs_cmd_convert(int argc, char **argv)
      * view per line (functions are still grouped by name). */
     if (strcmp(to, "callgrind") == 0 && !o.granularity_set)
         o.granularity = HS_GRAN_LINES;
+    if (strcmp(to, "callgrind") == 0)
+        o.obj_names = true; /* nodes keep their object file, for ob= (as pprof's ObjNames) */
 
     size_t n = (size_t)(argc - optind);
     hs_profile **ps = calloc(n, sizeof *ps);
@@ -185,6 +191,11 @@ int hs_cmd_convert(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         const char *path = argv[optind + (int)i];
         ps[i] = hs_cli_load(path, from, err, sizeof err);
+        /* the profile's drop_frames/keep_frames, as pprof applies them on load */
+        if (ps[i] && hs_analysis_remove_uninteresting(ps[i], err, sizeof err) < 0) {
+            hs_profile_free(ps[i]);
+            ps[i] = NULL;
+        }
         if (!ps[i]) {
             snprintf(msg, sizeof msg, "%s: %s", path, err);
             hs_convert_fail(msg);

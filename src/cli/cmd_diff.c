@@ -52,13 +52,17 @@ int hs_cmd_diff(int argc, char **argv)
         hs_analysis_options_free(&o);
         return rc;
     }
+    if (o.n_base) {
+        hs_analysis_options_free(&o);
+        return hs_acli_fail(spec.name, NULL, "--base does not apply: diff's first argument is the base");
+    }
     hs_analysis_apply_defaults(&o, HS_KIND_TOP);
     char msg[512];
     hs_profile **ps = NULL;
     hs_view *v = NULL;
     hs_graph g = {0};
     FILE *out = stdout;
-    rc = hs_acli_load(spec.name, argv + first, 2, &ps);
+    rc = hs_acli_load(spec.name, argv + first, 2, true, &ps);
     if (rc)
         goto done;
     v = hs_view_build(&ps[1], 1, &ps[0], 1, &o, msg, sizeof msg);

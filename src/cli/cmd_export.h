@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/analysis.h"
@@ -100,6 +101,31 @@ typedef struct {
     char tmp[4096];
 } hs_cli_out;
 
+/* Whether path can be an output file: not a directory, in a directory that
+ * exists. 0, or -1 with a message (callers exit 2: a usage error). */
+static inline int hs_cli_check_output(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: is a directory", path);
+        return -1;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        if (slash == dir)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+        if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%.*s: no such directory", (int)(slash - dir), dir);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static inline int hs_cli_out_open(hs_cli_out *o, const char *path, char *err, size_t errlen)
 {
     o->path = path;
@@ -108,6 +134,8 @@ static inline int hs_cli_out_open(hs_cli_out *o, const char *path, char *err, si
         o->f = stdout;
         return 0;
     }
+    if (hs_cli_check_output(path, err, errlen) != 0)
+        return -1;
     if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid()) >=
         sizeof o->tmp) {
         snprintf(err, errlen, "%s: path too long", path);

@@ -54,11 +54,15 @@ int hs_cmd_flame(int argc, char **argv)
     int c, rc = 2;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long_only(argc, argv, ":ho:", longopts, NULL)) != -1) {
         if (hs_cli_is_trim_option(c) || c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
             snprintf(msg, sizeof msg, "option '%s' does not apply to flame", argv[optind - 1]);
             hs_analysis_options_free(&o);
             return hs_flame_fail(msg);
+        }
+        if (c == HS_OPT_BASE) {
+            hs_analysis_options_free(&o);
+            return hs_flame_fail("--base applies to top, peek, list, tree, traces and merge (for a differential flame graph: hotspur diff --flame BASE NEW)");
         }
         int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
         if (r < 0) {
@@ -108,6 +112,11 @@ int hs_cmd_flame(int argc, char **argv)
         char err[512];
         const char *path = argv[optind + (int)i];
         ps[i] = hs_cli_load(path, NULL, err, sizeof err);
+        /* the profile's drop_frames/keep_frames, as pprof applies them on load */
+        if (ps[i] && hs_analysis_remove_uninteresting(ps[i], err, sizeof err) < 0) {
+            hs_profile_free(ps[i]);
+            ps[i] = NULL;
+        }
         if (!ps[i]) {
             snprintf(msg, sizeof msg, "%s: %s", path, err);
             hs_flame_fail(msg);

@@ -1,6 +1,9 @@
-/* cmd_graph.c — `hotspur graph [-o out.dot|out.svg] [filters] FILE...`: the
- * trimmed call graph (report/graph.c) as Graphviz DOT, or as SVG rendered
- * by Graphviz's `dot` when the output name ends in .svg. */
+/* cmd_graph.c — `hotspur graph [-o out.dot|out.svg|out.png...] [filters]
+ * FILE...`: the trimmed call graph (report/graph.c) as Graphviz DOT, or
+ * rendered by Graphviz's `dot -T<ext>` in any format dot knows when the
+ * output name ends in another extension (.svg, .png, .pdf, .gif, .ps...). */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +18,7 @@
 static void hs_graph_usage(FILE *out)
 {
     fprintf(out,
-            "usage: hotspur graph [-o OUT.dot|OUT.svg] [--title TEXT] [options] FILE...\n"
+            "usage: hotspur graph [-o OUT.dot|OUT.svg|OUT.png|...] [--title TEXT] [options] FILE...\n"
             "\n"
             "Write the call graph in Graphviz DOT, as `go tool pprof -dot` does: one box\n"
             "per function with its flat and cum values (font size grows with flat,\n"
@@ -26,10 +29,15 @@ static void hs_graph_usage(FILE *out)
             "FILE is a pprof profile, or collapsed stacks or `perf script` text\n"
             "(detected); several FILEs are merged.\n"
             "\n"
-            "  -o, --output FILE  where to write (default: DOT on stdout); a name ending\n"
-            "                     in .svg is rendered with Graphviz `dot -Tsvg`, which\n"
-            "                     must be installed\n"
+            "  -o, --output FILE  where to write (default: DOT on stdout); .dot and .gv\n"
+            "                     are DOT text; any other extension is a format that\n"
+            "                     Graphviz `dot -T` renders (svg, png, pdf, gif, ps,\n"
+            "                     jpg, ...), which needs dot installed; an extension\n"
+            "                     dot does not know is refused\n"
             "      --title TEXT   first line of the legend (default: the file names)\n"
+            "      --call-tree    one node per call path (a function reached from two callers\n"
+            "                     is two nodes), as pprof's -call_tree\n"
+            "      --compact-labels  legend without the title and type lines\n"
             "  -h, --help         show this help\n"
             "\n");
     hs_analysis_options_help(out, HS_KIND_GRAPH);
@@ -40,12 +48,6 @@ static int hs_graph_fail(const char *msg)
 {
     fprintf(stderr, "hotspur graph: %s\n", msg);
     return 2;
-}
-
-static int hs_ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
 /* Full path of an executable in $PATH, 0 if found. */
@@ -65,17 +67,92 @@ static int hs_find_in_path(const char *name, char *out, size_t outlen)
     return -1;
 }
 
-/* Render dot_file to svg_file with Graphviz. 0 on success. */
-static int hs_run_dot(const char *dot, const char *dot_file, const char *svg_file, char *err,
-                      size_t errlen)
+/* The output format named by path's extension, lowercased into fmt; ""
+ * for DOT text (stdout, no extension, .dot, .gv). */
+static void hs_graph_format(const char *path, char *fmt, size_t len)
 {
+    fmt[0] = '\0';
+    if (strcmp(path, "-") == 0)
+        return;
+    const char *base = strrchr(path, '/');
+    const char *dot = strrchr(base ? base : path, '.');
+    if (!dot || !dot[1] || strlen(dot + 1) >= len)
+        return;
+    size_t i = 0;
+    for (const char *c = dot + 1; *c; c++)
+        fmt[i++] = (char)tolower((unsigned char)*c);
+    fmt[i] = '\0';
+    if (strcmp(fmt, "dot") == 0 || strcmp(fmt, "gv") == 0)
+        fmt[0] = '\0';
+}
+
+/* Whether Graphviz dot renders fmt: asks `dot -T?`, which lists its
+ * formats ("Use one of: canon cmap ... xlib"). The list goes to known. */
+static int hs_dot_knows(const char *dot, const char *fmt, char *known, size_t knownlen)
+{
+    known[0] = '\0';
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return 0;
+    }
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(dot, "dot", "-T?", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[4096];
+    size_t have = 0;
+    ssize_t got;
+    while (have + 1 < sizeof buf && (got = read(fds[0], buf + have, sizeof buf - 1 - have)) != 0) {
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        have += (size_t)got;
+    }
+    buf[have] = '\0';
+    close(fds[0]);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    const char *list = strstr(buf, "Use one of:");
+    if (!list)
+        return 0;
+    list += strlen("Use one of:");
+    snprintf(known, knownlen, "%s", list + strspn(list, " "));
+    known[strcspn(known, "\n")] = '\0';
+    size_t flen = strlen(fmt);
+    for (const char *w = known; *w;) {
+        size_t len = strcspn(w, " ");
+        if (len == flen && strncmp(w, fmt, len) == 0)
+            return 1;
+        w += len + strspn(w + len, " ");
+    }
+    return 0;
+}
+
+/* Render dot_file to out_file in format fmt with Graphviz. 0 on success. */
+static int hs_run_dot(const char *dot, const char *fmt, const char *dot_file, const char *out_file,
+                      char *err, size_t errlen)
+{
+    char tflag[64];
+    snprintf(tflag, sizeof tflag, "-T%s", fmt);
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
     if (pid == 0) {
-        execl(dot, "dot", "-Tsvg", "-o", svg_file, dot_file, (char *)NULL);
+        execl(dot, "dot", tflag, "-o", out_file, dot_file, (char *)NULL);
         _exit(127);
     }
     int status;
@@ -95,11 +172,13 @@ static int hs_run_dot(const char *dot, const char *dot_file, const char *svg_fil
 
 int hs_cmd_graph(int argc, char **argv)
 {
-    enum { OPT_TITLE = 0x4900 };
+    enum { OPT_TITLE = 0x4900, OPT_CALL_TREE, OPT_COMPACT_LABELS };
     static const struct option longopts[] = {
         HS_ANALYSIS_LONGOPTS,
         {"output", required_argument, NULL, 'o'},
         {"title", required_argument, NULL, OPT_TITLE},
+        {"call-tree", no_argument, NULL, OPT_CALL_TREE},
+        {"compact-labels", no_argument, NULL, OPT_COMPACT_LABELS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -110,11 +189,15 @@ int hs_cmd_graph(int argc, char **argv)
     int c, rc = 2;
     opterr = 0;
     optind = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
+    while ((c = getopt_long_only(argc, argv, ":ho:", longopts, NULL)) != -1) {
         if (c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
             snprintf(msg, sizeof msg, "option '%s' does not apply to graph", argv[optind - 1]);
             hs_analysis_options_free(&o);
             return hs_graph_fail(msg);
+        }
+        if (c == HS_OPT_BASE) {
+            hs_analysis_options_free(&o);
+            return hs_graph_fail("--base applies to top, peek, list, tree, traces and merge");
         }
         int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
         if (r < 0) {
@@ -134,6 +217,12 @@ int hs_cmd_graph(int argc, char **argv)
         case OPT_TITLE:
             title = optarg;
             break;
+        case OPT_CALL_TREE:
+            o.call_tree = true;
+            break;
+        case OPT_COMPACT_LABELS:
+            o.compact_labels = true;
+            break;
         case ':':
             snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
             hs_analysis_options_free(&o);
@@ -149,18 +238,26 @@ int hs_cmd_graph(int argc, char **argv)
         hs_analysis_options_free(&o);
         return hs_graph_fail("missing profile FILE (see hotspur graph --help)");
     }
-    char dot[4096];
-    int svg = strcmp(output, "-") != 0 && hs_ends_with(output, ".svg");
+    char dot[4096], fmt[32], known[2048];
+    hs_graph_format(output, fmt, sizeof fmt);
+    int svg = fmt[0] != '\0'; /* rendered by dot (any format, not only SVG) */
     if (svg && hs_find_in_path("dot", dot, sizeof dot) != 0) {
+        snprintf(msg, sizeof msg, ".%s output needs Graphviz `dot` in PATH (install graphviz, or write .dot)",
+                 fmt);
         hs_analysis_options_free(&o);
-        return hs_graph_fail("SVG output needs Graphviz `dot` in PATH (install graphviz, or "
-                             "write .dot)");
+        return hs_graph_fail(msg);
+    }
+    if (svg && !hs_dot_knows(dot, fmt, known, sizeof known)) {
+        snprintf(msg, sizeof msg, "%s: Graphviz dot cannot write .%s files (it knows: %s; .dot writes DOT text)",
+                 output, fmt, *known ? known : "none listed");
+        hs_analysis_options_free(&o);
+        return hs_graph_fail(msg);
     }
     hs_analysis_apply_defaults(&o, HS_KIND_GRAPH);
 
     size_t n = (size_t)(argc - optind);
     hs_profile **ps = calloc(n, sizeof *ps);
-    hs_view *v = NULL;
+    hs_view *v = NULL, *tree_src = NULL;
     char *auto_title = NULL;
     char dot_tmp[4200] = "";
     if (!ps) {
@@ -172,6 +269,11 @@ int hs_cmd_graph(int argc, char **argv)
         char err[512];
         const char *path = argv[optind + (int)i];
         ps[i] = hs_cli_load(path, NULL, err, sizeof err);
+        /* the profile's drop_frames/keep_frames, as pprof applies them on load */
+        if (ps[i] && hs_analysis_remove_uninteresting(ps[i], err, sizeof err) < 0) {
+            hs_profile_free(ps[i]);
+            ps[i] = NULL;
+        }
         if (!ps[i]) {
             snprintf(msg, sizeof msg, "%s: %s", path, err);
             hs_graph_fail(msg);
@@ -194,6 +296,15 @@ int hs_cmd_graph(int argc, char **argv)
     }
     if (v->warnings && *v->warnings)
         fputs(v->warnings, stderr);
+    if (o.call_tree) { /* pprof's -call_tree: one node per call path */
+        hs_view *t = hs_view_call_tree(v, msg, sizeof msg);
+        if (!t) {
+            hs_graph_fail(msg);
+            goto done;
+        }
+        tree_src = v;
+        v = t;
+    }
 
     char err[512];
     hs_cli_out out;
@@ -220,7 +331,7 @@ int hs_cmd_graph(int argc, char **argv)
         }
         fclose(sv.f); /* dot writes the temp file by name */
         sv.f = NULL;
-        int drc = hs_run_dot(dot, dot_tmp, sv.tmp, err, sizeof err);
+        int drc = hs_run_dot(dot, fmt, dot_tmp, sv.tmp, err, sizeof err);
         unlink(dot_tmp);
         if (drc != 0) {
             unlink(sv.tmp);
@@ -240,6 +351,7 @@ int hs_cmd_graph(int argc, char **argv)
     rc = 0;
 done:
     hs_view_free(v);
+    hs_view_free(tree_src);
     for (size_t i = 0; i < n; i++)
         hs_profile_free(ps[i]);
     free(ps);

@@ -1,6 +1,7 @@
 /* cmd_list.c — `hotspur list [options] RE FILE...`: annotated source of
  * the functions matching RE, flat and cum per line (report/list.c), as
- * `go tool pprof -list`. */
+ * `go tool pprof -list`; and `hotspur disasm RE FILE...`, the annotated
+ * machine code (report/disasm.c), as `go tool pprof -disasm`. */
 #include "cli/analysis_cli.h"
 #include "cli/commands.h"
 #include "report/text_reports.h"
@@ -43,12 +44,13 @@ int hs_cmd_list(int argc, char **argv)
     }
     /* list works on source lines, whatever granularity was asked */
     o.granularity = HS_GRAN_LINES;
+    o.obj_names = true; /* the window starts at the function's start line, as pprof's */
     hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
     hs_profile *prof = NULL;
     int n = argc - first;
     hs_view *v = NULL;
     FILE *out = stdout;
-    rc = hs_acli_load_merged(spec.name, argv + first, n, &prof);
+    rc = hs_acli_load_merged(spec.name, argv + first, n, &o, &prof);
     if (rc)
         goto done;
     v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
@@ -67,6 +69,73 @@ int hs_cmd_list(int argc, char **argv)
     if (out != stdout && fclose(out) != 0 && rc == 0)
         rc = hs_acli_fail(spec.name, output, "error writing output");
 done:
+    hs_view_free(v);
+    hs_profile_free(prof);
+    regfree(&rx);
+    hs_analysis_options_free(&o);
+    return rc;
+}
+
+static void disasm_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: hotspur disasm [options] RE FILE...\n"
+            "\n"
+            "Disassemble every function whose name matches RE and has samples, from the\n"
+            "profiled binaries on disk (binutils' nm and objdump), with the flat and cum\n"
+            "value of each instruction, as `go tool pprof -disasm`.\n"
+            "\n"
+            "  -o, --output FILE  write to FILE instead of stdout\n"
+            "  -h, --help         show this help\n");
+}
+
+int hs_cmd_disasm(int argc, char **argv)
+{
+    static const hs_acli_spec spec = {"disasm", disasm_usage, HS_KIND_NOTRIM, true, false, false,
+                                      true, 2, -1};
+    hs_analysis_options o;
+    hs_analysis_options_init(&o);
+    const char *output = NULL;
+    int first = 0;
+    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
+    if (rc >= 0) {
+        hs_analysis_options_free(&o);
+        return rc;
+    }
+    char msg[512];
+    regex_t rx;
+    const char *rx_text = argv[first++];
+    if (hs_analysis_regcomp(&rx, rx_text, "disasm", msg, sizeof msg) < 0) {
+        hs_analysis_options_free(&o);
+        return hs_acli_fail(spec.name, NULL, msg);
+    }
+    o.granularity = HS_GRAN_ADDRESSES; /* one node per instruction address */
+    o.obj_names = true;
+    hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
+    hs_profile *prof = NULL;
+    hs_view *v = NULL;
+    hs_graph g = {0};
+    FILE *out = stdout;
+    rc = hs_acli_load_merged(spec.name, argv + first, argc - first, &o, &prof);
+    if (rc)
+        goto done;
+    v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
+    if (!v || hs_graph_build(v, &o, &g, msg, sizeof msg) < 0) {
+        rc = hs_acli_fail(spec.name, NULL, msg);
+        goto done;
+    }
+    hs_acli_warnings(spec.name, v);
+    if (output && !(out = fopen(output, "w"))) {
+        out = stdout;
+        rc = hs_acli_fail(spec.name, output, "cannot open for writing");
+        goto done;
+    }
+    if (hs_report_disasm(out, v, &g, &o, &rx, rx_text, msg, sizeof msg) < 0)
+        rc = hs_acli_fail(spec.name, NULL, msg);
+    if (out != stdout && fclose(out) != 0 && rc == 0)
+        rc = hs_acli_fail(spec.name, output, "error writing output");
+done:
+    hs_graph_free(&g);
     hs_view_free(v);
     hs_profile_free(prof);
     regfree(&rx);

@@ -2,6 +2,7 @@
  * type into one pprof file (analysis/merge.c); with filter options, the
  * merged profile is filtered before it is written. */
 #include "cli/analysis_cli.h"
+#include "cli/cmd_export.h"
 #include "cli/commands.h"
 
 #include <string.h>
@@ -46,16 +47,28 @@ int hs_cmd_merge(int argc, char **argv)
                             "--sample-index and granularity options do not apply to merge");
     }
     char msg[512];
+    if (hs_cli_check_output(output, msg, sizeof msg) != 0) {
+        hs_analysis_options_free(&o);
+        return hs_acli_fail(spec.name, NULL, msg);
+    }
     hs_profile **ps = NULL;
     int n = argc - first;
     hs_profile *m = NULL, *f = NULL;
-    rc = hs_acli_load(spec.name, argv + first, n, &ps);
-    if (rc)
-        goto done;
-    m = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
-    if (!m) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
-        goto done;
+    if (o.n_base) { /* --base: the merge with the bases subtracted */
+        int nfiles = n;
+        n = 0;
+        rc = hs_acli_load_merged(spec.name, argv + first, nfiles, &o, &m);
+        if (rc)
+            goto done;
+    } else {
+        rc = hs_acli_load(spec.name, argv + first, n, true, &ps);
+        if (rc)
+            goto done;
+        m = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
+        if (!m) {
+            rc = hs_acli_fail(spec.name, NULL, msg);
+            goto done;
+        }
     }
     if (o.focus || o.ignore || o.hide || o.show || o.show_from || o.tagfocus || o.tagignore) {
         f = hs_analysis_filter_profile(m, &o, msg, sizeof msg);

@@ -42,7 +42,7 @@ int hs_cmd_top(int argc, char **argv)
     hs_view *v = NULL;
     hs_graph g = {0};
     FILE *out = stdout;
-    rc = hs_acli_load_merged(spec.name, argv + first, n, &prof);
+    rc = hs_acli_load_merged(spec.name, argv + first, n, &o, &prof);
     if (rc)
         goto done;
     v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);

@@ -61,7 +61,7 @@ static int run(const hs_acli_spec *spec, int argc, char **argv, bool peek)
     hs_view *v = NULL;
     hs_graph g = {0};
     FILE *out = stdout;
-    rc = hs_acli_load_merged(spec->name, argv + first, n, &prof);
+    rc = hs_acli_load_merged(spec->name, argv + first, n, &o, &prof);
     if (rc)
         goto done;
     v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);

@@ -1,26 +1,34 @@
 /* callgrind.c — export a profile in the callgrind format (Valgrind's
  * callgrind_annotate, KCachegrind). One event, the chosen sample type.
  *
- * For each function: its self cost by source line (the value of samples
- * whose leaf frame it is), and for each call site (caller line, callee) a
- * "calls=" record whose cost is the inclusive cost of that call: the value
- * of every sample in which the caller at that line calls the callee,
- * counted once per sample so recursion does not inflate it. The number of
- * calls is the number of such samples (a profile does not know the real
- * count). Names are compressed ("fn=(3) name" once, then "fn=(3)").
+ * For each function (under its object file, "ob=", so KCachegrind can group
+ * by binary): its self cost by position (the value of samples whose leaf
+ * frame it is), and for each call site (caller position, callee) a "calls="
+ * record whose cost is the inclusive cost of that call: the value of every
+ * sample in which the caller there calls the callee, counted once per
+ * sample so recursion does not inflate it. A sampling profile does not know
+ * how often a call was made: the number after "calls=" is the number of
+ * samples the call was seen in, and the file says so. A position that only
+ * makes calls also gets a cost line (0), so callgrind_annotate annotates it.
+ * Positions are source lines, or "instr line" (instruction address and
+ * line) when the view is at --addresses granularity, for KCachegrind's
+ * machine-code view. Names are compressed ("fn=(3) name" once, then
+ * "fn=(3)").
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/export.h"
+#include "report/report.h"
 #include "report/stacks.h"
 
 typedef struct {
-    uint32_t fn, line;
-    uint32_t callee; /* UINT32_MAX for a self-cost record */
-    uint32_t callee_line;
+    uint32_t fn, node; /* function (strtab id) and the view node at this position */
+    uint32_t callee;   /* UINT32_MAX for a self-cost record */
+    uint32_t callee_node;
     int64_t cost;
     int64_t count;
     size_t stamp; /* last sample (+1) that touched this record */
@@ -32,10 +40,10 @@ typedef struct {
     hs_map map;
 } hs_cg;
 
-static hs_cg_rec *hs_cg_get(hs_cg *cg, uint32_t fn, uint32_t line, uint32_t callee)
+static hs_cg_rec *hs_cg_get(hs_cg *cg, uint32_t fn, uint32_t node, uint32_t callee)
 {
     int is_new;
-    uint32_t i = hs_map_get(&cg->map, ((uint64_t)fn << 32) | line, callee, &is_new);
+    uint32_t i = hs_map_get(&cg->map, ((uint64_t)fn << 32) | node, callee, &is_new);
     if (i == UINT32_MAX)
         return NULL;
     if (is_new) {
@@ -50,23 +58,30 @@ static hs_cg_rec *hs_cg_get(hs_cg *cg, uint32_t fn, uint32_t line, uint32_t call
         hs_cg_rec *r = &cg->recs[i];
         memset(r, 0, sizeof *r);
         r->fn = fn;
-        r->line = line;
+        r->node = node;
         r->callee = callee;
+        r->callee_node = UINT32_MAX;
     }
     return &cg->recs[i];
 }
 
-static int hs_cg_cmp(const void *a, const void *b)
+static int hs_cg_cmp(const void *a, const void *b, void *arg)
 {
+    const hs_view *v = arg;
     const hs_cg_rec *x = a, *y = b;
     if (x->fn != y->fn)
         return x->fn < y->fn ? -1 : 1;
-    /* self records first, then calls, each by line */
+    /* self records first, then calls, each by address and line */
     int xs = x->callee == UINT32_MAX, ys = y->callee == UINT32_MAX;
     if (xs != ys)
         return xs ? -1 : 1;
-    if (x->line != y->line)
-        return x->line < y->line ? -1 : 1;
+    const hs_node *xn = &v->nodes[x->node], *yn = &v->nodes[y->node];
+    if (xn->address != yn->address)
+        return xn->address < yn->address ? -1 : 1;
+    if (xn->line != yn->line)
+        return xn->line < yn->line ? -1 : 1;
+    if (x->node != y->node)
+        return x->node < y->node ? -1 : 1;
     if (x->callee != y->callee)
         return x->callee < y->callee ? -1 : 1;
     return 0;
@@ -106,38 +121,82 @@ static void hs_cg_ref(FILE *out, const char *key, uint32_t id, const char *name,
     putc('\n', out);
 }
 
+/* Per mapping, the offset from runtime to file addresses (KCachegrind
+ * disassembles the ob= file at the addresses it is given). */
+typedef struct {
+    const hs_profile *p;
+    int64_t *delta;
+    uint8_t *known; /* 0 not computed, 1 ok, 2 unknown */
+} hs_cg_addr;
+
+static uint64_t hs_cg_file_addr(hs_cg_addr *a, uint64_t addr)
+{
+    const hs_profile *p = a->p;
+    for (size_t i = 0; i < p->n_mappings; i++) {
+        const hs_mapping *m = &p->mappings[i];
+        if (addr < m->memory_start || addr >= m->memory_limit)
+            continue;
+        if (!a->known[i])
+            a->known[i] = hs_report_elf_delta(hs_profile_string(p, m->filename), m, &a->delta[i]) == 0 ? 1 : 2;
+        return a->known[i] == 1 ? addr + (uint64_t)a->delta[i] : addr;
+    }
+    return addr;
+}
+
+/* A position: "LINE", or "0xADDR LINE" with positions: instr line. */
+static void hs_cg_pos(FILE *out, hs_cg_addr *a, const hs_node *n)
+{
+    if (a)
+        fprintf(out, "0x%" PRIx64 " ", hs_cg_file_addr(a, n->address));
+    fprintf(out, "%" PRId64, n->line > 0 ? n->line : 0);
+}
+
 int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
 {
     int rc = -1;
     hs_strtab *names = hs_strtab_new();
     hs_cg cg = {0};
-    uint32_t *node_fn = NULL, *fn_file = NULL;
-    uint8_t *fn_seen = NULL, *fl_seen = NULL;
+    uint32_t *node_fn = NULL, *fn_file = NULL, *fn_obj = NULL;
+    uint8_t *fn_seen = NULL, *fl_seen = NULL, *ob_seen = NULL;
+    bool instr = v->granularity == HS_GRAN_ADDRESSES;
+    hs_cg_addr addrs = {v->profile, NULL, NULL}, *ia = NULL;
+    if (instr && v->profile) {
+        addrs.delta = calloc(v->profile->n_mappings + 1, sizeof *addrs.delta);
+        addrs.known = calloc(v->profile->n_mappings + 1, 1);
+        if (!addrs.delta || !addrs.known)
+            goto oom;
+        ia = &addrs;
+    }
 
     if (!names || hs_map_init(&cg.map) != 0)
         goto oom;
     /* Each view node -> its function (strtab id); each function -> the
      * file of its first node. */
     node_fn = malloc((v->n_nodes ? v->n_nodes : 1) * sizeof *node_fn);
-    fn_file = malloc((2 * v->n_nodes + 2) * sizeof *fn_file);
-    if (!node_fn || !fn_file)
+    fn_file = malloc((3 * v->n_nodes + 2) * sizeof *fn_file);
+    fn_obj = malloc((3 * v->n_nodes + 2) * sizeof *fn_obj);
+    if (!node_fn || !fn_file || !fn_obj)
         goto oom;
     uint32_t empty = hs_strtab_intern(names, "", 0);
     if (empty == UINT32_MAX)
         goto oom;
-    for (size_t i = 0; i < 2 * v->n_nodes + 2; i++)
-        fn_file[i] = UINT32_MAX;
+    for (size_t i = 0; i < 3 * v->n_nodes + 2; i++)
+        fn_file[i] = fn_obj[i] = UINT32_MAX;
     for (size_t i = 0; i < v->n_nodes; i++) {
         const hs_node *nd = &v->nodes[i];
         const char *fname = nd->function && *nd->function ? nd->function : nd->name;
         const char *file = nd->file ? nd->file : "";
+        const char *obj = nd->objfile ? nd->objfile : "";
         uint32_t fn = hs_strtab_intern(names, fname, strlen(fname));
         uint32_t fl = hs_strtab_intern(names, file, strlen(file));
-        if (fn == UINT32_MAX || fl == UINT32_MAX)
+        uint32_t ob = hs_strtab_intern(names, obj, strlen(obj));
+        if (fn == UINT32_MAX || fl == UINT32_MAX || ob == UINT32_MAX)
             goto oom;
         node_fn[i] = fn;
         if (fn_file[fn] == UINT32_MAX)
             fn_file[fn] = fl;
+        if (fn_obj[fn] == UINT32_MAX && *obj)
+            fn_obj[fn] = ob;
     }
 
     int64_t total = 0;
@@ -148,13 +207,16 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
             continue;
         total = hs_sat_add(total, val);
         uint32_t leaf = st->nodes[st->n - 1];
-        hs_cg_rec *r = hs_cg_get(&cg, node_fn[leaf], (uint32_t)v->nodes[leaf].line, UINT32_MAX);
+        hs_cg_rec *r = hs_cg_get(&cg, node_fn[leaf], leaf, UINT32_MAX);
         if (!r)
             goto oom;
         r->cost = hs_sat_add(r->cost, val);
         for (uint32_t k = 0; k + 1 < st->n; k++) {
             uint32_t from = st->nodes[k], to = st->nodes[k + 1];
-            r = hs_cg_get(&cg, node_fn[from], (uint32_t)v->nodes[from].line, node_fn[to]);
+            /* the calling position's own cost line (0 when it only calls) */
+            if (!hs_cg_get(&cg, node_fn[from], from, UINT32_MAX))
+                goto oom;
+            r = hs_cg_get(&cg, node_fn[from], from, node_fn[to]);
             if (!r)
                 goto oom;
             if (r->stamp == i + 1)
@@ -162,19 +224,21 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
             r->stamp = i + 1;
             r->cost = hs_sat_add(r->cost, val);
             r->count++;
-            if (!r->callee_line)
-                r->callee_line = (uint32_t)v->nodes[to].line;
+            if (r->callee_node == UINT32_MAX)
+                r->callee_node = to;
         }
     }
     size_t n_recs = cg.map.n;
     if (n_recs)
-        qsort(cg.recs, n_recs, sizeof *cg.recs, hs_cg_cmp);
+        qsort_r(cg.recs, n_recs, sizeof *cg.recs, hs_cg_cmp, (void *)v);
 
     char event[128];
     hs_cg_event_name(v->sample_type ? v->sample_type : "", event, sizeof event);
     fprintf(out, "# callgrind format\nversion: 1\ncreator: hotspur\n");
     fprintf(out, "cmd: %s profile\n", event);
-    fprintf(out, "positions: line\nevents: %s\n", event);
+    fprintf(out, "positions: %s\nevents: %s\n", instr ? "instr line" : "line", event);
+    fprintf(out, "# sampled profile: the number after calls= is how many samples saw the call,\n"
+                 "# not how many calls were made (a sampling profiler cannot know that)\n");
     /* callgrind_annotate rejects "event:" long names: say the unit in a comment */
     fprintf(out, "# %s is %s in %s\n", event, v->sample_type ? v->sample_type : "",
             v->unit ? v->unit : "");
@@ -183,7 +247,8 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
     size_t n_ids = hs_strtab_count(names);
     fn_seen = calloc(n_ids ? n_ids : 1, 1);
     fl_seen = calloc(n_ids ? n_ids : 1, 1);
-    if (!fn_seen || !fl_seen)
+    ob_seen = calloc(n_ids ? n_ids : 1, 1);
+    if (!fn_seen || !fl_seen || !ob_seen)
         goto oom;
     uint32_t cur_fn = UINT32_MAX;
     for (size_t i = 0; i < n_recs; i++) {
@@ -192,18 +257,27 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
             cur_fn = r->fn;
             uint32_t fl = fn_file[r->fn] == UINT32_MAX ? empty : fn_file[r->fn];
             putc('\n', out);
+            if (fn_obj[r->fn] != UINT32_MAX)
+                hs_cg_ref(out, "ob", fn_obj[r->fn], hs_strtab_get(names, fn_obj[r->fn]), ob_seen);
             hs_cg_ref(out, "fl", fl, hs_strtab_get(names, fl), fl_seen);
             hs_cg_ref(out, "fn", r->fn, hs_strtab_get(names, r->fn), fn_seen);
         }
+        const hs_node *at = &v->nodes[r->node];
         if (r->callee == UINT32_MAX) {
-            fprintf(out, "%" PRIu32 " %" PRId64 "\n", r->line, r->cost);
+            hs_cg_pos(out, ia, at);
+            fprintf(out, " %" PRId64 "\n", r->cost);
             continue;
         }
         uint32_t cfl = fn_file[r->callee] == UINT32_MAX ? empty : fn_file[r->callee];
+        if (fn_obj[r->callee] != UINT32_MAX)
+            hs_cg_ref(out, "cob", fn_obj[r->callee], hs_strtab_get(names, fn_obj[r->callee]), ob_seen);
         hs_cg_ref(out, "cfl", cfl, hs_strtab_get(names, cfl), fl_seen);
         hs_cg_ref(out, "cfn", r->callee, hs_strtab_get(names, r->callee), fn_seen);
-        fprintf(out, "calls=%" PRId64 " %" PRIu32 "\n", r->count, r->callee_line);
-        fprintf(out, "%" PRIu32 " %" PRId64 "\n", r->line, r->cost);
+        fprintf(out, "calls=%" PRId64 " ", r->count);
+        hs_cg_pos(out, ia, &v->nodes[r->callee_node]);
+        putc('\n', out);
+        hs_cg_pos(out, ia, at);
+        fprintf(out, " %" PRId64 "\n", r->cost);
     }
     fprintf(out, "\ntotals: %" PRId64 "\n", total);
     if (fflush(out) != 0 || ferror(out)) {
@@ -217,8 +291,12 @@ oom:
 done:
     free(fn_seen);
     free(fl_seen);
+    free(ob_seen);
+    free(addrs.delta);
+    free(addrs.known);
     free(node_fn);
     free(fn_file);
+    free(fn_obj);
     free(cg.recs);
     hs_map_free(&cg.map);
     hs_strtab_free(names);

@@ -124,21 +124,65 @@ static uint64_t hs_frame_location(hs_profile *p, hs_frame_cache *c, const char *
     return c->loc[id];
 }
 
-/* Parse a decimal int64 from s[0..len); -1 if it is not one. */
-static int hs_parse_i64(const char *s, size_t len, int64_t *v)
+/* A count as flamegraph.pl accepts it: digits, optionally "." and more
+ * digits (\d+(\.\d*)?); no sign, no exponent. The value is scaled by
+ * 10^decimals (decimals <= 6) and must fit in an int64. 0, or -1. */
+static int hs_parse_count(const char *s, size_t len, int decimals, int64_t *v)
 {
-    char tmp[32];
-    if (len == 0 || len >= sizeof tmp)
+    size_t i = 0;
+    int64_t x = 0;
+    if (len == 0 || s[0] < '0' || s[0] > '9')
         return -1;
-    memcpy(tmp, s, len);
-    tmp[len] = '\0';
-    char *end;
-    errno = 0;
-    long long x = strtoll(tmp, &end, 10);
-    if (errno || *end || end == tmp)
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (x > (INT64_MAX - 9) / 10)
+            return -1;
+        x = x * 10 + (s[i] - '0');
+    }
+    int d = 0;
+    if (i < len && s[i] == '.') {
+        for (i++; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+            if (d == decimals)
+                continue; /* beyond the scale: dropped (at most 6 are kept) */
+            if (x > (INT64_MAX - 9) / 10)
+                return -1;
+            x = x * 10 + (s[i] - '0');
+            d++;
+        }
+    }
+    if (i != len)
         return -1;
+    for (; d < decimals; d++) {
+        if (x > INT64_MAX / 10)
+            return -1;
+        x *= 10;
+    }
     *v = x;
     return 0;
+}
+
+/* The most digits after a "." in any line's count (capped at 6): the
+ * import scales every count by 10^that, so fractional counts stay exact. */
+static int hs_collapsed_decimals(const char *data, size_t len)
+{
+    int best = 0;
+    for (size_t pos = 0; pos < len;) {
+        const char *line = data + pos;
+        const char *nl = memchr(line, '\n', len - pos);
+        size_t e = nl ? (size_t)(nl - line) : len - pos;
+        pos += e + 1;
+        while (e > 0 && (line[e - 1] == ' ' || line[e - 1] == '\t' || line[e - 1] == '\r'))
+            e--;
+        size_t vs = e;
+        while (vs > 0 && line[vs - 1] != ' ' && line[vs - 1] != '\t')
+            vs--;
+        const char *dot = memchr(line + vs, '.', e - vs);
+        if (dot) {
+            int d = (int)(line + e - dot - 1);
+            if (d > best)
+                best = d > 6 ? 6 : d;
+        }
+    }
+    return best;
 }
 
 hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t errlen)
@@ -149,9 +193,16 @@ hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t 
     size_t ids_cap = 0, lineno = 0, n_stacks = 0;
     if (!p || !c.names)
         goto oom;
-    if (hs_profile_add_sample_type(p, "samples", "count") < 0)
+    /* Fractional counts (flamegraph.pl takes them) are kept exact by scaling:
+     * 1.5 with 3 decimals is 1500 "samples/1000". */
+    int decimals = hs_collapsed_decimals(data, len);
+    static const char *const units[] = {"count", "count/10", "count/100", "count/1000",
+                                        "count/10000", "count/100000", "count/1000000"};
+    if (hs_profile_add_sample_type(p, "samples", units[decimals]) < 0)
         goto oom;
-    hs_profile_set_period(p, "samples", "count", 1);
+    hs_profile_set_period(p, "samples", units[decimals], 1);
+    if (decimals)
+        hs_profile_add_comment(p, "fractional counts: values are counts times 10^decimals (see the unit)");
 
     size_t pos = 0;
     while (pos < len) {
@@ -179,8 +230,15 @@ hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t 
         while (vs > a && line[vs - 1] != ' ' && line[vs - 1] != '\t')
             vs--;
         int64_t value;
-        if (vs == a || hs_parse_i64(line + vs, e - vs, &value) != 0) {
-            snprintf(err, errlen, "collapsed line %zu: expected \"frame;frame;... COUNT\"", lineno);
+        if (vs == a || hs_parse_count(line + vs, e - vs, decimals, &value) != 0) {
+            if (vs > a && line[vs] == '-')
+                snprintf(err, errlen, "collapsed line %zu: negative count %.*s (counts are >= 0, as flamegraph.pl's)",
+                         lineno, (int)(e - vs), line + vs);
+            else
+                snprintf(err, errlen,
+                         "collapsed line %zu: expected \"frame;frame;... COUNT\" (COUNT: digits, optionally "
+                         "with a fraction, as flamegraph.pl reads)",
+                         lineno);
             goto fail;
         }
         size_t se = vs;

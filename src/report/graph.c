@@ -78,13 +78,15 @@ int hs_report_graph(const hs_view *v, const hs_analysis_options *o, const char *
     fputs("node [style=filled fillcolor=\"#f8f8f8\"]\n", out);
     /* legend */
     fputs("subgraph cluster_L { \"legend\" [shape=box fontsize=16 label=\"", out);
-    if (title && *title) {
-        hs_dot_str(out, title);
+    if (!o->compact_labels) { /* --compact-labels: only what was shown, as pprof */
+        if (title && *title) {
+            hs_dot_str(out, title);
+            fputs("\\l", out);
+        }
+        fputs("Type: ", out);
+        hs_dot_str(out, v->sample_type ? v->sample_type : "");
         fputs("\\l", out);
     }
-    fputs("Type: ", out);
-    hs_dot_str(out, v->sample_type ? v->sample_type : "");
-    fputs("\\l", out);
     fprintf(out, "Showing nodes accounting for %s, %s of %s total\\l",
             hs_format_value(a, sizeof a, shown, unit), hs_pct(b, sizeof b, shown, total),
             hs_format_value(c, sizeof c, total, unit));

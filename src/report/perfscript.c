@@ -600,9 +600,13 @@ const char *hs_import_detect(const char *data, size_t len)
             size_t vs = e;
             while (vs > a && !hs_is_space(line[vs - 1]))
                 vs--;
-            if (a == 0 && vs > 0 &&
-                (hs_all_digits(line + vs, e - vs) ||
-                 (e - vs > 1 && line[vs] == '-' && hs_all_digits(line + vs + 1, e - vs - 1))))
+            /* a count: digits, a fraction as flamegraph.pl takes, or a
+             * negative number (refused by the importer with its line) */
+            size_t ds = vs + (e - vs > 1 && line[vs] == '-');
+            const char *dot = memchr(line + ds, '.', e - ds);
+            size_t de = dot ? (size_t)(dot - line) : e;
+            if (a == 0 && vs > 0 && de > ds && hs_all_digits(line + ds, de - ds) &&
+                (!dot || de + 1 == e || hs_all_digits(dot + 1, e - de - 1)))
                 folded++;
             else if (e > a && line[e - 1] == ':')
                 headers++;

@@ -87,11 +87,21 @@ void hs_top_free(hs_top *t);
 /* pprof's profile header lines (File/Build ID/comments/Type/Time/Duration). */
 int hs_report_print_header(FILE *out, const hs_profile *p, int sample_index, int64_t total,
                            const char *unit);
+/* The same with pprof's -divide_by ratio applied to the total and the type
+ * printed as "mean_TYPE" under -mean. */
+int hs_report_print_header_ex(FILE *out, const hs_profile *p, int sample_index, int64_t total,
+                              const char *unit, double ratio, bool mean);
 /* Header + "Showing nodes..." + table, exactly as `go tool pprof -top`.
  * Returns -1 when writing fails. */
 int hs_top_print(FILE *out, const hs_profile *p, const hs_top_options *o, const hs_top *t);
 /* Compute and print. 0 on success, -1 with a message in err. */
 int hs_report_top(FILE *out, const hs_profile *p, const hs_top_options *o, char *err,
                   size_t errlen);
+
+/* The offset that turns a runtime address in mapping m into an address of
+ * the ELF file at path (64-bit ELF; from the PT_LOAD segment holding the
+ * mapping's file offset): file address = address + *delta. 0, or -1 when the
+ * file cannot be read as such. */
+int hs_report_elf_delta(const char *path, const hs_mapping *m, int64_t *delta);
 
 #endif

@@ -21,29 +21,43 @@ void hs_text_ctx_init(hs_text_ctx *c, const hs_view *v, const hs_graph *g,
     c->o = o;
     c->sample_unit = v->unit;
     c->unit = "minimum";
+    c->ratio = o && o->divide_by != 0 ? 1 / o->divide_by : 1;
+    if (o && o->unit && strcmp(o->unit, "minimum") != 0) {
+        c->unit = o->unit; /* pprof's -unit: selectOutputUnit does nothing */
+        return;
+    }
     if (!g || g->n_order == 0)
         return;
     int64_t min = 0;
     for (size_t i = 0; i < g->n_order; i++) {
         const hs_graph_node *n = &g->nodes[g->order[i]];
-        int64_t m = abs64(n->flat - n->base_flat);
+        int64_t m = abs64(hs_graph_flat(n));
         if (m == 0)
-            m = abs64(n->cum - n->base_cum);
+            m = abs64(hs_graph_cum(n));
         if (m > 0 && (min == 0 || m < min))
             min = m;
     }
-    c->unit = hs_output_unit(min, v->total, v->unit);
+    int64_t max = v->total;
+    if (min == 0)
+        min = max;
+    if (c->ratio > 0 && c->ratio != 1) {
+        min = (int64_t)((double)min * c->ratio);
+        max = (int64_t)((double)max * c->ratio);
+    }
+    c->unit = hs_output_unit(min, max, v->unit);
 }
 
 char *hs_text_value(const hs_text_ctx *c, char *buf, size_t len, int64_t v)
 {
+    if (c->ratio > 0 && c->ratio != 1)
+        v = (int64_t)((double)v * c->ratio); /* pprof's -divide_by, truncated as Go's int64() */
     return hs_format_scaled(buf, len, v, c->sample_unit, c->unit);
 }
 
 int hs_text_profile_labels(FILE *out, const hs_text_ctx *c)
 {
-    return hs_report_print_header(out, c->v->profile, c->v->sample_index, c->v->total,
-                                  c->unit);
+    return hs_report_print_header_ex(out, c->v->profile, c->v->sample_index, c->v->total,
+                                     c->unit, c->ratio, c->v->mean);
 }
 
 static void print_active_filters(FILE *out, const hs_analysis_options *o)
@@ -53,7 +67,8 @@ static void print_active_filters(FILE *out, const hs_analysis_options *o)
         const char *v;
     } f[] = {{"focus", o->focus},         {"ignore", o->ignore},     {"hide", o->hide},
              {"show", o->show},           {"show_from", o->show_from},
-             {"tagfocus", o->tagfocus},   {"tagignore", o->tagignore}};
+             {"tagfocus", o->tagfocus},   {"tagignore", o->tagignore},
+             {"tagshow", o->tagshow},     {"taghide", o->taghide}};
     bool any = false;
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         if (!f[i].v || !*f[i].v)
@@ -83,7 +98,7 @@ int hs_text_report_labels(FILE *out, const hs_text_ctx *c)
     int64_t flat_sum = 0;
     for (size_t i = 0; i < g->n_order; i++) {
         const hs_graph_node *n = &g->nodes[g->order[i]];
-        flat_sum += n->flat - n->base_flat;
+        flat_sum += hs_graph_flat(n);
     }
     char a[64], b[64], pct[32];
     const char *ps = hs_format_percent(pct, sizeof pct, flat_sum, v->total);
@@ -132,7 +147,7 @@ int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
             else
                 noinl = true;
         }
-        int64_t flat = n->flat - n->base_flat, cum = n->cum - n->base_cum;
+        int64_t flat = hs_graph_flat(n), cum = hs_graph_cum(n);
         sum += flat;
         char fb[64], cb[64], fp[32], sp[32], cp[32];
         fprintf(out, "%10s %s %s %10s %s  %s%s\n", hs_text_value(&c, fb, sizeof fb, flat),

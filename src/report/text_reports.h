@@ -20,6 +20,7 @@ typedef struct {
     const hs_analysis_options *o;
     const char *sample_unit;
     const char *unit;            /* output unit ("minimum" when per value) */
+    double ratio;                /* 1 / --divide-by */
 } hs_text_ctx;
 
 void hs_text_ctx_init(hs_text_ctx *c, const hs_view *v, const hs_graph *g,
@@ -40,6 +41,16 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
 /* `traces`: every kept sample with its labels, value and stack (leaf first). */
 int hs_report_traces(FILE *out, const hs_view *v, const hs_analysis_options *o, char *err,
                      size_t errlen);
+/* `tags`: per label key, the total and each value's share (pprof's -tags). */
+int hs_report_tags(FILE *out, const hs_view *v, const hs_analysis_options *o, char *err,
+                   size_t errlen);
+/* `disasm RE`: per-instruction flat/cum of each sampled function matching rx,
+ * disassembled from the binaries on disk with binutils (pprof's -disasm);
+ * v built with --addresses granularity, g its untrimmed graph. */
+int hs_report_disasm(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
+                     const regex_t *rx, const char *rx_text, char *err, size_t errlen);
+/* `raw`: the profile as pprof's -raw (Profile.String()) prints it. */
+int hs_report_raw(FILE *out, const hs_profile *p, char *err, size_t errlen);
 /* `list RE`: annotated source of each function matching rx (view built with
  * --lines granularity). source_path: extra directory to search (may be NULL). */
 int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,

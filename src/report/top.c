@@ -513,20 +513,27 @@ static char *hs_top_fmt(char *buf, size_t len, const hs_top *t, int64_t v)
 }
 
 static void hs_print_duration(FILE *out, const hs_profile *p, int64_t total, const char *su,
-                              const char *unit)
+                              const char *unit, double ratio)
 {
-    char dur[64], tot[64], pct[32], ratio[40] = "";
+    int64_t shown = ratio > 0 && ratio != 1 ? (int64_t)((double)total * ratio) : total;
+    char dur[64], tot[64], pct[32], ratio_s[40] = "";
     const char *tunit;
     double ns = hs_scale(total, su, "nanoseconds", &tunit);
     if (strcmp(tunit, "ns") == 0 && (int64_t)ns != 0)
-        snprintf(ratio, sizeof ratio, "(%s)",
+        snprintf(ratio_s, sizeof ratio_s, "(%s)",
                  hs_format_percent(pct, sizeof pct, (int64_t)ns, p->duration_nanos));
     fprintf(out, "Duration: %s, Total samples = %s %s\n",
             hs_format_value(dur, sizeof dur, p->duration_nanos, "nanoseconds"),
-            hs_format_scaled(tot, sizeof tot, total, su, unit), ratio);
+            hs_format_scaled(tot, sizeof tot, shown, su, unit), ratio_s);
 }
 
 int hs_report_print_header(FILE *out, const hs_profile *p, int si, int64_t total, const char *unit)
+{
+    return hs_report_print_header_ex(out, p, si, total, unit, 1, false);
+}
+
+int hs_report_print_header_ex(FILE *out, const hs_profile *p, int si, int64_t total,
+                              const char *unit, double ratio, bool mean)
 {
     if (p->n_mappings > 0) {
         const char *file = hs_profile_string(p, p->mappings[0].filename);
@@ -543,13 +550,14 @@ int hs_report_print_header(FILE *out, const hs_profile *p, int si, int64_t total
     }
     const char *type = hs_profile_string(p, p->sample_types[si].type);
     if (*type)
-        fprintf(out, "Type: %s\n", type);
+        fprintf(out, "Type: %s%s\n", mean ? "mean_" : "", type);
     if (p->time_nanos) {
         char tbuf[96];
         fprintf(out, "Time: %s\n", hs_format_time(tbuf, sizeof tbuf, p->time_nanos));
     }
     if (p->duration_nanos)
-        hs_print_duration(out, p, total, hs_profile_string(p, p->sample_types[si].unit), unit);
+        hs_print_duration(out, p, total, hs_profile_string(p, p->sample_types[si].unit), unit,
+                          ratio);
     return ferror(out) ? -1 : 0;
 }
 

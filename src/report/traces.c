@@ -17,7 +17,8 @@ static int cmp_line(const void *a, const void *b)
 }
 
 /* Label lines of one sample: "%10s:  v1 v2\n" per key, sorted. */
-static int print_labels(FILE *out, const hs_profile *p, const hs_sample *s, bool numeric)
+static int print_labels(FILE *out, const hs_view *v, const hs_profile *p, const hs_sample *s,
+                        bool numeric)
 {
     size_t n = 0;
     line *lines = calloc(s->n_labels + 1, sizeof *lines);
@@ -33,7 +34,7 @@ static int print_labels(FILE *out, const hs_profile *p, const hs_sample *s, bool
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++)
             seen = s->labels[j].key == l->key && (s->labels[j].str != 0) == !numeric;
-        if (seen)
+        if (seen || !hs_view_label_shown(v, hs_profile_string(p, l->key)))
             continue;
         size_t cap = 256, len = 0;
         char *buf = malloc(cap);
@@ -104,13 +105,15 @@ int hs_report_traces(FILE *out, const hs_view *v, const hs_analysis_options *o, 
         if (st->n == 0)
             continue;
         fprintf(out, "%s\n", sep);
-        if (print_labels(out, st->profile, st->sample, false) < 0 ||
-            print_labels(out, st->profile, st->sample, true) < 0) {
+        if (print_labels(out, v, st->profile, st->sample, false) < 0 ||
+            print_labels(out, v, st->profile, st->sample, true) < 0) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
         char vb[64];
         int64_t val = st->value - st->base;
+        if (st->div != 0) /* --mean */
+            val /= st->div;
         for (uint32_t k = st->n; k-- > 0;)
             fprintf(out, "%10s   %s%s\n",
                     k == st->n - 1 ? hs_text_value(&c, vb, sizeof vb, val) : "",

@@ -32,7 +32,7 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
         if (rx && regexec(rx, name, 0, NULL, 0) != 0)
             continue;
         matched++;
-        int64_t flat = n->flat - n->base_flat, cum = n->cum - n->base_cum;
+        int64_t flat = hs_graph_flat(n), cum = hs_graph_cum(n);
         fprintf(out, "%s\n", sep);
         for (size_t k = 0; k < n->n_in; k++) {
             const hs_graph_edge *e = &g->edges[n->in[k]];

@@ -53,12 +53,24 @@ for f in folded perf rec; do
     awk '/file:function/ { on = 1; next } on && /^$/ { on = 0 } on && /^ *[0-9,]+ \(/ {
              v = $1; gsub(",", "", v); name = $0
              sub(/^ *[0-9,]+ +\( *[0-9.]+%\) +/, "", name); sub(/^[^:]*:/, "", name)
+             sub(/ \[.*\]$/, "", name) # the object (ob=) callgrind_annotate appends
              print name "\t" v }' $f.annotate | LC_ALL=C sort > $f.cg.flat
     top_flat $f.pb.gz > $f.top.flat
     [ -s $f.top.flat ] || fail "$f: top printed no functions"
     cmp -s $f.cg.flat $f.top.flat || { diff $f.cg.flat $f.top.flat | head; fail "$f: callgrind per-function costs differ from top"; }
-    # inclusive costs load too (calls= records)
-    callgrind_annotate --inclusive=yes $f.callgrind > /dev/null 2>&1 || fail "$f: --inclusive=yes failed"
+    # inclusive costs load too (calls= records), and callers are annotated
+    # without Perl warnings: positions that only make calls have cost lines
+    callgrind_annotate --inclusive=yes $f.callgrind > $f.incl 2> $f.incl.err || fail "$f: --inclusive=yes failed"
+    [ ! -s $f.incl.err ] || fail "$f: callgrind_annotate --inclusive=yes warns: $(head -2 $f.incl.err)"
+    grep -q '^# .*calls= is how many samples saw the call' $f.callgrind || fail "$f: callgrind file does not say what calls= counts"
+    # --addresses: positions "instr line", still read by callgrind_annotate
+    "$HOTSPUR" convert $f.pb.gz --sample-index samples --to callgrind --addresses -o $f.instr.callgrind
+    grep -q '^positions: instr line$' $f.instr.callgrind || fail "$f: --addresses without positions: instr line"
+    callgrind_annotate --inclusive=yes $f.instr.callgrind > $f.instr.annotate 2> $f.instr.err ||
+        fail "$f: callgrind_annotate rejects positions: instr line"
+    [ ! -s $f.instr.err ] || fail "$f: callgrind_annotate warns on the instr file: $(head -2 $f.instr.err)"
+    [ "$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }' $f.instr.annotate)" = "$total" ] ||
+        fail "$f: instr file total differs"
 
     # ---- speedscope
     "$HOTSPUR" convert $f.pb.gz --sample-index samples --to speedscope -o $f.speedscope.json
@@ -82,6 +94,40 @@ PY
     grep -q "<svg" $f.svg || fail "$f: graph -o .svg wrote no SVG"
     pass "$f: folded, round trip, callgrind ($total), speedscope, graph"
 done
+
+# callgrind of a recorded program: ob= names the binary, and every instr
+# position of it is the address of an instruction in that binary (as
+# KCachegrind's machine-code view disassembles it with objdump)
+grep -q "^ob=([0-9]*) .*/cpu_split$" rec.callgrind || fail "rec: no ob= for the binary: $(grep -m3 '^ob=' rec.callgrind)"
+grep -q "^cob=" rec.callgrind || fail "rec: no cob= before calls"
+objdump -d "$PROGS/cpu_split" > cpu_split.dis
+python3 - cpu_split.dis rec.instr.callgrind <<'PY' || fail "rec: instr positions are not instructions of the binary"
+import re, sys
+starts, after_call = set(), set()
+prev_call = False
+for line in open(sys.argv[1]):
+    m = re.match(r' *([0-9a-f]+):\t(?:[0-9a-f]{2} )+\s*\t?(\S*)', line)
+    if not m:
+        continue
+    a = int(m.group(1), 16)
+    starts.add(a)
+    if prev_call:
+        after_call.add(a)
+    prev_call = m.group(2).startswith('call')
+inbin, pos = False, []
+for line in open(sys.argv[2]):
+    if line.startswith('ob='):
+        inbin = line.rstrip().endswith('/cpu_split') or (inbin and re.fullmatch(r'ob=\(\d+\)', line.strip()) is not None)
+    elif inbin and line.startswith('0x'):
+        pos.append(int(line.split()[0], 16))
+assert pos, "no positions in the binary"
+# a leaf's position is its PC; a caller's is the call's return address - 1
+# (pprof's convention), inside the call instruction
+bad = [hex(a) for a in pos if a not in starts and a + 1 not in after_call]
+assert not bad, bad[:5]
+print(len(pos), "positions")
+PY
+pass "callgrind: ob=, instr positions on instruction boundaries"
 
 # the round trip on the fixture itself (names with spaces, templates, UTF-8)
 "$HOTSPUR" convert folded.pb.gz --to collapsed | LC_ALL=C sort > fx.out

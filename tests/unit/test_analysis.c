@@ -606,6 +606,76 @@ static void test_empty_profiles(void **state)
     hs_profile_free(none);
 }
 
+/* Paths are cleaned as Go's filepath.Clean (pprof): the cases of its tests
+ * that matter for debug info, plus the ones issue reports found. */
+static void test_clean_path(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        {"./malloc/malloc.c", "malloc/malloc.c"},
+        {"./csu/../csu/libc-start.c", "csu/libc-start.c"},
+        {"/usr/src//a/./b/../c.c", "/usr/src/a/c.c"},
+        {"../sysdeps/nptl/x.h", "../sysdeps/nptl/x.h"},
+        {"../../a/../b", "../../b"},
+        {"a/b/../../..", ".."},
+        {"/..", "/"},
+        {"/../a", "/a"},
+        {"", "."},
+        {".", "."},
+        {"./", "."},
+        {"a/", "a"},
+        {"//a//b//", "/a/b"},
+        {"abc/def/../../..", ".."},
+        {"/abc/def/../../..", "/"},
+        {"a/./b/./c", "a/b/c"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", cases[i][0]);
+        hs_analysis_clean_path(buf);
+        if (strcmp(buf, cases[i][1]) != 0)
+            fail_msg("clean(%s) = %s, want %s", cases[i][0], buf, cases[i][1]);
+    }
+}
+
+/* RE2 spellings pprof users type mean what they mean in RE2, and what
+ * POSIX cannot express is refused, never matched wrongly. */
+static void test_re2_regexes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *re, *subject;
+        int match;
+    } cases[] = {
+        {"f\\d+$", "f12", 1},           {"f\\d+$", "fx", 0},
+        {"^\\D", "a1", 1},              {"^\\D", "1a", 0},
+        {"(?i)MALLOC", "__libc_malloc", 1}, {"MALLOC", "malloc", 0},
+        {"(?:ab|cd)e", "xcde", 1},       {"(?:ab|cd)e", "xace", 0},
+        {"a.*?c", "abbc", 1},            {"[\\d_]x", "_x", 1},
+        {"[\\d_]x", "ax", 0},           {"\\s", "a b", 1},
+        {"\\w+::\\w+", "std::sort", 1}, {"\\Amain\\z", "main", 1},
+        {"\\Amain\\z", "mainx", 0},    {"a\\.b", "a.b", 1},
+        {"a\\.b", "axb", 0},            {"[]x]", "]", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        regex_t re;
+        char err[256];
+        if (hs_analysis_regcomp(&re, cases[i].re, "test", err, sizeof err) != 0)
+            fail_msg("%s: %s", cases[i].re, err);
+        int got = regexec(&re, cases[i].subject, 0, NULL, 0) == 0;
+        regfree(&re);
+        if (got != cases[i].match)
+            fail_msg("'%s' on '%s': %d, want %d", cases[i].re, cases[i].subject, got, cases[i].match);
+    }
+    static const char *const refused[] = {"(?=x)", "(?P<n>x)", "\\p{L}", "a\\1", "\\Qa.b\\E"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        regex_t re;
+        char err[256] = "";
+        assert_int_equal(hs_analysis_regcomp(&re, refused[i], "focus", err, sizeof err), -1);
+        assert_non_null(strstr(err, "focus regexp"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +692,8 @@ int main(void)
         cmocka_unit_test(test_filter_profile),
         cmocka_unit_test(test_option_errors),
         cmocka_unit_test(test_empty_profiles),
+        cmocka_unit_test(test_clean_path),
+        cmocka_unit_test(test_re2_regexes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -232,6 +232,39 @@ static void test_collapsed_import(void **state)
     assert_null(hs_import_collapsed("\n\n", 2, err, sizeof err));
 }
 
+/* Counts as flamegraph.pl reads them: fractions kept exact by scaling the
+ * unit, negative counts and exponents refused with the line number. */
+static void test_collapsed_counts(void **state)
+{
+    (void)state;
+    char err[512];
+    const char *frac = "main;a 1.5\nmain;b 2\nmain;c 0.25\nmain;d 3.\n";
+    hs_profile *p = hs_import_collapsed(frac, strlen(frac), err, sizeof err);
+    assert_non_null(p);
+    assert_string_equal(hs_profile_string(p, p->sample_types[0].unit), "count/100");
+    static const int64_t want[] = {150, 200, 25, 300};
+    assert_int_equal(p->n_samples, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(p->samples[i].values[0], want[i]);
+    hs_profile_free(p);
+
+    const char *ints = "main;a 7\nmain;b  9\n";
+    p = hs_import_collapsed(ints, strlen(ints), err, sizeof err);
+    assert_non_null(p);
+    assert_string_equal(hs_profile_string(p, p->sample_types[0].unit), "count");
+    assert_int_equal(p->samples[1].values[0], 9);
+    hs_profile_free(p);
+
+    static const char *const bad[] = {"main;a 2\nmain;b -3\n", "main;a 2\nmain;b 1e3\n", "main;a 2\nmain;b +4\n",
+                                      "main;a 2\nmain;b 99999999999999999999\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_null(hs_import_collapsed(bad[i], strlen(bad[i]), err, sizeof err));
+        assert_non_null(strstr(err, "line 2"));
+    }
+    assert_null(hs_import_collapsed(bad[0], strlen(bad[0]), err, sizeof err));
+    assert_non_null(strstr(err, "negative"));
+}
+
 /* Collapsed -> profile -> collapsed gives the same stacks and sums. */
 static void test_collapsed_round_trip(void **state)
 {
@@ -306,6 +339,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_collapsed_import),
         cmocka_unit_test(test_collapsed_round_trip),
+        cmocka_unit_test(test_collapsed_counts),
         cmocka_unit_test(test_perf_script_import),
         cmocka_unit_test(test_fuzz_text_importers),
         cmocka_unit_test(test_fuzz_pprof),
