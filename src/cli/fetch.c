@@ -168,16 +168,3 @@ void hs_fetch_help(FILE *out)
                  "pprof endpoint. $HOTSPUR_TOKEN is sent as bearer token; HOTSPUR_FETCH_TIMEOUT\n"
                  "bounds the request (seconds, default 120).\n");
 }
-
-hs_profile *hs_fetch_profile(const char *path, char *err, size_t errlen)
-{
-    if (!hs_fetch_is_url(path))
-        return hs_profile_read_file(path, err, errlen);
-    char *data = NULL;
-    size_t len = 0;
-    if (hs_fetch_url(path, &data, &len, err, errlen) < 0)
-        return NULL;
-    hs_profile *p = hs_profile_decode(data, len, err, errlen);
-    free(data);
-    return p;
-}

@@ -24,7 +24,4 @@ int hs_fetch_url(const char *url, char **out, size_t *len, char *err, size_t err
 /* The help paragraph of every command that reads profiles. */
 void hs_fetch_help(FILE *out);
 
-/* hs_profile_read_file for a file, "-" or a URL. */
-hs_profile *hs_fetch_profile(const char *path, char *err, size_t errlen);
-
 #endif
