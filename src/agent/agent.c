@@ -433,6 +433,34 @@ int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg)
     return n;
 }
 
+static void relocate_in(hs_stacktab *t, uint64_t lo, uint64_t hi, uint64_t to)
+{
+    uint32_t n = atomic_load(&t->n_used);
+    for (uint32_t i = 0; i < n; i++) {
+        hs_stack_entry *e = hs_stacktab_nth(t, i);
+        if (!e)
+            continue;
+        uint64_t *f = (uint64_t *)hs_stacktab_frames(t, e);
+        for (uint32_t d = 0; d < e->depth; d++)
+            if (f[d] >= lo && f[d] < hi)
+                f[d] = to + (f[d] - lo);
+    }
+}
+
+void hs_agent_relocate_frames(uint64_t lo, uint64_t hi, uint64_t to)
+{
+    if (!hs_g.started)
+        return;
+    if (hs_g.cfg.cpu)
+        relocate_in(&hs_g.cpu, lo, hi, to);
+    if (hs_g.cfg.wall_hz > 0)
+        relocate_in(&hs_g.wall, lo, hi, to);
+    if (hs_g.cfg.lock)
+        relocate_in(&hs_g.lock, lo, hi, to);
+    if (hs_g.cfg.heap)
+        relocate_in(hs_heap_table(), lo, hi, to);
+}
+
 void hs_agent_mark(void)
 {
     pthread_mutex_lock(&g_dump_lock);
