@@ -84,12 +84,9 @@ hs_stack_entry *hs_agent_intern_here(hs_stacktab *t)
         hs_thread_identify();
     int max = hs_g.cfg.max_depth;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT + 8];
-    int n = hs_unwind_here(&self->stack, pcs, max + 8, 0);
-    int skip = 0;
-    while (skip < n && hs_agent_owns_pc(pcs[skip]))
-        skip++;
-    int depth = n - skip > max ? max : n - skip;
-    return depth > 0 ? hs_stacktab_intern(t, self->tid, self->labels, pcs + skip, (uint32_t)depth) : NULL;
+    int n = hs_agent_hide_frames(pcs, hs_unwind_here(&self->stack, pcs, max + 8, 0));
+    int depth = n > max ? max : n;
+    return depth > 0 ? hs_stacktab_intern(t, self->tid, self->labels, pcs, (uint32_t)depth) : NULL;
 }
 
 pid_t hs_gettid(void)
