@@ -85,12 +85,9 @@ hs_stack_entry *hs_agent_intern_here(hs_stacktab *t)
         hs_thread_identify();
     int max = hs_g.cfg.max_depth;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT + 8];
-    int n = hs_unwind_here(&self->stack, pcs, max + 8, 0);
-    int skip = 0;
-    while (skip < n && hs_agent_owns_pc(pcs[skip]))
-        skip++;
-    int depth = n - skip > max ? max : n - skip;
-    return depth > 0 ? hs_stacktab_intern(t, self->tid, self->labels, pcs + skip, (uint32_t)depth) : NULL;
+    int n = hs_agent_hide_frames(pcs, hs_unwind_here(&self->stack, pcs, max + 8, 0));
+    int depth = n > max ? max : n;
+    return depth > 0 ? hs_stacktab_intern(t, self->tid, self->labels, pcs, (uint32_t)depth) : NULL;
 }
 
 pid_t hs_gettid(void)
@@ -476,6 +473,34 @@ int hs_agent_collect(void (*fn)(const char *, void *, size_t, int64_t, int64_t, 
     pthread_mutex_unlock(&g_dump_lock);
     hs_self.in_agent--;
     return n;
+}
+
+static void relocate_in(hs_stacktab *t, uint64_t lo, uint64_t hi, uint64_t to)
+{
+    uint32_t n = atomic_load(&t->n_used);
+    for (uint32_t i = 0; i < n; i++) {
+        hs_stack_entry *e = hs_stacktab_nth(t, i);
+        if (!e)
+            continue;
+        uint64_t *f = (uint64_t *)hs_stacktab_frames(t, e);
+        for (uint32_t d = 0; d < e->depth; d++)
+            if (f[d] >= lo && f[d] < hi)
+                f[d] = to + (f[d] - lo);
+    }
+}
+
+void hs_agent_relocate_frames(uint64_t lo, uint64_t hi, uint64_t to)
+{
+    if (!hs_g.started)
+        return;
+    if (hs_g.cfg.cpu)
+        relocate_in(&hs_g.cpu, lo, hi, to);
+    if (hs_g.cfg.wall_hz > 0)
+        relocate_in(&hs_g.wall, lo, hi, to);
+    if (hs_g.cfg.lock)
+        relocate_in(&hs_g.lock, lo, hi, to);
+    if (hs_g.cfg.heap)
+        relocate_in(hs_heap_table(), lo, hi, to);
 }
 
 void hs_agent_mark(void)

@@ -97,6 +97,11 @@ pid_t hs_gettid(void);
 /* Learn the calling thread's tid and stack bounds (not in a signal handler). */
 void hs_thread_identify(void);
 
+/* A module at [lo, hi) was unloaded: move the frames recorded in it to
+ * [to, to + hi - lo) in every table, so a module loaded later at the same
+ * addresses is not mistaken for it. */
+void hs_agent_relocate_frames(uint64_t lo, uint64_t hi, uint64_t to);
+
 /* Write every enabled profile, covering the time since the previous dump.
  * tmpl: file name template (NULL: the configured one). Each file written is
  * passed to on_file (may be NULL). Returns the number of files written, or

@@ -702,3 +702,86 @@ long hs_heap_scan_leaks(uint64_t *leaked_bytes)
     r_free(s.b);
     return leaked;
 }
+
+/* ---- C++ operator new and delete ----
+ *
+ * libstdc++'s operators call malloc and free, which the agent sees anyway:
+ * then these only pass the call on (the agent's frame in between is
+ * dropped from the recorded stack, as every agent frame). tcmalloc and
+ * jemalloc define the operators themselves and never reach malloc: then
+ * the allocation is recorded here, after the real operator returns (which
+ * runs as the agent's, so an allocation it makes through the malloc family
+ * is not counted twice; a CPU sample landing inside it is not taken). */
+
+typedef struct {
+    void *fn;
+    int own; /* 1: the next definition is not libstdc++'s: record here */
+} cxx_next;
+
+static void cxx_resolve(cxx_next *n, const char *sym)
+{
+    hs_self.in_agent++;
+    void *f = dlsym(RTLD_NEXT, sym);
+    Dl_info di;
+    n->own = f && dladdr(f, &di) && di.dli_fname && !strstr(di.dli_fname, "libstdc++");
+    n->fn = f;
+    hs_self.in_agent--;
+}
+
+#define CXX_NEW(cname, sym, params, args, size)                            \
+    HS_EXPORT void *cname params __asm__(sym);                             \
+    HS_EXPORT void *cname params                                          \
+    {                                                                      \
+        static cxx_next n;                                                 \
+        if (!n.fn)                                                         \
+            cxx_resolve(&n, sym);                                          \
+        if (!n.own)                                                        \
+            return ((void *(*)params)n.fn) args;                           \
+        hs_self.in_agent++; /* jemalloc's may call aligned_alloc: once */  \
+        void *p = ((void *(*)params)n.fn) args;                            \
+        hs_self.in_agent--;                                                \
+        after_alloc(p, size);                                              \
+        return p;                                                          \
+    }
+
+#define CXX_DELETE(cname, sym, params, args, ptr)                          \
+    HS_EXPORT void cname params __asm__(sym);                              \
+    HS_EXPORT void cname params                                           \
+    {                                                                      \
+        static cxx_next n;                                                 \
+        if (!n.fn)                                                         \
+            cxx_resolve(&n, sym);                                          \
+        if (n.own && ptr) {                                                \
+            uint32_t entry;                                                \
+            uint64_t sz;                                                   \
+            before_free(ptr, &entry, &sz);                                 \
+        }                                                                  \
+        ((void (*)params)n.fn) args;                                       \
+    }
+
+typedef struct hs_nothrow hs_nothrow; /* std::nothrow_t, passed by reference */
+
+CXX_NEW(hs_new, "_Znwm", (size_t s), (s), s)
+CXX_NEW(hs_new_arr, "_Znam", (size_t s), (s), s)
+CXX_NEW(hs_new_nt, "_ZnwmRKSt9nothrow_t", (size_t s, const hs_nothrow *t), (s, t), s)
+CXX_NEW(hs_new_arr_nt, "_ZnamRKSt9nothrow_t", (size_t s, const hs_nothrow *t), (s, t), s)
+CXX_NEW(hs_new_al, "_ZnwmSt11align_val_t", (size_t s, size_t a), (s, a), s)
+CXX_NEW(hs_new_arr_al, "_ZnamSt11align_val_t", (size_t s, size_t a), (s, a), s)
+CXX_NEW(hs_new_al_nt, "_ZnwmSt11align_val_tRKSt9nothrow_t", (size_t s, size_t a, const hs_nothrow *t),
+        (s, a, t), s)
+CXX_NEW(hs_new_arr_al_nt, "_ZnamSt11align_val_tRKSt9nothrow_t", (size_t s, size_t a, const hs_nothrow *t),
+        (s, a, t), s)
+CXX_DELETE(hs_del, "_ZdlPv", (void *p), (p), p)
+CXX_DELETE(hs_del_arr, "_ZdaPv", (void *p), (p), p)
+CXX_DELETE(hs_del_sz, "_ZdlPvm", (void *p, size_t s), (p, s), p)
+CXX_DELETE(hs_del_arr_sz, "_ZdaPvm", (void *p, size_t s), (p, s), p)
+CXX_DELETE(hs_del_al, "_ZdlPvSt11align_val_t", (void *p, size_t a), (p, a), p)
+CXX_DELETE(hs_del_arr_al, "_ZdaPvSt11align_val_t", (void *p, size_t a), (p, a), p)
+CXX_DELETE(hs_del_sz_al, "_ZdlPvmSt11align_val_t", (void *p, size_t s, size_t a), (p, s, a), p)
+CXX_DELETE(hs_del_arr_sz_al, "_ZdaPvmSt11align_val_t", (void *p, size_t s, size_t a), (p, s, a), p)
+CXX_DELETE(hs_del_nt, "_ZdlPvRKSt9nothrow_t", (void *p, const hs_nothrow *t), (p, t), p)
+CXX_DELETE(hs_del_arr_nt, "_ZdaPvRKSt9nothrow_t", (void *p, const hs_nothrow *t), (p, t), p)
+CXX_DELETE(hs_del_al_nt, "_ZdlPvSt11align_val_tRKSt9nothrow_t", (void *p, size_t a, const hs_nothrow *t),
+           (p, a, t), p)
+CXX_DELETE(hs_del_arr_al_nt, "_ZdaPvSt11align_val_tRKSt9nothrow_t", (void *p, size_t a, const hs_nothrow *t),
+           (p, a, t), p)

@@ -5,6 +5,7 @@
  * remember libraries before they go, so their samples keep their names. */
 #define _GNU_SOURCE
 #include "agent/modules.h"
+#include "agent/agent.h"
 #include "agent/unwind.h"
 
 #include <dlfcn.h>
@@ -153,27 +154,51 @@ void hs_modules_after_fork(void)
     pthread_mutex_init(&g_history_lock, NULL);
 }
 
-void hs_modules_remember(void)
+/* Unloaded modules get addresses of their own, above any user-space
+ * address (bit 62), 1 TiB apart: samples recorded in one are moved there
+ * at its dlclose(), so each module instance keeps its samples even when
+ * another is loaded at the same place. */
+#define RETIRED_BASE (1ull << 62)
+#define RETIRED_STRIDE (1ull << 40)
+static uint64_t g_retired; /* modules retired so far (under g_history_lock) */
+
+static int same_module(const hs_module *a, const hs_module *b)
+{
+    return a->start == b->start && a->end == b->end && strcmp(a->path, b->path) == 0;
+}
+
+/* The modules of before that are gone now were unloaded: retire them. */
+static void retire_unloaded(const collect_t *before)
 {
     collect_t now = {0};
     dl_iterate_phdr(add_module, &now);
+    if (now.failed) {
+        free(now.mods);
+        return;
+    }
     pthread_mutex_lock(&g_history_lock);
-    for (size_t i = 0; i < now.n && !now.failed; i++) {
-        int known = 0;
-        for (size_t j = 0; j < g_history.n && !known; j++)
-            known = g_history.mods[j].start == now.mods[i].start &&
-                    strcmp(g_history.mods[j].path, now.mods[i].path) == 0;
-        if (known)
+    for (size_t i = 0; i < before->n; i++) {
+        const hs_module *m = &before->mods[i];
+        int still = 0;
+        for (size_t j = 0; j < now.n && !still; j++)
+            still = same_module(m, &now.mods[j]);
+        if (still || m->image || m->end - m->start >= RETIRED_STRIDE)
             continue;
         if (g_history.n == g_history.cap) {
             size_t cap = g_history.cap ? g_history.cap * 2 : 32;
-            hs_module *m = realloc(g_history.mods, cap * sizeof *m);
-            if (!m)
+            hs_module *h = realloc(g_history.mods, cap * sizeof *h);
+            if (!h)
                 break;
-            g_history.mods = m;
+            g_history.mods = h;
             g_history.cap = cap;
         }
-        g_history.mods[g_history.n++] = now.mods[i];
+        uint64_t to = RETIRED_BASE + g_retired++ * RETIRED_STRIDE;
+        hs_agent_relocate_frames(m->start, m->end, to);
+        hs_module r = *m;
+        r.bias = m->bias + (to - m->start); /* pc - bias stays the same */
+        r.end = to + (m->end - m->start);
+        r.start = to;
+        g_history.mods[g_history.n++] = r;
     }
     pthread_mutex_unlock(&g_history_lock);
     free(now.mods);
@@ -188,9 +213,15 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
         real = (dlclose_fn)dlsym(RTLD_NEXT, "dlclose");
     if (!real)
         return -1;
-    hs_modules_remember();
+    collect_t before = {0};
+    hs_self.in_agent++;
+    dl_iterate_phdr(add_module, &before);
     int rc = real(handle);
     hs_unwind_forget_code(); /* another library may load at the same addresses */
+    if (!before.failed)
+        retire_unloaded(&before);
+    free(before.mods);
+    hs_self.in_agent--;
     return rc;
 }
 

@@ -21,9 +21,6 @@ typedef struct {
 /* All loaded modules, and those unloaded earlier (see remember), sorted by
  * start; free() the array. 0 or -1. */
 int hs_modules_collect(hs_module **mods, size_t *n);
-/* Remember the modules loaded now, so that samples in a library that is
- * about to be dlclose()d can still be symbolized at exit. */
-void hs_modules_remember(void);
 /* In a fork child: the lock may have been held by a thread that is gone. */
 void hs_modules_after_fork(void);
 /* The module containing addr, or NULL. */
