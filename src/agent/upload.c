@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/fds.h"
 
 #define FLUSH_NS 2000000000LL            /* the most exit waits for uploads */
 #define QUEUE_BYTES (8u << 20)           /* encoded profiles queued at most */
@@ -384,7 +385,10 @@ static int wait_fd(int fd, short events, int64_t deadline)
     }
 }
 
-static int connect_to(int64_t deadline, char *msg, size_t msglen)
+/* Connect to the collector; the socket is kept as one of the agent's fds
+ * (a high number, close-on-exec, its identity checked before it is closed,
+ * so a program that closes and reuses fds never loses one to the agent). */
+static int connect_to(int64_t deadline, hs_fd *out, char *msg, size_t msglen)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     int rc = getaddrinfo(g_cfg.host, g_cfg.port, &hints, &res);
@@ -396,10 +400,12 @@ static int connect_to(int64_t deadline, char *msg, size_t msglen)
     snprintf(msg, msglen, "no address");
     for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
         fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
-        if (fd < 0) {
+        if (fd < 0 || hs_fd_keep(out, fd) != 0) {
             snprintf(msg, msglen, "socket: %s", strerror(errno));
+            fd = -1;
             continue;
         }
+        fd = out->fd;
         int err = 0;
         if (connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
             err = errno;
@@ -414,12 +420,12 @@ static int connect_to(int64_t deadline, char *msg, size_t msglen)
         }
         if (err) {
             snprintf(msg, msglen, "connect: %s", strerror(err));
-            close(fd);
+            hs_fd_drop(out);
             fd = -1;
         }
     }
     freeaddrinfo(res);
-    return fd;
+    return fd < 0 ? -1 : 0;
 }
 
 static int send_all(int fd, const char *p, size_t n, int64_t deadline)
@@ -515,15 +521,15 @@ static int post(const item *it, int64_t deadline, char *body, size_t bodylen, ch
         snprintf(msg, msglen, "request too long");
         return -1;
     }
-    int fd = connect_to(deadline, msg, msglen);
-    if (fd < 0)
+    hs_fd conn = {.fd = -1};
+    if (connect_to(deadline, &conn, msg, msglen) != 0)
         return -1;
-    int status = -1;
+    int fd = conn.fd, status = -1;
     if (send_all(fd, head, (size_t)hl, deadline) != 0 || send_all(fd, it->data, it->len, deadline) != 0)
         snprintf(msg, msglen, "send: %s", strerror(errno));
     else
         status = read_answer(fd, deadline, body, bodylen, msg, msglen);
-    close(fd);
+    hs_fd_drop(&conn);
     return status;
 }
 
