@@ -242,13 +242,13 @@ int hs_cmd_graph(int argc, char **argv)
     hs_graph_format(output, fmt, sizeof fmt);
     int svg = fmt[0] != '\0'; /* rendered by dot (any format, not only SVG) */
     if (svg && hs_find_in_path("dot", dot, sizeof dot) != 0) {
-        snprintf(msg, sizeof msg, ".%s output needs Graphviz `dot` in PATH (install graphviz, or write .dot)",
+        snprintf(msg, sizeof msg, ".%.20s output needs Graphviz `dot` in PATH (install graphviz, or write .dot)",
                  fmt);
         hs_analysis_options_free(&o);
         return hs_graph_fail(msg);
     }
     if (svg && !hs_dot_knows(dot, fmt, known, sizeof known)) {
-        snprintf(msg, sizeof msg, "%s: Graphviz dot cannot write .%s files (it knows: %s; .dot writes DOT text)",
+        snprintf(msg, sizeof msg, "%.200s: Graphviz dot cannot write .%.20s files (it knows: %.600s; .dot writes DOT text)",
                  output, fmt, *known ? known : "none listed");
         hs_analysis_options_free(&o);
         return hs_graph_fail(msg);
