@@ -58,6 +58,10 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen);
 /* speedscope JSON, one "sampled" profile with the view's sample type. */
 int hs_export_speedscope(const hs_view *v, const char *name, FILE *out, char *err,
                          size_t errlen);
+/* speedscope JSON with one "sampled" profile per view (one per sample type),
+ * frames shared; `active` is the profile speedscope opens first. */
+int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
+                               const char *name, FILE *out, char *err, size_t errlen);
 
 /* ---- importers ---- */
 
