@@ -1167,3 +1167,51 @@ oom:
     hs_an_err(err, errlen, "out of memory");
     return NULL;
 }
+
+/* ---- the view with every stack reversed (flame --reverse) ---- */
+
+hs_view *hs_view_reversed(const hs_view *src, char *err, size_t errlen)
+{
+    view_full *vf = calloc(1, sizeof *vf);
+    if (!vf) {
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    hs_view *v = &vf->pub;
+    struct hs_view_private *pv = &vf->priv;
+    *v = *src;
+    v->priv = pv;
+    v->warnings = "";
+    size_t total = 0;
+    for (size_t i = 0; i < src->n_stacks; i++)
+        total += src->stacks[i].n;
+    pv->arena = malloc((total + 1) * sizeof *pv->arena);
+    pv->inl_arena = calloc(total + 1, 1);
+    pv->stacks = malloc((src->n_stacks + 1) * sizeof *pv->stacks);
+    if (!pv->arena || !pv->inl_arena || !pv->stacks) {
+        hs_view_free(v);
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < src->n_stacks; i++) {
+        const hs_stack *st = &src->stacks[i];
+        hs_stack *ns = &pv->stacks[i];
+        *ns = *st;
+        ns->nodes = pv->arena + w;
+        ns->inl = pv->inl_arena + w;
+        /* leaf first; inl[k] says nodes[k] was inlined into nodes[k-1]:
+         * reversed, the caller nodes[k-1] follows the callee, so the mark
+         * moves to the callee's successor */
+        for (uint32_t k = 0; k < st->n; k++) {
+            pv->arena[w + k] = st->nodes[st->n - 1 - k];
+            if (k > 0)
+                pv->inl_arena[w + k] = st->inl[st->n - k];
+        }
+        w += st->n;
+    }
+    pv->n_stacks = src->n_stacks;
+    v->stacks = pv->stacks;
+    v->n_stacks = pv->n_stacks;
+    return v;
+}

@@ -24,6 +24,9 @@
 /* A self-contained interactive HTML flame graph of the view's call tree
  * (filters and granularity already applied by hs_view_build). */
 int hs_report_flame(const hs_view *v, const char *title, FILE *out, char *err, size_t errlen);
+/* The same with one of FlameGraph's palettes: "hot" (default), "mem", "io". */
+int hs_report_flame_ex(const hs_view *v, const char *title, const char *palette, FILE *out,
+                       char *err, size_t errlen);
 
 /* A differential flame graph of a view built with a BASE (v->diff): frame
  * widths from NEW, colour by the change (red grew, blue shrank), stacks
