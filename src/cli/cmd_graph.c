@@ -247,7 +247,7 @@ int hs_cmd_graph(int argc, char **argv)
         return hs_graph_fail(msg);
     }
     if (svg && !hs_dot_knows(dot, fmt, known, sizeof known)) {
-        snprintf(msg, sizeof msg, "%s: Graphviz dot cannot write .%s files (it knows: %s; .dot writes DOT text)",
+        snprintf(msg, sizeof msg, "%.200s: Graphviz dot cannot write .%s files (it knows: %.600s; .dot writes DOT text)",
                  output, fmt, *known ? known : "none listed");
         hs_analysis_options_free(&o);
         return hs_graph_fail(msg);
