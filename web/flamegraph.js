@@ -232,8 +232,14 @@ var HsFlame = (function () {
       }
       const n = t.nameOf[i];
       if (this.hue[n] < 0) this.hue[n] = hashName(t.names[n] || "");
-      const v = this.hue[n];
-      return `rgb(${205 + Math.round(50 * v)},${Math.round(230 * v)},${Math.round(55 * ((v * 7) % 1))})`;
+      const v = this.hue[n], v2 = (v * 7) % 1;
+      if (this.o.palette === "mem") // FlameGraph's mem: greens
+        return `rgb(0,${190 + Math.round(50 * v2)},${Math.round(210 * v)})`;
+      if (this.o.palette === "io") { // FlameGraph's io: blues
+        const r = 80 + Math.round(60 * v);
+        return `rgb(${r},${r},${190 + Math.round(55 * v2)})`;
+      }
+      return `rgb(${205 + Math.round(50 * v)},${Math.round(230 * v)},${Math.round(55 * v2)})`;
     }
 
     // ------------------------------------------------------------ drawing

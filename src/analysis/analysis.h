@@ -291,6 +291,11 @@ void hs_view_free(hs_view *v);
  * message on out of memory. */
 hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen);
 
+/* The view with every stack reversed, leaf first (flame --reverse: stacks
+ * merged at their leaves). Nodes are src's, which must outlive it. NULL
+ * with a message on out of memory. */
+hs_view *hs_view_reversed(const hs_view *src, char *err, size_t errlen);
+
 /* Whether a label with this key is shown under --tagshow/--taghide
  * (pprof's FilterTagsByName); true when neither is set. */
 bool hs_view_label_shown(const hs_view *v, const char *key);

@@ -1081,9 +1081,11 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
     return 0;
 }
 
-/* ---- the view as a call tree (pprof's -call_tree, graph.newTree) ---- */
+/* ---- views derived from another (call tree, reversed stacks) ---- */
 
-hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
+/* A copy of src's header with room for its stacks and their node lists
+ * (pv->arena, inl_arena, stacks), to be filled by the caller. */
+static hs_view *derived_view_new(const hs_view *src, char *err, size_t errlen)
 {
     view_full *vf = calloc(1, sizeof *vf);
     if (!vf) {
@@ -1095,18 +1097,33 @@ hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
     *v = *src;
     v->priv = pv;
     v->warnings = "";
-    const view_full *sf = (const view_full *)src;
-    vf->obj_names = sf->obj_names;
+    vf->obj_names = ((const view_full *)src)->obj_names;
     size_t total = 0;
     for (size_t i = 0; i < src->n_stacks; i++)
         total += src->stacks[i].n;
     pv->arena = malloc((total + 1) * sizeof *pv->arena);
-    pv->inl_arena = malloc(total + 1);
+    pv->inl_arena = calloc(total + 1, 1);
     pv->stacks = malloc((src->n_stacks + 1) * sizeof *pv->stacks);
+    if (!pv->arena || !pv->inl_arena || !pv->stacks) {
+        hs_view_free(v);
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    return v;
+}
+
+/* ---- the view as a call tree (pprof's -call_tree, graph.newTree) ---- */
+
+hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
+{
+    hs_view *v = derived_view_new(src, err, errlen);
+    if (!v)
+        return NULL;
+    struct hs_view_private *pv = v->priv;
     /* parent tree node -> children keyed by (parent, view node) */
     uint32_t *parent_of = NULL, *orig_of = NULL;
     size_t cap = 0;
-    if (!pv->arena || !pv->inl_arena || !pv->stacks || hs_an_map_init(&pv->node_map, 1024) < 0)
+    if (hs_an_map_init(&pv->node_map, 1024) < 0)
         goto oom;
     size_t w = 0;
     for (size_t i = 0; i < src->n_stacks; i++) {
@@ -1166,4 +1183,35 @@ oom:
     hs_view_free(v);
     hs_an_err(err, errlen, "out of memory");
     return NULL;
+}
+
+/* ---- the view with every stack reversed (flame --reverse) ---- */
+
+hs_view *hs_view_reversed(const hs_view *src, char *err, size_t errlen)
+{
+    hs_view *v = derived_view_new(src, err, errlen);
+    if (!v)
+        return NULL;
+    struct hs_view_private *pv = v->priv;
+    size_t w = 0;
+    for (size_t i = 0; i < src->n_stacks; i++) {
+        const hs_stack *st = &src->stacks[i];
+        hs_stack *ns = &pv->stacks[i];
+        *ns = *st;
+        ns->nodes = pv->arena + w;
+        ns->inl = pv->inl_arena + w;
+        /* leaf first; inl[k] says nodes[k] was inlined into nodes[k-1]:
+         * reversed, the caller nodes[k-1] follows the callee, so the mark
+         * moves to the callee's successor */
+        for (uint32_t k = 0; k < st->n; k++) {
+            pv->arena[w + k] = st->nodes[st->n - 1 - k];
+            if (k > 0)
+                pv->inl_arena[w + k] = st->inl[st->n - k];
+        }
+        w += st->n;
+    }
+    pv->n_stacks = src->n_stacks;
+    v->stacks = pv->stacks;
+    v->n_stacks = pv->n_stacks;
+    return v;
 }

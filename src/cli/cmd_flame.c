@@ -24,6 +24,9 @@ static void hs_flame_usage(FILE *out)
             "\n"
             "  -o, --output FILE  HTML file to write (default: flame.html; '-' = stdout)\n"
             "      --title TEXT   title shown in the page (default: the file names)\n"
+            "      --palette P    FlameGraph's colours: hot (default), mem or io\n"
+            "      --reverse      merge stacks at their leaves (callers above each leaf),\n"
+            "                     as flamegraph.pl --reverse\n"
             "  -h, --help         show this help\n"
             "\n");
     hs_analysis_options_help(out, HS_KIND_NOTRIM);
@@ -39,17 +42,20 @@ static int hs_flame_fail(const char *msg)
 
 int hs_cmd_flame(int argc, char **argv)
 {
-    enum { OPT_TITLE = 0x4900 };
+    enum { OPT_TITLE = 0x4900, OPT_PALETTE, OPT_REVERSE };
     static const struct option longopts[] = {
         HS_ANALYSIS_LONGOPTS,
         {"output", required_argument, NULL, 'o'},
         {"title", required_argument, NULL, OPT_TITLE},
+        {"palette", required_argument, NULL, OPT_PALETTE},
+        {"reverse", no_argument, NULL, OPT_REVERSE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     hs_analysis_options o;
     hs_analysis_options_init(&o);
-    const char *output = "flame.html", *title = NULL;
+    const char *output = "flame.html", *title = NULL, *palette = "hot";
+    bool reverse = false;
     char msg[1024];
     int c, rc = 2;
     opterr = 0;
@@ -82,6 +88,16 @@ int hs_cmd_flame(int argc, char **argv)
         case OPT_TITLE:
             title = optarg;
             break;
+        case OPT_PALETTE:
+            if (strcmp(optarg, "hot") && strcmp(optarg, "mem") && strcmp(optarg, "io")) {
+                hs_analysis_options_free(&o);
+                return hs_flame_fail("--palette must be hot, mem or io (FlameGraph's palettes)");
+            }
+            palette = optarg;
+            break;
+        case OPT_REVERSE:
+            reverse = true;
+            break;
         case ':':
             snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
             hs_analysis_options_free(&o);
@@ -101,7 +117,7 @@ int hs_cmd_flame(int argc, char **argv)
 
     size_t n = (size_t)(argc - optind);
     hs_profile **ps = calloc(n, sizeof *ps);
-    hs_view *v = NULL;
+    hs_view *v = NULL, *fwd = NULL;
     char *auto_title = NULL;
     if (!ps) {
         hs_analysis_options_free(&o);
@@ -139,13 +155,22 @@ int hs_cmd_flame(int argc, char **argv)
     }
     if (v->warnings && *v->warnings)
         fputs(v->warnings, stderr);
+    if (reverse) { /* merged at the leaves, as flamegraph.pl --reverse */
+        hs_view *r = hs_view_reversed(v, msg, sizeof msg);
+        if (!r) {
+            hs_flame_fail(msg);
+            goto done;
+        }
+        fwd = v;
+        v = r;
+    }
     hs_cli_out out;
     char err[512];
     if (hs_cli_out_open(&out, output, err, sizeof err) != 0) {
         hs_flame_fail(err);
         goto done;
     }
-    int ok = hs_report_flame(v, title, out.f, err, sizeof err) == 0;
+    int ok = hs_report_flame_ex(v, title, palette, out.f, err, sizeof err) == 0;
     if (hs_cli_out_close(&out, ok, err, sizeof err) != 0) {
         fprintf(stderr, "hotspur flame: %s\n", err);
         rc = 1;
@@ -156,6 +181,7 @@ int hs_cmd_flame(int argc, char **argv)
     rc = 0;
 done:
     hs_view_free(v);
+    hs_view_free(fwd);
     for (size_t i = 0; i < n; i++)
         hs_profile_free(ps[i]);
     free(ps);

@@ -22,15 +22,19 @@ static void list_usage(FILE *out)
             "  -h, --help         show this help\n");
 }
 
-int hs_cmd_list(int argc, char **argv)
+typedef int (*annotate_fn)(FILE *out, const hs_view *v, const hs_analysis_options *o,
+                           const regex_t *rx, const char *rx_text, char *err, size_t errlen);
+
+/* list and disasm: RE FILE..., a view at one granularity with object names
+ * and start lines kept (pprof's ObjNames), then the report. */
+static int annotate_cmd(const hs_acli_spec *spec, int argc, char **argv, hs_granularity gran,
+                        annotate_fn report)
 {
-    static const hs_acli_spec spec = {"list", list_usage, HS_KIND_NOTRIM, true, false, true,
-                                      true, 2, -1};
     hs_analysis_options o;
     hs_analysis_options_init(&o);
     const char *output = NULL;
     int first = 0;
-    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
+    int rc = hs_acli_parse(spec, argc, argv, &o, &output, &first);
     if (rc >= 0) {
         hs_analysis_options_free(&o);
         return rc;
@@ -38,42 +42,47 @@ int hs_cmd_list(int argc, char **argv)
     char msg[512];
     regex_t rx;
     const char *rx_text = argv[first++];
-    if (hs_analysis_regcomp(&rx, rx_text, "list", msg, sizeof msg) < 0) {
+    if (hs_analysis_regcomp(&rx, rx_text, spec->name, msg, sizeof msg) < 0) {
         hs_analysis_options_free(&o);
-        return hs_acli_fail(spec.name, NULL, msg);
+        return hs_acli_fail(spec->name, NULL, msg);
     }
-    /* list works on source lines, whatever granularity was asked */
-    o.granularity = HS_GRAN_LINES;
-    o.obj_names = true; /* the window starts at the function's start line, as pprof's */
+    o.granularity = gran; /* whatever granularity was asked */
+    o.obj_names = true;   /* list's window starts at the function's start line, as pprof's */
     hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
     hs_profile *prof = NULL;
-    int n = argc - first;
     hs_view *v = NULL;
     FILE *out = stdout;
-    rc = hs_acli_load_merged(spec.name, argv + first, n, &o, &prof);
+    rc = hs_acli_load_merged(spec->name, argv + first, argc - first, &o, &prof);
     if (rc)
         goto done;
     v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
     if (!v) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
+        rc = hs_acli_fail(spec->name, NULL, msg);
         goto done;
     }
-    hs_acli_warnings(spec.name, v);
+    hs_acli_warnings(spec->name, v);
     if (output && !(out = fopen(output, "w"))) {
         out = stdout;
-        rc = hs_acli_fail(spec.name, output, "cannot open for writing");
+        rc = hs_acli_fail(spec->name, output, "cannot open for writing");
         goto done;
     }
-    if (hs_report_list(out, v, &o, &rx, rx_text, msg, sizeof msg) < 0)
-        rc = hs_acli_fail(spec.name, NULL, msg);
+    if (report(out, v, &o, &rx, rx_text, msg, sizeof msg) < 0)
+        rc = hs_acli_fail(spec->name, NULL, msg);
     if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_acli_fail(spec.name, output, "error writing output");
+        rc = hs_acli_fail(spec->name, output, "error writing output");
 done:
     hs_view_free(v);
     hs_profile_free(prof);
     regfree(&rx);
     hs_analysis_options_free(&o);
     return rc;
+}
+
+int hs_cmd_list(int argc, char **argv)
+{
+    static const hs_acli_spec spec = {"list", list_usage, HS_KIND_NOTRIM, true, false, true,
+                                      true, 2, -1};
+    return annotate_cmd(&spec, argc, argv, HS_GRAN_LINES, hs_report_list);
 }
 
 static void disasm_usage(FILE *out)
@@ -93,52 +102,5 @@ int hs_cmd_disasm(int argc, char **argv)
 {
     static const hs_acli_spec spec = {"disasm", disasm_usage, HS_KIND_NOTRIM, true, false, false,
                                       true, 2, -1};
-    hs_analysis_options o;
-    hs_analysis_options_init(&o);
-    const char *output = NULL;
-    int first = 0;
-    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
-    if (rc >= 0) {
-        hs_analysis_options_free(&o);
-        return rc;
-    }
-    char msg[512];
-    regex_t rx;
-    const char *rx_text = argv[first++];
-    if (hs_analysis_regcomp(&rx, rx_text, "disasm", msg, sizeof msg) < 0) {
-        hs_analysis_options_free(&o);
-        return hs_acli_fail(spec.name, NULL, msg);
-    }
-    o.granularity = HS_GRAN_ADDRESSES; /* one node per instruction address */
-    o.obj_names = true;
-    hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
-    hs_profile *prof = NULL;
-    hs_view *v = NULL;
-    hs_graph g = {0};
-    FILE *out = stdout;
-    rc = hs_acli_load_merged(spec.name, argv + first, argc - first, &o, &prof);
-    if (rc)
-        goto done;
-    v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
-    if (!v || hs_graph_build(v, &o, &g, msg, sizeof msg) < 0) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
-        goto done;
-    }
-    hs_acli_warnings(spec.name, v);
-    if (output && !(out = fopen(output, "w"))) {
-        out = stdout;
-        rc = hs_acli_fail(spec.name, output, "cannot open for writing");
-        goto done;
-    }
-    if (hs_report_disasm(out, v, &g, &o, &rx, rx_text, msg, sizeof msg) < 0)
-        rc = hs_acli_fail(spec.name, NULL, msg);
-    if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_acli_fail(spec.name, output, "error writing output");
-done:
-    hs_graph_free(&g);
-    hs_view_free(v);
-    hs_profile_free(prof);
-    regfree(&rx);
-    hs_analysis_options_free(&o);
-    return rc;
+    return annotate_cmd(&spec, argc, argv, HS_GRAN_ADDRESSES, hs_report_disasm);
 }

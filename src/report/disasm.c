@@ -268,10 +268,17 @@ done:
     return rc;
 }
 
-int hs_report_disasm(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
-                     const regex_t *rx, const char *rx_text, char *err, size_t errlen)
+int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,
+                     const char *rx_text, char *err, size_t errlen)
 {
     const hs_profile *p = v->profile;
+    hs_analysis_options no; /* the untrimmed graph, as pprof's PrintAssembly */
+    hs_analysis_options_init(&no);
+    hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
+    no.mean = o->mean;
+    hs_graph graph, *g = &graph;
+    if (hs_graph_build(v, &no, g, err, errlen) < 0)
+        return -1;
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, NULL, o);
     char tb[64];
@@ -378,5 +385,6 @@ out:
         free(syms[i].name);
     free(syms);
     free(ns);
+    hs_graph_free(g);
     return rc;
 }

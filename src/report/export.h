@@ -24,6 +24,9 @@
 /* A self-contained interactive HTML flame graph of the view's call tree
  * (filters and granularity already applied by hs_view_build). */
 int hs_report_flame(const hs_view *v, const char *title, FILE *out, char *err, size_t errlen);
+/* The same with one of FlameGraph's palettes: "hot" (default), "mem", "io". */
+int hs_report_flame_ex(const hs_view *v, const char *title, const char *palette, FILE *out,
+                       char *err, size_t errlen);
 
 /* A differential flame graph of a view built with a BASE (v->diff): frame
  * widths from NEW, colour by the change (red grew, blue shrank), stacks
@@ -58,6 +61,10 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen);
 /* speedscope JSON, one "sampled" profile with the view's sample type. */
 int hs_export_speedscope(const hs_view *v, const char *name, FILE *out, char *err,
                          size_t errlen);
+/* speedscope JSON with one "sampled" profile per view (one per sample type),
+ * frames shared; `active` is the profile speedscope opens first. */
+int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
+                               const char *name, FILE *out, char *err, size_t errlen);
 
 /* ---- importers ---- */
 

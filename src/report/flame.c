@@ -59,6 +59,21 @@ static void hs_wchar(hs_wbuf *w, char c)
     w->buf[w->n++] = c;
 }
 
+/* Text for HTML element content. */
+static void hs_html_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '<')
+            fputs("&lt;", out);
+        else if (*s == '>')
+            fputs("&gt;", out);
+        else if (*s == '&')
+            fputs("&amp;", out);
+        else
+            putc(*s, out);
+    }
+}
+
 static int64_t hs_abs64(int64_t v)
 {
     return v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
@@ -89,8 +104,33 @@ static int64_t hs_flame_threshold(const hs_calltree *ct, size_t max)
     return INT64_MAX;
 }
 
-static int hs_flame_write(const hs_view *v, const char *title, bool diff, FILE *out, char *err,
-                          size_t errlen)
+/* An explicit page for a view without samples (empty profile, or filters
+ * that matched nothing), instead of a blank canvas. */
+static int hs_flame_empty(const hs_view *v, const char *title, FILE *out, char *err, size_t errlen)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>", out);
+    hs_html_text(out, title && *title ? title : "flame graph");
+    fputs(" — no samples</title></head>\n<body style=\"font: 14px sans-serif; margin: 2em\">\n<h1>", out);
+    hs_html_text(out, title && *title ? title : "flame graph");
+    fputs("</h1>\n<p id=\"no-samples\"><strong>No samples.</strong> ", out);
+    if (v->profile && v->profile->n_samples)
+        fputs("The profile has samples, but none passed the filters (or all their values "
+              "are 0 for this sample type)", out);
+    else
+        fputs("The profile holds no samples: the program may have run too briefly for the "
+              "sampling rate, or the profile type saw no events", out);
+    fputs(". Sample type: ", out);
+    hs_html_text(out, v->sample_type ? v->sample_type : "");
+    fputs(".</p>\n</body></html>\n", out);
+    if (fflush(out) != 0 || ferror(out)) {
+        snprintf(err, errlen, "write error: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int hs_flame_write(const hs_view *v, const char *title, const char *palette, bool diff,
+                          FILE *out, char *err, size_t errlen)
 {
     hs_calltree ct = {0};
     uint32_t *stack = NULL, *name_ix = NULL, *name_order = NULL;
@@ -104,6 +144,10 @@ static int hs_flame_write(const hs_view *v, const char *title, bool diff, FILE *
     }
     if (hs_calltree_build(v, &ct, err, errlen) != 0)
         return -1;
+    if (ct.n <= 1 || (ct.t[0].total == 0 && ct.t[0].base_total == 0)) {
+        hs_calltree_free(&ct);
+        return hs_flame_empty(v, title, out, err, errlen);
+    }
     w = malloc(sizeof *w);
     stack = malloc((ct.n + 1) * sizeof *stack);
     name_ix = calloc(v->n_nodes + 1, sizeof *name_ix);
@@ -125,6 +169,8 @@ static int hs_flame_write(const hs_view *v, const char *title, bool diff, FILE *
     hs_json_string(out, v->unit ? v->unit : "");
     fprintf(out, ",\"total\":%" PRId64 ",\"base_total\":%" PRId64 ",\"diff\":%s", v->total,
             v->base_total, diff ? "true" : "false");
+    fputs(",\"palette\":", out);
+    hs_json_string(out, palette ? palette : "hot");
     /* names: only those the tree uses, numbered by first use (0 is the
      * root's "all"), then one more for merged tiny frames */
     uint32_t n_names = 1;
@@ -219,7 +265,13 @@ done:
 
 int hs_report_flame(const hs_view *v, const char *title, FILE *out, char *err, size_t errlen)
 {
-    return hs_flame_write(v, title, false, out, err, errlen);
+    return hs_flame_write(v, title, "hot", false, out, err, errlen);
+}
+
+int hs_report_flame_ex(const hs_view *v, const char *title, const char *palette, FILE *out,
+                       char *err, size_t errlen)
+{
+    return hs_flame_write(v, title, palette, false, out, err, errlen);
 }
 
 int hs_report_flame_diff(const hs_view *v, const char *title, FILE *out, char *err,
@@ -229,5 +281,5 @@ int hs_report_flame_diff(const hs_view *v, const char *title, FILE *out, char *e
         snprintf(err, errlen, "differential flame graph needs a view with a base profile");
         return -1;
     }
-    return hs_flame_write(v, title, true, out, err, errlen);
+    return hs_flame_write(v, title, "hot", true, out, err, errlen);
 }

@@ -304,6 +304,28 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline
     return id;
 }
 
+/* Give location id the file and line of a srcline, the first time one is
+ * seen for it (perf prints the same srcline for the same address). */
+static int hs_ps_srcline(hs_ps *ps, uint64_t id, const char *file, size_t fn, int64_t line)
+{
+    const hs_location *l = hs_profile_location(ps->p, id);
+    if (!l || l->n_lines != 1 || l->lines[0].line != 0 || line <= 0 ||
+        (fn == 2 && memcmp(file, "??", 2) == 0))
+        return 0;
+    const hs_function *f = hs_profile_function(ps->p, l->lines[0].function_id);
+    if (!f)
+        return 0;
+    char path[4096];
+    snprintf(path, sizeof path, "%.*s", (int)(fn < sizeof path ? fn : sizeof path - 1), file);
+    char name[4096];
+    snprintf(name, sizeof name, "%s", hs_profile_string(ps->p, f->name));
+    uint64_t nf = hs_profile_add_function(ps->p, name, name, path, 0);
+    if (!nf)
+        return -1;
+    hs_line ln = {.function_id = nf, .line = line, .column = 0};
+    return hs_profile_set_location_lines(ps->p, id, &ln, 1) == 0 ? 0 : -1;
+}
+
 typedef struct {
     char event[128];
     bool nanoseconds;
@@ -471,11 +493,26 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
                 continue; /* blank lines end a sample; the next header starts one */
             hs_ps_frame fr;
             if (hs_parse_frame(line, ll, &fr) != 0) {
-                /* srcline ("file.c:12") after a frame: we keep line numbers
-                 * only through the symbol; ignore. Anything else is bad. */
-                const char *colon = memchr(line + a, ':', ll - a);
-                if (n > 0 && colon && colon + 1 < line + ll &&
-                    hs_all_digits(colon + 1, (size_t)(line + ll - colon - 1)))
+                /* srcline (perf script -F +srcline) after a frame: "file.c:12"
+                 * gives the frame's location its file and line (for list);
+                 * "??:0" and "[dso][addr]" (no debug info) say nothing. */
+                size_t e = ll;
+                while (e > a && hs_is_space(line[e - 1]))
+                    e--;
+                const char *colon = NULL;
+                for (const char *q = line + e; q > line + a; q--)
+                    if (q[-1] == ':') {
+                        colon = q - 1;
+                        break;
+                    }
+                if (n > 0 && colon && colon + 1 < line + e &&
+                    hs_all_digits(colon + 1, (size_t)(line + e - colon - 1))) {
+                    if (hs_ps_srcline(&ps, stack[n - 1], line + a, (size_t)(colon - line - a),
+                                      hs_span_i64(colon + 1, (size_t)(line + e - colon - 1))) != 0)
+                        goto oom;
+                    continue;
+                }
+                if (n > 0 && line[a] == '[' && line[e - 1] == ']')
                     continue;
                 snprintf(err, errlen, "perf script line %zu: expected \"ADDR SYMBOL (DSO)\"",
                          lineno);

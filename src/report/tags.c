@@ -85,7 +85,8 @@ int hs_report_tags(FILE *out, const hs_view *v, const hs_analysis_options *o, ch
             n++;
         }
     }
-    qsort(it, n, sizeof *it, cmp_key_val);
+    if (n)
+        qsort(it, n, sizeof *it, cmp_key_val);
     /* sum runs of equal (key, value) into their first item */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {

@@ -46,9 +46,9 @@ int hs_report_tags(FILE *out, const hs_view *v, const hs_analysis_options *o, ch
                    size_t errlen);
 /* `disasm RE`: per-instruction flat/cum of each sampled function matching rx,
  * disassembled from the binaries on disk with binutils (pprof's -disasm);
- * v built with --addresses granularity, g its untrimmed graph. */
-int hs_report_disasm(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
-                     const regex_t *rx, const char *rx_text, char *err, size_t errlen);
+ * v built with --addresses granularity. */
+int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,
+                     const char *rx_text, char *err, size_t errlen);
 /* `raw`: the profile as pprof's -raw (Profile.String()) prints it. */
 int hs_report_raw(FILE *out, const hs_profile *p, char *err, size_t errlen);
 /* `list RE`: annotated source of each function matching rx (view built with

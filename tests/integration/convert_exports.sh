@@ -13,6 +13,14 @@
 source "$(dirname "$0")/lib.sh"
 command -v callgrind_annotate >/dev/null || fail "callgrind_annotate (valgrind) is not installed"
 
+# speedscope's JSON schema, from its npm package (cached next to the test dirs)
+SCHEMA=$TMP/../speedscope-schema-1.20.0.json
+if [ ! -s "$SCHEMA" ]; then
+    (cd "$TMP" && timeout 120 npm pack --silent speedscope@1.20.0 > /dev/null 2>&1 &&
+        tar xzf speedscope-1.20.0.tgz package/dist/release/file-format-schema.json &&
+        mv package/dist/release/file-format-schema.json "$SCHEMA") ||
+        fail "cannot get speedscope's file-format schema from npm (npm pack speedscope@1.20.0)"
+fi
 "$HOTSPUR" convert --from collapsed "$SRC/tests/data/stacks.folded" --to pprof -o folded.pb.gz
 "$HOTSPUR" convert "$SRC/tests/data/perf-script-busy.txt" --to pprof -o perf.pb.gz
 "$HOTSPUR" record -o rec.pb.gz -- "$PROGS/cpu_split" single 600 2>/dev/null
@@ -85,6 +93,53 @@ assert sum(p["weights"]) == int(sys.argv[2]), (sum(p["weights"]), sys.argv[2])
 n = len(d["shared"]["frames"])
 assert all(0 <= i < n for s in p["samples"] for i in s)
 assert p["endValue"] == int(sys.argv[2])
+PY
+
+    # ---- speedscope: every sample type its own profile, file and line on frames,
+    # valid against speedscope's own file-format schema (from its npm package)
+    "$HOTSPUR" convert $f.pb.gz --to speedscope -o $f.all.json
+    python3 - "$f.all.json" "$f.pb.gz" "$HOTSPUR" "$SCHEMA" <<'PY' || fail "$f: multi-profile speedscope is wrong"
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+types = subprocess.run([sys.argv[3], "raw", sys.argv[2]], capture_output=True, text=True, check=True).stdout
+names = [t.split("/")[0].replace("[dflt]", "") for t in types.split("Samples:\n")[1].split("\n")[0].split()]
+assert [p["name"] for p in d["profiles"]] == names, ([p["name"] for p in d["profiles"]], names)
+for p in d["profiles"]:
+    assert sum(p["weights"]) == p["endValue"]
+fr = d["shared"]["frames"]
+assert all("line" in f for f in fr if "file" in f), "a frame with a file and no line"
+if sys.argv[2].startswith("rec"):  # the program's own functions (DWARF): file and line
+    mine = [f for f in fr if f["name"] in ("main", "burn_a", "burn_b", "burn_c")]
+    assert len(mine) >= 3 and all(f.get("file", "").endswith("cpu_split.c") and f.get("line", 0) > 0
+                                  for f in mine), mine
+schema = json.load(open(sys.argv[4]))
+def check(x, s, path="$"):
+    if "$ref" in s:
+        return check(x, schema["definitions"][s["$ref"].split("/")[-1]], path)
+    if "anyOf" in s:
+        errs = []
+        for alt in s["anyOf"]:
+            try:
+                return check(x, alt, path)
+            except AssertionError as e:
+                errs.append(str(e))
+        raise AssertionError(path + ": no alternative matches: " + "; ".join(errs))
+    t = s.get("type")
+    ok = {"object": lambda: isinstance(x, dict), "array": lambda: isinstance(x, list),
+          "string": lambda: isinstance(x, str), "number": lambda: isinstance(x, (int, float)) and not isinstance(x, bool),
+          "integer": lambda: isinstance(x, int), "boolean": lambda: isinstance(x, bool), None: lambda: True}[t]()
+    assert ok, f"{path}: not {t}"
+    if "enum" in s:
+        assert x in s["enum"], f"{path}: {x!r} not in {s['enum']}"
+    for k in s.get("required", []):
+        assert k in x, f"{path}: missing {k}"
+    for k, sub in s.get("properties", {}).items():
+        if k in x:
+            check(x[k], sub, path + "." + k)
+    if "items" in s:
+        for i, v in enumerate(x):
+            check(v, s["items"], f"{path}[{i}]")
+check(d, schema)
 PY
 
     # ---- graph: DOT renders, SVG through dot

@@ -39,3 +39,18 @@ grep -q "^File: busy" <("$HOTSPUR" top busy.pb.gz) || fail "the main binary is n
 # the period column: cpu-clock in nanoseconds is the default value
 "$HOTSPUR" top busy.pb.gz | grep -q "^Type: cpu-clock" || fail "default sample type is not cpu-clock"
 pass "perf script import ($src)"
+
+# `perf script -F +srcline` (a "file:line" line under each frame, "[dso][addr]"
+# under frames without debug info): read, and the lines become the
+# locations' file and line, so --lines and list work on them
+if [ -s perf.data ] && perf script -i perf.data -F +srcline > srcline.txt 2>/dev/null && [ -s srcline.txt ]; then
+    grep -Eq '^  [^ ].*:[0-9]+$' srcline.txt || fail "perf script -F +srcline printed no srclines"
+    "$HOTSPUR" top --lines srcline.txt > lines.txt 2>err.txt || fail "srcline input refused: $(cat err.txt)"
+    grep -Eq ' spin busy\.c:[0-9]+$' lines.txt || { head -12 lines.txt; fail "no busy.c line for spin from -F +srcline"; }
+    "$HOTSPUR" list --source-path "$SRC/tests/data" spin srcline.txt > list.txt 2>err.txt || fail "list on srcline input: $(cat err.txt)"
+    grep -q 'ROUTINE =* spin in busy.c' list.txt || { head list.txt; fail "list: no routine for spin"; }
+    grep -Eq '^ +[0-9.]+m?s? +[0-9.]+m?s? +[0-9]+:' list.txt || { head -20 list.txt; fail "list: no annotated source line"; }
+    pass "perf script -F +srcline: file and line per frame, list works"
+else
+    echo "NOTE: no perf.data here (perf record unavailable): -F +srcline not checked"
+fi

@@ -38,6 +38,34 @@ PY
 done
 pass "flame: self-contained, data present, script runs"
 
+# FlameGraph's palettes, --reverse (merged at the leaves), a "no samples" page
+printf 'main;a;work 3\nmain;b;work 2\nmain;b 1\n' > rev.folded
+for pal in hot mem io; do
+    "$HOTSPUR" flame --palette $pal rev.folded -o p.$pal.html 2>/dev/null || fail "--palette $pal failed"
+    grep -q "\"palette\":\"$pal\"" p.$pal.html || fail "--palette $pal not in the page"
+done
+check_page p.mem.html work
+rc=0; "$HOTSPUR" flame --palette nosuch rev.folded -o x.html 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--palette nosuch: exit $rc"
+"$HOTSPUR" flame --reverse rev.folded -o rev.html 2>/dev/null || fail "--reverse failed"
+check_page rev.html work
+python3 - rev.html <<'PY' || fail "--reverse tree is wrong"
+import json, re, sys
+s = open(sys.argv[1], encoding="utf-8").read()
+d = json.loads(re.search(r'<script id="hs-data" type="application/json">(.*?)</script>', s, re.S).group(1))
+names, n = d["names"], d["nodes"]
+rows = [(names[n[i]], n[i + 1], n[i + 2]) for i in range(0, len(n), 3)]
+# leaves at depth 1: work (5) above b and a, b (1) alone; callers above them
+assert rows[0] == ("all", 0, 6), rows
+assert ("work", 1, 5) in rows and ("b", 1, 1) in rows, rows
+assert ("b", 2, 2) in rows and ("a", 2, 3) in rows and ("main", 3, 2) in rows, rows
+assert not any(r[0] == "main" and r[1] == 1 for r in rows), rows
+PY
+"$HOTSPUR" flame --focus nothingmatchesthis rev.folded -o none.html 2>/dev/null || fail "flame of nothing failed"
+grep -q 'id="no-samples"' none.html || fail "no explicit 'no samples' page"
+grep -q 'none passed the filters' none.html || fail "the no-samples page does not say why"
+pass "flame: palettes, --reverse, no-samples page, case-insensitive search"
+
 # default output name and filters
 "$HOTSPUR" flame "$SRC/tests/data/stacks.folded" --focus recurse 2>/dev/null
 [ -s flame.html ] || fail "no flame.html by default"

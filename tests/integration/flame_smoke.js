@@ -20,7 +20,9 @@ function element(id) {
     id, hidden: false, value: "", textContent: id === "hs-data" ? data[1] : "", innerHTML: "",
     style: {}, offsetWidth: 200, offsetHeight: 100, clientWidth: 1200, clientHeight: 0,
     width: 0, height: 0,
-    classList: { add() {}, remove() {}, toggle() {} },
+    classList: (() => { const c = new Set(); return {
+      add(k) { c.add(k); }, remove(k) { c.delete(k); }, contains(k) { return c.has(k); },
+      toggle(k) { if (c.has(k)) c.delete(k); else c.add(k); } }; })(),
     addEventListener(type, fn) { (listeners[id + ":" + type] = listeners[id + ":" + type] || []).push(fn); },
     getBoundingClientRect() { return { left: 0, top: 0 }; },
     focus() {},
@@ -71,6 +73,18 @@ elements["search"].value = search;
 fire("search:keydown", { key: "Enter" });
 const matched = elements["matched"].textContent;
 if (!/matched \d+ frames: .*%/.test(matched)) { console.error("search shows no share: " + matched); process.exit(1); }
+// Case: the search ignores case unless "Aa" is on; a leading (?i) always does.
+if (/[a-z]/.test(search) && search === search.toLowerCase()) {
+  elements["search"].value = search.toUpperCase();
+  fire("search:keydown", { key: "Enter" });
+  if (elements["matched"].textContent !== matched) { console.error("search is not case-insensitive: " + elements["matched"].textContent); process.exit(1); }
+  fire("icase:click", {});
+  if (elements["matched"].textContent !== "no match") { console.error("'Aa' does not make the search match case: " + elements["matched"].textContent); process.exit(1); }
+  elements["search"].value = "(?i)" + search.toUpperCase();
+  fire("search:keydown", { key: "Enter" });
+  if (elements["matched"].textContent !== matched) { console.error("(?i) does not ignore case"); process.exit(1); }
+  fire("icase:click", {});
+}
 // Bad regex must not throw.
 elements["search"].value = "(";
 fire("search:keydown", { key: "Enter" });
