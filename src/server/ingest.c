@@ -964,11 +964,33 @@ static hs_profile *hs_pyro_folded(hs_ingest *in, const char *data, size_t len, b
         len = o;
     }
     hs_profile *p = hs_import_collapsed(data, len, err, sizeof err);
-    free(conv);
     if (!p) {
+        free(conv);
         hs_respond_error(in->rs, 400, "%s", err);
         return NULL;
     }
+    /* Pyroscope's folded counts are integers: the importer's exact scaling
+     * of fractional counts (a "count/10" unit) is not what a client means. */
+    if (strcmp(hs_profile_string(p, p->sample_types[0].unit), "count") != 0) {
+        size_t line = 1;
+        for (size_t i = 0; i < len; i++) {
+            size_t e = i;
+            while (e < len && data[e] != '\n')
+                e++;
+            size_t v = e;
+            while (v > i && data[v - 1] != ' ')
+                v--;
+            if (memchr(data + v, '.', e - v))
+                break;
+            line++;
+            i = e;
+        }
+        hs_respond_error(in->rs, 400, "collapsed line %zu: fractional count (counts are whole numbers)", line);
+        free(conv);
+        hs_profile_free(p);
+        return NULL;
+    }
+    free(conv);
     for (size_t i = 0; i < p->n_samples; i++)
         if (p->samples[i].values[0] < 0) {
             hs_respond_error(in->rs, 400, "folded stack %zu: negative count", i + 1);
