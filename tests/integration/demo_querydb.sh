@@ -12,7 +12,8 @@ ex=$build/examples
 
 rec_pid=""
 cleanup() {
-    pkill -TERM -f "querydb -workers .* -port_file $TMP/" 2>/dev/null || true
+    # (pkill hangs with an ASan runtime preloaded: run it without)
+    env -u LD_PRELOAD pkill -TERM -f "querydb -workers .* -port_file $TMP/" 2>/dev/null || true
     if [ -n "$rec_pid" ]; then wait "$rec_pid" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
