@@ -20,12 +20,12 @@
  *            cache, then a lookup), so retention drops whole days of stacks
  *            with their profiles. Merges fold duplicate (day, hash) rows
  *            eventually; reads never depend on it (GROUP BY hash, any()).
- *   samples  one row per profile (row = 0: id, service, type, version,
+ *   samples  one row per profile (rowtype = 0: id, service, type, version,
  *            labels, duration, sample types; v0..v3 = its totals) and one
- *            per sample (row = 1: stack, v0..v3), both with day, kind (the
+ *            per sample (rowtype = 1: stack, v0..v3), both with day, kind (the
  *            XXH3 hash of service NUL type), start_ns, pid (the XXH3 hash
  *            of the id) and ins (below). MergeTree, PARTITION BY day,
- *            ORDER BY (row, kind, start_ns, ins, stack): the profiles are
+ *            ORDER BY (rowtype, kind, start_ns, ins, stack): the profiles are
  *            one range of the key, a time range of one service and type
  *            another, and a merged flame graph reads only the latter.
  *   retention (before_ns) Log: the watermark (see ch_retain).
@@ -574,13 +574,13 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     owned[1] = q.p;
     q = (ch_buf){0};
     buf_printf(&q,
-               "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, row UInt8, kind UInt64, start_ns Int64, "
+               "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, rowtype UInt8, kind UInt64, start_ns Int64, "
                "ins UInt64, stack UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64, pid UInt64, id String, "
                "service String, type String, version String, label_keys Array(String), "
                "label_values Array(String), duration_ns Int64, sample_types Array(String), "
                "sample_units Array(String), default_index UInt8, period_type String, period_unit String, "
                "period Int64) "
-               "ENGINE = MergeTree() PARTITION BY day ORDER BY (row, kind, start_ns, ins, stack)",
+               "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack)",
                db, L);
     owned[2] = q.p;
     q = (ch_buf){0};
@@ -1193,7 +1193,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     }
 
     /* 1. ids already stored (in the batch's days). */
-    buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE row = 0 AND day", s->db);
+    buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE rowtype = 0 AND day", s->db);
     buf_days_in(&q, ps, NULL, n);
     buf_str(&q, " AND id IN (");
     for (size_t i = 0, first = 1; i < n; i++) {
@@ -1292,7 +1292,7 @@ static int watermark(ch_store *s, int64_t *wm, char *err, size_t errlen)
 static void where_rows(ch_buf *b, const hs_store_query *q, int64_t wm, int row)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
-    buf_printf(b, "row = %d", row);
+    buf_printf(b, "rowtype = %d", row);
     if (q->service && q->type)
         buf_printf(b, " AND kind = %" PRIu64, kind_of(q->service, q->type));
     if (from > 0) {
@@ -1353,19 +1353,32 @@ static void where_copies(ch_buf *b, const ch_store *s, const hs_store_query *q, 
     buf_str(b, " GROUP BY id)");
 }
 
-/* The samples of the selection, one copy per id. With version, label or
- * id filters: ins IN (the selected copies). Without, every sample row of
- * the kind and time range is selected but for the other copies of an id
- * (left by two servers racing), listed by the caller in losers: almost
- * always none, and then the merge costs no lookup at all. */
+/* " WHERE ..." (after FROM samples): the samples of the selection, one
+ * copy per id. With version, label or id filters: ins IN (the selected
+ * copies), as PREWHERE on one server (ClickHouse then reads the other
+ * columns only of the granules holding selected profiles: 2x faster for a
+ * 1% selection; a Distributed table of 18.16 takes no PREWHERE). Without,
+ * every sample row of the kind and time range is selected but for the
+ * other copies of an id (left by two servers racing), listed by the caller
+ * in losers: almost always none, and then the merge costs no lookup. */
 static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const uint64_t *losers,
                           size_t n_losers)
 {
-    where_rows(b, q, wm, 1);
     if (q->n_versions || q->n_labels || q->n_ids) {
-        where_copies(b, s, q, wm, "IN");
+        if (s->cluster) {
+            buf_str(b, " WHERE ");
+            where_rows(b, q, wm, 1);
+            where_copies(b, s, q, wm, "IN");
+        } else {
+            buf_str(b, " PREWHERE 1");
+            where_copies(b, s, q, wm, "IN");
+            buf_str(b, " WHERE ");
+            where_rows(b, q, wm, 1);
+        }
         return;
     }
+    buf_str(b, " WHERE ");
+    where_rows(b, q, wm, 1);
     if (!n_losers)
         return;
     buf_str(b, " AND ins NOT IN (");
@@ -1593,7 +1606,7 @@ static int kind_types(ch_store *s, const char *service, const char *type, const 
         return 0;
     }
     ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.samples WHERE row = 0 AND kind = %" PRIu64 " AND service = ",
+    buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.samples WHERE rowtype = 0 AND kind = %" PRIu64 " AND service = ",
                s->db, kind_of(service, type));
     buf_quote(&b, service);
     buf_str(&b, " AND type = ");
@@ -1747,7 +1760,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     buf_str(&b, "SELECT stack");
     for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
         buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
-    buf_printf(&b, " FROM %s.samples WHERE ", s->db);
+    buf_printf(&b, " FROM %s.samples", s->db);
     where_samples(&b, s, q, wm, losers, n_losers);
     buf_str(&b, " GROUP BY stack FORMAT RowBinary");
     free(losers);
@@ -2033,9 +2046,9 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
     memset(out, 0, sizeof *out);
     ch_buf b = {0}, ans = {0};
     buf_printf(&b,
-               "SELECT (SELECT uniqExact(id) FROM %s.samples WHERE row = 0 AND start_ns >= (SELECT max(before_ns) "
-               "FROM %s.retention)), (SELECT count() FROM %s.samples WHERE row = 1 AND start_ns >= (SELECT "
-               "max(before_ns) FROM %s.retention) AND ins IN (SELECT min(ins) FROM %s.samples%s WHERE row = 0 "
+               "SELECT (SELECT uniqExact(id) FROM %s.samples WHERE rowtype = 0 AND start_ns >= (SELECT max(before_ns) "
+               "FROM %s.retention)), (SELECT count() FROM %s.samples WHERE rowtype = 1 AND start_ns >= (SELECT "
+               "max(before_ns) FROM %s.retention) AND ins IN (SELECT min(ins) FROM %s.samples%s WHERE rowtype = 0 "
                "GROUP BY id)), (SELECT uniqExact(hash) FROM %s.stacks) FORMAT RowBinary",
                s->db, s->db, s->db, s->db, s->db, s->local, s->db);
     int rc = run(s, &b, &ans, err, errlen);

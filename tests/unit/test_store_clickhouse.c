@@ -271,13 +271,13 @@ static void test_copies(void **state)
      * that would show if it were counted. */
     char q[2048];
     snprintf(q, sizeof q,
-             "INSERT INTO %s.samples SELECT day, row, kind, start_ns, ins + 7, stack, v0 * 1000, v1 * 1000, v2, "
+             "INSERT INTO %s.samples SELECT day, rowtype, kind, start_ns, ins + 7, stack, v0 * 1000, v1 * 1000, v2, "
              "v3, pid, id, service, type, version, label_keys, label_values, duration_ns, sample_types, "
              "sample_units, default_index, period_type, period_unit, period FROM %s.samples WHERE ins GLOBAL IN "
-             "(SELECT ins FROM %s.samples WHERE row = 0 AND id = 'copied')",
+             "(SELECT ins FROM %s.samples WHERE rowtype = 0 AND id = 'copied')",
              db, db, db);
     free(sql(q));
-    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE row = 0 AND id = 'copied'", db);
+    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE rowtype = 0 AND id = 'copied'", db);
     assert_int_equal(sql_int(q), 2); /* the copy is really there */
 
     char err[512] = "";
@@ -380,7 +380,7 @@ static void test_concurrent_same_id(void **state)
     pthread_barrier_destroy(&go);
     assert_true(stored >= 1);
     char q[256], err[512] = "";
-    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE row = 0 AND id = 'raced'", db);
+    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE rowtype = 0 AND id = 'raced'", db);
     long long copies = sql_int(q); /* via the Distributed table in a cluster */
     print_message("concurrent puts of one id: %zu of %d reported stored, %lld copies in ClickHouse\n", stored, N,
                   copies);
