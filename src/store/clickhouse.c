@@ -364,7 +364,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 
 /* ClickHouse's error codes that mean "a server is down or slow", not
  * "the request is wrong": timeouts, network errors, a shard unreachable,
- * too many queries. */
+ * too many queries or parts. The client is told to retry (503). */
 static int ch_code_unavailable(int code)
 {
     switch (code) {
@@ -373,6 +373,7 @@ static int ch_code_unavailable(int code)
     case 202: /* TOO_MANY_SIMULTANEOUS_QUERIES */
     case 209: /* SOCKET_TIMEOUT */
     case 210: /* NETWORK_ERROR */
+    case 252: /* TOO_MANY_PARTS: inserts faster than merges, retry later */
     case 279: /* ALL_CONNECTION_TRIES_FAILED */
     case 285: /* TOO_FEW_LIVE_REPLICAS */
     case 394: /* QUERY_WAS_CANCELLED */
