@@ -1026,42 +1026,50 @@ static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char
         if (!u || ds[k].day != ds[u - 1].day || ds[k].hash != ds[u - 1].hash)
             ds[u++] = ds[k];
     m = u;
+    /* Which of them another process (or an earlier run) stored: looked
+     * up CH_IN_CHUNK at a time (ClickHouse bounds a query's size). */
     int rc = 0;
-    if (m) {
-        /* Which of them another process (or an earlier run) stored. */
+    char *have = calloc(m ? m : 1, 1);
+    if (!have) {
+        free(ds);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t at = 0; rc == 0 && at < m; at += CH_IN_CHUNK) {
+        size_t end = m - at < CH_IN_CHUNK ? m : at + CH_IN_CHUNK;
         ch_buf q = {0}, ans = {0};
         buf_printf(&q, "SELECT DISTINCT day, hash FROM %s.stacks WHERE day", s->db);
         buf_days_in(&q, ps, dup, n);
         buf_str(&q, " AND hash IN (");
-        for (size_t k = 0; k < m; k++)
-            buf_printf(&q, "%s%" PRIu64, k ? "," : "", ds[k].hash);
+        for (size_t k = at; k < end; k++)
+            buf_printf(&q, "%s%" PRIu64, k > at ? "," : "", ds[k].hash);
         buf_str(&q, ") FORMAT RowBinary");
         rc = run(s, &q, &ans, err, errlen);
-        if (rc == 0) {
-            ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-            ch_daystack *known = NULL;
-            size_t nk = 0;
-            if (ans.len % 10 == 0 && (known = malloc((ans.len / 10 + 1) * sizeof *known))) {
-                while (rd_more(&r)) {
-                    uint16_t d = (uint16_t)rd_u8(&r);
-                    d |= (uint16_t)(rd_u8(&r) << 8);
-                    known[nk++] = (ch_daystack){d, rd_u64(&r), NULL};
-                }
-            }
-            if (!known || r.bad) {
-                rc = malformed(err, errlen, "stack lookup");
-            } else {
-                qsort(known, nk, sizeof *known, cmp_daystack);
-                u = 0;
-                for (size_t k = 0; k < m; k++)
-                    if (!bsearch(&ds[k], known, nk, sizeof *known, cmp_daystack))
-                        ds[u++] = ds[k];
-                m = u;
-            }
-            free(known);
+        if (rc)
+            break;
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        while (rd_more(&r)) {
+            ch_daystack key;
+            key.day = (uint16_t)rd_u8(&r);
+            key.day |= (uint16_t)(rd_u8(&r) << 8);
+            key.hash = rd_u64(&r);
+            if (r.bad)
+                break;
+            const ch_daystack *f = bsearch(&key, ds + at, end - at, sizeof *ds, cmp_daystack);
+            if (f)
+                have[f - ds] = 1;
         }
         free(ans.p);
+        if (r.bad)
+            rc = malformed(err, errlen, "stack lookup");
     }
+    u = 0;
+    for (size_t k = 0; rc == 0 && k < m; k++)
+        if (!have[k])
+            ds[u++] = ds[k];
+    if (rc == 0)
+        m = u;
+    free(have);
     for (size_t k = 0; rc == 0 && k < m; k++) {
         rb_u16(rows, ds[k].day);
         rb_u64(rows, ds[k].hash);
@@ -1193,33 +1201,40 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         }
     }
 
-    /* 1. ids already stored (in the batch's days). */
-    buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE rowtype = 0 AND day", s->db);
-    buf_days_in(&q, ps, NULL, n);
-    buf_str(&q, " AND id IN (");
-    for (size_t i = 0, first = 1; i < n; i++) {
-        if (dup[i])
+    /* 1. ids already stored (in the batch's days), CH_IN_CHUNK at a time. */
+    for (size_t at = 0; at < n; at += CH_IN_CHUNK) {
+        size_t end = n - at < CH_IN_CHUNK ? n : at + CH_IN_CHUNK, asked = 0;
+        buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE rowtype = 0 AND day", s->db);
+        buf_days_in(&q, ps + at, NULL, end - at);
+        buf_str(&q, " AND id IN (");
+        for (size_t i = at; i < end; i++) {
+            if (dup[i])
+                continue;
+            if (asked++)
+                buf_str(&q, ",");
+            buf_quote(&q, ps[i]->id);
+        }
+        buf_str(&q, ") FORMAT RowBinary");
+        if (!asked) {
+            free(q.p);
+            q = (ch_buf){0};
             continue;
-        if (!first)
-            buf_str(&q, ",");
-        first = 0;
-        buf_quote(&q, ps[i]->id);
-    }
-    buf_str(&q, ") FORMAT RowBinary");
-    rc = run(s, &q, &ans, err, errlen);
-    if (rc)
-        goto out;
-    {
+        }
+        rc = run(s, &q, &ans, err, errlen);
+        if (rc)
+            goto out;
         ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
         while (rd_more(&r)) {
             size_t len;
             const unsigned char *id = rd_bytes(&r, &len);
             if (r.bad)
                 break;
-            for (size_t i = 0; i < n; i++)
+            for (size_t i = at; i < end; i++)
                 if (!dup[i] && strlen(ps[i]->id) == len && memcmp(ps[i]->id, id, len) == 0)
                     dup[i] = 1;
         }
+        free(ans.p);
+        ans = (ch_buf){0};
         if (r.bad) {
             rc = malformed(err, errlen, "id check");
             goto out;
@@ -1361,11 +1376,12 @@ static void where_copies(ch_buf *b, const ch_store *s, const hs_store_query *q, 
  * 1% selection; a Distributed table of 18.16 takes no PREWHERE). Without,
  * every sample row of the kind and time range is selected but for the
  * other copies of an id (left by two servers racing), listed by the caller
- * in losers: almost always none, and then the merge costs no lookup. */
+ * in losers: almost always none, and then the merge costs no lookup (more
+ * than CH_IN_CHUNK of them: the IN form, like a filter). */
 static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const uint64_t *losers,
                           size_t n_losers)
 {
-    if (q->n_versions || q->n_labels || q->n_ids) {
+    if (q->n_versions || q->n_labels || q->n_ids || n_losers > CH_IN_CHUNK) {
         if (s->cluster) {
             buf_str(b, " WHERE ");
             where_rows(b, q, wm, 1);
