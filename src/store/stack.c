@@ -1115,7 +1115,7 @@ int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_stor
     if (!parts || !d.sid || !d.loc || !ds)
         goto oom;
     memset(d.sid, 0xff, (p->n_strings ? p->n_strings : 1) * sizeof *d.sid);
-    if (cstate_bytes(&c->s) > c->max_bytes) {
+    if (!c->s.recs || cstate_bytes(&c->s) > c->max_bytes) { /* (no recs: a reset ran out of memory) */
         cstate_free(&c->s);
         if (cstate_init(&c->s) < 0)
             goto oom;
