@@ -53,9 +53,14 @@
  *   ins IN (SELECT min(ins) ... GROUP BY id)
  * over the (few) profile rows, merges with
  *   ins NOT IN (<the other copies' tokens>)
- * a set that is empty unless such a race happened, so the common merge
- * costs no lookup (with version, label or id filters the merge uses the
- * IN form). Both subqueries run on each shard over its local table (an
+ * a set that is empty unless such a race happened (found by a GROUP BY of
+ * the integer pid, HAVING count() > 1, over the profile rows: only ids
+ * stored twice are then grouped by their string), so the common merge
+ * reads the sample rows with no token test; with version, label or id
+ * filters the merge reads the samples of
+ *   (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) ... GROUP BY id)
+ * a prefix of the ordering key, so only the granules of the selected
+ * profiles are read. All these subqueries run on each shard over its local table (an
  * id's copies are co-located), on one server or a cluster alike, without
  * ZooKeeper or Replicated tables.
  *
@@ -1369,26 +1374,55 @@ static void where_copies(ch_buf *b, const ch_store *s, const hs_store_query *q, 
     buf_str(b, " GROUP BY id)");
 }
 
+/* " AND (start_ns, ins) IN (...)": the sample rows of the chosen copies
+ * of the selected profiles. The pair is a prefix of the ordering key after
+ * (rowtype, kind), so ClickHouse reads only the granules holding those
+ * profiles' samples instead of testing the token of every sample row of
+ * the time range (a copy's rows all carry its profile's start_ns). */
+static void where_chosen(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
+{
+    buf_printf(b, " AND (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) FROM %s.samples%s WHERE ", s->db,
+               s->local);
+    where_profiles(b, q, wm);
+    buf_str(b, " GROUP BY id)");
+}
+
+/* " AND ins NOT IN (losers)", nothing when there are none. */
+static void where_not_losers(ch_buf *b, const uint64_t *losers, size_t n_losers)
+{
+    if (!n_losers)
+        return;
+    buf_str(b, " AND ins NOT IN (");
+    for (size_t i = 0; i < n_losers; i++)
+        buf_printf(b, "%s%" PRIu64, i ? "," : "", losers[i]);
+    buf_str(b, ")");
+}
+
+/* With version, label or id filters, or more than CH_IN_CHUNK copies to
+ * leave out: the chosen copies are resolved by a subquery over the profile
+ * rows; otherwise every row of the kind and time range is selected but for
+ * the other copies of an id (left by two servers racing), listed by the
+ * caller in losers: almost always none. */
+static int use_chosen(const hs_store_query *q, size_t n_losers)
+{
+    return q->n_versions || q->n_labels || q->n_ids || n_losers > CH_IN_CHUNK;
+}
+
 /* " WHERE ..." (after FROM samples): the samples of the selection, one
- * copy per id. With version, label or id filters: ins IN (the selected
- * copies), as PREWHERE on one server (ClickHouse then reads the other
- * columns only of the granules holding selected profiles: 2x faster for a
- * 1% selection; a Distributed table of 18.16 takes no PREWHERE). Without,
- * every sample row of the kind and time range is selected but for the
- * other copies of an id (left by two servers racing), listed by the caller
- * in losers: almost always none, and then the merge costs no lookup (more
- * than CH_IN_CHUNK of them: the IN form, like a filter). */
+ * copy per id (where_chosen as PREWHERE on one server: ClickHouse then
+ * reads the other columns only of the rows of selected profiles; a
+ * Distributed table of 18.16 takes no PREWHERE). */
 static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const uint64_t *losers,
                           size_t n_losers)
 {
-    if (q->n_versions || q->n_labels || q->n_ids || n_losers > CH_IN_CHUNK) {
+    if (use_chosen(q, n_losers)) {
         if (s->cluster) {
             buf_str(b, " WHERE ");
             where_rows(b, q, wm, 1);
-            where_copies(b, s, q, wm, "IN");
+            where_chosen(b, s, q, wm);
         } else {
             buf_str(b, " PREWHERE 1");
-            where_copies(b, s, q, wm, "IN");
+            where_chosen(b, s, q, wm);
             buf_str(b, " WHERE ");
             where_rows(b, q, wm, 1);
         }
@@ -1396,12 +1430,7 @@ static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q,
     }
     buf_str(b, " WHERE ");
     where_rows(b, q, wm, 1);
-    if (!n_losers)
-        return;
-    buf_str(b, " AND ins NOT IN (");
-    for (size_t i = 0; i < n_losers; i++)
-        buf_printf(b, "%s%" PRIu64, i ? "," : "", losers[i]);
-    buf_str(b, ")");
+    where_not_losers(b, losers, n_losers);
 }
 
 static int need_service_type(const hs_store_query *q, char *err, size_t errlen)
@@ -1700,19 +1729,60 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     int rc = watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    /* The profiles: count, totals, time span, sample types. */
+    /* The copies to leave out (none unless two servers raced on an id):
+     * the ids stored more than once are found by their hash, pid (a
+     * GROUP BY of one integer column over the profile rows), and only
+     * their rows are grouped by id. */
     ch_buf b = {0}, ans = {0};
+    uint64_t *losers = NULL;
+    size_t n_losers = 0;
+    if (!q->n_versions && !q->n_labels && !q->n_ids) {
+        buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
+        where_profiles(&b, q, wm);
+        buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+        where_profiles(&b, q, wm);
+        buf_printf(&b, " GROUP BY pid HAVING count() > 1) AND ins NOT IN (SELECT min(ins) FROM %s.samples%s WHERE ",
+                   s->db, s->local);
+        where_profiles(&b, q, wm);
+        buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+        where_profiles(&b, q, wm);
+        buf_str(&b, " GROUP BY pid HAVING count() > 1) GROUP BY id) FORMAT RowBinary");
+        rc = run(s, &b, &ans, err, errlen);
+        if (rc)
+            return rc;
+        if (ans.len % 8) {
+            free(ans.p);
+            return malformed(err, errlen, "copies");
+        }
+        n_losers = ans.len / 8;
+        losers = malloc((n_losers ? n_losers : 1) * sizeof *losers);
+        ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        for (size_t i = 0; losers && i < n_losers; i++)
+            losers[i] = rd_u64(&lr);
+        free(ans.p);
+        ans = (ch_buf){0};
+        if (!losers) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    /* The profiles: count, totals, time span, sample types. */
     buf_printf(&b,
                "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
                "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
                "any(period_type), any(period_unit), any(period) FROM %s.samples WHERE ",
                s->db);
     where_profiles(&b, q, wm);
-    where_copies(&b, s, q, wm, "IN");
+    if (use_chosen(q, n_losers))
+        where_copies(&b, s, q, wm, "IN");
+    else
+        where_not_losers(&b, losers, n_losers);
     buf_str(&b, " FORMAT RowBinary");
     rc = run(s, &b, &ans, err, errlen);
-    if (rc)
+    if (rc) {
+        free(losers);
         return rc;
+    }
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
     out->n_profiles = (int64_t)rd_u64(&r);
     for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
@@ -1722,6 +1792,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     char *blk = NULL;
     if (r.bad || read_types(&r, &out->types, &blk)) {
         free(ans.p);
+        free(losers);
         memset(out, 0, sizeof *out);
         return malformed(err, errlen, "merge totals");
     }
@@ -1729,6 +1800,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     out->owned = blk;
     if (out->n_profiles == 0) {
         /* Nothing selected: the sample types still come from the type. */
+        free(losers);
         free(blk);
         blk = NULL;
         memset(out, 0, sizeof *out);
@@ -1740,37 +1812,6 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         }
         out->owned = blk;
         return 0;
-    }
-    /* The copies to leave out (none unless two servers raced on an id). */
-    uint64_t *losers = NULL;
-    size_t n_losers = 0;
-    if (!q->n_versions && !q->n_labels && !q->n_ids) {
-        buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
-        where_profiles(&b, q, wm);
-        where_copies(&b, s, q, wm, "NOT IN");
-        buf_str(&b, " FORMAT RowBinary");
-        rc = run(s, &b, &ans, err, errlen);
-        if (rc) {
-            hs_store_merged_free(out);
-            return rc;
-        }
-        if (ans.len % 8) {
-            free(ans.p);
-            hs_store_merged_free(out);
-            return malformed(err, errlen, "copies");
-        }
-        n_losers = ans.len / 8;
-        losers = malloc((n_losers ? n_losers : 1) * sizeof *losers);
-        ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        for (size_t i = 0; losers && i < n_losers; i++)
-            losers[i] = rd_u64(&lr);
-        free(ans.p);
-        ans = (ch_buf){0};
-        if (!losers) {
-            hs_store_merged_free(out);
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
     }
     /* The stacks: one GROUP BY inside ClickHouse, summing only the value
      * columns the type has (the others are 0: not read at all). */
