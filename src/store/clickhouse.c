@@ -28,6 +28,11 @@
  *            ORDER BY (rowtype, kind, start_ns, ins, stack): the profiles are
  *            one range of the key, a time range of one service and type
  *            another, and a merged flame graph reads only the latter.
+ *            index_granularity 1024 (not 8192): a granule then holds the
+ *            samples of ~3 profiles instead of ~25, so a label or version
+ *            selection (by (start_ns, ins), see below) reads ~1/6 of the
+ *            rows it would (measured: 1.4 M instead of 8.6 M of 32.7 M rows
+ *            for 1% of 100 000 profiles); a full merge reads the same.
  *   retention (before_ns) Log: the watermark (see ch_retain).
  * In a cluster, stacks and samples are *_local tables on every shard and
  * Distributed tables of the same names shard stacks by hash and samples by
@@ -586,7 +591,8 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
                "label_values Array(String), duration_ns Int64, sample_types Array(String), "
                "sample_units Array(String), default_index UInt8, period_type String, period_unit String, "
                "period Int64) "
-               "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack)",
+               "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack) "
+               "SETTINGS index_granularity = 1024",
                db, L);
     owned[2] = q.p;
     q = (ch_buf){0};
