@@ -1,7 +1,8 @@
 /* calltree.c — the call tree (a trie of stacks, root first) that flame
  * graphs draw: one tree node per distinct path, self and total for NEW and
- * BASE. Children are found through one hash table keyed by (parent, node),
- * so building is linear in the number of frames; children lists are sorted by
+ * BASE. Children are found in a short list, or for a node with many
+ * through one hash table keyed by (parent, node), so building is linear in
+ * the number of frames; children lists are sorted by
  * total descending, then name, for a stable layout. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -73,6 +74,21 @@ static child_slot *child_find(const child_tab *c, uint32_t parent, uint32_t node
     }
 }
 
+/* Insert (parent, node) -> id, known to be absent. */
+static int child_add(child_tab *c, uint32_t parent, uint32_t node, uint32_t id)
+{
+    *child_find(c, parent, node) = (child_slot){parent, node, id};
+    if (++c->n * 2 > c->cap && child_grow(c) < 0)
+        return -1;
+    return 0;
+}
+
+/* A node's children are found by walking its list (first_child and
+ * next_sibling, scratch until they are linked sorted below) while it has
+ * at most LIST_MAX, through the table beyond: the nodes of a new path (most
+ * nodes of a deep profile) are appended without touching the table. */
+#define LIST_MAX 4
+
 typedef struct {
     const hs_view *v;
     const hs_tree_node *t;
@@ -93,6 +109,7 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     memset(out, 0, sizeof *out);
     child_tab tab = {0};
     uint32_t *kids = NULL;
+    uint8_t *nkids = NULL; /* children so far, up to LIST_MAX + 1 */
     const hs_stack *stacks;
     size_t n_stacks;
     if (hs_an_view_unique(v, &stacks, &n_stacks) < 0)
@@ -105,7 +122,8 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     if (frames > UINT32_MAX - 1)
         goto oom;
     out->t = malloc(frames * sizeof *out->t);
-    if (!out->t || child_init(&tab, n_stacks * 4) < 0)
+    nkids = calloc(frames, sizeof *nkids);
+    if (!out->t || !nkids || child_init(&tab, n_stacks) < 0)
         goto oom;
     memset(&out->t[0], 0, sizeof out->t[0]);
     out->t[0].node = HS_NODE_NONE;
@@ -118,9 +136,18 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
         out->t[0].total += st->value;
         out->t[0].base_total += st->base;
         for (uint32_t k = 0; k < st->n; k++) {
-            uint32_t node = st->nodes[k];
-            child_slot *e = child_find(&tab, cur, node);
-            uint32_t id = e->id;
+            uint32_t node = st->nodes[k], id = UINT32_MAX;
+            child_slot *e = NULL;
+            if (nkids[cur] <= LIST_MAX) {
+                for (uint32_t c = out->t[cur].first_child; c; c = out->t[c].next_sibling)
+                    if (out->t[c].node == node) {
+                        id = c;
+                        break;
+                    }
+            } else {
+                e = child_find(&tab, cur, node);
+                id = e->id;
+            }
             if (id == UINT32_MAX) {
                 id = (uint32_t)out->n++;
                 hs_tree_node *tn = &out->t[id];
@@ -128,9 +155,22 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
                 tn->node = node;
                 tn->parent = cur;
                 tn->depth = out->t[cur].depth + 1;
-                *e = (child_slot){cur, node, id};
-                if (++tab.n * 2 > tab.cap && child_grow(&tab) < 0)
-                    goto oom;
+                if (nkids[cur] <= LIST_MAX) {
+                    tn->next_sibling = out->t[cur].first_child;
+                    out->t[cur].first_child = id;
+                }
+                if (nkids[cur] < LIST_MAX) {
+                    nkids[cur]++;
+                } else if (nkids[cur] == LIST_MAX) { /* the list, this one included, into the table */
+                    for (uint32_t c = out->t[cur].first_child; c; c = out->t[c].next_sibling)
+                        if (child_add(&tab, cur, out->t[c].node, c) < 0)
+                            goto oom;
+                    nkids[cur]++;
+                } else {
+                    *e = (child_slot){cur, node, id};
+                    if (++tab.n * 2 > tab.cap && child_grow(&tab) < 0)
+                        goto oom;
+                }
             }
             out->t[id].total += st->value;
             out->t[id].base_total += st->base;
@@ -141,6 +181,8 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     }
     free(tab.s);
     tab.s = NULL;
+    free(nkids);
+    nkids = NULL;
     hs_tree_node *trim = realloc(out->t, out->n * sizeof *out->t);
     if (trim)
         out->t = trim;
@@ -176,6 +218,7 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     return 0;
 oom:
     free(tab.s);
+    free(nkids);
     free(kids);
     hs_calltree_free(out);
     hs_an_err(err, errlen, "out of memory");
