@@ -144,7 +144,7 @@ END {
             b = med("base", "server_cpu_ms_per_profile_" c); t = med("this", "server_cpu_ms_per_profile_" c)
             printf "| %s | %.0f | %.0f | %.2f (%s) | %.2f (%s) | %.2f |\n", c, med("base", "per_s_" c), med("this", "per_s_" c), b, range("base", "server_cpu_ms_per_profile_" c), t, range("this", "server_cpu_ms_per_profile_" c), (b > 0 ? t / b : 0)
         }
-        print ""
+        print "\nOn a shared machine the rates follow everyone else'"'"'s load from one row to the next more than they follow the build; the server CPU per profile is the figure to compare (the ratio is this build / baseline).\n"
     }
     p = last["this" SUBSEP "profiles"]; by = last["this" SUBSEP "bytes"]
     printf "Stored (last round of this build): %d profiles in %.1f MiB on disk (the SQLite directory, WAL included): %.0f bytes per profile, stacks included (%.0f%% of the upload).\n\n", p, by / 1048576, by / p, 100 * by / p / last["this" SUBSEP "body_bytes_" cl[1]]
