@@ -4,7 +4,8 @@
  * (libcurl, one keep-alive connection per client), each upload with a new
  * id so every one is stored. Bounded: at most REQUESTS uploads and
  * SECONDS of wall time. Prints "key value" lines: uploads answered 200,
- * failures, wall seconds, uploads/s, latency p50/p90/p99 in ms, mean body.
+ * failures, wall seconds, uploads/s, latency p50/p90/p99 in ms, mean body,
+ * the clients' own CPU per upload in ms.
  *   ingest_load URL CLIENTS REQUESTS SECONDS [POOL]
  * Built by bench/server_ingest.sh against the static profile library. */
 #include <curl/curl.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +40,16 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* user + system CPU seconds of this process (every client thread) */
+static double cpu_s(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0)
+        return 0;
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static size_t discard(char *d, size_t s, size_t n, void *arg)
@@ -133,6 +145,7 @@ int main(int argc, char **argv)
     }
     gen_model_free(m);
     pthread_t *th = calloc((size_t)clients, sizeof *th);
+    double c0 = cpu_s();
     double t0 = now_s();
     deadline = t0 + seconds;
     for (long i = 0; i < clients; i++)
@@ -141,6 +154,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < clients; i++)
         pthread_join(th[i], NULL);
     double wall = now_s() - t0;
+    double ccpu = cpu_s() - c0;
     long done = atomic_load(&next_request);
     if (done > n_requests)
         done = n_requests;
@@ -159,6 +173,7 @@ int main(int argc, char **argv)
     printf("p90_ms %.1f\n", n ? latency[n * 9 / 10] : 0);
     printf("p99_ms %.1f\n", n ? latency[n * 99 / 100] : 0);
     printf("body_bytes %.0f\n", bytes / (double)n_pool);
+    printf("client_cpu_ms %.3f\n", ok ? 1000 * ccpu / (double)ok : 0);
     for (size_t i = 0; i < n_pool; i++)
         free(pool[i].data);
     free(pool);

@@ -10,7 +10,12 @@
 # distinct stacks 20-40 deep, ~34 KB gzipped), each with a new id, at most
 # BENCH_INGEST_REQUESTS uploads (default 3000) and 30 s per client count,
 # to a server on a free loopback port with a fresh SQLite directory. The
-# server's CPU time comes from /proc/PID/stat around each run. Writes the
+# server's CPU time comes from /proc/PID/stat around each run, the
+# clients' from their own getrusage. BENCH_INGEST_BASELINE=DIR (a build
+# directory of another version: DIR/bin/hotspur) runs that server too,
+# alternating with this one for BENCH_INGEST_ROUNDS rounds (default 3 with
+# a baseline, else 1; medians reported), and adds a side-by-side table
+# labelled BENCH_INGEST_BASELINE_NAME. Writes the
 # "## Server ingest over HTTP (SQLite)" section of docs/BENCHMARKS.md
 # (other sections are kept) unless BENCH_NO_DOC=1.
 set -euo pipefail
@@ -28,7 +33,17 @@ DOC=$ROOT/docs/BENCHMARKS.md
 HOTSPUR=$BUILD/bin/hotspur
 REQUESTS=${BENCH_INGEST_REQUESTS:-3000}
 CLIENTS=${BENCH_INGEST_CLIENTS:-1 4 16}
+BASELINE=${BENCH_INGEST_BASELINE:-}
+BASELINE_NAME=${BENCH_INGEST_BASELINE_NAME:-$BASELINE}
+ROUNDS=${BENCH_INGEST_ROUNDS:-$([ -n "$BASELINE" ] && echo 3 || echo 1)}
+if [ -n "$BASELINE" ]; then
+    BASELINE=$(cd "$BASELINE" && pwd)
+    [ -x "$BASELINE/bin/hotspur" ] || { echo "server_ingest: $BASELINE/bin/hotspur is missing" >&2; exit 1; }
+fi
 INVOCATION="bench/server_ingest.sh $1"
+if [ -n "$BASELINE" ]; then
+    INVOCATION="BENCH_INGEST_BASELINE=${BENCH_INGEST_BASELINE} BENCH_INGEST_ROUNDS=$ROUNDS $INVOCATION"
+fi
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 for f in "$HOTSPUR" "$BUILD/lib/static/libhs_profile.a"; do
     [ -e "$f" ] || { echo "server_ingest: $f is missing; build first (make)" >&2; exit 1; }
@@ -45,59 +60,100 @@ trap cleanup EXIT
 cc -O2 -g -Wall -Wextra -Werror -I"$ROOT/src" -I"$HERE" -o "$TMP/ingest_load" "$HERE/ingest_load.c" \
     "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libcurl) -lpthread -lm
 
-"$HOTSPUR" serve --listen 127.0.0.1:0 --data "$TMP/data" --retention 0 2>"$TMP/server.log" &
-SERVER=$!
-URL=""
-for ((i = 0; i < 100; i++)); do
-    URL=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$TMP/server.log" | head -n 1)
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "$URL" ] || { echo "server_ingest: the server did not start: $(cat "$TMP/server.log")" >&2; exit 1; }
 TICKS=$(getconf CLK_TCK)
-cpu_s() { awk -v t="$TICKS" '{ printf "%.3f", ($14 + $15) / t }' "/proc/$SERVER/stat"; }
+# run_server BIN TAG ROUND: one server with a fresh store, every client
+# count against it; appends "TAG ROUND KEY_CLIENTS VALUE" lines to out.
+run_server() {
+    local bin=$1 tag=$2 round=$3 url="" c c0 c1 ok i
+    rm -rf "$TMP/data"
+    : >"$TMP/server.log"
+    "$bin" serve --listen 127.0.0.1:0 --data "$TMP/data" --retention 0 2>"$TMP/server.log" &
+    SERVER=$!
+    for ((i = 0; i < 100; i++)); do
+        url=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$TMP/server.log" | head -n 1)
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    [ -n "$url" ] || { echo "server_ingest: the server did not start: $(cat "$TMP/server.log")" >&2; exit 1; }
+    local total=0
+    for c in $CLIENTS; do
+        c0=$(awk '{ print $14 + $15 }' "/proc/$SERVER/stat")
+        "$TMP/ingest_load" "$url" "$c" "$REQUESTS" 30 >"$TMP/run.$c"
+        c1=$(awk '{ print $14 + $15 }' "/proc/$SERVER/stat")
+        ok=$(awk '$1 == "uploads_ok" { print $2 }' "$TMP/run.$c")
+        total=$((total + ok))
+        awk -v tag="$tag" -v r="$round" -v c="$c" -v ticks=$((c1 - c0)) -v t="$TICKS" '
+            { print tag, r, $1 "_" c, $2; v[$1] = $2 }
+            END { printf "%s %s server_cpu_ms_per_profile_%s %.3f\n", tag, r, c, 1000 * ticks / t / v["uploads_ok"] }' \
+            "$TMP/run.$c" >>"$TMP/out"
+        echo "server_ingest: $tag round $round, $c clients: $(tr '\n' ' ' <"$TMP/run.$c")"
+    done
+    kill -TERM "$SERVER"
+    wait "$SERVER" || true
+    SERVER=""
+    echo "$tag $round profiles $total" >>"$TMP/out"
+    echo "$tag $round bytes $(stored_bytes)" >>"$TMP/out"
+}
 stored_bytes() { du -sb "$TMP/data" | cut -f1; }
 
 : >"$TMP/out"
-total=0
-for c in $CLIENTS; do
-    c0=$(cpu_s)
-    "$TMP/ingest_load" "$URL" "$c" "$REQUESTS" 30 >"$TMP/run.$c"
-    c1=$(cpu_s)
-    ok=$(awk '$1 == "uploads_ok" { print $2 }' "$TMP/run.$c")
-    total=$((total + ok))
-    awk -v c="$c" -v cpu="$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" '
-        { print $1 "_" c, $2; v[$1] = $2 }
-        END { printf "server_cpu_ms_per_profile_%s %.2f\n", c, 1000 * cpu / v["uploads_ok"] }' "$TMP/run.$c" >>"$TMP/out"
-    echo "server_ingest: $c clients: $(tr '\n' ' ' <"$TMP/run.$c")"
+for ((round = 1; round <= ROUNDS; round++)); do
+    if [ -n "$BASELINE" ]; then run_server "$BASELINE/bin/hotspur" base "$round"; fi
+    run_server "$HOTSPUR" this "$round"
 done
-kill -TERM "$SERVER"
-wait "$SERVER" || true
-SERVER=""
-echo "profiles $total" >>"$TMP/out"
-echo "bytes $(stored_bytes)" >>"$TMP/out"
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 
 awk -v inv="$INVOCATION" -v clients="$CLIENTS" -v load="$LOAD" -v cpu="$CPU" -v ncpu="$(nproc)" \
-    -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v req="$REQUESTS" '
-{ v[$1] = $2 }
+    -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v req="$REQUESTS" -v rounds="$ROUNDS" -v bname="$BASELINE_NAME" '
+{ k = $1 SUBSEP $3; n[k]++; x[k, n[k]] = $4 + 0; last[k] = $4 }
+# the median of the rounds of tag t for key
+function med(t, key,   k, m, i, j, a, tmp) {
+    k = t SUBSEP key; m = n[k]
+    if (!m) return 0
+    for (i = 1; i <= m; i++) a[i] = x[k, i]
+    for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { tmp = a[j]; a[j] = a[j - 1]; a[j - 1] = tmp }
+    return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+}
+function range(t, key,   k, i, lo, hi) {
+    k = t SUBSEP key; lo = hi = x[k, 1]
+    for (i = 2; i <= n[k]; i++) { if (x[k, i] < lo) lo = x[k, i]; if (x[k, i] > hi) hi = x[k, i] }
+    return sprintf("%.2f-%.2f", lo, hi)
+}
 END {
-    n = split(clients, cl, " ")
+    nc = split(clients, cl, " ")
+    base = n["base" SUBSEP "profiles"] > 0
     print "## Server ingest over HTTP (SQLite)\n"
     printf "Measured %s on %d cores of \"%s\"; load average at the end %s (a machine shared with other builds and tests: the clients, the server and everyone else share the cores).\n\n", date, ncpu, cpu, load
     printf "Produced by: `%s` (bench/ingest_load.c: C clients on libcurl, one keep-alive connection each).\n\n", inv
-    printf "Each upload is a generated 10 s CPU profile (bench/store_gen.h), %s bytes of gzipped pprof, POSTed to /api/v1/ingest with a new id; a 200 comes only after the group commit that made it durable (SQLite WAL, fsync). At most %s uploads or 30 s per row, against one server with a fresh store.\n\n", v["body_bytes_" cl[1]], req
-    print "| clients | uploads stored | profiles/s | latency p50 / p90 / p99, ms | server CPU per profile, ms | profiles per server CPU-second |"
-    print "|---:|---:|---:|---:|---:|---:|"
-    for (i = 1; i <= n; i++) {
+    printf "Each upload is a generated 10 s CPU profile (bench/store_gen.h: ~400 samples over ~330 distinct stacks 20-40 frames deep, stacks repeating across profiles), %s bytes of gzipped pprof, POSTed to /api/v1/ingest with a new id; a 200 comes only after the group commit that made it durable (SQLite WAL, fsync). At most %s uploads or 30 s per row, against one server with a fresh store; %d round(s), medians shown.\n\n", last["this" SUBSEP "body_bytes_" cl[1]], req, rounds
+    print "| clients | uploads stored | profiles/s | latency p50 / p90 / p99, ms | server CPU per profile, ms | profiles per server CPU-second | client CPU per upload, ms |"
+    print "|---:|---:|---:|---:|---:|---:|---:|"
+    for (i = 1; i <= nc; i++) {
         c = cl[i]
-        ms = v["server_cpu_ms_per_profile_" c]
-        printf "| %s | %s | %s | %s / %s / %s | %s | %.0f |\n", c, v["uploads_ok_" c], v["per_s_" c], v["p50_ms_" c], v["p90_ms_" c], v["p99_ms_" c], ms, (ms > 0 ? 1000 / ms : 0)
+        ms = med("this", "server_cpu_ms_per_profile_" c)
+        printf "| %s | %d | %.0f | %.1f / %.1f / %.1f | %.2f | %.0f | %.2f |\n", c, med("this", "uploads_ok_" c), med("this", "per_s_" c), med("this", "p50_ms_" c), med("this", "p90_ms_" c), med("this", "p99_ms_" c), ms, (ms > 0 ? 1000 / ms : 0), med("this", "client_cpu_ms_" c)
     }
     print ""
-    printf "Stored: %d profiles in %.1f MiB on disk (the SQLite directory, WAL included): %.0f bytes per profile, stacks included (%.0f%% of the upload).\n\n", v["profiles"], v["bytes"] / 1048576, v["bytes"] / v["profiles"], 100 * v["bytes"] / v["profiles"] / v["body_bytes_" cl[1]]
-    print "The server CPU per profile (decompression, pprof decoding, stack decomposition, the SQLite insert) bounds the rate on a quiet machine: two cores give at most 2000 / (CPU ms per profile) profiles/s, less what the clients use. Goal: >= 1000 profiles/s."
+    if (base) {
+        printf "Side by side in the same run (rounds alternate: baseline server, then this build, each with a fresh store), baseline = %s:\n\n", bname
+        print "| clients | profiles/s, baseline | profiles/s, this build | server CPU per profile, baseline, ms (range) | this build, ms (range) | CPU ratio |"
+        print "|---:|---:|---:|---:|---:|---:|"
+        for (i = 1; i <= nc; i++) {
+            c = cl[i]
+            b = med("base", "server_cpu_ms_per_profile_" c); t = med("this", "server_cpu_ms_per_profile_" c)
+            printf "| %s | %.0f | %.0f | %.2f (%s) | %.2f (%s) | %.2f |\n", c, med("base", "per_s_" c), med("this", "per_s_" c), b, range("base", "server_cpu_ms_per_profile_" c), t, range("this", "server_cpu_ms_per_profile_" c), (b > 0 ? t / b : 0)
+        }
+        print "\nOn a shared machine the rates follow everyone else'"'"'s load from one row to the next more than they follow the build; the server CPU per profile is the figure to compare (the ratio is this build / baseline).\n"
+    }
+    p = last["this" SUBSEP "profiles"]; by = last["this" SUBSEP "bytes"]
+    printf "Stored (last round of this build): %d profiles in %.1f MiB on disk (the SQLite directory, WAL included): %.0f bytes per profile, stacks included (%.0f%% of the upload).\n\n", p, by / 1048576, by / p, 100 * by / p / last["this" SUBSEP "body_bytes_" cl[1]]
+    print "The server CPU per profile (decompression, pprof decoding, stack decomposition, the SQLite insert) bounds the rate on a quiet machine: two cores give at most 2000 / (server + client CPU ms per profile) profiles/s when the clients run on the same cores. Goal: >= 1000 profiles/s.\n"
+    best = 0; bestc = 0
+    for (i = 1; i <= nc; i++) if (med("this", "per_s_" cl[i]) > best) { best = med("this", "per_s_" cl[i]); bestc = cl[i] }
+    c = cl[nc]; bound = 2000 / (med("this", "server_cpu_ms_per_profile_" c) + med("this", "client_cpu_ms_" c))
+    printf "In this run: best %.0f profiles/s (%s clients), so the goal is %s by the measured rate; the CPU bound with %s clients is %.0f profiles/s (%s).\n\n", best, bestc, (best >= 1000 ? "reached" : "not reached"), c, bound, (bound >= 1000 ? "it would be reached on two otherwise idle cores" : "not reached even on two idle cores")
+    print "Earlier published figures (2026-12-01 09:32 UTC, load 13, before the stack memo): 86 / 319 / 356 profiles/s with 1 / 4 / 16 clients at 2.04 / 1.90 / 1.92 ms of server CPU per profile."
 }' "$TMP/out" >"$TMP/section.md"
 
 echo

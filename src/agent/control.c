@@ -13,7 +13,8 @@
  *  - periodic profiles (HOTSPUR_PERIOD, HOTSPUR_DURATION): at each period's
  *    start the counters are marked, after the duration every type is dumped;
  *    in continuous mode (upload.c) the window starts at a random point of
- *    the period and is uploaded instead;
+ *    the period and is uploaded instead, and the CPU, wall and lock
+ *    samplers record only inside windows;
  *  - wall-clock ticks (wall.c);
  *  - a fatal SIGINT, SIGTERM or SIGHUP that the program left to the default
  *    action (so it would die writing nothing): the agent's handler hands it
@@ -385,6 +386,17 @@ static void check_fds(int64_t now)
         need_wake = 0;
 }
 
+/* Continuous mode: the CPU, wall and lock samplers record only inside
+ * windows (the heap keeps following its blocks: in-use is a state). */
+static void window_samplers(int on)
+{
+    if (!hs_g.cfg.continuous || atomic_load(&g_paused))
+        return;
+    atomic_store(&hs_g.cpu_on, on && hs_g.cfg.cpu);
+    atomic_store(&hs_g.wall_on, on && hs_g.cfg.wall_hz > 0);
+    atomic_store(&hs_g.lock_on, on && hs_g.cfg.lock);
+}
+
 static void *control_main(void *unused)
 {
     (void)unused;
@@ -396,6 +408,7 @@ static void *control_main(void *unused)
     int64_t next_wall = wall_period ? now + wall_period : INT64_MAX;
     int64_t next_period = hs_g.cfg.period_ns ? now : INT64_MAX; /* the first period starts now */
     int64_t window_start = INT64_MAX, window_end = INT64_MAX;
+    window_samplers(0);
     while (!atomic_load(&g_stop)) {
         now = hs_now_ns(CLOCK_MONOTONIC);
         int64_t next = next_wall;
@@ -449,11 +462,13 @@ static void *control_main(void *unused)
         }
         if (now >= window_start && window_end == INT64_MAX) {
             hs_agent_mark();
+            window_samplers(1);
             atomic_store(&g_window_open, 1);
             window_end = now + hs_g.cfg.duration_ns;
             window_start = INT64_MAX;
         }
         if (now >= window_end) {
+            window_samplers(0);
             if (hs_g.cfg.continuous)
                 hs_upload_window();
             else

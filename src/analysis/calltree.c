@@ -1,7 +1,8 @@
 /* calltree.c — the call tree (a trie of stacks, root first) that flame
  * graphs draw: one tree node per distinct path, self and total for NEW and
- * BASE. Children are found through one hash map keyed by (parent, node), so
- * building is linear in the number of frames; children lists are sorted by
+ * BASE. Children are found in a short list, or for a node with many
+ * through one hash table keyed by (parent, node), so building is linear in
+ * the number of frames; children lists are sorted by
  * total descending, then name, for a stable layout. */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -9,18 +10,84 @@
 
 #include "analysis/analysis_internal.h"
 
-static int grow(hs_calltree *t, size_t *cap)
+/* The (parent, node) -> child table: open addressing, linear probing,
+ * with the key stored in the slot so a probe touches one cache line (a
+ * 100 000-stack profile has a million frames; the separate key and value
+ * arrays of hs_an_map and the tree node to compare were three misses). */
+typedef struct {
+    uint32_t parent, node, id; /* id UINT32_MAX: empty */
+} child_slot;
+
+typedef struct {
+    child_slot *s;
+    size_t cap, n; /* cap a power of two, n <= cap / 2 */
+} child_tab;
+
+static size_t child_hash(uint32_t parent, uint32_t node)
 {
-    if (t->n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 1024;
-    hs_tree_node *nt = realloc(t->t, nc * sizeof *nt);
-    if (!nt)
+    return (size_t)hs_an_mix(((uint64_t)parent << 32) ^ node ^ 0x9e3779b97f4a7c15ULL);
+}
+
+static int child_init(child_tab *c, size_t hint)
+{
+    c->cap = 1024;
+    while (c->cap < hint * 2)
+        c->cap <<= 1;
+    c->n = 0;
+    c->s = malloc(c->cap * sizeof *c->s);
+    if (!c->s)
         return -1;
-    t->t = nt;
-    *cap = nc;
+    memset(c->s, 0xff, c->cap * sizeof *c->s);
     return 0;
 }
+
+static int child_grow(child_tab *c)
+{
+    child_tab g;
+    if (child_init(&g, c->cap) < 0) /* doubles */
+        return -1;
+    size_t mask = g.cap - 1;
+    for (size_t i = 0; i < c->cap; i++) {
+        if (c->s[i].id == UINT32_MAX)
+            continue;
+        size_t j = child_hash(c->s[i].parent, c->s[i].node) & mask;
+        while (g.s[j].id != UINT32_MAX)
+            j = (j + 1) & mask;
+        g.s[j] = c->s[i];
+    }
+    g.n = c->n;
+    free(c->s);
+    *c = g;
+    return 0;
+}
+
+/* The slot of (parent, node): its child, or the empty slot to fill. */
+static child_slot *child_find(const child_tab *c, uint32_t parent, uint32_t node)
+{
+    size_t mask = c->cap - 1;
+    size_t i = child_hash(parent, node) & mask;
+    for (;;) {
+        child_slot *e = &c->s[i];
+        if (e->id == UINT32_MAX || (e->parent == parent && e->node == node))
+            return e;
+        i = (i + 1) & mask;
+    }
+}
+
+/* Insert (parent, node) -> id, known to be absent. */
+static int child_add(child_tab *c, uint32_t parent, uint32_t node, uint32_t id)
+{
+    *child_find(c, parent, node) = (child_slot){parent, node, id};
+    if (++c->n * 2 > c->cap && child_grow(c) < 0)
+        return -1;
+    return 0;
+}
+
+/* A node's children are found by walking its list (first_child and
+ * next_sibling, scratch until they are linked sorted below) while it has
+ * at most LIST_MAX, through the table beyond: the nodes of a new path (most
+ * nodes of a deep profile) are appended without touching the table. */
+#define LIST_MAX 4
 
 typedef struct {
     const hs_view *v;
@@ -40,20 +107,27 @@ static int cmp_child(const void *pa, const void *pb, void *arg)
 int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    size_t cap = 0;
-    hs_an_map map;
+    child_tab tab = {0};
     uint32_t *kids = NULL;
-    if (hs_an_map_init(&map, 4096) < 0)
-        goto oom;
-    if (grow(out, &cap) < 0)
-        goto oom;
-    memset(&out->t[0], 0, sizeof out->t[0]);
-    out->t[0].node = HS_NODE_NONE;
-    out->n = 1;
+    uint8_t *nkids = NULL; /* children so far, up to LIST_MAX + 1 */
     const hs_stack *stacks;
     size_t n_stacks;
     if (hs_an_view_unique(v, &stacks, &n_stacks) < 0)
         goto oom;
+    /* at most one node per frame, plus the root: sized once (pages never
+     * written are never touched), trimmed at the end */
+    size_t frames = 1;
+    for (size_t s = 0; s < n_stacks; s++)
+        frames += stacks[s].n;
+    if (frames > UINT32_MAX - 1)
+        goto oom;
+    out->t = malloc(frames * sizeof *out->t);
+    nkids = calloc(frames, sizeof *nkids);
+    if (!out->t || !nkids || child_init(&tab, n_stacks) < 0)
+        goto oom;
+    memset(&out->t[0], 0, sizeof out->t[0]);
+    out->t[0].node = HS_NODE_NONE;
+    out->n = 1;
     for (size_t s = 0; s < n_stacks; s++) {
         const hs_stack *st = &stacks[s];
         if (st->value == 0 && st->base == 0)
@@ -62,24 +136,41 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
         out->t[0].total += st->value;
         out->t[0].base_total += st->base;
         for (uint32_t k = 0; k < st->n; k++) {
-            uint32_t node = st->nodes[k];
-            uint64_t key = hs_an_mix(((uint64_t)cur << 32) ^ node ^ 0x9e3779b97f4a7c15ULL);
-            size_t slot = (size_t)-1;
-            uint32_t id;
-            while ((id = hs_an_map_next(&map, key, &slot)) != UINT32_MAX)
-                if (out->t[id].parent == cur && out->t[id].node == node)
-                    break;
+            uint32_t node = st->nodes[k], id = UINT32_MAX;
+            child_slot *e = NULL;
+            if (nkids[cur] <= LIST_MAX) {
+                for (uint32_t c = out->t[cur].first_child; c; c = out->t[c].next_sibling)
+                    if (out->t[c].node == node) {
+                        id = c;
+                        break;
+                    }
+            } else {
+                e = child_find(&tab, cur, node);
+                id = e->id;
+            }
             if (id == UINT32_MAX) {
-                if (out->n >= UINT32_MAX - 1 || grow(out, &cap) < 0)
-                    goto oom;
                 id = (uint32_t)out->n++;
                 hs_tree_node *tn = &out->t[id];
                 memset(tn, 0, sizeof *tn);
                 tn->node = node;
                 tn->parent = cur;
                 tn->depth = out->t[cur].depth + 1;
-                if (hs_an_map_put(&map, key, id) < 0)
-                    goto oom;
+                if (nkids[cur] <= LIST_MAX) {
+                    tn->next_sibling = out->t[cur].first_child;
+                    out->t[cur].first_child = id;
+                }
+                if (nkids[cur] < LIST_MAX) {
+                    nkids[cur]++;
+                } else if (nkids[cur] == LIST_MAX) { /* the list, this one included, into the table */
+                    for (uint32_t c = out->t[cur].first_child; c; c = out->t[c].next_sibling)
+                        if (child_add(&tab, cur, out->t[c].node, c) < 0)
+                            goto oom;
+                    nkids[cur]++;
+                } else {
+                    *e = (child_slot){cur, node, id};
+                    if (++tab.n * 2 > tab.cap && child_grow(&tab) < 0)
+                        goto oom;
+                }
             }
             out->t[id].total += st->value;
             out->t[id].base_total += st->base;
@@ -88,7 +179,13 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
         out->t[cur].self += st->value;
         out->t[cur].base_self += st->base;
     }
-    hs_an_map_free(&map);
+    free(tab.s);
+    tab.s = NULL;
+    free(nkids);
+    nkids = NULL;
+    hs_tree_node *trim = realloc(out->t, out->n * sizeof *out->t);
+    if (trim)
+        out->t = trim;
     /* link children, sorted */
     size_t *count = calloc(out->n + 1, sizeof *count);
     kids = malloc((out->n + 1) * sizeof *kids);
@@ -120,7 +217,8 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     free(kids);
     return 0;
 oom:
-    hs_an_map_free(&map);
+    free(tab.s);
+    free(nkids);
     free(kids);
     hs_calltree_free(out);
     hs_an_err(err, errlen, "out of memory");

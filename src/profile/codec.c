@@ -299,6 +299,8 @@ static int hs_check_samples(const hs_profile *p, char *err, size_t errlen)
 
 static int hs_build_model(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
 {
+    if (hs_profile_reserve_tables(p, m->n_string_table, m->n_mapping, m->n_function, m->n_location) != 0)
+        return HS_ERR("out of memory");
     if (hs_copy_strings(p, m, err, errlen) != 0 || hs_copy_header(p, m, err, errlen) != 0 ||
         hs_copy_mappings(p, m, err, errlen) != 0 || hs_copy_functions(p, m, err, errlen) != 0 ||
         hs_copy_locations(p, m, err, errlen) != 0 || hs_copy_samples(p, m, err, errlen) != 0)

@@ -287,6 +287,14 @@ int hs_profile_reserve_samples(hs_profile *p, size_t need)
     return HS_RESERVE(p, samples, cap_samples, need);
 }
 
+int hs_profile_reserve_tables(hs_profile *p, size_t n_str, size_t n_map, size_t n_func, size_t n_loc)
+{
+    if (HS_RESERVE(p, strings, cap_strings, n_str) != 0 || HS_RESERVE(p, mappings, cap_mappings, n_map) != 0 ||
+        HS_RESERVE(p, functions, cap_functions, n_func) != 0 || HS_RESERVE(p, locations, cap_locations, n_loc) != 0)
+        return -1;
+    return 0;
+}
+
 hs_profile *hs_profile_new(void)
 {
     hs_profile *p = calloc(1, sizeof *p);

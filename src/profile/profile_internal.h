@@ -26,6 +26,9 @@ hs_arena *hs_profile_arena(hs_profile *p);
 
 /* Grow one of the profile's arrays so it can hold `need` elements. */
 int hs_profile_reserve_samples(hs_profile *p, size_t need);
+/* Room for that many strings, mappings, functions and locations (a decoder
+ * knows the counts: one allocation each instead of repeated doubling). */
+int hs_profile_reserve_tables(hs_profile *p, size_t strings, size_t mappings, size_t functions, size_t locations);
 
 /* Append raw entries with caller-chosen ids; arrays must already live in the
  * profile's arena (they are not copied). The id maps are rebuilt by

@@ -20,6 +20,9 @@
  *
  * The profiles of one request (a Pyroscope upload may carry two types) are
  * always in the same put: they are stored together or not at all.
+ *
+ * The batcher also owns the stack memo (hs_stack_memo) that every ingest
+ * thread's decomposition shares: it lives as long as the ingest pipeline.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -54,6 +57,7 @@ struct hs_batcher {
     long expected; /* requests announced, not yet submitted */
     bool stopping;
     pthread_t thread;
+    hs_stack_memo *memo; /* shared by every ingest thread's decompositions */
 };
 
 static void hs_req_fail(hs_batch_req *r, int rc, const char *msg)
@@ -255,8 +259,13 @@ hs_batcher *hs_batcher_new(hs_store *st, size_t max_batch, int max_wait_ms)
     b->st = st;
     b->max_batch = max_batch ? max_batch : 1;
     b->max_wait_ms = max_wait_ms > 0 ? max_wait_ms : 0;
+    if (!(b->memo = hs_stack_memo_new(HS_INGEST_MEMO_BYTES))) {
+        free(b);
+        return NULL;
+    }
     pthread_condattr_t ca;
     if (pthread_condattr_init(&ca) != 0) {
+        hs_stack_memo_free(b->memo);
         free(b);
         return NULL;
     }
@@ -267,16 +276,23 @@ hs_batcher *hs_batcher_new(hs_store *st, size_t max_batch, int max_wait_ms)
     }
     pthread_condattr_destroy(&ca);
     if (!ok) {
+        hs_stack_memo_free(b->memo);
         free(b);
         return NULL;
     }
     if (pthread_create(&b->thread, NULL, hs_batch_writer, b) != 0) {
         pthread_cond_destroy(&b->cv_work);
         pthread_mutex_destroy(&b->mu);
+        hs_stack_memo_free(b->memo);
         free(b);
         return NULL;
     }
     return b;
+}
+
+hs_stack_memo *hs_batcher_stack_memo(hs_batcher *b)
+{
+    return b->memo;
 }
 
 void hs_batcher_free(hs_batcher *b)
@@ -290,6 +306,7 @@ void hs_batcher_free(hs_batcher *b)
     pthread_join(b->thread, NULL);
     pthread_cond_destroy(&b->cv_work);
     pthread_mutex_destroy(&b->mu);
+    hs_stack_memo_free(b->memo);
     free(b);
 }
 

@@ -235,6 +235,7 @@ static int hs_gunzip(const void *in, size_t len, const hs_limits *lim, unsigned 
 
 typedef struct {
     const hs_limits *lim;
+    hs_stack_memo *memo;
     const hs_http_request *rq;
     hs_http_response *rs;
     void *scratch[4]; /* decompressed buffers, freed at the end */
@@ -424,7 +425,7 @@ static int hs_decompose(hs_ingest *in, const hs_profile *p, hs_decomposed *d)
     int st = hs_check_sample_labels(in, p);
     if (st)
         return st;
-    hs_stack_options opt = {.max_depth = in->lim->max_depth, .max_samples = in->lim->max_samples};
+    hs_stack_options opt = {.max_depth = in->lim->max_depth, .max_samples = in->lim->max_samples, .memo = in->memo};
     if (hs_stack_decompose(p, &opt, &d->prof, &d->parts, err, sizeof err) != 0)
         return hs_respond_error(in->rs, strstr(err, "out of memory") ? 500 : 400, "profile: %s", err);
     return 0;
@@ -615,6 +616,7 @@ int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request 
     bool submitted = false;
     hs_batcher_expect(b, 1);
     int st = hs_ingest_begin(&in, lim, rq, rs);
+    in.memo = hs_batcher_stack_memo(b);
     if (st)
         goto out;
     const char *bad = hs_unknown_param(rq, hs_native_params);
@@ -1077,6 +1079,7 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
     bool submitted = false;
     hs_batcher_expect(b, 1);
     int st = hs_ingest_begin(&in, lim, rq, rs);
+    in.memo = hs_batcher_stack_memo(b);
     if (st)
         goto out;
     const char *bad = hs_unknown_param(rq, hs_pyro_params);

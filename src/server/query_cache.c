@@ -176,10 +176,16 @@ void hs_stack_cache_stats(hs_stack_cache *c, hs_stack_cache_info *out)
 
 /* ---- the records of one query ---- */
 
+/* One slot per record: key, place and length side by side, so a lookup is
+ * one cache line (the rebuild looks up every merged row). */
 typedef struct {
-    uint64_t *keys;
-    size_t *off, *len; /* into arena; len SIZE_MAX: empty slot */
-    size_t cap;        /* power of two */
+    uint64_t key;
+    size_t off, len; /* into arena; len SIZE_MAX: empty slot */
+} local_slot_t;
+
+typedef struct {
+    local_slot_t *s;
+    size_t cap; /* power of two */
     unsigned char *arena;
     size_t used, acap;
     bool oom;
@@ -191,64 +197,64 @@ static int local_init(local_tab *t, size_t n)
     t->cap = 16;
     while (t->cap < 2 * n + 2)
         t->cap *= 2;
-    t->keys = malloc(t->cap * sizeof *t->keys);
-    t->off = malloc(t->cap * sizeof *t->off);
-    t->len = malloc(t->cap * sizeof *t->len);
-    if (!t->keys || !t->off || !t->len)
+    t->s = malloc(t->cap * sizeof *t->s);
+    if (!t->s)
         return -1;
     for (size_t i = 0; i < t->cap; i++)
-        t->len[i] = SIZE_MAX;
+        t->s[i].len = SIZE_MAX;
     return 0;
 }
 
 static void local_free(local_tab *t)
 {
-    free(t->keys);
-    free(t->off);
-    free(t->len);
+    free(t->s);
     free(t->arena);
 }
 
-static size_t local_slot(const local_tab *t, uint64_t h)
+static local_slot_t *local_slot(const local_tab *t, uint64_t h)
 {
     size_t i = bucket_of(h, t->cap);
-    while (t->len[i] != SIZE_MAX && t->keys[i] != h)
+    while (t->s[i].len != SIZE_MAX && t->s[i].key != h)
         i = (i + 1) & (t->cap - 1);
-    return i;
+    return &t->s[i];
+}
+
+/* Room for len more bytes in the arena. */
+static int local_reserve(local_tab *t, size_t len)
+{
+    if (t->used + len <= t->acap)
+        return 0;
+    size_t nc = t->acap ? t->acap : 65536;
+    while (nc < t->used + len)
+        nc *= 2;
+    unsigned char *na = realloc(t->arena, nc);
+    if (!na) {
+        t->oom = true;
+        return -1;
+    }
+    t->arena = na;
+    t->acap = nc;
+    return 0;
 }
 
 static void local_put(local_tab *t, uint64_t h, const void *data, size_t len)
 {
-    size_t i = local_slot(t, h);
-    if (t->len[i] != SIZE_MAX)
+    local_slot_t *e = local_slot(t, h);
+    if (e->len != SIZE_MAX || local_reserve(t, len) < 0)
         return;
-    if (t->used + len > t->acap) {
-        size_t nc = t->acap ? t->acap : 65536;
-        while (nc < t->used + len)
-            nc *= 2;
-        unsigned char *na = realloc(t->arena, nc);
-        if (!na) {
-            t->oom = true;
-            return;
-        }
-        t->arena = na;
-        t->acap = nc;
-    }
     memcpy(t->arena + t->used, data, len);
-    t->keys[i] = h;
-    t->off[i] = t->used;
-    t->len[i] = len;
+    *e = (local_slot_t){h, t->used, len};
     t->used += len;
 }
 
 static const void *local_lookup(void *arg, uint64_t h, size_t *len)
 {
     local_tab *t = arg;
-    size_t i = local_slot(t, h);
-    if (t->len[i] == SIZE_MAX)
+    const local_slot_t *e = local_slot(t, h);
+    if (e->len == SIZE_MAX)
         return NULL;
-    *len = t->len[i];
-    return t->arena + t->off[i];
+    *len = e->len;
+    return t->arena + e->off;
 }
 
 typedef struct {
@@ -282,20 +288,36 @@ hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store
     }
     size_t n_want = 0;
     if (c) {
+        /* the hits' bytes first, so the arena is allocated once */
+        entry **hit = malloc((m->n_rows + 1) * sizeof *hit);
+        if (!hit) {
+            free(want);
+            local_free(&t);
+            snprintf(err, errlen, "out of memory");
+            return NULL;
+        }
+        size_t hit_bytes = 0;
         pthread_mutex_lock(&c->mu);
         for (size_t i = 0; i < m->n_rows; i++) {
-            entry *e = find(c, m->rows[i].stack);
-            if (e) {
-                local_put(&t, e->hash, e->data, e->len);
-                lru_unlink(c, e);
-                lru_push(c, e);
-                c->hits++;
-            } else {
-                want[n_want++] = m->rows[i].stack;
-                c->misses++;
-            }
+            hit[i] = find(c, m->rows[i].stack);
+            if (hit[i])
+                hit_bytes += hit[i]->len;
         }
+        if (local_reserve(&t, hit_bytes) == 0)
+            for (size_t i = 0; i < m->n_rows; i++) {
+                entry *e = hit[i];
+                if (e) {
+                    local_put(&t, e->hash, e->data, e->len);
+                    lru_unlink(c, e);
+                    lru_push(c, e);
+                    c->hits++;
+                } else {
+                    want[n_want++] = m->rows[i].stack;
+                    c->misses++;
+                }
+            }
         pthread_mutex_unlock(&c->mu);
+        free(hit);
     } else {
         for (size_t i = 0; i < m->n_rows; i++)
             want[n_want++] = m->rows[i].stack;

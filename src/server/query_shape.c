@@ -227,6 +227,29 @@ typedef struct {
     int64_t total, self, btotal, bself; /* for "other" */
 } emit_item;
 
+/* One value as hs_q_value writes it, at p (room for 32 bytes); returns the
+ * end. Integers by hand: printf per number was most of writing a
+ * 100 000-node tree. */
+static char *put_value(char *p, int64_t v, int64_t div)
+{
+    if (div > 1 && v % div != 0)
+        return p + snprintf(p, 32, "%.15g", (double)v / (double)div);
+    if (div > 1)
+        v /= div;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        *p++ = '-';
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
 /* Write "names":[...],"nodes":[...] for tree ct of view v. */
 static int write_tree(FILE *f, const hs_view *v, const hs_calltree *ct, size_t max_nodes, bool diff,
                       int64_t dn, int64_t db)
@@ -234,42 +257,59 @@ static int write_tree(FILE *f, const hs_view *v, const hs_calltree *ct, size_t m
     bool *keep = choose_nodes(ct, max_nodes);
     emit_item *stack = malloc((2 * ct->n + 2) * sizeof *stack);
     emit_item *kids = malloc((ct->n + 2) * sizeof *kids);
+    /* view node -> index in names + 1 (0: not yet looked up) */
+    uint32_t *name_of = calloc(v->n_nodes + 1, sizeof *name_of);
     name_tab names = {0};
     char *nodes_buf = NULL;
     size_t nodes_len = 0;
     FILE *nf = open_memstream(&nodes_buf, &nodes_len);
     int rc = -1;
-    if (!keep || !stack || !kids || !nf)
+    if (!keep || !stack || !kids || !name_of || !nf)
         goto out;
     size_t sp = 0;
     int64_t out_n = 0;
     stack[sp++] = (emit_item){.t = 0, .parent_out = -1};
     while (sp) {
         emit_item it = stack[--sp];
-        const char *name;
+        int64_t ni;
         int64_t tot, self, btot, bself;
         if (it.t == UINT32_MAX) {
-            name = "other";
+            ni = name_index(&names, "other");
             tot = it.total, self = it.self, btot = it.btotal, bself = it.bself;
         } else {
             const hs_tree_node *tn = &ct->t[it.t];
-            name = it.t == 0 ? "root" : v->nodes[tn->node].name;
+            if (it.t == 0) {
+                ni = name_index(&names, "root");
+            } else if (name_of[tn->node]) {
+                ni = name_of[tn->node] - 1;
+            } else {
+                ni = name_index(&names, v->nodes[tn->node].name);
+                if (ni >= 0)
+                    name_of[tn->node] = (uint32_t)ni + 1;
+            }
             tot = tn->total, self = tn->self, btot = tn->base_total, bself = tn->base_self;
         }
-        int64_t ni = name_index(&names, name);
         if (ni < 0)
             goto out;
-        fprintf(nf, "%s[%lld,%lld,", out_n ? "," : "", (long long)it.parent_out, (long long)ni);
-        hs_q_value(nf, tot, dn);
-        fputc(',', nf);
-        hs_q_value(nf, self, dn);
+        char line[8 + 5 * 32], *p = line;
+        if (out_n)
+            *p++ = ',';
+        *p++ = '[';
+        p = put_value(p, it.parent_out, 1);
+        *p++ = ',';
+        p = put_value(p, ni, 1);
+        *p++ = ',';
+        p = put_value(p, tot, dn);
+        *p++ = ',';
+        p = put_value(p, self, dn);
         if (diff) {
-            fputc(',', nf);
-            hs_q_value(nf, btot, db);
-            fputc(',', nf);
-            hs_q_value(nf, bself, db);
+            *p++ = ',';
+            p = put_value(p, btot, db);
+            *p++ = ',';
+            p = put_value(p, bself, db);
         }
-        fputc(']', nf);
+        *p++ = ']';
+        fwrite(line, 1, (size_t)(p - line), nf);
         int64_t me = out_n++;
         if (it.t == UINT32_MAX)
             continue;
@@ -323,6 +363,7 @@ out:
     free(keep);
     free(stack);
     free(kids);
+    free(name_of);
     name_free(&names);
     return rc;
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/stack.h"
 #include "store/store.h"
 
 /* Bounds on every input. */
@@ -84,6 +85,11 @@ int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size
  * writer commits at once when nothing is announced, else it waits (at most
  * max_wait_ms) for the announced ones to join the batch. */
 void hs_batcher_expect(hs_batcher *b, int n);
+/* The decomposition memo every ingest request shares (hs_stack_memo:
+ * stacks that repeat across uploads are encoded once), at most
+ * HS_INGEST_MEMO_BYTES before it is emptied. */
+#define HS_INGEST_MEMO_BYTES ((size_t)64 << 20)
+hs_stack_memo *hs_batcher_stack_memo(hs_batcher *b);
 
 /* ---- ingest.c ---- */
 /* Each returns the HTTP status it answered with and fills rs. */

@@ -4,12 +4,18 @@
  *
  * Decomposition interns every string it uses into one table (so equal
  * strings are one id whatever their index in the pprof string table),
- * expands each location once into frames of string ids, then encodes each
- * sample's record, hashes it, and merges samples whose records are equal. */
+ * expands each location once into frames of string ids, finds each
+ * sample's stack by its key (locations + labels) and encodes and hashes
+ * only the stacks not seen before, then merges samples of one stack. The
+ * table, the locations and the stacks live in an hs_stack_memo, which the
+ * server shares between uploads (a private one otherwise), so a stack that
+ * repeats across profiles costs a key lookup, not an encoding. */
 #define _GNU_SOURCE /* qsort_r */
 #include "store/stack.h"
 
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -535,11 +541,66 @@ void hs_stack_decoded_free(hs_stack_decoded *d)
 
 /* ---- decomposition ---- */
 
+/* The records of a memo, in blocks that never move: decompositions point
+ * into them, and each holds a reference, so a reset of the memo frees them
+ * only when the last decomposition that uses them is freed. */
+typedef struct recblock {
+    struct recblock *next;
+    size_t n, cap;
+    unsigned char data[];
+} recblock;
+
+typedef struct {
+    atomic_size_t refs;
+    recblock *head; /* the block being filled */
+    size_t bytes;
+} recstore;
+
+static void recstore_unref(recstore *r)
+{
+    if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
+        return;
+    for (recblock *b = r->head, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(r);
+}
+
+static recstore *recstore_new(void)
+{
+    recstore *r = calloc(1, sizeof *r);
+    if (r)
+        atomic_init(&r->refs, 1);
+    return r;
+}
+
+/* A copy of data[0..n) in r (stable until r is freed); NULL on out of memory. */
+static const unsigned char *recstore_add(recstore *r, const void *data, size_t n)
+{
+    enum { BLOCK = 256 << 10 };
+    recblock *b = r->head;
+    if (!b || b->cap - b->n < n) {
+        size_t cap = n > BLOCK ? n : BLOCK;
+        if (!(b = malloc(sizeof *b + cap)))
+            return NULL;
+        b->n = 0;
+        b->cap = cap;
+        b->next = r->head;
+        r->head = b;
+    }
+    unsigned char *w = b->data + b->n;
+    memcpy(w, data, n);
+    b->n += n;
+    r->bytes += n;
+    return w;
+}
+
 struct hs_stack_parts {
     hs_store_sample *samples;
     hs_store_stack *stacks;
-    unsigned char *arena; /* every record, back to back */
-    char *type_strings;   /* sample type / unit / period strings */
+    recstore *recs;     /* the memo's records (referenced), which stacks point into */
+    char *type_strings; /* sample type / unit / period strings */
 };
 
 void hs_stack_parts_free(hs_stack_parts *parts)
@@ -548,23 +609,194 @@ void hs_stack_parts_free(hs_stack_parts *parts)
         return;
     free(parts->samples);
     free(parts->stacks);
-    free(parts->arena);
+    recstore_unref(parts->recs);
     free(parts->type_strings);
     free(parts);
 }
 
-/* The frames of one location, expanded once per profile. */
-typedef struct {
-    size_t off, n; /* into the frame pool; n == 0: not expanded yet */
-} loc_frames;
+/* ---- the decomposition cache ----
+ *
+ * Decomposition works in three steps, each memoized in an hs_stack_memo:
+ * a pprof string becomes an interned string id (once per profile per
+ * string), a location becomes a cache location — its expanded frames,
+ * found by their content (once per profile per location) — and a sample
+ * becomes a cache stack, found by its key: the cache locations of its
+ * frames and its sorted, kept labels. Only a stack the cache has not seen
+ * is encoded (encode_ids) and hashed; a known one is a hash of its key and
+ * one comparison. Keys are exact (ids of equal content are equal), so a
+ * stack's record and hash are those of the uncached encoding: the cache
+ * changes what is computed, never the answer. The cache is bounded: when
+ * it holds more than max_bytes at the start of a decomposition it is
+ * emptied. */
 
+/* A run of elements of one of the memo's arrays. */
 typedef struct {
-    const hs_profile *p;
-    encoder e;
-    uint32_t *sid; /* profile string index -> interned id (UINT32_MAX: not yet) */
-    loc_frames *locs;
+    size_t off;
+    uint32_t n;
+} span;
+
+/* A stack's record. */
+typedef struct {
+    const unsigned char *p;
+    uint32_t n;
+} recref;
+
+/* Everything a reset empties. */
+typedef struct {
+    encoder e;          /* e.strs: every string interned since the reset */
+    size_t str_bytes;
+    hs_an_map loc_map;  /* hash of a location's frames -> location */
+    span *loc;          /* location -> its frames in pool */
+    size_t n_loc, cap_loc;
     id_frame *pool;
     size_t n_pool, cap_pool;
+    hs_an_map stack_map; /* XXH3 of a stack's key -> stack */
+    span *key;           /* stack -> its key in keys */
+    recref *rec;         /* stack -> its record in recs */
+    uint64_t *hash;      /* stack -> its record's hash */
+    size_t n_stack, cap_stack;
+    uint32_t *keys;
+    size_t n_keys, cap_keys;
+    recstore *recs;
+} cstate;
+
+struct hs_stack_memo {
+    pthread_mutex_t mu; /* one decomposition at a time */
+    size_t max_bytes;
+    cstate s;
+    id_frame *frames;   /* scratch: one location's or one stack's frames */
+    size_t cap_frames;
+    id_label *labels;   /* scratch: one sample's labels */
+    size_t cap_labels;
+    uint32_t *kbuf;     /* scratch: one sample's key */
+    size_t cap_kbuf;
+    sbuf rec;           /* scratch: a new record */
+};
+
+static void cstate_free(cstate *s)
+{
+    encoder_free(&s->e);
+    hs_an_map_free(&s->loc_map);
+    hs_an_map_free(&s->stack_map);
+    free(s->loc);
+    free(s->pool);
+    free(s->key);
+    free(s->rec);
+    free(s->hash);
+    free(s->keys);
+    recstore_unref(s->recs);
+    memset(s, 0, sizeof *s);
+}
+
+static int cstate_init(cstate *s)
+{
+    memset(s, 0, sizeof *s);
+    if (encoder_init(&s->e) < 0)
+        return -1;
+    if (!(s->recs = recstore_new()) || hs_an_map_init(&s->loc_map, 1024) < 0 ||
+        hs_an_map_init(&s->stack_map, 1024) < 0) {
+        cstate_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* What the cache holds, roughly (allocator overhead not counted). */
+static size_t cstate_bytes(const cstate *s)
+{
+    return s->recs->bytes + s->n_keys * sizeof *s->keys + s->n_pool * sizeof *s->pool + s->str_bytes +
+           s->e.strs.n * (sizeof(char *) + 3 * sizeof(uint32_t) + 24) +
+           s->n_loc * (sizeof *s->loc + 24) + s->n_stack * (2 * sizeof(span) + sizeof(uint64_t) + 24);
+}
+
+hs_stack_memo *hs_stack_memo_new(size_t max_bytes)
+{
+    hs_stack_memo *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->max_bytes = max_bytes;
+    if (pthread_mutex_init(&c->mu, NULL) != 0) {
+        free(c);
+        return NULL;
+    }
+    if (cstate_init(&c->s) < 0) {
+        pthread_mutex_destroy(&c->mu);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void hs_stack_memo_free(hs_stack_memo *c)
+{
+    if (!c)
+        return;
+    cstate_free(&c->s);
+    pthread_mutex_destroy(&c->mu);
+    free(c->frames);
+    free(c->labels);
+    free(c->kbuf);
+    free(c->rec.p);
+    free(c);
+}
+
+static uint32_t cintern(cstate *s, const char *str)
+{
+    size_t n0 = s->e.strs.n;
+    uint32_t id = intern(&s->e, str);
+    if (s->e.strs.n > n0)
+        s->str_bytes += strlen(str) + 1;
+    return id;
+}
+
+static bool frames_eq(const id_frame *a, const id_frame *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].fn != b[i].fn || a[i].sys != b[i].sys || a[i].file != b[i].file || a[i].map != b[i].map ||
+            a[i].line != b[i].line || a[i].start_line != b[i].start_line || a[i].inlined != b[i].inlined)
+            return false;
+    return true;
+}
+
+static uint64_t frames_hash(const id_frame *f, size_t n)
+{
+    uint64_t h = n;
+    for (size_t i = 0; i < n; i++) {
+        h = hs_an_mix(h ^ ((uint64_t)f[i].fn << 32 | f[i].sys));
+        h = hs_an_mix(h ^ ((uint64_t)f[i].file << 32 | f[i].map));
+        h = hs_an_mix(h ^ (uint64_t)f[i].line);
+        h = hs_an_mix(h ^ ((uint64_t)f[i].start_line << 1 | f[i].inlined));
+    }
+    return h;
+}
+
+/* The cache location whose frames are f[0..n) (f not in the pool), added
+ * when new; UINT32_MAX on out of memory. */
+static uint32_t cache_location(cstate *s, const id_frame *f, size_t n)
+{
+    uint64_t h = frames_hash(f, n);
+    size_t slot = (size_t)-1;
+    uint32_t c;
+    while ((c = hs_an_map_next(&s->loc_map, h, &slot)) != UINT32_MAX)
+        if (s->loc[c].n == n && frames_eq(s->pool + s->loc[c].off, f, n))
+            return c;
+    if (s->n_loc >= UINT32_MAX - 1 || grow((void **)&s->loc, &s->cap_loc, s->n_loc + 1, sizeof *s->loc) < 0 ||
+        grow((void **)&s->pool, &s->cap_pool, s->n_pool + n, sizeof *s->pool) < 0)
+        return UINT32_MAX;
+    memcpy(s->pool + s->n_pool, f, n * sizeof *f);
+    s->loc[s->n_loc] = (span){s->n_pool, (uint32_t)n};
+    s->n_pool += n;
+    if (hs_an_map_put(&s->loc_map, h, (uint32_t)s->n_loc) < 0)
+        return UINT32_MAX;
+    return (uint32_t)s->n_loc++;
+}
+
+/* Per decomposition: the profile's strings and locations as cache ids. */
+typedef struct {
+    const hs_profile *p;
+    hs_stack_memo *c;
+    uint32_t *sid;  /* profile string index -> string id (UINT32_MAX: not yet) */
+    uint32_t *loc;  /* profile location index -> cache location + 1 (0: not yet) */
 } decomp;
 
 static uint32_t pstr(decomp *d, int64_t idx)
@@ -572,7 +804,7 @@ static uint32_t pstr(decomp *d, int64_t idx)
     if (idx <= 0 || (size_t)idx >= d->p->n_strings)
         return 0;
     if (d->sid[idx] == UINT32_MAX)
-        d->sid[idx] = intern(&d->e, d->p->strings[idx]);
+        d->sid[idx] = cintern(&d->c->s, d->p->strings[idx]);
     return d->sid[idx];
 }
 
@@ -582,29 +814,19 @@ static const char *basename_of(const char *path)
     return s ? s + 1 : path;
 }
 
-static int pool_push(decomp *d, id_frame f)
-{
-    if (d->n_pool == d->cap_pool) {
-        size_t nc = d->cap_pool ? d->cap_pool * 2 : 1024;
-        id_frame *np = realloc(d->pool, nc * sizeof *np);
-        if (!np)
-            return -1;
-        d->pool = np;
-        d->cap_pool = nc;
-    }
-    d->pool[d->n_pool++] = f;
-    return 0;
-}
-
-/* Expand location l (index li) into the pool. */
+/* Expand location l (index li) into its frames and find its cache
+ * location. 0, or -1 on out of memory. */
 static int expand_location(decomp *d, const hs_location *l, size_t li)
 {
     const hs_profile *p = d->p;
+    hs_stack_memo *c = d->c;
     const hs_mapping *m = l->mapping_id ? hs_profile_mapping(p, l->mapping_id) : NULL;
     uint32_t map = m ? pstr(d, m->filename) : 0;
-    size_t off = d->n_pool;
+    size_t n = l->n_lines ? l->n_lines : 1;
+    if (grow((void **)&c->frames, &c->cap_frames, n, sizeof *c->frames) < 0)
+        return -1;
     uint32_t unnamed = UINT32_MAX; /* the file-offset name, made on first need */
-    for (size_t i = 0; i < (l->n_lines ? l->n_lines : 1); i++) {
+    for (size_t i = 0; i < n; i++) {
         const hs_function *fn = l->n_lines ? hs_profile_function(p, l->lines[i].function_id) : NULL;
         id_frame f = {0};
         f.map = map;
@@ -627,7 +849,7 @@ static int expand_location(decomp *d, const hs_location *l, size_t li)
                 } else {
                     snprintf(name, sizeof name, "[unknown]");
                 }
-                unnamed = intern(&d->e, name);
+                unnamed = cintern(&c->s, name);
                 if (unnamed == UINT32_MAX)
                     return -1;
             }
@@ -635,12 +857,63 @@ static int expand_location(decomp *d, const hs_location *l, size_t li)
         }
         if (f.fn == UINT32_MAX || f.sys == UINT32_MAX || f.file == UINT32_MAX || f.map == UINT32_MAX)
             return -1;
-        if (pool_push(d, f) < 0)
-            return -1;
+        c->frames[i] = f;
     }
-    d->locs[li].off = off;
-    d->locs[li].n = d->n_pool - off;
+    uint32_t id = cache_location(&c->s, c->frames, n);
+    if (id == UINT32_MAX)
+        return -1;
+    d->loc[li] = id + 1;
     return 0;
+}
+
+/* The cache stack of key[0..kn) (its n_loc locations, then its labels
+ * l[0..nl), sorted), encoded and hashed when new; UINT32_MAX on out of
+ * memory. nf: the stack's frame count. */
+static uint32_t cache_stack(hs_stack_memo *c, const uint32_t *key, size_t kn, size_t n_loc, size_t nf,
+                            const id_label *l, size_t nl)
+{
+    cstate *s = &c->s;
+    uint64_t kh = hs_stack_hash(key, kn * sizeof *key);
+    size_t slot = (size_t)-1;
+    uint32_t cand;
+    while ((cand = hs_an_map_next(&s->stack_map, kh, &slot)) != UINT32_MAX)
+        if (s->key[cand].n == kn && memcmp(s->keys + s->key[cand].off, key, kn * sizeof *key) == 0)
+            return cand;
+    if (s->n_stack >= UINT32_MAX - 1 || grow((void **)&c->frames, &c->cap_frames, nf, sizeof *c->frames) < 0)
+        return UINT32_MAX;
+    size_t w = 0;
+    for (size_t i = 0; i < n_loc; i++) {
+        const span *ls = &s->loc[key[1 + i]];
+        memcpy(c->frames + w, s->pool + ls->off, ls->n * sizeof *c->frames);
+        w += ls->n;
+    }
+    c->rec.n = 0;
+    if (encode_ids(&s->e, c->frames, nf, l, nl, &c->rec) < 0)
+        return UINT32_MAX;
+    const unsigned char *rec = recstore_add(s->recs, c->rec.p, c->rec.n);
+    if (!rec)
+        return UINT32_MAX;
+    size_t need = s->n_stack + 1;
+    size_t cap = s->cap_stack;
+    if (need > cap) {
+        size_t nc = cap ? cap * 2 : 1024;
+        if (resize((void **)&s->key, nc, sizeof *s->key) < 0 || resize((void **)&s->rec, nc, sizeof *s->rec) < 0 ||
+            resize((void **)&s->hash, nc, sizeof *s->hash) < 0)
+            return UINT32_MAX;
+        s->cap_stack = nc;
+    }
+    if (grow((void **)&s->keys, &s->cap_keys, s->n_keys + kn, sizeof *s->keys) < 0)
+        return UINT32_MAX;
+    memcpy(s->keys + s->n_keys, key, kn * sizeof *key);
+    uint32_t id = (uint32_t)s->n_stack;
+    s->key[id] = (span){s->n_keys, (uint32_t)kn};
+    s->n_keys += kn;
+    s->rec[id] = (recref){rec, (uint32_t)c->rec.n};
+    s->hash[id] = hs_stack_hash(rec, c->rec.n);
+    if (hs_an_map_put(&s->stack_map, kh, id) < 0)
+        return UINT32_MAX;
+    s->n_stack++;
+    return id;
 }
 
 static bool dropped(const hs_stack_options *o, const char *key)
@@ -686,16 +959,121 @@ static char *copy_types(const hs_profile *p, hs_store_types *t, char *err, size_
 }
 
 typedef struct {
-    size_t off, len; /* the record in the arena */
-    uint64_t hash;
+    uint32_t stack; /* the cache stack */
     int64_t values[HS_STORE_MAX_VALUES];
 } dsample;
+
+/* The samples of p into ds (merged by stack), *n_ds of them; under c->mu. */
+static int decompose_samples(decomp *d, const hs_stack_options *o, dsample *ds, size_t *n_ds, char *err,
+                             size_t errlen)
+{
+    const hs_profile *p = d->p;
+    hs_stack_memo *c = d->c;
+    cstate *s = &c->s;
+    size_t nt = p->n_sample_types, n = 0;
+    hs_an_map bymap = {0}; /* record hash -> index into ds */
+    int rc = -1;
+    if (hs_an_map_init(&bymap, p->n_samples) < 0)
+        goto oom;
+    for (size_t si = 0; si < p->n_samples; si++) {
+        const hs_sample *sm = &p->samples[si];
+        bool any = false;
+        for (size_t v = 0; v < nt; v++)
+            any |= sm->values[v] != 0;
+        if (!any)
+            continue;
+        /* the key: locations, then labels (5 words each) */
+        size_t kn = 2 + sm->n_locations + 5 * sm->n_labels;
+        if (grow((void **)&c->kbuf, &c->cap_kbuf, kn, sizeof *c->kbuf) < 0 ||
+            grow((void **)&c->labels, &c->cap_labels, sm->n_labels, sizeof *c->labels) < 0)
+            goto oom;
+        uint32_t *key = c->kbuf;
+        size_t nf = 0;
+        key[0] = (uint32_t)sm->n_locations;
+        for (size_t k = 0; k < sm->n_locations; k++) {
+            const hs_location *l = hs_profile_location(p, sm->location_ids[k]);
+            if (!l) {
+                ERR("sample %zu: unknown location %" PRIu64, si, sm->location_ids[k]);
+                goto fail;
+            }
+            size_t li = (size_t)(l - p->locations);
+            if (d->loc[li] == 0 && expand_location(d, l, li) < 0)
+                goto oom;
+            uint32_t cl = d->loc[li] - 1;
+            nf += s->loc[cl].n;
+            if (nf > o->max_depth) {
+                ERR("sample %zu: stack deeper than %zu frames (with inlined frames)", si, o->max_depth);
+                goto fail;
+            }
+            key[1 + k] = cl;
+        }
+        id_label *labels = c->labels;
+        size_t nl = 0;
+        for (size_t k = 0; k < sm->n_labels; k++) {
+            const hs_label *lb = &sm->labels[k];
+            if (dropped(o, hs_profile_string(p, lb->key)))
+                continue;
+            labels[nl] = (id_label){pstr(d, lb->key), pstr(d, lb->str), pstr(d, lb->num_unit), lb->num};
+            if (labels[nl].key == UINT32_MAX || labels[nl].str == UINT32_MAX || labels[nl].unit == UINT32_MAX)
+                goto oom;
+            nl++;
+        }
+        if (nl > 1)
+            qsort_r(labels, nl, sizeof *labels, label_cmp, &s->e.strs);
+        uint32_t *kl = key + 1 + sm->n_locations;
+        *kl++ = (uint32_t)nl;
+        for (size_t k = 0; k < nl; k++) {
+            *kl++ = labels[k].key;
+            *kl++ = labels[k].str;
+            *kl++ = labels[k].unit;
+            *kl++ = (uint32_t)(uint64_t)labels[k].num;
+            *kl++ = (uint32_t)((uint64_t)labels[k].num >> 32);
+        }
+        kn = (size_t)(kl - key);
+        uint32_t st = cache_stack(c, key, kn, sm->n_locations, nf, labels, nl);
+        if (st == UINT32_MAX)
+            goto oom;
+        uint64_t h = s->hash[st];
+        size_t slot = (size_t)-1;
+        uint32_t cand;
+        bool merged = false;
+        while ((cand = hs_an_map_next(&bymap, h, &slot)) != UINT32_MAX) {
+            if (ds[cand].stack == st) {
+                for (size_t v = 0; v < nt; v++)
+                    ds[cand].values[v] += sm->values[v];
+                merged = true;
+                break;
+            }
+            ERR("stack hash collision (%016" PRIx64 ")", h);
+            goto fail;
+        }
+        if (merged)
+            continue;
+        dsample *x = &ds[n];
+        memset(x, 0, sizeof *x);
+        x->stack = st;
+        for (size_t v = 0; v < nt; v++)
+            x->values[v] = sm->values[v];
+        if (hs_an_map_put(&bymap, h, (uint32_t)n) < 0)
+            goto oom;
+        n++;
+    }
+    *n_ds = n;
+    rc = 0;
+    goto done;
+oom:
+    ERR("out of memory");
+fail:
+done:
+    hs_an_map_free(&bymap);
+    return rc;
+}
 
 int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_store_profile *out,
                        hs_stack_parts **parts_out, char *err, size_t errlen)
 {
     static const char *const default_drop[] = {"tid"};
-    hs_stack_options o = {default_drop, 1, HS_STACK_DEFAULT_MAX_DEPTH, HS_STACK_DEFAULT_MAX_SAMPLES};
+    hs_stack_options o = {default_drop, 1, HS_STACK_DEFAULT_MAX_DEPTH, HS_STACK_DEFAULT_MAX_SAMPLES, NULL};
     if (opt) {
         if (opt->drop_labels) {
             o.drop_labels = opt->drop_labels;
@@ -705,6 +1083,7 @@ int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_stor
             o.max_depth = opt->max_depth;
         if (opt->max_samples)
             o.max_samples = opt->max_samples;
+        o.memo = opt->memo;
     }
     *parts_out = NULL;
     if (p->n_sample_types == 0) {
@@ -720,130 +1099,46 @@ int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_stor
         return -1;
     }
     int rc = -1;
-    size_t nt = p->n_sample_types;
-    decomp d = {.p = p};
-    dsample *ds = NULL;
-    size_t n_ds = 0;
-    sbuf arena = {0};
-    hs_an_map bymap = {0};
-    id_frame *frames = NULL;
-    id_label *labels = NULL;
-    size_t cap_frames = 0, cap_labels = 0;
-    hs_stack_parts *parts = calloc(1, sizeof *parts);
-    if (!parts || encoder_init(&d.e) < 0) {
-        free(parts);
+    size_t nt = p->n_sample_types, n_ds = 0;
+    hs_stack_memo *own = NULL, *c = o.memo;
+    if (!c && !(c = own = hs_stack_memo_new(SIZE_MAX))) {
         ERR("out of memory");
         return -1;
     }
+    decomp d = {.p = p, .c = c};
+    dsample *ds = NULL;
+    hs_stack_parts *parts = calloc(1, sizeof *parts);
     d.sid = malloc((p->n_strings ? p->n_strings : 1) * sizeof *d.sid);
-    d.locs = calloc(p->n_locations ? p->n_locations : 1, sizeof *d.locs);
+    d.loc = calloc(p->n_locations ? p->n_locations : 1, sizeof *d.loc);
     ds = malloc((p->n_samples ? p->n_samples : 1) * sizeof *ds);
-    if (!d.sid || !d.locs || !ds || hs_an_map_init(&bymap, p->n_samples) < 0)
+    pthread_mutex_lock(&c->mu);
+    if (!parts || !d.sid || !d.loc || !ds)
         goto oom;
     memset(d.sid, 0xff, (p->n_strings ? p->n_strings : 1) * sizeof *d.sid);
-
-    for (size_t si = 0; si < p->n_samples; si++) {
-        const hs_sample *s = &p->samples[si];
-        bool any = false;
-        for (size_t v = 0; v < nt; v++)
-            any |= s->values[v] != 0;
-        if (!any)
-            continue;
-        size_t nf = 0;
-        for (size_t k = 0; k < s->n_locations; k++) {
-            const hs_location *l = hs_profile_location(p, s->location_ids[k]);
-            if (!l) {
-                ERR("sample %zu: unknown location %" PRIu64, si, s->location_ids[k]);
-                goto fail;
-            }
-            size_t li = (size_t)(l - p->locations);
-            if (d.locs[li].n == 0 && expand_location(&d, l, li) < 0)
-                goto oom;
-            if (nf + d.locs[li].n > o.max_depth) {
-                ERR("sample %zu: stack deeper than %zu frames (with inlined frames)", si, o.max_depth);
-                goto fail;
-            }
-            if (nf + d.locs[li].n > cap_frames) {
-                size_t nc = cap_frames ? cap_frames * 2 : 64;
-                while (nc < nf + d.locs[li].n)
-                    nc *= 2;
-                id_frame *nfp = realloc(frames, nc * sizeof *nfp);
-                if (!nfp)
-                    goto oom;
-                frames = nfp;
-                cap_frames = nc;
-            }
-            memcpy(frames + nf, d.pool + d.locs[li].off, d.locs[li].n * sizeof *frames);
-            nf += d.locs[li].n;
-        }
-        if (s->n_labels > cap_labels) {
-            id_label *nl = realloc(labels, s->n_labels * sizeof *nl);
-            if (!nl)
-                goto oom;
-            labels = nl;
-            cap_labels = s->n_labels;
-        }
-        size_t nl = 0;
-        for (size_t k = 0; k < s->n_labels; k++) {
-            const hs_label *lb = &s->labels[k];
-            if (dropped(&o, hs_profile_string(p, lb->key)))
-                continue;
-            labels[nl] = (id_label){pstr(&d, lb->key), pstr(&d, lb->str), pstr(&d, lb->num_unit), lb->num};
-            if (labels[nl].key == UINT32_MAX || labels[nl].str == UINT32_MAX || labels[nl].unit == UINT32_MAX)
-                goto oom;
-            nl++;
-        }
-        if (nl > 1)
-            qsort_r(labels, nl, sizeof *labels, label_cmp, &d.e.strs);
-        size_t at = arena.n;
-        if (encode_ids(&d.e, frames, nf, labels, nl, &arena) < 0)
+    if (!c->s.recs || cstate_bytes(&c->s) > c->max_bytes) { /* (no recs: a reset ran out of memory) */
+        cstate_free(&c->s);
+        if (cstate_init(&c->s) < 0)
             goto oom;
-        const unsigned char *rec = arena.p + at;
-        size_t rec_len = arena.n - at;
-        uint64_t h = hs_stack_hash(rec, rec_len);
-        size_t slot = (size_t)-1;
-        uint32_t cand;
-        bool merged = false;
-        while ((cand = hs_an_map_next(&bymap, h, &slot)) != UINT32_MAX) {
-            if (ds[cand].len == rec_len && memcmp(arena.p + ds[cand].off, rec, rec_len) == 0) {
-                for (size_t v = 0; v < nt; v++)
-                    ds[cand].values[v] += s->values[v];
-                merged = true;
-                break;
-            }
-            ERR("stack hash collision (%016" PRIx64 ")", h);
-            goto fail;
-        }
-        if (merged) {
-            arena.n = at; /* drop the copy */
-            continue;
-        }
-        dsample *x = &ds[n_ds];
-        memset(x, 0, sizeof *x);
-        x->off = at;
-        x->len = rec_len;
-        x->hash = h;
-        for (size_t v = 0; v < nt; v++)
-            x->values[v] = s->values[v];
-        if (hs_an_map_put(&bymap, h, (uint32_t)n_ds) < 0)
-            goto oom;
-        n_ds++;
     }
+    if (decompose_samples(&d, &o, ds, &n_ds, err, errlen) < 0)
+        goto fail;
 
     parts->samples = malloc((n_ds ? n_ds : 1) * sizeof *parts->samples);
     parts->stacks = malloc((n_ds ? n_ds : 1) * sizeof *parts->stacks);
     if (!parts->samples || !parts->stacks)
         goto oom;
+    parts->recs = c->s.recs;
+    atomic_fetch_add(&parts->recs->refs, 1);
     parts->type_strings = copy_types(p, &out->types, err, errlen);
     if (!parts->type_strings)
         goto fail;
-    parts->arena = arena.p;
-    arena.p = NULL;
     memset(out->totals, 0, sizeof out->totals);
     for (size_t i = 0; i < n_ds; i++) {
-        parts->samples[i].stack = ds[i].hash;
+        const recref *r = &c->s.rec[ds[i].stack];
+        uint64_t h = c->s.hash[ds[i].stack];
+        parts->samples[i].stack = h;
         memcpy(parts->samples[i].values, ds[i].values, sizeof ds[i].values);
-        parts->stacks[i] = (hs_store_stack){ds[i].hash, parts->arena + ds[i].off, ds[i].len};
+        parts->stacks[i] = (hs_store_stack){h, r->p, r->n};
         for (size_t v = 0; v < nt; v++)
             out->totals[v] += ds[i].values[v];
     }
@@ -859,16 +1154,12 @@ oom:
     ERR("out of memory");
 fail:
 done:
+    pthread_mutex_unlock(&c->mu);
     hs_stack_parts_free(parts);
-    encoder_free(&d.e);
+    hs_stack_memo_free(own);
     free(d.sid);
-    free(d.locs);
-    free(d.pool);
+    free(d.loc);
     free(ds);
-    free(arena.p);
-    hs_an_map_free(&bymap);
-    free(frames);
-    free(labels);
     return rc;
 }
 

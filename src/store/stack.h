@@ -60,11 +60,22 @@ uint64_t hs_stack_hash(const void *data, size_t len);
 
 /* ---- decomposition ---- */
 
+/* A memo of decompositions: strings, expanded locations and the records
+ * and hashes of stacks seen before, so a stack that repeats across
+ * profiles is encoded and hashed once. Results are identical with or
+ * without it. Thread-safe (decompositions sharing one memo take turns);
+ * emptied when it holds more than max_bytes (checked as a decomposition
+ * starts, so it can exceed that by one profile's stacks). */
+typedef struct hs_stack_memo hs_stack_memo;
+hs_stack_memo *hs_stack_memo_new(size_t max_bytes);
+void hs_stack_memo_free(hs_stack_memo *c);
+
 typedef struct {
     const char *const *drop_labels; /* sample label keys to drop; NULL: {"tid"} */
     size_t n_drop_labels;           /* (non-NULL with 0: drop none) */
     size_t max_depth;               /* frames per stack after expansion (0: default) */
     size_t max_samples;             /* samples of the input profile (0: default) */
+    hs_stack_memo *memo;           /* shared memo of strings, locations, stacks (NULL: none) */
 } hs_stack_options;
 
 /* What a decomposition allocated; free with hs_stack_parts_free. */

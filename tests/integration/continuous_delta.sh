@@ -2,13 +2,13 @@
 # phase_a, then 4 s in phase_b; with 1 s windows every 2 s, a window that
 # ends before the switch holds (nearly) only phase_a, one that starts after
 # it only phase_b, and each holds at most about 1 s of CPU (not everything
-# since the start).
+# since the start). Between windows the CPU sampler does not record.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/continuous_lib.sh"
 
 fake_start
 t0=$(now)
-HOTSPUR_SERVER=$FAKE_URL HOTSPUR_PERIOD=2s HOTSPUR_DURATION=1s \
+HOTSPUR_SERVER=$FAKE_URL HOTSPUR_PERIOD=2s HOTSPUR_DURATION=1s HOTSPUR_STATS=1 \
     LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/phases" 4000 4000 >out 2>err || fail "phases failed: $(cat err)"
 sleep 0.3
 fake_summary | awk -F'\t' '$4 == "cpu"' >cpu
@@ -38,4 +38,11 @@ while IFS=$'\t' read -r k _ _ _ _ _ _ _ _ _ _ _ start dur _; do
     fi
 done <cpu
 [ "$a_windows" -ge 1 ] && [ "$b_windows" -ge 1 ] || fail "$a_windows phase_a and $b_windows phase_b windows checked"
+# The CPU sampler records only inside windows: the samples it took
+# (HOTSPUR_STATS) are the ones uploaded, not twice as many (1 s of 2).
+taken=$(sed -n 's/^hotspur: \([0-9]*\) samples, .*/\1/p' err)
+uploaded=$(while IFS=$'\t' read -r k _; do total "$FAKE_DIR/req.$k.body"; done <cpu | awk '{ s += $1 } END { print int(s / 1e7) }')
+echo "samples taken $taken, uploaded $uploaded"
+[ -n "$taken" ] && awk -v t="$taken" -v u="$uploaded" 'BEGIN { exit !(t <= 1.15 * u + 10) }' ||
+    fail "$taken CPU samples taken, $uploaded uploaded: sampling outside the windows"
 pass "$a_windows windows of phase_a, then $b_windows of phase_b, each at most ~1 s"

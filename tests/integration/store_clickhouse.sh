@@ -63,7 +63,7 @@ grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks, one server.log" && fail "a Cl
 # 2. Two shards.
 hosts="127.0.0.1:$H1,127.0.0.1:$H2"
 run_suite "store suite, two shards" HS_STORE_TEST_URL="clickhouse://$hosts/hs_test_2?cluster=$CLUSTER" "$TEST_STORE"
-for what in "samples:row = 0" "samples:row = 1" "stacks:1"; do
+for what in "samples:rowtype = 0" "samples:rowtype = 1" "stacks:1"; do
     t=${what%%:*} cond=${what#*:}
     n1=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")
     n2=$(ch_sql "$H2" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")

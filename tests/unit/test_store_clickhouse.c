@@ -14,6 +14,8 @@
  *                       profiles used with them), the boundary day's older
  *                       profiles hidden at once;
  *   quoting             quotes, backslashes, control bytes in every string;
+ *   big_put             one put of 300 profiles and 15000 new stacks (more
+ *                       than one query may list): all stored, all found;
  *   unreachable         nothing listening: HS_STORE_UNAVAILABLE, at once;
  *   slow                a server that never answers: UNAVAILABLE after the
  *                       URL's timeout, with a message saying so;
@@ -271,13 +273,13 @@ static void test_copies(void **state)
      * that would show if it were counted. */
     char q[2048];
     snprintf(q, sizeof q,
-             "INSERT INTO %s.samples SELECT day, row, kind, start_ns, ins + 7, stack, v0 * 1000, v1 * 1000, v2, "
+             "INSERT INTO %s.samples SELECT day, rowtype, kind, start_ns, ins + 7, stack, v0 * 1000, v1 * 1000, v2, "
              "v3, pid, id, service, type, version, label_keys, label_values, duration_ns, sample_types, "
              "sample_units, default_index, period_type, period_unit, period FROM %s.samples WHERE ins GLOBAL IN "
-             "(SELECT ins FROM %s.samples WHERE row = 0 AND id = 'copied')",
+             "(SELECT ins FROM %s.samples WHERE rowtype = 0 AND id = 'copied')",
              db, db, db);
     free(sql(q));
-    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE row = 0 AND id = 'copied'", db);
+    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE rowtype = 0 AND id = 'copied'", db);
     assert_int_equal(sql_int(q), 2); /* the copy is really there */
 
     char err[512] = "";
@@ -380,7 +382,7 @@ static void test_concurrent_same_id(void **state)
     pthread_barrier_destroy(&go);
     assert_true(stored >= 1);
     char q[256], err[512] = "";
-    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE row = 0 AND id = 'raced'", db);
+    snprintf(q, sizeof q, "SELECT count() FROM %s.samples WHERE rowtype = 0 AND id = 'raced'", db);
     long long copies = sql_int(q); /* via the Distributed table in a cluster */
     print_message("concurrent puts of one id: %zu of %d reported stored, %lld copies in ClickHouse\n", stored, N,
                   copies);
@@ -518,6 +520,78 @@ static void test_quoting(void **state)
     hs_store_merged_free(&m);
     hs_store_close(s);
     free_stacks(&st);
+    drop_db(db);
+}
+
+static void count_stack(void *arg, uint64_t hash, const void *data, size_t len)
+{
+    (void)hash;
+    (void)data;
+    assert_true(len > 0);
+    (*(size_t *)arg)++;
+}
+
+static void test_big_put(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    enum { P = 300, S = 50 }; /* 15000 hashes: past one query's 256 KiB */
+    const char *db = "hs_ch_big";
+    hs_store *s = open_db(db);
+    static void *rec[P * S];
+    static size_t len[P * S];
+    static hs_store_stack st[P * S];
+    static hs_store_sample sm[P * S];
+    static hs_store_profile prof[P];
+    static const hs_store_profile *pp[P];
+    static uint64_t hashes[P * S];
+    char err[512] = "", fn[32];
+    for (int i = 0; i < P; i++) {
+        for (int j = 0; j < S; j++) {
+            int k = i * S + j;
+            snprintf(fn, sizeof fn, "f_%d_%d", i, j);
+            hs_stack_frame f[2] = {{.function = fn, .file = "big.c", .line = j}, {.function = "main", .file = "big.c"}};
+            assert_int_equal(hs_stack_encode(f, 2, NULL, 0, &rec[k], &len[k], err, sizeof err), 0);
+            st[k] = (hs_store_stack){hs_stack_hash(rec[k], len[k]), rec[k], len[k]};
+            sm[k] = (hs_store_sample){st[k].hash, {1, 10}};
+            hashes[k] = st[k].hash;
+        }
+        hs_store_profile *p = &prof[i];
+        memset(p, 0, sizeof *p);
+        snprintf(p->id, sizeof p->id, "big-%d", i);
+        p->service = "big";
+        p->type = "cpu";
+        p->version = "";
+        p->start_ns = 1700000000 * SEC + i * SEC;
+        p->duration_ns = SEC;
+        p->types = (hs_store_types){2, {"samples", "cpu"}, {"count", "nanoseconds"}, 1, "cpu", "nanoseconds", 10};
+        p->totals[0] = S;
+        p->totals[1] = 10 * S;
+        p->samples = &sm[i * S];
+        p->n_samples = S;
+        p->stacks = &st[i * S];
+        p->n_stacks = S;
+        pp[i] = p;
+    }
+    size_t d = 99;
+    if (hs_store_put(s, pp, P, &d, err, sizeof err))
+        fail_msg("put: %s", err);
+    assert_int_equal(d, 0);
+    assert_int_equal(hs_store_put(s, pp, P, &d, err, sizeof err), 0);
+    assert_int_equal(d, P);
+    hs_store_query sel = {.service = "big", .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, P);
+    assert_int_equal(m.n_rows, P * S);
+    assert_int_equal(m.totals[1], 10 * P * S);
+    hs_store_merged_free(&m);
+    size_t found = 0;
+    assert_int_equal(hs_store_get_stacks(s, hashes, P * S, count_stack, &found, err, sizeof err), 0);
+    assert_int_equal(found, P * S);
+    for (int k = 0; k < P * S; k++)
+        free(rec[k]);
+    hs_store_close(s);
     drop_db(db);
 }
 
@@ -687,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_same_id),
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_quoting),
+        cmocka_unit_test(test_big_put),
         cmocka_unit_test(test_recovery),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
