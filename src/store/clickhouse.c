@@ -54,18 +54,17 @@
  * Two serve instances racing with one id (a client retrying elsewhere
  * after a timeout) can both pass step 1. Each stored copy has its own
  * random 64-bit token, ins, on all its rows, and every query reads only
- * the copy with the smallest token per id: profile-level answers with
- *   ins IN (SELECT min(ins) ... GROUP BY id)
- * over the (few) profile rows, merges with
+ * the copy with the smallest token per id: profile-level answers (and
+ * filtered merges) with
+ *   (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) ... GROUP BY id)
+ * over the (few) profile rows, a prefix of the ordering key, so only the
+ * granules of the chosen profiles' rows are read; unfiltered merges with
  *   ins NOT IN (<the other copies' tokens>)
  * a set that is empty unless such a race happened (found by a GROUP BY of
  * the integer pid, HAVING count() > 1, over the profile rows: only ids
  * stored twice are then grouped by their string), so the common merge
- * reads the sample rows with no token test; with version, label or id
- * filters the merge reads the samples of
- *   (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) ... GROUP BY id)
- * a prefix of the ordering key, so only the granules of the selected
- * profiles are read. All these subqueries run on each shard over its local table (an
+ * reads the sample rows with no token test. All these subqueries run on
+ * each shard over its local table (an
  * id's copies are co-located), on one server or a cluster alike, without
  * ZooKeeper or Replicated tables.
  *
@@ -1371,20 +1370,12 @@ static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
     }
 }
 
-/* " AND ins IN (...)": one stored copy per id among the selected profiles
- * (NOT IN: the others), evaluated on each shard over its local rows. */
-static void where_copies(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const char *in)
-{
-    buf_printf(b, " AND ins %s (SELECT min(ins) FROM %s.samples%s WHERE ", in, s->db, s->local);
-    where_profiles(b, q, wm);
-    buf_str(b, " GROUP BY id)");
-}
-
-/* " AND (start_ns, ins) IN (...)": the sample rows of the chosen copies
- * of the selected profiles. The pair is a prefix of the ordering key after
- * (rowtype, kind), so ClickHouse reads only the granules holding those
- * profiles' samples instead of testing the token of every sample row of
- * the time range (a copy's rows all carry its profile's start_ns). */
+/* " AND (start_ns, ins) IN (...)": the rows (profile or sample rows) of
+ * the chosen copy, the smallest token, of each id among the selected
+ * profiles, evaluated on each shard over its local rows. The pair is a
+ * prefix of the ordering key after (rowtype, kind), so ClickHouse reads
+ * only the granules holding those profiles' rows instead of testing every
+ * row of the time range (a copy's rows all carry its profile's start_ns). */
 static void where_chosen(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
 {
     buf_printf(b, " AND (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) FROM %s.samples%s WHERE ", s->db,
@@ -1780,7 +1771,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
                s->db);
     where_profiles(&b, q, wm);
     if (use_chosen(q, n_losers))
-        where_copies(&b, s, q, wm, "IN");
+        where_chosen(&b, s, q, wm);
     else
         where_not_losers(&b, losers, n_losers);
     buf_str(&b, " FORMAT RowBinary");
@@ -1951,7 +1942,7 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
                "sum(v2), sum(v3) FROM %s.samples WHERE ",
                q->from_ns, step_ns, s->db);
     where_profiles(&b, q, wm);
-    where_copies(&b, s, q, wm, "IN");
+    where_chosen(&b, s, q, wm);
     buf_str(&b, " GROUP BY bucket ORDER BY bucket FORMAT RowBinary");
     rc = run(s, &b, &ans, err, errlen);
     if (rc)
@@ -1998,7 +1989,7 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
     ch_buf b = {0}, ans = {0};
     buf_printf(&b, "SELECT id, version, start_ns, duration_ns, v0, v1, v2, v3 FROM %s.samples WHERE ", s->db);
     where_profiles(&b, q, wm);
-    where_copies(&b, s, q, wm, "IN");
+    where_chosen(&b, s, q, wm);
     buf_str(&b, " ORDER BY start_ns, id");
     if (limit)
         buf_printf(&b, " LIMIT %zu", limit);
