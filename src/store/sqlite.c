@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis_internal.h"
+#include "store/bytes.h"
 #include "store/store.h"
 
 #define ERR(...) hs_an_err(err, errlen, __VA_ARGS__)
@@ -74,70 +75,6 @@
 #define STACK_CACHE_MAX (4u << 20) /* entries; the cache is cleared past this */
 
 /* ---- small helpers ---- */
-
-typedef struct {
-    unsigned char *p;
-    size_t n, cap;
-    int oom;
-} buf;
-
-static int buf_reserve(buf *b, size_t more)
-{
-    if (b->oom)
-        return -1;
-    if (b->n + more <= b->cap)
-        return 0;
-    size_t nc = b->cap ? b->cap : 1024;
-    while (nc < b->n + more)
-        nc *= 2;
-    unsigned char *np = realloc(b->p, nc);
-    if (!np) {
-        b->oom = 1;
-        return -1;
-    }
-    b->p = np;
-    b->cap = nc;
-    return 0;
-}
-
-static void buf_str(buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    if (buf_reserve(b, n + 1) < 0)
-        return;
-    memcpy(b->p + b->n, s, n + 1);
-    b->n += n; /* keep NUL-terminated */
-}
-
-static void put_uv(buf *b, uint64_t v)
-{
-    if (buf_reserve(b, 10) < 0)
-        return;
-    while (v >= 0x80) {
-        b->p[b->n++] = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    b->p[b->n++] = (unsigned char)v;
-}
-
-static inline uint64_t get_uv(const unsigned char **pp, const unsigned char *end, int *bad)
-{
-    const unsigned char *p = *pp;
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64 && p < end; shift += 7) {
-        unsigned char c = *p++;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *pp = p;
-            return v;
-        }
-    }
-    *bad = 1;
-    return 0;
-}
-
-static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static inline int64_t unzz(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
 
 static int64_t floor_div(int64_t a, int64_t b)
 {
@@ -584,19 +521,19 @@ static int stack_id(sq *s, uint64_t hash, const void *data, size_t len, int64_t 
     return 0;
 }
 
-static void types_text(const hs_store_types *t, buf *b)
+static void types_text(const hs_store_types *t, hs_bytes *b)
 {
     b->n = 0;
     for (size_t i = 0; i < t->n; i++) {
-        buf_str(b, t->type[i]);
-        buf_str(b, "\t");
-        buf_str(b, t->unit[i]);
-        buf_str(b, "\n");
+        hs_bytes_str(b, t->type[i]);
+        hs_bytes_str(b, "\t");
+        hs_bytes_str(b, t->unit[i]);
+        hs_bytes_str(b, "\n");
     }
-    buf_str(b, "");
+    hs_bytes_str(b, "");
 }
 
-static int kind_id(sq *s, const hs_store_profile *p, buf *scratch, int64_t *kid, char *err, size_t errlen)
+static int kind_id(sq *s, const hs_store_profile *p, hs_bytes *scratch, int64_t *kid, char *err, size_t errlen)
 {
     types_text(&p->types, scratch);
     if (scratch->oom) {
@@ -671,8 +608,8 @@ static int validate(const hs_store_profile *p, char *err, size_t errlen)
 }
 
 /* Store one profile inside the open transaction. 1 when it was a duplicate. */
-static int put_one(sq *s, const hs_store_profile *p, buf *blob, buf *scratch, idval **iv, size_t *cap_iv, char *err,
-                   size_t errlen)
+static int put_one(sq *s, const hs_store_profile *p, hs_bytes *blob, hs_bytes *scratch, idval **iv, size_t *cap_iv,
+                   char *err, size_t errlen)
 {
     int r;
     if ((r = validate(p, err, errlen)) < 0)
@@ -728,15 +665,15 @@ static int put_one(sq *s, const hs_store_profile *p, buf *blob, buf *scratch, id
     }
     qsort(*iv, p->n_samples, sizeof **iv, idval_cmp);
     blob->n = 0;
-    put_uv(blob, nv);
+    hs_bytes_uv(blob, nv);
     for (size_t j = 0; j < nv; j++) {
         if (g[j] == 0)
             g[j] = 1;
         if (j > 0 && is_ratio[j] && ratio[j] >= -(INT64_C(1) << 40) && ratio[j] <= (INT64_C(1) << 40))
-            put_uv(blob, zz(ratio[j]) << 1 | 1);
+            hs_bytes_uv(blob, hs_zigzag(ratio[j]) << 1 | 1);
         else {
             is_ratio[j] = false;
-            put_uv(blob, g[j] << 1);
+            hs_bytes_uv(blob, g[j] << 1);
         }
     }
     int64_t prev = 0;
@@ -745,11 +682,11 @@ static int put_one(sq *s, const hs_store_profile *p, buf *blob, buf *scratch, id
             ERR("profile %s: two samples with stack %" PRId64 "; samples must be merged by stack", p->id, prev);
             return -1;
         }
-        put_uv(blob, (uint64_t)((*iv)[i].id - prev));
+        hs_bytes_uv(blob, (uint64_t)((*iv)[i].id - prev));
         prev = (*iv)[i].id;
         for (size_t j = 0; j < nv; j++)
             if (!is_ratio[j])
-                put_uv(blob, zz((*iv)[i].values[j] / (int64_t)g[j]));
+                hs_bytes_uv(blob, hs_zigzag((*iv)[i].values[j] / (int64_t)g[j]));
     }
     if (blob->oom) {
         ERR("out of memory");
@@ -792,7 +729,7 @@ static int sq_put(hs_store *s_, const hs_store_profile *const *profiles, size_t 
                   size_t errlen)
 {
     sq *s = (sq *)s_;
-    buf blob = {0}, scratch = {0};
+    hs_bytes blob = {0}, scratch = {0};
     idval *iv = NULL;
     size_t cap_iv = 0, nd = 0;
     *dups = 0;
@@ -826,7 +763,7 @@ out:
 /* ---- selection: the WHERE clause of a query over profiles p ---- */
 
 typedef struct {
-    buf sql;
+    hs_bytes sql;
     const char *bind_s[512];
     int64_t bind_i[512];
     bool is_int[512];
@@ -857,13 +794,13 @@ static void qb_i(qb *b, int64_t v)
 /* The conditions on kinds k (service, type). */
 static void kind_conds(qb *b, const hs_store_query *q)
 {
-    buf_str(&b->sql, "1");
+    hs_bytes_str(&b->sql, "1");
     if (q->service) {
-        buf_str(&b->sql, " AND k.service=?");
+        hs_bytes_str(&b->sql, " AND k.service=?");
         qb_s(b, q->service);
     }
     if (q->type) {
-        buf_str(&b->sql, " AND k.type=?");
+        hs_bytes_str(&b->sql, " AND k.type=?");
         qb_s(b, q->type);
     }
 }
@@ -872,31 +809,31 @@ static void kind_conds(qb *b, const hs_store_query *q)
 static void profile_conds(qb *b, const hs_store_query *q)
 {
     if (q->from_ns) {
-        buf_str(&b->sql, " AND p.start_ns>=?");
+        hs_bytes_str(&b->sql, " AND p.start_ns>=?");
         qb_i(b, q->from_ns);
     }
     if (q->until_ns) {
-        buf_str(&b->sql, " AND p.start_ns<?");
+        hs_bytes_str(&b->sql, " AND p.start_ns<?");
         qb_i(b, q->until_ns);
     }
     if (q->n_versions) {
-        buf_str(&b->sql, " AND p.version IN (");
+        hs_bytes_str(&b->sql, " AND p.version IN (");
         for (size_t i = 0; i < q->n_versions; i++) {
-            buf_str(&b->sql, i ? ",?" : "?");
+            hs_bytes_str(&b->sql, i ? ",?" : "?");
             qb_s(b, q->versions[i]);
         }
-        buf_str(&b->sql, ")");
+        hs_bytes_str(&b->sql, ")");
     }
     if (q->n_ids) {
-        buf_str(&b->sql, " AND p.id IN (");
+        hs_bytes_str(&b->sql, " AND p.id IN (");
         for (size_t i = 0; i < q->n_ids; i++) {
-            buf_str(&b->sql, i ? ",?" : "?");
+            hs_bytes_str(&b->sql, i ? ",?" : "?");
             qb_s(b, q->ids[i]);
         }
-        buf_str(&b->sql, ")");
+        hs_bytes_str(&b->sql, ")");
     }
     for (size_t i = 0; i < q->n_labels; i++) {
-        buf_str(&b->sql, " AND p.pid IN (SELECT l.pid FROM labels l WHERE l.key=? AND l.value=?)");
+        hs_bytes_str(&b->sql, " AND p.pid IN (SELECT l.pid FROM labels l WHERE l.key=? AND l.value=?)");
         qb_s(b, q->labels[i].key);
         qb_s(b, q->labels[i].value);
     }
@@ -905,9 +842,9 @@ static void profile_conds(qb *b, const hs_store_query *q)
 /* "p.kid IN (SELECT kid FROM kinds k WHERE ...) AND ..." */
 static void where_profiles(qb *b, const hs_store_query *q)
 {
-    buf_str(&b->sql, " WHERE p.kid IN (SELECT k.kid FROM kinds k WHERE ");
+    hs_bytes_str(&b->sql, " WHERE p.kid IN (SELECT k.kid FROM kinds k WHERE ");
     kind_conds(b, q);
-    buf_str(&b->sql, ")");
+    hs_bytes_str(&b->sql, ")");
     profile_conds(b, q);
 }
 
@@ -948,29 +885,29 @@ static int sq_strings(hs_store *s_, int what, const hs_store_query *q, const cha
     switch (what) {
     case HS_STORE_SERVICES:
     case HS_STORE_TYPES:
-        buf_str(&b.sql, what == HS_STORE_SERVICES ? "SELECT k.service FROM kinds k WHERE "
+        hs_bytes_str(&b.sql, what == HS_STORE_SERVICES ? "SELECT k.service FROM kinds k WHERE "
                                                   : "SELECT k.type FROM kinds k WHERE ");
         kind_conds(&b, q);
-        buf_str(&b.sql, " AND EXISTS(SELECT 1 FROM profiles p WHERE p.kid=k.kid");
+        hs_bytes_str(&b.sql, " AND EXISTS(SELECT 1 FROM profiles p WHERE p.kid=k.kid");
         profile_conds(&b, q);
-        buf_str(&b.sql, ") GROUP BY 1 ORDER BY 1");
+        hs_bytes_str(&b.sql, ") GROUP BY 1 ORDER BY 1");
         break;
     case HS_STORE_VERSIONS:
-        buf_str(&b.sql, "SELECT DISTINCT p.version FROM profiles p");
+        hs_bytes_str(&b.sql, "SELECT DISTINCT p.version FROM profiles p");
         where_profiles(&b, q);
-        buf_str(&b.sql, " ORDER BY 1");
+        hs_bytes_str(&b.sql, " ORDER BY 1");
         break;
     case HS_STORE_LABEL_NAMES:
     case HS_STORE_LABEL_VALUES:
-        buf_str(&b.sql, what == HS_STORE_LABEL_NAMES ? "SELECT DISTINCT l2.key FROM labels l2 WHERE "
+        hs_bytes_str(&b.sql, what == HS_STORE_LABEL_NAMES ? "SELECT DISTINCT l2.key FROM labels l2 WHERE "
                                                      : "SELECT DISTINCT l2.value FROM labels l2 WHERE ");
         if (what == HS_STORE_LABEL_VALUES) {
-            buf_str(&b.sql, "l2.key=? AND ");
+            hs_bytes_str(&b.sql, "l2.key=? AND ");
             qb_s(&b, name);
         }
-        buf_str(&b.sql, "l2.pid IN (SELECT p.pid FROM profiles p");
+        hs_bytes_str(&b.sql, "l2.pid IN (SELECT p.pid FROM profiles p");
         where_profiles(&b, q);
-        buf_str(&b.sql, ") ORDER BY 1");
+        hs_bytes_str(&b.sql, ") ORDER BY 1");
         break;
     default:
         ERR("unknown listing %d", what);
@@ -1022,7 +959,7 @@ static int sq_strings(hs_store *s_, int what, const hs_store_query *q, const cha
 
 /* ---- kinds: sample types of (service, type) ---- */
 
-static int parse_types(const char *text, hs_store_types *t, buf *strs)
+static int parse_types(const char *text, hs_store_types *t, hs_bytes *strs)
 {
     /* "type\tunit\n" lines; strs gets the NUL-separated strings, then the
      * pointers are fixed by the caller (offsets stored for now) */
@@ -1033,13 +970,13 @@ static int parse_types(const char *text, hs_store_types *t, buf *strs)
         if (!tab || !nl)
             return -1;
         t->type[n] = (const char *)(uintptr_t)strs->n;
-        if (buf_reserve(strs, (size_t)(tab - p) + 1) < 0)
+        if (hs_bytes_reserve(strs, (size_t)(tab - p) + 1) < 0)
             return -1;
         memcpy(strs->p + strs->n, p, (size_t)(tab - p));
         strs->n += (size_t)(tab - p);
         strs->p[strs->n++] = 0;
         t->unit[n] = (const char *)(uintptr_t)strs->n;
-        if (buf_reserve(strs, (size_t)(nl - tab)) < 0)
+        if (hs_bytes_reserve(strs, (size_t)(nl - tab)) < 0)
             return -1;
         memcpy(strs->p + strs->n, tab + 1, (size_t)(nl - tab - 1));
         strs->n += (size_t)(nl - tab - 1);
@@ -1076,7 +1013,7 @@ static const kind *kind_lookup(sq *s, reader *rd, const char *service, const cha
         return NULL;
     }
     kind *k = calloc(1, sizeof *k);
-    buf strs = {0};
+    hs_bytes strs = {0};
     const char *types = (const char *)sqlite3_column_text(g, 1);
     const char *pt = (const char *)sqlite3_column_text(g, 3), *pu = (const char *)sqlite3_column_text(g, 4);
     if (!k || parse_types(types ? types : "", &k->types, &strs) < 0) {
@@ -1088,10 +1025,10 @@ static const kind *kind_lookup(sq *s, reader *rd, const char *service, const cha
         return NULL;
     }
     size_t pto = strs.n;
-    buf_str(&strs, pt ? pt : "");
+    hs_bytes_str(&strs, pt ? pt : "");
     strs.n++;
     size_t puo = strs.n;
-    buf_str(&strs, pu ? pu : "");
+    hs_bytes_str(&strs, pu ? pu : "");
     strs.n++;
     k->kid = sqlite3_column_int64(g, 0);
     k->types.default_index = sqlite3_column_int(g, 2);
@@ -1257,7 +1194,7 @@ static int decode_samples(acc *a, const unsigned char *p, size_t len, size_t wan
 {
     const unsigned char *end = p + len;
     int bad = 0;
-    size_t nv = (size_t)get_uv(&p, end, &bad);
+    size_t nv = (size_t)hs_get_uv(&p, end, &bad);
     if (bad || nv != want_n) {
         ERR("sqlite: corrupt samples blob (values %zu, expected %zu)", nv, want_n);
         return -1;
@@ -1265,23 +1202,23 @@ static int decode_samples(acc *a, const unsigned char *p, size_t len, size_t wan
     int64_t g[HS_STORE_MAX_VALUES], ratio[HS_STORE_MAX_VALUES];
     bool is_ratio[HS_STORE_MAX_VALUES];
     for (size_t j = 0; j < nv; j++) {
-        uint64_t c = get_uv(&p, end, &bad);
+        uint64_t c = hs_get_uv(&p, end, &bad);
         is_ratio[j] = j > 0 && (c & 1);
         g[j] = (int64_t)(c >> 1);
-        ratio[j] = unzz(c >> 1);
+        ratio[j] = hs_unzigzag(c >> 1);
     }
     int64_t id = 0;
     while (p < end && !bad) {
-        id += (int64_t)get_uv(&p, end, &bad);
+        id += (int64_t)hs_get_uv(&p, end, &bad);
         hs_store_row *r = acc_row(a, id);
         if (!r) {
             ERR("out of memory");
             return -1;
         }
-        int64_t v0 = unzz(get_uv(&p, end, &bad)) * g[0];
+        int64_t v0 = hs_unzigzag(hs_get_uv(&p, end, &bad)) * g[0];
         r->values[0] += v0;
         for (size_t j = 1; j < nv; j++)
-            r->values[j] += is_ratio[j] ? v0 * ratio[j] : unzz(get_uv(&p, end, &bad)) * g[j];
+            r->values[j] += is_ratio[j] ? v0 * ratio[j] : hs_unzigzag(hs_get_uv(&p, end, &bad)) * g[j];
     }
     if (bad) {
         ERR("sqlite: corrupt samples blob");
@@ -1354,7 +1291,7 @@ static int sq_merge(hs_store *s_, const hs_store_query *q, hs_store_merged *out,
         sqlite3_finalize(mx);
     }
     qb b = {0};
-    buf_str(&b.sql, "SELECT p.start_ns, p.duration_ns, p.t0, p.t1, p.t2, p.t3, p.samples FROM profiles p WHERE p.kid=?");
+    hs_bytes_str(&b.sql, "SELECT p.start_ns, p.duration_ns, p.t0, p.t1, p.t2, p.t3, p.samples FROM profiles p WHERE p.kid=?");
     qb_i(&b, k->kid);
     profile_conds(&b, q);
     sqlite3_stmt *st = NULL;
@@ -1482,12 +1419,12 @@ static int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_
     *out = NULL;
     *n = 0;
     qb b = {0};
-    buf_str(&b.sql, "SELECT (p.start_ns - ?) / ? AS b, count(*), sum(p.t0), sum(p.t1), sum(p.t2), sum(p.t3)"
+    hs_bytes_str(&b.sql, "SELECT (p.start_ns - ?) / ? AS b, count(*), sum(p.t0), sum(p.t1), sum(p.t2), sum(p.t3)"
                     " FROM profiles p");
     qb_i(&b, q->from_ns);
     qb_i(&b, step_ns);
     where_profiles(&b, q);
-    buf_str(&b.sql, " GROUP BY b ORDER BY b");
+    hs_bytes_str(&b.sql, " GROUP BY b ORDER BY b");
     reader *rd = reader_get(s, err, errlen);
     if (!rd) {
         free(b.sql.p);
@@ -1542,9 +1479,9 @@ static int sq_profiles(hs_store *s_, const hs_store_query *q, size_t limit, hs_s
     *out = NULL;
     *n = 0;
     qb b = {0};
-    buf_str(&b.sql, "SELECT p.id, p.version, p.start_ns, p.duration_ns, p.t0, p.t1, p.t2, p.t3 FROM profiles p");
+    hs_bytes_str(&b.sql, "SELECT p.id, p.version, p.start_ns, p.duration_ns, p.t0, p.t1, p.t2, p.t3 FROM profiles p");
     where_profiles(&b, q);
-    buf_str(&b.sql, " ORDER BY p.start_ns, p.id LIMIT ?");
+    hs_bytes_str(&b.sql, " ORDER BY p.start_ns, p.id LIMIT ?");
     qb_i(&b, limit ? (int64_t)limit : -1);
     reader *rd = reader_get(s, err, errlen);
     if (!rd) {

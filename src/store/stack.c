@@ -24,93 +24,13 @@
 #include <xxhash.h>
 
 #include "analysis/analysis_internal.h"
+#include "store/bytes.h"
 
 #define ERR(...) hs_an_err(err, errlen, __VA_ARGS__)
 
 uint64_t hs_stack_hash(const void *data, size_t len)
 {
     return (uint64_t)XXH3_64bits(data, len);
-}
-
-/* ---- a growable byte buffer, varint writers ---- */
-
-typedef struct {
-    unsigned char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
-
-static int sbuf_reserve(sbuf *b, size_t more)
-{
-    if (b->oom)
-        return -1;
-    if (b->n + more <= b->cap)
-        return 0;
-    size_t nc = b->cap ? b->cap : 256;
-    while (nc < b->n + more)
-        nc *= 2;
-    unsigned char *np = realloc(b->p, nc);
-    if (!np) {
-        b->oom = 1;
-        return -1;
-    }
-    b->p = np;
-    b->cap = nc;
-    return 0;
-}
-
-static void put_bytes(sbuf *b, const void *d, size_t n)
-{
-    if (n == 0 || sbuf_reserve(b, n) < 0)
-        return;
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-
-/* Unchecked writers for the encoder's hot loop (space reserved first). */
-static inline unsigned char *w_uv(unsigned char *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        *p++ = (unsigned char)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (unsigned char)v;
-    return p;
-}
-
-static inline unsigned char *w_sv(unsigned char *p, int64_t v)
-{
-    return w_uv(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
-}
-
-/* ---- a reader ---- */
-
-typedef struct {
-    const unsigned char *p, *end;
-    int bad;
-} rd;
-
-static uint64_t get_uv(rd *r)
-{
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (r->p >= r->end) {
-            r->bad = 1;
-            return 0;
-        }
-        unsigned char c = *r->p++;
-        v |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80))
-            return v;
-    }
-    r->bad = 1;
-    return 0;
-}
-
-static int64_t get_sv(rd *r)
-{
-    uint64_t u = get_uv(r);
-    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
 }
 
 /* ---- the core encoder: frames and labels as interned string ids ---- */
@@ -208,7 +128,7 @@ static int label_cmp(const void *a, const void *b, void *arg)
 
 /* Append the record to out (labels must already be sorted). 0, or -1 on
  * out of memory. */
-static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *l, size_t nl, sbuf *out)
+static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *l, size_t nl, hs_bytes *out)
 {
     if (e->n_stamp < e->strs.n) {
         size_t nn = e->strs.n * 2;
@@ -264,34 +184,34 @@ static int encode_ids(encoder *e, const id_frame *f, size_t nf, const id_label *
             e->len1[id] = (uint32_t)strlen(e->strs.strs[id]) + 1;
         need += e->len1[id] + 9;
     }
-    if (sbuf_reserve(out, need) < 0)
+    if (hs_bytes_reserve(out, need) < 0)
         return -1;
     unsigned char *w = out->p + out->n;
     *w++ = HS_STACK_RECORD_VERSION;
-    w = w_uv(w, e->n_tab);
+    w = hs_uv_write(w, e->n_tab);
     for (size_t i = 0; i < e->n_tab; i++) {
         uint32_t id = e->tab[i], len = e->len1[id] - 1;
-        w = w_uv(w, len);
+        w = hs_uv_write(w, len);
         memcpy(w, e->strs.strs[id], len);
         w += len;
     }
     r = e->refs;
-    w = w_uv(w, nf);
+    w = hs_uv_write(w, nf);
     for (size_t i = 0; i < nf; i++) {
         *w++ = f[i].inlined ? 1 : 0;
-        w = w_uv(w, *r++);
-        w = w_uv(w, *r++);
-        w = w_uv(w, *r++);
-        w = w_uv(w, *r++);
-        w = w_sv(w, f[i].line);
-        w = w_sv(w, f[i].start_line);
+        w = hs_uv_write(w, *r++);
+        w = hs_uv_write(w, *r++);
+        w = hs_uv_write(w, *r++);
+        w = hs_uv_write(w, *r++);
+        w = hs_sv_write(w, f[i].line);
+        w = hs_sv_write(w, f[i].start_line);
     }
-    w = w_uv(w, nl);
+    w = hs_uv_write(w, nl);
     for (size_t i = 0; i < nl; i++) {
-        w = w_uv(w, r[0]);
-        w = w_uv(w, r[1]);
-        w = w_sv(w, l[i].num);
-        w = w_uv(w, r[2]);
+        w = hs_uv_write(w, r[0]);
+        w = hs_uv_write(w, r[1]);
+        w = hs_sv_write(w, l[i].num);
+        w = hs_uv_write(w, r[2]);
         r += 3;
     }
     out->n = (size_t)(w - out->p);
@@ -326,7 +246,7 @@ int hs_stack_encode(const hs_stack_frame *frames, size_t n_frames, const hs_stac
             goto oom;
     }
     qsort_r(l, n_labels, sizeof *l, label_cmp, &e.strs);
-    sbuf rec = {0};
+    hs_bytes rec = {0};
     if (encode_ids(&e, f, n_frames, l, n_labels, &rec) < 0) {
         free(rec.p);
         goto oom;
@@ -406,14 +326,14 @@ static int resize(void **p, size_t n, size_t size)
 
 static int parse_record(const void *data, size_t len, parsed *pr, char *err, size_t errlen)
 {
-    rd r = {data, (const unsigned char *)data + len, 0};
+    hs_reader r = {data, (const unsigned char *)data + len, 0};
     pr->ns = pr->nf = pr->nl = 0;
     if (len < 1 || *r.p != HS_STACK_RECORD_VERSION) {
         ERR("stack record: unknown version %d", len ? *r.p : -1);
         return -1;
     }
     r.p++;
-    uint64_t ns = get_uv(&r);
+    uint64_t ns = hs_read_uv(&r);
     if (r.bad || ns > len) {
         ERR("stack record: bad string count");
         return -1;
@@ -424,7 +344,7 @@ static int parse_record(const void *data, size_t len, parsed *pr, char *err, siz
     char *w = pr->bytes;
     pr->s[0] = "";
     for (uint64_t i = 0; i < ns; i++) {
-        uint64_t sl = get_uv(&r);
+        uint64_t sl = hs_read_uv(&r);
         if (r.bad || sl > (uint64_t)(r.end - r.p)) {
             ERR("stack record: truncated string table");
             return -1;
@@ -436,7 +356,7 @@ static int parse_record(const void *data, size_t len, parsed *pr, char *err, siz
         r.p += sl;
     }
     pr->ns = ns + 1;
-    uint64_t nf = get_uv(&r);
+    uint64_t nf = hs_read_uv(&r);
     if (r.bad || nf > (uint64_t)(r.end - r.p) / 7) { /* a frame is at least 7 bytes */
         ERR("stack record: truncated or bad frame count");
         return -1;
@@ -445,20 +365,20 @@ static int parse_record(const void *data, size_t len, parsed *pr, char *err, siz
         goto oom;
     for (uint64_t i = 0; i < nf; i++) {
         ref_frame *f = &pr->f[i];
-        f->inlined = get_uv(&r) & 1;
-        f->fn = (uint32_t)get_uv(&r);
-        f->sys = (uint32_t)get_uv(&r);
-        f->file = (uint32_t)get_uv(&r);
-        f->map = (uint32_t)get_uv(&r);
-        f->line = get_sv(&r);
-        f->start_line = get_sv(&r);
+        f->inlined = hs_read_uv(&r) & 1;
+        f->fn = (uint32_t)hs_read_uv(&r);
+        f->sys = (uint32_t)hs_read_uv(&r);
+        f->file = (uint32_t)hs_read_uv(&r);
+        f->map = (uint32_t)hs_read_uv(&r);
+        f->line = hs_read_sv(&r);
+        f->start_line = hs_read_sv(&r);
         if (r.bad || f->fn > ns || f->sys > ns || f->file > ns || f->map > ns) {
             ERR("stack record: truncated or bad string reference in frame %" PRIu64, i);
             return -1;
         }
     }
     pr->nf = nf;
-    uint64_t nl = get_uv(&r);
+    uint64_t nl = hs_read_uv(&r);
     if (r.bad || nl > (uint64_t)(r.end - r.p) / 4) { /* a label is at least 4 bytes */
         ERR("stack record: truncated or bad label count");
         return -1;
@@ -467,10 +387,10 @@ static int parse_record(const void *data, size_t len, parsed *pr, char *err, siz
         goto oom;
     for (uint64_t i = 0; i < nl; i++) {
         ref_label *l = &pr->l[i];
-        l->key = (uint32_t)get_uv(&r);
-        l->str = (uint32_t)get_uv(&r);
-        l->num = get_sv(&r);
-        l->unit = (uint32_t)get_uv(&r);
+        l->key = (uint32_t)hs_read_uv(&r);
+        l->str = (uint32_t)hs_read_uv(&r);
+        l->num = hs_read_sv(&r);
+        l->unit = (uint32_t)hs_read_uv(&r);
         if (r.bad || l->key > ns || l->str > ns || l->unit > ns) {
             ERR("stack record: truncated or bad string reference in label %" PRIu64, i);
             return -1;
@@ -670,7 +590,7 @@ struct hs_stack_memo {
     size_t cap_labels;
     uint32_t *kbuf;     /* scratch: one sample's key */
     size_t cap_kbuf;
-    sbuf rec;           /* scratch: a new record */
+    hs_bytes rec;           /* scratch: a new record */
 };
 
 static void cstate_free(cstate *s)
@@ -1171,7 +1091,7 @@ done:
 typedef struct {
     hs_profile *p;
     hs_an_map locs;       /* hash of a frame run -> index into the keys */
-    sbuf keys;            /* the runs' keys (int64 tuples), back to back */
+    hs_bytes keys;            /* the runs' keys (int64 tuples), back to back */
     size_t *key_off, *key_len;
     uint64_t *loc_id;
     size_t n_locs, cap_locs;
@@ -1268,7 +1188,7 @@ static uint64_t location_for(builder *b, const parsed *pr, const ref_frame *f, s
     b->key_off[b->n_locs] = b->keys.n;
     b->key_len[b->n_locs] = kl;
     b->loc_id[b->n_locs] = id;
-    put_bytes(&b->keys, b->key, kl);
+    hs_bytes_put(&b->keys, b->key, kl);
     if (b->keys.oom || hs_an_map_put(&b->locs, h, (uint32_t)b->n_locs) < 0)
         return 0;
     b->n_locs++;
@@ -1394,7 +1314,7 @@ typedef struct {
     uint64_t *hashes;
     size_t *off, *len;
     size_t n, cap;
-    sbuf data;
+    hs_bytes data;
     int oom;
 } record_set;
 
@@ -1422,7 +1342,7 @@ static void record_set_add(void *arg, uint64_t hash, const void *data, size_t le
     rs->hashes[rs->n] = hash;
     rs->off[rs->n] = rs->data.n;
     rs->len[rs->n] = len;
-    put_bytes(&rs->data, data, len);
+    hs_bytes_put(&rs->data, data, len);
     if (rs->data.oom || hs_an_map_put(&rs->map, hash, (uint32_t)rs->n) < 0) {
         rs->oom = 1;
         return;
