@@ -872,6 +872,61 @@ static int qb_prepare(sqlite3 *db, qb *b, sqlite3_stmt **st, char *err, size_t e
 
 /* ---- listings ---- */
 
+/* Run b's SELECT on a reader and collect one element of `size` bytes per
+ * row, zeroed, then filled by row (0, or -1 on out of memory). Frees b's
+ * SQL. *out and *n hold the elements filled even on error, for the caller
+ * to free. 0, or -1 with a message. */
+static int sq_collect(sq *s, qb *b, const char *what, size_t size, int (*row)(sqlite3_stmt *, void *, void *),
+                      void *arg, void **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    reader *rd = reader_get(s, err, errlen);
+    if (!rd) {
+        free(b->sql.p);
+        return -1;
+    }
+    sqlite3_stmt *st = NULL;
+    int r = qb_prepare(rd->db, b, &st, err, errlen), rc = SQLITE_DONE;
+    unsigned char *v = NULL;
+    size_t nv = 0, cap = 0;
+    while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nv == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            unsigned char *np = realloc(v, nc * size);
+            if (!np) {
+                ERR("out of memory");
+                r = -1;
+                break;
+            }
+            v = np;
+            cap = nc;
+        }
+        memset(v + nv * size, 0, size);
+        if (row(st, v + nv * size, arg) != 0) {
+            ERR("out of memory");
+            r = -1;
+            break;
+        }
+        nv++;
+    }
+    if (r == 0 && rc != SQLITE_DONE)
+        r = sql_fail(rd->db, rc, what, err, errlen);
+    sqlite3_finalize(st);
+    reader_put(s, rd);
+    free(b->sql.p);
+    *out = v;
+    *n = nv;
+    return r;
+}
+
+static int string_row(sqlite3_stmt *st, void *elem, void *arg)
+{
+    (void)arg;
+    const char *t = (const char *)sqlite3_column_text(st, 0);
+    return (*(char **)elem = strdup(t ? t : "")) ? 0 : -1;
+}
+
 static int sq_strings(hs_store *s_, int what, const hs_store_query *q, const char *name, char ***out, size_t *n,
                       char *err, size_t errlen)
 {
@@ -913,41 +968,9 @@ static int sq_strings(hs_store *s_, int what, const hs_store_query *q, const cha
         ERR("unknown listing %d", what);
         return -1;
     }
-    reader *rd = reader_get(s, err, errlen);
-    if (!rd) {
-        free(b.sql.p);
-        return -1;
-    }
-    sqlite3_stmt *st = NULL;
-    int r = qb_prepare(rd->db, &b, &st, err, errlen);
-    char **v = NULL;
-    size_t nv = 0, cap = 0;
-    int rc;
-    while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nv == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **nn = realloc(v, nc * sizeof *nn);
-            if (!nn) {
-                ERR("out of memory");
-                r = -1;
-                break;
-            }
-            v = nn;
-            cap = nc;
-        }
-        const char *t = (const char *)sqlite3_column_text(st, 0);
-        if (!(v[nv] = strdup(t ? t : ""))) {
-            ERR("out of memory");
-            r = -1;
-            break;
-        }
-        nv++;
-    }
-    if (r == 0 && rc != SQLITE_DONE)
-        r = sql_fail(rd->db, rc, "listing", err, errlen);
-    sqlite3_finalize(st);
-    reader_put(s, rd);
-    free(b.sql.p);
+    void *v;
+    size_t nv;
+    int r = sq_collect(s, &b, "listing", sizeof(char *), string_row, NULL, &v, &nv, err, errlen);
     if (r < 0) {
         hs_store_strings_free(v, nv);
         return r;
@@ -1409,6 +1432,18 @@ static int sq_get_stacks(hs_store *s_, const uint64_t *hashes, size_t n,
 
 /* ---- series ---- */
 
+/* One bucket: at = {from_ns, step_ns}. */
+static int point_row(sqlite3_stmt *st, void *elem, void *arg)
+{
+    const int64_t *at = arg;
+    hs_store_point *pt = elem;
+    pt->t_ns = at[0] + sqlite3_column_int64(st, 0) * at[1];
+    pt->n_profiles = sqlite3_column_int64(st, 1);
+    for (int j = 0; j < HS_STORE_MAX_VALUES; j++)
+        pt->totals[j] = sqlite3_column_int64(st, 2 + j);
+    return 0;
+}
+
 static int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_store_point **out, size_t *n,
                      char *err, size_t errlen)
 {
@@ -1425,39 +1460,10 @@ static int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_
     qb_i(&b, step_ns);
     where_profiles(&b, q);
     hs_bytes_str(&b.sql, " GROUP BY b ORDER BY b");
-    reader *rd = reader_get(s, err, errlen);
-    if (!rd) {
-        free(b.sql.p);
-        return -1;
-    }
-    sqlite3_stmt *st = NULL;
-    int r = qb_prepare(rd->db, &b, &st, err, errlen), rc = SQLITE_DONE;
-    hs_store_point *v = NULL;
-    size_t nv = 0, cap = 0;
-    while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nv == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            hs_store_point *np = realloc(v, nc * sizeof *np);
-            if (!np) {
-                ERR("out of memory");
-                r = -1;
-                break;
-            }
-            v = np;
-            cap = nc;
-        }
-        hs_store_point *pt = &v[nv++];
-        memset(pt, 0, sizeof *pt);
-        pt->t_ns = q->from_ns + sqlite3_column_int64(st, 0) * step_ns;
-        pt->n_profiles = sqlite3_column_int64(st, 1);
-        for (int j = 0; j < HS_STORE_MAX_VALUES; j++)
-            pt->totals[j] = sqlite3_column_int64(st, 2 + j);
-    }
-    if (r == 0 && rc != SQLITE_DONE)
-        r = sql_fail(rd->db, rc, "series", err, errlen);
-    sqlite3_finalize(st);
-    reader_put(s, rd);
-    free(b.sql.p);
+    int64_t at[2] = {q->from_ns, step_ns};
+    void *v;
+    size_t nv;
+    int r = sq_collect(s, &b, "series", sizeof(hs_store_point), point_row, at, &v, &nv, err, errlen);
     if (r < 0) {
         free(v);
         return r;
@@ -1468,6 +1474,21 @@ static int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_
 }
 
 /* ---- the profile list ---- */
+
+static int profile_row(sqlite3_stmt *st, void *elem, void *arg)
+{
+    (void)arg;
+    hs_store_profile_row *pr = elem;
+    const char *id = (const char *)sqlite3_column_text(st, 0), *ver = (const char *)sqlite3_column_text(st, 1);
+    snprintf(pr->id, sizeof pr->id, "%s", id ? id : "");
+    if (!(pr->version = strdup(ver ? ver : "")))
+        return -1;
+    pr->start_ns = sqlite3_column_int64(st, 2);
+    pr->duration_ns = sqlite3_column_int64(st, 3);
+    for (int j = 0; j < HS_STORE_MAX_VALUES; j++)
+        pr->totals[j] = sqlite3_column_int64(st, 4 + j);
+    return 0;
+}
 
 static int sq_profiles(hs_store *s_, const hs_store_query *q, size_t limit, hs_store_profile_row **out, size_t *n,
                        char *err, size_t errlen)
@@ -1483,47 +1504,9 @@ static int sq_profiles(hs_store *s_, const hs_store_query *q, size_t limit, hs_s
     where_profiles(&b, q);
     hs_bytes_str(&b.sql, " ORDER BY p.start_ns, p.id LIMIT ?");
     qb_i(&b, limit ? (int64_t)limit : -1);
-    reader *rd = reader_get(s, err, errlen);
-    if (!rd) {
-        free(b.sql.p);
-        return -1;
-    }
-    sqlite3_stmt *st = NULL;
-    int r = qb_prepare(rd->db, &b, &st, err, errlen), rc = SQLITE_DONE;
-    hs_store_profile_row *v = NULL;
-    size_t nv = 0, cap = 0;
-    while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nv == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            hs_store_profile_row *np = realloc(v, nc * sizeof *np);
-            if (!np) {
-                ERR("out of memory");
-                r = -1;
-                break;
-            }
-            v = np;
-            cap = nc;
-        }
-        hs_store_profile_row *pr = &v[nv];
-        memset(pr, 0, sizeof *pr);
-        const char *id = (const char *)sqlite3_column_text(st, 0), *ver = (const char *)sqlite3_column_text(st, 1);
-        snprintf(pr->id, sizeof pr->id, "%s", id ? id : "");
-        if (!(pr->version = strdup(ver ? ver : ""))) {
-            ERR("out of memory");
-            r = -1;
-            break;
-        }
-        nv++;
-        pr->start_ns = sqlite3_column_int64(st, 2);
-        pr->duration_ns = sqlite3_column_int64(st, 3);
-        for (int j = 0; j < HS_STORE_MAX_VALUES; j++)
-            pr->totals[j] = sqlite3_column_int64(st, 4 + j);
-    }
-    if (r == 0 && rc != SQLITE_DONE)
-        r = sql_fail(rd->db, rc, "profiles", err, errlen);
-    sqlite3_finalize(st);
-    reader_put(s, rd);
-    free(b.sql.p);
+    void *v;
+    size_t nv;
+    int r = sq_collect(s, &b, "profiles", sizeof(hs_store_profile_row), profile_row, NULL, &v, &nv, err, errlen);
     if (r < 0) {
         hs_store_profile_rows_free(v, nv);
         return r;
