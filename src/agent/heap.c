@@ -6,14 +6,29 @@
  * all their sized, aligned and nothrow variants reach us through libstdc++,
  * which implements them with malloc, aligned_alloc and free.
  *
- * Sampling is Poisson by bytes like Go and tcmalloc: each thread counts
- * down a random exponential number of bytes (mean = rate) and the
- * allocation that crosses zero is recorded; rate 1 records every one.
+ * The fast path. malloc and free are one indirect jump each, through a
+ * pointer that names the real allocator's function while nothing is
+ * recorded (the heap profile off or paused), or the sampling one while it
+ * is on. Sampling is Poisson by bytes like Go and tcmalloc: each thread
+ * counts down a random exponential number of bytes (mean = rate, in
+ * initial-exec TLS) and only the allocation that takes it below zero goes
+ * further; rate 1 records every one. An unsampled malloc costs the
+ * subtraction and a branch, no lock, no clock, no table.
+ *
  * Recording unwinds the stack (the agent's own frames are dropped), counts it
  * in a lock-free stack table and puts the block in a lock-free live table
- * (address -> stack, size), so free() and realloc() can take it out again;
- * free() of an unsampled block costs one probe of that table. Values are
- * unbiased at write time as pprof does: scale = 1/(1-exp(-avg/rate)).
+ * (address -> stack, size), so free() and realloc() can take it out again.
+ * The blocks are the real allocator's own (no header of ours), so
+ * realloc, memalign's alignment and malloc_usable_size are what the
+ * allocator makes of them. free() must tell the rare sampled block from the
+ * rest without a table probe: a 64 KiB filter of counters indexed by bits
+ * 4..19 of the address says "none here" for nearly every unsampled block
+ * (one load and a branch); only a non-zero counter leads to the live table.
+ * Bootstrap blocks are counted in the filter too, so they never reach the
+ * real free. A block allocated before the heap profile started, or by
+ * another allocator behind our back, is simply not in the table.
+ * Values are unbiased at write time as pprof does: scale =
+ * 1/(1-exp(-avg/rate)).
  *
  * The estimated in-use heap is tracked; whenever it passes the last peak by
  * 1% the per-stack in-use figures are copied, which gives the peak profile.
@@ -40,6 +55,41 @@
 #include "agent/sampler.h"
 
 #define HS_EXPORT __attribute__((visibility("default")))
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define SLOW __attribute__((noinline, cold))
+
+/* ---- the filter of special blocks ----
+ *
+ * One byte per bucket of addresses (bits 4..19): how many sampled live
+ * blocks or bootstrap blocks start in it. A counter that reaches 255 stays
+ * there (its bucket always takes the slow path: correct, only slower). Written
+ * with atomics on the slow paths; read with a plain load on free's fast path,
+ * where a stale value is harmless: a block's own entry was made before the
+ * program could see the block, so only other blocks' entries can be stale. */
+
+#define FILTER_BUCKETS (1u << 16)
+static uint8_t g_filter[FILTER_BUCKETS];
+
+static inline uint8_t *bucket_of(const void *p)
+{
+    return &g_filter[((uintptr_t)p >> 4) & (FILTER_BUCKETS - 1)];
+}
+
+static void filter_add(const void *p)
+{
+    uint8_t *b = bucket_of(p);
+    uint8_t v = __atomic_load_n(b, __ATOMIC_RELAXED);
+    while (v < 255 && !__atomic_compare_exchange_n(b, &v, (uint8_t)(v + 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static void filter_sub(const void *p)
+{
+    uint8_t *b = bucket_of(p);
+    uint8_t v = __atomic_load_n(b, __ATOMIC_RELAXED);
+    while (v > 0 && v < 255 && !__atomic_compare_exchange_n(b, &v, (uint8_t)(v - 1), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
 
 /* ---- the real allocator ---- */
 
@@ -61,13 +111,23 @@ static void *boot_alloc(size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     size_t off = atomic_fetch_add(&g_boot_used, size);
-    return off + size <= sizeof g_boot ? g_boot + off : NULL; /* static: zeroed */
+    if (off + size > sizeof g_boot)
+        return NULL;
+    filter_add(g_boot + off); /* so that free() looks closer */
+    return g_boot + off;      /* static: zeroed */
 }
 
 static int is_boot(const void *p)
 {
     return (const char *)p >= g_boot && (const char *)p < g_boot + sizeof g_boot;
 }
+
+/* What the interposed malloc and free jump to (see route()). */
+static void *malloc_first(size_t size);
+static void free_first(void *p);
+static void *(*_Atomic p_malloc)(size_t) = malloc_first;
+static void (*_Atomic p_free)(void *) = free_first;
+static void route(void);
 
 static void resolve(void)
 {
@@ -84,6 +144,8 @@ static void resolve(void)
     r_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
     r_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
     atomic_store(&g_resolving, 0);
+    if (r_malloc && r_free)
+        route();
 }
 
 /* ---- state ---- */
@@ -101,8 +163,9 @@ typedef struct {
 static struct {
     _Atomic int on;
     int64_t rate;
+    int exact; /* rate 1: every allocation */
     hs_stacktab tab;
-    live_slot *live;
+    live_slot *live;   /* non-NULL once started: frees look for sampled blocks */
     uint64_t live_cap; /* power of two */
     _Atomic uint64_t untracked;
     /* peak */
@@ -114,8 +177,6 @@ static struct {
     int64_t *leak; /* 2 per entry */
 } H = {.peak_lock = PTHREAD_MUTEX_INITIALIZER};
 
-#define FILTER_BUCKETS (1u << 15)
-static _Atomic uint32_t *g_filter;
 static void *map_zeroed(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -126,14 +187,13 @@ int hs_heap_start(void)
 {
     resolve();
     H.rate = hs_g.cfg.heap_rate;
+    H.exact = H.rate <= 1;
     uint64_t cap = 1024;
     while (cap < 2ull * hs_g.cfg.heap_max_live)
         cap <<= 1;
     H.live_cap = cap;
-    H.live = map_zeroed(cap * sizeof(live_slot));
-    if (H.rate > 1 && !(g_filter = map_zeroed(FILTER_BUCKETS * sizeof *g_filter)))
-        return -1;
-    if (!H.live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u, 0) != 0)
+    live_slot *live = map_zeroed(cap * sizeof(live_slot));
+    if (!live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u, 0) != 0)
         return -1;
     H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
     if (!H.peak)
@@ -148,19 +208,23 @@ int hs_heap_start(void)
                         "profile will be empty\n",
                 dladdr(first, &di) && di.dli_fname ? di.dli_fname : "another library");
     }
+    H.live = live;
     atomic_store(&H.on, 1);
+    route();
     return 0;
 }
 
 void hs_heap_stop(void)
 {
     atomic_store(&H.on, 0);
+    route();
 }
 
 void hs_heap_resume(void)
 {
     if (H.live)
         atomic_store(&H.on, 1);
+    route();
 }
 
 void hs_heap_after_fork(int on)
@@ -168,6 +232,7 @@ void hs_heap_after_fork(int on)
     pthread_mutex_init(&H.peak_lock, NULL); /* its holder may not have come along */
     if (H.live)
         atomic_store(&H.on, on);
+    route();
 }
 
 hs_stacktab *hs_heap_table(void)
@@ -205,16 +270,27 @@ static int64_t next_interval(hs_thread *t)
     return v < 1.0 ? 1 : (int64_t)v;
 }
 
-static inline int take_sample(size_t size)
+/* Count size off the thread's countdown; true when it goes below zero:
+ * then crossed() decides. In unsigned arithmetic: a huge size (that fails
+ * anyway) must not overflow. */
+static inline int counts_down(size_t size)
 {
-    if (H.rate <= 1)
-        return 1;
+    uint64_t c = (uint64_t)hs_self.heap_countdown - (uint64_t)size;
+    hs_self.heap_countdown = (int64_t)c;
+    return UNLIKELY((int64_t)c < 0);
+}
+
+/* The countdown went below zero: whether this allocation is a sample, and
+ * the next interval drawn. A thread's first allocation finds its countdown
+ * at zero and draws its first interval instead. */
+static int crossed(void)
+{
     hs_thread *t = &hs_self;
-    if (t->heap_countdown <= 0 && t->rng == 0)
-        t->heap_countdown = next_interval(t);
-    t->heap_countdown -= (int64_t)size;
-    if (t->heap_countdown > 0)
-        return 0;
+    if (!t->rng) {
+        t->heap_countdown += next_interval(t);
+        if (t->heap_countdown >= 0)
+            return 0;
+    }
     t->heap_countdown = next_interval(t);
     return 1;
 }
@@ -222,24 +298,13 @@ static inline int take_sample(size_t size)
 /* Expected bytes represented by one sampled block of `size`. */
 static int64_t weight(uint64_t size)
 {
-    if (H.rate <= 1 || size == 0)
+    if (H.exact || size == 0)
         return (int64_t)size;
     double s = 1.0 / (1.0 - exp(-(double)size / (double)H.rate));
     return (int64_t)((double)size * s);
 }
 
-/* ---- the live table ----
- *
- * In sampled mode almost no block is in the table, yet every free() must ask.
- * A small counting filter (live blocks per hash bucket of the address, 128
- * KiB, so it stays in cache) answers "not sampled" for nearly all of them
- * without touching the 2 MiB table. Exact mode has no filter. */
-
-
-static inline _Atomic uint32_t *filter_of(uint64_t key)
-{
-    return &g_filter[((key >> 4) * 0x9e3779b97f4a7c15ull) >> 49];
-}
+/* ---- the live table ---- */
 
 static inline uint64_t slot_of(uint64_t key)
 {
@@ -257,8 +322,8 @@ static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
         if (!atomic_compare_exchange_strong(&H.live[i].key, &k, key))
             continue;
         H.live[i].data = ((uint64_t)entry << SIZE_BITS) | (size & SIZE_MASK);
-        if (g_filter)
-            atomic_fetch_add_explicit(filter_of(key), 1, memory_order_relaxed);
+        if (!H.exact)
+            filter_add((const void *)(uintptr_t)key);
         return 0;
     }
     return -1;
@@ -267,8 +332,6 @@ static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
 /* Take key out; fills entry and size. 0 if it was there. */
 static int live_remove(uint64_t key, uint32_t *entry, uint64_t *size)
 {
-    if (g_filter && atomic_load_explicit(filter_of(key), memory_order_relaxed) == 0)
-        return -1; /* no sampled block hashes here: not ours */
     uint64_t i = slot_of(key);
     for (int probe = 0; probe < 256; probe++, i = (i + 1) & (H.live_cap - 1)) {
         uint64_t k = atomic_load_explicit(&H.live[i].key, memory_order_acquire);
@@ -280,8 +343,8 @@ static int live_remove(uint64_t key, uint32_t *entry, uint64_t *size)
         *entry = (uint32_t)(d >> SIZE_BITS);
         *size = d & SIZE_MASK;
         atomic_store_explicit(&H.live[i].key, KEY_DELETED, memory_order_release);
-        if (g_filter)
-            atomic_fetch_sub_explicit(filter_of(key), 1, memory_order_relaxed);
+        if (!H.exact)
+            filter_sub((const void *)(uintptr_t)key);
         return 0;
     }
     return -1;
@@ -310,9 +373,13 @@ static void snapshot_peak(int64_t now)
     pthread_mutex_unlock(&H.peak_lock);
 }
 
-static void record_alloc(void *p, size_t size)
+/* Record block p of size as allocated here (unless the agent allocates). */
+static SLOW void record_alloc(void *p, size_t size)
 {
     hs_thread *t = &hs_self;
+    if (t->in_agent)
+        return;
+    atomic_thread_fence(memory_order_acquire); /* pairs with route() */
     t->in_agent++;
     hs_stack_entry *e = hs_agent_intern_here(&H.tab);
     if (e) {
@@ -332,16 +399,17 @@ static void record_alloc(void *p, size_t size)
     t->in_agent--;
 }
 
+/* After an allocation by any function but malloc (which has its own). */
 static inline void after_alloc(void *p, size_t size)
 {
-    if (p && atomic_load_explicit(&H.on, memory_order_relaxed) && hs_self.in_agent == 0 && take_sample(size))
+    if (p && atomic_load_explicit(&H.on, memory_order_relaxed) && (H.exact || (counts_down(size) && crossed())))
         record_alloc(p, size);
 }
 
 /* Forget p if it was sampled; returns its record for realloc's undo. */
 static int before_free(void *p, uint32_t *entry, uint64_t *size)
 {
-    if (!H.live || live_remove((uint64_t)(uintptr_t)p, entry, size) != 0)
+    if (!H.live || (!H.exact && !*bucket_of(p)) || live_remove((uint64_t)(uintptr_t)p, entry, size) != 0)
         return -1;
     if (*entry < H.tab.cap) {
         hs_stack_entry *e = &H.tab.entries[*entry];
@@ -362,32 +430,107 @@ static void undo_free(void *p, uint32_t entry, uint64_t size)
     }
 }
 
-/* ---- the interposed functions ---- */
+/* ---- what malloc and free jump to ---- */
 
-HS_EXPORT void *malloc(size_t size)
+static SLOW void *malloc_crossed(size_t size)
 {
-    if (!r_malloc) {
-        if (atomic_load(&g_resolving))
-            return boot_alloc(size);
-        resolve();
-        if (!r_malloc)
-            return boot_alloc(size);
-    }
     void *p = r_malloc(size);
-    after_alloc(p, size);
+    if (p && crossed())
+        record_alloc(p, size);
     return p;
 }
 
-HS_EXPORT void free(void *p)
+/* Sampled mode: count down, go further only when the countdown crosses. */
+static void *malloc_sampled(size_t size)
+{
+    if (counts_down(size))
+        return malloc_crossed(size);
+    return r_malloc(size);
+}
+
+static void *malloc_exact(size_t size)
+{
+    void *p = r_malloc(size);
+    if (p)
+        record_alloc(p, size);
+    return p;
+}
+
+/* A free that can't be the real allocator's at once: NULL, a bootstrap
+ * block, a sampled block. */
+static SLOW void free_special(void *p)
 {
     if (!p || is_boot(p))
         return;
-    if (!r_free)
-        resolve();
+    atomic_thread_fence(memory_order_acquire); /* pairs with route() */
     uint32_t entry;
     uint64_t size;
     before_free(p, &entry, &size);
     r_free(p);
+}
+
+/* Sampled mode (or bootstrap blocks out): one look at the filter. */
+static void free_filtered(void *p)
+{
+    if (UNLIKELY(*bucket_of(p)))
+        free_special(p);
+    else
+        r_free(p);
+}
+
+/* The first calls, before the real allocator is known. */
+static void *malloc_first(size_t size)
+{
+    if (atomic_load(&g_resolving))
+        return boot_alloc(size);
+    resolve();
+    if (!r_malloc)
+        return boot_alloc(size);
+    void *(*m)(size_t) = atomic_load(&p_malloc);
+    return m == malloc_first ? r_malloc(size) : m(size); /* no free found: not routed */
+}
+
+static void free_first(void *p)
+{
+    if (!p || is_boot(p))
+        return;
+    resolve();
+    void (*f)(void *) = atomic_load(&p_free);
+    if (f != free_first)
+        f(p);
+    else if (r_free)
+        r_free(p);
+}
+
+/* Point malloc and free at what the state asks: the real allocator's
+ * functions while nothing is recorded and no bootstrap block is out. Free
+ * keeps looking for sampled blocks after the profile is paused. */
+static void route(void)
+{
+    void *(*m)(size_t) = r_malloc;
+    void (*f)(void *) = r_free;
+    if (atomic_load(&H.on))
+        m = H.exact ? malloc_exact : malloc_sampled;
+    if (H.live && H.exact)
+        f = free_special; /* every block is in the live table */
+    else if (H.live || atomic_load(&g_boot_used))
+        f = free_filtered;
+    /* Release: the tables set up before are seen by the slow paths, which
+     * take an acquire fence after malloc's and free's relaxed loads. */
+    atomic_store_explicit(&p_malloc, m, memory_order_release);
+    atomic_store_explicit(&p_free, f, memory_order_release);
+}
+
+/* ---- the interposed functions ---- */
+
+HS_EXPORT void *malloc(size_t size)
+{
+    return atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
+}
+
+HS_EXPORT void free(void *p)
+{
+    atomic_load_explicit(&p_free, memory_order_relaxed)(p);
 }
 
 HS_EXPORT void *calloc(size_t n, size_t size)
