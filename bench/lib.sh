@@ -38,3 +38,25 @@ bench_check_build() {
         fi
     done
 }
+
+# bench_callgrind_ir OUT_FILE CMD...: run CMD under valgrind's callgrind and
+# print the instructions it executed (all threads, the program's and every
+# library's: the "totals" line). CMD's stdout goes to OUT_FILE.stdout, its
+# and valgrind's stderr to OUT_FILE.stderr. Callgrind's counts are the same
+# from run to run (within a few hundred instructions for a threaded program),
+# so differences of a few instructions per operation are measurable where
+# timings on a shared machine are not. Environment for CMD only: prefix it
+# with `env VAR=...` (children are traced, and the file written at the exec
+# is replaced by the program's own at its exit; env's few hundred
+# instructions are in the count).
+bench_callgrind_ir() {
+    local out=$1
+    shift
+    rm -f "$out"
+    if ! valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out" "$@" >"$out.stdout" 2>"$out.stderr"; then
+        echo "callgrind: '$*' failed:" >&2
+        tail -n 20 "$out.stderr" >&2
+        return 1
+    fi
+    awk '/^totals:/ { print $2; found = 1 } END { exit !found }' "$out"
+}

@@ -1,0 +1,75 @@
+# heap_fastpath.sh — the cost of the heap hooks' fast path, in instructions
+# (issue 13, "Cost"): heap_pairs (malloc/free pairs of 16..527 B, 2 threads)
+# runs under callgrind with no agent, with the agent loaded and the heap
+# profile off, and with the heap profile on at a rate so high that nothing
+# is sampled (every call takes the fast path). The extra instructions per
+# pair are the difference between two runs of N1 and N2 pairs per thread,
+# over the pairs between them, so start-up, the exit write and per-thread
+# set-up cancel out; callgrind's counts vary by a few hundred instructions
+# between runs, i.e. ~0.001 per pair here. Budget: at most 5 extra
+# instructions per pair with the heap profile off, 15 with it on (the
+# hooks of a200564 took 45 and 90). The default rate (512 KiB) is run too,
+# to see that the profile records and to print what samples add on average.
+source "$(dirname "$0")/lib.sh"
+source "$SRC/bench/lib.sh"
+needs_malloc_interposition
+command -v valgrind >/dev/null || fail "valgrind is not installed (scripts/install-deps)"
+
+N1=50000
+N2=250000
+THREADS=2
+AGENT=(LD_PRELOAD="$AGENT_PRELOAD" HOTSPUR_CPU=0 HOTSPUR_CONTROL=0 HOTSPUR_DEFER_SYMBOLS=1)
+declare -A IR PAIRS
+run() { # NAME N ENV...
+    local name=$1 n=$2 ir
+    shift 2
+    ir=$(bench_callgrind_ir "$TMP/cg.$name.$n" env "$@" "$PROGS/heap_pairs" "$n" "$THREADS") ||
+        fail "$name: callgrind run failed"
+    IR[$name.$n]=$ir
+    PAIRS[$name.$n]=$(awk '/^pairs / { print $2 }' "$TMP/cg.$name.$n.stdout")
+    # the agent must not change the program's work
+    if [ "$name" != none ]; then
+        cmp -s "$TMP/cg.none.$n.stdout" "$TMP/cg.$name.$n.stdout" ||
+            fail "$name: output differs from the plain run: $(cat "$TMP/cg.$name.$n.stdout")"
+    fi
+}
+for n in $N1 $N2; do
+    run none "$n" HOTSPUR_UNUSED=1
+    run off "$n" "${AGENT[@]}" HOTSPUR_OUTPUT="$TMP/off.$n.pb.gz"
+    run fast "$n" "${AGENT[@]}" HOTSPUR_HEAP=1 HOTSPUR_HEAP_RATE=1099511627776 HOTSPUR_OUTPUT="$TMP/fast.$n.pb.gz"
+    run sampled "$n" "${AGENT[@]}" HOTSPUR_HEAP=1 HOTSPUR_OUTPUT="$TMP/sampled.$n.pb.gz"
+done
+pairs=$((PAIRS[none.$N2] - PAIRS[none.$N1]))
+[ "$pairs" = $((THREADS * (N2 - N1))) ] || fail "heap_pairs did $pairs pairs, not $((THREADS * (N2 - N1)))"
+per_pair() { # NAME: instructions per pair between the two runs
+    awk -v a="${IR[$1.$N1]}" -v b="${IR[$1.$N2]}" -v p="$pairs" 'BEGIN { printf "%.2f", (b - a) / p }'
+}
+base=$(per_pair none)
+echo "no agent: $base instructions per malloc/free pair"
+for cfg in off fast sampled; do
+    extra=$(awk -v x="$(per_pair "$cfg")" -v b="$base" 'BEGIN { printf "%.2f", x - b }')
+    eval "extra_$cfg=$extra"
+    echo "$cfg: +$extra instructions per pair"
+done
+
+# The heap profile was really on: both runs wrote one, the sampled one has
+# samples (~160 MB allocated at 512 KiB: ~300), the fast one has none.
+for n in $N1 $N2; do
+    [ -s "$TMP/fast.$n.pb.gz" ] || fail "heap on (rate 2^40): no heap profile written"
+    [ -s "$TMP/sampled.$n.pb.gz" ] || fail "heap on: no heap profile written"
+    [ ! -e "$TMP/off.$n.pb.gz" ] || fail "heap off: a profile was written"
+done
+# (valgrind's launcher, exec'd with the program's environment, loads the
+# agent too and writes a NAME.PID.exec1 file of its own: not looked at.)
+raw_samples() {
+    go tool pprof -raw "$1" 2>/dev/null |
+        awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $1 ~ /^[0-9]+$/ { n++ } END { print n + 0 }'
+}
+[ "$(raw_samples "$TMP/sampled.$N2.pb.gz")" -gt 0 ] || fail "heap on at 512 KiB: the profile has no samples"
+[ "$(raw_samples "$TMP/fast.$N2.pb.gz")" = 0 ] || fail "heap on at rate 2^40: the profile has samples"
+
+awk -v x="$extra_off" 'BEGIN { exit !(x <= 5) }' ||
+    fail "heap profile off: $extra_off extra instructions per malloc/free pair (budget 5)"
+awk -v x="$extra_fast" 'BEGIN { exit !(x <= 15) }' ||
+    fail "heap profile on, fast path: $extra_fast extra instructions per malloc/free pair (budget 15)"
+pass "fast path: +$extra_off instructions per pair with the heap profile off, +$extra_fast on (unsampled), +$extra_sampled at 512 KiB with its samples"
