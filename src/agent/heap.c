@@ -373,8 +373,9 @@ static void snapshot_peak(int64_t now)
     pthread_mutex_unlock(&H.peak_lock);
 }
 
-/* Record block p of size as allocated here (unless the agent allocates). */
-static SLOW void record_alloc(void *p, size_t size)
+/* Record block p of size as allocated here (unless the agent allocates).
+ * Not cold: exact mode comes here for every allocation. */
+static __attribute__((noinline)) void record_alloc(void *p, size_t size)
 {
     hs_thread *t = &hs_self;
     if (t->in_agent)
