@@ -48,9 +48,14 @@ DOC=$ROOT/docs/BENCHMARKS.md
 LIB=$BUILD/lib/libhotspur.so
 PROG=$BUILD/tests/programs/heap_pairs
 BASE_LIB=${BENCH_HEAP_BASE_LIB:-}
-BASE_LABEL=${BENCH_HEAP_BASE_LABEL:-base}
+BASE_LABEL=${BENCH_HEAP_BASE_LABEL:-base}   # a commit, when BASE_LIB was built from one
 INVOCATION="bench/heap_fastpath.sh $1"
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
+if [ -n "$BASE_LIB" ]; then
+    INVOCATION="BENCH_HEAP_BASE_LIB=$BASE_LIB BENCH_HEAP_BASE_LABEL=$BASE_LABEL${BENCH_ROUNDS:+ BENCH_ROUNDS=$BENCH_ROUNDS} $INVOCATION"
+elif [ -n "${BENCH_ROUNDS:-}" ]; then
+    INVOCATION="BENCH_ROUNDS=$BENCH_ROUNDS $INVOCATION"
+fi
 
 bench_check_build heap_fastpath "$BUILD" "$ROUNDS" 3
 if [ ! -x "$PROG" ]; then
@@ -211,6 +216,8 @@ END {
             printf "| %s | %.3f (%.3f-%.3f) | %s | %.2fx (%.2f-%.2f) | %.1f ns | %.3f (%.3f-%.3f) | yes |\n", label(c), cm[c], cmin[c], cmax[c], pct(eff), rm[c], rmin[c], rmax[c], (cm[c] - cm["none"]) / tpairs * 1e9, wm[c], wmin[c], wmax[c]
     }
     print ""
+    if (base != "" && configs ~ /base-/)
+        printf "Rows marked (%s): the agent of commit %s, built the same way (`git archive %s | tar -x -C DIR && cmake -S DIR -B DIR/build && cmake --build DIR/build --target hotspur`), measured in the same runs.\n\n", base, base, base
     printf "\"Measurable?\" compares the change of the CPU median with the plain runs'\'' own spread (max-min over median, %.1f%% here): within it, the doc gives no number. The instruction counts are the figure to compare commits by; the times show what they mean on this machine (a shared 2-core VM, load as above).\n", spread * 100
 }' "$TMP/time" >"$TMP/section.md"
 
