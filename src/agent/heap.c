@@ -857,50 +857,69 @@ long hs_heap_scan_leaks(uint64_t *leaked_bytes)
  * runs as the agent's, so an allocation it makes through the malloc family
  * is not counted twice; a CPU sample landing inside it is not taken). */
 
-typedef struct {
-    void *fn;
-    int own; /* 1: the next definition is not libstdc++'s: record here */
-} cxx_next;
-
-static void cxx_resolve(cxx_next *n, const char *sym)
+/* The next definition of sym; *own = 1 when it is not libstdc++'s (then
+ * the allocation is recorded here). */
+static void *cxx_resolve(const char *sym, int *own)
 {
     hs_self.in_agent++;
     void *f = dlsym(RTLD_NEXT, sym);
     Dl_info di;
-    n->own = f && dladdr(f, &di) && di.dli_fname && !strstr(di.dli_fname, "libstdc++");
-    n->fn = f;
+    *own = f && dladdr(f, &di) && di.dli_fname && !strstr(di.dli_fname, "libstdc++");
     hs_self.in_agent--;
+    return f;
 }
 
+/* Each operator jumps through cname##_to: at first to cname##_first, which
+ * resolves the next definition, then straight to libstdc++'s, or to
+ * cname##_own, which records around tcmalloc's or jemalloc's. */
 #define CXX_NEW(cname, sym, params, args, size)                            \
-    HS_EXPORT void *cname params __asm__(sym);                             \
-    HS_EXPORT void *cname params                                          \
+    static void *cname##_first params;                                     \
+    static void *(*_Atomic cname##_to) params = cname##_first;             \
+    static void *(*cname##_next) params;                                   \
+    static void *cname##_own params                                        \
     {                                                                      \
-        static cxx_next n;                                                 \
-        if (!n.fn)                                                         \
-            cxx_resolve(&n, sym);                                          \
-        if (!n.own)                                                        \
-            return ((void *(*)params)n.fn) args;                           \
         hs_self.in_agent++; /* jemalloc's may call aligned_alloc: once */  \
-        void *p = ((void *(*)params)n.fn) args;                            \
+        void *p = cname##_next args;                                       \
         hs_self.in_agent--;                                                \
         after_alloc(p, size);                                              \
         return p;                                                          \
+    }                                                                      \
+    static void *cname##_first params                                      \
+    {                                                                      \
+        int own;                                                           \
+        cname##_next = (void *(*)params)cxx_resolve(sym, &own);            \
+        atomic_store(&cname##_to, own ? cname##_own : cname##_next);       \
+        return atomic_load(&cname##_to) args;                              \
+    }                                                                      \
+    HS_EXPORT void *cname params __asm__(sym);                             \
+    HS_EXPORT void *cname params                                          \
+    {                                                                      \
+        return atomic_load_explicit(&cname##_to, memory_order_relaxed) args; \
     }
 
 #define CXX_DELETE(cname, sym, params, args, ptr)                          \
+    static void cname##_first params;                                      \
+    static void (*_Atomic cname##_to) params = cname##_first;              \
+    static void (*cname##_next) params;                                    \
+    static void cname##_own params                                         \
+    {                                                                      \
+        uint32_t entry;                                                    \
+        uint64_t sz;                                                       \
+        if (ptr)                                                           \
+            before_free(ptr, &entry, &sz);                                 \
+        cname##_next args;                                                 \
+    }                                                                      \
+    static void cname##_first params                                       \
+    {                                                                      \
+        int own;                                                           \
+        cname##_next = (void (*)params)cxx_resolve(sym, &own);             \
+        atomic_store(&cname##_to, own ? cname##_own : cname##_next);       \
+        atomic_load(&cname##_to) args;                                     \
+    }                                                                      \
     HS_EXPORT void cname params __asm__(sym);                              \
     HS_EXPORT void cname params                                           \
     {                                                                      \
-        static cxx_next n;                                                 \
-        if (!n.fn)                                                         \
-            cxx_resolve(&n, sym);                                          \
-        if (n.own && ptr) {                                                \
-            uint32_t entry;                                                \
-            uint64_t sz;                                                   \
-            before_free(ptr, &entry, &sz);                                 \
-        }                                                                  \
-        ((void (*)params)n.fn) args;                                       \
+        atomic_load_explicit(&cname##_to, memory_order_relaxed) args;      \
     }
 
 typedef struct hs_nothrow hs_nothrow; /* std::nothrow_t, passed by reference */
