@@ -388,7 +388,8 @@ static __attribute__((noinline)) void record_alloc(void *p, size_t size)
         atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&e->values[1], (int64_t)size, memory_order_relaxed);
         if (live_insert((uint64_t)(uintptr_t)p, idx, size) == 0) {
-            int64_t now = atomic_fetch_add(&H.inuse_est, weight(size)) + weight(size);
+            int64_t w = weight(size);
+            int64_t now = atomic_fetch_add(&H.inuse_est, w) + w;
             if (now > atomic_load_explicit(&H.next_snapshot, memory_order_relaxed))
                 snapshot_peak(now);
         } else { /* can't follow its free: count it freed now */
