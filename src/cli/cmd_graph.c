@@ -266,17 +266,18 @@ int hs_cmd_graph(int argc, char **argv)
             hs_cli_fail(spec.name, NULL, err);
             goto done;
         }
-        fclose(sv.f); /* dot writes the temp file by name */
+        fclose(sv.f); /* dot writes the temp file (or a device, FIFO) by name */
         sv.f = NULL;
-        int drc = hs_run_dot(dot, fmt, dot_tmp, sv.tmp, err, sizeof err);
+        int drc = hs_run_dot(dot, fmt, dot_tmp, sv.tmp[0] ? sv.tmp : output, err, sizeof err);
         unlink(dot_tmp);
         if (drc != 0) {
-            unlink(sv.tmp);
+            if (sv.tmp[0])
+                unlink(sv.tmp);
             fprintf(stderr, "hotspur graph: %s\n", err);
             rc = 1;
             goto done;
         }
-        if (rename(sv.tmp, output) != 0) {
+        if (sv.tmp[0] && rename(sv.tmp, output) != 0) {
             unlink(sv.tmp);
             fprintf(stderr, "hotspur graph: %s: %s\n", output, strerror(errno));
             rc = 1;

@@ -4,6 +4,7 @@
 # (lines that start with a few spaces and a dash) is fed back to CMD, and
 # none may be refused as "unknown option" or "does not apply". The inputs
 # do not exist, so each run stops right after parsing (web never serves).
+# Also: -o to a FIFO writes into it.
 . "$(dirname "$0")/lib.sh"
 
 cmds="top peek list tree traces tags raw disasm diff merge flame graph convert web"
@@ -43,4 +44,14 @@ done
 grep -q "does not apply" err.txt || fail "flame --nodecount: $(cat err.txt)"
 "$HOTSPUR" top --palette mem missing.pb.gz 2> err.txt && fail "top took --palette"
 grep -q "unknown option '--palette'" err.txt || fail "top --palette: $(cat err.txt)"
+# -o names a FIFO (or a device such as /dev/null): written in place, not
+# replaced by a regular file through the temp-file-and-rename of regular files
+printf 'main;a 3\nmain;b 1\n' > s.folded
+mkfifo out.fifo
+timeout 20 cat out.fifo > got.txt &
+reader=$!
+"$HOTSPUR" convert s.folded --to collapsed -o out.fifo || fail "convert -o FIFO failed"
+wait "$reader" || fail "nothing read from the FIFO"
+[ -p out.fifo ] || fail "convert -o FIFO replaced the FIFO with a regular file"
+[ "$(LC_ALL=C sort got.txt)" = $'main;a 3\nmain;b 1' ] || fail "FIFO got: $(cat got.txt)"
 pass "$total options listed by the --help of $(echo $cmds | wc -w) commands are all accepted"
