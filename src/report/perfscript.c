@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "report/export.h"
+#include "report/perfsym.h"
 #include "report/stacks.h"
 
 #define HS_PS_MAX_EVENTS 16
@@ -279,15 +280,26 @@ static int hs_parse_frame(const char *line, size_t len, hs_ps_frame *f)
     return 0;
 }
 
+/* A location as perf printed it, for symbolizing it afterwards. */
+typedef struct {
+    uint64_t id;
+    uint64_t addr;
+    int64_t pid;    /* of the first sample it was seen in */
+    uint32_t dso;   /* strtab id of the dso */
+    bool caller;    /* seen above the leaf: addr is a return address */
+    bool unknown;   /* perf printed [unknown] for it */
+} hs_ps_loc;
+
 typedef struct {
     hs_profile *p;
     hs_strtab *keys; /* interned dso / function keys */
     uint64_t *mapping_of; /* strtab id -> mapping id */
     uint64_t *function_of; /* strtab id -> function id */
     size_t n_of;
-    hs_map locs; /* (mapping, addr) -> index in loc_ids */
-    uint64_t *loc_ids;
-    size_t loc_cap;
+    hs_map locs; /* (mapping, addr) -> index in locs_of */
+    hs_ps_loc *locs_of;
+    size_t loc_cap, n_locs;
+    hs_psym *sym; /* symbolizes frames from the local binaries */
     hs_map samples; /* (stack hash, label hash) -> sample index */
     size_t *sample_of;
     size_t sample_cap;
@@ -326,7 +338,8 @@ static uint64_t hs_ps_mapping(hs_ps *ps, hs_span dso, const char **name)
     return ps->mapping_of[did];
 }
 
-static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline)
+/* The location of a frame of process pid (caller: not the leaf). */
+static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t pid, bool caller)
 {
     char name[4096];
     const char *dso;
@@ -337,14 +350,18 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline
     uint32_t li = hs_map_get(&ps->locs, mid, fr->addr, &is_new);
     if (li == UINT32_MAX)
         return 0;
-    if (!is_new)
-        return ps->loc_ids[li];
+    if (!is_new) {
+        ps->locs_of[li].caller |= caller;
+        return ps->locs_of[li].id;
+    }
     if (li >= ps->loc_cap) {
         size_t nc = ps->loc_cap ? ps->loc_cap * 2 : 1024;
-        uint64_t *l = realloc(ps->loc_ids, nc * sizeof *l);
+        while (nc <= li)
+            nc *= 2;
+        hs_ps_loc *l = realloc(ps->locs_of, nc * sizeof *l);
         if (!l)
             return 0;
-        ps->loc_ids = l;
+        ps->locs_of = l;
         ps->loc_cap = nc;
     }
     /* Function key: "sym\0dso" so equal names in different dsos differ. */
@@ -364,10 +381,58 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline
     uint64_t fn = hs_profile_add_function(ps->p, name, name, "", 0);
     if (!fn)
         return 0;
-    hs_line line = {.function_id = fn, .line = srcline, .column = 0};
+    hs_line line = {.function_id = fn, .line = 0, .column = 0};
     uint64_t id = hs_profile_add_location(ps->p, mid, fr->addr, &line, 1);
-    ps->loc_ids[li] = id;
+    ps->locs_of[li] = (hs_ps_loc){.id = id, .addr = fr->addr, .pid = pid,
+                                  .dso = hs_strtab_intern(ps->keys, fr->dso.s, fr->dso.n),
+                                  .caller = caller,
+                                  .unknown = sn == 9 && memcmp(fr->sym.s, "[unknown]", 9) == 0};
+    if (li >= ps->n_locs)
+        ps->n_locs = li + 1;
     return id;
+}
+
+/* Give the locations perf printed no file:line for (no -F +srcline) their
+ * function, file:line and inline chain from the local binaries
+ * (perfsym.h): all of an [unknown] frame, and of a named one when the
+ * binary names it as perf did (so a rebuilt binary does not lend its
+ * lines to an old profile). Returns how many, or -1 on OOM. */
+static long hs_ps_symbolize(hs_ps *ps)
+{
+    long done = 0;
+    hs_frame fr[16];
+    hs_line lines[16];
+    for (size_t i = 0; i < ps->n_locs; i++) {
+        const hs_ps_loc *pl = &ps->locs_of[i];
+        const hs_location *l = hs_profile_location(ps->p, pl->id);
+        if (!l || l->n_lines != 1 || l->lines[0].line != 0)
+            continue;
+        const char *dso = hs_strtab_get(ps->keys, pl->dso);
+        int n = dso && dso[0] == '/' ? hs_psym_lookup(ps->sym, pl->pid, dso, pl->addr,
+                                                      !pl->caller, fr, 16)
+                                     : 0;
+        if (n <= 0)
+            continue;
+        if (!pl->unknown) {
+            const hs_function *f = hs_profile_function(ps->p, l->lines[0].function_id);
+            const char *perf_name = f ? hs_profile_string(ps->p, f->name) : "";
+            if (strcmp(perf_name, fr[n - 1].function) != 0 &&
+                strcmp(perf_name, fr[n - 1].system_name) != 0)
+                continue;
+        }
+        for (int k = 0; k < n; k++) {
+            const char *name = *fr[k].function ? fr[k].function : fr[k].system_name;
+            uint64_t fid = hs_profile_add_function(ps->p, name, fr[k].system_name, fr[k].file,
+                                                   fr[k].start_line);
+            if (!fid)
+                return -1;
+            lines[k] = (hs_line){.function_id = fid, .line = fr[k].line, .column = 0};
+        }
+        if (hs_profile_set_location_lines(ps->p, pl->id, lines, (size_t)n) != 0)
+            return -1;
+        done++;
+    }
+    return done;
 }
 
 /* Give location id the file and line of a srcline, the first time one is
@@ -497,7 +562,7 @@ typedef struct {
     size_t n, cap;
 } hs_ps_run;
 
-static int hs_ps_push(hs_ps *ps, hs_ps_run *r, const hs_ps_frame *fr)
+static int hs_ps_push(hs_ps *ps, hs_ps_run *r, const hs_ps_frame *fr, int64_t pid)
 {
     if (r->n == r->cap) {
         size_t nc = r->cap ? r->cap * 2 : 128;
@@ -507,7 +572,8 @@ static int hs_ps_push(hs_ps *ps, hs_ps_run *r, const hs_ps_frame *fr)
         r->stack = s;
         r->cap = nc;
     }
-    return (r->stack[r->n++] = hs_ps_location(ps, fr, 0)) ? 0 : -1;
+    bool caller = r->n > 0; /* perf prints the leaf first */
+    return (r->stack[r->n++] = hs_ps_location(ps, fr, pid, caller)) ? 0 : -1;
 }
 
 /* Add the sample read (summed into an identical one). 0, or -1 on OOM. */
@@ -616,6 +682,12 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
         int kind = hs_line_kind(line, ll, block_start);
         if (kind == HS_L_FRAME && r.n_ev == 0 && !first_frame)
             first_frame = lineno;
+        if (kind == HS_L_SIDEBAND && (ps.sym || (ps.sym = hs_psym_new())) &&
+            hs_psym_mmap_line(ps.sym, line, ll) != 0) {
+            snprintf(err, errlen, "out of memory reading perf script");
+            hs_psym_free(ps.sym);
+            return NULL;
+        }
         block_start = kind == HS_L_BLANK || (block_start && kind == HS_L_COMMENT);
         hs_ps_header h;
         hs_ps_frame fr;
@@ -721,7 +793,7 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
             /* a sample printed on one line (no call chain): its frame
              * follows the event */
             if (h.rest.n && hs_parse_frame(h.rest.s, h.rest.n, &fr) == 0 &&
-                hs_ps_push(&ps, &r, &fr) != 0)
+                hs_ps_push(&ps, &r, &fr, h.pid) != 0)
                 goto oom;
             break;
         case HS_L_FRAME:
@@ -732,7 +804,7 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
                          lineno);
                 goto fail;
             }
-            if (hs_parse_frame(line, ll, &fr) != 0 || hs_ps_push(&ps, &r, &fr) != 0)
+            if (hs_parse_frame(line, ll, &fr) != 0 || hs_ps_push(&ps, &r, &fr, h.pid) != 0)
                 goto oom;
             break;
         case HS_L_OTHER: {
@@ -755,6 +827,27 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
     if (r.t_max >= 0) /* perf times are since boot, not wall clock: no time_nanos */
         ps.p->duration_nanos = r.t_max - r.t_min;
     hs_profile_add_comment(ps.p, "imported from perf script by hotspur");
+    /* HOTSPUR_PERF_SYMBOLIZE=0: leave the frames as perf printed them */
+    const char *want_sym = getenv("HOTSPUR_PERF_SYMBOLIZE");
+    bool symbolize = !want_sym || strcmp(want_sym, "0") != 0;
+    if (symbolize && !ps.sym && !(ps.sym = hs_psym_new()))
+        goto oom;
+    long nsym = symbolize ? hs_ps_symbolize(&ps) : 0;
+    if (nsym < 0)
+        goto oom;
+    if (nsym > 0) {
+        char note[160];
+        snprintf(note, sizeof note, "%ld addresses symbolized by hotspur from the local binaries",
+                 nsym);
+        hs_profile_add_comment(ps.p, note);
+    }
+    if (hs_psym_build_id_mismatches(ps.sym)) {
+        char note[160];
+        snprintf(note, sizeof note,
+                 "%zu local binaries not used: their build-id differs from perf's",
+                 hs_psym_build_id_mismatches(ps.sym));
+        hs_profile_add_comment(ps.p, note);
+    }
     goto done;
 oom:
     snprintf(err, errlen, "out of memory reading perf script");
@@ -766,8 +859,9 @@ done:
     free(r.stack);
     free(ps.mapping_of);
     free(ps.function_of);
-    free(ps.loc_ids);
+    free(ps.locs_of);
     free(ps.sample_of);
+    hs_psym_free(ps.sym);
     hs_map_free(&ps.locs);
     hs_map_free(&ps.samples);
     hs_strtab_free(ps.keys);
