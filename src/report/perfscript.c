@@ -366,12 +366,15 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t pid, bo
     }
     /* Function key: "sym\0dso" so equal names in different dsos differ. */
     size_t sn = fr->sym.n;
-    if (sn == 9 && memcmp(fr->sym.s, "[unknown]", 9) == 0) {
+    /* no symbol: "[unknown]", or none at all (perf script -F ip,dso) */
+    bool unknown = sn == 0 || (sn == 9 && memcmp(fr->sym.s, "[unknown]", 9) == 0);
+    if (unknown) {
         const char *base = strrchr(dso, '/');
         base = base ? base + 1 : dso;
-        snprintf(name, sizeof name, "[%s]", *base ? base : "unknown");
-        if (strcmp(name, "[[unknown]]") == 0)
-            snprintf(name, sizeof name, "[unknown]");
+        if (*base == '[') /* [kernel.kallsyms], [unknown], [vdso] */
+            snprintf(name, sizeof name, "%s", base);
+        else
+            snprintf(name, sizeof name, "[%s]", *base ? base : "unknown");
     } else {
         if (sn >= sizeof name)
             sn = sizeof name - 1;
@@ -385,8 +388,7 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t pid, bo
     uint64_t id = hs_profile_add_location(ps->p, mid, fr->addr, &line, 1);
     ps->locs_of[li] = (hs_ps_loc){.id = id, .addr = fr->addr, .pid = pid,
                                   .dso = hs_strtab_intern(ps->keys, fr->dso.s, fr->dso.n),
-                                  .caller = caller,
-                                  .unknown = sn == 9 && memcmp(fr->sym.s, "[unknown]", 9) == 0};
+                                  .caller = caller, .unknown = unknown};
     if (li >= ps->n_locs)
         ps->n_locs = li + 1;
     return id;

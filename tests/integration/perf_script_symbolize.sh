@@ -1,6 +1,7 @@
 #!/bin/bash
 # perf_script_symbolize.sh — perf script frames without a symbol
-# ("ADDR [unknown] (/path/to/binary)") are symbolized from the local binary
+# ("ADDR [unknown] (/path/to/binary)", or "ADDR (/path/to/binary)" of
+# perf script -F ip,dso) are symbolized from the local binary
 # by hotspur's symbolizer, with file:line and inline frames, so that `list`
 # works on them. The perf script text is generated from the real binary's
 # code addresses (tests/programs/perf_symbols.c, PIE and non-PIE: a leaf
@@ -50,6 +51,7 @@ gen() {
         for a in $LEAF $R1 $R2; do
             case $mode in
                 offsets) printf '\t%16x [unknown] (%s)\n' "$(off "$a")" "$prog" ;;
+                dsoonly) printf '\t%16x (%s)\n' "$(off "$a")" "$prog" ;; # perf script -F ip,dso
                 *) printf '\t%16x [unknown] (%s)\n' $((base + a)) "$prog" ;;
             esac
         done
@@ -83,6 +85,7 @@ for prog in "$PROGS/perf_symbols" "$PROGS/perf_symbols_nopie"; do
     addresses "$prog"
     name=$(basename "$prog")
     gen "$prog" offsets > "$name.offsets.txt";        resolved "$name.offsets.txt" "$name: file offsets (perf's call chains)"
+    gen "$prog" dsoonly > "$name.dsoonly.txt";        resolved "$name.dsoonly.txt" "$name: dso and offset only (-F ip,dso)"
     gen "$prog" runtime-mmap > "$name.mmap.txt";      resolved "$name.mmap.txt" "$name: run-time addresses + MMAP2"
     gen "$prog" runtime-goodid > "$name.goodid.txt";  resolved "$name.goodid.txt" "$name: MMAP2 with the file's build-id"
     gen "$prog" runtime-badid > "$name.badid.txt";    unresolved "$name.badid.txt" "$name: MMAP2 with another build-id"
