@@ -113,3 +113,20 @@ grep -q '\[unknown\] (.*perf_symbols)' real.txt || fail "real perf: --symfs did 
 grep -q "ROUTINE =* ps_leaf in .*perf_symbols.c" list.txt || { head -20 list.txt; fail "real: no ps_leaf routine"; }
 grep -Eq "^ +[^ ]+ +[0-9.]+m?s +$loop_line:" list.txt || { cat list.txt; fail "real: no samples on line $loop_line"; }
 pass "real perf $(perf --version | awk '{print $3}') without symbols: list ps_leaf shows its source"
+
+# perf record --buildid-mmap: MMAP2 records carry build-ids; the same file
+# matches, a file replaced after recording does not and is not used
+cp "$PROGS/perf_symbols" ./ps_copy
+if perf record --buildid-mmap -q -g -o bid.data ./ps_copy 3000000 > /dev/null 2> perf.err; then
+    perf script -i bid.data --show-mmap-events --symfs /nonexistent > bid.txt 2>/dev/null
+    grep -q 'PERF_RECORD_MMAP2 .*<[0-9a-f]*>\]: r-xp .*ps_copy' bid.txt || fail "no build-id in perf's MMAP2 records"
+    "$HOTSPUR" list ps_leaf bid.txt > list.txt 2>&1 || fail "build-id: list: $(cat list.txt)"
+    grep -q "ROUTINE =* ps_leaf in .*perf_symbols.c" list.txt || fail "build-id matches, yet no ps_leaf routine"
+    cp "$PROGS/perf_symbols_nopie" ./ps_copy # another build-id
+    "$HOTSPUR" top bid.txt > top.txt
+    grep -q "build-id differs" top.txt || fail "replaced binary: no build-id note"
+    ! grep -q " ps_leaf$" top.txt || fail "replaced binary's symbols were used"
+    pass "real perf --buildid-mmap: matching build-id used, a replaced binary not"
+else
+    echo "NOTE: perf record --buildid-mmap failed here ($(head -1 perf.err))"
+fi
