@@ -756,9 +756,10 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
     pos = 0;
     lineno = 0;
     block_start = true;
-    bool in_sample = false;
+    bool in_sample = false, one_line = false;
     size_t header_line = 0;
     hs_ps_header h;
+    hs_ps_frame one_frame;
     for (;;) {
         line = hs_next_line(data, len, &pos, &ll);
         lineno++;
@@ -767,6 +768,8 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
             continue;
         block_start = kind == HS_L_BLANK;
         if (in_sample && (kind == HS_L_BLANK || kind == HS_L_SIDEBAND || kind == HS_L_HEADER)) {
+            if (r.n == 0 && one_line && hs_ps_push(&ps, &r, &one_frame, h.pid) != 0)
+                goto oom;
             if (r.n == 0) {
                 /* a header and no frame: perf record without -g, printed
                  * without ip/sym */
@@ -793,10 +796,9 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
             header_line = lineno;
             r.n = 0;
             /* a sample printed on one line (no call chain): its frame
-             * follows the event */
-            if (h.rest.n && hs_parse_frame(h.rest.s, h.rest.n, &fr) == 0 &&
-                hs_ps_push(&ps, &r, &fr, h.pid) != 0)
-                goto oom;
+             * follows the event; when a call chain follows, what is there
+             * is another field (-F +addr) */
+            one_line = h.rest.n && hs_parse_frame(h.rest.s, h.rest.n, &one_frame) == 0;
             break;
         case HS_L_FRAME:
             if (!in_sample) {

@@ -87,6 +87,11 @@ printf '%s\n' "            busy  2012  9864.974652:     250000 cpu-clock:ppp:   
 [ "$(cat oneline.folded)" = $'spin 2\nwork_b 1' ] || fail "oneline: $(cat oneline.folded)"
 echo "ok: oneline"
 
+# 10. a field after the event (-F +addr: the data address) over a call chain is not a frame
+fixture addrfield full "busy 2012 9864.974652: 1 mem-loads:      7ffd1234 " \
+    "busy 2012 9864.974700: 1 mem-loads:      7ffd1240 " "busy 2012 9864.974800: 1 mem-loads:      7ffd1250 "
+check addrfield '^Type: mem-loads'
+
 # refused, with the line
 refused() { # NAME WORDS...
     local name=$1; shift
@@ -100,7 +105,7 @@ refused noheader "perf script line 1: a stack frame outside a sample"
 refused garbage "perf script line 5: expected a sample header or"
 { echo "busy 2012 9864.974652: 250000 cpu-clock:"; echo "busy 2012 9864.974700: 250000 cpu-clock:"; frames full a; } > nostack.txt
 refused nostack "perf script line 1: sample has no stack"
-pass "perf script layouts: 9 read, 3 refused with their line"
+pass "perf script layouts: 10 read, 3 refused with their line"
 
 # Real perf, where it may record: every layout of one recording gives the
 # stacks of perf script's default output.
