@@ -510,13 +510,14 @@ static int hs_has_time(const char *line, size_t ll)
     return 0;
 }
 
-/* What a line is. A sample header is an unindented line; or, as perf pads
+/* What a line is (fr: the frame parsed, or NULL to tell only the kind). A
+ * sample header is an unindented line; or, as perf pads
  * comm on the left, an indented one that is not a frame and ends with ':'
  * (the event) or holds a time, or is the first line of a block (after a
  * blank line: `-F comm,ip,sym` headers are the comm alone). Side-band
  * records (PERF_RECORD_MMAP2 ... of --show-mmap-events, COMM, FORK, EXIT)
  * are not samples. */
-static int hs_line_kind(const char *line, size_t ll, bool block_start)
+static int hs_line_kind(const char *line, size_t ll, bool block_start, hs_ps_frame *fr)
 {
     size_t a = 0, e = ll;
     while (a < ll && hs_is_space(line[a]))
@@ -525,18 +526,30 @@ static int hs_line_kind(const char *line, size_t ll, bool block_start)
         return HS_L_BLANK;
     if (line[a] == '#')
         return HS_L_COMMENT;
-    if (ll - a >= 12 && (memcmp(line + a, "PERF_RECORD_", 12) == 0 || memmem(line, ll, " PERF_RECORD_", 13)))
-        return HS_L_SIDEBAND;
-    if (a == 0)
-        return HS_L_HEADER;
     while (e > a && hs_is_space(line[e - 1]))
         e--;
-    /* " 2012  250000 cpu-clock:" (-F tid,period,event) starts like a frame */
-    bool headerish = line[e - 1] == ':' || hs_has_time(line, ll);
-    hs_ps_frame fr;
-    if (!headerish && hs_parse_frame(line, ll, &fr) == 0)
-        return HS_L_FRAME;
-    if (block_start || headerish)
+    /* " 2012  250000 cpu-clock:" (-F tid,period,event) and " 2012 9864.974652:
+     * 1 cycles: 55d8 main" (-F tid,time,...) start like frames */
+    bool colon_end = line[e - 1] == ':';
+    if (a > 0 && !colon_end) {
+        bool frame;
+        if (fr) {
+            frame = hs_parse_frame(line, ll, fr) == 0 &&
+                    !(memchr(fr->sym.s, ':', fr->sym.n) && hs_has_time(line, ll));
+        } else { /* only the kind: the address and a space start a frame */
+            size_t h = a;
+            while (h < ll && hs_is_hex(line[h]))
+                h++;
+            frame = h > a && h - a <= 16 && (h == ll || hs_is_space(line[h])) &&
+                    !(memchr(line + h, ':', ll - h) && hs_has_time(line, ll));
+        }
+        if (frame)
+            return HS_L_FRAME;
+    }
+    if ((ll - a >= 12 && memcmp(line + a, "PERF_RECORD_", 12) == 0) ||
+        memmem(line, ll, " PERF_RECORD_", 13))
+        return HS_L_SIDEBAND;
+    if (a == 0 || block_start || colon_end || hs_has_time(line, ll))
         return HS_L_HEADER;
     return HS_L_OTHER;
 }
@@ -681,7 +694,9 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
     size_t first_frame = 0; /* line of the first frame, when before any header */
     while ((line = hs_next_line(data, len, &pos, &ll))) {
         lineno++;
-        int kind = hs_line_kind(line, ll, block_start);
+        hs_ps_frame fr;
+        bool want_dso = !main_dso.s && comm0.n; /* frames are parsed until it is found */
+        int kind = hs_line_kind(line, ll, block_start, want_dso ? &fr : NULL);
         if (kind == HS_L_FRAME && r.n_ev == 0 && !first_frame)
             first_frame = lineno;
         if (kind == HS_L_SIDEBAND && (ps.sym || (ps.sym = hs_psym_new())) &&
@@ -692,8 +707,7 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
         }
         block_start = kind == HS_L_BLANK || (block_start && kind == HS_L_COMMENT);
         hs_ps_header h;
-        hs_ps_frame fr;
-        if (kind == HS_L_FRAME && !main_dso.s && comm0.n && hs_parse_frame(line, ll, &fr) == 0) {
+        if (kind == HS_L_FRAME && want_dso) {
             size_t b = fr.dso.n;
             while (b > 0 && fr.dso.s[b - 1] != '/')
                 b--;
@@ -763,7 +777,8 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
     for (;;) {
         line = hs_next_line(data, len, &pos, &ll);
         lineno++;
-        int kind = line ? hs_line_kind(line, ll, block_start) : HS_L_BLANK;
+        hs_ps_frame fr;
+        int kind = line ? hs_line_kind(line, ll, block_start, &fr) : HS_L_BLANK;
         if (kind == HS_L_COMMENT)
             continue;
         block_start = kind == HS_L_BLANK;
@@ -785,7 +800,6 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
         }
         if (!line)
             break;
-        hs_ps_frame fr;
         switch (kind) {
         case HS_L_HEADER:
             if (hs_parse_header(line, ll, &h) != 0) {
@@ -808,7 +822,7 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
                          lineno);
                 goto fail;
             }
-            if (hs_parse_frame(line, ll, &fr) != 0 || hs_ps_push(&ps, &r, &fr, h.pid) != 0)
+            if (hs_ps_push(&ps, &r, &fr, h.pid) != 0)
                 goto oom;
             break;
         case HS_L_OTHER: {
