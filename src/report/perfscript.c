@@ -11,6 +11,12 @@
  * FlameGraph's stackcollapse-perf does. Identical samples (same stack, pid,
  * tid, comm) are summed. Sample types: samples/count, plus one column per
  * event when perf printed periods (cpu-clock/task-clock in nanoseconds).
+ * Any header field may be missing (perf script -F): fields are told apart
+ * by their shape (hs_parse_header); a sample may be one line (no call
+ * chain); side-band records (--show-mmap-events) give perfsym.c the
+ * mappings with which frames perf printed no file:line for are symbolized
+ * from the local binaries (hs_ps_symbolize). What cannot be read is refused
+ * with its line number.
  */
 #define _GNU_SOURCE /* memmem */
 #include <errno.h>
