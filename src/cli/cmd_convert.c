@@ -3,12 +3,12 @@
  * and `perf script` text (import only), with the filters every report
  * takes. The work is in report/ (collapsed.c, callgrind.c, speedscope.c,
  * perfscript.c) and profile/ (the pprof codec). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/analysis_cli.h"
 #include "cli/cmd_export.h"
 #include "cli/commands.h"
 
@@ -36,16 +36,7 @@ static void hs_convert_usage(FILE *out)
             "event (cpu-clock and task-clock in nanoseconds), with pid/tid/comm labels.\n"
             "The text outputs carry one value: --sample-index picks it. --to pprof keeps\n"
             "every value and the full detail, so it takes the filters but not\n"
-            "--sample-index or a granularity.\n"
-            "\n");
-    hs_analysis_options_help(out, HS_KIND_NOTRIM);
-    hs_fetch_help(out);
-}
-
-static int hs_convert_fail(const char *msg)
-{
-    fprintf(stderr, "hotspur convert: %s\n", msg);
-    return 2;
+            "--sample-index or a granularity.\n");
 }
 
 static int hs_has_filters(const hs_analysis_options *o)
@@ -118,68 +109,50 @@ done:
     return rc;
 }
 
+typedef struct {
+    const char *from, *to;
+} convert_args;
+
+enum { OPT_FROM = HS_CLI_EXTRA, OPT_TO };
+
+static int convert_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                         size_t errlen)
+{
+    convert_args *a = ctx;
+    (void)o;
+    (void)err;
+    (void)errlen;
+    if (code == OPT_FROM)
+        a->from = arg;
+    else
+        a->to = arg;
+    return 0;
+}
+
 int hs_cmd_convert(int argc, char **argv)
 {
-    enum { OPT_FROM = 0x4900, OPT_TO };
-    static const struct option longopts[] = {
-        HS_ANALYSIS_LONGOPTS,
-        {"from", required_argument, NULL, OPT_FROM},
-        {"to", required_argument, NULL, OPT_TO},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const hs_cli_extra extras[] = {
+        {"from", required_argument, OPT_FROM},
+        {"to", required_argument, OPT_TO},
+        {NULL, 0, 0},
     };
+    static const hs_cli_spec spec = {
+        .name = "convert", .usage = hs_convert_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_FILTERS | HS_CLI_OUTPUT, .shared_help = true, .fetch_help = true,
+        .does_not_apply = true,
+        .base_msg = "--base applies to top, peek, list, tree, traces and merge",
+        .extras = extras, .extra = convert_extra, .min_args = 0, .max_args = -1};
     static const char *const froms[] = {"auto", "pprof", "collapsed", "perf-script"};
     static const char *const tos[] = {"pprof", "collapsed", "callgrind", "speedscope"};
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
-    const char *output = "-", *from = "auto", *to = NULL;
-    char msg[1024];
-    int c, rc = 2;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long_only(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        if (hs_cli_is_trim_option(c) || c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
-            snprintf(msg, sizeof msg, "option '%s' does not apply to convert", argv[optind - 1]);
-            hs_analysis_options_free(&o);
-            return hs_convert_fail(msg);
-        }
-        if (c == HS_OPT_BASE) {
-            hs_analysis_options_free(&o);
-            return hs_convert_fail("--base applies to top, peek, list, tree, traces and merge");
-        }
-        int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
-        if (r < 0) {
-            hs_analysis_options_free(&o);
-            return hs_convert_fail(msg);
-        }
-        if (r > 0)
-            continue;
-        switch (c) {
-        case 'h':
-            hs_convert_usage(stdout);
-            hs_analysis_options_free(&o);
-            return 0;
-        case 'o':
-            output = optarg;
-            break;
-        case OPT_FROM:
-            from = optarg;
-            break;
-        case OPT_TO:
-            to = optarg;
-            break;
-        case ':':
-            snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
-            hs_analysis_options_free(&o);
-            return hs_convert_fail(msg);
-        default:
-            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur convert --help)",
-                     argv[optind - 1]);
-            hs_analysis_options_free(&o);
-            return hs_convert_fail(msg);
-        }
-    }
+    const char *output = "-";
+    convert_args a = {.from = "auto"};
+    int first = 0;
+    int rc = hs_cli_parse(&spec, argc, argv, &o, &a, &output, &first);
+    if (rc >= 0)
+        return rc;
+    rc = 2;
+    const char *from = a.from, *to = a.to;
     int from_ok = 0, to_ok = 0;
     for (size_t i = 0; i < sizeof froms / sizeof *froms; i++)
         from_ok |= strcmp(from, froms[i]) == 0;
@@ -192,7 +165,7 @@ int hs_cmd_convert(int argc, char **argv)
         bad = "missing --to pprof|collapsed|callgrind|speedscope (see hotspur convert --help)";
     else if (!to_ok)
         bad = "--to must be pprof, collapsed, callgrind or speedscope";
-    else if (optind >= argc)
+    else if (first >= argc)
         bad = "missing input file (see hotspur convert --help)";
     else if (strcmp(to, "pprof") == 0 && (o.sample_index || o.granularity_set))
         bad = "--to pprof keeps every sample type at full detail: --sample-index and "
@@ -201,7 +174,7 @@ int hs_cmd_convert(int argc, char **argv)
         bad = "pprof output is binary: give -o FILE or redirect stdout";
     if (bad) {
         hs_analysis_options_free(&o);
-        return hs_convert_fail(bad);
+        return hs_cli_fail(spec.name, NULL, bad);
     }
     hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
     /* callgrind positions are source lines: unless told otherwise, build the
@@ -211,32 +184,16 @@ int hs_cmd_convert(int argc, char **argv)
     if (strcmp(to, "callgrind") == 0)
         o.obj_names = true; /* nodes keep their object file, for ob= (as pprof's ObjNames) */
 
-    size_t n = (size_t)(argc - optind);
-    hs_profile **ps = calloc(n, sizeof *ps);
+    int n = argc - first;
+    hs_profile **ps = NULL;
     hs_view *v = NULL;
-    if (!ps) {
-        hs_analysis_options_free(&o);
-        return hs_convert_fail("out of memory");
-    }
-    char err[512];
-    for (size_t i = 0; i < n; i++) {
-        const char *path = argv[optind + (int)i];
-        ps[i] = hs_cli_load(path, from, err, sizeof err);
-        /* the profile's drop_frames/keep_frames, as pprof applies them on load */
-        if (ps[i] && hs_analysis_remove_uninteresting(ps[i], err, sizeof err) < 0) {
-            hs_profile_free(ps[i]);
-            ps[i] = NULL;
-        }
-        if (!ps[i]) {
-            snprintf(msg, sizeof msg, "%s: %s", path, err);
-            hs_convert_fail(msg);
-            goto done;
-        }
-    }
+    char msg[1024], err[512];
+    if (hs_acli_load(spec.name, from, argv + first, n, true, &ps) != 0)
+        goto done;
     if (strcmp(to, "pprof") != 0) {
-        v = hs_view_build(ps, n, NULL, 0, &o, msg, sizeof msg);
+        v = hs_view_build(ps, (size_t)n, NULL, 0, &o, msg, sizeof msg);
         if (!v) {
-            hs_convert_fail(msg);
+            hs_cli_fail(spec.name, NULL, msg);
             goto done;
         }
         if (v->warnings && *v->warnings)
@@ -244,20 +201,20 @@ int hs_cmd_convert(int argc, char **argv)
     }
     hs_cli_out out;
     if (hs_cli_out_open(&out, output, err, sizeof err) != 0) {
-        hs_convert_fail(err);
+        hs_cli_fail(spec.name, NULL, err);
         goto done;
     }
     int ok;
     if (strcmp(to, "pprof") == 0)
-        ok = hs_convert_pprof(ps, n, &o, &out, err, sizeof err) == 0;
+        ok = hs_convert_pprof(ps, (size_t)n, &o, &out, err, sizeof err) == 0;
     else if (strcmp(to, "collapsed") == 0)
         ok = hs_export_collapsed(v, out.f, err, sizeof err) == 0;
     else if (strcmp(to, "callgrind") == 0)
         ok = hs_export_callgrind(v, out.f, err, sizeof err) == 0;
     else if (o.sample_index || ps[0]->n_sample_types < 2)
-        ok = hs_export_speedscope(v, argv[optind], out.f, err, sizeof err) == 0;
+        ok = hs_export_speedscope(v, argv[first], out.f, err, sizeof err) == 0;
     else /* every sample type its own profile, the default one opened first */
-        ok = hs_convert_speedscope_all(ps, n, &o, argv[optind], out.f, err, sizeof err) == 0;
+        ok = hs_convert_speedscope_all(ps, (size_t)n, &o, argv[first], out.f, err, sizeof err) == 0;
     if (!ok)
         fprintf(stderr, "hotspur convert: %s\n", err);
     if (hs_cli_out_close(&out, ok, err, sizeof err) != 0) {
@@ -269,9 +226,7 @@ int hs_cmd_convert(int argc, char **argv)
     rc = 0;
 done:
     hs_view_free(v);
-    for (size_t i = 0; i < n; i++)
-        hs_profile_free(ps[i]);
-    free(ps);
+    hs_acli_free_profiles(ps, ps ? n : 0);
     hs_analysis_options_free(&o);
     return rc;
 }

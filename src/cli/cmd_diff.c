@@ -2,7 +2,6 @@
  * the same type node by node (report/diff.c). The filter options apply to
  * both profiles. */
 #include <stdbool.h>
-#include <string.h>
 
 #include "cli/analysis_cli.h"
 #include "cli/commands.h"
@@ -30,44 +29,48 @@ static void diff_usage(FILE *out)
             "  -h, --help         show this help\n");
 }
 
+enum { OPT_FLAME = HS_CLI_EXTRA };
+
+static int diff_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                      size_t errlen)
+{
+    (void)o;
+    (void)arg;
+    (void)err;
+    (void)errlen;
+    if (code == OPT_FLAME)
+        *(bool *)ctx = true;
+    return 0;
+}
+
 int hs_cmd_diff(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"diff", diff_usage, HS_KIND_TOP, true, true, false,
-                                      true, 2, 2};
+    static const hs_cli_extra extras[] = {{"flame", no_argument, OPT_FLAME}, {NULL, 0, 0}};
+    static const hs_cli_spec spec = {
+        .name = "diff", .usage = diff_usage, .kind = HS_KIND_TOP,
+        .takes = HS_CLI_FILTERS | HS_CLI_TRIM | HS_CLI_NORMALIZE | HS_CLI_OUTPUT,
+        .shared_help = true, .fetch_help = true,
+        .base_msg = "--base does not apply: diff's first argument is the base",
+        .extras = extras, .extra = diff_extra, .min_args = 2, .max_args = 2};
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
     const char *output = NULL;
     int first = 0;
-    /* --flame (report/flame.c) is taken out before the shared parser */
-    bool flame = false;
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--flame") == 0) {
-            flame = true;
-            memmove(&argv[i], &argv[i + 1], (size_t)(argc - i) * sizeof *argv);
-            argc--;
-            i--;
-        }
-    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
-    if (rc >= 0) {
-        hs_analysis_options_free(&o);
+    bool flame = false; /* --flame: the differential flame graph (report/flame.c) */
+    int rc = hs_cli_parse(&spec, argc, argv, &o, &flame, &output, &first);
+    if (rc >= 0)
         return rc;
-    }
-    if (o.n_base) {
-        hs_analysis_options_free(&o);
-        return hs_acli_fail(spec.name, NULL, "--base does not apply: diff's first argument is the base");
-    }
     hs_analysis_apply_defaults(&o, HS_KIND_TOP);
     char msg[512];
     hs_profile **ps = NULL;
     hs_view *v = NULL;
     hs_graph g = {0};
-    FILE *out = stdout;
-    rc = hs_acli_load(spec.name, argv + first, 2, true, &ps);
+    FILE *out = NULL;
+    rc = hs_acli_load(spec.name, NULL, argv + first, 2, true, &ps);
     if (rc)
         goto done;
     v = hs_view_build(&ps[1], 1, &ps[0], 1, &o, msg, sizeof msg);
     if (!v) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
+        rc = hs_cli_fail(spec.name, NULL, msg);
         goto done;
     }
     hs_acli_warnings(spec.name, v);
@@ -76,29 +79,24 @@ int hs_cmd_diff(int argc, char **argv)
         snprintf(title, sizeof title, "%s -> %s", argv[first], argv[first + 1]);
         if (!output)
             output = "diff.html";
-        if (!(out = fopen(output, "w"))) {
-            out = stdout;
-            rc = hs_acli_fail(spec.name, output, "cannot open for writing");
-        } else if (hs_report_flame_diff(v, title, out, msg, sizeof msg) < 0) {
-            rc = hs_acli_fail(spec.name, NULL, msg);
-        }
-        if (out != stdout && fclose(out) != 0 && rc == 0)
-            rc = hs_acli_fail(spec.name, output, "error writing output");
+        if (!(out = hs_acli_open_output(spec.name, output)))
+            rc = 2;
+        else if (hs_report_flame_diff(v, title, out, msg, sizeof msg) < 0)
+            rc = hs_cli_fail(spec.name, NULL, msg);
+        rc = hs_acli_close_output(spec.name, out, output, rc);
         goto done;
     }
     if (hs_graph_build(v, &o, &g, msg, sizeof msg) < 0) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
+        rc = hs_cli_fail(spec.name, NULL, msg);
         goto done;
     }
-    if (output && !(out = fopen(output, "w"))) {
-        out = stdout;
-        rc = hs_acli_fail(spec.name, output, "cannot open for writing");
+    if (!(out = hs_acli_open_output(spec.name, output))) {
+        rc = 2;
         goto done;
     }
     if (hs_report_diff(out, v, &g, &o, msg, sizeof msg) < 0)
-        rc = hs_acli_fail(spec.name, NULL, msg);
-    if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_acli_fail(spec.name, output, "error writing output");
+        rc = hs_cli_fail(spec.name, NULL, msg);
+    rc = hs_acli_close_output(spec.name, out, output, rc);
 done:
     hs_graph_free(&g);
     hs_view_free(v);

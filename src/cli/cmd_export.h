@@ -94,7 +94,9 @@ static inline hs_profile *hs_cli_load(const char *path, const char *from, char *
     return p;
 }
 
-/* An output being written: path "-" is stdout. */
+/* An output being written: path "-" is stdout. A regular file is written
+ * to a temporary file renamed into place; anything else (a device, a FIFO)
+ * in place. */
 typedef struct {
     FILE *f;
     const char *path;
@@ -136,6 +138,16 @@ static inline int hs_cli_out_open(hs_cli_out *o, const char *path, char *err, si
     }
     if (hs_cli_check_output(path, err, errlen) != 0)
         return -1;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* /dev/null, a FIFO, a terminal: written in place (a rename would
+         * replace the device or pipe with a regular file) */
+        if (!(o->f = fopen(path, "wb"))) {
+            snprintf(err, errlen, "%s: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
     if ((size_t)snprintf(o->tmp, sizeof o->tmp, "%s.tmp.%ld", path, (long)getpid()) >=
         sizeof o->tmp) {
         snprintf(err, errlen, "%s: path too long", path);
@@ -161,6 +173,11 @@ static inline int hs_cli_out_close(hs_cli_out *o, int ok, char *err, size_t errl
     }
     int bad = fclose(o->f) != 0;
     o->f = NULL;
+    if (!o->tmp[0]) { /* written in place */
+        if (ok && bad)
+            snprintf(err, errlen, "%s: write error", o->path);
+        return ok && !bad ? 0 : -1;
+    }
     if (!ok || bad) {
         if (ok)
             snprintf(err, errlen, "%s: write error", o->path);

@@ -4,7 +4,6 @@
  * output name ends in another extension (.svg, .png, .pdf, .gif, .ps...). */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/analysis_cli.h"
 #include "cli/cmd_export.h"
 #include "cli/commands.h"
 
@@ -38,16 +38,7 @@ static void hs_graph_usage(FILE *out)
             "      --call-tree    one node per call path (a function reached from two callers\n"
             "                     is two nodes), as pprof's -call_tree\n"
             "      --compact-labels  legend without the title and type lines\n"
-            "  -h, --help         show this help\n"
-            "\n");
-    hs_analysis_options_help(out, HS_KIND_GRAPH);
-    hs_fetch_help(out);
-}
-
-static int hs_graph_fail(const char *msg)
-{
-    fprintf(stderr, "hotspur graph: %s\n", msg);
-    return 2;
+            "  -h, --help         show this help\n");
 }
 
 /* Full path of an executable in $PATH, 0 if found. */
@@ -170,74 +161,45 @@ static int hs_run_dot(const char *dot, const char *fmt, const char *dot_file, co
     return 0;
 }
 
+enum { OPT_TITLE = HS_CLI_EXTRA, OPT_CALL_TREE, OPT_COMPACT_LABELS };
+
+static int graph_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                       size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    if (code == OPT_TITLE)
+        *(const char **)ctx = arg;
+    else if (code == OPT_CALL_TREE)
+        o->call_tree = true;
+    else
+        o->compact_labels = true;
+    return 0;
+}
+
 int hs_cmd_graph(int argc, char **argv)
 {
-    enum { OPT_TITLE = 0x4900, OPT_CALL_TREE, OPT_COMPACT_LABELS };
-    static const struct option longopts[] = {
-        HS_ANALYSIS_LONGOPTS,
-        {"output", required_argument, NULL, 'o'},
-        {"title", required_argument, NULL, OPT_TITLE},
-        {"call-tree", no_argument, NULL, OPT_CALL_TREE},
-        {"compact-labels", no_argument, NULL, OPT_COMPACT_LABELS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const hs_cli_extra extras[] = {
+        {"title", required_argument, OPT_TITLE},
+        {"call-tree", no_argument, OPT_CALL_TREE},
+        {"compact-labels", no_argument, OPT_COMPACT_LABELS},
+        {NULL, 0, 0},
     };
+    static const hs_cli_spec spec = {
+        .name = "graph", .usage = hs_graph_usage, .kind = HS_KIND_GRAPH,
+        .takes = HS_CLI_FILTERS | HS_CLI_TRIM | HS_CLI_OUTPUT, .shared_help = true,
+        .fetch_help = true, .does_not_apply = true,
+        .base_msg = "--base applies to top, peek, list, tree, traces and merge",
+        .extras = extras, .extra = graph_extra, .min_args = 1, .max_args = -1,
+        .missing_msg = "missing profile FILE (see hotspur graph --help)"};
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
     const char *output = "-", *title = NULL;
     char msg[1024];
-    int c, rc = 2;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long_only(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        if (c == HS_OPT_NORMALIZE || c == HS_OPT_SOURCE_PATH) {
-            snprintf(msg, sizeof msg, "option '%s' does not apply to graph", argv[optind - 1]);
-            hs_analysis_options_free(&o);
-            return hs_graph_fail(msg);
-        }
-        if (c == HS_OPT_BASE) {
-            hs_analysis_options_free(&o);
-            return hs_graph_fail("--base applies to top, peek, list, tree, traces and merge");
-        }
-        int r = hs_analysis_parse_option(&o, c, optarg, msg, sizeof msg);
-        if (r < 0) {
-            hs_analysis_options_free(&o);
-            return hs_graph_fail(msg);
-        }
-        if (r > 0)
-            continue;
-        switch (c) {
-        case 'h':
-            hs_graph_usage(stdout);
-            hs_analysis_options_free(&o);
-            return 0;
-        case 'o':
-            output = optarg;
-            break;
-        case OPT_TITLE:
-            title = optarg;
-            break;
-        case OPT_CALL_TREE:
-            o.call_tree = true;
-            break;
-        case OPT_COMPACT_LABELS:
-            o.compact_labels = true;
-            break;
-        case ':':
-            snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
-            hs_analysis_options_free(&o);
-            return hs_graph_fail(msg);
-        default:
-            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur graph --help)",
-                     argv[optind - 1]);
-            hs_analysis_options_free(&o);
-            return hs_graph_fail(msg);
-        }
-    }
-    if (optind >= argc) {
-        hs_analysis_options_free(&o);
-        return hs_graph_fail("missing profile FILE (see hotspur graph --help)");
-    }
+    int first = 0;
+    int rc = hs_cli_parse(&spec, argc, argv, &o, &title, &output, &first);
+    if (rc >= 0)
+        return rc;
+    rc = 2;
     char dot[4096], fmt[32], known[2048];
     hs_graph_format(output, fmt, sizeof fmt);
     int svg = fmt[0] != '\0'; /* rendered by dot (any format, not only SVG) */
@@ -245,53 +207,28 @@ int hs_cmd_graph(int argc, char **argv)
         snprintf(msg, sizeof msg, ".%.20s output needs Graphviz `dot` in PATH (install graphviz, or write .dot)",
                  fmt);
         hs_analysis_options_free(&o);
-        return hs_graph_fail(msg);
+        return hs_cli_fail(spec.name, NULL, msg);
     }
     if (svg && !hs_dot_knows(dot, fmt, known, sizeof known)) {
         snprintf(msg, sizeof msg, "%.200s: Graphviz dot cannot write .%.20s files (it knows: %.600s; .dot writes DOT text)",
                  output, fmt, *known ? known : "none listed");
         hs_analysis_options_free(&o);
-        return hs_graph_fail(msg);
+        return hs_cli_fail(spec.name, NULL, msg);
     }
     hs_analysis_apply_defaults(&o, HS_KIND_GRAPH);
 
-    size_t n = (size_t)(argc - optind);
-    hs_profile **ps = calloc(n, sizeof *ps);
+    int n = argc - first;
+    hs_profile **ps = NULL;
     hs_view *v = NULL, *tree_src = NULL;
     char *auto_title = NULL;
     char dot_tmp[4200] = "";
-    if (!ps) {
-        hs_analysis_options_free(&o);
-        return hs_graph_fail("out of memory");
-    }
-    size_t title_len = 1;
-    for (size_t i = 0; i < n; i++) {
-        char err[512];
-        const char *path = argv[optind + (int)i];
-        ps[i] = hs_cli_load(path, NULL, err, sizeof err);
-        /* the profile's drop_frames/keep_frames, as pprof applies them on load */
-        if (ps[i] && hs_analysis_remove_uninteresting(ps[i], err, sizeof err) < 0) {
-            hs_profile_free(ps[i]);
-            ps[i] = NULL;
-        }
-        if (!ps[i]) {
-            snprintf(msg, sizeof msg, "%s: %s", path, err);
-            hs_graph_fail(msg);
-            goto done;
-        }
-        title_len += strlen(path) + 2;
-    }
-    if (!title && (auto_title = calloc(1, title_len))) {
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                strcat(auto_title, ", ");
-            strcat(auto_title, argv[optind + (int)i]);
-        }
+    if (hs_acli_load(spec.name, NULL, argv + first, n, true, &ps) != 0)
+        goto done;
+    if (!title && (auto_title = hs_acli_join_names(argv + first, n)))
         title = auto_title;
-    }
-    v = hs_view_build(ps, n, NULL, 0, &o, msg, sizeof msg);
+    v = hs_view_build(ps, (size_t)n, NULL, 0, &o, msg, sizeof msg);
     if (!v) {
-        hs_graph_fail(msg);
+        hs_cli_fail(spec.name, NULL, msg);
         goto done;
     }
     if (v->warnings && *v->warnings)
@@ -299,7 +236,7 @@ int hs_cmd_graph(int argc, char **argv)
     if (o.call_tree) { /* pprof's -call_tree: one node per call path */
         hs_view *t = hs_view_call_tree(v, msg, sizeof msg);
         if (!t) {
-            hs_graph_fail(msg);
+            hs_cli_fail(spec.name, NULL, msg);
             goto done;
         }
         tree_src = v;
@@ -313,7 +250,7 @@ int hs_cmd_graph(int argc, char **argv)
     if (svg)
         snprintf(dot_tmp, sizeof dot_tmp, "%s.dot", output);
     if (hs_cli_out_open(&out, svg ? dot_tmp : output, err, sizeof err) != 0) {
-        hs_graph_fail(err);
+        hs_cli_fail(spec.name, NULL, err);
         goto done;
     }
     int ok = hs_report_graph(v, &o, title, out.f, err, sizeof err) == 0;
@@ -326,20 +263,21 @@ int hs_cmd_graph(int argc, char **argv)
         hs_cli_out sv;
         if (hs_cli_out_open(&sv, output, err, sizeof err) != 0) {
             unlink(dot_tmp);
-            hs_graph_fail(err);
+            hs_cli_fail(spec.name, NULL, err);
             goto done;
         }
-        fclose(sv.f); /* dot writes the temp file by name */
+        fclose(sv.f); /* dot writes the temp file (or a device, FIFO) by name */
         sv.f = NULL;
-        int drc = hs_run_dot(dot, fmt, dot_tmp, sv.tmp, err, sizeof err);
+        int drc = hs_run_dot(dot, fmt, dot_tmp, sv.tmp[0] ? sv.tmp : output, err, sizeof err);
         unlink(dot_tmp);
         if (drc != 0) {
-            unlink(sv.tmp);
+            if (sv.tmp[0])
+                unlink(sv.tmp);
             fprintf(stderr, "hotspur graph: %s\n", err);
             rc = 1;
             goto done;
         }
-        if (rename(sv.tmp, output) != 0) {
+        if (sv.tmp[0] && rename(sv.tmp, output) != 0) {
             unlink(sv.tmp);
             fprintf(stderr, "hotspur graph: %s: %s\n", output, strerror(errno));
             rc = 1;
@@ -352,9 +290,7 @@ int hs_cmd_graph(int argc, char **argv)
 done:
     hs_view_free(v);
     hs_view_free(tree_src);
-    for (size_t i = 0; i < n; i++)
-        hs_profile_free(ps[i]);
-    free(ps);
+    hs_acli_free_profiles(ps, ps ? n : 0);
     free(auto_title);
     hs_analysis_options_free(&o);
     return rc;

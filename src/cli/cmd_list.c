@@ -27,49 +27,37 @@ typedef int (*annotate_fn)(FILE *out, const hs_view *v, const hs_analysis_option
 
 /* list and disasm: RE FILE..., a view at one granularity with object names
  * and start lines kept (pprof's ObjNames), then the report. */
-static int annotate_cmd(const hs_acli_spec *spec, int argc, char **argv, hs_granularity gran,
+static int annotate_cmd(const hs_cli_spec *spec, int argc, char **argv, hs_granularity gran,
                         annotate_fn report)
 {
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
     const char *output = NULL;
     int first = 0;
-    int rc = hs_acli_parse(spec, argc, argv, &o, &output, &first);
-    if (rc >= 0) {
-        hs_analysis_options_free(&o);
+    int rc = hs_cli_parse(spec, argc, argv, &o, NULL, &output, &first);
+    if (rc >= 0)
         return rc;
-    }
     char msg[512];
     regex_t rx;
     const char *rx_text = argv[first++];
     if (hs_analysis_regcomp(&rx, rx_text, spec->name, msg, sizeof msg) < 0) {
         hs_analysis_options_free(&o);
-        return hs_acli_fail(spec->name, NULL, msg);
+        return hs_cli_fail(spec->name, NULL, msg);
     }
     o.granularity = gran; /* whatever granularity was asked */
     o.obj_names = true;   /* list's window starts at the function's start line, as pprof's */
     hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
     hs_profile *prof = NULL;
     hs_view *v = NULL;
-    FILE *out = stdout;
-    rc = hs_acli_load_merged(spec->name, argv + first, argc - first, &o, &prof);
-    if (rc)
+    FILE *out = NULL;
+    if ((rc = hs_acli_load_view(spec->name, argv + first, argc - first, &o, &prof, &v)) != 0)
         goto done;
-    v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
-    if (!v) {
-        rc = hs_acli_fail(spec->name, NULL, msg);
-        goto done;
-    }
-    hs_acli_warnings(spec->name, v);
-    if (output && !(out = fopen(output, "w"))) {
-        out = stdout;
-        rc = hs_acli_fail(spec->name, output, "cannot open for writing");
+    if (!(out = hs_acli_open_output(spec->name, output))) {
+        rc = 2;
         goto done;
     }
     if (report(out, v, &o, &rx, rx_text, msg, sizeof msg) < 0)
-        rc = hs_acli_fail(spec->name, NULL, msg);
-    if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_acli_fail(spec->name, output, "error writing output");
+        rc = hs_cli_fail(spec->name, NULL, msg);
+    rc = hs_acli_close_output(spec->name, out, output, rc);
 done:
     hs_view_free(v);
     hs_profile_free(prof);
@@ -80,8 +68,10 @@ done:
 
 int hs_cmd_list(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"list", list_usage, HS_KIND_NOTRIM, true, false, true,
-                                      true, 2, -1};
+    static const hs_cli_spec spec = {
+        .name = "list", .usage = list_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_FILTERS | HS_CLI_BASE | HS_CLI_OUTPUT | HS_CLI_SOURCE_PATH,
+        .shared_help = true, .fetch_help = true, .min_args = 2, .max_args = -1};
     return annotate_cmd(&spec, argc, argv, HS_GRAN_LINES, hs_report_list);
 }
 
@@ -100,7 +90,9 @@ static void disasm_usage(FILE *out)
 
 int hs_cmd_disasm(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"disasm", disasm_usage, HS_KIND_NOTRIM, true, false, false,
-                                      true, 2, -1};
+    static const hs_cli_spec spec = {
+        .name = "disasm", .usage = disasm_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_FILTERS | HS_CLI_BASE | HS_CLI_OUTPUT,
+        .shared_help = true, .fetch_help = true, .min_args = 2, .max_args = -1};
     return annotate_cmd(&spec, argc, argv, HS_GRAN_ADDRESSES, hs_report_disasm);
 }

@@ -26,30 +26,29 @@ static void merge_usage(FILE *out)
 
 int hs_cmd_merge(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"merge", merge_usage, HS_KIND_NOTRIM, true, false, false,
-                                      true, 1, -1};
+    static const hs_cli_spec spec = {
+        .name = "merge", .usage = merge_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_FILTERS | HS_CLI_BASE | HS_CLI_OUTPUT,
+        .shared_help = false, .fetch_help = true, .min_args = 1, .max_args = -1};
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
     const char *output = NULL;
     int first = 0;
-    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
-    if (rc >= 0) {
-        hs_analysis_options_free(&o);
+    int rc = hs_cli_parse(&spec, argc, argv, &o, NULL, &output, &first);
+    if (rc >= 0)
         return rc;
-    }
     if (!output) {
         hs_analysis_options_free(&o);
-        return hs_acli_fail(spec.name, NULL, "missing -o OUT (see hotspur merge --help)");
+        return hs_cli_fail(spec.name, NULL, "missing -o OUT (see hotspur merge --help)");
     }
     if (o.sample_index || o.granularity_set) {
         hs_analysis_options_free(&o);
-        return hs_acli_fail(spec.name, NULL,
+        return hs_cli_fail(spec.name, NULL,
                             "--sample-index and granularity options do not apply to merge");
     }
     char msg[512];
     if (hs_cli_check_output(output, msg, sizeof msg) != 0) {
         hs_analysis_options_free(&o);
-        return hs_acli_fail(spec.name, NULL, msg);
+        return hs_cli_fail(spec.name, NULL, msg);
     }
     hs_profile **ps = NULL;
     int n = argc - first;
@@ -61,24 +60,24 @@ int hs_cmd_merge(int argc, char **argv)
         if (rc)
             goto done;
     } else {
-        rc = hs_acli_load(spec.name, argv + first, n, true, &ps);
+        rc = hs_acli_load(spec.name, NULL, argv + first, n, true, &ps);
         if (rc)
             goto done;
         m = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
         if (!m) {
-            rc = hs_acli_fail(spec.name, NULL, msg);
+            rc = hs_cli_fail(spec.name, NULL, msg);
             goto done;
         }
     }
     if (o.focus || o.ignore || o.hide || o.show || o.show_from || o.tagfocus || o.tagignore) {
         f = hs_analysis_filter_profile(m, &o, msg, sizeof msg);
         if (!f) {
-            rc = hs_acli_fail(spec.name, NULL, msg);
+            rc = hs_cli_fail(spec.name, NULL, msg);
             goto done;
         }
     }
     if (hs_profile_write_file(f ? f : m, output, msg, sizeof msg) != 0)
-        rc = hs_acli_fail(spec.name, output, msg) - 1;
+        rc = hs_cli_fail(spec.name, output, msg) - 1;
 done:
     hs_profile_free(f);
     hs_profile_free(m);

@@ -24,46 +24,36 @@ static void hs_top_usage(FILE *out)
 
 int hs_cmd_top(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"top", hs_top_usage, HS_KIND_TOP, true, false, false,
-                                      true, 1, -1};
+    static const hs_cli_spec spec = {
+        .name = "top", .usage = hs_top_usage, .kind = HS_KIND_TOP,
+        .takes = HS_CLI_FILTERS | HS_CLI_TRIM | HS_CLI_BASE | HS_CLI_OUTPUT,
+        .shared_help = true, .fetch_help = true, .min_args = 1, .max_args = -1};
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
     const char *output = NULL;
     int first = 0;
-    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
-    if (rc >= 0) {
-        hs_analysis_options_free(&o);
+    int rc = hs_cli_parse(&spec, argc, argv, &o, NULL, &output, &first);
+    if (rc >= 0)
         return rc;
-    }
     hs_analysis_apply_defaults(&o, HS_KIND_TOP);
     char msg[512];
     hs_profile *prof = NULL;
     int n = argc - first;
     hs_view *v = NULL;
     hs_graph g = {0};
-    FILE *out = stdout;
-    rc = hs_acli_load_merged(spec.name, argv + first, n, &o, &prof);
-    if (rc)
+    FILE *out = NULL;
+    if ((rc = hs_acli_load_view(spec.name, argv + first, n, &o, &prof, &v)) != 0)
         goto done;
-    v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
-    if (!v) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
-        goto done;
-    }
-    hs_acli_warnings(spec.name, v);
     if (hs_graph_build(v, &o, &g, msg, sizeof msg) < 0) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
+        rc = hs_cli_fail(spec.name, NULL, msg);
         goto done;
     }
-    if (output && !(out = fopen(output, "w"))) {
-        out = stdout;
-        rc = hs_acli_fail(spec.name, output, "cannot open for writing");
+    if (!(out = hs_acli_open_output(spec.name, output))) {
+        rc = 2;
         goto done;
     }
     if (hs_report_top_view(out, v, &g, &o, msg, sizeof msg) < 0)
-        rc = hs_acli_fail(spec.name, NULL, msg);
-    if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_acli_fail(spec.name, output, "error writing output");
+        rc = hs_cli_fail(spec.name, NULL, msg);
+    rc = hs_acli_close_output(spec.name, out, output, rc);
 done:
     hs_graph_free(&g);
     hs_view_free(v);

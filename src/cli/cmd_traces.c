@@ -35,25 +35,22 @@ static void tags_usage(FILE *out)
 
 enum { REP_TRACES, REP_TAGS, REP_RAW };
 
-static int sample_report(const hs_acli_spec *sp, int argc, char **argv, int mode)
+static int sample_report(const hs_cli_spec *sp, int argc, char **argv, int mode)
 {
-    const hs_acli_spec spec = *sp;
+    const hs_cli_spec spec = *sp;
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
     const char *output = NULL;
     int first = 0;
-    int rc = hs_acli_parse(&spec, argc, argv, &o, &output, &first);
-    if (rc >= 0) {
-        hs_analysis_options_free(&o);
+    int rc = hs_cli_parse(&spec, argc, argv, &o, NULL, &output, &first);
+    if (rc >= 0)
         return rc;
-    }
     o.untrimmed_paths = mode != REP_TAGS; /* pprof's -traces prints file names untrimmed */
     char msg[512];
     hs_profile **ps = NULL;
     int n = argc - first;
     hs_view *v = NULL;
     hs_profile *merged = NULL;
-    FILE *out = stdout;
+    FILE *out = NULL;
     if (o.n_base) { /* --base: merged with the bases subtracted */
         int nfiles = n;
         n = 0;
@@ -61,7 +58,7 @@ static int sample_report(const hs_acli_spec *sp, int argc, char **argv, int mode
         if (rc)
             goto done;
     } else {
-        rc = hs_acli_load(spec.name, argv + first, n, false, &ps);
+        rc = hs_acli_load(spec.name, NULL, argv + first, n, false, &ps);
         if (rc)
             goto done;
         /* pprof merges identical samples (same locations and labels) on load,
@@ -69,28 +66,26 @@ static int sample_report(const hs_acli_spec *sp, int argc, char **argv, int mode
          * traces shows the merged samples */
         merged = hs_analysis_merge(ps, (size_t)n, msg, sizeof msg);
         if (!merged || hs_analysis_remove_uninteresting(merged, msg, sizeof msg) < 0) {
-            rc = hs_acli_fail(spec.name, NULL, msg);
+            rc = hs_cli_fail(spec.name, NULL, msg);
             goto done;
         }
     }
     if (mode != REP_RAW && !(v = hs_view_build(&merged, 1, NULL, 0, &o, msg, sizeof msg))) {
-        rc = hs_acli_fail(spec.name, NULL, msg);
+        rc = hs_cli_fail(spec.name, NULL, msg);
         goto done;
     }
     if (v)
         hs_acli_warnings(spec.name, v);
-    if (output && !(out = fopen(output, "w"))) {
-        out = stdout;
-        rc = hs_acli_fail(spec.name, output, "cannot open for writing");
+    if (!(out = hs_acli_open_output(spec.name, output))) {
+        rc = 2;
         goto done;
     }
     int r = mode == REP_RAW    ? hs_report_raw(out, merged, msg, sizeof msg)
             : mode == REP_TAGS ? hs_report_tags(out, v, &o, msg, sizeof msg)
                                : hs_report_traces(out, v, &o, msg, sizeof msg);
     if (r < 0)
-        rc = hs_acli_fail(spec.name, NULL, msg);
-    if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_acli_fail(spec.name, output, "error writing output");
+        rc = hs_cli_fail(spec.name, NULL, msg);
+    rc = hs_acli_close_output(spec.name, out, output, rc);
 done:
     hs_view_free(v);
     hs_profile_free(merged);
@@ -101,15 +96,19 @@ done:
 
 int hs_cmd_traces(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"traces", traces_usage, HS_KIND_NOTRIM, true, false, false,
-                                      true, 1, -1};
+    static const hs_cli_spec spec = {
+        .name = "traces", .usage = traces_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_FILTERS | HS_CLI_BASE | HS_CLI_OUTPUT,
+        .shared_help = true, .fetch_help = true, .min_args = 1, .max_args = -1};
     return sample_report(&spec, argc, argv, REP_TRACES);
 }
 
 int hs_cmd_tags(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"tags", tags_usage, HS_KIND_NOTRIM, true, false, false,
-                                      true, 1, -1};
+    static const hs_cli_spec spec = {
+        .name = "tags", .usage = tags_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_FILTERS | HS_CLI_BASE | HS_CLI_OUTPUT,
+        .shared_help = true, .fetch_help = true, .min_args = 1, .max_args = -1};
     return sample_report(&spec, argc, argv, REP_TAGS);
 }
 
@@ -129,7 +128,9 @@ static void raw_usage(FILE *out)
 
 int hs_cmd_raw(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"raw", raw_usage, HS_KIND_NOTRIM, false, false, false,
-                                      true, 1, -1};
+    static const hs_cli_spec spec = {
+        .name = "raw", .usage = raw_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_OUTPUT,
+        .shared_help = false, .fetch_help = true, .min_args = 1, .max_args = -1};
     return sample_report(&spec, argc, argv, REP_RAW);
 }

@@ -34,17 +34,14 @@ static void peek_usage(FILE *out)
             "  -h, --help         show this help\n");
 }
 
-static int run(const hs_acli_spec *spec, int argc, char **argv, bool peek)
+static int run(const hs_cli_spec *spec, int argc, char **argv, bool peek)
 {
     hs_analysis_options o;
-    hs_analysis_options_init(&o);
     const char *output = NULL;
     int first = 0;
-    int rc = hs_acli_parse(spec, argc, argv, &o, &output, &first);
-    if (rc >= 0) {
-        hs_analysis_options_free(&o);
+    int rc = hs_cli_parse(spec, argc, argv, &o, NULL, &output, &first);
+    if (rc >= 0)
         return rc;
-    }
     char msg[512];
     regex_t rx;
     const char *rx_text = NULL;
@@ -52,7 +49,7 @@ static int run(const hs_acli_spec *spec, int argc, char **argv, bool peek)
         rx_text = argv[first++];
         if (hs_analysis_regcomp(&rx, rx_text, "peek", msg, sizeof msg) < 0) {
             hs_analysis_options_free(&o);
-            return hs_acli_fail(spec->name, NULL, msg);
+            return hs_cli_fail(spec->name, NULL, msg);
         }
     }
     hs_analysis_apply_defaults(&o, spec->kind);
@@ -60,29 +57,20 @@ static int run(const hs_acli_spec *spec, int argc, char **argv, bool peek)
     int n = argc - first;
     hs_view *v = NULL;
     hs_graph g = {0};
-    FILE *out = stdout;
-    rc = hs_acli_load_merged(spec->name, argv + first, n, &o, &prof);
-    if (rc)
+    FILE *out = NULL;
+    if ((rc = hs_acli_load_view(spec->name, argv + first, n, &o, &prof, &v)) != 0)
         goto done;
-    v = hs_view_build(&prof, 1, NULL, 0, &o, msg, sizeof msg);
-    if (!v) {
-        rc = hs_acli_fail(spec->name, NULL, msg);
-        goto done;
-    }
-    hs_acli_warnings(spec->name, v);
     if (hs_graph_build(v, &o, &g, msg, sizeof msg) < 0) {
-        rc = hs_acli_fail(spec->name, NULL, msg);
+        rc = hs_cli_fail(spec->name, NULL, msg);
         goto done;
     }
-    if (output && !(out = fopen(output, "w"))) {
-        out = stdout;
-        rc = hs_acli_fail(spec->name, output, "cannot open for writing");
+    if (!(out = hs_acli_open_output(spec->name, output))) {
+        rc = 2;
         goto done;
     }
     if (hs_report_tree(out, v, &g, &o, peek ? &rx : NULL, rx_text, msg, sizeof msg) < 0)
-        rc = hs_acli_fail(spec->name, NULL, msg);
-    if (out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_acli_fail(spec->name, output, "error writing output");
+        rc = hs_cli_fail(spec->name, NULL, msg);
+    rc = hs_acli_close_output(spec->name, out, output, rc);
 done:
     hs_graph_free(&g);
     hs_view_free(v);
@@ -95,14 +83,18 @@ done:
 
 int hs_cmd_tree(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"tree", tree_usage, HS_KIND_GRAPH, true, false, false,
-                                      true, 1, -1};
+    static const hs_cli_spec spec = {
+        .name = "tree", .usage = tree_usage, .kind = HS_KIND_GRAPH,
+        .takes = HS_CLI_FILTERS | HS_CLI_TRIM | HS_CLI_BASE | HS_CLI_OUTPUT,
+        .shared_help = true, .fetch_help = true, .min_args = 1, .max_args = -1};
     return run(&spec, argc, argv, false);
 }
 
 int hs_cmd_peek(int argc, char **argv)
 {
-    static const hs_acli_spec spec = {"peek", peek_usage, HS_KIND_NOTRIM, true, false, false,
-                                      true, 2, -1};
+    static const hs_cli_spec spec = {
+        .name = "peek", .usage = peek_usage, .kind = HS_KIND_NOTRIM,
+        .takes = HS_CLI_FILTERS | HS_CLI_BASE | HS_CLI_OUTPUT,
+        .shared_help = true, .fetch_help = true, .min_args = 2, .max_args = -1};
     return run(&spec, argc, argv, true);
 }

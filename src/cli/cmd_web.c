@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -22,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli_options.h"
 #include "cli/cmd_export.h"
 #include "cli/commands.h"
 #include "server/server.h"
@@ -47,12 +47,6 @@ static void hs_web_usage(FILE *out)
             "  --service NAME      the service name shown (default: local)\n"
             "  --open              open the URL with xdg-open\n"
             "  -h, --help          show this help\n");
-}
-
-static int hs_web_fail(const char *msg)
-{
-    fprintf(stderr, "hotspur web: %s\n", msg);
-    return 2;
 }
 
 static int hs_web_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -161,67 +155,76 @@ static void hs_web_open(const char *url)
         fprintf(stderr, "hotspur web: cannot start xdg-open: %s\n", strerror(errno));
 }
 
+typedef struct {
+    const char *base, *listen, *service;
+    const char *sources[HS_WEB_MAX_PATHS];
+    size_t n_sources;
+    int open_url;
+} web_args;
+
+enum { OPT_BASE = HS_CLI_EXTRA, OPT_LISTEN, OPT_SOURCE, OPT_SERVICE, OPT_OPEN };
+
+static int web_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                     size_t errlen)
+{
+    web_args *a = ctx;
+    (void)o;
+    switch (code) {
+    case OPT_BASE:
+        a->base = arg;
+        return 0;
+    case OPT_LISTEN:
+        a->listen = arg;
+        return 0;
+    case OPT_SOURCE:
+        if (a->n_sources == HS_WEB_MAX_PATHS) {
+            snprintf(err, errlen, "too many --source-path");
+            return -1;
+        }
+        a->sources[a->n_sources++] = arg;
+        return 0;
+    case OPT_SERVICE:
+        if (!*arg) {
+            snprintf(err, errlen, "--service needs a name");
+            return -1;
+        }
+        a->service = arg;
+        return 0;
+    default: /* OPT_OPEN */
+        a->open_url = 1;
+        return 0;
+    }
+}
+
 int hs_cmd_web(int argc, char **argv)
 {
-    enum { OPT_BASE = 0x5700, OPT_LISTEN, OPT_SOURCE, OPT_SERVICE, OPT_OPEN };
-    static const struct option longopts[] = {
-        {"base", required_argument, NULL, OPT_BASE},
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"source-path", required_argument, NULL, OPT_SOURCE},
-        {"service", required_argument, NULL, OPT_SERVICE},
-        {"open", no_argument, NULL, OPT_OPEN},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const hs_cli_extra extras[] = {
+        {"base", required_argument, OPT_BASE},
+        {"listen", required_argument, OPT_LISTEN},
+        {"source-path", required_argument, OPT_SOURCE},
+        {"service", required_argument, OPT_SERVICE},
+        {"open", no_argument, OPT_OPEN},
+        {NULL, 0, 0},
     };
-    const char *base = NULL, *listen = "127.0.0.1:0", *service = "local";
-    const char *sources[HS_WEB_MAX_PATHS];
-    size_t n_sources = 0;
-    int open_url = 0, c;
+    static const hs_cli_spec spec = {
+        .name = "web", .usage = hs_web_usage, .kind = HS_KIND_NOTRIM, .takes = 0,
+        .extras = extras, .extra = web_extra, .min_args = 1, .max_args = -1,
+        .missing_msg = "missing profile FILE (see hotspur web --help)"};
+    web_args a = {.listen = "127.0.0.1:0", .service = "local"};
     char msg[1024];
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            hs_web_usage(stdout);
-            return 0;
-        case OPT_BASE:
-            base = optarg;
-            break;
-        case OPT_LISTEN:
-            listen = optarg;
-            break;
-        case OPT_SOURCE:
-            if (n_sources == HS_WEB_MAX_PATHS)
-                return hs_web_fail("too many --source-path");
-            sources[n_sources++] = optarg;
-            break;
-        case OPT_SERVICE:
-            if (!*optarg)
-                return hs_web_fail("--service needs a name");
-            service = optarg;
-            break;
-        case OPT_OPEN:
-            open_url = 1;
-            break;
-        case ':':
-            snprintf(msg, sizeof msg, "option '%s' needs an argument", argv[optind - 1]);
-            return hs_web_fail(msg);
-        default:
-            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur web --help)", argv[optind - 1]);
-            return hs_web_fail(msg);
-        }
-    }
-    if (optind >= argc)
-        return hs_web_fail("missing profile FILE (see hotspur web --help)");
-    for (int i = optind; i < argc; i++)
+    int first = 0;
+    int rc = hs_cli_parse(&spec, argc, argv, NULL, &a, NULL, &first);
+    if (rc >= 0)
+        return rc;
+    const char *base = a.base, *listen = a.listen, *service = a.service;
+    for (int i = first; i < argc; i++)
         if (access(argv[i], R_OK) != 0) {
             snprintf(msg, sizeof msg, "%s: %s", argv[i], strerror(errno));
-            return hs_web_fail(msg);
+            return hs_cli_fail(spec.name, NULL, msg);
         }
     if (base && access(base, R_OK) != 0) {
         snprintf(msg, sizeof msg, "%s: %s", base, strerror(errno));
-        return hs_web_fail(msg);
+        return hs_cli_fail(spec.name, NULL, msg);
     }
 
     /* SIGINT/SIGTERM are taken by sigwait below: block them before the
@@ -232,7 +235,7 @@ int hs_cmd_web(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGHUP);
     if (pthread_sigmask(SIG_BLOCK, &stop, NULL) != 0)
-        return hs_web_fail("cannot block signals");
+        return hs_cli_fail(spec.name, NULL, "cannot block signals");
 
     const char *tmp = getenv("TMPDIR");
     char dir[PATH_MAX];
@@ -242,14 +245,14 @@ int hs_cmd_web(int argc, char **argv)
         fprintf(stderr, "hotspur web: %s\n", msg);
         return 1;
     }
-    int rc = 1;
+    rc = 1;
     hs_server *srv = NULL;
     CURL *curl = NULL;
     hs_server_config cfg = {0};
     cfg.listen = listen;
     cfg.store_url = dir;
-    cfg.source_paths = sources;
-    cfg.n_source_paths = n_sources;
+    cfg.source_paths = a.sources;
+    cfg.n_source_paths = a.n_sources;
     hs_limits_default(&cfg.limits);
     cfg.limits.max_body = cfg.limits.max_decompressed = (size_t)1 << 30; /* local files: no upload bound */
     cfg.limits.max_ratio = 10000;
@@ -275,7 +278,7 @@ int hs_cmd_web(int argc, char **argv)
         }
         stored++;
     }
-    for (int i = optind; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         if (base)
             snprintf(version, sizeof version, "new");
         else
@@ -300,7 +303,7 @@ int hs_cmd_web(int argc, char **argv)
     curl_free(esvc);
     printf("hotspur web: %zu profile%s at %s\n(Ctrl-C to stop)\n", stored, stored == 1 ? "" : "s", url);
     fflush(stdout);
-    if (open_url)
+    if (a.open_url)
         hs_web_open(url);
     int sig = 0;
     while (sigwait(&stop, &sig) != 0) {

@@ -11,13 +11,21 @@
  * FlameGraph's stackcollapse-perf does. Identical samples (same stack, pid,
  * tid, comm) are summed. Sample types: samples/count, plus one column per
  * event when perf printed periods (cpu-clock/task-clock in nanoseconds).
+ * Any header field may be missing (perf script -F): fields are told apart
+ * by their shape (hs_parse_header); a sample may be one line (no call
+ * chain); side-band records (--show-mmap-events) give perfsym.c the
+ * mappings with which frames perf printed no file:line for are symbolized
+ * from the local binaries (hs_ps_symbolize). What cannot be read is refused
+ * with its line number.
  */
+#define _GNU_SOURCE /* memmem */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report/export.h"
+#include "report/perfsym.h"
 #include "report/stacks.h"
 
 #define HS_PS_MAX_EVENTS 16
@@ -33,6 +41,7 @@ typedef struct {
     int64_t time_ns; /* -1 when absent */
     int64_t period;  /* -1 when absent */
     hs_span event;
+    hs_span rest; /* after the event: a one-line sample's frame, or a tracepoint's fields */
 } hs_ps_header;
 
 static int hs_is_space(char c)
@@ -86,7 +95,59 @@ static int64_t hs_parse_time(const char *s, size_t n)
     return ns;
 }
 
-/* Split a header line into tokens and pick out the fields. 0 on success. */
+/* "2012" or "2012/2013": a pid[/tid] token. */
+static int hs_pid_token(const hs_span *t, int64_t *pid, int64_t *tid)
+{
+    const char *slash = memchr(t->s, '/', t->n);
+    size_t pl = slash ? (size_t)(slash - t->s) : t->n;
+    if (!hs_all_digits(t->s, pl) || pl > 18 ||
+        (slash && (!hs_all_digits(slash + 1, t->n - pl - 1) || t->n - pl - 1 > 18)))
+        return 0;
+    *pid = hs_span_i64(t->s, pl);
+    *tid = slash ? hs_span_i64(slash + 1, t->n - pl - 1) : *pid;
+    return 1;
+}
+
+static int hs_cpu_token(const hs_span *t)
+{
+    return t->n > 2 && t->s[0] == '[' && t->s[t->n - 1] == ']';
+}
+
+/* An event token ends with ':' and is not a number: "cycles:", "cpu-clock:ppp:",
+ * "sched:sched_switch:". */
+static int hs_event_token(const hs_span *t)
+{
+    return t->n >= 2 && t->s[t->n - 1] == ':' && !hs_all_digits(t->s, t->n - 1) &&
+           hs_parse_time(t->s, t->n) < 0;
+}
+
+/* The event's name: without the last ':' and without modifiers such as
+ * ":ppp" or ":u" ("sched:sched_switch" keeps its colon). */
+static hs_span hs_event_name(const hs_span *t)
+{
+    hs_span e = {t->s, t->n - 1};
+    const char *colon = NULL;
+    for (size_t i = e.n; i > 0; i--)
+        if (e.s[i - 1] == ':') {
+            colon = e.s + i - 1;
+            break;
+        }
+    if (colon && colon > e.s) {
+        size_t k = (size_t)(colon - e.s) + 1;
+        if (k < e.n && strspn(e.s + k, "ukhIGHpPSDWe") == e.n - k)
+            e.n = (size_t)(colon - e.s);
+    }
+    return e;
+}
+
+/* Split a header line into tokens and pick out the fields, in the layouts
+ * perf script prints and stackcollapse-perf.pl reads (any of them may be
+ * missing, as -F leaves them out):
+ *     comm... pid[/tid] [cpu] time: [period] event[:modifiers]: [rest]
+ * Without a time, a number between pid/tid and the event is the period,
+ * and a lone number after comm is the pid/tid (as stackcollapse-perf reads
+ * it). rest is what follows the event: the frame of a sample printed on one
+ * line (no call chain), or a tracepoint's fields. 0 on success. */
 static int hs_parse_header(const char *line, size_t len, hs_ps_header *h)
 {
     hs_span tok[64];
@@ -105,53 +166,65 @@ static int hs_parse_header(const char *line, size_t len, hs_ps_header *h)
     }
     memset(h, 0, sizeof *h);
     h->time_ns = h->period = -1;
-    if (nt < 2)
+    if (nt == 0)
         return -1;
-    size_t ti = nt;
-    for (size_t i = 1; i < nt; i++)
+    size_t ti = nt, ei = nt;
+    for (size_t i = 0; i < nt; i++)
         if ((h->time_ns = hs_parse_time(tok[i].s, tok[i].n)) >= 0) {
             ti = i;
             break;
         }
-    /* Before the time: comm..., pid[/tid], [cpu]. Without a time, the
-     * pid token is the last all-digit (or digits/digits) token before the
-     * event. */
-    size_t end = ti;
-    if (ti == nt) {
+    if (ti == nt)
         h->time_ns = -1;
-        end = nt;
-        while (end > 1 && tok[end - 1].s[tok[end - 1].n - 1] == ':')
-            end--;
-    }
-    size_t k = end;
-    if (k > 1 && tok[k - 1].n > 2 && tok[k - 1].s[0] == '[' && tok[k - 1].s[tok[k - 1].n - 1] == ']')
-        k--; /* [cpu] */
-    if (k > 1) {
-        const hs_span *t = &tok[k - 1];
-        const char *slash = memchr(t->s, '/', t->n);
-        size_t pl = slash ? (size_t)(slash - t->s) : t->n;
-        if (hs_all_digits(t->s, pl) && (!slash || hs_all_digits(slash + 1, t->n - pl - 1))) {
-            h->pid = hs_span_i64(t->s, pl);
-            h->tid = slash ? hs_span_i64(slash + 1, t->n - pl - 1) : h->pid;
-            k--;
-        }
-    }
-    h->comm.s = tok[0].s;
-    h->comm.n = (size_t)(tok[k - 1].s + tok[k - 1].n - tok[0].s);
-    /* After the time: [period] event: */
-    size_t j = ti < nt ? ti + 1 : end;
-    if (j < nt && hs_all_digits(tok[j].s, tok[j].n)) {
+    size_t j = ti < nt ? ti + 1 : 1;
+    if (ti < nt && j < nt && hs_all_digits(tok[j].s, tok[j].n)) { /* period after the time */
         h->period = tok[j].n <= 18 ? hs_span_i64(tok[j].s, tok[j].n) : -1;
         j++;
     }
-    if (j < nt) {
-        const char *colon = memchr(tok[j].s, ':', tok[j].n);
-        h->event.s = tok[j].s;
-        h->event.n = colon ? (size_t)(colon - tok[j].s) : tok[j].n;
+    for (size_t i = j; i < nt; i++)
+        if (hs_event_token(&tok[i])) {
+            ei = i;
+            break;
+        }
+    if (ti < nt && ei != nt && ei != j)
+        ei = nt; /* after the time only a period may come before the event */
+    /* Before the time (or the event): comm..., pid[/tid], [cpu], and
+     * without a time, a period. */
+    size_t k = ti < nt ? ti : ei;
+    int64_t pid, tid;
+    if (ti == nt && k >= 2 && hs_all_digits(tok[k - 1].s, tok[k - 1].n) && tok[k - 1].n <= 18) {
+        size_t q = k - 2;
+        if (hs_cpu_token(&tok[q]) && q > 0)
+            q--;
+        if (hs_pid_token(&tok[q], &pid, &tid)) {
+            h->period = hs_span_i64(tok[k - 1].s, tok[k - 1].n);
+            k--;
+        }
+    }
+    if (k > 0 && hs_cpu_token(&tok[k - 1]))
+        k--;
+    if (k > 0 && hs_pid_token(&tok[k - 1], &pid, &tid)) {
+        h->pid = pid;
+        h->tid = tid;
+        k--;
+    }
+    if (k > 0) {
+        h->comm.s = tok[0].s;
+        h->comm.n = (size_t)(tok[k - 1].s + tok[k - 1].n - tok[0].s);
+    } else {
+        h->comm.s = "";
+    }
+    if (ei < nt) {
+        h->event = hs_event_name(&tok[ei]);
+        if (ei + 1 < nt) {
+            h->rest.s = tok[ei + 1].s;
+            h->rest.n = (size_t)(line + len - tok[ei + 1].s);
+        }
     }
     if (h->event.n == 0) {
-        h->event.s = "samples";
-        h->event.n = 7;
+        /* no event name: the period (if any) is of an unnamed event */
+        h->event.s = h->period >= 0 ? "period" : "samples";
+        h->event.n = strlen(h->event.s);
     }
     return 0;
 }
@@ -213,15 +286,26 @@ static int hs_parse_frame(const char *line, size_t len, hs_ps_frame *f)
     return 0;
 }
 
+/* A location as perf printed it, for symbolizing it afterwards. */
+typedef struct {
+    uint64_t id;
+    uint64_t addr;
+    int64_t pid;    /* of the first sample it was seen in */
+    uint32_t dso;   /* strtab id of the dso */
+    bool caller;    /* seen above the leaf: addr is a return address */
+    bool unknown;   /* perf printed [unknown] for it */
+} hs_ps_loc;
+
 typedef struct {
     hs_profile *p;
     hs_strtab *keys; /* interned dso / function keys */
     uint64_t *mapping_of; /* strtab id -> mapping id */
     uint64_t *function_of; /* strtab id -> function id */
     size_t n_of;
-    hs_map locs; /* (mapping, addr) -> index in loc_ids */
-    uint64_t *loc_ids;
-    size_t loc_cap;
+    hs_map locs; /* (mapping, addr) -> index in locs_of */
+    hs_ps_loc *locs_of;
+    size_t loc_cap, n_locs;
+    hs_psym *sym; /* symbolizes frames from the local binaries */
     hs_map samples; /* (stack hash, label hash) -> sample index */
     size_t *sample_of;
     size_t sample_cap;
@@ -260,7 +344,8 @@ static uint64_t hs_ps_mapping(hs_ps *ps, hs_span dso, const char **name)
     return ps->mapping_of[did];
 }
 
-static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline)
+/* The location of a frame of process pid (caller: not the leaf). */
+static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t pid, bool caller)
 {
     char name[4096];
     const char *dso;
@@ -271,24 +356,31 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline
     uint32_t li = hs_map_get(&ps->locs, mid, fr->addr, &is_new);
     if (li == UINT32_MAX)
         return 0;
-    if (!is_new)
-        return ps->loc_ids[li];
+    if (!is_new) {
+        ps->locs_of[li].caller |= caller;
+        return ps->locs_of[li].id;
+    }
     if (li >= ps->loc_cap) {
         size_t nc = ps->loc_cap ? ps->loc_cap * 2 : 1024;
-        uint64_t *l = realloc(ps->loc_ids, nc * sizeof *l);
+        while (nc <= li)
+            nc *= 2;
+        hs_ps_loc *l = realloc(ps->locs_of, nc * sizeof *l);
         if (!l)
             return 0;
-        ps->loc_ids = l;
+        ps->locs_of = l;
         ps->loc_cap = nc;
     }
     /* Function key: "sym\0dso" so equal names in different dsos differ. */
     size_t sn = fr->sym.n;
-    if (sn == 9 && memcmp(fr->sym.s, "[unknown]", 9) == 0) {
+    /* no symbol: "[unknown]", or none at all (perf script -F ip,dso) */
+    bool unknown = sn == 0 || (sn == 9 && memcmp(fr->sym.s, "[unknown]", 9) == 0);
+    if (unknown) {
         const char *base = strrchr(dso, '/');
         base = base ? base + 1 : dso;
-        snprintf(name, sizeof name, "[%s]", *base ? base : "unknown");
-        if (strcmp(name, "[[unknown]]") == 0)
-            snprintf(name, sizeof name, "[unknown]");
+        if (*base == '[') /* [kernel.kallsyms], [unknown], [vdso] */
+            snprintf(name, sizeof name, "%s", base);
+        else
+            snprintf(name, sizeof name, "[%s]", *base ? base : "unknown");
     } else {
         if (sn >= sizeof name)
             sn = sizeof name - 1;
@@ -298,10 +390,57 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t srcline
     uint64_t fn = hs_profile_add_function(ps->p, name, name, "", 0);
     if (!fn)
         return 0;
-    hs_line line = {.function_id = fn, .line = srcline, .column = 0};
+    hs_line line = {.function_id = fn, .line = 0, .column = 0};
     uint64_t id = hs_profile_add_location(ps->p, mid, fr->addr, &line, 1);
-    ps->loc_ids[li] = id;
+    ps->locs_of[li] = (hs_ps_loc){.id = id, .addr = fr->addr, .pid = pid,
+                                  .dso = hs_strtab_intern(ps->keys, fr->dso.s, fr->dso.n),
+                                  .caller = caller, .unknown = unknown};
+    if (li >= ps->n_locs)
+        ps->n_locs = li + 1;
     return id;
+}
+
+/* Give the locations perf printed no file:line for (no -F +srcline) their
+ * function, file:line and inline chain from the local binaries
+ * (perfsym.h): all of an [unknown] frame, and of a named one when the
+ * binary names it as perf did (so a rebuilt binary does not lend its
+ * lines to an old profile). Returns how many, or -1 on OOM. */
+static long hs_ps_symbolize(hs_ps *ps)
+{
+    long done = 0;
+    hs_frame fr[16];
+    hs_line lines[16];
+    for (size_t i = 0; i < ps->n_locs; i++) {
+        const hs_ps_loc *pl = &ps->locs_of[i];
+        const hs_location *l = hs_profile_location(ps->p, pl->id);
+        if (!l || l->n_lines != 1 || l->lines[0].line != 0)
+            continue;
+        const char *dso = hs_strtab_get(ps->keys, pl->dso);
+        int n = dso && dso[0] == '/' ? hs_psym_lookup(ps->sym, pl->pid, dso, pl->addr,
+                                                      !pl->caller, fr, 16)
+                                     : 0;
+        if (n <= 0)
+            continue;
+        if (!pl->unknown) {
+            const hs_function *f = hs_profile_function(ps->p, l->lines[0].function_id);
+            const char *perf_name = f ? hs_profile_string(ps->p, f->name) : "";
+            if (strcmp(perf_name, fr[n - 1].function) != 0 &&
+                strcmp(perf_name, fr[n - 1].system_name) != 0)
+                continue;
+        }
+        for (int k = 0; k < n; k++) {
+            const char *name = *fr[k].function ? fr[k].function : fr[k].system_name;
+            uint64_t fid = hs_profile_add_function(ps->p, name, fr[k].system_name, fr[k].file,
+                                                   fr[k].start_line);
+            if (!fid)
+                return -1;
+            lines[k] = (hs_line){.function_id = fid, .line = fr[k].line, .column = 0};
+        }
+        if (hs_profile_set_location_lines(ps->p, pl->id, lines, (size_t)n) != 0)
+            return -1;
+        done++;
+    }
+    return done;
 }
 
 /* Give location id the file and line of a srcline, the first time one is
@@ -360,22 +499,65 @@ static const char *hs_next_line(const char *data, size_t len, size_t *pos, size_
     return line;
 }
 
-/* A sample header: an unindented line, or (perf pads comm on the left in
- * some versions) an indented one that is not a frame and ends with ':'
- * (the event). Comments ('#') and blank lines are not headers. */
-static int hs_is_header(const char *line, size_t ll)
+enum { HS_L_BLANK, HS_L_COMMENT, HS_L_SIDEBAND, HS_L_HEADER, HS_L_FRAME, HS_L_OTHER };
+
+/* Does the line hold a "123.456789:" time token? */
+static int hs_has_time(const char *line, size_t ll)
+{
+    for (size_t i = 0; i < ll;) {
+        while (i < ll && hs_is_space(line[i]))
+            i++;
+        size_t b = i;
+        while (i < ll && !hs_is_space(line[i]))
+            i++;
+        if (i > b && hs_parse_time(line + b, i - b) >= 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* What a line is (fr: the frame parsed, or NULL to tell only the kind). A
+ * sample header is an unindented line; or, as perf pads
+ * comm on the left, an indented one that is not a frame and ends with ':'
+ * (the event) or holds a time, or is the first line of a block (after a
+ * blank line: `-F comm,ip,sym` headers are the comm alone). Side-band
+ * records (PERF_RECORD_MMAP2 ... of --show-mmap-events, COMM, FORK, EXIT)
+ * are not samples. */
+static int hs_line_kind(const char *line, size_t ll, bool block_start, hs_ps_frame *fr)
 {
     size_t a = 0, e = ll;
     while (a < ll && hs_is_space(line[a]))
         a++;
-    if (a == ll || line[a] == '#')
-        return 0;
-    if (a == 0)
-        return 1;
+    if (a == ll)
+        return HS_L_BLANK;
+    if (line[a] == '#')
+        return HS_L_COMMENT;
     while (e > a && hs_is_space(line[e - 1]))
         e--;
-    hs_ps_frame fr;
-    return line[e - 1] == ':' && hs_parse_frame(line, ll, &fr) != 0;
+    /* " 2012  250000 cpu-clock:" (-F tid,period,event) and " 2012 9864.974652:
+     * 1 cycles: 55d8 main" (-F tid,time,...) start like frames */
+    bool colon_end = line[e - 1] == ':';
+    if (a > 0 && !colon_end) {
+        bool frame;
+        if (fr) {
+            frame = hs_parse_frame(line, ll, fr) == 0 &&
+                    !(memchr(fr->sym.s, ':', fr->sym.n) && hs_has_time(line, ll));
+        } else { /* only the kind: the address and a space start a frame */
+            size_t h = a;
+            while (h < ll && hs_is_hex(line[h]))
+                h++;
+            frame = h > a && h - a <= 16 && (h == ll || hs_is_space(line[h])) &&
+                    !(memchr(line + h, ':', ll - h) && hs_has_time(line, ll));
+        }
+        if (frame)
+            return HS_L_FRAME;
+    }
+    if ((ll - a >= 12 && memcmp(line + a, "PERF_RECORD_", 12) == 0) ||
+        memmem(line, ll, " PERF_RECORD_", 13))
+        return HS_L_SIDEBAND;
+    if (a == 0 || block_start || colon_end || hs_has_time(line, ll))
+        return HS_L_HEADER;
+    return HS_L_OTHER;
 }
 
 static uint64_t hs_hash_span(uint64_t h, const void *p, size_t n)
@@ -388,16 +570,122 @@ static uint64_t hs_hash_span(uint64_t h, const void *p, size_t n)
     return h;
 }
 
+/* What pass 2 needs besides hs_ps: the events, the label keys, the
+ * sample being read. */
+typedef struct {
+    hs_ps_event ev[HS_PS_MAX_EVENTS];
+    size_t n_ev, n_types;
+    bool periods;
+    int64_t *values;
+    int64_t k_pid, k_tid, k_comm;
+    int64_t t_min, t_max;
+    uint64_t *stack;
+    size_t n, cap;
+} hs_ps_run;
+
+static int hs_ps_push(hs_ps *ps, hs_ps_run *r, const hs_ps_frame *fr, int64_t pid)
+{
+    if (r->n == r->cap) {
+        size_t nc = r->cap ? r->cap * 2 : 128;
+        uint64_t *s = realloc(r->stack, nc * sizeof *s);
+        if (!s)
+            return -1;
+        r->stack = s;
+        r->cap = nc;
+    }
+    bool caller = r->n > 0; /* perf prints the leaf first */
+    return (r->stack[r->n++] = hs_ps_location(ps, fr, pid, caller)) ? 0 : -1;
+}
+
+/* Add the sample read (summed into an identical one). 0, or -1 on OOM. */
+static int hs_ps_finish(hs_ps *ps, hs_ps_run *r, const hs_ps_header *h)
+{
+    size_t n = r->n;
+    uint64_t *stack = r->stack;
+    if (h->time_ns >= 0) {
+        r->t_min = h->time_ns < r->t_min ? h->time_ns : r->t_min;
+        r->t_max = h->time_ns > r->t_max ? h->time_ns : r->t_max;
+    }
+    int ei = hs_ps_event_index(r->ev, &r->n_ev, h->event);
+    memset(r->values, 0, r->n_types * sizeof *r->values);
+    r->values[0] = 1;
+    if (r->periods && ei >= 0)
+        r->values[1 + ei] = h->period >= 0 ? h->period : 0;
+    /* Sum identical samples. */
+    uint64_t hs = hs_hash_span(1469598103934665603ULL, stack, n * sizeof *stack);
+    uint64_t hl = hs_hash_span(hs_hash_span(1469598103934665603ULL, &h->pid, 8), &h->tid, 8);
+    hl = hs_hash_span(hl, h->comm.s, h->comm.n);
+    int is_new;
+    uint32_t si = hs_map_get(&ps->samples, hs ^ (uint64_t)n, hl, &is_new);
+    if (si == UINT32_MAX)
+        return -1;
+    if (!is_new) {
+        hs_sample *s = &ps->p->samples[ps->sample_of[si]];
+        /* A hash collision (vanishingly rare) would merge two samples;
+         * check the stack to stay exact. */
+        if (s->n_locations == n && memcmp(s->location_ids, stack, n * sizeof *stack) == 0) {
+            for (size_t i = 0; i < r->n_types; i++)
+                s->values[i] = hs_sat_add(s->values[i], r->values[i]);
+            return 0;
+        }
+    }
+    if (si >= ps->sample_cap) {
+        size_t nc = ps->sample_cap ? ps->sample_cap * 2 : 1024;
+        while (nc <= si)
+            nc *= 2;
+        size_t *so = realloc(ps->sample_of, nc * sizeof *so);
+        if (!so)
+            return -1;
+        ps->sample_of = so;
+        ps->sample_cap = nc;
+    }
+    char comm[256];
+    size_t cn = h->comm.n < sizeof comm ? h->comm.n : sizeof comm - 1;
+    memcpy(comm, h->comm.s, cn);
+    comm[cn] = '\0';
+    hs_label labels[3] = {
+        {.key = r->k_pid, .num = h->pid},
+        {.key = r->k_tid, .num = h->tid},
+        {.key = r->k_comm, .str = hs_profile_str(ps->p, comm)},
+    };
+    if (is_new)
+        ps->sample_of[si] = ps->p->n_samples;
+    return hs_profile_add_sample(ps->p, stack, n, r->values, labels, cn ? 3 : 2);
+}
+
+/* A line under a frame that is not one: perf script -F +srcline's
+ * "file.c:12" gives the frame's location its file and line (for list);
+ * "??:0" and "dso[addr]" (no debug info) say nothing. 1 when it was a
+ * srcline, 0 when not, -1 on OOM. */
+static int hs_ps_srcline_line(hs_ps *ps, hs_ps_run *r, const char *line, size_t ll)
+{
+    size_t a = 0, e = ll;
+    while (a < ll && hs_is_space(line[a]))
+        a++;
+    while (e > a && hs_is_space(line[e - 1]))
+        e--;
+    if (r->n == 0 || e == a)
+        return 0;
+    const char *colon = NULL;
+    for (const char *q = line + e; q > line + a; q--)
+        if (q[-1] == ':') {
+            colon = q - 1;
+            break;
+        }
+    if (colon && colon + 1 < line + e && hs_all_digits(colon + 1, (size_t)(line + e - colon - 1)))
+        return hs_ps_srcline(ps, r->stack[r->n - 1], line + a, (size_t)(colon - line - a),
+                             hs_span_i64(colon + 1, (size_t)(line + e - colon - 1))) != 0
+                   ? -1
+                   : 1;
+    return line[e - 1] == ']' && memchr(line + a, '[', e - a) ? 1 : 0;
+}
+
 hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_t errlen)
 {
     hs_ps ps = {0};
-    hs_ps_event ev[HS_PS_MAX_EVENTS];
-    size_t n_ev = 0, pos = 0, ll, lineno = 0;
-    bool periods = false;
+    hs_ps_run r = {.t_min = INT64_MAX, .t_max = -1};
+    size_t pos = 0, ll, lineno = 0;
     const char *line;
-    uint64_t *stack = NULL;
-    size_t stack_cap = 0;
-    int64_t *values = NULL;
 
     if (memchr(data, '\0', len)) {
         snprintf(err, errlen, "perf script input contains NUL bytes (binary perf.data? run "
@@ -408,51 +696,70 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
      * first dso named like the first sample's comm (perf truncates comm to
      * 15 characters), so that it becomes mapping 1 as pprof expects. */
     hs_span comm0 = {NULL, 0}, main_dso = {NULL, 0};
+    bool block_start = true;
+    size_t first_frame = 0; /* line of the first frame, when before any header */
     while ((line = hs_next_line(data, len, &pos, &ll))) {
-        hs_ps_header h;
-        if (!hs_is_header(line, ll)) {
-            hs_ps_frame fr;
-            if (!main_dso.s && comm0.n && hs_parse_frame(line, ll, &fr) == 0) {
-                size_t b = fr.dso.n;
-                while (b > 0 && fr.dso.s[b - 1] != '/')
-                    b--;
-                size_t cmp = comm0.n < 15 ? comm0.n : 15;
-                if (fr.dso.n - b >= cmp && memcmp(fr.dso.s + b, comm0.s, cmp) == 0)
-                    main_dso = fr.dso;
-            }
-            continue;
+        lineno++;
+        hs_ps_frame fr;
+        bool want_dso = !main_dso.s && comm0.n; /* frames are parsed until it is found */
+        int kind = hs_line_kind(line, ll, block_start, want_dso ? &fr : NULL);
+        if (kind == HS_L_FRAME && r.n_ev == 0 && !first_frame)
+            first_frame = lineno;
+        if (kind == HS_L_SIDEBAND && (ps.sym || (ps.sym = hs_psym_new())) &&
+            hs_psym_mmap_line(ps.sym, line, ll) != 0) {
+            snprintf(err, errlen, "out of memory reading perf script");
+            hs_psym_free(ps.sym);
+            return NULL;
         }
-        if (hs_parse_header(line, ll, &h) != 0)
+        block_start = kind == HS_L_BLANK || (block_start && kind == HS_L_COMMENT);
+        hs_ps_header h;
+        if (kind == HS_L_FRAME && want_dso) {
+            size_t b = fr.dso.n;
+            while (b > 0 && fr.dso.s[b - 1] != '/')
+                b--;
+            size_t cmp = comm0.n < 15 ? comm0.n : 15;
+            if (fr.dso.n - b >= cmp && memcmp(fr.dso.s + b, comm0.s, cmp) == 0)
+                main_dso = fr.dso;
+        }
+        if (kind != HS_L_HEADER || hs_parse_header(line, ll, &h) != 0)
             continue;
         if (!comm0.s)
             comm0 = h.comm;
-        if (hs_ps_event_index(ev, &n_ev, h.event) < 0) {
+        if (hs_ps_event_index(r.ev, &r.n_ev, h.event) < 0) {
             snprintf(err, errlen, "perf script: more than %d distinct events", HS_PS_MAX_EVENTS);
             return NULL;
         }
         if (h.period >= 0)
-            periods = true;
+            r.periods = true;
     }
-    if (n_ev == 0) {
+    if (first_frame) {
+        snprintf(err, errlen,
+                 "perf script line %zu: a stack frame outside a sample (no sample header "
+                 "before it: perf script -F must print comm, tid, pid or time)",
+                 first_frame);
+        return NULL;
+    }
+    if (r.n_ev == 0) {
         snprintf(err, errlen, "no samples in perf script input");
         return NULL;
     }
     ps.p = hs_profile_new();
     ps.keys = hs_strtab_new();
-    size_t n_types = 1 + (periods ? n_ev : 0);
-    values = calloc(n_types, sizeof *values);
-    if (!ps.p || !ps.keys || !values || hs_map_init(&ps.locs) != 0 ||
+    r.n_types = 1 + (r.periods ? r.n_ev : 0);
+    r.values = calloc(r.n_types, sizeof *r.values);
+    if (!ps.p || !ps.keys || !r.values || hs_map_init(&ps.locs) != 0 ||
         hs_map_init(&ps.samples) != 0)
         goto oom;
     if (hs_profile_add_sample_type(ps.p, "samples", "count") < 0)
         goto oom;
-    for (size_t i = 0; periods && i < n_ev; i++)
-        if (hs_profile_add_sample_type(ps.p, ev[i].event,
-                                       ev[i].nanoseconds ? "nanoseconds" : "count") < 0)
+    for (size_t i = 0; r.periods && i < r.n_ev; i++)
+        if (hs_profile_add_sample_type(ps.p, r.ev[i].event,
+                                       r.ev[i].nanoseconds ? "nanoseconds" : "count") < 0)
             goto oom;
-    if (periods) {
-        ps.p->default_sample_type = hs_profile_str(ps.p, ev[0].event);
-        hs_profile_set_period(ps.p, ev[0].event, ev[0].nanoseconds ? "nanoseconds" : "count", 1);
+    if (r.periods) {
+        ps.p->default_sample_type = hs_profile_str(ps.p, r.ev[0].event);
+        hs_profile_set_period(ps.p, r.ev[0].event, r.ev[0].nanoseconds ? "nanoseconds" : "count",
+                              1);
     } else {
         hs_profile_set_period(ps.p, "samples", "count", 1);
     }
@@ -461,136 +768,110 @@ hs_profile *hs_import_perf_script(const char *data, size_t len, char *err, size_
         if (!hs_ps_mapping(&ps, main_dso, &name))
             goto oom;
     }
-    int64_t k_pid = hs_profile_str(ps.p, "pid"), k_tid = hs_profile_str(ps.p, "tid");
-    int64_t k_comm = hs_profile_str(ps.p, "comm");
-    int64_t t_min = INT64_MAX, t_max = -1;
+    r.k_pid = hs_profile_str(ps.p, "pid");
+    r.k_tid = hs_profile_str(ps.p, "tid");
+    r.k_comm = hs_profile_str(ps.p, "comm");
 
-    /* Pass 2: samples. */
+    /* Pass 2: samples, line by line. */
     pos = 0;
-    line = hs_next_line(data, len, &pos, &ll);
-    lineno = 1;
-    while (line) {
-        if (!hs_is_header(line, ll)) {
-            line = hs_next_line(data, len, &pos, &ll);
-            lineno++;
+    lineno = 0;
+    block_start = true;
+    bool in_sample = false, one_line = false;
+    size_t header_line = 0;
+    hs_ps_header h;
+    hs_ps_frame one_frame;
+    for (;;) {
+        line = hs_next_line(data, len, &pos, &ll);
+        lineno++;
+        hs_ps_frame fr;
+        int kind = line ? hs_line_kind(line, ll, block_start, &fr) : HS_L_BLANK;
+        if (kind == HS_L_COMMENT)
             continue;
+        block_start = kind == HS_L_BLANK;
+        if (in_sample && (kind == HS_L_BLANK || kind == HS_L_SIDEBAND || kind == HS_L_HEADER)) {
+            if (r.n == 0 && one_line && hs_ps_push(&ps, &r, &one_frame, h.pid) != 0)
+                goto oom;
+            if (r.n == 0) {
+                /* a header and no frame: perf record without -g, printed
+                 * without ip/sym */
+                snprintf(err, errlen,
+                         "perf script line %zu: sample has no stack (record with -g, or use "
+                         "`perf script -F +ip,+sym`)",
+                         header_line);
+                goto fail;
+            }
+            if (hs_ps_finish(&ps, &r, &h) != 0)
+                goto oom;
+            in_sample = false;
         }
-        hs_ps_header h;
-        if (hs_parse_header(line, ll, &h) != 0) {
-            snprintf(err, errlen, "perf script line %zu: not a sample header", lineno);
-            goto fail;
-        }
-        size_t n = 0;
-        size_t header_line = lineno;
-        while ((line = hs_next_line(data, len, &pos, &ll))) {
-            lineno++;
-            if (hs_is_header(line, ll))
-                break;
-            size_t a = 0;
-            while (a < ll && hs_is_space(line[a]))
-                a++;
-            if (a == ll || line[a] == '#')
-                continue; /* blank lines end a sample; the next header starts one */
-            hs_ps_frame fr;
-            if (hs_parse_frame(line, ll, &fr) != 0) {
-                /* srcline (perf script -F +srcline) after a frame: "file.c:12"
-                 * gives the frame's location its file and line (for list);
-                 * "??:0" and "[dso][addr]" (no debug info) say nothing. */
-                size_t e = ll;
-                while (e > a && hs_is_space(line[e - 1]))
-                    e--;
-                const char *colon = NULL;
-                for (const char *q = line + e; q > line + a; q--)
-                    if (q[-1] == ':') {
-                        colon = q - 1;
-                        break;
-                    }
-                if (n > 0 && colon && colon + 1 < line + e &&
-                    hs_all_digits(colon + 1, (size_t)(line + e - colon - 1))) {
-                    if (hs_ps_srcline(&ps, stack[n - 1], line + a, (size_t)(colon - line - a),
-                                      hs_span_i64(colon + 1, (size_t)(line + e - colon - 1))) != 0)
-                        goto oom;
-                    continue;
-                }
-                if (n > 0 && line[a] == '[' && line[e - 1] == ']')
-                    continue;
-                snprintf(err, errlen, "perf script line %zu: expected \"ADDR SYMBOL (DSO)\"",
+        if (!line)
+            break;
+        switch (kind) {
+        case HS_L_HEADER:
+            if (hs_parse_header(line, ll, &h) != 0) {
+                snprintf(err, errlen, "perf script line %zu: not a sample header", lineno);
+                goto fail;
+            }
+            in_sample = true;
+            header_line = lineno;
+            r.n = 0;
+            /* a sample printed on one line (no call chain): its frame
+             * follows the event; when a call chain follows, what is there
+             * is another field (-F +addr) */
+            one_line = h.rest.n && hs_parse_frame(h.rest.s, h.rest.n, &one_frame) == 0;
+            break;
+        case HS_L_FRAME:
+            if (!in_sample) {
+                snprintf(err, errlen,
+                         "perf script line %zu: a stack frame outside a sample (no sample header "
+                         "before it: perf script -F must print comm, tid, pid or time)",
                          lineno);
                 goto fail;
             }
-            if (n == stack_cap) {
-                size_t nc = stack_cap ? stack_cap * 2 : 128;
-                uint64_t *s = realloc(stack, nc * sizeof *s);
-                if (!s)
-                    goto oom;
-                stack = s;
-                stack_cap = nc;
-            }
-            if (!(stack[n++] = hs_ps_location(&ps, &fr, 0)))
+            if (hs_ps_push(&ps, &r, &fr, h.pid) != 0)
                 goto oom;
-        }
-        if (n == 0) {
-            /* a sample without a call chain: perf record without -g */
-            snprintf(err, errlen,
-                     "perf script line %zu: sample has no stack (record with -g, or use "
-                     "`perf script -F +ip,+sym`)",
-                     header_line);
-            goto fail;
-        }
-        if (h.time_ns >= 0) {
-            t_min = h.time_ns < t_min ? h.time_ns : t_min;
-            t_max = h.time_ns > t_max ? h.time_ns : t_max;
-        }
-        int ei = hs_ps_event_index(ev, &n_ev, h.event);
-        memset(values, 0, n_types * sizeof *values);
-        values[0] = 1;
-        if (periods && ei >= 0)
-            values[1 + ei] = h.period >= 0 ? h.period : 0;
-        /* Sum identical samples. */
-        uint64_t hs = hs_hash_span(1469598103934665603ULL, stack, n * sizeof *stack);
-        uint64_t hl = hs_hash_span(hs_hash_span(1469598103934665603ULL, &h.pid, 8), &h.tid, 8);
-        hl = hs_hash_span(hl, h.comm.s, h.comm.n);
-        int is_new;
-        uint32_t si = hs_map_get(&ps.samples, hs ^ (uint64_t)n, hl, &is_new);
-        if (si == UINT32_MAX)
-            goto oom;
-        if (!is_new) {
-            hs_sample *s = &ps.p->samples[ps.sample_of[si]];
-            /* A hash collision (vanishingly rare) would merge two samples;
-             * check the stack to stay exact. */
-            if (s->n_locations == n && memcmp(s->location_ids, stack, n * sizeof *stack) == 0) {
-                for (size_t i = 0; i < n_types; i++)
-                    s->values[i] = hs_sat_add(s->values[i], values[i]);
-                continue;
-            }
-        }
-        if (si >= ps.sample_cap) {
-            size_t nc = ps.sample_cap ? ps.sample_cap * 2 : 1024;
-            while (nc <= si)
-                nc *= 2;
-            size_t *so = realloc(ps.sample_of, nc * sizeof *so);
-            if (!so)
+            break;
+        case HS_L_OTHER: {
+            int sr = in_sample ? hs_ps_srcline_line(&ps, &r, line, ll) : 0;
+            if (sr < 0)
                 goto oom;
-            ps.sample_of = so;
-            ps.sample_cap = nc;
+            if (sr == 0) {
+                snprintf(err, errlen,
+                         "perf script line %zu: expected a sample header or \"ADDR SYMBOL "
+                         "(DSO)\"",
+                         lineno);
+                goto fail;
+            }
+            break;
         }
-        char comm[256];
-        size_t cn = h.comm.n < sizeof comm ? h.comm.n : sizeof comm - 1;
-        memcpy(comm, h.comm.s, cn);
-        comm[cn] = '\0';
-        hs_label labels[3] = {
-            {.key = k_pid, .num = h.pid},
-            {.key = k_tid, .num = h.tid},
-            {.key = k_comm, .str = hs_profile_str(ps.p, comm)},
-        };
-        if (is_new)
-            ps.sample_of[si] = ps.p->n_samples;
-        if (hs_profile_add_sample(ps.p, stack, n, values, labels, 3) != 0)
-            goto oom;
+        default: /* blank lines, side-band records */
+            break;
+        }
     }
-    if (t_max >= 0) /* perf times are since boot, not wall clock: no time_nanos */
-        ps.p->duration_nanos = t_max - t_min;
+    if (r.t_max >= 0) /* perf times are since boot, not wall clock: no time_nanos */
+        ps.p->duration_nanos = r.t_max - r.t_min;
     hs_profile_add_comment(ps.p, "imported from perf script by hotspur");
+    /* HOTSPUR_PERF_SYMBOLIZE=0: leave the frames as perf printed them */
+    const char *want_sym = getenv("HOTSPUR_PERF_SYMBOLIZE");
+    bool symbolize = !want_sym || strcmp(want_sym, "0") != 0;
+    if (symbolize && !ps.sym && !(ps.sym = hs_psym_new()))
+        goto oom;
+    long nsym = symbolize ? hs_ps_symbolize(&ps) : 0;
+    if (nsym < 0)
+        goto oom;
+    if (nsym > 0) {
+        char note[160];
+        snprintf(note, sizeof note, "%ld addresses symbolized by hotspur from the local binaries",
+                 nsym);
+        hs_profile_add_comment(ps.p, note);
+    }
+    if (hs_psym_build_id_mismatches(ps.sym)) {
+        char note[160];
+        snprintf(note, sizeof note,
+                 "%zu local binaries not used: their build-id differs from perf's",
+                 hs_psym_build_id_mismatches(ps.sym));
+        hs_profile_add_comment(ps.p, note);
+    }
     goto done;
 oom:
     snprintf(err, errlen, "out of memory reading perf script");
@@ -598,12 +879,13 @@ fail:
     hs_profile_free(ps.p);
     ps.p = NULL;
 done:
-    free(values);
-    free(stack);
+    free(r.values);
+    free(r.stack);
     free(ps.mapping_of);
     free(ps.function_of);
-    free(ps.loc_ids);
+    free(ps.locs_of);
     free(ps.sample_of);
+    hs_psym_free(ps.sym);
     hs_map_free(&ps.locs);
     hs_map_free(&ps.samples);
     hs_strtab_free(ps.keys);
@@ -620,7 +902,7 @@ const char *hs_import_detect(const char *data, size_t len)
         return len ? "pprof" : NULL;
     size_t pos = 0, ll;
     const char *line;
-    int headers = 0, frames = 0, folded = 0;
+    int headers = 0, frames = 0, folded = 0, timed = 0;
     for (int i = 0; i < 64 && (line = hs_next_line(data, len, &pos, &ll)); i++) {
         size_t a = 0;
         while (a < ll && hs_is_space(line[a]))
@@ -647,9 +929,12 @@ const char *hs_import_detect(const char *data, size_t len)
                 folded++;
             else if (e > a && line[e - 1] == ':')
                 headers++;
+            else if (hs_has_time(line, ll) || memmem(line, ll, " PERF_RECORD_", 13))
+                timed++; /* a sample on one line, a side-band record */
         }
     }
-    if (headers && frames)
+    /* collapsed stacks have no indented frame lines */
+    if (frames || ((timed || headers) && !folded))
         return "perf-script";
     if (folded && !frames)
         return "collapsed";

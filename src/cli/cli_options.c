@@ -1,0 +1,209 @@
+/* cli_options.c — see cli_options.h. A thin layer over getopt_long_only:
+ * the option table is built per command (its extras, then the shared
+ * options it does not shadow), and every result is classified here once. */
+#include "cli/cli_options.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <string.h>
+
+#include "cli/fetch.h"
+
+#define HS_CLI_MAX_OPTS 96
+
+int hs_cli_fail(const char *cmd, const char *what, const char *msg)
+{
+    if (what)
+        fprintf(stderr, "hotspur %s: %s: %s\n", cmd, what, msg);
+    else
+        fprintf(stderr, "hotspur %s: %s\n", cmd, msg);
+    return 2;
+}
+
+/* The group a shared option code belongs to. */
+static unsigned group_of(int code)
+{
+    switch (code) {
+    case HS_OPT_NODECOUNT:
+    case HS_OPT_NODEFRACTION:
+    case HS_OPT_EDGEFRACTION:
+    case HS_OPT_CUM:
+        return HS_CLI_TRIM;
+    case HS_OPT_BASE:
+    case HS_OPT_DIFF_BASE:
+        return HS_CLI_BASE;
+    case HS_OPT_NORMALIZE:
+        return HS_CLI_NORMALIZE;
+    case HS_OPT_SOURCE_PATH:
+        return HS_CLI_SOURCE_PATH;
+    default:
+        return HS_CLI_FILTERS;
+    }
+}
+
+/* The command's table: its extras, then the shared options whose names no
+ * extra takes, then --output (when taken) and --help. -1 when too many. */
+static int build_table(const hs_cli_spec *s, struct option *t)
+{
+    static const struct option shared[] = {HS_ANALYSIS_LONGOPTS};
+    size_t n = 0;
+    for (const hs_cli_extra *e = s->extras; e && e->name; e++) {
+        if (n + 1 >= HS_CLI_MAX_OPTS)
+            return -1;
+        t[n++] = (struct option){e->name, e->has_arg, NULL, e->code};
+    }
+    size_t n_extras = n;
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+        bool shadowed = false;
+        for (size_t k = 0; k < n_extras; k++)
+            shadowed |= strcmp(t[k].name, shared[i].name) == 0;
+        if (!shadowed)
+            t[n++] = shared[i];
+    }
+    if (n + 3 > HS_CLI_MAX_OPTS)
+        return -1;
+    if (s->takes & HS_CLI_OUTPUT)
+        t[n++] = (struct option){"output", required_argument, NULL, 'o'};
+    t[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    t[n] = (struct option){NULL, 0, NULL, 0};
+    return 0;
+}
+
+/* The option word getopt reads next (it skips and later permutes
+ * positional arguments), or NULL; its spelling as given goes to orig.
+ * pprof's spellings use '_' where ours use '-': an underscored name that is
+ * (a prefix of) one of ours is rewritten in place, so -sample_index=0 and
+ * --show_from RE work as pprof's flags do. */
+static char *next_option_word(int argc, char **argv, const struct option *t, char *orig,
+                              size_t origlen)
+{
+    for (int i = optind > 0 ? optind : 1; i < argc; i++) {
+        char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return NULL;
+        if (a[0] != '-' || a[1] == '\0')
+            continue;
+        snprintf(orig, origlen, "%s", a);
+        char *name = a + (a[1] == '-' ? 2 : 1);
+        size_t len = strcspn(name, "=");
+        char fixed[128];
+        if (!memchr(name, '_', len) || len >= sizeof fixed)
+            return a;
+        for (size_t k = 0; k < len; k++)
+            fixed[k] = name[k] == '_' ? '-' : name[k];
+        for (const struct option *o = t; o->name; o++)
+            if (strncmp(o->name, fixed, len) == 0) {
+                memcpy(name, fixed, len);
+                break;
+            }
+        return a;
+    }
+    return NULL;
+}
+
+static void print_help(const hs_cli_spec *s)
+{
+    s->usage(stdout);
+    if (s->shared_help) {
+        fputc('\n', stdout);
+        hs_analysis_options_help(stdout, s->kind);
+    }
+    if (s->fetch_help)
+        hs_fetch_help(stdout);
+    if (s->help_tail)
+        fputs(s->help_tail, stdout);
+}
+
+static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_options *o, void *ctx,
+                 const char **output, int *first)
+{
+    struct option table[HS_CLI_MAX_OPTS];
+    if (build_table(s, table) < 0)
+        return hs_cli_fail(s->name, NULL, "too many options (internal error)");
+    char shortopts[8] = ":h";
+    if (s->takes & HS_CLI_OUTPUT)
+        strcat(shortopts, "o:");
+    if (s->takes & HS_CLI_TRIM)
+        strcat(shortopts, "n:");
+    char msg[1024];
+    int c;
+    opterr = 0;
+    optind = 0;
+    for (;;) {
+        char word[256];
+        const char *a = next_option_word(argc, argv, table, word, sizeof word);
+        /* getopt_long_only reads "-x" as the long option it starts when x is
+         * not a short option (web's -o would be --open): not ours */
+        if (a && a[1] != '-' && a[2] == '\0' && !strchr(shortopts + 1, a[1]))
+            goto unknown;
+        if ((c = getopt_long_only(argc, argv, shortopts, table, NULL)) == -1)
+            break;
+        if (!a) /* cannot happen: getopt found an option; keep messages sane */
+            snprintf(word, sizeof word, "%s", argv[optind - 1]);
+        if (c == 'h') {
+            print_help(s);
+            return 0;
+        }
+        if (c == 'o') {
+            *output = optarg;
+            continue;
+        }
+        if (c == 'n') {
+            /* -n N and -nN; "-nosuch" is not -n osuch */
+            if (word[2] && !isdigit((unsigned char)word[2]))
+                goto unknown;
+            c = HS_OPT_NODECOUNT;
+        }
+        if (c == ':') {
+            snprintf(msg, sizeof msg, "option '%s' needs an argument", word);
+            return hs_cli_fail(s->name, NULL, msg);
+        }
+        if (c >= HS_CLI_EXTRA && s->extra) {
+            if (s->extra(ctx, o, c, optarg, msg, sizeof msg) < 0)
+                return hs_cli_fail(s->name, NULL, msg);
+            continue;
+        }
+        if (c < HS_OPT_SAMPLE_INDEX || c >= HS_OPT__END) {
+        unknown:
+            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur %s --help)", word, s->name);
+            return hs_cli_fail(s->name, NULL, msg);
+        }
+        unsigned g = group_of(c);
+        if (!(s->takes & g)) {
+            if (g == HS_CLI_BASE && s->base_msg)
+                return hs_cli_fail(s->name, NULL, s->base_msg);
+            if (s->does_not_apply)
+                snprintf(msg, sizeof msg, "option '%s' does not apply to %s", word, s->name);
+            else
+                snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur %s --help)", word,
+                         s->name);
+            return hs_cli_fail(s->name, NULL, msg);
+        }
+        if (hs_analysis_parse_option(o, c, optarg, msg, sizeof msg) < 0)
+            return hs_cli_fail(s->name, NULL, msg);
+    }
+    int n = argc - optind;
+    if (n < s->min_args) {
+        if (s->missing_msg)
+            return hs_cli_fail(s->name, NULL, s->missing_msg);
+        snprintf(msg, sizeof msg, "missing arguments (see hotspur %s --help)", s->name);
+        return hs_cli_fail(s->name, NULL, msg);
+    }
+    if (s->max_args >= 0 && n > s->max_args) {
+        snprintf(msg, sizeof msg, "too many arguments (see hotspur %s --help)", s->name);
+        return hs_cli_fail(s->name, NULL, msg);
+    }
+    *first = optind;
+    return -1;
+}
+
+int hs_cli_parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_options *o,
+                 void *ctx, const char **output, int *first)
+{
+    if (o)
+        hs_analysis_options_init(o);
+    int rc = parse(s, argc, argv, o, ctx, output, first);
+    if (rc >= 0 && o)
+        hs_analysis_options_free(o);
+    return rc;
+}

@@ -1,0 +1,321 @@
+/* test_cli_options.c — the report commands' one option parser
+ * (src/cli/cli_options.c): unknown options, missing arguments, pprof's
+ * single-dash and underscore spellings, --opt=value and --opt value, a
+ * command's own options accepted by it and refused by the others, the
+ * "does not apply" and --base wordings, positional argument counts, -n,
+ * --help. stderr and stdout are captured (glibc lets them be reassigned). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/cli_options.h"
+
+enum { OPT_TITLE = HS_CLI_EXTRA, OPT_FLAG };
+
+typedef struct {
+    const char *title;
+    int flags;
+} extras_seen;
+
+static int take_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                      size_t errlen)
+{
+    extras_seen *e = ctx;
+    (void)o;
+    if (code == OPT_TITLE) {
+        if (strcmp(arg, "bad") == 0) {
+            snprintf(err, errlen, "--title must not be bad");
+            return -1;
+        }
+        e->title = arg;
+    } else {
+        e->flags++;
+    }
+    return 0;
+}
+
+static void usage_a(FILE *out)
+{
+    fprintf(out, "usage: hotspur alpha [options] FILE...\n");
+}
+
+static void usage_b(FILE *out)
+{
+    fprintf(out, "usage: hotspur beta [options] FILE...\n");
+}
+
+static const hs_cli_extra alpha_extras[] = {
+    {"title", required_argument, OPT_TITLE},
+    {"flag", no_argument, OPT_FLAG},
+    {NULL, 0, 0},
+};
+
+/* alpha: a top-like report with two extras. */
+static const hs_cli_spec alpha = {
+    .name = "alpha", .usage = usage_a, .kind = HS_KIND_TOP,
+    .takes = HS_CLI_FILTERS | HS_CLI_TRIM | HS_CLI_BASE | HS_CLI_OUTPUT,
+    .shared_help = true, .fetch_help = true, .help_tail = "TAIL\n",
+    .extras = alpha_extras, .extra = take_extra, .min_args = 1, .max_args = 2};
+
+/* beta: a flame-like report without trimming, base or extras. */
+static const hs_cli_spec beta = {
+    .name = "beta", .usage = usage_b, .kind = HS_KIND_NOTRIM,
+    .takes = HS_CLI_FILTERS | HS_CLI_OUTPUT, .does_not_apply = true,
+    .base_msg = "--base is for alpha", .min_args = 1, .max_args = -1,
+    .missing_msg = "missing profile FILE"};
+
+typedef struct {
+    int rc, first;
+    hs_analysis_options o;
+    extras_seen seen;
+    const char *output;
+    char err[1024], out[8192];
+    char *argv[16];
+    char store[16][128]; /* writable copies: the parser may respell in place */
+    int argc;
+} run;
+
+static void run_free(run *r)
+{
+    hs_analysis_options_free(&r->o);
+    free(r);
+}
+
+/* Parse the NULL-ended words with spec s; captures stderr and stdout. */
+static run *parse(const hs_cli_spec *s, ...)
+{
+    run *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    va_list ap;
+    va_start(ap, s);
+    snprintf(r->store[0], sizeof r->store[0], "%s", s->name);
+    r->argv[r->argc++] = r->store[0];
+    for (const char *w; (w = va_arg(ap, const char *));) {
+        snprintf(r->store[r->argc], sizeof r->store[0], "%s", w);
+        r->argv[r->argc] = r->store[r->argc];
+        r->argc++;
+    }
+    va_end(ap);
+    FILE *saved_err = stderr, *saved_out = stdout;
+    FILE *e = fmemopen(r->err, sizeof r->err - 1, "w");
+    FILE *o = fmemopen(r->out, sizeof r->out - 1, "w");
+    assert_non_null(e);
+    assert_non_null(o);
+    stderr = e;
+    stdout = o;
+    r->rc = hs_cli_parse(s, r->argc, r->argv, &r->o, &r->seen, &r->output, &r->first);
+    stderr = saved_err;
+    stdout = saved_out;
+    fclose(e);
+    fclose(o);
+    return r;
+}
+
+static void test_unknown_option(void **state)
+{
+    (void)state;
+    run *r = parse(&alpha, "--nosuch", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: unknown option '--nosuch' (see hotspur alpha --help)\n");
+    run_free(r);
+    r = parse(&alpha, "-nosuch", "f.pb.gz", NULL); /* not "-n osuch" */
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: unknown option '-nosuch' (see hotspur alpha --help)\n");
+    run_free(r);
+    r = parse(&alpha, "-t", "x", "f.pb.gz", NULL); /* not a prefix of --title */
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: unknown option '-t' (see hotspur alpha --help)\n");
+    run_free(r);
+    r = parse(&alpha, "--s", "x", "f.pb.gz", NULL); /* ambiguous: show, show-from, ... */
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: unknown option '--s' (see hotspur alpha --help)\n");
+    run_free(r);
+}
+
+static void test_missing_argument(void **state)
+{
+    (void)state;
+    run *r = parse(&alpha, "f.pb.gz", "--focus", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: option '--focus' needs an argument\n");
+    run_free(r);
+    r = parse(&alpha, "f.pb.gz", "-o", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: option '-o' needs an argument\n");
+    run_free(r);
+    r = parse(&alpha, "f.pb.gz", "--title", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: option '--title' needs an argument\n");
+    run_free(r);
+}
+
+static void test_pprof_spellings(void **state)
+{
+    (void)state;
+    run *r = parse(&alpha, "-nodecount=3", "-cum", "-sample_index=alloc_space",
+                   "--show_from", "main", "-drop_negative", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_int_equal(r->o.nodecount, 3);
+    assert_true(r->o.cum_sort);
+    assert_string_equal(r->o.sample_index, "alloc_space");
+    assert_string_equal(r->o.show_from, "main");
+    assert_true(r->o.drop_negative);
+    assert_string_equal(r->err, "");
+    run_free(r);
+    r = parse(&alpha, "-n", "7", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_int_equal(r->o.nodecount, 7);
+    run_free(r);
+    r = parse(&alpha, "-n12", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_int_equal(r->o.nodecount, 12);
+    run_free(r);
+    /* a file name with '_' after an option taking an argument is left alone */
+    r = parse(&alpha, "--focus", "-my_func", "f_1.pb.gz", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->o.focus, "-my_func");
+    assert_string_equal(r->argv[r->first], "f_1.pb.gz");
+    run_free(r);
+}
+
+static void test_equals_and_separate(void **state)
+{
+    (void)state;
+    run *r = parse(&alpha, "--focus=abc", "--ignore", "def", "--output=o.txt", "f.pb.gz",
+                   "--title=T1", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->o.focus, "abc");
+    assert_string_equal(r->o.ignore, "def");
+    assert_string_equal(r->output, "o.txt");
+    assert_string_equal(r->seen.title, "T1");
+    /* positional arguments are moved after the options */
+    assert_int_equal(r->argc - r->first, 1);
+    assert_string_equal(r->argv[r->first], "f.pb.gz");
+    run_free(r);
+    r = parse(&alpha, "-o", "x.txt", "--title", "T2", "--flag", "-flag", "a", "b", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->output, "x.txt");
+    assert_string_equal(r->seen.title, "T2");
+    assert_int_equal(r->seen.flags, 2);
+    assert_int_equal(r->argc - r->first, 2);
+    run_free(r);
+}
+
+static void test_bad_values(void **state)
+{
+    (void)state;
+    run *r = parse(&alpha, "--nodecount=abc", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: --nodecount needs a non-negative integer, got 'abc'\n");
+    run_free(r);
+    r = parse(&alpha, "--title=bad", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: --title must not be bad\n");
+    run_free(r);
+    r = parse(&alpha, "--lines", "--files", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_non_null(strstr(r->err, "only one of --functions, --files, --lines, --addresses"));
+    run_free(r);
+}
+
+static void test_extras_of_other_commands(void **state)
+{
+    (void)state;
+    /* alpha's own options are not beta's */
+    run *r = parse(&beta, "--title", "T", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur beta: unknown option '--title' (see hotspur beta --help)\n");
+    run_free(r);
+    r = parse(&beta, "--flag", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    run_free(r);
+    /* shared options beta does not take: its wording */
+    r = parse(&beta, "--cum", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur beta: option '--cum' does not apply to beta\n");
+    run_free(r);
+    r = parse(&beta, "-nodecount=3", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur beta: option '-nodecount=3' does not apply to beta\n");
+    run_free(r);
+    r = parse(&beta, "-n", "3", "f.pb.gz", NULL); /* -n is --nodecount only where trimming is */
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur beta: unknown option '-n' (see hotspur beta --help)\n");
+    run_free(r);
+    r = parse(&beta, "--diff-base=old.pb.gz", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur beta: --base is for alpha\n");
+    run_free(r);
+    r = parse(&beta, "--source-path", "/src", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur beta: option '--source-path' does not apply to beta\n");
+    run_free(r);
+    /* and the filters beta takes work */
+    r = parse(&beta, "--focus", "x", "--sample_index=1", "f.pb.gz", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->o.focus, "x");
+    assert_string_equal(r->o.sample_index, "1");
+    run_free(r);
+}
+
+static void test_positional_counts(void **state)
+{
+    (void)state;
+    run *r = parse(&alpha, "--cum", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: missing arguments (see hotspur alpha --help)\n");
+    run_free(r);
+    r = parse(&alpha, "a", "b", "c", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur alpha: too many arguments (see hotspur alpha --help)\n");
+    run_free(r);
+    r = parse(&beta, NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur beta: missing profile FILE\n");
+    run_free(r);
+    /* after "--" everything is positional */
+    r = parse(&alpha, "--", "--cum", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_false(r->o.cum_sort);
+    assert_string_equal(r->argv[r->first], "--cum");
+    run_free(r);
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    run *r = parse(&alpha, "--help", NULL);
+    assert_int_equal(r->rc, 0);
+    assert_string_equal(r->err, "");
+    assert_true(strncmp(r->out, "usage: hotspur alpha", 20) == 0);
+    assert_non_null(strstr(r->out, "--nodecount N")); /* shared help with trimming */
+    assert_non_null(strstr(r->out, "http://"));       /* the URL paragraph */
+    size_t n = strlen(r->out);
+    assert_true(n > 5 && strcmp(r->out + n - 5, "TAIL\n") == 0);
+    run_free(r);
+    r = parse(&beta, "-h", NULL);
+    assert_int_equal(r->rc, 0);
+    assert_string_equal(r->out, "usage: hotspur beta [options] FILE...\n");
+    run_free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unknown_option),
+        cmocka_unit_test(test_missing_argument),
+        cmocka_unit_test(test_pprof_spellings),
+        cmocka_unit_test(test_equals_and_separate),
+        cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_extras_of_other_commands),
+        cmocka_unit_test(test_positional_counts),
+        cmocka_unit_test(test_help),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
