@@ -149,13 +149,13 @@ void hs_q_value(FILE *f, int64_t v, int64_t div)
         fprintf(f, "%.15g", (double)v / (double)div);
 }
 
-void hs_q_header(hs_q *q, FILE *f, const hs_view *v)
+void hs_q_header(hs_q *q, FILE *f, const char *sample_type, const char *unit)
 {
     fprintf(f, "\"profiles\":%lld,\"agg\":\"%s\",\"sample_type\":", (long long)q->cur.merged.n_profiles,
             q->cur.avg ? "avg" : "sum");
-    hs_json_string(f, v->sample_type);
+    hs_json_string(f, sample_type);
     fputs(",\"unit\":", f);
-    hs_json_string(f, v->unit);
+    hs_json_string(f, unit);
 }
 
 static int store_fail(hs_q *q, int rc, const char *err)
@@ -464,8 +464,7 @@ static int apply_weight(hs_q *q, hs_q_side *s)
     return 0;
 }
 
-/* A profile with the sample types of q->types and no samples. */
-static hs_profile *empty_profile(const hs_store_types *t)
+hs_profile *hs_q_types_profile(const hs_store_types *t)
 {
     hs_profile *p = hs_profile_new();
     if (!p)
@@ -482,8 +481,10 @@ static hs_profile *empty_profile(const hs_store_types *t)
     return p;
 }
 
-int hs_q_load(hs_q *q, hs_q_side *s)
+int hs_q_merge(hs_q *q, hs_q_side *s)
 {
+    if (s->merged_ok)
+        return 0;
     char err[256];
     if (s->weight > 0) {
         int rc = apply_weight(q, s);
@@ -494,8 +495,17 @@ int hs_q_load(hs_q *q, hs_q_side *s)
     if (rc)
         return store_fail(q, rc, err);
     s->merged_ok = true;
+    return 0;
+}
+
+int hs_q_load(hs_q *q, hs_q_side *s)
+{
+    char err[256];
+    int rc = hs_q_merge(q, s);
+    if (rc)
+        return rc;
     if (s->merged.n_profiles == 0 || s->merged.n_rows == 0)
-        s->profile = empty_profile(&q->types);
+        s->profile = hs_q_types_profile(&q->types);
     else {
         size_t missing = 0;
         int src = 0;
