@@ -18,36 +18,9 @@ const mode = process.argv[2], cfg = JSON.parse(fs.readFileSync(process.argv[3], 
 const T = 30000;    // every wait is bounded
 
 // ------------------------------------------------------------ the truth
-function readFolded(file) {
-  const stacks = [];
-  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
-    const m = /^(.*) (\d+)$/.exec(line.trim());
-    if (m) stacks.push({ frames: m[1].split(";"), value: +m[2] });
-  }
-  return stacks;
-}
-// total of the profiles selected by pred, and of one function (self, total)
-function truth(pred, opts = {}) {
-  let total = 0, n = 0;
-  const fn = {};
-  for (const p of cfg.profiles) {
-    if (!pred(p)) continue;
-    n++;
-    for (const s of readFolded(p.folded)) {
-      if (opts.ignore && s.frames.some((f) => opts.ignore.test(f))) continue;
-      total += s.value;
-      const leaf = s.frames[s.frames.length - 1];
-      (fn[leaf] = fn[leaf] || { self: 0, total: 0 }).self += s.value;
-      for (const f of new Set(s.frames)) (fn[f] = fn[f] || { self: 0, total: 0 }).total += s.value;
-    }
-  }
-  return { total, n, fn };
-}
-const fmt = (v) => Math.round(v).toLocaleString("en-US");
-const fail = (msg) => { throw new Error(msg); };
-function eq(what, got, want) {
-  if (got !== want) fail(`${what}: the page shows ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-}
+const W = require("./web_truth.js");
+const truth = (pred, opts) => W.truth(cfg.profiles, pred, opts);
+const { fmt, fail, eq } = W;
 
 // ------------------------------------------------------------ the browser
 async function launch() {
