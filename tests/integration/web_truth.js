@@ -1,6 +1,7 @@
 // web_truth.js — what the browser tests (web_ui.js in Chromium,
 // web_ui_firefox.js in Firefox) expect the page to show, computed from the
-// folded stack files the test server was given, and their assertions.
+// folded stack files the test server was given, their assertions, and
+// where a frame is drawn.
 "use strict";
 const fs = require("fs");
 
@@ -35,4 +36,16 @@ function eq(what, got, want) {
   if (got !== want) fail(`${what}: the page shows ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
 }
 
-module.exports = { readFolded, truth, fmt, fail, eq };
+// Run in the page (page.evaluate(framePoint, [name, graph])): the point in
+// the viewport to click on the drawn frame called name of hsUI[graph] (fg,
+// cl, ce), or null when none is drawn wide enough.
+function framePoint([name, g]) {
+  const G = window.hsUI[g], r = G.canvas.getBoundingClientRect();
+  for (const q of G.rects) if (G.name(q[0]) === name && q[2] > 4) {
+    const d = q[3], y = G.icicle ? d * 17 : G.G - (d + 1) * 17;
+    return { x: r.left + q[1] + q[2] / 2, y: r.top + y - G.top + 8 };
+  }
+  return null;
+}
+
+module.exports = { readFolded, truth, fmt, fail, eq, framePoint };

@@ -44,14 +44,7 @@ async function cell(page, fname, col) {
 }
 // Click the drawn frame called name in graph g (fg, cl, ce) with the mouse.
 async function clickFrame(page, name, g = "fg") {
-  const pt = await page.evaluate(([name, g]) => {
-    const G = window.hsUI[g], r = G.canvas.getBoundingClientRect();
-    for (const q of G.rects) if (G.name(q[0]) === name && q[2] > 4) {
-      const d = q[3], y = G.icicle ? d * 17 : G.G - (d + 1) * 17;
-      return { x: r.left + q[1] + q[2] / 2, y: r.top + y - G.top + 8 };
-    }
-    return null;
-  }, [name, g]);
+  const pt = await page.evaluate(W.framePoint, [name, g]);
   if (!pt) fail(`no frame ${name} drawn in ${g}`);
   await page.mouse.move(pt.x, pt.y);
   await page.mouse.click(pt.x, pt.y);

@@ -45,14 +45,7 @@ async function check(page) {
   console.log(`ok: ${all.n} profiles, root total ${fmt(all.total)}, ${drawn.rects} frames drawn`);
 
   // click a frame with the mouse: zoom, breadcrumb, tooltip
-  const pt = await page.evaluate(() => {
-    const G = hsUI.fg, r = G.canvas.getBoundingClientRect();
-    for (const q of G.rects) if (G.name(q[0]) === "run" && q[2] > 4) {
-      const y = G.icicle ? q[3] * 17 : G.G - (q[3] + 1) * 17;
-      return { x: r.left + q[1] + q[2] / 2, y: r.top + y - G.top + 8 };
-    }
-    return null;
-  });
+  const pt = await page.evaluate(W.framePoint, ["run", "fg"]);
   if (!pt) fail("no frame run drawn");
   await page.mouse.move(pt.x, pt.y);
   await page.mouse.click(pt.x, pt.y);
