@@ -191,9 +191,9 @@ typedef struct {
     bool oom;
 } local_tab;
 
+/* The table for n records (the arena is kept). */
 static int local_init(local_tab *t, size_t n)
 {
-    memset(t, 0, sizeof *t);
     t->cap = 16;
     while (t->cap < 2 * n + 2)
         t->cap *= 2;
@@ -273,21 +273,23 @@ static void on_fetched(void *arg, uint64_t hash, const void *data, size_t len)
     }
 }
 
-/* The records of m's rows into t: the cache's hits copied under the lock,
- * the rest fetched from the store (and kept in the cache); row_off[i] is
- * row i's place in t's arena, SIZE_MAX while unknown. */
+/* The records of m's rows into t's arena: the cache's hits copied under
+ * the lock (straight to their rows: row_off[i], row_len[i]), the rest
+ * fetched from the store (kept in the cache, and found for their rows
+ * through t's table); row_off[i] SIZE_MAX when the store has none. */
 static int fetch_rows(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, local_tab *t, size_t *row_off,
                       size_t *row_len, int *store_rc, char *err, size_t errlen)
 {
     *store_rc = 0;
     uint64_t *want = malloc((m->n_rows + 1) * sizeof *want);
     entry **hit = c ? malloc((m->n_rows + 1) * sizeof *hit) : NULL;
-    if (!want || (c && !hit) || local_init(t, m->n_rows) < 0) {
+    if (!want || (c && !hit)) {
         free(want);
         free(hit);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    memset(t, 0, sizeof *t);
     for (size_t i = 0; i < m->n_rows; i++)
         row_off[i] = SIZE_MAX;
     size_t n_want = 0;
@@ -304,11 +306,10 @@ static int fetch_rows(hs_stack_cache *c, hs_store *st, const hs_store_merged *m,
             for (size_t i = 0; i < m->n_rows; i++) {
                 entry *e = hit[i];
                 if (e) {
+                    memcpy(t->arena + t->used, e->data, e->len);
                     row_off[i] = t->used;
                     row_len[i] = e->len;
-                    local_put(t, e->hash, e->data, e->len);
-                    if (row_off[i] == t->used) /* the same record twice: the first copy */
-                        row_off[i] = SIZE_MAX;
+                    t->used += e->len;
                     lru_unlink(c, e);
                     lru_push(c, e);
                     c->hits++;
@@ -323,17 +324,23 @@ static int fetch_rows(hs_stack_cache *c, hs_store *st, const hs_store_merged *m,
         for (size_t i = 0; i < m->n_rows; i++)
             want[n_want++] = m->rows[i].stack;
     }
-    fetch_ctx f = {t, c};
-    int rc = n_want ? hs_store_get_stacks(st, want, n_want, on_fetched, &f, err, errlen) : 0;
-    free(want);
-    *store_rc = rc;
-    if (rc == 0 && t->oom) {
+    int rc = 0;
+    if (t->oom || local_init(t, n_want) < 0) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
+    } else if (n_want) {
+        fetch_ctx f = {t, c};
+        rc = hs_store_get_stacks(st, want, n_want, on_fetched, &f, err, errlen);
+        *store_rc = rc;
+        if (rc == 0 && t->oom) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
     }
+    free(want);
     if (rc)
         return -1;
-    for (size_t i = 0; i < m->n_rows; i++)
+    for (size_t i = 0; n_want && i < m->n_rows; i++)
         if (row_off[i] == SIZE_MAX) {
             const local_slot_t *e = local_slot(t, m->rows[i].stack);
             if (e->len != SIZE_MAX) {

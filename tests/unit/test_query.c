@@ -169,6 +169,7 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 static int teardown(void **state)
 {
     fx *f = *state;
+    hs_stack_cache_free(f->qc.cache);
     hs_store_close(f->st);
     nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     free(f);
@@ -642,6 +643,10 @@ static int setup_gen(void **state)
     if (!f->st)
         fail_msg("open: %s", err);
     f->qc.store = f->st;
+    /* with a record cache: the first query fetches from the store, the
+     * others find the records in the cache */
+    f->qc.cache = hs_stack_cache_new((size_t)64 << 20);
+    assert_non_null(f->qc.cache);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t t0 = ((int64_t)ts.tv_sec - 900) * SEC;
