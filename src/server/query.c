@@ -8,7 +8,9 @@
  * profiles (GROUP BY stack), the merged rows and their stack records are
  * rebuilt into one hs_profile (store/stack.h), and the CLI's analysis layer
  * applies sample index, filters and granularity to it, so a filter means
- * here what it means to `hotspur top`.
+ * here what it means to `hotspur top`. The flame graph skips the rebuild
+ * when it can: its call tree is built straight from the rows
+ * (query_tree.c), with the same answer.
  *
  * Every parameter is checked: an endpoint refuses the ones it does not take
  * (400 naming it), a single-valued one given twice, a malformed value. */

@@ -1,7 +1,8 @@
 /* query_shape.c — the answers of the query API built on the analysis layer
  * (the same hs_view, call tree and call graph as the CLI's reports):
  *
- *   flamegraph  the call tree as compact preorder nodes; beyond max_nodes,
+ *   flamegraph  the call tree (from query_tree.c when it applies, else
+ *               from the view) as compact preorder nodes; beyond max_nodes,
  *               the smallest nodes are folded into one "other" child per
  *               parent (Pyroscope's truncation): the max_nodes largest by
  *               total are kept (a parent is never smaller than its child,
