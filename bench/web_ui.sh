@@ -187,6 +187,16 @@ for case in ["fleet", "big"]:
         print("| %s | %s | %.0f ms | %.0f-%.0f ms | %.0f ms | %.0f ms | %.0f ms |" % (
             name, label[b], med(ms), min(ms), max(ms), med([r["m"]["api_median_ms"] for r in rs]),
             med([r["m"]["client_median_ms"] for r in rs]), med([r["cpu_ms"] for r in rs])))
+print()
+print("In the browser (the same web/ in both builds): the page's flame graph answer fetched again, then timed "
+      "step by step, medians over all page loads of this build:\n")
+print("| case | JSON | JSON.parse | HsFlame.fromServer | setTree (layout, draw) |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for case in ["fleet", "big"]:
+    rs = [r for r in rows if r["build"] == "new" and r["case"] == case]
+    print("| %s | %.1f MB | %.0f ms | %.0f ms | %.0f ms |" % (names[case], rs[0]["m"]["json_bytes"] / 1e6,
+          med([r["m"]["parse_median_ms"] for r in rs]), med([r["m"]["tree_median_ms"] for r in rs]),
+          med([r["m"]["draw_median_ms"] for r in rs])))
 if base:
     print()
     for case in ["fleet", "big"]:

@@ -390,12 +390,24 @@ async function measure(ctx) {
     out.push(r);
     // let the page finish (the function table) so rounds do not overlap
     await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: 120000 });
+    // the browser's share, step by step: the page's flame graph request
+    // again, its JSON parse, the tree (HsFlame.fromServer), layout and draw
+    Object.assign(r, await page.evaluate(async () => {
+      const fgr = performance.getEntriesByType("resource").filter((e) => /api\/v1\/flamegraph/.test(e.name))[0];
+      const t0 = performance.now(), txt = await (await fetch(fgr.name)).text(), t1 = performance.now();
+      const d = JSON.parse(txt), t2 = performance.now();
+      const tree = HsFlame.fromServer(d), t3 = performance.now();
+      hsUI.fg.setTree(tree, { unit: d.unit, rootName: "root", total: d.total, baseTotal: 0 });
+      const t4 = performance.now();
+      return { parse: t2 - t1, tree: t3 - t2, draw: t4 - t3, bytes: txt.length };
+    }));
     await page.close();
   }
   const med = (k) => { const v = out.map((r) => r[k]).sort((a, b) => a - b); return v[Math.floor(v.length / 2)]; };
   const ms = out.map((r) => r.ms).sort((a, b) => a - b);
   console.log(JSON.stringify({ median_ms: ms[Math.floor(ms.length / 2)], min_ms: ms[0], max_ms: ms[ms.length - 1],
     api_median_ms: med("api"), client_median_ms: med("client"),
+    parse_median_ms: med("parse"), tree_median_ms: med("tree"), draw_median_ms: med("draw"), json_bytes: out[0].bytes,
     nodes: out[0].nodes, profiles: out[0].profiles, rounds: ms.length }));
 }
 
