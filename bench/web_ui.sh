@@ -61,8 +61,8 @@ trap cleanup EXIT
 cd "$TMP"
 
 start_server() { # BUILD_DIR: sets SERVER_PID and URL
-    rm -f serve.log
-    "$1/bin/hotspur" serve --listen 127.0.0.1:0 --data "$TMP/store" 2>serve.log &
+    : > serve.log
+    "$1/bin/hotspur" serve --listen 127.0.0.1:0 --data "$TMP/store" 2>>serve.log &
     SERVER_PID=$!
     URL=""
     for _ in $(seq 300); do
