@@ -338,6 +338,13 @@ typedef struct {
 } hs_calltree;
 
 int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errlen);
+/* The same from stacks given directly (root first; inl is not read):
+ * nodes[] names the node ids the stacks use (children with equal totals
+ * are sorted by name). Identical stacks may repeat (they are summed);
+ * stacks of value 0 and base 0 are left out. For a producer of stacks
+ * that is not an hs_view (the server's flame graph from stack records). */
+int hs_calltree_build_stacks(const hs_stack *stacks, size_t n_stacks, const hs_node *nodes, hs_calltree *out,
+                             char *err, size_t errlen);
 void hs_calltree_free(hs_calltree *t);
 
 /* ------------------------------------------------------------------ */

@@ -73,6 +73,10 @@ typedef struct {
     bool has_tagfocus, has_tagignore;
 } hs_an_filters;
 
+/* Which of f's name filters match s (unanchored, as everywhere). */
+enum { HS_FM_FOCUS = 1, HS_FM_IGNORE = 2, HS_FM_HIDE = 4, HS_FM_SHOW = 8, HS_FM_SHOWFROM = 16 };
+uint8_t hs_an_filter_bits(const hs_an_filters *f, const char *s);
+
 int hs_an_filters_compile(hs_an_filters *f, const hs_analysis_options *o, char *err, size_t errlen);
 void hs_an_filters_free(hs_an_filters *f);
 
@@ -83,6 +87,10 @@ bool hs_an_tagfilter_match(const hs_an_tagfilter *tf, const hs_profile *p, const
  * summed; stacks of value 0 and base 0 left out. Computed once, owned by the
  * view. 0, or -1 on out of memory. */
 int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n);
+
+/* pprof's NodeInfo.PrintableName of a node (address 0: none), malloc'd;
+ * NULL on out of memory. */
+char *hs_an_printable_name(const char *fn, const char *file, const char *obj, int64_t line, uint64_t addr);
 
 /* pprof's simplifyFunc (profile/prune.go), for prune regexes: a leading '.'
  * dropped, the name cut at the first '(' not part of "(anonymous

@@ -90,7 +90,7 @@ static int child_add(child_tab *c, uint32_t parent, uint32_t node, uint32_t id)
 #define LIST_MAX 4
 
 typedef struct {
-    const hs_view *v;
+    const hs_node *nodes;
     const hs_tree_node *t;
 } csort;
 
@@ -101,19 +101,28 @@ static int cmp_child(const void *pa, const void *pb, void *arg)
     int64_t ta = a->total + a->base_total, tb = b->total + b->base_total;
     if (ta != tb)
         return ta > tb ? -1 : 1;
-    return strcmp(c->v->nodes[a->node].name, c->v->nodes[b->node].name);
+    return strcmp(c->nodes[a->node].name, c->nodes[b->node].name);
 }
 
 int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errlen)
+{
+    const hs_stack *stacks;
+    size_t n_stacks;
+    if (hs_an_view_unique(v, &stacks, &n_stacks) < 0) {
+        memset(out, 0, sizeof *out);
+        hs_an_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return hs_calltree_build_stacks(stacks, n_stacks, v->nodes, out, err, errlen);
+}
+
+int hs_calltree_build_stacks(const hs_stack *stacks, size_t n_stacks, const hs_node *nodes, hs_calltree *out,
+                             char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     child_tab tab = {0};
     uint32_t *kids = NULL;
     uint8_t *nkids = NULL; /* children so far, up to LIST_MAX + 1 */
-    const hs_stack *stacks;
-    size_t n_stacks;
-    if (hs_an_view_unique(v, &stacks, &n_stacks) < 0)
-        goto oom;
     /* at most one node per frame, plus the root: sized once (pages never
      * written are never touched), trimmed at the end */
     size_t frames = 1;
@@ -201,7 +210,7 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     for (size_t i = 1; i < out->n; i++)
         kids[count[out->t[i].parent]++] = (uint32_t)i;
     /* count[p] is now the end of p's range; the start is the previous end */
-    csort c = {v, out->t};
+    csort c = {nodes, out->t};
     size_t start = 0;
     for (size_t p = 0; p < out->n; p++) {
         size_t end = count[p];

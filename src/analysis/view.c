@@ -58,8 +58,6 @@ typedef struct {
     uint8_t flags;
 } loc_info;
 
-/* per-function regex results: bit per filter */
-enum { FM_FOCUS = 1, FM_IGNORE = 2, FM_HIDE = 4, FM_SHOW = 8, FM_SHOWFROM = 16 };
 
 static bool re_match(const regex_t *re, const char *s)
 {
@@ -93,7 +91,7 @@ static const char *base_name(const char *path)
 }
 
 /* pprof's NodeInfo.PrintableName */
-static char *printable_name(const char *fn, const char *file, const char *obj, int64_t line,
+char *hs_an_printable_name(const char *fn, const char *file, const char *obj, int64_t line,
                             uint64_t addr)
 {
     size_t cap = strlen(fn) + strlen(file) + strlen(obj) + 64;
@@ -157,7 +155,7 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     n->line = k->line;
     n->start_line = k->start_line;
     n->address = k->address;
-    char *name = printable_name(n->function, n->file, n->objfile, n->line, n->address);
+    char *name = hs_an_printable_name(n->function, n->file, n->objfile, n->line, n->address);
     if (!name)
         return UINT32_MAX;
     uint32_t nid = hs_an_strtab_intern(&pv->strs, name);
@@ -199,45 +197,36 @@ static uint8_t fn_bits(prof_ctx *c, const hs_function *fn)
     return fn ? c->fmatch[fn - c->p->functions] : 0;
 }
 
+uint8_t hs_an_filter_bits(const hs_an_filters *f, const char *s)
+{
+    uint8_t b = 0;
+    if (f->has_focus && re_match(&f->focus, s))
+        b |= HS_FM_FOCUS;
+    if (f->has_ignore && re_match(&f->ignore, s))
+        b |= HS_FM_IGNORE;
+    if (f->has_hide && re_match(&f->hide, s))
+        b |= HS_FM_HIDE;
+    if (f->has_show && re_match(&f->show, s))
+        b |= HS_FM_SHOW;
+    if (f->has_show_from && re_match(&f->show_from, s))
+        b |= HS_FM_SHOWFROM;
+    return b;
+}
+
+/* The filters' matches of every function (its name or its file) and
+ * mapping (its file). */
 static int compute_matches(prof_ctx *c)
 {
     const hs_profile *p = c->p;
-    const hs_an_filters *f = c->f;
     c->fmatch = calloc(p->n_functions + 1, 1);
     c->mmatch = calloc(p->n_mappings + 1, 1);
     if (!c->fmatch || !c->mmatch)
         return -1;
-    for (size_t i = 0; i < p->n_functions; i++) {
-        const char *name = hs_profile_string(p, p->functions[i].name);
-        const char *file = hs_profile_string(p, p->functions[i].filename);
-        uint8_t b = 0;
-        if (f->has_focus && (re_match(&f->focus, name) || re_match(&f->focus, file)))
-            b |= FM_FOCUS;
-        if (f->has_ignore && (re_match(&f->ignore, name) || re_match(&f->ignore, file)))
-            b |= FM_IGNORE;
-        if (f->has_hide && (re_match(&f->hide, name) || re_match(&f->hide, file)))
-            b |= FM_HIDE;
-        if (f->has_show && (re_match(&f->show, name) || re_match(&f->show, file)))
-            b |= FM_SHOW;
-        if (f->has_show_from && (re_match(&f->show_from, name) || re_match(&f->show_from, file)))
-            b |= FM_SHOWFROM;
-        c->fmatch[i] = b;
-    }
-    for (size_t i = 0; i < p->n_mappings; i++) {
-        const char *file = hs_profile_string(p, p->mappings[i].filename);
-        uint8_t b = 0;
-        if (f->has_focus && re_match(&f->focus, file))
-            b |= FM_FOCUS;
-        if (f->has_ignore && re_match(&f->ignore, file))
-            b |= FM_IGNORE;
-        if (f->has_hide && re_match(&f->hide, file))
-            b |= FM_HIDE;
-        if (f->has_show && re_match(&f->show, file))
-            b |= FM_SHOW;
-        if (f->has_show_from && re_match(&f->show_from, file))
-            b |= FM_SHOWFROM;
-        c->mmatch[i] = b;
-    }
+    for (size_t i = 0; i < p->n_functions; i++)
+        c->fmatch[i] = hs_an_filter_bits(c->f, hs_profile_string(p, p->functions[i].name)) |
+                       hs_an_filter_bits(c->f, hs_profile_string(p, p->functions[i].filename));
+    for (size_t i = 0; i < p->n_mappings; i++)
+        c->mmatch[i] = hs_an_filter_bits(c->f, hs_profile_string(p, p->mappings[i].filename));
     return 0;
 }
 
@@ -283,10 +272,10 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         uint8_t any = mb;
         for (size_t k = 0; k < L->n_lines; k++)
             any |= fn_bits(c, line_fn(p, &L->lines[k]));
-        if (f->has_ignore && (any & FM_IGNORE)) {
+        if (f->has_ignore && (any & HS_FM_IGNORE)) {
             li->fi = 2;
             c->im = true;
-        } else if (!f->has_focus || (any & FM_FOCUS)) {
+        } else if (!f->has_focus || (any & HS_FM_FOCUS)) {
             li->fi = 1;
             c->fm = true;
         }
@@ -303,14 +292,14 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         for (size_t k = 0; k < L->n_lines; k++)
             keep[k] = 1;
         bool hidden = false;
-        if (f->has_hide && (any & FM_HIDE)) {
+        if (f->has_hide && (any & HS_FM_HIDE)) {
             c->hm = true;
-            if (mb & FM_HIDE) {
+            if (mb & HS_FM_HIDE) {
                 memset(keep, 0, L->n_lines);
                 nkeep = 0;
             } else {
                 for (size_t k = 0; k < L->n_lines; k++)
-                    if (fn_bits(c, line_fn(p, &L->lines[k])) & FM_HIDE) {
+                    if (fn_bits(c, line_fn(p, &L->lines[k])) & HS_FM_HIDE) {
                         keep[k] = 0;
                         nkeep--;
                     }
@@ -319,10 +308,10 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                 hidden = true;
         }
         if (f->has_show) {
-            if (!(mb & FM_SHOW)) {
+            if (!(mb & HS_FM_SHOW)) {
                 for (size_t k = 0; k < L->n_lines; k++) {
                     const hs_function *fn = line_fn(p, &L->lines[k]);
-                    if (keep[k] && fn && !(fn_bits(c, fn) & FM_SHOW)) {
+                    if (keep[k] && fn && !(fn_bits(c, fn) & HS_FM_SHOW)) {
                         keep[k] = 0;
                         nkeep--;
                     }
@@ -334,14 +323,14 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                 c->hnm = true;
         }
         if (f->has_show_from) {
-            if (mb & FM_SHOWFROM) {
+            if (mb & HS_FM_SHOWFROM) {
                 li->flags |= LOC_SHOWFROM;
             } else {
                 for (size_t k = L->n_lines; k-- > 0;) {
                     if (!keep[k])
                         continue;
                     const hs_function *fn = line_fn(p, &L->lines[k]);
-                    if (fn && (fn_bits(c, fn) & FM_SHOWFROM)) {
+                    if (fn && (fn_bits(c, fn) & HS_FM_SHOWFROM)) {
                         li->flags |= LOC_SHOWFROM;
                         for (size_t j = k + 1; j < L->n_lines; j++)
                             if (keep[j]) {

@@ -8,7 +8,9 @@
  * profiles (GROUP BY stack), the merged rows and their stack records are
  * rebuilt into one hs_profile (store/stack.h), and the CLI's analysis layer
  * applies sample index, filters and granularity to it, so a filter means
- * here what it means to `hotspur top`.
+ * here what it means to `hotspur top`. The flame graph skips the rebuild
+ * when it can: its call tree is built straight from the rows
+ * (query_tree.c), with the same answer.
  *
  * Every parameter is checked: an endpoint refuses the ones it does not take
  * (400 naming it), a single-valued one given twice, a malformed value. */
@@ -149,13 +151,13 @@ void hs_q_value(FILE *f, int64_t v, int64_t div)
         fprintf(f, "%.15g", (double)v / (double)div);
 }
 
-void hs_q_header(hs_q *q, FILE *f, const hs_view *v)
+void hs_q_header(hs_q *q, FILE *f, const char *sample_type, const char *unit)
 {
     fprintf(f, "\"profiles\":%lld,\"agg\":\"%s\",\"sample_type\":", (long long)q->cur.merged.n_profiles,
             q->cur.avg ? "avg" : "sum");
-    hs_json_string(f, v->sample_type);
+    hs_json_string(f, sample_type);
     fputs(",\"unit\":", f);
-    hs_json_string(f, v->unit);
+    hs_json_string(f, unit);
 }
 
 static int store_fail(hs_q *q, int rc, const char *err)
@@ -464,8 +466,7 @@ static int apply_weight(hs_q *q, hs_q_side *s)
     return 0;
 }
 
-/* A profile with the sample types of q->types and no samples. */
-static hs_profile *empty_profile(const hs_store_types *t)
+hs_profile *hs_q_types_profile(const hs_store_types *t)
 {
     hs_profile *p = hs_profile_new();
     if (!p)
@@ -482,8 +483,10 @@ static hs_profile *empty_profile(const hs_store_types *t)
     return p;
 }
 
-int hs_q_load(hs_q *q, hs_q_side *s)
+int hs_q_merge(hs_q *q, hs_q_side *s)
 {
+    if (s->merged_ok)
+        return 0;
     char err[256];
     if (s->weight > 0) {
         int rc = apply_weight(q, s);
@@ -494,8 +497,17 @@ int hs_q_load(hs_q *q, hs_q_side *s)
     if (rc)
         return store_fail(q, rc, err);
     s->merged_ok = true;
+    return 0;
+}
+
+int hs_q_load(hs_q *q, hs_q_side *s)
+{
+    char err[256];
+    int rc = hs_q_merge(q, s);
+    if (rc)
+        return rc;
     if (s->merged.n_profiles == 0 || s->merged.n_rows == 0)
-        s->profile = empty_profile(&q->types);
+        s->profile = hs_q_types_profile(&q->types);
     else {
         size_t missing = 0;
         int src = 0;

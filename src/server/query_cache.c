@@ -191,9 +191,9 @@ typedef struct {
     bool oom;
 } local_tab;
 
+/* The table for n records (the arena is kept). */
 static int local_init(local_tab *t, size_t n)
 {
-    memset(t, 0, sizeof *t);
     t->cap = 16;
     while (t->cap < 2 * n + 2)
         t->cap *= 2;
@@ -273,29 +273,28 @@ static void on_fetched(void *arg, uint64_t hash, const void *data, size_t len)
     }
 }
 
-hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, size_t *missing,
-                                 int *store_rc, char *err, size_t errlen)
+/* The records of m's rows into t's arena: the cache's hits copied under
+ * the lock (straight to their rows: row_off[i], row_len[i]), the rest
+ * fetched from the store (kept in the cache, and found for their rows
+ * through t's table); row_off[i] SIZE_MAX when the store has none. */
+static int fetch_rows(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, local_tab *t, size_t *row_off,
+                      size_t *row_len, int *store_rc, char *err, size_t errlen)
 {
     *store_rc = 0;
-    local_tab t = {0};
     uint64_t *want = malloc((m->n_rows + 1) * sizeof *want);
-    hs_profile *p = NULL;
-    if (!want || local_init(&t, m->n_rows) < 0) {
+    entry **hit = c ? malloc((m->n_rows + 1) * sizeof *hit) : NULL;
+    if (!want || (c && !hit)) {
         free(want);
-        local_free(&t);
+        free(hit);
         snprintf(err, errlen, "out of memory");
-        return NULL;
+        return -1;
     }
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < m->n_rows; i++)
+        row_off[i] = SIZE_MAX;
     size_t n_want = 0;
     if (c) {
         /* the hits' bytes first, so the arena is allocated once */
-        entry **hit = malloc((m->n_rows + 1) * sizeof *hit);
-        if (!hit) {
-            free(want);
-            local_free(&t);
-            snprintf(err, errlen, "out of memory");
-            return NULL;
-        }
         size_t hit_bytes = 0;
         pthread_mutex_lock(&c->mu);
         for (size_t i = 0; i < m->n_rows; i++) {
@@ -303,11 +302,14 @@ hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store
             if (hit[i])
                 hit_bytes += hit[i]->len;
         }
-        if (local_reserve(&t, hit_bytes) == 0)
+        if (local_reserve(t, hit_bytes) == 0)
             for (size_t i = 0; i < m->n_rows; i++) {
                 entry *e = hit[i];
                 if (e) {
-                    local_put(&t, e->hash, e->data, e->len);
+                    memcpy(t->arena + t->used, e->data, e->len);
+                    row_off[i] = t->used;
+                    row_len[i] = e->len;
+                    t->used += e->len;
                     lru_unlink(c, e);
                     lru_push(c, e);
                     c->hits++;
@@ -322,16 +324,114 @@ hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store
         for (size_t i = 0; i < m->n_rows; i++)
             want[n_want++] = m->rows[i].stack;
     }
-    fetch_ctx f = {&t, c};
-    int rc = n_want ? hs_store_get_stacks(st, want, n_want, on_fetched, &f, err, errlen) : 0;
-    *store_rc = rc;
-    if (rc == 0 && t.oom) {
+    int rc = 0;
+    if (t->oom || local_init(t, n_want) < 0) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
+    } else if (n_want) {
+        fetch_ctx f = {t, c};
+        rc = hs_store_get_stacks(st, want, n_want, on_fetched, &f, err, errlen);
+        *store_rc = rc;
+        if (rc == 0 && t->oom) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        }
     }
-    if (rc == 0)
-        p = hs_stack_build_profile(m, local_lookup, &t, missing, err, errlen);
     free(want);
+    if (rc)
+        return -1;
+    for (size_t i = 0; n_want && i < m->n_rows; i++)
+        if (row_off[i] == SIZE_MAX) {
+            const local_slot_t *e = local_slot(t, m->rows[i].stack);
+            if (e->len != SIZE_MAX) {
+                row_off[i] = e->off;
+                row_len[i] = e->len;
+            }
+        }
+    return 0;
+}
+
+/* Build's lookups come in row order: the next row's record without a
+ * probe of the table. */
+typedef struct {
+    const local_tab *t;
+    const hs_store_merged *m;
+    const size_t *row_off, *row_len;
+    size_t next;
+} row_cursor;
+
+static const void *cursor_lookup(void *arg, uint64_t h, size_t *len)
+{
+    row_cursor *rc = arg;
+    if (rc->next < rc->m->n_rows && rc->m->rows[rc->next].stack == h) {
+        size_t i = rc->next++;
+        if (rc->row_off[i] == SIZE_MAX)
+            return NULL;
+        *len = rc->row_len[i];
+        return rc->t->arena + rc->row_off[i];
+    }
+    return local_lookup((void *)rc->t, h, len);
+}
+
+hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, size_t *missing,
+                                 int *store_rc, char *err, size_t errlen)
+{
+    local_tab t = {0};
+    hs_profile *p = NULL;
+    size_t *row_off = malloc((m->n_rows + 1) * sizeof *row_off);
+    size_t *row_len = malloc((m->n_rows + 1) * sizeof *row_len);
+    if (!row_off || !row_len) {
+        free(row_off);
+        free(row_len);
+        *store_rc = 0;
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (fetch_rows(c, st, m, &t, row_off, row_len, store_rc, err, errlen) == 0) {
+        row_cursor cur = {&t, m, row_off, row_len, 0};
+        p = hs_stack_build_profile(m, cursor_lookup, &cur, missing, err, errlen);
+    }
+    free(row_off);
+    free(row_len);
     local_free(&t);
     return p;
+}
+
+struct hs_row_records {
+    local_tab t;
+};
+
+hs_row_records *hs_stack_cache_records(hs_stack_cache *c, hs_store *st, const hs_store_merged *m,
+                                       const unsigned char **rec, size_t *len, int *store_rc, char *err,
+                                       size_t errlen)
+{
+    hs_row_records *r = calloc(1, sizeof *r);
+    size_t *row_off = malloc((m->n_rows + 1) * sizeof *row_off);
+    if (!r || !row_off) {
+        free(r);
+        free(row_off);
+        *store_rc = 0;
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (fetch_rows(c, st, m, &r->t, row_off, len, store_rc, err, errlen) < 0) {
+        free(row_off);
+        hs_row_records_free(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < m->n_rows; i++) {
+        rec[i] = row_off[i] == SIZE_MAX ? NULL : r->t.arena + row_off[i];
+        if (!rec[i])
+            len[i] = 0;
+    }
+    free(row_off);
+    return r;
+}
+
+void hs_row_records_free(hs_row_records *r)
+{
+    if (!r)
+        return;
+    local_free(&r->t);
+    free(r);
 }

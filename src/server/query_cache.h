@@ -28,4 +28,14 @@ void hs_stack_cache_stats(hs_stack_cache *c, hs_stack_cache_info *out);
 hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, size_t *missing,
                                  int *store_rc, char *err, size_t errlen);
 
+/* The records of m's rows, fetched as hs_stack_cache_build fetches them:
+ * rec[i], len[i] (arrays of m->n_rows) are row i's record, NULL when the
+ * store has none; they live until hs_row_records_free. NULL on failure
+ * (*store_rc as above). */
+typedef struct hs_row_records hs_row_records;
+hs_row_records *hs_stack_cache_records(hs_stack_cache *c, hs_store *st, const hs_store_merged *m,
+                                       const unsigned char **rec, size_t *len, int *store_rc, char *err,
+                                       size_t errlen);
+void hs_row_records_free(hs_row_records *r);
+
 #endif

@@ -46,9 +46,32 @@ typedef struct {
     size_t n_owned;
 } hs_q;
 
-/* Merge side s from the store and rebuild its profile (s->profile). The
- * status of the error answer already set in q->rs, or 0. */
+/* Merge side s in the store (s->merged; once), then (hs_q_load) rebuild
+ * its profile (s->profile). The status of the error answer already set in
+ * q->rs, or 0. */
+int hs_q_merge(hs_q *q, hs_q_side *s);
 int hs_q_load(hs_q *q, hs_q_side *s);
+
+/* The flame graph's call tree of merged side s built from its stack rows
+ * without rebuilding the profile (query_tree.c). 0 with *out filled (free
+ * with hs_q_tree_free); 1 when the options or the data need the rebuilt
+ * profile's view (nothing answered); else the status of the error answer
+ * set in q->rs. */
+struct hs_q_tree_priv;
+typedef struct {
+    hs_calltree ct;
+    const hs_node *nodes; /* the node ids ct uses */
+    size_t n_nodes;
+    const char *sample_type, *unit;
+    int64_t total, kept; /* the view's total and kept_total */
+    struct hs_q_tree_priv *priv;
+} hs_q_tree;
+int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out);
+void hs_q_tree_free(hs_q_tree *t);
+
+/* A profile with sample types t and no samples (what a rebuild of an
+ * empty merge gives); NULL on out of memory. */
+hs_profile *hs_q_types_profile(const hs_store_types *t);
 
 /* A value as JSON: exact for sums, divided for agg=avg. */
 void hs_q_value(FILE *f, int64_t v, int64_t div);
@@ -63,7 +86,7 @@ int hs_q_fail(hs_q *q, int status, const char *what, const char *err);
 
 /* The fields every profile answer starts with: profiles, agg, sample_type,
  * unit (no braces). */
-void hs_q_header(hs_q *q, FILE *f, const hs_view *v);
+void hs_q_header(hs_q *q, FILE *f, const char *sample_type, const char *unit);
 
 /* The endpoints built on the analysis layer (query_shape.c). */
 int hs_q_flamegraph(hs_q *q);

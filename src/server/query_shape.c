@@ -1,7 +1,8 @@
 /* query_shape.c — the answers of the query API built on the analysis layer
  * (the same hs_view, call tree and call graph as the CLI's reports):
  *
- *   flamegraph  the call tree as compact preorder nodes; beyond max_nodes,
+ *   flamegraph  the call tree (from query_tree.c when it applies, else
+ *               from the view) as compact preorder nodes; beyond max_nodes,
  *               the smallest nodes are folded into one "other" child per
  *               parent (Pyroscope's truncation): the max_nodes largest by
  *               total are kept (a parent is never smaller than its child,
@@ -103,15 +104,15 @@ static hs_view *side_view(hs_q *q, bool diff)
 }
 
 /* "total", "matched" and (with filters) "unfiltered" of the NEW side. */
-static void totals(hs_q *q, FILE *f, const hs_view *v, int64_t div)
+static void totals(hs_q *q, FILE *f, int64_t total, int64_t kept, int64_t div)
 {
     fputs(",\"total\":", f);
-    hs_q_value(f, v->total, div);
+    hs_q_value(f, total, div);
     fputs(",\"matched\":", f);
-    hs_q_value(f, v->kept_total, div);
+    hs_q_value(f, kept, div);
     if (q->filtered) {
         fputs(",\"unfiltered\":", f);
-        hs_q_value(f, v->total, div);
+        hs_q_value(f, total, div);
     }
 }
 
@@ -250,15 +251,15 @@ static char *put_value(char *p, int64_t v, int64_t div)
     return p;
 }
 
-/* Write "names":[...],"nodes":[...] for tree ct of view v. */
-static int write_tree(FILE *f, const hs_view *v, const hs_calltree *ct, size_t max_nodes, bool diff,
-                      int64_t dn, int64_t db)
+/* Write "names":[...],"nodes":[...] for tree ct over nodes[0..n_nodes). */
+static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct, size_t max_nodes,
+                      bool diff, int64_t dn, int64_t db)
 {
     bool *keep = choose_nodes(ct, max_nodes);
     emit_item *stack = malloc((2 * ct->n + 2) * sizeof *stack);
     emit_item *kids = malloc((ct->n + 2) * sizeof *kids);
     /* view node -> index in names + 1 (0: not yet looked up) */
-    uint32_t *name_of = calloc(v->n_nodes + 1, sizeof *name_of);
+    uint32_t *name_of = calloc(n_nodes + 1, sizeof *name_of);
     name_tab names = {0};
     char *nodes_buf = NULL;
     size_t nodes_len = 0;
@@ -283,7 +284,7 @@ static int write_tree(FILE *f, const hs_view *v, const hs_calltree *ct, size_t m
             } else if (name_of[tn->node]) {
                 ni = name_of[tn->node] - 1;
             } else {
-                ni = name_index(&names, v->nodes[tn->node].name);
+                ni = name_index(&names, nodes[tn->node].name);
                 if (ni >= 0)
                     name_of[tn->node] = (uint32_t)ni + 1;
             }
@@ -368,9 +369,46 @@ out:
     return rc;
 }
 
+/* The flame graph answer of tree ct (over nodes) with the header's fields. */
+static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
+                        const char *sample_type, const char *unit, int64_t total, int64_t kept)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = hs_q_open(&buf, &len);
+    if (!f)
+        return hs_respond_error(q->rs, 500, "out of memory");
+    int64_t dn = hs_q_div(&q->cur);
+    fputc('{', f);
+    hs_q_header(q, f, sample_type, unit);
+    totals(q, f, total, kept, dn);
+    if (write_tree(f, nodes, n_nodes, ct, (size_t)q->max_nodes, false, dn, 1) < 0) {
+        fclose(f);
+        free(buf);
+        return hs_respond_error(q->rs, 500, "out of memory");
+    }
+    fputc('}', f);
+    return hs_q_finish(q, f, &buf, &len);
+}
+
 int hs_q_flamegraph(hs_q *q)
 {
-    int rc = hs_q_load(q, &q->cur);
+    int rc = hs_q_merge(q, &q->cur);
+    if (rc)
+        return rc;
+    if (!q->qc->rebuild_trees) {
+        hs_q_tree t;
+        rc = hs_q_tree_build(q, &q->cur, &t);
+        if (rc == 0) {
+            __atomic_fetch_add(&q->qc->direct_trees, 1, __ATOMIC_RELAXED);
+            rc = flame_answer(q, t.nodes, t.n_nodes, &t.ct, t.sample_type, t.unit, t.total, t.kept);
+            hs_q_tree_free(&t);
+            return rc;
+        }
+        if (rc != 1)
+            return rc;
+    }
+    rc = hs_q_load(q, &q->cur);
     if (rc)
         return rc;
     hs_view *v = side_view(q, false);
@@ -378,30 +416,10 @@ int hs_q_flamegraph(hs_q *q)
         return q->rs->status;
     hs_calltree ct = {0};
     char err[256];
-    char *buf = NULL;
-    size_t len = 0;
-    if (hs_calltree_build(v, &ct, err, sizeof err) < 0) {
+    if (hs_calltree_build(v, &ct, err, sizeof err) < 0)
         rc = hs_q_fail(q, 500, "call tree", err);
-        goto out;
-    }
-    FILE *f = hs_q_open(&buf, &len);
-    if (!f) {
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
-    }
-    int64_t dn = hs_q_div(&q->cur);
-    fputc('{', f);
-    hs_q_header(q, f, v);
-    totals(q, f, v, dn);
-    if (write_tree(f, v, &ct, (size_t)q->max_nodes, false, dn, 1) < 0) {
-        fclose(f);
-        free(buf);
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
-    }
-    fputc('}', f);
-    rc = hs_q_finish(q, f, &buf, &len);
-out:
+    else
+        rc = flame_answer(q, v->nodes, v->n_nodes, &ct, v->sample_type, v->unit, v->total, v->kept_total);
     hs_calltree_free(&ct);
     hs_view_free(v);
     return rc;
@@ -564,8 +582,8 @@ int hs_q_functions(hs_q *q)
     }
     int64_t dn = hs_q_div(&q->cur);
     fputc('{', f);
-    hs_q_header(q, f, v);
-    totals(q, f, v, dn);
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, dn);
     if (write_functions(q, f, v, false, dn, 1) < 0) {
         fclose(f);
         free(buf);
@@ -605,8 +623,8 @@ int hs_q_diff(hs_q *q)
     }
     int64_t dn = hs_q_div(&q->cur), db = hs_q_div(&q->base);
     fputc('{', f);
-    hs_q_header(q, f, v);
-    totals(q, f, v, dn);
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, dn);
     fprintf(f, ",\"new\":{\"profiles\":%lld,\"total\":", (long long)q->cur.merged.n_profiles);
     hs_q_value(f, v->total, dn);
     fputs(",\"matched\":", f);
@@ -616,7 +634,7 @@ int hs_q_diff(hs_q *q)
     fputs(",\"matched\":", f);
     hs_q_value(f, v->kept_base, db);
     fputc('}', f);
-    if (write_tree(f, v, &ct, (size_t)q->max_nodes, true, dn, db) < 0) {
+    if (write_tree(f, v->nodes, v->n_nodes, &ct, (size_t)q->max_nodes, true, dn, db) < 0) {
         fclose(f);
         free(buf);
         rc = hs_respond_error(q->rs, 500, "out of memory");
@@ -865,8 +883,8 @@ int hs_q_source(hs_q *q)
     fputs("{\"function\":", f);
     hs_json_string(f, q->function);
     fputc(',', f);
-    hs_q_header(q, f, v);
-    totals(q, f, v, dn);
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, dn);
     fputs(",\"files\":[", f);
     for (size_t i = 0, gi = 0; i < n; gi++) {
         size_t end = i;

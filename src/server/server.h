@@ -102,6 +102,9 @@ typedef struct {
     const char *const *source_paths; /* --source-path DIRs */
     size_t n_source_paths;
     struct hs_stack_cache *cache;    /* stack records kept between queries (query_cache.h), or NULL */
+    bool rebuild_trees;              /* flame graphs from the rebuilt profile's view only, never
+                                        straight from the stack rows (tests compare the two) */
+    unsigned long direct_trees;      /* flame graphs built straight from the rows (atomic) */
 } hs_query_ctx;
 /* GET /api/v1/... other than ingest; 404 for unknown paths. */
 int hs_query_handle(hs_query_ctx *q, const hs_http_request *rq, hs_http_response *rs);

@@ -268,16 +268,8 @@ done:
 
 /* A record parsed in place: its string table (NUL-terminated copies; s[0]
  * is "") and frames and labels referring to it. Reused across records. */
-typedef struct {
-    uint32_t fn, sys, file, map;
-    int64_t line, start_line;
-    bool inlined;
-} ref_frame;
-
-typedef struct {
-    uint32_t key, str, unit;
-    int64_t num;
-} ref_label;
+typedef hs_stack_ref_frame ref_frame;
+typedef hs_stack_ref_label ref_label;
 
 typedef struct {
     const char **s;
@@ -457,6 +449,32 @@ void hs_stack_decoded_free(hs_stack_decoded *d)
     free(d->frames);
     free(d->labels);
     memset(d, 0, sizeof *d);
+}
+
+struct hs_stack_reader {
+    parsed pr;
+};
+
+hs_stack_reader *hs_stack_reader_new(void)
+{
+    return calloc(1, sizeof(hs_stack_reader));
+}
+
+void hs_stack_reader_free(hs_stack_reader *r)
+{
+    if (!r)
+        return;
+    parsed_free(&r->pr);
+    free(r);
+}
+
+int hs_stack_read(hs_stack_reader *r, const void *data, size_t len, hs_stack_refs *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (parse_record(data, len, &r->pr, err, errlen) < 0)
+        return -1;
+    *out = (hs_stack_refs){r->pr.s, r->pr.ns, r->pr.f, r->pr.nf, r->pr.l, r->pr.nl};
+    return 0;
 }
 
 /* ---- decomposition ---- */

@@ -125,6 +125,42 @@ void hs_stack_decoded_free(hs_stack_decoded *d);
 int hs_stack_encode(const hs_stack_frame *frames, size_t n_frames, const hs_stack_label *labels,
                     size_t n_labels, void **out, size_t *outlen, char *err, size_t errlen);
 
+/* ---- records as string references (decoding many records) ---- */
+
+/* A frame or a label of a record as references into its string table
+ * (0 = "", i = strings[i]); what hs_stack_read fills. */
+typedef struct {
+    uint32_t fn, sys, file, map; /* function, system_name, file, mapping */
+    int64_t line, start_line;
+    bool inlined; /* inlined into the next frame (its caller) */
+} hs_stack_ref_frame;
+
+typedef struct {
+    uint32_t key, str, unit;
+    int64_t num;
+} hs_stack_ref_label;
+
+/* One record read by an hs_stack_reader: strings[0] is "", strings[i]
+ * NUL-terminated copies. Valid until the reader's next read or its free. */
+typedef struct {
+    const char *const *strings;
+    size_t n_strings;
+    const hs_stack_ref_frame *frames; /* leaf first */
+    size_t n_frames;
+    const hs_stack_ref_label *labels;
+    size_t n_labels;
+} hs_stack_refs;
+
+/* Buffers reused from one record to the next, so reading many records
+ * allocates only when one is larger than all before it. */
+typedef struct hs_stack_reader hs_stack_reader;
+hs_stack_reader *hs_stack_reader_new(void);
+void hs_stack_reader_free(hs_stack_reader *r);
+
+/* Read a record (validated as hs_stack_decode does). 0, or -1 with a
+ * message. */
+int hs_stack_read(hs_stack_reader *r, const void *data, size_t len, hs_stack_refs *out, char *err, size_t errlen);
+
 /* ---- rebuilding a profile ---- */
 
 /* Returns the record of a stack hash (data valid until the next call or

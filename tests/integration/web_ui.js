@@ -18,36 +18,9 @@ const mode = process.argv[2], cfg = JSON.parse(fs.readFileSync(process.argv[3], 
 const T = 30000;    // every wait is bounded
 
 // ------------------------------------------------------------ the truth
-function readFolded(file) {
-  const stacks = [];
-  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
-    const m = /^(.*) (\d+)$/.exec(line.trim());
-    if (m) stacks.push({ frames: m[1].split(";"), value: +m[2] });
-  }
-  return stacks;
-}
-// total of the profiles selected by pred, and of one function (self, total)
-function truth(pred, opts = {}) {
-  let total = 0, n = 0;
-  const fn = {};
-  for (const p of cfg.profiles) {
-    if (!pred(p)) continue;
-    n++;
-    for (const s of readFolded(p.folded)) {
-      if (opts.ignore && s.frames.some((f) => opts.ignore.test(f))) continue;
-      total += s.value;
-      const leaf = s.frames[s.frames.length - 1];
-      (fn[leaf] = fn[leaf] || { self: 0, total: 0 }).self += s.value;
-      for (const f of new Set(s.frames)) (fn[f] = fn[f] || { self: 0, total: 0 }).total += s.value;
-    }
-  }
-  return { total, n, fn };
-}
-const fmt = (v) => Math.round(v).toLocaleString("en-US");
-const fail = (msg) => { throw new Error(msg); };
-function eq(what, got, want) {
-  if (got !== want) fail(`${what}: the page shows ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
-}
+const W = require("./web_truth.js");
+const truth = (pred, opts) => W.truth(cfg.profiles, pred, opts);
+const { fmt, fail, eq } = W;
 
 // ------------------------------------------------------------ the browser
 async function launch() {
@@ -71,14 +44,7 @@ async function cell(page, fname, col) {
 }
 // Click the drawn frame called name in graph g (fg, cl, ce) with the mouse.
 async function clickFrame(page, name, g = "fg") {
-  const pt = await page.evaluate(([name, g]) => {
-    const G = window.hsUI[g], r = G.canvas.getBoundingClientRect();
-    for (const q of G.rects) if (G.name(q[0]) === name && q[2] > 4) {
-      const d = q[3], y = G.icicle ? d * 17 : G.G - (d + 1) * 17;
-      return { x: r.left + q[1] + q[2] / 2, y: r.top + y - G.top + 8 };
-    }
-    return null;
-  }, [name, g]);
+  const pt = await page.evaluate(W.framePoint, [name, g]);
   if (!pt) fail(`no frame ${name} drawn in ${g}`);
   await page.mouse.move(pt.x, pt.y);
   await page.mouse.click(pt.x, pt.y);
@@ -424,12 +390,24 @@ async function measure(ctx) {
     out.push(r);
     // let the page finish (the function table) so rounds do not overlap
     await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: 120000 });
+    // the browser's share, step by step: the page's flame graph request
+    // again, its JSON parse, the tree (HsFlame.fromServer), layout and draw
+    Object.assign(r, await page.evaluate(async () => {
+      const fgr = performance.getEntriesByType("resource").filter((e) => /api\/v1\/flamegraph/.test(e.name))[0];
+      const t0 = performance.now(), txt = await (await fetch(fgr.name)).text(), t1 = performance.now();
+      const d = JSON.parse(txt), t2 = performance.now();
+      const tree = HsFlame.fromServer(d), t3 = performance.now();
+      hsUI.fg.setTree(tree, { unit: d.unit, rootName: "root", total: d.total, baseTotal: 0 });
+      const t4 = performance.now();
+      return { parse: t2 - t1, tree: t3 - t2, draw: t4 - t3, bytes: txt.length };
+    }));
     await page.close();
   }
   const med = (k) => { const v = out.map((r) => r[k]).sort((a, b) => a - b); return v[Math.floor(v.length / 2)]; };
   const ms = out.map((r) => r.ms).sort((a, b) => a - b);
   console.log(JSON.stringify({ median_ms: ms[Math.floor(ms.length / 2)], min_ms: ms[0], max_ms: ms[ms.length - 1],
     api_median_ms: med("api"), client_median_ms: med("client"),
+    parse_median_ms: med("parse"), tree_median_ms: med("tree"), draw_median_ms: med("draw"), json_bytes: out[0].bytes,
     nodes: out[0].nodes, profiles: out[0].profiles, rounds: ms.length }));
 }
 

@@ -18,35 +18,7 @@ command -v node >/dev/null || fail "node (nodejs) is needed"
 [ -x /usr/bin/chromium ] || fail "chromium is needed (scripts/install-deps)"
 [ -d "$SRC/tests/node/node_modules/playwright-core" ] || fail "playwright-core is missing: run scripts/install-deps (npm ci in tests/node)"
 
-cat > a.folded <<'F'
-main;run;compute 40
-main;run;compute;malloc 10
-main;run;parse 30
-main;io;write 20
-F
-sed 's/^main;run;compute 40$/main;run;compute 80/' a.folded > b.folded
-"$HOTSPUR" convert a.folded --to pprof -o a.pb.gz
-"$HOTSPUR" convert b.folded --to pprof -o b.pb.gz
-
-server_start
-now=$(date +%s)
-ingest() { # FILE VERSION INSTANCE START
-    local st
-    st=$(server_curl ingest.out -X POST --data-binary "@$1" -H 'Content-Type: application/octet-stream' \
-        "$SERVER_URL/api/v1/ingest?service=web&version=$2&label=instance=$3&from=$4&until=$(($4 + 10))")
-    [ "$st" = 200 ] || fail "ingest of $1: HTTP $st: $(cat ingest.out)"
-}
-ingest a.pb.gz 1 a $((now - 150))
-ingest a.pb.gz 1 b $((now - 100))
-ingest b.pb.gz 2 a $((now - 40))
-mkdir -p screenshots
-cat > config.json <<J
-{"url": "$SERVER_URL", "out": "$TMP/screenshots", "tmp": "$TMP",
- "profiles": [
-  {"folded": "$TMP/a.folded", "version": "1", "labels": {"instance": "a"}, "start": $((now - 150))},
-  {"folded": "$TMP/a.folded", "version": "1", "labels": {"instance": "b"}, "start": $((now - 100))},
-  {"folded": "$TMP/b.folded", "version": "2", "labels": {"instance": "a"}, "start": $((now - 40))}]}
-J
+source "$(dirname "$0")/web_ui.inc"
 timeout 240 env -u LD_PRELOAD node "$SRC/tests/integration/web_ui.js" ui config.json || fail "the web UI does not show what it should (see above)"
 server_alive || fail "the server died during the browser test"
 for v in flame functions callers-callees compare; do

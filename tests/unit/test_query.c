@@ -8,7 +8,9 @@
  *   P2  version v2, instance=b, start now-540s:  main;f 3    main;h 7
  *
  * (sample counts; cpu/nanoseconds is 10 ms per sample). So the merge is
- * main 25 (f 13, h 7, g 5), P1 alone 15, P2 alone 10. */
+ * main 25 (f 13, h 7, g 5), P1 alone 15, P2 alone 10. The flame graph
+ * built straight from the stack rows (query_tree.c) is compared with the
+ * rebuilt profile's on generated data at the end. */
 #define _GNU_SOURCE
 #include <ftw.h>
 #include <setjmp.h>
@@ -91,10 +93,10 @@ static hs_profile *mk_profile(const tsample *s, size_t n)
     return p;
 }
 
-static void put(fx *f, const char *id, const char *version, const char *instance, int64_t start,
-                const tsample *s, size_t n)
+/* Store p (freed) as a profile of service/type. */
+static void put_profile(fx *f, const char *service, const char *type, const char *id, const char *version,
+                        const char *instance, int64_t start, hs_profile *p)
 {
-    hs_profile *p = mk_profile(s, n);
     hs_store_profile sp;
     memset(&sp, 0, sizeof sp);
     hs_stack_parts *parts = NULL;
@@ -103,8 +105,8 @@ static void put(fx *f, const char *id, const char *version, const char *instance
         fail_msg("decompose: %s", err);
     hs_store_label lab = {"instance", instance};
     snprintf(sp.id, sizeof sp.id, "%s", id);
-    sp.service = "svc";
-    sp.type = "cpu";
+    sp.service = service;
+    sp.type = type;
     sp.version = version;
     sp.labels = &lab;
     sp.n_labels = 1;
@@ -115,6 +117,12 @@ static void put(fx *f, const char *id, const char *version, const char *instance
         fail_msg("put: %s", err);
     hs_stack_parts_free(parts);
     hs_profile_free(p);
+}
+
+static void put(fx *f, const char *id, const char *version, const char *instance, int64_t start,
+                const tsample *s, size_t n)
+{
+    put_profile(f, "svc", "cpu", id, version, instance, start, mk_profile(s, n));
 }
 
 static int setup(void **state)
@@ -161,6 +169,7 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 static int teardown(void **state)
 {
     fx *f = *state;
+    hs_stack_cache_free(f->qc.cache);
     hs_store_close(f->st);
     nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     free(f);
@@ -553,6 +562,195 @@ static void test_params_helpers(void **state)
     assert_int_equal(l.max_body, 16 << 20);
 }
 
+/* ---- the flame graph straight from the stack rows (query_tree.c) ----
+ *
+ * It answers exactly what the rebuilt profile's view (the CLI's analysis
+ * layer) answers: generated profiles with inline frames, several
+ * mappings, frames without a function name, files that need cleaning,
+ * labels, zero and (in one service) negative values; every flame graph
+ * query of a matrix of granularities, filters (focus, ignore, hide, show,
+ * show_from and combinations), sample indexes, agg, selections and
+ * max_nodes is run both ways (hs_query_ctx.rebuild_trees) and the two
+ * bodies must be identical. The ctx's counter of direct trees tells which
+ * way each query went: the direct path for all but tag filters, negative
+ * values and errors, which it leaves to the view. */
+
+static uint64_t rng_state;
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* The vocabulary: names with regex-special characters, an empty name
+ * (named by its mapping and start line), files that clean differently. */
+static const char *const fn_names[] = {"main", "run", "work", "alloc", "free_list", "std::vector<int>::push_back",
+                                       "a.b", "parse(int)", "", "leaf", "spin", "hash_map::find"};
+static const char *const files[] = {"src/main.c", "./src//util.c", "src/a/../b.c", "", "/usr/include/c++/vector",
+                                    "lib/x.c"};
+static const char *const maps[] = {"/usr/bin/app", "/usr/lib/x86_64-linux-gnu/libc.so.6", "", "[vdso]"};
+
+/* One profile of n random samples; neg: some values negative. */
+static hs_profile *gen_profile(int n, bool neg)
+{
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    hs_profile_add_sample_type(p, "alloc_space", "bytes");
+    hs_profile_add_sample_type(p, "inuse_space", "bytes");
+    p->default_sample_type = hs_profile_str(p, "inuse_space");
+    uint64_t mids[4];
+    for (int i = 0; i < 4; i++)
+        mids[i] = *maps[i] ? hs_profile_add_mapping(p, 0x1000 * (uint64_t)(i + 1), 0x1000 * (uint64_t)(i + 2), 0,
+                                                    maps[i], "")
+                           : 0;
+    for (int s = 0; s < n; s++) {
+        uint64_t locs[12];
+        size_t nl = 2 + rnd(9);
+        for (size_t k = 0; k < nl; k++) {
+            hs_line lines[3];
+            size_t nlines = rnd(4) == 0 ? 2 + rnd(2) : 1; /* an inline chain */
+            for (size_t j = 0; j < nlines; j++) {
+                size_t fi = k + 1 == nl ? 0 : rnd(sizeof fn_names / sizeof *fn_names); /* main at the root */
+                const char *file = files[rnd(sizeof files / sizeof *files)];
+                int64_t start = 10 * (int64_t)rnd(3);
+                uint64_t fid = hs_profile_add_function(p, fn_names[fi], fn_names[fi], file, start);
+                assert_true(fid != 0);
+                lines[j] = (hs_line){.function_id = fid, .line = 1 + rnd(4)};
+            }
+            uint64_t m = mids[rnd(4)];
+            locs[k] = hs_profile_add_location(p, m, m ? m + 16 * rnd(8) : 0, lines, nlines);
+            assert_true(locs[k] != 0);
+        }
+        int64_t v[2] = {1 + rnd(1000), rnd(3) == 0 ? 0 : (int64_t)rnd(500)};
+        if (neg && rnd(5) == 0)
+            v[1] = -v[1] - 1;
+        hs_label lab[1] = {{hs_profile_str(p, "thread_name"), hs_profile_str(p, rnd(2) ? "worker" : "io"), 0, 0}};
+        assert_int_equal(hs_profile_add_sample(p, locs, nl, v, lab, 1), 0);
+    }
+    return p;
+}
+
+static int setup_gen(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/hs-qtree-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    char err[256] = "";
+    f->st = hs_store_open(f->dir, err, sizeof err);
+    if (!f->st)
+        fail_msg("open: %s", err);
+    f->qc.store = f->st;
+    /* with a record cache: the first query fetches from the store, the
+     * others find the records in the cache */
+    f->qc.cache = hs_stack_cache_new((size_t)64 << 20);
+    assert_non_null(f->qc.cache);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t t0 = ((int64_t)ts.tv_sec - 900) * SEC;
+    rng_state = 0x9e3779b97f4a7c15ULL;
+    put_profile(f, "svc", "heap", "p1", "v1", "a", t0, gen_profile(300, false));
+    put_profile(f, "svc", "heap", "p2", "v2", "b", t0 + 60 * SEC, gen_profile(300, false));
+    put_profile(f, "svc", "heap", "p3", "v2", "a", t0 + 120 * SEC, gen_profile(200, false));
+    put_profile(f, "neg", "heap", "n1", "v1", "a", t0, gen_profile(100, true));
+    *state = f;
+    return 0;
+}
+
+/* The query both ways: same status, same bytes. Returns whether the
+ * direct path answered it. */
+static bool same(fx *f, const char *query)
+{
+    char *direct, *rebuilt;
+    unsigned long before = f->qc.direct_trees;
+    f->qc.rebuild_trees = false;
+    int s1 = get(f, "/api/v1/flamegraph", query, &direct, NULL);
+    bool was_direct = f->qc.direct_trees != before;
+    f->qc.rebuild_trees = true;
+    int s2 = get(f, "/api/v1/flamegraph", query, &rebuilt, NULL);
+    assert_int_equal(f->qc.direct_trees, before + (was_direct ? 1 : 0));
+    if (s1 != s2 || strcmp(direct, rebuilt) != 0)
+        fail_msg("%s: direct %d %.300s\nrebuilt %d %.300s", query, s1, direct, s2, rebuilt);
+    free(direct);
+    free(rebuilt);
+    return was_direct;
+}
+
+/* Number of nodes in an answer (to know the matrix is not all empty). */
+static int n_nodes(fx *f, const char *query)
+{
+    char *body;
+    assert_int_equal(get(f, "/api/v1/flamegraph", query, &body, NULL), 200);
+    const char *p = strstr(body, "\"nodes\":[");
+    assert_non_null(p);
+    int n = 0;
+    for (; *p; p++)
+        n += *p == '[';
+    free(body);
+    return n - 1;
+}
+
+static void test_tree_matrix(void **state)
+{
+    fx *f = *state;
+    static const char *const grans[] = {"", "&granularity=files", "&granularity=lines", "&granularity=addresses"};
+    static const char *const filters[] = {
+        "",
+        "&focus=work",
+        "&focus=^$",
+        "&ignore=alloc",
+        "&ignore=libc",
+        "&hide=run|leaf",
+        "&hide=libc\\.so",
+        "&hide=.",
+        "&show=work|spin",
+        "&show=app$",
+        "&show_from=parse",
+        "&show_from=vdso",
+        "&show_from=std::",
+        "&focus=main&hide=spin&show_from=work",
+        "&ignore=hash&show=a\\.b|leaf|main",
+        "&focus=util\\.c",
+        "&focus=b\\.c&show=leaf|spin",
+        "&show_from=nomatch",
+        "&focus=nomatch",
+    };
+    static const char *const sels[] = {"", "&sample_index=alloc_space", "&sample_index=0&agg=avg", "&version=v2",
+                                       "&agg=avg&max_nodes=7", "&max_nodes=1"};
+    int direct = 0, total = 0;
+    char q[512];
+    for (size_t g = 0; g < sizeof grans / sizeof *grans; g++)
+        for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
+            for (size_t s = 0; s < sizeof sels / sizeof *sels; s++) {
+                snprintf(q, sizeof q, "service=svc&type=heap&from=now-1h%s%s%s", grans[g], filters[i], sels[s]);
+                direct += same(f, q);
+                total++;
+            }
+    assert_int_equal(direct, total);
+    /* the data is not trivial: hundreds of nodes, and filters change them */
+    int all = n_nodes(f, "service=svc&type=heap&from=now-1h");
+    assert_true(all > 200);
+    int focused = n_nodes(f, "service=svc&type=heap&from=now-1h&focus=parse");
+    assert_true(focused > 10 && focused < all);
+}
+
+/* What the direct path leaves to the view still answers the same. */
+static void test_tree_fallbacks(void **state)
+{
+    fx *f = *state;
+    assert_false(same(f, "service=svc&type=heap&from=now-1h&tagfocus=thread_name=worker"));
+    assert_false(same(f, "service=svc&type=heap&from=now-1h&tagignore=thread_name=io&focus=work"));
+    assert_false(same(f, "service=neg&type=heap&from=now-1h"));
+    /* the other sample type of that profile has no negative value */
+    assert_true(same(f, "service=neg&type=heap&from=now-1h&sample_index=alloc_space&hide=run"));
+    /* errors: the view's */
+    assert_false(same(f, "service=svc&type=heap&from=now-1h&sample_index=7"));
+    assert_false(same(f, "service=svc&type=heap&from=now-1h&sample_index=+1"));
+    assert_false(same(f, "service=svc&type=heap&from=now-7200s&until=now-3600s"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -571,6 +769,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
         cmocka_unit_test(test_params_helpers),
+        cmocka_unit_test_setup_teardown(test_tree_matrix, setup_gen, teardown),
+        cmocka_unit_test_setup_teardown(test_tree_fallbacks, setup_gen, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

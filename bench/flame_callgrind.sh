@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# flame_callgrind.sh BUILD_DIR [BASE_BUILD_DIR] — the instructions one warm
+# /api/v1/flamegraph request costs the server (callgrind, counted inside
+# hs_query_handle: merge in the store, records, tree, JSON; not HTTP or
+# gzip), for the 100 000-node flame graph of bench/web_ui.sh (one profile
+# of 100 000 distinct folded stacks, max_nodes=100000). Deterministic,
+# unlike the timings, so two builds compare on a loaded machine; each
+# build's answer's md5 is printed too (they must be equal). Also prints
+# the functions above 5% (inclusive). Needs valgrind. Prints only (no
+# section of docs/BENCHMARKS.md: the web_ui section quotes it).
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "usage: bench/flame_callgrind.sh BUILD_DIR [BASE_BUILD_DIR]" >&2
+    exit 2
+fi
+command -v valgrind >/dev/null || { echo "flame_callgrind: valgrind is needed" >&2; exit 1; }
+BUILDS=()
+for b in "$@"; do
+    b=$(cd "$b" && pwd)
+    [ -x "$b/bin/hotspur" ] || { echo "flame_callgrind: $b/bin/hotspur is missing; build first" >&2; exit 1; }
+    BUILDS+=("$b")
+done
+TMP=$(mktemp -d)
+VG_PID=""
+cleanup() {
+    if [ -n "$VG_PID" ]; then kill -TERM "$VG_PID" 2>/dev/null || true; wait "$VG_PID" 2>/dev/null || true; fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+cd "$TMP"
+
+python3 - <<'PY'
+import random
+random.seed(11)
+fns = ["big_%d" % i for i in range(3000)]
+with open("big.folded", "w") as out:
+    seen = set()
+    while len(seen) < 100000:
+        st = ";".join(["main"] + [random.choice(fns[: 30 * k + 30]) for k in range(random.randint(3, 20))])
+        if st not in seen:
+            seen.add(st)
+            out.write("%s %d\n" % (st, random.randint(1, 1000)))
+PY
+"${BUILDS[0]}/bin/hotspur" convert big.folded --to pprof -o big.pb.gz
+
+url_of() { # LOG
+    local u=""
+    for _ in $(seq 1200); do
+        u=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$1" | head -n 1)
+        [ -n "$u" ] && break
+        sleep 0.1
+    done
+    [ -n "$u" ] || { echo "flame_callgrind: hotspur serve did not start: $(cat "$1")" >&2; exit 1; }
+    echo "$u"
+}
+# the store, filled once by the first build
+"${BUILDS[0]}/bin/hotspur" serve --listen 127.0.0.1:0 --data "$TMP/store" 2>serve.log &
+VG_PID=$!
+URL=$(url_of serve.log)
+curl -s -f -o /dev/null -X POST --data-binary @big.pb.gz -H 'Content-Type: application/octet-stream' \
+    "$URL/api/v1/ingest?service=big&from=$(($(date +%s) - 60))"
+kill -TERM "$VG_PID"; wait "$VG_PID" || true; VG_PID=""
+
+i=0
+for b in "${BUILDS[@]}"; do
+    i=$((i + 1))
+    valgrind --tool=callgrind --collect-atstart=no --toggle-collect=hs_query_handle \
+        --callgrind-out-file="$TMP/cg.$i.out" "$b/bin/hotspur" serve --listen 127.0.0.1:0 --data "$TMP/store" \
+        2>"vg.$i.log" &
+    VG_PID=$!
+    URL=$(url_of "vg.$i.log")
+    Q="$URL/api/v1/flamegraph?service=big&type=samples&from=now-1h&max_nodes=100000"
+    curl -s -f -o /dev/null "$Q" # warms the record cache
+    callgrind_control -z "$VG_PID" >/dev/null 2>&1
+    curl -s -f -o "answer.$i" "$Q"
+    callgrind_control -d "$VG_PID" >/dev/null 2>&1
+    kill -INT "$VG_PID"; wait "$VG_PID" || true; VG_PID=""
+    f=$(ls -t "$TMP"/cg.$i.out.* | head -n 1)
+    total=$(callgrind_annotate "$f" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p')
+    echo "flame_callgrind: $b: $total instructions per request, answer md5 $(md5sum <"answer.$i" | cut -d' ' -f1)"
+    callgrind_annotate --inclusive=yes "$f" 2>/dev/null |
+        awk '/^ *[0-9,]+ \( *[0-9.]+%\) / { p = $2; gsub(/[()%]/, "", p); if (p + 0 >= 5 && p + 0 < 100 && $3 != "=>") {
+            n = $3; sub(/.*:/, "", n); sub(/ .*/, "", n); printf "    %6s%%  %s\n", p, n } }' | head -n 14
+done

@@ -1,0 +1,553 @@
+/* query_tree.c — the flame graph's call tree straight from the merged
+ * stack rows: each row's record is read (store/stack.h, hs_stack_read),
+ * its frames become node ids, and the stacks go to the analysis layer's
+ * call tree (hs_calltree_build_stacks). The merged profile is not rebuilt
+ * (hs_stack_build_profile) and no hs_view is made: at 100 000 stacks those
+ * were most of a flame graph request.
+ *
+ * The answer is the one the view of the rebuilt profile gives, to the byte
+ * (tests/unit/test_query_tree.c compares the two on generated data with
+ * every filter and granularity). So this file decides what view.c
+ * decides, on the profile hs_stack_build_profile would have built: a run
+ * of inlined frames and the frame they were inlined into is one location
+ * whose lines are those frames (innermost first) and whose mapping is its
+ * outer frame's (none when that name is ""); every frame has a function
+ * (its name, file, start line). Regexes (focus, ignore, hide, show,
+ * show_from) are matched once per distinct string; the per-location and
+ * per-sample rules are view.c's compute_locations and sample_keep; nodes
+ * are keyed and named as view.c's node_intern keys and names them.
+ *
+ * Left to the rebuilt profile (hs_q_tree_build returns 1): tag filters
+ * (they read sample labels), options the server never sets, negative
+ * values (the view sums identical stacks before the tree, and a sum that
+ * cancels drops a stack the tree would otherwise see), an empty merge, a
+ * sample index the view would refuse (it gives the error). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis_internal.h"
+#include "server/query_cache.h"
+#include "server/query_internal.h"
+#include "store/stack.h"
+
+enum { FM_KNOWN = 128 }; /* beside analysis_internal.h's HS_FM_* bits */
+
+/* what is known of one interned string */
+typedef struct {
+    uint32_t fnode; /* its node at functions granularity, UINT32_MAX: not yet */
+    uint32_t clean; /* the string as a node's file (trimmed, cleaned), UINT32_MAX: not yet */
+    uint8_t bits;   /* FM_* matches, FM_KNOWN once computed */
+} str_info;
+
+typedef struct {
+    uint32_t fn, file, obj; /* string ids */
+    int64_t line, start_line;
+} node_key;
+
+struct hs_q_tree_priv {
+    hs_an_strtab strs;
+    str_info *si;
+    size_t cap_si;
+    hs_node *nodes;
+    node_key *keys;
+    size_t n_nodes, cap_nodes;
+    hs_an_map node_map;
+};
+
+typedef struct {
+    struct hs_q_tree_priv *t;
+    const hs_analysis_options *o;
+    const hs_an_filters *f;
+    uint32_t empty;
+    /* the current record */
+    hs_stack_refs r;
+    uint32_t *gid; /* record string -> string id, UINT32_MAX: not yet */
+    size_t cap_gid;
+    /* the current record's locations, leaf first */
+    uint32_t *loc_start, *loc_n; /* frame range */
+    uint8_t *loc_flags;          /* LOC_* */
+    uint8_t *keep;               /* per frame */
+    size_t cap_locs, cap_frames;
+} reader_ctx;
+
+enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2, LOC_FOCUSED = 4, LOC_IGNORED = 8 };
+
+static int grow_to(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need)
+        nc *= 2;
+    void *np = realloc(*p, nc * size);
+    if (!np)
+        return -1;
+    *p = np;
+    *cap = nc;
+    return 0;
+}
+
+/* Intern s; its str_info is set up the first time. */
+static uint32_t intern(struct hs_q_tree_priv *t, const char *s)
+{
+    size_t before = t->strs.n;
+    uint32_t id = hs_an_strtab_intern(&t->strs, s);
+    if (id == UINT32_MAX || t->strs.n == before)
+        return id;
+    if (grow_to((void **)&t->si, &t->cap_si, t->strs.n, sizeof *t->si) < 0)
+        return UINT32_MAX;
+    t->si[id] = (str_info){UINT32_MAX, UINT32_MAX, 0};
+    return id;
+}
+
+static const char *str(const reader_ctx *c, uint32_t id)
+{
+    return c->t->strs.strs[id];
+}
+
+/* The string id of the record's string i. */
+static uint32_t sid(reader_ctx *c, uint32_t i)
+{
+    if (c->gid[i] == UINT32_MAX)
+        c->gid[i] = i == 0 ? c->empty : intern(c->t, c->r.strings[i]);
+    return c->gid[i];
+}
+
+/* The HS_FM_* bits of string id s. */
+static uint8_t bits(reader_ctx *c, uint32_t s)
+{
+    str_info *si = &c->t->si[s];
+    if (!(si->bits & FM_KNOWN))
+        si->bits = FM_KNOWN | hs_an_filter_bits(c->f, str(c, s));
+    return si->bits;
+}
+
+/* view.c's fmatch of a frame's function: its name or its file matches. */
+static uint8_t frame_bits(reader_ctx *c, const hs_stack_ref_frame *fr)
+{
+    uint32_t a = sid(c, fr->fn), b = sid(c, fr->file);
+    if (a == UINT32_MAX || b == UINT32_MAX)
+        return 0xff; /* out of memory: caught by the caller's check of gid */
+    return (uint8_t)((bits(c, a) | bits(c, b)) & ~FM_KNOWN);
+}
+
+/* The mapping of a location whose outer frame is fr: its file's string id,
+ * or UINT32_MAX for none (hs_stack_build_profile makes no mapping for "").
+ * *oom on failure. */
+static uint32_t loc_mapping(reader_ctx *c, const hs_stack_ref_frame *fr, bool *oom)
+{
+    if (fr->map == 0 || !*c->r.strings[fr->map])
+        return UINT32_MAX;
+    uint32_t s = sid(c, fr->map);
+    if (s == UINT32_MAX)
+        *oom = true;
+    return s;
+}
+
+/* A file name as a node has it (view.c: trimmed, then cleaned). */
+static uint32_t node_file(reader_ctx *c, uint32_t s)
+{
+    str_info *si = &c->t->si[s];
+    if (si->clean != UINT32_MAX)
+        return si->clean;
+    const char *file = str(c, s);
+    uint32_t out = c->empty;
+    if (*file && !c->o->untrimmed_paths)
+        file = hs_analysis_trim_path(file, c->o->trim_path, c->o->source_path);
+    if (*file) {
+        char *cf = strdup(file);
+        if (!cf)
+            return UINT32_MAX;
+        hs_analysis_clean_path(cf);
+        out = intern(c->t, cf);
+        free(cf);
+        if (out == UINT32_MAX)
+            return UINT32_MAX;
+    }
+    c->t->si[s].clean = out; /* si may have moved */
+    return out;
+}
+
+static uint64_t key_hash(const node_key *k)
+{
+    uint64_t h = hs_an_mix(((uint64_t)k->fn << 32) ^ k->file);
+    h = hs_an_mix(h ^ ((uint64_t)k->obj << 17) ^ (uint64_t)k->line);
+    return hs_an_mix(h ^ (uint64_t)k->start_line);
+}
+
+static uint32_t node_of_key(reader_ctx *c, const node_key *k)
+{
+    struct hs_q_tree_priv *t = c->t;
+    uint64_t h = key_hash(k);
+    size_t slot = (size_t)-1;
+    uint32_t id;
+    while ((id = hs_an_map_next(&t->node_map, h, &slot)) != UINT32_MAX) {
+        const node_key *o = &t->keys[id];
+        if (o->fn == k->fn && o->file == k->file && o->obj == k->obj && o->line == k->line &&
+            o->start_line == k->start_line)
+            return id;
+    }
+    if (t->n_nodes >= UINT32_MAX - 1 ||
+        grow_to((void **)&t->nodes, &t->cap_nodes, t->n_nodes + 1, sizeof *t->nodes) < 0)
+        return UINT32_MAX;
+    size_t cap = t->cap_nodes;
+    void *nk = realloc(t->keys, cap * sizeof *t->keys);
+    if (!nk)
+        return UINT32_MAX;
+    t->keys = nk;
+    hs_node *n = &t->nodes[t->n_nodes];
+    memset(n, 0, sizeof *n);
+    n->function = str(c, k->fn);
+    n->file = str(c, k->file);
+    n->objfile = str(c, k->obj);
+    n->line = k->line;
+    n->start_line = k->start_line;
+    char *name = hs_an_printable_name(n->function, n->file, n->objfile, n->line, 0);
+    uint32_t nid = name ? intern(t, name) : UINT32_MAX;
+    free(name);
+    if (nid == UINT32_MAX)
+        return UINT32_MAX;
+    n = &t->nodes[t->n_nodes];
+    /* interning may have moved nothing the node points to: strtab strings
+     * are stable pointers */
+    n->name = t->strs.strs[nid];
+    id = (uint32_t)t->n_nodes;
+    if (hs_an_map_put(&t->node_map, h, id) < 0)
+        return UINT32_MAX;
+    t->keys[id] = *k;
+    t->n_nodes++;
+    return id;
+}
+
+/* The node of frame fr of a location with mapping obj (a string id, or
+ * UINT32_MAX), as view.c's compute_locations makes it. */
+static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t obj)
+{
+    hs_granularity g = c->o->granularity;
+    uint32_t name = g == HS_GRAN_FILES ? c->empty : sid(c, fr->fn);
+    if (name == UINT32_MAX)
+        return UINT32_MAX;
+    bool named = *str(c, name) != 0;
+    if (g == HS_GRAN_FUNCTIONS && named && c->t->si[name].fnode != UINT32_MAX)
+        return c->t->si[name].fnode;
+    node_key k = {name, c->empty, c->empty, 0, 0};
+    if (g != HS_GRAN_FUNCTIONS) {
+        uint32_t file = sid(c, fr->file);
+        k.file = file == UINT32_MAX ? UINT32_MAX : node_file(c, file);
+        if (k.file == UINT32_MAX)
+            return UINT32_MAX;
+    }
+    if (g == HS_GRAN_LINES || g == HS_GRAN_ADDRESSES)
+        k.line = fr->line;
+    if (!named) {
+        k.obj = obj == UINT32_MAX ? c->empty : obj;
+        if (g != HS_GRAN_FILES)
+            k.start_line = fr->start_line;
+    }
+    uint32_t id = node_of_key(c, &k);
+    if (id != UINT32_MAX && g == HS_GRAN_FUNCTIONS && named)
+        c->t->si[name].fnode = id;
+    return id;
+}
+
+/* Split the record's frames into locations and decide each one as view.c's
+ * compute_locations does (c->keep: the kept lines). Returns the number of
+ * locations, or -1 on out of memory. */
+static long locations(reader_ctx *c, bool filters)
+{
+    const hs_stack_ref_frame *fr = c->r.frames;
+    size_t nf = c->r.n_frames, nl = 0;
+    if (grow_to((void **)&c->keep, &c->cap_frames, nf + 1, 1) < 0)
+        return -1;
+    for (size_t i = 0; i < nf;) {
+        size_t j = i;
+        while (j + 1 < nf && fr[j].inlined)
+            j++;
+        if (nl + 1 > c->cap_locs) {
+            size_t cap = c->cap_locs;
+            if (grow_to((void **)&c->loc_start, &cap, nl + 1, sizeof *c->loc_start) < 0)
+                return -1;
+            cap = c->cap_locs;
+            if (grow_to((void **)&c->loc_n, &cap, nl + 1, sizeof *c->loc_n) < 0)
+                return -1;
+            cap = c->cap_locs;
+            if (grow_to((void **)&c->loc_flags, &cap, nl + 1, 1) < 0)
+                return -1;
+            c->cap_locs = cap;
+        }
+        c->loc_start[nl] = (uint32_t)i;
+        c->loc_n[nl] = (uint32_t)(j - i + 1);
+        c->loc_flags[nl] = 0;
+        memset(c->keep + i, 1, j - i + 1);
+        nl++;
+        i = j + 1;
+    }
+    if (!filters)
+        return (long)nl;
+    const hs_an_filters *f = c->f;
+    for (size_t l = 0; l < nl; l++) {
+        const hs_stack_ref_frame *L = fr + c->loc_start[l];
+        uint8_t *keep = c->keep + c->loc_start[l];
+        size_t n = c->loc_n[l], nkeep = n;
+        bool oom = false;
+        uint32_t map = loc_mapping(c, &L[n - 1], &oom);
+        if (oom)
+            return -1;
+        uint8_t mb = map == UINT32_MAX ? 0 : (uint8_t)(bits(c, map) & ~FM_KNOWN);
+        uint8_t any = mb, fb[64];
+        for (size_t k = 0; k < n; k++) {
+            uint8_t b = frame_bits(c, &L[k]);
+            if (b == 0xff)
+                return -1;
+            if (k < 64)
+                fb[k] = b;
+            any |= b;
+        }
+#define FB(k) ((k) < 64 ? fb[k] : frame_bits(c, &L[k]))
+        uint8_t *flags = &c->loc_flags[l];
+        if (f->has_ignore && (any & HS_FM_IGNORE))
+            *flags |= LOC_IGNORED;
+        else if (!f->has_focus || (any & HS_FM_FOCUS))
+            *flags |= LOC_FOCUSED;
+        bool hidden = false;
+        if (f->has_hide && (any & HS_FM_HIDE)) {
+            if (mb & HS_FM_HIDE) {
+                memset(keep, 0, n);
+                nkeep = 0;
+            } else {
+                for (size_t k = 0; k < n; k++)
+                    if (FB(k) & HS_FM_HIDE) {
+                        keep[k] = 0;
+                        nkeep--;
+                    }
+            }
+            if (nkeep == 0)
+                hidden = true;
+        }
+        if (f->has_show) {
+            if (!(mb & HS_FM_SHOW))
+                for (size_t k = 0; k < n; k++)
+                    if (keep[k] && !(FB(k) & HS_FM_SHOW)) {
+                        keep[k] = 0;
+                        nkeep--;
+                    }
+            if (nkeep == 0)
+                hidden = true;
+        }
+        if (f->has_show_from) {
+            if (mb & HS_FM_SHOWFROM) {
+                *flags |= LOC_SHOWFROM;
+            } else {
+                for (size_t k = n; k-- > 0;) {
+                    if (!keep[k] || !(FB(k) & HS_FM_SHOWFROM))
+                        continue;
+                    *flags |= LOC_SHOWFROM;
+                    for (size_t j = k + 1; j < n; j++)
+                        keep[j] = 0;
+                    break;
+                }
+            }
+        }
+#undef FB
+        if (hidden)
+            *flags |= LOC_HIDDEN;
+    }
+    return (long)nl;
+}
+
+/* view.c's sample_keep on the record's locations: false when the sample
+ * is dropped, else *kept (leaf first, into the location arrays, compacted)
+ * are its locations. */
+static bool sample_keep(reader_ctx *c, size_t nl, size_t *kept)
+{
+    const hs_an_filters *f = c->f;
+    bool name_filter = f->has_focus || f->has_ignore || f->has_hide || f->has_show;
+    bool focused = false, ignored = false;
+    size_t n = 0;
+    for (size_t l = 0; l < nl; l++) {
+        uint8_t fl = c->loc_flags[l];
+        focused |= (fl & LOC_FOCUSED) != 0;
+        ignored |= (fl & LOC_IGNORED) != 0;
+        if (fl & LOC_HIDDEN)
+            continue;
+        c->loc_start[n] = c->loc_start[l];
+        c->loc_n[n] = c->loc_n[l];
+        c->loc_flags[n] = fl;
+        n++;
+    }
+    if (name_filter && (!focused || ignored))
+        return false;
+    if (n == 0 && name_filter)
+        return false;
+    if (f->has_show_from) {
+        size_t k = n;
+        while (k > 0 && !(c->loc_flags[k - 1] & LOC_SHOWFROM))
+            k--;
+        if (k == 0)
+            return false;
+        n = k;
+    }
+    *kept = n;
+    return true;
+}
+
+/* The sample index the view of the rebuilt profile uses, or -1 when it
+ * refuses the one asked for. */
+static int view_sample_index(const hs_store_types *t, const char *spec, bool *oom)
+{
+    hs_profile *p = hs_q_types_profile(t);
+    if (!p) {
+        *oom = true;
+        return -1;
+    }
+    int si = spec ? hs_profile_sample_index(p, spec) : hs_profile_default_index(p);
+    if (!spec && (si < 0 || (size_t)si >= t->n))
+        si = (int)t->n - 1;
+    hs_profile_free(p);
+    return si >= 0 && (size_t)si < t->n ? si : -1;
+}
+
+/* Whether the direct path gives the view's answer for these options. */
+static bool applies(const hs_analysis_options *o)
+{
+    return !o->tagfocus && !o->tagignore && !o->prune_from && !o->noinlines && !o->n_base && !o->mean &&
+           !o->relative && !o->obj_names && !o->normalize;
+}
+
+void hs_q_tree_free(hs_q_tree *out)
+{
+    hs_calltree_free(&out->ct);
+    struct hs_q_tree_priv *t = out->priv;
+    if (t) {
+        hs_an_strtab_free(&t->strs);
+        hs_an_map_free(&t->node_map);
+        free(t->si);
+        free(t->nodes);
+        free(t->keys);
+        free(t);
+    }
+    memset(out, 0, sizeof *out);
+}
+
+int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
+{
+    memset(out, 0, sizeof *out);
+    const hs_store_merged *m = &s->merged;
+    if (!applies(&q->o) || m->n_rows == 0 || m->n_profiles == 0)
+        return 1;
+    bool oom = false;
+    int si = view_sample_index(&m->types, q->o.sample_index, &oom);
+    if (oom)
+        return hs_respond_error(q->rs, 500, "out of memory");
+    if (si < 0)
+        return 1;
+    for (size_t i = 0; i < m->n_rows; i++)
+        if (m->rows[i].values[si] < 0)
+            return 1;
+    char err[256] = "";
+    hs_an_filters f;
+    if (hs_an_filters_compile(&f, &q->o, err, sizeof err) < 0)
+        return 1; /* the view gives the error */
+    bool filters = f.has_focus || f.has_ignore || f.has_hide || f.has_show || f.has_show_from;
+    int rc = 500;
+    const char *what = "out of memory";
+    struct hs_q_tree_priv *t = calloc(1, sizeof *t);
+    const unsigned char **rec = malloc((m->n_rows + 1) * sizeof *rec);
+    size_t *len = malloc((m->n_rows + 1) * sizeof *len);
+    hs_stack *stacks = malloc((m->n_rows + 1) * sizeof *stacks);
+    size_t *off = malloc((m->n_rows + 1) * sizeof *off);
+    uint32_t *arena = NULL;
+    size_t n_arena = 0, cap_arena = 0, n_stacks = 0, n_missing = 0;
+    hs_row_records *recs = NULL;
+    hs_stack_reader *rd = hs_stack_reader_new();
+    reader_ctx c = {.t = t, .o = &q->o, .f = &f};
+    out->priv = t;
+    if (!t || !rec || !len || !stacks || !off || !rd || hs_an_strtab_init(&t->strs) < 0 ||
+        hs_an_map_init(&t->node_map, 1024) < 0 || (c.empty = intern(t, "")) == UINT32_MAX)
+        goto done;
+    int src = 0;
+    recs = hs_stack_cache_records(q->qc->cache, q->qc->store, m, rec, len, &src, err, sizeof err);
+    if (!recs) {
+        rc = src == HS_STORE_UNAVAILABLE ? 503 : 500;
+        what = err;
+        goto done;
+    }
+    for (size_t r = 0; r < m->n_rows; r++) {
+        if (!rec[r]) {
+            n_missing++;
+            continue;
+        }
+        if (hs_stack_read(rd, rec[r], len[r], &c.r, err, sizeof err) < 0) {
+            what = err;
+            goto done;
+        }
+        int64_t v = m->rows[r].values[si];
+        out->total += v;
+        if (grow_to((void **)&c.gid, &c.cap_gid, c.r.n_strings, sizeof *c.gid) < 0)
+            goto done;
+        memset(c.gid, 0xff, c.r.n_strings * sizeof *c.gid);
+        long nl = locations(&c, filters);
+        if (nl < 0)
+            goto done;
+        size_t kept = (size_t)nl;
+        if (filters && !sample_keep(&c, (size_t)nl, &kept))
+            continue;
+        out->kept += v;
+        if (v == 0) /* the call tree leaves it out */
+            continue;
+        if (grow_to((void **)&arena, &cap_arena, n_arena + c.r.n_frames, sizeof *arena) < 0)
+            goto done;
+        size_t start = n_arena;
+        for (size_t l = kept; l-- > 0;) { /* root first */
+            const hs_stack_ref_frame *L = c.r.frames + c.loc_start[l];
+            const uint8_t *keep = c.keep + c.loc_start[l];
+            size_t n = c.loc_n[l];
+            bool oom = false;
+            uint32_t obj = loc_mapping(&c, &L[n - 1], &oom);
+            if (oom)
+                goto done;
+            for (size_t k = n; k-- > 0;) {
+                if (!keep[k])
+                    continue;
+                uint32_t id = frame_node(&c, &L[k], obj);
+                if (id == UINT32_MAX)
+                    goto done;
+                arena[n_arena++] = id;
+            }
+        }
+        off[n_stacks] = start;
+        stacks[n_stacks++] = (hs_stack){.n = (uint32_t)(n_arena - start), .value = v};
+    }
+    for (size_t i = 0; i < n_stacks; i++)
+        stacks[i].nodes = arena + off[i];
+    if (hs_calltree_build_stacks(stacks, n_stacks, t->nodes, &out->ct, err, sizeof err) < 0) {
+        what = err;
+        goto done;
+    }
+    if (n_missing)
+        fprintf(stderr, "hotspur serve: %zu stack records missing from the store\n", n_missing);
+    out->nodes = t->nodes;
+    out->n_nodes = t->n_nodes;
+    out->sample_type = m->types.type[si];
+    out->unit = m->types.unit[si];
+    rc = 0;
+done:
+    if (rc) {
+        hs_q_tree_free(out);
+        rc = hs_respond_error(q->rs, rc, "flame graph: %s", what);
+    }
+    hs_an_filters_free(&f);
+    hs_stack_reader_free(rd);
+    hs_row_records_free(recs);
+    free(rec);
+    free(len);
+    free(stacks);
+    free(off);
+    free(arena);
+    free(c.gid);
+    free(c.loc_start);
+    free(c.loc_n);
+    free(c.loc_flags);
+    free(c.keep);
+    return rc;
+}

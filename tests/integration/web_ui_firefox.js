@@ -1,0 +1,98 @@
+// web_ui_firefox.js CONFIG.json — the web UI in headless Firefox (Debian's
+// firefox-esr driven by puppeteer-core over WebDriver BiDi; playwright-core
+// drives only its own patched Firefox builds): the page loads against the
+// test's server, draws the flame graph, zooms on a click, and shows the
+// numbers computed from the folded files (root total, a frame's tooltip,
+// the function table, a server-side filter). web_ui.js does the full tour
+// in Chromium.
+// CONFIG: {url, tmp, out (screenshot dir), profiles: [{folded, version, labels, start}]}
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const puppeteer = require(path.join(process.env.HS_NODE_MODULES || path.join(__dirname, "../node/node_modules"), "puppeteer-core"));
+const W = require("./web_truth.js");
+
+const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const T = 30000; // every wait is bounded
+const truth = (pred, opts) => W.truth(cfg.profiles, pred, opts);
+const { fmt, fail, eq } = W;
+
+async function ready(page) {
+  await page.waitForFunction(() => document.body.dataset.hsState !== "loading", { timeout: T });
+  const st = await page.evaluate(() => document.body.dataset.hsState);
+  if (st !== "ready") fail("the page is in state " + st + ": " + await page.$eval("#error", (e) => e.textContent));
+}
+const val = (page, sel) => page.$eval(sel, (e) => +e.dataset.value);
+const text = (page, sel) => page.$eval(sel, (e) => e.textContent.trim());
+
+async function check(page) {
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  const all = truth(() => true);
+  await page.goto(cfg.url + "/?service=web&span=600");
+  await ready(page);
+  eq("profiles merged", await val(page, "#profiles"), all.n);
+  eq("root total", await val(page, "#root-total"), all.total);
+  eq("root total text", await text(page, "#root-total"), fmt(all.total));
+  // drawn: the canvas has frames laid out and pixels that are not blank
+  const drawn = await page.evaluate(() => {
+    const G = hsUI.fg, c = G.canvas, px = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let ink = 0;
+    for (let i = 3; i < px.length; i += 4) ink += px[i] > 0;
+    return { rects: G.rects.length, ink, mark: performance.getEntriesByName("hs-flame-drawn").length };
+  });
+  if (drawn.rects < 5 || drawn.ink < 1000 || drawn.mark !== 1) fail("flame graph not drawn: " + JSON.stringify(drawn));
+  console.log(`ok: ${all.n} profiles, root total ${fmt(all.total)}, ${drawn.rects} frames drawn`);
+
+  // click a frame with the mouse: zoom, breadcrumb, tooltip
+  const pt = await page.evaluate(W.framePoint, ["run", "fg"]);
+  if (!pt) fail("no frame run drawn");
+  await page.mouse.move(pt.x, pt.y);
+  await page.mouse.click(pt.x, pt.y);
+  eq("zoomed frame", await page.evaluate(() => hsUI.fg.name(hsUI.fg.zoomNode)), "run");
+  eq("breadcrumb", (await page.$$eval("#crumbs button", (b) => b.map((x) => x.textContent))).join(" > "), "root > main > run");
+  const tip = await text(page, "#tip");
+  if (!tip.includes("run") || !tip.includes(fmt(all.fn.run.total))) fail("tooltip of run: " + tip);
+  await page.focus("#fg");
+  await page.keyboard.press("Escape");
+  eq("zoom after Escape", await page.evaluate(() => hsUI.fg.zoomNode), 0);
+  await page.screenshot({ path: path.join(cfg.out, "firefox-flame.png") });
+  console.log(`ok: click zoom on run (total ${fmt(all.fn.run.total)}), breadcrumb, tooltip, Escape`);
+
+  // the function table
+  await page.click("#tab-functions");
+  const cell = (f, col) => page.$eval(`#fn-table tbody tr[data-name="${f}"] td[data-col="${col}"]`, (e) => e.textContent.trim());
+  eq("compute self", await cell("compute", "self"), fmt(all.fn.compute.self));
+  eq("compute total", await cell("compute", "total"), fmt(all.fn.compute.total));
+  await page.click("#tab-flame");
+
+  // a filter applied by the server: hide the stacks through write
+  const nw = truth(() => true, { ignore: /^write$/ });
+  await page.type("#f-ignore", "^write$");
+  await page.keyboard.press("Enter");
+  await ready(page);
+  eq("root total with hide stacks ^write$", await val(page, "#root-total"), nw.total);
+  console.log(`ok: function table (compute ${fmt(all.fn.compute.self)} / ${fmt(all.fn.compute.total)}), filter ${fmt(nw.total)}`);
+  if (errors.length) fail("errors in the page: " + errors.join("; "));
+}
+
+(async () => {
+  const browser = await puppeteer.launch({
+    browser: "firefox", executablePath: "/usr/bin/firefox-esr", headless: true, timeout: 60000,
+    userDataDir: fs.mkdtempSync(path.join(cfg.tmp || "/tmp", "firefox-")),
+    defaultViewport: { width: 1280, height: 800 },
+  });
+  let rc = 0;
+  try {
+    console.log("browser: " + await browser.version());
+    const page = await browser.newPage();
+    page.setDefaultTimeout(T);
+    await check(page);
+  } catch (e) {
+    console.error("FAIL: " + (e && e.message ? e.message : e));
+    rc = 1;
+  } finally {
+    await browser.close();
+  }
+  process.exit(rc);
+})();
