@@ -121,6 +121,58 @@ static void test_native_gzip_and_plain(void **state)
     free(plain);
 }
 
+/* gzip bodies off the one-call path: several members (their outputs
+ * concatenated, as gzip -d does), trailing bytes that are not gzip
+ * (ignored), a trailer whose size or CRC is wrong (refused: corrupt). */
+static void test_native_gzip_members(void **state)
+{
+    ingest_env *e = *state;
+    size_t plen, l1, l2;
+    unsigned char *plain = iu_pprof(&cpu_prof, 0, &plen);
+    unsigned char *g1 = iu_gzip(plain, plen / 3, &l1), *g2 = iu_gzip(plain + plen / 3, plen - plen / 3, &l2);
+    assert_non_null(g1);
+    assert_non_null(g2);
+    unsigned char *two = malloc(l1 + l2 + 5);
+    memcpy(two, g1, l1);
+    memcpy(two + l1, g2, l2);
+    iu_req r;
+    char *out;
+    iu_req_init(&r, "/api/v1/ingest", "service=m&id=two", two, l1 + l2);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":1"));
+    free(out);
+    memcpy(two + l1 + l2, "junk!", 5); /* not gzip: ignored */
+    iu_req_init(&r, "/api/v1/ingest", "service=m&id=junk", two, l1 + l2 + 5);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    free(out);
+    int64_t np, tot[4];
+    merged(e, "m", "cpu", &np, tot);
+    assert_int_equal(np, 2);
+    assert_int_equal(tot[0], 2 * 210);
+    /* one member whose trailer lies: a size one larger, then one smaller, then a wrong CRC */
+    size_t gl;
+    unsigned char *gz = iu_gzip(plain, plen, &gl);
+    for (int k = 0; k < 3; k++) {
+        unsigned char *bad = malloc(gl);
+        memcpy(bad, gz, gl);
+        if (k < 2)
+            bad[gl - 4] = (unsigned char)(bad[gl - 4] + (k == 0 ? 1 : -1));
+        else
+            bad[gl - 8] ^= 0x55;
+        iu_req_init(&r, "/api/v1/ingest", "service=bad", bad, gl);
+        assert_int_equal(iu_call(e, 0, &r, &out), 400);
+        assert_non_null(strstr(out, "gzip"));
+        free(out);
+        free(bad);
+    }
+    assert_int_equal(iu_stored(e), 2);
+    free(gz);
+    free(two);
+    free(g1);
+    free(g2);
+    free(plain);
+}
+
 static void test_native_from_until_override(void **state)
 {
     ingest_env *e = *state;
@@ -911,6 +963,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_native_gzip_and_plain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_native_gzip_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_from_until_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_type_inference, setup, teardown),
