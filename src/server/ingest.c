@@ -20,7 +20,7 @@
  *       mutex_count, ...) is the type, else it belongs to APP. APP is our
  *       service (a service_name tag wins, APP then becomes label app_name);
  *       the tags are profile labels, spyName becomes label pyroscope_spy.
- *   from, until   unix seconds; a pprof's own time_nanos/duration_nanos win
+ *   from, until   unix seconds (ours: up to 9 decimals); a pprof's own time_nanos/duration_nanos win
  *       when set (as Pyroscope does), folded text uses them.
  *   format        pprof (raw body, gzipped or not) or multipart/form-data
  *       (Content-Type) with a "profile" part and an optional
@@ -88,15 +88,32 @@ static bool hs_text_ok(const char *s, size_t max)
     return true;
 }
 
-/* Unix seconds (a decimal integer, 0 .. year 2262) to ns. */
+/* Unix seconds (a decimal number, 0 .. year 2262, with at most 9
+ * fractional digits: "1764580000" or "1764580000.250000001") to ns. */
 static int hs_parse_unix(const char *s, int64_t *ns)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < 0 || v > 9000000000LL)
+    int64_t sec = 0, frac = 0;
+    const char *p = s;
+    if (!isdigit((unsigned char)*p))
         return -1;
-    *ns = (int64_t)v * 1000000000LL;
+    for (; isdigit((unsigned char)*p); p++)
+        if ((sec = sec * 10 + (*p - '0')) > 9000000000LL)
+            return -1;
+    if (*p == '.') {
+        int digits = 0;
+        for (p++; isdigit((unsigned char)*p); p++, digits++)
+            if (digits < 9)
+                frac = frac * 10 + (*p - '0');
+            else
+                return -1; /* finer than a nanosecond */
+        if (digits == 0)
+            return -1;
+        for (; digits < 9; digits++)
+            frac *= 10;
+    }
+    if (*p)
+        return -1;
+    *ns = sec * 1000000000LL + frac;
     return 0;
 }
 
@@ -370,12 +387,12 @@ static int hs_ingest_times(hs_ingest *in)
     const char *from = hs_param_get(in->rq, "from"), *until = hs_param_get(in->rq, "until");
     if (from) {
         if (hs_parse_unix(from, &in->from_ns) != 0)
-            return hs_fail(in, 400, "from=%s: expected unix seconds", from);
+            return hs_fail(in, 400, "from=%s: expected unix seconds (up to 9 decimals)", from);
         in->have_from = true;
     }
     if (until) {
         if (hs_parse_unix(until, &in->until_ns) != 0)
-            return hs_fail(in, 400, "until=%s: expected unix seconds", until);
+            return hs_fail(in, 400, "until=%s: expected unix seconds (up to 9 decimals)", until);
         in->have_until = true;
     }
     if (from && until && in->until_ns < in->from_ns)

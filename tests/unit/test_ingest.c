@@ -190,6 +190,26 @@ static void test_native_from_until_override(void **state)
     assert_int_equal(rows[0].start_ns, 1700000100LL * NS);
     assert_int_equal(rows[0].duration_ns, 60 * NS);
     hs_store_profile_rows_free(rows, n);
+    /* fractions, to the nanosecond (the agent sends its window so) */
+    iu_req_init(&r, "/api/v1/ingest", "service=f&from=1700000100.25&until=1700000110.500000001", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, NULL), 200);
+    q.service = "f";
+    assert_int_equal(hs_store_profiles(e->st, &q, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].start_ns, 1700000100LL * NS + 250000000);
+    assert_int_equal(rows[0].duration_ns, 10 * NS + 250000001);
+    hs_store_profile_rows_free(rows, n);
+    /* malformed times are refused */
+    static const char *const bad[] = {"from=1.", "from=.5", "from=1.0000000001", "from=1e9", "from=-1",
+                                      "until=12a", "from=9000000001"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char query[64];
+        char *out;
+        snprintf(query, sizeof query, "service=g&%s", bad[i]);
+        iu_req_init(&r, "/api/v1/ingest", query, gz, len);
+        assert_int_equal(iu_call(e, 0, &r, &out), 400);
+        free(out);
+    }
     free(gz);
 }
 
