@@ -9,7 +9,7 @@
  * takes the queue in order and POSTs each profile:
  *
  *   POST {server}/api/v1/ingest?service=S&type=T[&version=V][&label=K=V]...
- *        &from=UNIX&until=UNIX&id=ID        body: the gzipped pprof
+ *        &from=UNIX.NS&until=UNIX.NS&id=ID  body: the gzipped pprof
  *
  * with a fresh random 128-bit id per profile (kept across retries, so a
  * retry after a lost answer is not stored twice) and "Authorization:
@@ -505,17 +505,18 @@ static int read_answer(int fd, int64_t deadline, char *body, size_t bodylen, cha
 static int post(const item *it, int64_t deadline, char *body, size_t bodylen, char *msg, size_t msglen)
 {
     char head[MAX_QUERY + 1536];
-    long long from = it->start_ns / 1000000000LL;
-    long long until = (it->start_ns + it->duration_ns + 999999999LL) / 1000000000LL;
+    /* the window to the nanosecond (the profile's time_nanos, duration_nanos) */
+    long long from = it->start_ns, until = it->start_ns + it->duration_ns;
     int hl = snprintf(head, sizeof head,
-                      "POST %s/api/v1/ingest?%s&type=%s&from=%lld&until=%lld&id=%s HTTP/1.1\r\n"
+                      "POST %s/api/v1/ingest?%s&type=%s&from=%lld.%09lld&until=%lld.%09lld&id=%s HTTP/1.1\r\n"
                       "Host: %s\r\n"
                       "User-Agent: hotspur-agent/" HS_AGENT_VERSION "\r\n"
                       "Content-Type: application/octet-stream\r\n"
                       "Content-Length: %zu\r\n"
                       "%s"
                       "Connection: close\r\n\r\n",
-                      g_cfg.prefix, g_cfg.query, it->type, from, until > from ? until : from + 1, it->id,
+                      g_cfg.prefix, g_cfg.query, it->type, from / 1000000000LL, from % 1000000000LL,
+                      until / 1000000000LL, until % 1000000000LL, it->id,
                       g_cfg.host_header, it->len, g_cfg.auth);
     if (hl < 0 || (size_t)hl >= sizeof head) {
         snprintf(msg, msglen, "request too long");
