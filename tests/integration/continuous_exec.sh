@@ -23,7 +23,7 @@ uploads_with() {
 # ender_ok MODE: run ender MODE against a fresh recorder that answers, in a
 # fresh directory (left as the current one); the agent must say nothing.
 ender_ok() {
-    mkdir "$1" && cd "$1"
+    mkdir "$1" && cd "$1" || fail "cannot make $1"
     fake_start
     HOTSPUR_SERVER=$FAKE_URL HOTSPUR_PERIOD=10s HOTSPUR_DURATION=10s HOTSPUR_SERVICE=ender \
         LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/ender" "$1" >out 2>err || fail "ender $1 failed: $(cat err)"
@@ -55,7 +55,7 @@ done
 cd ..
 
 # ---- the collector never answers: at most 1 s, then the exec file ----
-mkdir hang && cd hang
+mkdir hang && cd hang || fail "cannot make hang"
 fake_start
 fake_mode hang
 t0=$(now)
