@@ -678,16 +678,20 @@ static bool frames_eq(const id_frame *a, const id_frame *b, size_t n)
     return true;
 }
 
+/* Multiply-xor over the frames' fields, one full mix at the end: the memo's
+ * map only needs well-spread bits (candidates are compared), and this runs
+ * for every location of every upload. */
 static uint64_t frames_hash(const id_frame *f, size_t n)
 {
+    const uint64_t k = 0x9e3779b97f4a7c15ULL;
     uint64_t h = n;
     for (size_t i = 0; i < n; i++) {
-        h = hs_an_mix(h ^ ((uint64_t)f[i].fn << 32 | f[i].sys));
-        h = hs_an_mix(h ^ ((uint64_t)f[i].file << 32 | f[i].map));
-        h = hs_an_mix(h ^ (uint64_t)f[i].line);
-        h = hs_an_mix(h ^ ((uint64_t)f[i].start_line << 1 | f[i].inlined));
+        h = (h ^ ((uint64_t)f[i].fn << 32 | f[i].sys)) * k;
+        h = (h ^ ((uint64_t)f[i].file << 32 | f[i].map)) * k;
+        h = (h ^ (uint64_t)f[i].line) * k;
+        h = (h ^ ((uint64_t)f[i].start_line << 1 | f[i].inlined)) * k;
     }
-    return h;
+    return hs_an_mix(h);
 }
 
 /* The cache location whose frames are f[0..n) (f not in the pool), added
