@@ -604,11 +604,42 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status)
 
 /* ---- exec ---- */
 
-/* Before the image is replaced: write what it collected, if anything,
- * under its own name (the process's name with ".PID.execN" inserted, N the
- * first number not taken, so neither the new image, which has the same pid,
- * nor an earlier image of it overwrites the file), and pause. Returns 1
- * when paused. */
+/* The first name base.execN (N from 1) whose file of type is not taken,
+ * into name (the file's path into path). 0, or -1. */
+static int exec_name(const char *base, const char *type, char *name, size_t len, char *path, size_t plen)
+{
+    char num[32];
+    for (int k = 1; k < 1000; k++) {
+        snprintf(name, len, "%s", base);
+        snprintf(num, sizeof num, "exec%d", k);
+        if (insert_part(name, len, num) != 0 || hs_profile_file_name(name, type, n_types() > 1, NULL, path, plen) != 0)
+            return -1;
+        if (access(path, F_OK) != 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* Continuous mode, before exec: an upload that could not be sent in time
+ * goes to its exec file (hs_upload_before_exec's keep). */
+static void keep_upload(const char *type, const void *data, size_t len, void *arg)
+{
+    char name[PATH_MAX], path[PATH_MAX], err[256];
+    if (exec_name(arg, type, name, sizeof name, path, sizeof path) != 0)
+        return;
+    if (hs_profile_write_encoded(data, len, path, err, sizeof err) != 0)
+        fprintf(stderr, "hotspur: %s: %s\n", path, err);
+    else
+        fprintf(stderr, "hotspur: before exec: a %s profile not uploaded in time is in %s\n", type, path);
+}
+
+/* Before the image is replaced: keep what it collected, if anything, and
+ * pause. Written under its own name (the process's name with ".PID.execN"
+ * inserted, N the first number not taken, so neither the new image, which
+ * has the same pid, nor an earlier image of it overwrites the file); in
+ * continuous mode an open window is cut short and queued, the queue is
+ * uploaded (at most 1 s), and only what could not be sent is written so.
+ * Returns 1 when paused. */
 static int before_exec(void)
 {
     if (!hs_g.started || hs_g.pid != getpid() || hs_g.exiting) /* a vfork child: not ours */
@@ -623,22 +654,23 @@ static int before_exec(void)
         snprintf(num, sizeof num, "%d", (int)getpid());
         ok = insert_part(base, sizeof base, num) == 0;
     }
+    if (hs_g.cfg.continuous) {
+        if (hs_control_window_open())
+            collect_locked(hs_upload_queue, NULL);
+        pthread_mutex_unlock(&g_dump_lock);
+        if (ok)
+            hs_upload_before_exec(keep_upload, base);
+        hs_agent_mark(); /* if exec fails, the next window covers what follows */
+        errno = saved;
+        return 1;
+    }
     /* A fork child that execs at once (a shell's, make's) has nothing. */
     int empty = !hs_g.cfg.heap && (!hs_g.cfg.cpu || !atomic_load(&hs_g.cpu.n_used)) &&
                 (hs_g.cfg.wall_hz <= 0 || !atomic_load(&hs_g.wall.n_used)) &&
                 (!hs_g.cfg.lock || !atomic_load(&hs_g.lock.n_used));
-    for (int k = 1; ok && !empty && k < 1000; k++) {
-        snprintf(name, sizeof name, "%s", base);
-        snprintf(num, sizeof num, "exec%d", k);
-        const char *type = hs_g.cfg.cpu ? "cpu" : hs_g.cfg.wall_hz > 0 ? "wall" : hs_g.cfg.lock ? "lock" : "heap";
-        if (insert_part(name, sizeof name, num) != 0 ||
-            hs_profile_file_name(name, type, n_types() > 1, NULL, probe, sizeof probe) != 0)
-            break;
-        if (access(probe, F_OK) != 0) {
-            write_base(name, 0, NULL, NULL);
-            break;
-        }
-    }
+    const char *type = hs_g.cfg.cpu ? "cpu" : hs_g.cfg.wall_hz > 0 ? "wall" : hs_g.cfg.lock ? "lock" : "heap";
+    if (ok && !empty && exec_name(base, type, name, sizeof name, probe, sizeof probe) == 0)
+        write_base(name, 0, NULL, NULL);
     pthread_mutex_unlock(&g_dump_lock);
     hs_agent_mark(); /* if exec fails, the exit write covers what follows */
     errno = saved;
@@ -651,7 +683,12 @@ static void after_exec_failed(int paused)
     if (!paused)
         return;
     int saved = errno;
-    hs_agent_resume();
+    if (hs_g.cfg.continuous && !hs_control_window_open()) {
+        if (hs_g.cfg.heap) /* between windows only the heap profiler runs */
+            hs_heap_resume();
+    } else {
+        hs_agent_resume();
+    }
     hs_self.in_agent--;
     errno = saved;
 }

@@ -9,7 +9,7 @@
  * takes the queue in order and POSTs each profile:
  *
  *   POST {server}/api/v1/ingest?service=S&type=T[&version=V][&label=K=V]...
- *        &from=UNIX&until=UNIX&id=ID        body: the gzipped pprof
+ *        &from=UNIX.NS&until=UNIX.NS&id=ID  body: the gzipped pprof
  *
  * with a fresh random 128-bit id per profile (kept across retries, so a
  * retry after a lost answer is not stored twice) and "Authorization:
@@ -48,6 +48,7 @@
 #include "agent/fds.h"
 
 #define FLUSH_NS 2000000000LL            /* the most exit waits for uploads */
+#define EXEC_FLUSH_NS 1000000000LL       /* the most an exec waits for them */
 #define QUEUE_BYTES (8u << 20)           /* encoded profiles queued at most */
 #define MAX_SERVER_ERRORS 5              /* 5xx answers before a profile is dropped */
 #define MAX_QUERY 2048
@@ -79,6 +80,7 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_wake; /* the uploader: work, flush or stop */
 static pthread_cond_t g_done; /* the exit flush: an attempt ended */
 static item *g_head, *g_tail;
+static item *g_inflight; /* the item the thread is posting (g_busy) */
 static size_t g_n, g_bytes;
 static int g_running, g_busy, g_stop, g_flushing, g_flush_failed;
 static int g_failing, g_logged_reject, g_logged_drop;
@@ -505,17 +507,18 @@ static int read_answer(int fd, int64_t deadline, char *body, size_t bodylen, cha
 static int post(const item *it, int64_t deadline, char *body, size_t bodylen, char *msg, size_t msglen)
 {
     char head[MAX_QUERY + 1536];
-    long long from = it->start_ns / 1000000000LL;
-    long long until = (it->start_ns + it->duration_ns + 999999999LL) / 1000000000LL;
+    /* the window to the nanosecond (the profile's time_nanos, duration_nanos) */
+    long long from = it->start_ns, until = it->start_ns + it->duration_ns;
     int hl = snprintf(head, sizeof head,
-                      "POST %s/api/v1/ingest?%s&type=%s&from=%lld&until=%lld&id=%s HTTP/1.1\r\n"
+                      "POST %s/api/v1/ingest?%s&type=%s&from=%lld.%09lld&until=%lld.%09lld&id=%s HTTP/1.1\r\n"
                       "Host: %s\r\n"
                       "User-Agent: hotspur-agent/" HS_AGENT_VERSION "\r\n"
                       "Content-Type: application/octet-stream\r\n"
                       "Content-Length: %zu\r\n"
                       "%s"
                       "Connection: close\r\n\r\n",
-                      g_cfg.prefix, g_cfg.query, it->type, from, until > from ? until : from + 1, it->id,
+                      g_cfg.prefix, g_cfg.query, it->type, from / 1000000000LL, from % 1000000000LL,
+                      until / 1000000000LL, until % 1000000000LL, it->id,
                       g_cfg.host_header, it->len, g_cfg.auth);
     if (hl < 0 || (size_t)hl >= sizeof head) {
         snprintf(msg, msglen, "request too long");
@@ -610,12 +613,14 @@ static void *upload_main(void *unused)
         }
         item *it = pop();
         g_busy = 1;
+        g_inflight = it;
         int64_t deadline = now + g_cfg.timeout_ns;
         pthread_mutex_unlock(&g_lock);
         char body[256] = "", msg[256] = "";
         int status = post(it, deadline, body, sizeof body, msg, sizeof msg);
         pthread_mutex_lock(&g_lock);
         g_busy = 0;
+        g_inflight = NULL;
         if (g_stop) { /* exit gave up waiting: leave quietly */
             item_free(it);
             break;
@@ -668,17 +673,24 @@ int hs_upload_start(void)
     return 0;
 }
 
-void hs_upload_exit(void)
+/* Have the thread send the queue without backoff, and wait (g_lock held)
+ * until it is empty, an attempt failed, or max_ns passed. */
+static void flush_wait(int64_t max_ns)
 {
-    if (!g_running)
-        return;
-    int64_t deadline = hs_now_ns(CLOCK_MONOTONIC) + FLUSH_NS;
-    pthread_mutex_lock(&g_lock);
+    int64_t deadline = hs_now_ns(CLOCK_MONOTONIC) + max_ns;
     g_flushing = 1;
     g_flush_failed = 0;
     pthread_cond_signal(&g_wake);
     while ((g_head || g_busy) && !g_flush_failed && hs_now_ns(CLOCK_MONOTONIC) < deadline)
         timed_wait(&g_done, deadline);
+}
+
+void hs_upload_exit(void)
+{
+    if (!g_running)
+        return;
+    pthread_mutex_lock(&g_lock);
+    flush_wait(FLUSH_NS);
     size_t unsent = g_n + (size_t)g_busy;
     g_stop = 1;
     g_running = 0;
@@ -690,6 +702,32 @@ void hs_upload_exit(void)
                 (unsigned long long)g_rejected, (unsigned long long)g_dropped, unsent);
     /* The queue stays: the thread may still hold an item, the process ends. */
     pthread_mutex_unlock(&g_lock);
+}
+
+int hs_upload_before_exec(void (*keep)(const char *type, const void *data, size_t len, void *arg), void *arg)
+{
+    if (!g_running)
+        return 0;
+    pthread_mutex_lock(&g_lock);
+    flush_wait(EXEC_FLUSH_NS);
+    /* What is left goes to keep: the queue (taken out of it), and the
+     * profile being posted, which stays the thread's (if the exec fails
+     * and that post succeeds, it is both uploaded and kept). */
+    int n = 0;
+    if (g_busy && g_inflight) {
+        keep(g_inflight->type, g_inflight->data, g_inflight->len, arg);
+        n++;
+    }
+    while (g_head) {
+        item *it = pop();
+        keep(it->type, it->data, it->len, arg);
+        item_free(it);
+        n++;
+    }
+    g_flushing = 0; /* if the exec fails, uploads go on as before */
+    g_flush_failed = 0;
+    pthread_mutex_unlock(&g_lock);
+    return n;
 }
 
 void hs_upload_after_fork(int on)

@@ -23,6 +23,11 @@ void hs_upload_queue(const char *type, void *data, size_t len, int64_t start_ns,
 /* At exit: send what is queued for at most 2 s, then stop; report what
  * went wrong (drops, rejections, unsent profiles) on stderr. */
 void hs_upload_exit(void);
+/* Before exec: send what is queued for at most 1 s (stopping at the first
+ * failure), then hand every profile not sent (encoded, gzipped pprof) to
+ * keep, which writes it to a file, and empty the queue. The upload thread
+ * goes on (the exec may fail). Returns the number handed to keep. */
+int hs_upload_before_exec(void (*keep)(const char *type, const void *data, size_t len, void *arg), void *arg);
 /* In a fork child: forget the parent's queue; with `on`, a thread of its own. */
 void hs_upload_after_fork(int on);
 /* " uploaded=N queued=N dropped=N rejected=N failures=N" for ctl status. */

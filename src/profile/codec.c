@@ -674,17 +674,20 @@ static int hs_write_atomic(const char *path, const unsigned char *buf, size_t le
     return rc;
 }
 
+int hs_profile_write_encoded(const void *buf, size_t len, const char *path, char *err, size_t errlen)
+{
+    if (strcmp(path, "-") == 0)
+        return hs_write_all(STDOUT_FILENO, buf, len) == 0 ? 0 : HS_ERR("%s", strerror(errno));
+    return hs_write_atomic(path, buf, len, err, errlen);
+}
+
 int hs_profile_write_file(const hs_profile *p, const char *path, char *err, size_t errlen)
 {
     void *buf;
     size_t len;
     if (hs_profile_encode(p, &buf, &len, err, errlen) != 0)
         return -1;
-    int rc;
-    if (strcmp(path, "-") == 0)
-        rc = hs_write_all(STDOUT_FILENO, buf, len) == 0 ? 0 : HS_ERR("%s", strerror(errno));
-    else
-        rc = hs_write_atomic(path, buf, len, err, errlen);
+    int rc = hs_profile_write_encoded(buf, len, path, err, errlen);
     free(buf);
     return rc;
 }

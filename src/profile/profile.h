@@ -148,6 +148,8 @@ hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen);
 int hs_profile_encode(const hs_profile *p, void **out, size_t *outlen, char *err, size_t errlen);
 /* Encode and write to path atomically (temp file + rename). 0 on success. */
 int hs_profile_write_file(const hs_profile *p, const char *path, char *err, size_t errlen);
+/* Write an already encoded profile (buf) to path the same way ("-": stdout). */
+int hs_profile_write_encoded(const void *buf, size_t len, const char *path, char *err, size_t errlen);
 
 /* ---- file names ---- */
 

@@ -10,10 +10,12 @@
  * once when none is coming, so a lone upload does not wait for company. A request is therefore answered only once its profile is durable,
  * and N concurrent uploads cost one commit instead of N.
  *
- * Per-profile results: the store reports only how many profiles of a put
- * were already known, so before a put of several profiles the batch asks the
- * store which of its ids exist (one query per service and type) and marks
- * those, and repeats of one id inside the batch, as duplicates. A put that
+ * Per-profile results: a store that tells duplicates one by one
+ * (hs_store_put_each: sqlite) says which profiles of the put it skipped as
+ * known. Another reports only how many, so before a put of several
+ * profiles the batch asks it which of its ids exist (one query per service
+ * and type) and marks those, and repeats of one id inside the batch, as
+ * duplicates. A put that
  * fails with an ordinary error (-1) is retried one request at a time, so one
  * bad profile fails only its own request; HS_STORE_UNAVAILABLE fails the
  * batch (the handlers answer 503 and clients retry).
@@ -147,9 +149,26 @@ static void hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
             hs_req_fail(r[i], -1, "out of memory");
         return;
     }
-    int rc = hs_batch_mark_duplicates(st, r, n, err, sizeof err);
+    int rc = 0;
     size_t np = 0;
-    if (rc == 0) {
+    if (hs_store_tells_duplicates(st)) {
+        /* the store says which were known, repeats inside the batch included */
+        int *dup = malloc((total ? total : 1) * sizeof *dup);
+        if (!dup) {
+            free(put);
+            for (size_t i = 0; i < n; i++)
+                hs_req_fail(r[i], -1, "out of memory");
+            return;
+        }
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < r[i]->n; j++)
+                put[np++] = r[i]->profiles[j];
+        rc = hs_store_put_each(st, put, np, dup, err, sizeof err);
+        for (size_t i = 0, k = 0; rc == 0 && i < n; i++)
+            for (size_t j = 0; j < r[i]->n; j++)
+                r[i]->results[j] = dup[k++];
+        free(dup);
+    } else if ((rc = hs_batch_mark_duplicates(st, r, n, err, sizeof err)) == 0) {
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < r[i]->n; j++)
                 if (!r[i]->results[j])

@@ -696,16 +696,20 @@ static bool frames_eq(const id_frame *a, const id_frame *b, size_t n)
     return true;
 }
 
+/* Multiply-xor over the frames' fields, one full mix at the end: the memo's
+ * map only needs well-spread bits (candidates are compared), and this runs
+ * for every location of every upload. */
 static uint64_t frames_hash(const id_frame *f, size_t n)
 {
+    const uint64_t k = 0x9e3779b97f4a7c15ULL;
     uint64_t h = n;
     for (size_t i = 0; i < n; i++) {
-        h = hs_an_mix(h ^ ((uint64_t)f[i].fn << 32 | f[i].sys));
-        h = hs_an_mix(h ^ ((uint64_t)f[i].file << 32 | f[i].map));
-        h = hs_an_mix(h ^ (uint64_t)f[i].line);
-        h = hs_an_mix(h ^ ((uint64_t)f[i].start_line << 1 | f[i].inlined));
+        h = (h ^ ((uint64_t)f[i].fn << 32 | f[i].sys)) * k;
+        h = (h ^ ((uint64_t)f[i].file << 32 | f[i].map)) * k;
+        h = (h ^ (uint64_t)f[i].line) * k;
+        h = (h ^ ((uint64_t)f[i].start_line << 1 | f[i].inlined)) * k;
     }
-    return h;
+    return hs_an_mix(h);
 }
 
 /* The cache location whose frames are f[0..n) (f not in the pool), added
@@ -735,9 +739,10 @@ typedef struct {
     hs_stack_memo *c;
     uint32_t *sid;  /* profile string index -> string id (UINT32_MAX: not yet) */
     uint32_t *loc;  /* profile location index -> cache location + 1 (0: not yet) */
+    uint32_t *nfr;  /* profile location index -> its frame count (once loc is set) */
 } decomp;
 
-static uint32_t pstr(decomp *d, int64_t idx)
+static inline uint32_t pstr(decomp *d, int64_t idx)
 {
     if (idx <= 0 || (size_t)idx >= d->p->n_strings)
         return 0;
@@ -750,6 +755,26 @@ static const char *basename_of(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
+}
+
+/* out = "FILE+0xOFF" as snprintf(out, cap, "%s+0x%" PRIx64) writes it
+ * (cut to cap - 1 bytes), without printf's cost: it runs for every
+ * unsymbolized location of every upload. */
+static void offset_name(char *out, size_t cap, const char *file, uint64_t off)
+{
+    char hex[20];
+    size_t nh = 0;
+    do
+        hex[nh++] = "0123456789abcdef"[off & 15];
+    while ((off >>= 4) != 0);
+    size_t n = 0;
+    for (; file[n] && n + 1 < cap; n++)
+        out[n] = file[n];
+    for (const char *x = "+0x"; *x && n + 1 < cap; x++)
+        out[n++] = *x;
+    while (nh && n + 1 < cap)
+        out[n++] = hex[--nh];
+    out[n] = '\0';
 }
 
 /* Expand location l (index li) into its frames and find its cache
@@ -783,7 +808,7 @@ static int expand_location(decomp *d, const hs_location *l, size_t li)
                 if (m) {
                     const char *file = basename_of(hs_profile_string(p, m->filename));
                     uint64_t fo = l->address - m->memory_start + m->file_offset;
-                    snprintf(name, sizeof name, "%s+0x%" PRIx64, *file ? file : "[unknown]", fo);
+                    offset_name(name, sizeof name, *file ? file : "[unknown]", fo);
                 } else {
                     snprintf(name, sizeof name, "[unknown]");
                 }
@@ -801,6 +826,7 @@ static int expand_location(decomp *d, const hs_location *l, size_t li)
     if (id == UINT32_MAX)
         return -1;
     d->loc[li] = id + 1;
+    d->nfr[li] = (uint32_t)n;
     return 0;
 }
 
@@ -901,6 +927,17 @@ typedef struct {
     int64_t values[HS_STORE_MAX_VALUES];
 } dsample;
 
+/* The index of location id in p, SIZE_MAX when there is none. Ids are
+ * usually 1..n in order (ours, Go's): that is checked here, inline, before
+ * asking the profile's index. */
+static inline size_t loc_index(const hs_profile *p, uint64_t id)
+{
+    if (id - 1 < p->n_locations && p->locations[id - 1].id == id)
+        return (size_t)(id - 1);
+    const hs_location *l = hs_profile_location(p, id);
+    return l ? (size_t)(l - p->locations) : SIZE_MAX;
+}
+
 /* The samples of p into ds (merged by stack), *n_ds of them; under c->mu. */
 static int decompose_samples(decomp *d, const hs_stack_options *o, dsample *ds, size_t *n_ds, char *err,
                              size_t errlen)
@@ -929,21 +966,19 @@ static int decompose_samples(decomp *d, const hs_stack_options *o, dsample *ds, 
         size_t nf = 0;
         key[0] = (uint32_t)sm->n_locations;
         for (size_t k = 0; k < sm->n_locations; k++) {
-            const hs_location *l = hs_profile_location(p, sm->location_ids[k]);
-            if (!l) {
+            size_t li = loc_index(p, sm->location_ids[k]);
+            if (li == SIZE_MAX) {
                 ERR("sample %zu: unknown location %" PRIu64, si, sm->location_ids[k]);
                 goto fail;
             }
-            size_t li = (size_t)(l - p->locations);
-            if (d->loc[li] == 0 && expand_location(d, l, li) < 0)
+            if (d->loc[li] == 0 && expand_location(d, &p->locations[li], li) < 0)
                 goto oom;
-            uint32_t cl = d->loc[li] - 1;
-            nf += s->loc[cl].n;
-            if (nf > o->max_depth) {
-                ERR("sample %zu: stack deeper than %zu frames (with inlined frames)", si, o->max_depth);
-                goto fail;
-            }
-            key[1 + k] = cl;
+            key[1 + k] = d->loc[li] - 1;
+            nf += d->nfr[li];
+        }
+        if (nf > o->max_depth) {
+            ERR("sample %zu: stack deeper than %zu frames (with inlined frames)", si, o->max_depth);
+            goto fail;
         }
         id_label *labels = c->labels;
         size_t nl = 0;
@@ -1048,9 +1083,10 @@ int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_stor
     hs_stack_parts *parts = calloc(1, sizeof *parts);
     d.sid = malloc((p->n_strings ? p->n_strings : 1) * sizeof *d.sid);
     d.loc = calloc(p->n_locations ? p->n_locations : 1, sizeof *d.loc);
+    d.nfr = malloc((p->n_locations ? p->n_locations : 1) * sizeof *d.nfr);
     ds = malloc((p->n_samples ? p->n_samples : 1) * sizeof *ds);
     pthread_mutex_lock(&c->mu);
-    if (!parts || !d.sid || !d.loc || !ds)
+    if (!parts || !d.sid || !d.loc || !d.nfr || !ds)
         goto oom;
     memset(d.sid, 0xff, (p->n_strings ? p->n_strings : 1) * sizeof *d.sid);
     if (!c->s.recs || cstate_bytes(&c->s) > c->max_bytes) { /* (no recs: a reset ran out of memory) */
@@ -1097,6 +1133,7 @@ done:
     hs_stack_memo_free(own);
     free(d.sid);
     free(d.loc);
+    free(d.nfr);
     free(ds);
     return rc;
 }

@@ -46,6 +46,21 @@ int hs_store_put(hs_store *s, const hs_store_profile *const *profiles, size_t n,
     return rc;
 }
 
+int hs_store_put_each(hs_store *s, const hs_store_profile *const *profiles, size_t n, int *dup, char *err,
+                      size_t errlen)
+{
+    if (!s->ops->put_each) {
+        snprintf(err, errlen, "the %s store does not tell duplicates one by one", s->ops->name);
+        return -1;
+    }
+    return s->ops->put_each(s, profiles, n, dup, err, errlen);
+}
+
+int hs_store_tells_duplicates(const hs_store *s)
+{
+    return s->ops->put_each != NULL;
+}
+
 int hs_store_services(hs_store *s, const hs_store_query *q, char ***out, size_t *n, char *err, size_t errlen)
 {
     return s->ops->strings(s, HS_STORE_SERVICES, q, NULL, out, n, err, errlen);

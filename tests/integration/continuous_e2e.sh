@@ -28,7 +28,7 @@ v2=$!
 wait "$v1" || fail "version 1: $(cat v1.err)"
 wait "$v2" || fail "version 2: $(cat v2.err)"
 
-sleep 1 # the last window's "until" is rounded up to the next second
+sleep 0.3 # the last upload may still be in its commit
 q="from=now-10m&until=now"
 [ "$(server_curl merged.pb.gz "$SERVER_URL/api/v1/profile?service=cpu_split&type=cpu&$q")" = 200 ] ||
     fail "query: $(cat merged.pb.gz)"
@@ -36,6 +36,12 @@ server_curl list.json "$SERVER_URL/api/v1/profiles?service=cpu_split&type=cpu&$q
 n=$(grep -o '"id"' list.json | wc -l)
 echo "$n cpu windows stored"
 [ "$n" -ge 3 ] || fail "$n windows stored: $(cat list.json)"
+# Each window's duration is stored as the agent measured it (0.5 s; the
+# last may be cut short at exit), not in whole seconds.
+grep -o '"duration":[0-9.e+-]*' list.json | cut -d: -f2 >durations
+echo "durations: $(tr '\n' ' ' <durations)"
+awk 'NR < n { if ($1 < 0.45 || $1 > 0.6) bad = 1 } END { exit bad }' n="$n" durations ||
+    fail "window durations are not 0.5 s: $(cat list.json)"
 
 # shares FILE -> "burn_a burn_b burn_c" as percentages of the total.
 shares() {

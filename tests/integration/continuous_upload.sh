@@ -42,10 +42,20 @@ while read -r s; do
     types=$(awk -F'\t' -v s="$s" '$13 == s { print $4 }' sum | sort | tr '\n' ,)
     [ "$types" = "cpu,heap,lock,wall," ] || fail "window at $s has types $types"
 done <starts
-# from/until bracket time_nanos .. time_nanos + duration_nanos.
-awk -F'\t' '{ st = $13 / 1e9; en = ($13 + $14) / 1e9
-              if (!($5 <= st && st < $5 + 1 && $6 >= en && $6 < en + 1 + 1e-6)) { print; bad = 1 } }
-            END { exit bad }' sum || fail "from/until do not match the profiles' times (above)"
+# from/until are time_nanos and time_nanos + duration_nanos, to the
+# nanosecond (in Python: awk's doubles would round them).
+env -u LD_PRELOAD python3 -c '
+import sys
+def ns(x):
+    s, _, f = x.partition(".")
+    return int(s) * 10**9 + int((f + "000000000")[:9])
+bad = 0
+for line in open("sum"):
+    c = line.rstrip("\n").split("\t")
+    if ns(c[4]) != int(c[12]) or ns(c[5]) != int(c[12]) + int(c[13]):
+        print(line, end="")
+        bad = 1
+sys.exit(bad)' || fail "from/until are not the profiles' times to the nanosecond (above)"
 # Each window is 1 s (the last may be cut short by the exit) and starts at
 # a random point of its period: offset in [0, period - duration] = [0, 1] s
 # from the period's start (the agent starts a few ms after t0).

@@ -121,6 +121,58 @@ static void test_native_gzip_and_plain(void **state)
     free(plain);
 }
 
+/* gzip bodies off the one-call path: several members (their outputs
+ * concatenated, as gzip -d does), trailing bytes that are not gzip
+ * (ignored), a trailer whose size or CRC is wrong (refused: corrupt). */
+static void test_native_gzip_members(void **state)
+{
+    ingest_env *e = *state;
+    size_t plen, l1, l2;
+    unsigned char *plain = iu_pprof(&cpu_prof, 0, &plen);
+    unsigned char *g1 = iu_gzip(plain, plen / 3, &l1), *g2 = iu_gzip(plain + plen / 3, plen - plen / 3, &l2);
+    assert_non_null(g1);
+    assert_non_null(g2);
+    unsigned char *two = malloc(l1 + l2 + 5);
+    memcpy(two, g1, l1);
+    memcpy(two + l1, g2, l2);
+    iu_req r;
+    char *out;
+    iu_req_init(&r, "/api/v1/ingest", "service=m&id=two", two, l1 + l2);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    assert_non_null(strstr(out, "\"stored\":1"));
+    free(out);
+    memcpy(two + l1 + l2, "junk!", 5); /* not gzip: ignored */
+    iu_req_init(&r, "/api/v1/ingest", "service=m&id=junk", two, l1 + l2 + 5);
+    assert_int_equal(iu_call(e, 0, &r, &out), 200);
+    free(out);
+    int64_t np, tot[4];
+    merged(e, "m", "cpu", &np, tot);
+    assert_int_equal(np, 2);
+    assert_int_equal(tot[0], 2 * 210);
+    /* one member whose trailer lies: a size one larger, then one smaller, then a wrong CRC */
+    size_t gl;
+    unsigned char *gz = iu_gzip(plain, plen, &gl);
+    for (int k = 0; k < 3; k++) {
+        unsigned char *bad = malloc(gl);
+        memcpy(bad, gz, gl);
+        if (k < 2)
+            bad[gl - 4] = (unsigned char)(bad[gl - 4] + (k == 0 ? 1 : -1));
+        else
+            bad[gl - 8] ^= 0x55;
+        iu_req_init(&r, "/api/v1/ingest", "service=bad", bad, gl);
+        assert_int_equal(iu_call(e, 0, &r, &out), 400);
+        assert_non_null(strstr(out, "gzip"));
+        free(out);
+        free(bad);
+    }
+    assert_int_equal(iu_stored(e), 2);
+    free(gz);
+    free(two);
+    free(g1);
+    free(g2);
+    free(plain);
+}
+
 static void test_native_from_until_override(void **state)
 {
     ingest_env *e = *state;
@@ -138,6 +190,26 @@ static void test_native_from_until_override(void **state)
     assert_int_equal(rows[0].start_ns, 1700000100LL * NS);
     assert_int_equal(rows[0].duration_ns, 60 * NS);
     hs_store_profile_rows_free(rows, n);
+    /* fractions, to the nanosecond (the agent sends its window so) */
+    iu_req_init(&r, "/api/v1/ingest", "service=f&from=1700000100.25&until=1700000110.500000001", gz, len);
+    assert_int_equal(iu_call(e, 0, &r, NULL), 200);
+    q.service = "f";
+    assert_int_equal(hs_store_profiles(e->st, &q, 0, &rows, &n, err, sizeof err), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(rows[0].start_ns, 1700000100LL * NS + 250000000);
+    assert_int_equal(rows[0].duration_ns, 10 * NS + 250000001);
+    hs_store_profile_rows_free(rows, n);
+    /* malformed times are refused */
+    static const char *const bad[] = {"from=1.", "from=.5", "from=1.0000000001", "from=1e9", "from=-1",
+                                      "until=12a", "from=9000000001"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char query[64];
+        char *out;
+        snprintf(query, sizeof query, "service=g&%s", bad[i]);
+        iu_req_init(&r, "/api/v1/ingest", query, gz, len);
+        assert_int_equal(iu_call(e, 0, &r, &out), 400);
+        free(out);
+    }
     free(gz);
 }
 
@@ -791,7 +863,25 @@ static int fake_profiles(hs_store *s, const hs_store_query *q, size_t limit, hs_
     return 0;
 }
 
+/* put_each: the same, telling each profile's fate */
+static int fake_put_each(hs_store *s, const hs_store_profile *const *p, size_t n, int *dup, char *err,
+                         size_t errlen)
+{
+    fake_store *f = (fake_store *)s;
+    pthread_mutex_lock(&f->mu);
+    for (size_t i = 0; i < n; i++)
+        dup[i] = fake_has(f, p[i]->id);
+    for (size_t i = 0; i < n; i++) /* a repeat inside the put: the first is stored */
+        for (size_t j = 0; j < i && !dup[i]; j++)
+            dup[i] = !strcmp(p[i]->id, p[j]->id);
+    pthread_mutex_unlock(&f->mu);
+    size_t d = 0;
+    int rc = fake_put(s, p, n, &d, err, errlen);
+    return rc;
+}
+
 static const hs_store_ops fake_ops = {.name = "fake", .put = fake_put, .profiles = fake_profiles};
+static const hs_store_ops fake_ops_each = {.name = "fake", .put = fake_put, .put_each = fake_put_each};
 
 typedef struct {
     hs_batcher *b;
@@ -821,10 +911,12 @@ static void submit_batch(hs_batcher *b, submitter *s, const char *const *ids, si
         pthread_join(th[i], NULL);
 }
 
+/* state: NULL, a store that counts duplicates (the batch asks for known
+ * ids first); non-NULL, one that tells them one by one (put_each). */
 static void test_batcher_results(void **state)
 {
-    (void)state;
-    fake_store f = {.base = {.ops = &fake_ops}};
+    int each = *state != NULL;
+    fake_store f = {.base = {.ops = each ? &fake_ops_each : &fake_ops}};
     pthread_mutex_init(&f.mu, NULL);
     /* the writer waits up to 5 s for announced requests: the batches below
      * are complete long before */
@@ -859,7 +951,7 @@ static void test_batcher_results(void **state)
     dup_b2 = s[3].rc + s[4].rc; /* one of the two is stored, the other a duplicate */
     assert_int_equal(dup_b2, 1);
     assert_int_equal(f.puts, 1);
-    assert_int_equal(f.max_put, 2); /* only b1 and b2 were put */
+    assert_int_equal(f.max_put, each ? 5 : 2); /* asked first: only b1 and b2 were put */
     assert_int_equal(f.n_ids, 10);
 
     /* a profile the store refuses fails alone: the others are stored */
@@ -911,6 +1003,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_native_gzip_and_plain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_native_gzip_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_from_until_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_type_inference, setup, teardown),
@@ -923,6 +1016,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pyro_multipart_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
         cmocka_unit_test(test_batcher_results),
+        cmocka_unit_test_prestate(test_batcher_results, (void *)&fake_ops_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
