@@ -6,6 +6,7 @@
  *                       address per shard (DDL and retention run on each;
  *                       inserts and queries go to any of them).
  *   timeout=SECONDS     total time per request (default 30)
+ *   rollup=0|1          may merges read the rollup (default 1)
  *   connect_timeout=S   time to connect (default 2)
  * Inserts and queries go to the host that answered last, and to the next
  * one when it cannot be reached (every shard has the Distributed tables).
@@ -33,11 +34,27 @@
  *            selection (by (start_ns, ins), see below) reads ~1/6 of the
  *            rows it would (measured: 1.4 M instead of 8.6 M of 32.7 M rows
  *            for 1% of 100 000 profiles); a full merge reads the same.
+ *   rollup   (day, kind, bucket, rowtype, stack, profiles, v0..v3)
+ *            SummingMergeTree, PARTITION BY day, ORDER BY (kind, bucket,
+ *            rowtype, stack): per hour (bucket = its first ns) the sums of
+ *            the sample rows by stack (rowtype 1) and the count of profile
+ *            rows (rowtype 0, profiles). Filled by ClickHouse itself, a
+ *            MATERIALIZED VIEW over every block inserted into samples
+ *            (folded within the block; background merges fold the rest,
+ *            and reads always sum). A merge with no version, label or id
+ *            filter reads the range's whole hours from it and only the
+ *            partial hours at the ends from samples — when no copy of any
+ *            id is left out in the range (see below) and the rollup counts
+ *            exactly the profiles samples holds in those hours (so rows
+ *            stored before the rollup existed, or a view insert that
+ *            failed, fall back to the samples rather than a wrong answer).
+ *            URL option rollup=0 never reads it (the tests compare both).
  *   retention (before_ns) Log: the watermark (see ch_retain).
- * In a cluster, stacks and samples are *_local tables on every shard and
- * Distributed tables of the same names shard stacks by hash and samples by
- * pid, so all the rows of a profile, and every copy of one id, live on one
- * shard.
+ * In a cluster, stacks, samples and rollup are *_local tables on every
+ * shard and Distributed tables of the same names shard stacks by hash and
+ * samples by pid, so all the rows of a profile, and every copy of one id,
+ * live on one shard (and its rollup rows with them: each shard's view
+ * writes its own rollup_local).
  *
  * Idempotency (ClickHouse has no unique constraint). A put
  *   1. drops the batch's repeated ids and the ids already stored (looked up
@@ -84,6 +101,7 @@
  * timeout errors (a shard down) return HS_STORE_UNAVAILABLE; nothing is
  * cached, so when ClickHouse is back the next call works.
  */
+#define _GNU_SOURCE /* asprintf */
 #include "store/store.h"
 
 #include <ctype.h>
@@ -108,6 +126,7 @@
 #define CH_DAY_NS (86400LL * 1000000000LL)
 #define CH_MAX_BLOCK 8000000       /* rows of one put: one INSERT block */
 #define CH_CACHE_MAX (1u << 21)    /* (day, stack) pairs known stored */
+#define CH_BUCKET_NS (3600LL * 1000000000LL) /* a rollup bucket: one hour */
 
 /* ---- growable buffer ---- */
 
@@ -317,6 +336,7 @@ typedef struct {
     size_t n_pool;
     size_t next_host; /* the host that answered last */
     int schema_ok;
+    int rollup; /* merges may read the rollup (URL option rollup=0: never) */
     hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
 } ch_store;
@@ -570,35 +590,47 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     if (ok)
         return 0;
     const char *L = s->local, *db = s->db;
-    ch_buf q = {0};
     int rc = 0;
-    const char *ddl[4];
-    char *owned[4] = {0};
-    buf_printf(&q, "CREATE DATABASE IF NOT EXISTS %s", db);
-    owned[0] = q.p;
-    q = (ch_buf){0};
-    buf_printf(&q,
-               "CREATE TABLE IF NOT EXISTS %s.stacks%s (day Date, hash UInt64, record String) "
-               "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY hash",
-               db, L);
-    owned[1] = q.p;
-    q = (ch_buf){0};
-    buf_printf(&q,
-               "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, rowtype UInt8, kind UInt64, start_ns Int64, "
-               "ins UInt64, stack UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64, pid UInt64, id String, "
-               "service String, type String, version String, label_keys Array(String), "
-               "label_values Array(String), duration_ns Int64, sample_types Array(String), "
-               "sample_units Array(String), default_index UInt8, period_type String, period_unit String, "
-               "period Int64) "
-               "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack) "
-               "SETTINGS index_granularity = 1024",
-               db, L);
-    owned[2] = q.p;
-    q = (ch_buf){0};
+    enum { N_DDL = 6 };
+    const char *ddl[N_DDL];
+    char *owned[N_DDL] = {0};
+    int ok_ddl[N_DDL];
+    ok_ddl[0] = asprintf(&owned[0], "CREATE DATABASE IF NOT EXISTS %s", db);
+    ok_ddl[1] = asprintf(&owned[1],
+                         "CREATE TABLE IF NOT EXISTS %s.stacks%s (day Date, hash UInt64, record String) "
+                         "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY hash",
+                         db, L);
+    ok_ddl[2] = asprintf(&owned[2],
+                         "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, rowtype UInt8, kind UInt64, "
+                         "start_ns Int64, ins UInt64, stack UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64, "
+                         "pid UInt64, id String, service String, type String, version String, "
+                         "label_keys Array(String), label_values Array(String), duration_ns Int64, "
+                         "sample_types Array(String), sample_units Array(String), default_index UInt8, "
+                         "period_type String, period_unit String, period Int64) "
+                         "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack) "
+                         "SETTINGS index_granularity = 1024",
+                         db, L);
     /* Not distributed: every host keeps its own copy of the watermark. */
-    buf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
-    owned[3] = q.p;
-    for (int i = 0; i < 4; i++) {
+    ok_ddl[3] = asprintf(&owned[3], "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
+    /* The rollup: per (kind, hour, row type, stack) sums of the sample
+     * rows, and per (kind, hour) the profile rows' count and totals. */
+    ok_ddl[4] = asprintf(&owned[4],
+                         "CREATE TABLE IF NOT EXISTS %s.rollup%s (day Date, kind UInt64, bucket Int64, "
+                         "rowtype UInt8, stack UInt64, profiles UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
+                         "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype, stack)",
+                         db, L);
+    /* Filled by ClickHouse from every block inserted into samples (on each
+     * shard, from its local table), folded within the block. */
+    ok_ddl[5] = asprintf(&owned[5],
+                         "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.rollup_mv%s TO %s.rollup%s AS SELECT day, "
+                         "kind, intDiv(start_ns, %lld) * %lld AS bucket, rowtype, stack, "
+                         "sum(rowtype = 0) AS profiles, sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, "
+                         "sum(v3) AS v3 FROM %s.samples%s WHERE start_ns >= 0 "
+                         "GROUP BY day, kind, bucket, rowtype, stack",
+                         db, L, db, L, CH_BUCKET_NS, CH_BUCKET_NS, db, L);
+    for (int i = 0; i < N_DDL; i++) {
+        if (ok_ddl[i] < 0)
+            owned[i] = NULL; /* (asprintf leaves it undefined) */
         ddl[i] = owned[i];
         if (!ddl[i]) {
             set_err(err, errlen, "clickhouse: out of memory");
@@ -606,14 +638,16 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             goto out;
         }
     }
-    for (int i = 0; i < 4 && rc == 0; i++)
+    for (int i = 0; i < N_DDL && rc == 0; i++)
         rc = ch_each(s, ddl[i], err, errlen);
     if (rc == 0 && s->cluster) {
-        static const char *const tables[2] = {"stacks", "samples"};
-        static const char *const keys[2] = {"hash", "pid"};
-        for (int i = 0; i < 2 && rc == 0; i++) {
+        /* (rollup is only read through its Distributed table: the
+         * materialized view writes each shard's own.) */
+        static const char *const tables[3] = {"stacks", "samples", "rollup"};
+        static const char *const keys[3] = {", hash", ", pid", ""};
+        for (int i = 0; i < 3 && rc == 0; i++) {
             ch_buf d = {0};
-            buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
+            buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
             if (d.oom) {
                 set_err(err, errlen, "clickhouse: out of memory");
@@ -634,7 +668,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             snprintf(err + n, errlen - n, " (creating the schema)");
     }
 out:
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < N_DDL; i++)
         free(owned[i]);
     return rc;
 }
@@ -764,6 +798,13 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
                     rc = -1;
                 }
             }
+        } else if (strcmp(kv, "rollup") == 0) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                set_err(err, errlen, "clickhouse URL '%s': rollup must be 0 or 1", url);
+                rc = -1;
+            } else {
+                s->rollup = v[0] == '1';
+            }
         } else if (strcmp(kv, "timeout") == 0) {
             if (parse_seconds(v, &s->timeout_ms)) {
                 set_err(err, errlen, "clickhouse URL '%s': timeout must be seconds in (0, 86400]", url);
@@ -775,7 +816,7 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
                 rc = -1;
             }
         } else {
-            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, connect_timeout)",
+            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, connect_timeout, rollup)",
                     url, kv);
             rc = -1;
         }
@@ -824,6 +865,7 @@ hs_store *hs_store_clickhouse_open(const char *url, char *err, size_t errlen)
     s->base.ops = &ch_ops;
     s->connect_ms = 2000;
     s->timeout_ms = 30000;
+    s->rollup = 1;
     if (pthread_mutex_init(&s->mu, NULL)) {
         free(s);
         curl_global_cleanup();
@@ -1716,6 +1758,74 @@ static int same_types(const hs_store_types *a, const hs_store_types *b)
 
 /* ---- merge ---- */
 
+/* The whole hours [*b0, *b1) (*b1 == 0: no upper bound) of q's range that
+ * the rollup may answer: only with no version, label or id filter (the
+ * rollup keys none of them), and only a non-empty range. */
+static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, int64_t *b0, int64_t *b1)
+{
+    if (!s->rollup || q->n_versions || q->n_labels || q->n_ids)
+        return 0;
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    if (from < 0)
+        from = 0; /* (the rollup holds no profile that started before 1970) */
+    if (from > INT64_MAX - CH_BUCKET_NS)
+        return 0;
+    *b0 = (from + CH_BUCKET_NS - 1) / CH_BUCKET_NS * CH_BUCKET_NS;
+    *b1 = 0;
+    if (q->until_ns) {
+        *b1 = q->until_ns / CH_BUCKET_NS * CH_BUCKET_NS;
+        if (*b1 <= *b0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The rollup rows of q's kind in the hours [b0, b1). */
+static void where_buckets(ch_buf *b, const hs_store_query *q, int64_t b0, int64_t b1)
+{
+    buf_printf(b, "kind = %" PRIu64 " AND bucket >= %" PRId64 " AND day >= ", kind_of(q->service, q->type), b0);
+    buf_day(b, day_of(b0));
+    if (b1) {
+        buf_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
+        buf_day(b, day_of(b1 - 1));
+    }
+}
+
+/* The merge from the rollup: its hours [b0, b1), summed on each shard,
+ * plus the sample rows of the range's partial hours at either end; nv
+ * value columns. */
+static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1,
+                         size_t nv)
+{
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    /* (from <= 0: no lower bound, and profiles before 1970 are only in
+     * the samples) */
+    int head = from < b0 || from <= 0, tail = b1 && q->until_ns > b1;
+    buf_str(b, "SELECT stack");
+    for (size_t v = 0; v < HS_STORE_MAX_VALUES; v++)
+        buf_printf(b, v < nv ? ", sum(s%zu)" : ", toInt64(0)", v);
+    buf_str(b, " FROM (SELECT stack");
+    for (size_t v = 0; v < nv; v++)
+        buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
+    buf_printf(b, " FROM %s.rollup WHERE rowtype = 1 AND ", s->db);
+    where_buckets(b, q, b0, b1);
+    buf_str(b, " GROUP BY stack");
+    if (head || tail) {
+        buf_str(b, " UNION ALL SELECT stack");
+        for (size_t v = 0; v < nv; v++)
+            buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
+        buf_printf(b, " FROM %s.samples WHERE ", s->db);
+        where_rows(b, q, wm, 1);
+        buf_str(b, " AND (");
+        if (head)
+            buf_printf(b, "start_ns < %" PRId64, b0);
+        if (tail)
+            buf_printf(b, "%sstart_ns >= %" PRId64, head ? " OR " : "", b1);
+        buf_str(b, ") GROUP BY stack");
+    }
+    buf_str(b, ") GROUP BY stack FORMAT RowBinary");
+}
+
 static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
@@ -1763,12 +1873,23 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             return -1;
         }
     }
-    /* The profiles: count, totals, time span, sample types. */
+    /* The profiles: count, totals, time span, sample types; and, when the
+     * rollup may answer, the profiles in its hours by both tables. */
+    int64_t b0 = 0, b1 = 0;
+    int roll = n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
     buf_printf(&b,
                "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
                "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
-               "any(period_type), any(period_unit), any(period) FROM %s.samples WHERE ",
-               s->db);
+               "any(period_type), any(period_unit), any(period)");
+    if (roll) {
+        buf_printf(&b, ", countIf(start_ns >= %" PRId64, b0);
+        if (b1)
+            buf_printf(&b, " AND start_ns < %" PRId64, b1);
+        buf_printf(&b, "), (SELECT sum(profiles) FROM %s.rollup WHERE rowtype = 0 AND ", s->db);
+        where_buckets(&b, q, b0, b1);
+        buf_str(&b, ")");
+    }
+    buf_printf(&b, " FROM %s.samples WHERE ", s->db);
     where_profiles(&b, q, wm);
     if (use_chosen(q, n_losers))
         where_chosen(&b, s, q, wm);
@@ -1793,6 +1914,21 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         memset(out, 0, sizeof *out);
         return malformed(err, errlen, "merge totals");
     }
+    if (roll) {
+        /* Only when the rollup holds exactly the profiles the samples
+         * hold in those hours: else (rows stored before the rollup
+         * existed, a failed view insert, a kind shared by two services)
+         * the raw rows answer. */
+        uint64_t raw = rd_u64(&r), rolled = rd_u64(&r);
+        if (r.bad) {
+            free(ans.p);
+            free(losers);
+            free(blk);
+            memset(out, 0, sizeof *out);
+            return malformed(err, errlen, "merge totals");
+        }
+        roll = raw > 0 && raw == rolled;
+    }
     free(ans.p);
     out->owned = blk;
     if (out->n_profiles == 0) {
@@ -1812,12 +1948,16 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     }
     /* The stacks: one GROUP BY inside ClickHouse, summing only the value
      * columns the type has (the others are 0: not read at all). */
-    buf_str(&b, "SELECT stack");
-    for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-        buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
-    buf_printf(&b, " FROM %s.samples", s->db);
-    where_samples(&b, s, q, wm, losers, n_losers);
-    buf_str(&b, " GROUP BY stack FORMAT RowBinary");
+    if (roll) {
+        merge_rollup(&b, s, q, wm, b0, b1, out->types.n);
+    } else {
+        buf_str(&b, "SELECT stack");
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
+        buf_printf(&b, " FROM %s.samples", s->db);
+        where_samples(&b, s, q, wm, losers, n_losers);
+        buf_str(&b, " GROUP BY stack FORMAT RowBinary");
+    }
     free(losers);
     rc = run(s, &b, &ans, err, errlen);
     if (rc) {
@@ -2064,8 +2204,8 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     /* A Date partition's id is YYYYMMDD. */
     snprintf(parts, sizeof parts,
              "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('samples%s', 'stacks%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
-             s->db, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+             "table IN ('samples%s', 'stacks%s', 'rollup%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
+             s->db, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);
