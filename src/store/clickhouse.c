@@ -917,10 +917,16 @@ static void buf_day(ch_buf *b, uint16_t day)
     buf_printf(b, "toDate('%04d-%02d-%02d')", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
+typedef struct {
+    const hs_store_profile *p;
+    size_t i;
+} ch_ord;
+
 static int cmp_id(const void *a, const void *b)
 {
-    const hs_store_profile *x = *(const hs_store_profile *const *)a, *y = *(const hs_store_profile *const *)b;
-    return strcmp(x->id, y->id);
+    const ch_ord *x = a, *y = b;
+    int c = strcmp(x->p->id, y->p->id);
+    return c ? c : x->i < y->i ? -1 : x->i > y->i; /* the first of a repeated id is stored */
 }
 
 typedef struct {
@@ -1179,11 +1185,10 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
     }
 }
 
-static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_t n, size_t *dups, char *err,
-                  size_t errlen)
+static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_t n, unsigned char *marked,
+                  char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
-    *dups = 0;
     if (n == 0)
         return 0;
     size_t n_rows = 0;
@@ -1209,18 +1214,23 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     if (rc)
         return rc;
     const hs_store_profile **ps = malloc(n * sizeof *ps);
+    ch_ord *ord = malloc(n * sizeof *ord);
     char *dup = calloc(n, 1);
     uint64_t *ins = malloc(n * sizeof *ins);
     ch_buf q = {0}, ans = {0}, stacks = {0}, rows = {0};
     ch_daystack *added = NULL;
     size_t n_added = 0;
-    if (!ps || !dup || !ins) {
+    if (!ps || !ord || !dup || !ins) {
         set_err(err, errlen, "out of memory");
         rc = -1;
         goto out;
     }
-    memcpy(ps, profiles, n * sizeof *ps);
-    qsort(ps, n, sizeof *ps, cmp_id);
+    /* ps: the profiles by id; ord[k].i: ps[k]'s place in profiles */
+    for (size_t i = 0; i < n; i++)
+        ord[i] = (ch_ord){profiles[i], i};
+    qsort(ord, n, sizeof *ord, cmp_id);
+    for (size_t i = 0; i < n; i++)
+        ps[i] = ord[i].p;
     for (size_t i = 1; i < n; i++)
         if (strcmp(ps[i]->id, ps[i - 1]->id) == 0)
             dup[i] = 1;
@@ -1293,11 +1303,10 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         }
     }
     size_t n_new = 0;
-    for (size_t i = 0; i < n; i++)
-        if (dup[i])
-            (*dups)++;
-        else
-            n_new++;
+    for (size_t i = 0; i < n; i++) {
+        marked[ord[i].i] = (unsigned char)dup[i];
+        n_new += !dup[i];
+    }
     if (n_new == 0)
         goto out;
     if (random_tokens(ins, n, err, errlen)) {
@@ -1323,9 +1332,8 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         cache_add(s, added, n_added);
     rc = ch_insert(s, "samples", &rows, err, errlen);
 out:
-    if (rc)
-        *dups = 0;
     free(ps);
+    free(ord);
     free(dup);
     free(ins);
     free(added);

@@ -725,14 +725,13 @@ static int put_one(sq *s, const hs_store_profile *p, hs_bytes *blob, hs_bytes *s
     return 0;
 }
 
-static int sq_put(hs_store *s_, const hs_store_profile *const *profiles, size_t n, size_t *dups, char *err,
+static int sq_put(hs_store *s_, const hs_store_profile *const *profiles, size_t n, unsigned char *dup, char *err,
                   size_t errlen)
 {
     sq *s = (sq *)s_;
     hs_bytes blob = {0}, scratch = {0};
     idval *iv = NULL;
-    size_t cap_iv = 0, nd = 0;
-    *dups = 0;
+    size_t cap_iv = 0;
     pthread_mutex_lock(&s->wmu);
     int r = exec(s->w, "BEGIN IMMEDIATE", err, errlen);
     if (r < 0)
@@ -741,7 +740,7 @@ static int sq_put(hs_store *s_, const hs_store_profile *const *profiles, size_t 
         r = put_one(s, profiles[i], &blob, &scratch, &iv, &cap_iv, err, errlen);
         if (r < 0)
             break;
-        nd += r == 1;
+        dup[i] = r == 1;
         r = 0;
     }
     if (r == 0)
@@ -749,8 +748,6 @@ static int sq_put(hs_store *s_, const hs_store_profile *const *profiles, size_t 
     if (r < 0) {
         sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
         cache_clear(s); /* it may hold ids of rows that were rolled back */
-    } else {
-        *dups = nd;
     }
 out:
     pthread_mutex_unlock(&s->wmu);

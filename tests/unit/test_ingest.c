@@ -744,7 +744,7 @@ static int fake_has(fake_store *f, const char *id)
     return 0;
 }
 
-static int fake_put(hs_store *s, const hs_store_profile *const *p, size_t n, size_t *dups, char *err,
+static int fake_put(hs_store *s, const hs_store_profile *const *p, size_t n, unsigned char *dup, char *err,
                     size_t errlen)
 {
     fake_store *f = (fake_store *)s;
@@ -763,9 +763,7 @@ static int fake_put(hs_store *s, const hs_store_profile *const *p, size_t n, siz
             rc = -1;
         }
     for (size_t i = 0; i < n && !rc; i++) {
-        if (fake_has(f, p[i]->id))
-            ++*dups;
-        else
+        if ((dup[i] = (unsigned char)fake_has(f, p[i]->id)) == 0)
             snprintf(f->ids[f->n_ids++], 33, "%s", p[i]->id);
     }
     pthread_mutex_unlock(&f->mu);
