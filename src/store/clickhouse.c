@@ -17,8 +17,8 @@
  *   stacks   (day Date, hash UInt64, record String)
  *            ReplacingMergeTree, PARTITION BY day, ORDER BY hash.
  *            Every stack a day's samples use has its record in that day's
- *            partition (a put writes those its day lacks: a per-process
- *            cache, then a lookup), so retention drops whole days of stacks
+ *            partition (a put writes those its process has not written
+ *            for that day), so retention drops whole days of stacks
  *            with their profiles. Merges fold duplicate (day, hash) rows
  *            eventually; reads never depend on it (GROUP BY hash, any()).
  *   samples  one row per profile (rowtype = 0: id, service, type, version,
@@ -59,7 +59,7 @@
  * Idempotency (ClickHouse has no unique constraint). A put
  *   1. drops the batch's repeated ids and the ids already stored (looked up
  *      in the batch's days), counting them as duplicates;
- *   2. inserts the stacks its days lack, then every row of its profiles in
+ *   2. inserts the stacks it has not written for their days, then every row of its profiles in
  *      ONE INSERT (RowBinary, one block: max_insert_block_size is raised
  *      above any batch), on a fresh connection so libcurl never resends it.
  *      A block is written whole or not at all, and a profile's rows are
@@ -1028,15 +1028,13 @@ static void cache_add(ch_store *s, const ch_daystack *ds, size_t n)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* " IN (toDate(..), ...)" of the distinct days of profiles ps (not dup). */
-static void buf_days_in(ch_buf *b, const hs_store_profile **ps, const char *dup, size_t n)
+/* " IN (toDate(..), ...)" of the distinct days of profiles ps. */
+static void buf_days_in(ch_buf *b, const hs_store_profile **ps, size_t n)
 {
     uint16_t days[64];
     size_t nd = 0;
     buf_str(b, " IN (");
     for (size_t i = 0; i < n; i++) {
-        if (dup && dup[i])
-            continue;
         uint16_t d = day_of(ps[i]->start_ns);
         size_t j, known = nd < sizeof days / sizeof *days ? nd : sizeof days / sizeof *days;
         for (j = 0; j < known && days[j] != d; j++)
@@ -1052,9 +1050,13 @@ static void buf_days_in(ch_buf *b, const hs_store_profile **ps, const char *dup,
     buf_str(b, ")");
 }
 
-/* The stacks of the new profiles that their days lack, written to rows
- * (RowBinary for the stacks table); *added and *n_added list them for the
- * cache once the insert is accepted. */
+/* The stacks of the new profiles that this process has not stored for
+ * their days, written to rows (RowBinary for the stacks table); *added and
+ * *n_added list them for the cache once the insert is accepted. Not looked
+ * up first: a record another process (or an earlier run) stored is simply
+ * written again (one more row per process and day, which the
+ * ReplacingMergeTree folds and every read groups by hash) — cheaper than
+ * a query per put. */
 static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char *dup, size_t n, ch_buf *rows,
                             ch_daystack **added, size_t *n_added, char *err, size_t errlen)
 {
@@ -1084,58 +1086,10 @@ static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char
         if (!u || ds[k].day != ds[u - 1].day || ds[k].hash != ds[u - 1].hash)
             ds[u++] = ds[k];
     m = u;
-    /* Which of them another process (or an earlier run) stored: looked
-     * up CH_IN_CHUNK at a time (ClickHouse bounds a query's size). */
-    int rc = 0;
-    char *have = calloc(m ? m : 1, 1);
-    if (!have) {
-        free(ds);
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    for (size_t at = 0; rc == 0 && at < m; at += CH_IN_CHUNK) {
-        size_t end = m - at < CH_IN_CHUNK ? m : at + CH_IN_CHUNK;
-        ch_buf q = {0}, ans = {0};
-        buf_printf(&q, "SELECT DISTINCT day, hash FROM %s.stacks WHERE day", s->db);
-        buf_days_in(&q, ps, dup, n);
-        buf_str(&q, " AND hash IN (");
-        for (size_t k = at; k < end; k++)
-            buf_printf(&q, "%s%" PRIu64, k > at ? "," : "", ds[k].hash);
-        buf_str(&q, ") FORMAT RowBinary");
-        rc = run(s, &q, &ans, err, errlen);
-        if (rc)
-            break;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        while (rd_more(&r)) {
-            ch_daystack key;
-            key.day = (uint16_t)rd_u8(&r);
-            key.day |= (uint16_t)(rd_u8(&r) << 8);
-            key.hash = rd_u64(&r);
-            if (r.bad)
-                break;
-            const ch_daystack *f = bsearch(&key, ds + at, end - at, sizeof *ds, cmp_daystack);
-            if (f)
-                have[f - ds] = 1;
-        }
-        free(ans.p);
-        if (r.bad)
-            rc = malformed(err, errlen, "stack lookup");
-    }
-    u = 0;
-    for (size_t k = 0; rc == 0 && k < m; k++)
-        if (!have[k])
-            ds[u++] = ds[k];
-    if (rc == 0)
-        m = u;
-    free(have);
-    for (size_t k = 0; rc == 0 && k < m; k++) {
+    for (size_t k = 0; k < m; k++) {
         rb_u16(rows, ds[k].day);
         rb_u64(rows, ds[k].hash);
         rb_bytes(rows, ds[k].st->data, ds[k].st->len);
-    }
-    if (rc) {
-        free(ds);
-        return rc;
     }
     *added = ds;
     *n_added = m;
@@ -1267,7 +1221,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     for (size_t at = 0; at < n; at += CH_IN_CHUNK) {
         size_t end = n - at < CH_IN_CHUNK ? n : at + CH_IN_CHUNK, asked = 0;
         buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE rowtype = 0 AND day", s->db);
-        buf_days_in(&q, ps + at, NULL, end - at);
+        buf_days_in(&q, ps + at, end - at);
         buf_str(&q, " AND id IN (");
         for (size_t i = at; i < end; i++) {
             if (dup[i])
