@@ -108,6 +108,8 @@ static size_t n_stores;
 /* One timed query (0, or -1 with a message printed). */
 typedef int (*bench_fn)(hs_store *s, const hs_store_query *q, int64_t *n_out);
 
+static size_t merged_rows; /* of the last merge */
+
 static int q_merge(hs_store *s, const hs_store_query *q, int64_t *n_out)
 {
     hs_store_merged mg;
@@ -117,6 +119,7 @@ static int q_merge(hs_store *s, const hs_store_query *q, int64_t *n_out)
         return -1;
     }
     *n_out = mg.n_profiles;
+    merged_rows = mg.n_rows;
     hs_store_merged_free(&mg);
     return 0;
 }
@@ -151,19 +154,23 @@ static int q_labels(hs_store *s, const hs_store_query *q, int64_t *n_out)
 }
 
 /* Time fn on every store, runs times, the stores interleaved; print
- * "NAME_ms_at_N median..." (and the spread with spread != 0). Every store
- * must see the same *n_out, want when want >= 0. */
+ * "NAME_ms_at_N median..." (with spread != 0 also the spread, the median
+ * CPU time of this process and the merged rows). Every store must see the
+ * same *n_out, want when want >= 0. */
 static int timed(const char *name, bench_fn fn, const hs_store_query *q, size_t runs, size_t stored, int64_t want,
                  int spread)
 {
-    double t[MAX_STORES][64];
+    double t[MAX_STORES][64], tc[MAX_STORES][64];
     int64_t seen[MAX_STORES] = {0};
+    size_t rows[MAX_STORES] = {0};
     for (size_t r = 0; r < runs; r++)
         for (size_t k = 0; k < n_stores; k++) {
-            double a = now_s();
+            double a = now_s(), ac = cpu_s();
             if (fn(stores[k], q, &seen[k]) != 0)
                 return -1;
             t[k][r] = now_s() - a;
+            tc[k][r] = cpu_s() - ac;
+            rows[k] = merged_rows;
         }
     for (size_t k = 0; k < n_stores; k++) {
         if (seen[k] != seen[0] || (want >= 0 && seen[k] != want)) {
@@ -172,12 +179,22 @@ static int timed(const char *name, bench_fn fn, const hs_store_query *q, size_t 
             return -1;
         }
         qsort(t[k], runs, sizeof **t, dbl_cmp);
+        qsort(tc[k], runs, sizeof **tc, dbl_cmp);
     }
     const char *what[3] = {"", "_min", "_max"};
     for (int w = 0; w < (spread ? 3 : 1); w++) {
         printf("%s%s_ms_at_%zu", name, what[w], stored);
         for (size_t k = 0; k < n_stores; k++)
             printf(" %.1f", 1000 * t[k][w == 0 ? runs / 2 : w == 1 ? 0 : runs - 1]);
+        printf("\n");
+    }
+    if (spread) {
+        printf("%s_cpu_ms_at_%zu", name, stored);
+        for (size_t k = 0; k < n_stores; k++)
+            printf(" %.1f", 1000 * tc[k][runs / 2]);
+        printf("\n%s_rows_at_%zu", name, stored);
+        for (size_t k = 0; k < n_stores; k++)
+            printf(" %zu", rows[k]);
         printf("\n");
     }
     printf("%s_n_at_%zu %" PRId64 "\n", name, stored, seen[0]);
