@@ -1788,6 +1788,47 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
     buf_str(b, ") GROUP BY stack FORMAT RowBinary");
 }
 
+/* The tokens of the copies to leave out of q's range (none unless two
+ * servers raced on an id): the ids stored more than once are found by
+ * their hash, pid (a GROUP BY of one integer column over the profile
+ * rows), and only their rows are grouped by id; every copy but the one
+ * with the smallest token per id. *losers: malloc'd. */
+static int find_losers(ch_store *s, const hs_store_query *q, int64_t wm, uint64_t **losers, size_t *n_losers,
+                       char *err, size_t errlen)
+{
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
+    where_profiles(&b, q, wm);
+    buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+    where_profiles(&b, q, wm);
+    buf_printf(&b, " GROUP BY pid HAVING count() > 1) AND ins NOT IN (SELECT min(ins) FROM %s.samples%s WHERE ",
+               s->db, s->local);
+    where_profiles(&b, q, wm);
+    buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+    where_profiles(&b, q, wm);
+    buf_str(&b, " GROUP BY pid HAVING count() > 1) GROUP BY id) FORMAT RowBinary");
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    if (ans.len % 8) {
+        free(ans.p);
+        return malformed(err, errlen, "copies");
+    }
+    size_t n = ans.len / 8;
+    uint64_t *v = malloc((n ? n : 1) * sizeof *v);
+    ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = rd_u64(&lr);
+    free(ans.p);
+    if (!v) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    *losers = v;
+    *n_losers = n;
+    return 0;
+}
+
 static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
@@ -1798,114 +1839,98 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     int rc = watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    /* The copies to leave out (none unless two servers raced on an id):
-     * the ids stored more than once are found by their hash, pid (a
-     * GROUP BY of one integer column over the profile rows), and only
-     * their rows are grouped by id. */
+    /* The profiles: count, totals, time span, sample types. Without
+     * filters also whether any id may be stored twice in the range (a
+     * GROUP BY of the integer pid over the profile rows of the kind): if
+     * so, the copies to leave out are found (find_losers) and the totals
+     * asked again without them. And when the rollup may answer, the
+     * profiles in its hours by both tables. */
     ch_buf b = {0}, ans = {0};
     uint64_t *losers = NULL;
     size_t n_losers = 0;
-    if (!q->n_versions && !q->n_labels && !q->n_ids) {
-        buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
-        where_profiles(&b, q, wm);
-        buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
-        where_profiles(&b, q, wm);
-        buf_printf(&b, " GROUP BY pid HAVING count() > 1) AND ins NOT IN (SELECT min(ins) FROM %s.samples%s WHERE ",
-                   s->db, s->local);
-        where_profiles(&b, q, wm);
-        buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
-        where_profiles(&b, q, wm);
-        buf_str(&b, " GROUP BY pid HAVING count() > 1) GROUP BY id) FORMAT RowBinary");
-        rc = run(s, &b, &ans, err, errlen);
-        if (rc)
-            return rc;
-        if (ans.len % 8) {
-            free(ans.p);
-            return malformed(err, errlen, "copies");
+    int unfiltered = !q->n_versions && !q->n_labels && !q->n_ids, roll = 0;
+    int64_t b0 = 0, b1 = 0;
+    char *blk = NULL;
+    for (int pass = 0;; pass++) {
+        int probe = unfiltered && pass == 0;
+        roll = n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
+        buf_printf(&b, "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
+                       "max(start_ns + duration_ns)");
+        if (probe) {
+            buf_printf(&b, ", (SELECT count() FROM (SELECT pid FROM %s.samples WHERE ", s->db);
+            where_rows(&b, q, wm, 0);
+            buf_str(&b, " GROUP BY pid HAVING count() > 1))");
         }
-        n_losers = ans.len / 8;
-        losers = malloc((n_losers ? n_losers : 1) * sizeof *losers);
-        ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        for (size_t i = 0; losers && i < n_losers; i++)
-            losers[i] = rd_u64(&lr);
+        if (roll) {
+            buf_printf(&b, ", countIf(start_ns >= %" PRId64, b0);
+            if (b1)
+                buf_printf(&b, " AND start_ns < %" PRId64, b1);
+            buf_printf(&b, "), (SELECT sum(profiles) FROM %s.rollup WHERE rowtype = 0 AND ", s->db);
+            where_buckets(&b, q, b0, b1);
+            buf_str(&b, ")");
+        }
+        buf_printf(&b, " FROM %s.samples WHERE ", s->db);
+        where_profiles(&b, q, wm);
+        if (use_chosen(q, n_losers))
+            where_chosen(&b, s, q, wm);
+        else
+            where_not_losers(&b, losers, n_losers);
+        buf_str(&b, " FORMAT RowBinary");
+        rc = run(s, &b, &ans, err, errlen);
+        if (rc) {
+            free(losers);
+            return rc;
+        }
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        out->n_profiles = (int64_t)rd_u64(&r);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            out->totals[v] = rd_i64(&r);
+        out->min_start_ns = rd_i64(&r);
+        out->max_end_ns = rd_i64(&r);
+        int bad = r.bad;
+        uint64_t twice = probe ? rd_u64(&r) : 0, raw = roll ? rd_u64(&r) : 0, rolled = roll ? rd_u64(&r) : 0;
         free(ans.p);
         ans = (ch_buf){0};
-        if (!losers) {
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-    }
-    /* The profiles: count, totals, time span, sample types; and, when the
-     * rollup may answer, the profiles in its hours by both tables. */
-    int64_t b0 = 0, b1 = 0;
-    int roll = n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
-    buf_printf(&b,
-               "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
-               "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
-               "any(period_type), any(period_unit), any(period)");
-    if (roll) {
-        buf_printf(&b, ", countIf(start_ns >= %" PRId64, b0);
-        if (b1)
-            buf_printf(&b, " AND start_ns < %" PRId64, b1);
-        buf_printf(&b, "), (SELECT sum(profiles) FROM %s.rollup WHERE rowtype = 0 AND ", s->db);
-        where_buckets(&b, q, b0, b1);
-        buf_str(&b, ")");
-    }
-    buf_printf(&b, " FROM %s.samples WHERE ", s->db);
-    where_profiles(&b, q, wm);
-    if (use_chosen(q, n_losers))
-        where_chosen(&b, s, q, wm);
-    else
-        where_not_losers(&b, losers, n_losers);
-    buf_str(&b, " FORMAT RowBinary");
-    rc = run(s, &b, &ans, err, errlen);
-    if (rc) {
-        free(losers);
-        return rc;
-    }
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-    out->n_profiles = (int64_t)rd_u64(&r);
-    for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-        out->totals[v] = rd_i64(&r);
-    out->min_start_ns = rd_i64(&r);
-    out->max_end_ns = rd_i64(&r);
-    char *blk = NULL;
-    if (r.bad || read_types(&r, &out->types, &blk)) {
-        free(ans.p);
-        free(losers);
-        memset(out, 0, sizeof *out);
-        return malformed(err, errlen, "merge totals");
-    }
-    if (roll) {
-        /* Only when the rollup holds exactly the profiles the samples
-         * hold in those hours: else (rows stored before the rollup
-         * existed, a failed view insert, a kind shared by two services)
-         * the raw rows answer. */
-        uint64_t raw = rd_u64(&r), rolled = rd_u64(&r);
-        if (r.bad) {
-            free(ans.p);
+        if (bad || r.bad) {
             free(losers);
-            free(blk);
             memset(out, 0, sizeof *out);
             return malformed(err, errlen, "merge totals");
         }
-        roll = raw > 0 && raw == rolled;
+        /* The rollup only when it holds exactly the profiles the samples
+         * hold in those hours: else (rows stored before the rollup
+         * existed, a failed view insert, a kind shared by two services)
+         * the raw rows answer. */
+        roll = roll && raw > 0 && raw == rolled;
+        if (!twice)
+            break;
+        rc = find_losers(s, q, wm, &losers, &n_losers, err, errlen);
+        if (rc)
+            return rc;
+        if (!n_losers)
+            break; /* (pids that collide, not copies: the totals stand) */
     }
-    free(ans.p);
+    /* The sample types: those of (service, type), which never change
+     * (put refuses others; kept by kind_types once read). */
+    hs_store_types t;
+    char terr[256];
+    int trc = ch_type_info(base, q, &t, terr, sizeof terr);
+    if (trc && out->n_profiles > 0) {
+        free(losers);
+        memset(out, 0, sizeof *out);
+        set_err(err, errlen, "%s", terr);
+        return trc;
+    }
+    if (trc == 0 && types_dup(&t, &out->types, &blk)) {
+        free(losers);
+        memset(out, 0, sizeof *out);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
     out->owned = blk;
     if (out->n_profiles == 0) {
-        /* Nothing selected: the sample types still come from the type. */
         free(losers);
-        free(blk);
-        blk = NULL;
-        memset(out, 0, sizeof *out);
-        hs_store_types t;
-        char terr[256];
-        if (ch_type_info(base, q, &t, terr, sizeof terr) == 0 && types_dup(&t, &out->types, &blk)) {
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        out->owned = blk;
+        memset(out->totals, 0, sizeof out->totals);
+        out->min_start_ns = out->max_end_ns = 0;
         return 0;
     }
     /* The stacks: one GROUP BY inside ClickHouse, summing only the value
@@ -1940,7 +1965,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         set_err(err, errlen, "out of memory");
         return -1;
     }
-    r = (ch_rd){(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
     for (size_t i = 0; i < out->n_rows; i++) {
         out->rows[i].stack = rd_u64(&r);
         for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
