@@ -1,18 +1,24 @@
 /* store_bench.c — the store's speed and size on realistic CPU profiles
  * (bench/store_gen.h), against any backend:
  *
- *   store_bench URL [--sizes 1000,10000,100000] [--runs 5] [--batch 32]
+ *   store_bench URL [URL...] [--sizes 1000,10000,100000] [--runs 5] [--batch 32]
  *               [--paths 2000] [--used 400] [--fresh 4]
  *
- * Fills the store (a fresh service name per run) up to each size in turn,
- * timing only hs_store_put, and at each size times the merge of every
- * stored profile (median of --runs) and reads the bytes stored per
- * profile. Profiles are generated and decomposed beforehand: a pool of
- * --pool distinct ones (default 512), which the fill cycles through with
- * a new id, instance label, version and start time each time (so the 100
- * 000 case takes minutes, not an hour of generation). Also times the decomposition alone and puts of single profiles
- * (one transaction each). Prints a "key value" line per figure, for
- * bench/store.sh to shape. */
+ * Fills the stores (a fresh service name per run) with the same profiles
+ * up to each size in turn, timing only hs_store_put, and at each size
+ * times merges (median of --runs, the stores' runs interleaved: store 1,
+ * store 2, store 1, ... so a change in the machine's load hits both): of
+ * every stored profile, of the last 24 hours (a range cut inside hours),
+ * of one version (20%), of one instance (0.1%); a series and a label
+ * listing; and reads the bytes stored per profile. Profiles are generated
+ * and decomposed beforehand: a pool of --pool distinct ones (default 512),
+ * which the fill cycles through with a new id, instance label (1000
+ * instances), version (5, rolling) and start time (100 profiles a minute)
+ * each time (so the 1 000 000 case takes minutes, not hours of
+ * generation). Also times the decomposition alone and puts of single
+ * profiles (one transaction each). Prints a "key value [value...]" line
+ * per figure, one value per store (shared facts: one), for bench/store.sh
+ * and bench/store_ch.sh to shape. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,20 +65,24 @@ typedef struct {
 
 static const char *svc;
 
-/* Profile number i: pool entry i % n_pool, instance i % 100, one every
- * minute per instance. */
+#define BENCH_INSTANCES 1000
+#define BENCH_MINUTE (60 * 1000000000LL)
+static const char *const versions[5] = {"1.4.2", "1.5.0", "1.5.1", "1.6.0", "1.6.1"};
+
+/* Profile number i: pool entry i % n_pool, instance i % 1000, 100 profiles
+ * a minute (each instance one every 10 minutes), version (i / 100) % 5. */
 static void make(const pooled *pool, size_t n_pool, item *it, size_t i, int64_t t0)
 {
     it->sp = pool[i % n_pool].sp;
-    snprintf(it->instance, sizeof it->instance, "host-%zu", i % 100);
+    snprintf(it->instance, sizeof it->instance, "host-%zu", i % BENCH_INSTANCES);
     it->labels[0] = (hs_store_label){"instance", it->instance};
     it->labels[1] = (hs_store_label){"zone", i % 2 ? "eu-west1-b" : "us-east1-c"};
     it->sp.service = svc;
     it->sp.type = "cpu";
-    it->sp.version = (i / 100) % 3 == 0 ? "1.4.2" : "1.5.0";
+    it->sp.version = versions[(i / 100) % 5];
     it->sp.labels = it->labels;
     it->sp.n_labels = 2;
-    it->sp.start_ns = t0 + (int64_t)(i / 100) * 60 * 1000000000LL;
+    it->sp.start_ns = t0 + (int64_t)(i / 100) * BENCH_MINUTE;
     it->sp.duration_ns = 10 * 1000000000LL;
     hs_stack_profile_id(&i, sizeof i, &it->sp, it->sp.id);
 }
@@ -90,16 +100,127 @@ static size_t parse_sizes(const char *s, size_t *out, size_t max)
     return n;
 }
 
+#define MAX_STORES 4
+
+static hs_store *stores[MAX_STORES];
+static size_t n_stores;
+
+/* One timed query (0, or -1 with a message printed). */
+typedef int (*bench_fn)(hs_store *s, const hs_store_query *q, int64_t *n_out);
+
+static size_t merged_rows; /* of the last merge */
+
+static int q_merge(hs_store *s, const hs_store_query *q, int64_t *n_out)
+{
+    hs_store_merged mg;
+    char err[512];
+    if (hs_store_merge(s, q, &mg, err, sizeof err) != 0) {
+        fprintf(stderr, "store_bench: merge: %s\n", err);
+        return -1;
+    }
+    *n_out = mg.n_profiles;
+    merged_rows = mg.n_rows;
+    hs_store_merged_free(&mg);
+    return 0;
+}
+
+static int q_series(hs_store *s, const hs_store_query *q, int64_t *n_out)
+{
+    hs_store_point *pts;
+    size_t npts;
+    char err[512];
+    if (hs_store_series(s, q, 3600LL * 1000000000LL, &pts, &npts, err, sizeof err) != 0) {
+        fprintf(stderr, "store_bench: series: %s\n", err);
+        return -1;
+    }
+    *n_out = 0;
+    for (size_t i = 0; i < npts; i++)
+        *n_out += pts[i].n_profiles;
+    free(pts);
+    return 0;
+}
+
+static int q_labels(hs_store *s, const hs_store_query *q, int64_t *n_out)
+{
+    char **vals, err[512];
+    size_t nvals;
+    if (hs_store_label_values(s, q, "instance", &vals, &nvals, err, sizeof err) != 0) {
+        fprintf(stderr, "store_bench: label values: %s\n", err);
+        return -1;
+    }
+    *n_out = (int64_t)nvals;
+    hs_store_strings_free(vals, nvals);
+    return 0;
+}
+
+/* Time fn on every store, runs times, the stores interleaved; print
+ * "NAME_ms_at_N median..." (with spread != 0 also the spread, the median
+ * CPU time of this process and the merged rows). Every store must see the
+ * same *n_out, want when want >= 0. */
+static int timed(const char *name, bench_fn fn, const hs_store_query *q, size_t runs, size_t stored, int64_t want,
+                 int spread)
+{
+    double t[MAX_STORES][64], tc[MAX_STORES][64];
+    int64_t seen[MAX_STORES] = {0};
+    size_t rows[MAX_STORES] = {0};
+    for (size_t r = 0; r < runs; r++)
+        for (size_t k = 0; k < n_stores; k++) {
+            double a = now_s(), ac = cpu_s();
+            if (fn(stores[k], q, &seen[k]) != 0)
+                return -1;
+            t[k][r] = now_s() - a;
+            tc[k][r] = cpu_s() - ac;
+            rows[k] = merged_rows;
+        }
+    for (size_t k = 0; k < n_stores; k++) {
+        if (seen[k] != seen[0] || (want >= 0 && seen[k] != want)) {
+            fprintf(stderr, "store_bench: %s: store %zu saw %" PRId64 ", store 1 %" PRId64 ", want %" PRId64 "\n",
+                    name, k + 1, seen[k], seen[0], want);
+            return -1;
+        }
+        qsort(t[k], runs, sizeof **t, dbl_cmp);
+        qsort(tc[k], runs, sizeof **tc, dbl_cmp);
+    }
+    const char *what[3] = {"", "_min", "_max"};
+    for (int w = 0; w < (spread ? 3 : 1); w++) {
+        printf("%s%s_ms_at_%zu", name, what[w], stored);
+        for (size_t k = 0; k < n_stores; k++)
+            printf(" %.1f", 1000 * t[k][w == 0 ? runs / 2 : w == 1 ? 0 : runs - 1]);
+        printf("\n");
+    }
+    if (spread) {
+        printf("%s_cpu_ms_at_%zu", name, stored);
+        for (size_t k = 0; k < n_stores; k++)
+            printf(" %.1f", 1000 * tc[k][runs / 2]);
+        printf("\n%s_rows_at_%zu", name, stored);
+        for (size_t k = 0; k < n_stores; k++)
+            printf(" %zu", rows[k]);
+        printf("\n");
+    }
+    printf("%s_n_at_%zu %" PRId64 "\n", name, stored, seen[0]);
+    fflush(stdout);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: store_bench URL [--sizes N,N..] [--runs R] [--batch B] [--paths P] [--used U] [--fresh F]\n");
+        fprintf(stderr, "usage: store_bench URL [URL...] [--sizes N,N..] [--runs R] [--batch B] [--paths P] [--used U] "
+                        "[--fresh F] [--pool N]\n");
         return 2;
     }
-    const char *url = argv[1];
     size_t sizes[8] = {1000, 10000, 100000}, n_sizes = 3, runs = 5, batch = 32, paths = 2000, used = 400, fresh = 4,
            n_pool = 512;
-    for (int i = 2; i + 1 < argc; i += 2) {
+    int argi = 1;
+    const char *urls[MAX_STORES];
+    while (argi < argc && strncmp(argv[argi], "--", 2) != 0) {
+        if (n_stores == MAX_STORES) {
+            fprintf(stderr, "store_bench: at most %d stores\n", MAX_STORES);
+            return 2;
+        }
+        urls[n_stores++] = argv[argi++];
+    }
+    for (int i = argi; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes"))
             n_sizes = parse_sizes(argv[i + 1], sizes, 8);
         else if (!strcmp(argv[i], "--runs"))
@@ -119,17 +240,24 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (runs < 1 || batch < 1 || batch > 1024 || n_sizes == 0 || n_pool < 1) {
-        fprintf(stderr, "store_bench: bad --runs, --batch or --sizes\n");
+    if (n_stores == 0 || runs < 1 || runs > 64 || batch < 1 || batch > 4096 || n_sizes == 0 || n_pool < 1) {
+        fprintf(stderr, "store_bench: bad URLs, --runs (1-64), --batch (1-4096) or --sizes\n");
         return 2;
     }
     char err[512] = "", name[64];
     snprintf(name, sizeof name, "bench-%d-%ld", (int)getpid(), (long)time(NULL));
     svc = name;
-    hs_store *s = hs_store_open(url, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "store_bench: %s\n", err);
-        return 1;
+    hs_store_stats st0[MAX_STORES];
+    for (size_t k = 0; k < n_stores; k++) {
+        stores[k] = hs_store_open(urls[k], err, sizeof err);
+        if (!stores[k]) {
+            fprintf(stderr, "store_bench: %s: %s\n", urls[k], err);
+            return 1;
+        }
+        if (hs_store_stats_get(stores[k], &st0[k], err, sizeof err) < 0) {
+            fprintf(stderr, "store_bench: stats: %s\n", err);
+            return 1;
+        }
     }
     gen_model *m = gen_model_new(7, paths);
     if (!m) {
@@ -137,16 +265,12 @@ int main(int argc, char **argv)
         return 1;
     }
     int64_t t0 = (int64_t)time(NULL) * 1000000000LL - 400LL * 86400 * 1000000000LL; /* spread over the past */
-    enum { CHUNK = 1024 };
-    item *items = calloc(CHUNK, sizeof *items);
-    const hs_store_profile *ps[1024];
-    if (!items)
+    t0 -= t0 % BENCH_MINUTE;
+    size_t chunk = batch > 1024 ? batch : 1024;
+    item *items = calloc(chunk, sizeof *items);
+    const hs_store_profile **ps = calloc(batch, sizeof *ps);
+    if (!items || !ps)
         return 1;
-    hs_store_stats st0;
-    if (hs_store_stats_get(s, &st0, err, sizeof err) < 0) {
-        fprintf(stderr, "store_bench: stats: %s\n", err);
-        return 1;
-    }
 
     /* the pool; the decomposition alone is timed, and what a profile looks like */
     pooled *pool = calloc(n_pool, sizeof *pool);
@@ -187,120 +311,95 @@ int main(int argc, char **argv)
     printf("stack_record_bytes %.0f\n", rec_bytes / st100);
     printf("decompose_per_s %.0f\n", (double)n_pool / dt);
     printf("decompose_per_cpu_s %.0f\n", (double)n_pool / dtc);
+    printf("batch %zu\n", batch);
     fflush(stdout);
 
     size_t stored = 0, next = 0;
-    double put_time = 0, put_cpu = 0;
-    int64_t prev_bytes = 0;
+    double put_time[MAX_STORES] = {0}, put_cpu[MAX_STORES] = {0};
+    int64_t prev_bytes[MAX_STORES] = {0};
     for (size_t si = 0; si < n_sizes; si++) {
         while (stored < sizes[si]) {
-            size_t n = sizes[si] - stored < CHUNK ? sizes[si] - stored : CHUNK;
+            size_t n = sizes[si] - stored < chunk ? sizes[si] - stored : chunk;
             for (size_t k = 0; k < n; k++)
                 make(pool, n_pool, &items[k], next + k, t0);
             for (size_t k = 0; k < n; k += batch) {
                 size_t b = n - k < batch ? n - k : batch, dups;
                 for (size_t j = 0; j < b; j++)
                     ps[j] = &items[k + j].sp;
-                double a = now_s(), ac = cpu_s();
-                int rc = hs_store_put(s, ps, b, &dups, err, sizeof err);
-                put_time += now_s() - a;
-                put_cpu += cpu_s() - ac;
-                if (rc != 0 || dups) {
-                    fprintf(stderr, "store_bench: put: %s (dups %zu)\n", err, dups);
-                    return 1;
+                for (size_t x = 0; x < n_stores; x++) {
+                    double a = now_s(), ac = cpu_s();
+                    int rc = hs_store_put(stores[x], ps, b, &dups, err, sizeof err);
+                    put_time[x] += now_s() - a;
+                    put_cpu[x] += cpu_s() - ac;
+                    if (rc != 0 || dups) {
+                        fprintf(stderr, "store_bench: put into %s: %s (dups %zu)\n", urls[x], err, dups);
+                        return 1;
+                    }
                 }
             }
             stored += n;
             next += n;
         }
-        printf("ingest_per_s_at_%zu %.0f\n", stored, (double)stored / put_time);
-        printf("ingest_per_cpu_s_at_%zu %.0f\n", stored, (double)stored / put_cpu);
-        /* merge everything stored */
+        printf("ingest_per_s_at_%zu", stored);
+        for (size_t x = 0; x < n_stores; x++)
+            printf(" %.0f", (double)stored / put_time[x]);
+        printf("\ningest_per_cpu_s_at_%zu", stored);
+        for (size_t x = 0; x < n_stores; x++)
+            printf(" %.0f", (double)stored / put_cpu[x]);
+        printf("\n");
+        fflush(stdout);
+        /* every stored profile; the last 24 hours, from 10 minutes past an
+         * hour (whole hours and a partial one at the start); one version;
+         * one instance */
+        int64_t last = t0 + (int64_t)((stored - 1) / 100) * BENCH_MINUTE;
         hs_store_query q = {.service = svc, .type = "cpu"};
-        double *t = calloc(runs, sizeof *t), *tc = calloc(runs, sizeof *tc);
-        size_t rows = 0;
-        int64_t np = 0;
-        for (size_t r = 0; r < runs; r++) {
-            hs_store_merged mg;
-            double a = now_s(), ac = cpu_s();
-            if (hs_store_merge(s, &q, &mg, err, sizeof err) != 0) {
-                fprintf(stderr, "store_bench: merge: %s\n", err);
-                return 1;
-            }
-            t[r] = now_s() - a;
-            tc[r] = cpu_s() - ac;
-            rows = mg.n_rows;
-            np = mg.n_profiles;
-            hs_store_merged_free(&mg);
-        }
-        qsort(t, runs, sizeof *t, dbl_cmp);
-        qsort(tc, runs, sizeof *tc, dbl_cmp);
-        if (np != (int64_t)stored) {
-            fprintf(stderr, "store_bench: merge saw %" PRId64 " profiles, %zu stored\n", np, stored);
+        if (timed("merge", q_merge, &q, runs, stored, (int64_t)stored, 1))
             return 1;
-        }
-        printf("merge_ms_at_%zu %.1f\n", stored, 1000 * t[runs / 2]);
-        printf("merge_cpu_ms_at_%zu %.1f\n", stored, 1000 * tc[runs / 2]);
-        printf("merge_min_ms_at_%zu %.1f\n", stored, 1000 * t[0]);
-        printf("merge_max_ms_at_%zu %.1f\n", stored, 1000 * t[runs - 1]);
-        printf("merge_rows_at_%zu %zu\n", stored, rows);
-        /* a selective merge: one instance's profiles, one label */
+        hs_store_query day = q;
+        day.from_ns = last - 24 * 60 * BENCH_MINUTE;
+        day.from_ns += 10 * BENCH_MINUTE - day.from_ns % (60 * BENCH_MINUTE);
+        if (timed("merge_day", q_merge, &day, runs, stored, -1, 0))
+            return 1;
+        hs_store_query ver = q;
+        const char *v0[1] = {versions[0]};
+        ver.versions = v0;
+        ver.n_versions = 1;
+        if (timed("merge_one_version", q_merge, &ver, runs, stored, -1, 0))
+            return 1;
+        hs_store_query one = q;
         hs_store_label lb = {"instance", "host-7"};
-        q.labels = &lb;
-        q.n_labels = 1;
-        for (size_t r = 0; r < runs; r++) {
-            hs_store_merged mg;
-            double a = now_s();
-            if (hs_store_merge(s, &q, &mg, err, sizeof err) != 0) {
-                fprintf(stderr, "store_bench: merge: %s\n", err);
-                return 1;
-            }
-            t[r] = now_s() - a;
-            hs_store_merged_free(&mg);
-        }
-        qsort(t, runs, sizeof *t, dbl_cmp);
-        printf("merge_one_instance_ms_at_%zu %.1f\n", stored, 1000 * t[runs / 2]);
-        /* the other queries behind a page: a series, the label values */
-        q.n_labels = 0;
-        for (size_t r = 0; r < runs; r++) {
-            hs_store_point *pts;
-            size_t npts;
-            double a = now_s();
-            if (hs_store_series(s, &q, 3600LL * 1000000000LL, &pts, &npts, err, sizeof err) != 0) {
-                fprintf(stderr, "store_bench: series: %s\n", err);
-                return 1;
-            }
-            t[r] = now_s() - a;
-            free(pts);
-        }
-        qsort(t, runs, sizeof *t, dbl_cmp);
-        printf("series_ms_at_%zu %.1f\n", stored, 1000 * t[runs / 2]);
-        for (size_t r = 0; r < runs; r++) {
-            char **vals;
-            size_t nvals;
-            double a = now_s();
-            if (hs_store_label_values(s, &q, "instance", &vals, &nvals, err, sizeof err) != 0) {
-                fprintf(stderr, "store_bench: label values: %s\n", err);
-                return 1;
-            }
-            t[r] = now_s() - a;
-            hs_store_strings_free(vals, nvals);
-        }
-        qsort(t, runs, sizeof *t, dbl_cmp);
-        printf("label_values_ms_at_%zu %.1f\n", stored, 1000 * t[runs / 2]);
-        free(t);
-        free(tc);
-        hs_store_stats st;
-        if (hs_store_stats_get(s, &st, err, sizeof err) < 0) {
-            fprintf(stderr, "store_bench: stats: %s\n", err);
+        one.labels = &lb;
+        one.n_labels = 1;
+        if (timed("merge_one_instance", q_merge, &one, runs, stored, -1, 0))
             return 1;
+        if (timed("series", q_series, &q, runs, stored, (int64_t)stored, 0))
+            return 1;
+        if (timed("label_values", q_labels, &q, runs, stored, -1, 0))
+            return 1;
+        int64_t bytes[MAX_STORES], stk[MAX_STORES];
+        for (size_t x = 0; x < n_stores; x++) {
+            hs_store_stats st;
+            if (hs_store_stats_get(stores[x], &st, err, sizeof err) < 0) {
+                fprintf(stderr, "store_bench: stats: %s\n", err);
+                return 1;
+            }
+            bytes[x] = st.bytes - st0[x].bytes;
+            stk[x] = st.stacks - st0[x].stacks;
         }
-        printf("bytes_per_profile_at_%zu %.0f\n", stored, (double)(st.bytes - st0.bytes) / (double)stored);
-        if (si > 0)
-            printf("bytes_per_added_profile_%zu_to_%zu %.0f\n", sizes[si - 1], stored,
-                   (double)(st.bytes - prev_bytes) / (double)(stored - sizes[si - 1]));
-        prev_bytes = st.bytes;
-        printf("stacks_at_%zu %" PRId64 "\n", stored, st.stacks - st0.stacks);
+        printf("bytes_per_profile_at_%zu", stored);
+        for (size_t x = 0; x < n_stores; x++)
+            printf(" %.0f", (double)bytes[x] / (double)stored);
+        if (si > 0) {
+            printf("\nbytes_per_added_profile_%zu_to_%zu", sizes[si - 1], stored);
+            for (size_t x = 0; x < n_stores; x++)
+                printf(" %.0f", (double)(bytes[x] - prev_bytes[x]) / (double)(stored - sizes[si - 1]));
+        }
+        printf("\nstacks_at_%zu", stored);
+        for (size_t x = 0; x < n_stores; x++) {
+            printf(" %" PRId64, stk[x]);
+            prev_bytes[x] = bytes[x];
+        }
+        printf("\n");
         fflush(stdout);
     }
 
@@ -308,21 +407,27 @@ int main(int argc, char **argv)
     size_t n1 = 200;
     for (size_t k = 0; k < n1; k++)
         make(pool, n_pool, &items[k], next + k, t0);
-    double a = now_s();
-    for (size_t k = 0; k < n1; k++) {
-        size_t dups;
-        ps[0] = &items[k].sp;
-        if (hs_store_put(s, ps, 1, &dups, err, sizeof err) != 0) {
-            fprintf(stderr, "store_bench: put: %s\n", err);
-            return 1;
+    printf("ingest_per_s_batch1");
+    for (size_t x = 0; x < n_stores; x++) {
+        double a = now_s();
+        for (size_t k = 0; k < n1; k++) {
+            size_t dups;
+            ps[0] = &items[k].sp;
+            if (hs_store_put(stores[x], ps, 1, &dups, err, sizeof err) != 0) {
+                fprintf(stderr, "store_bench: put: %s\n", err);
+                return 1;
+            }
         }
+        printf(" %.0f", (double)n1 / (now_s() - a));
     }
-    printf("ingest_per_s_batch1 %.0f\n", (double)n1 / (now_s() - a));
+    printf("\n");
     for (size_t k = 0; k < n_pool; k++)
         hs_stack_parts_free(pool[k].parts);
     free(pool);
     free(items);
+    free(ps);
     gen_model_free(m);
-    hs_store_close(s);
+    for (size_t x = 0; x < n_stores; x++)
+        hs_store_close(stores[x]);
     return 0;
 }

@@ -10,12 +10,10 @@
  * once when none is coming, so a lone upload does not wait for company. A request is therefore answered only once its profile is durable,
  * and N concurrent uploads cost one commit instead of N.
  *
- * Per-profile results: a store that tells duplicates one by one
- * (hs_store_put_each: sqlite) says which profiles of the put it skipped as
- * known. Another reports only how many, so before a put of several
- * profiles the batch asks it which of its ids exist (one query per service
- * and type) and marks those, and repeats of one id inside the batch, as
- * duplicates. A put that
+ * Per-profile results: the store's put says which profiles it skipped as
+ * duplicates (id already stored, or repeating an earlier one of the batch;
+ * hs_store_put_marked), inside the same transaction, so nothing is asked
+ * beforehand. A put that
  * fails with an ordinary error (-1) is retried one request at a time, so one
  * bad profile fails only its own request; HS_STORE_UNAVAILABLE fails the
  * batch (the handlers answer 503 and clients retry).
@@ -68,71 +66,6 @@ static void hs_req_fail(hs_batch_req *r, int rc, const char *msg)
     snprintf(r->err, r->errlen, "%s", msg);
 }
 
-/* Mark, in the requests r[0..n), the profiles whose id is already stored or
- * repeats an earlier one of the batch. 0, or the store's error code. */
-static int hs_batch_mark_duplicates(hs_store *st, hs_batch_req *const *r, size_t n, char *err,
-                                    size_t errlen)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += r[i]->n;
-    const hs_store_profile **all = malloc(total * sizeof *all);
-    int **res = malloc(total * sizeof *res);
-    const char **ids = malloc(total * sizeof *ids);
-    bool *asked = calloc(total, sizeof *asked);
-    int rc = 0;
-    if (!all || !res || !ids || !asked) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-        goto out;
-    }
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < r[i]->n; j++) {
-            all[k] = r[i]->profiles[j];
-            res[k] = &r[i]->results[j];
-            k++;
-        }
-    /* Repeats inside the batch: the first one is stored, the others are not. */
-    for (size_t a = 0; a < total; a++)
-        for (size_t b = 0; b < a; b++)
-            if (!*res[b] && strcmp(all[a]->id, all[b]->id) == 0) {
-                *res[a] = 1;
-                break;
-            }
-    if (total < 2)
-        goto out; /* a single put tells duplicate from stored by itself */
-    /* Ids already stored: one query per (service, type). */
-    for (size_t a = 0; a < total; a++) {
-        if (asked[a])
-            continue;
-        size_t nid = 0;
-        for (size_t b = a; b < total; b++)
-            if (!asked[b] && strcmp(all[b]->service, all[a]->service) == 0 &&
-                strcmp(all[b]->type, all[a]->type) == 0) {
-                asked[b] = true;
-                ids[nid++] = all[b]->id;
-            }
-        hs_store_query q = {.service = all[a]->service, .type = all[a]->type, .ids = ids, .n_ids = nid};
-        hs_store_profile_row *rows = NULL;
-        size_t nrows = 0;
-        rc = hs_store_profiles(st, &q, 0, &rows, &nrows, err, errlen);
-        if (rc != 0)
-            goto out;
-        for (size_t x = 0; x < nrows; x++)
-            for (size_t b = 0; b < total; b++)
-                if (strcmp(all[b]->id, rows[x].id) == 0)
-                    *res[b] = 1;
-        hs_store_profile_rows_free(rows, nrows);
-    }
-out:
-    free(all);
-    free(res);
-    free(ids);
-    free(asked);
-    return rc;
-}
-
 /* Store the requests r[0..n) in one put; fill their rc and results. */
 static void hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
 {
@@ -144,48 +77,27 @@ static void hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
         r[i]->rc = 0;
     }
     const hs_store_profile **put = malloc((total ? total : 1) * sizeof *put);
-    if (!put) {
+    unsigned char *dup = malloc(total ? total : 1);
+    if (!put || !dup) {
+        free(put);
+        free(dup);
         for (size_t i = 0; i < n; i++)
             hs_req_fail(r[i], -1, "out of memory");
         return;
     }
-    int rc = 0;
     size_t np = 0;
-    if (hs_store_tells_duplicates(st)) {
-        /* the store says which were known, repeats inside the batch included */
-        int *dup = malloc((total ? total : 1) * sizeof *dup);
-        if (!dup) {
-            free(put);
-            for (size_t i = 0; i < n; i++)
-                hs_req_fail(r[i], -1, "out of memory");
-            return;
-        }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < r[i]->n; j++)
+            put[np++] = r[i]->profiles[j];
+    int rc = np ? hs_store_put_marked(st, put, np, dup, NULL, err, sizeof err) : 0;
+    if (rc == 0) {
+        size_t k = 0;
         for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < r[i]->n; j++)
-                put[np++] = r[i]->profiles[j];
-        rc = hs_store_put_each(st, put, np, dup, err, sizeof err);
-        for (size_t i = 0, k = 0; rc == 0 && i < n; i++)
             for (size_t j = 0; j < r[i]->n; j++)
                 r[i]->results[j] = dup[k++];
-        free(dup);
-    } else if ((rc = hs_batch_mark_duplicates(st, r, n, err, sizeof err)) == 0) {
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < r[i]->n; j++)
-                if (!r[i]->results[j])
-                    put[np++] = r[i]->profiles[j];
-        size_t dups = 0;
-        if (np)
-            rc = hs_store_put(st, put, np, &dups, err, sizeof err);
-        /* Only a put of one profile can say which one was known: else the
-         * ids were checked above and a difference is a concurrent writer's
-         * (another server on the same database): stored either way. */
-        if (rc == 0 && np == 1 && dups == 1)
-            for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < r[i]->n; j++)
-                    if (r[i]->profiles[j] == put[0])
-                        r[i]->results[j] = 1;
     }
     free(put);
+    free(dup);
     if (rc == 0)
         return;
     if (rc == -1 && n > 1) {

@@ -6,6 +6,7 @@
  *                       address per shard (DDL and retention run on each;
  *                       inserts and queries go to any of them).
  *   timeout=SECONDS     total time per request (default 30)
+ *   rollup=0|1          may merges read the rollup (default 1)
  *   connect_timeout=S   time to connect (default 2)
  * Inserts and queries go to the host that answered last, and to the next
  * one when it cannot be reached (every shard has the Distributed tables).
@@ -16,8 +17,8 @@
  *   stacks   (day Date, hash UInt64, record String)
  *            ReplacingMergeTree, PARTITION BY day, ORDER BY hash.
  *            Every stack a day's samples use has its record in that day's
- *            partition (a put writes those its day lacks: a per-process
- *            cache, then a lookup), so retention drops whole days of stacks
+ *            partition (a put writes those its process has not written
+ *            for that day), so retention drops whole days of stacks
  *            with their profiles. Merges fold duplicate (day, hash) rows
  *            eventually; reads never depend on it (GROUP BY hash, any()).
  *   samples  one row per profile (rowtype = 0: id, service, type, version,
@@ -33,16 +34,32 @@
  *            selection (by (start_ns, ins), see below) reads ~1/6 of the
  *            rows it would (measured: 1.4 M instead of 8.6 M of 32.7 M rows
  *            for 1% of 100 000 profiles); a full merge reads the same.
+ *   rollup   (day, kind, bucket, rowtype, stack, profiles, v0..v3)
+ *            SummingMergeTree, PARTITION BY day, ORDER BY (kind, bucket,
+ *            rowtype, stack): per hour (bucket = its first ns) the sums of
+ *            the sample rows by stack (rowtype 1) and the count of profile
+ *            rows (rowtype 0, profiles). Filled by ClickHouse itself, a
+ *            MATERIALIZED VIEW over every block inserted into samples
+ *            (folded within the block; background merges fold the rest,
+ *            and reads always sum). A merge with no version, label or id
+ *            filter reads the range's whole hours from it and only the
+ *            partial hours at the ends from samples — when no copy of any
+ *            id is left out in the range (see below) and the rollup counts
+ *            exactly the profiles samples holds in those hours (so rows
+ *            stored before the rollup existed, or a view insert that
+ *            failed, fall back to the samples rather than a wrong answer).
+ *            URL option rollup=0 never reads it (the tests compare both).
  *   retention (before_ns) Log: the watermark (see ch_retain).
- * In a cluster, stacks and samples are *_local tables on every shard and
- * Distributed tables of the same names shard stacks by hash and samples by
- * pid, so all the rows of a profile, and every copy of one id, live on one
- * shard.
+ * In a cluster, stacks, samples and rollup are *_local tables on every
+ * shard and Distributed tables of the same names shard stacks by hash and
+ * samples by pid, so all the rows of a profile, and every copy of one id,
+ * live on one shard (and its rollup rows with them: each shard's view
+ * writes its own rollup_local).
  *
  * Idempotency (ClickHouse has no unique constraint). A put
  *   1. drops the batch's repeated ids and the ids already stored (looked up
  *      in the batch's days), counting them as duplicates;
- *   2. inserts the stacks its days lack, then every row of its profiles in
+ *   2. inserts the stacks it has not written for their days, then every row of its profiles in
  *      ONE INSERT (RowBinary, one block: max_insert_block_size is raised
  *      above any batch), on a fresh connection so libcurl never resends it.
  *      A block is written whole or not at all, and a profile's rows are
@@ -84,6 +101,7 @@
  * timeout errors (a shard down) return HS_STORE_UNAVAILABLE; nothing is
  * cached, so when ClickHouse is back the next call works.
  */
+#define _GNU_SOURCE /* asprintf */
 #include "store/store.h"
 
 #include <ctype.h>
@@ -108,6 +126,7 @@
 #define CH_DAY_NS (86400LL * 1000000000LL)
 #define CH_MAX_BLOCK 8000000       /* rows of one put: one INSERT block */
 #define CH_CACHE_MAX (1u << 21)    /* (day, stack) pairs known stored */
+#define CH_BUCKET_NS (3600LL * 1000000000LL) /* a rollup bucket: one hour */
 
 /* ---- growable buffer ---- */
 
@@ -317,6 +336,7 @@ typedef struct {
     size_t n_pool;
     size_t next_host; /* the host that answered last */
     int schema_ok;
+    int rollup; /* merges may read the rollup (URL option rollup=0: never) */
     hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
 } ch_store;
@@ -570,35 +590,47 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     if (ok)
         return 0;
     const char *L = s->local, *db = s->db;
-    ch_buf q = {0};
     int rc = 0;
-    const char *ddl[4];
-    char *owned[4] = {0};
-    buf_printf(&q, "CREATE DATABASE IF NOT EXISTS %s", db);
-    owned[0] = q.p;
-    q = (ch_buf){0};
-    buf_printf(&q,
-               "CREATE TABLE IF NOT EXISTS %s.stacks%s (day Date, hash UInt64, record String) "
-               "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY hash",
-               db, L);
-    owned[1] = q.p;
-    q = (ch_buf){0};
-    buf_printf(&q,
-               "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, rowtype UInt8, kind UInt64, start_ns Int64, "
-               "ins UInt64, stack UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64, pid UInt64, id String, "
-               "service String, type String, version String, label_keys Array(String), "
-               "label_values Array(String), duration_ns Int64, sample_types Array(String), "
-               "sample_units Array(String), default_index UInt8, period_type String, period_unit String, "
-               "period Int64) "
-               "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack) "
-               "SETTINGS index_granularity = 1024",
-               db, L);
-    owned[2] = q.p;
-    q = (ch_buf){0};
+    enum { N_DDL = 6 };
+    const char *ddl[N_DDL];
+    char *owned[N_DDL] = {0};
+    int ok_ddl[N_DDL];
+    ok_ddl[0] = asprintf(&owned[0], "CREATE DATABASE IF NOT EXISTS %s", db);
+    ok_ddl[1] = asprintf(&owned[1],
+                         "CREATE TABLE IF NOT EXISTS %s.stacks%s (day Date, hash UInt64, record String) "
+                         "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY hash",
+                         db, L);
+    ok_ddl[2] = asprintf(&owned[2],
+                         "CREATE TABLE IF NOT EXISTS %s.samples%s (day Date, rowtype UInt8, kind UInt64, "
+                         "start_ns Int64, ins UInt64, stack UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64, "
+                         "pid UInt64, id String, service String, type String, version String, "
+                         "label_keys Array(String), label_values Array(String), duration_ns Int64, "
+                         "sample_types Array(String), sample_units Array(String), default_index UInt8, "
+                         "period_type String, period_unit String, period Int64) "
+                         "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack) "
+                         "SETTINGS index_granularity = 1024",
+                         db, L);
     /* Not distributed: every host keeps its own copy of the watermark. */
-    buf_printf(&q, "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
-    owned[3] = q.p;
-    for (int i = 0; i < 4; i++) {
+    ok_ddl[3] = asprintf(&owned[3], "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
+    /* The rollup: per (kind, hour, row type, stack) sums of the sample
+     * rows, and per (kind, hour) the profile rows' count and totals. */
+    ok_ddl[4] = asprintf(&owned[4],
+                         "CREATE TABLE IF NOT EXISTS %s.rollup%s (day Date, kind UInt64, bucket Int64, "
+                         "rowtype UInt8, stack UInt64, profiles UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
+                         "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype, stack)",
+                         db, L);
+    /* Filled by ClickHouse from every block inserted into samples (on each
+     * shard, from its local table), folded within the block. */
+    ok_ddl[5] = asprintf(&owned[5],
+                         "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.rollup_mv%s TO %s.rollup%s AS SELECT day, "
+                         "kind, intDiv(start_ns, %lld) * %lld AS bucket, rowtype, stack, "
+                         "sum(rowtype = 0) AS profiles, sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, "
+                         "sum(v3) AS v3 FROM %s.samples%s WHERE start_ns >= 0 "
+                         "GROUP BY day, kind, bucket, rowtype, stack",
+                         db, L, db, L, CH_BUCKET_NS, CH_BUCKET_NS, db, L);
+    for (int i = 0; i < N_DDL; i++) {
+        if (ok_ddl[i] < 0)
+            owned[i] = NULL; /* (asprintf leaves it undefined) */
         ddl[i] = owned[i];
         if (!ddl[i]) {
             set_err(err, errlen, "clickhouse: out of memory");
@@ -606,14 +638,16 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             goto out;
         }
     }
-    for (int i = 0; i < 4 && rc == 0; i++)
+    for (int i = 0; i < N_DDL && rc == 0; i++)
         rc = ch_each(s, ddl[i], err, errlen);
     if (rc == 0 && s->cluster) {
-        static const char *const tables[2] = {"stacks", "samples"};
-        static const char *const keys[2] = {"hash", "pid"};
-        for (int i = 0; i < 2 && rc == 0; i++) {
+        /* (rollup is only read through its Distributed table: the
+         * materialized view writes each shard's own.) */
+        static const char *const tables[3] = {"stacks", "samples", "rollup"};
+        static const char *const keys[3] = {", hash", ", pid", ""};
+        for (int i = 0; i < 3 && rc == 0; i++) {
             ch_buf d = {0};
-            buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local, %s)",
+            buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
             if (d.oom) {
                 set_err(err, errlen, "clickhouse: out of memory");
@@ -634,7 +668,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             snprintf(err + n, errlen - n, " (creating the schema)");
     }
 out:
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < N_DDL; i++)
         free(owned[i]);
     return rc;
 }
@@ -764,6 +798,13 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
                     rc = -1;
                 }
             }
+        } else if (strcmp(kv, "rollup") == 0) {
+            if (strcmp(v, "0") && strcmp(v, "1")) {
+                set_err(err, errlen, "clickhouse URL '%s': rollup must be 0 or 1", url);
+                rc = -1;
+            } else {
+                s->rollup = v[0] == '1';
+            }
         } else if (strcmp(kv, "timeout") == 0) {
             if (parse_seconds(v, &s->timeout_ms)) {
                 set_err(err, errlen, "clickhouse URL '%s': timeout must be seconds in (0, 86400]", url);
@@ -775,7 +816,7 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
                 rc = -1;
             }
         } else {
-            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, connect_timeout)",
+            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, connect_timeout, rollup)",
                     url, kv);
             rc = -1;
         }
@@ -824,6 +865,7 @@ hs_store *hs_store_clickhouse_open(const char *url, char *err, size_t errlen)
     s->base.ops = &ch_ops;
     s->connect_ms = 2000;
     s->timeout_ms = 30000;
+    s->rollup = 1;
     if (pthread_mutex_init(&s->mu, NULL)) {
         free(s);
         curl_global_cleanup();
@@ -875,10 +917,16 @@ static void buf_day(ch_buf *b, uint16_t day)
     buf_printf(b, "toDate('%04d-%02d-%02d')", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
+typedef struct {
+    const hs_store_profile *p;
+    size_t i;
+} ch_ord;
+
 static int cmp_id(const void *a, const void *b)
 {
-    const hs_store_profile *x = *(const hs_store_profile *const *)a, *y = *(const hs_store_profile *const *)b;
-    return strcmp(x->id, y->id);
+    const ch_ord *x = a, *y = b;
+    int c = strcmp(x->p->id, y->p->id);
+    return c ? c : x->i < y->i ? -1 : x->i > y->i; /* the first of a repeated id is stored */
 }
 
 typedef struct {
@@ -980,15 +1028,13 @@ static void cache_add(ch_store *s, const ch_daystack *ds, size_t n)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* " IN (toDate(..), ...)" of the distinct days of profiles ps (not dup). */
-static void buf_days_in(ch_buf *b, const hs_store_profile **ps, const char *dup, size_t n)
+/* " IN (toDate(..), ...)" of the distinct days of profiles ps. */
+static void buf_days_in(ch_buf *b, const hs_store_profile **ps, size_t n)
 {
     uint16_t days[64];
     size_t nd = 0;
     buf_str(b, " IN (");
     for (size_t i = 0; i < n; i++) {
-        if (dup && dup[i])
-            continue;
         uint16_t d = day_of(ps[i]->start_ns);
         size_t j, known = nd < sizeof days / sizeof *days ? nd : sizeof days / sizeof *days;
         for (j = 0; j < known && days[j] != d; j++)
@@ -1004,9 +1050,13 @@ static void buf_days_in(ch_buf *b, const hs_store_profile **ps, const char *dup,
     buf_str(b, ")");
 }
 
-/* The stacks of the new profiles that their days lack, written to rows
- * (RowBinary for the stacks table); *added and *n_added list them for the
- * cache once the insert is accepted. */
+/* The stacks of the new profiles that this process has not stored for
+ * their days, written to rows (RowBinary for the stacks table); *added and
+ * *n_added list them for the cache once the insert is accepted. Not looked
+ * up first: a record another process (or an earlier run) stored is simply
+ * written again (one more row per process and day, which the
+ * ReplacingMergeTree folds and every read groups by hash) — cheaper than
+ * a query per put. */
 static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char *dup, size_t n, ch_buf *rows,
                             ch_daystack **added, size_t *n_added, char *err, size_t errlen)
 {
@@ -1036,58 +1086,10 @@ static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char
         if (!u || ds[k].day != ds[u - 1].day || ds[k].hash != ds[u - 1].hash)
             ds[u++] = ds[k];
     m = u;
-    /* Which of them another process (or an earlier run) stored: looked
-     * up CH_IN_CHUNK at a time (ClickHouse bounds a query's size). */
-    int rc = 0;
-    char *have = calloc(m ? m : 1, 1);
-    if (!have) {
-        free(ds);
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    for (size_t at = 0; rc == 0 && at < m; at += CH_IN_CHUNK) {
-        size_t end = m - at < CH_IN_CHUNK ? m : at + CH_IN_CHUNK;
-        ch_buf q = {0}, ans = {0};
-        buf_printf(&q, "SELECT DISTINCT day, hash FROM %s.stacks WHERE day", s->db);
-        buf_days_in(&q, ps, dup, n);
-        buf_str(&q, " AND hash IN (");
-        for (size_t k = at; k < end; k++)
-            buf_printf(&q, "%s%" PRIu64, k > at ? "," : "", ds[k].hash);
-        buf_str(&q, ") FORMAT RowBinary");
-        rc = run(s, &q, &ans, err, errlen);
-        if (rc)
-            break;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        while (rd_more(&r)) {
-            ch_daystack key;
-            key.day = (uint16_t)rd_u8(&r);
-            key.day |= (uint16_t)(rd_u8(&r) << 8);
-            key.hash = rd_u64(&r);
-            if (r.bad)
-                break;
-            const ch_daystack *f = bsearch(&key, ds + at, end - at, sizeof *ds, cmp_daystack);
-            if (f)
-                have[f - ds] = 1;
-        }
-        free(ans.p);
-        if (r.bad)
-            rc = malformed(err, errlen, "stack lookup");
-    }
-    u = 0;
-    for (size_t k = 0; rc == 0 && k < m; k++)
-        if (!have[k])
-            ds[u++] = ds[k];
-    if (rc == 0)
-        m = u;
-    free(have);
-    for (size_t k = 0; rc == 0 && k < m; k++) {
+    for (size_t k = 0; k < m; k++) {
         rb_u16(rows, ds[k].day);
         rb_u64(rows, ds[k].hash);
         rb_bytes(rows, ds[k].st->data, ds[k].st->len);
-    }
-    if (rc) {
-        free(ds);
-        return rc;
     }
     *added = ds;
     *n_added = m;
@@ -1137,11 +1139,10 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
     }
 }
 
-static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_t n, size_t *dups, char *err,
-                  size_t errlen)
+static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_t n, unsigned char *marked,
+                  char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
-    *dups = 0;
     if (n == 0)
         return 0;
     size_t n_rows = 0;
@@ -1167,18 +1168,23 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     if (rc)
         return rc;
     const hs_store_profile **ps = malloc(n * sizeof *ps);
+    ch_ord *ord = malloc(n * sizeof *ord);
     char *dup = calloc(n, 1);
     uint64_t *ins = malloc(n * sizeof *ins);
     ch_buf q = {0}, ans = {0}, stacks = {0}, rows = {0};
     ch_daystack *added = NULL;
     size_t n_added = 0;
-    if (!ps || !dup || !ins) {
+    if (!ps || !ord || !dup || !ins) {
         set_err(err, errlen, "out of memory");
         rc = -1;
         goto out;
     }
-    memcpy(ps, profiles, n * sizeof *ps);
-    qsort(ps, n, sizeof *ps, cmp_id);
+    /* ps: the profiles by id; ord[k].i: ps[k]'s place in profiles */
+    for (size_t i = 0; i < n; i++)
+        ord[i] = (ch_ord){profiles[i], i};
+    qsort(ord, n, sizeof *ord, cmp_id);
+    for (size_t i = 0; i < n; i++)
+        ps[i] = ord[i].p;
     for (size_t i = 1; i < n; i++)
         if (strcmp(ps[i]->id, ps[i - 1]->id) == 0)
             dup[i] = 1;
@@ -1215,7 +1221,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     for (size_t at = 0; at < n; at += CH_IN_CHUNK) {
         size_t end = n - at < CH_IN_CHUNK ? n : at + CH_IN_CHUNK, asked = 0;
         buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE rowtype = 0 AND day", s->db);
-        buf_days_in(&q, ps + at, NULL, end - at);
+        buf_days_in(&q, ps + at, end - at);
         buf_str(&q, " AND id IN (");
         for (size_t i = at; i < end; i++) {
             if (dup[i])
@@ -1251,11 +1257,10 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         }
     }
     size_t n_new = 0;
-    for (size_t i = 0; i < n; i++)
-        if (dup[i])
-            (*dups)++;
-        else
-            n_new++;
+    for (size_t i = 0; i < n; i++) {
+        marked[ord[i].i] = (unsigned char)dup[i];
+        n_new += !dup[i];
+    }
     if (n_new == 0)
         goto out;
     if (random_tokens(ins, n, err, errlen)) {
@@ -1281,9 +1286,8 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         cache_add(s, added, n_added);
     rc = ch_insert(s, "samples", &rows, err, errlen);
 out:
-    if (rc)
-        *dups = 0;
     free(ps);
+    free(ord);
     free(dup);
     free(ins);
     free(added);
@@ -1716,6 +1720,115 @@ static int same_types(const hs_store_types *a, const hs_store_types *b)
 
 /* ---- merge ---- */
 
+/* The whole hours [*b0, *b1) (*b1 == 0: no upper bound) of q's range that
+ * the rollup may answer: only with no version, label or id filter (the
+ * rollup keys none of them), and only a non-empty range. */
+static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, int64_t *b0, int64_t *b1)
+{
+    if (!s->rollup || q->n_versions || q->n_labels || q->n_ids)
+        return 0;
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    if (from < 0)
+        from = 0; /* (the rollup holds no profile that started before 1970) */
+    if (from > INT64_MAX - CH_BUCKET_NS)
+        return 0;
+    *b0 = (from + CH_BUCKET_NS - 1) / CH_BUCKET_NS * CH_BUCKET_NS;
+    *b1 = 0;
+    if (q->until_ns) {
+        *b1 = q->until_ns / CH_BUCKET_NS * CH_BUCKET_NS;
+        if (*b1 <= *b0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The rollup rows of q's kind in the hours [b0, b1). */
+static void where_buckets(ch_buf *b, const hs_store_query *q, int64_t b0, int64_t b1)
+{
+    buf_printf(b, "kind = %" PRIu64 " AND bucket >= %" PRId64 " AND day >= ", kind_of(q->service, q->type), b0);
+    buf_day(b, day_of(b0));
+    if (b1) {
+        buf_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
+        buf_day(b, day_of(b1 - 1));
+    }
+}
+
+/* The merge from the rollup: its hours [b0, b1), summed on each shard,
+ * plus the sample rows of the range's partial hours at either end; nv
+ * value columns. */
+static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1,
+                         size_t nv)
+{
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    /* (from <= 0: no lower bound, and profiles before 1970 are only in
+     * the samples) */
+    int head = from < b0 || from <= 0, tail = b1 && q->until_ns > b1;
+    buf_str(b, "SELECT stack");
+    for (size_t v = 0; v < HS_STORE_MAX_VALUES; v++)
+        buf_printf(b, v < nv ? ", sum(s%zu)" : ", toInt64(0)", v);
+    buf_str(b, " FROM (SELECT stack");
+    for (size_t v = 0; v < nv; v++)
+        buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
+    buf_printf(b, " FROM %s.rollup WHERE rowtype = 1 AND ", s->db);
+    where_buckets(b, q, b0, b1);
+    buf_str(b, " GROUP BY stack");
+    if (head || tail) {
+        buf_str(b, " UNION ALL SELECT stack");
+        for (size_t v = 0; v < nv; v++)
+            buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
+        buf_printf(b, " FROM %s.samples WHERE ", s->db);
+        where_rows(b, q, wm, 1);
+        buf_str(b, " AND (");
+        if (head)
+            buf_printf(b, "start_ns < %" PRId64, b0);
+        if (tail)
+            buf_printf(b, "%sstart_ns >= %" PRId64, head ? " OR " : "", b1);
+        buf_str(b, ") GROUP BY stack");
+    }
+    buf_str(b, ") GROUP BY stack FORMAT RowBinary");
+}
+
+/* The tokens of the copies to leave out of q's range (none unless two
+ * servers raced on an id): the ids stored more than once are found by
+ * their hash, pid (a GROUP BY of one integer column over the profile
+ * rows), and only their rows are grouped by id; every copy but the one
+ * with the smallest token per id. *losers: malloc'd. */
+static int find_losers(ch_store *s, const hs_store_query *q, int64_t wm, uint64_t **losers, size_t *n_losers,
+                       char *err, size_t errlen)
+{
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
+    where_profiles(&b, q, wm);
+    buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+    where_profiles(&b, q, wm);
+    buf_printf(&b, " GROUP BY pid HAVING count() > 1) AND ins NOT IN (SELECT min(ins) FROM %s.samples%s WHERE ",
+               s->db, s->local);
+    where_profiles(&b, q, wm);
+    buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+    where_profiles(&b, q, wm);
+    buf_str(&b, " GROUP BY pid HAVING count() > 1) GROUP BY id) FORMAT RowBinary");
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        return rc;
+    if (ans.len % 8) {
+        free(ans.p);
+        return malformed(err, errlen, "copies");
+    }
+    size_t n = ans.len / 8;
+    uint64_t *v = malloc((n ? n : 1) * sizeof *v);
+    ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = rd_u64(&lr);
+    free(ans.p);
+    if (!v) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    *losers = v;
+    *n_losers = n;
+    return 0;
+}
+
 static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
@@ -1726,98 +1839,112 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     int rc = watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    /* The copies to leave out (none unless two servers raced on an id):
-     * the ids stored more than once are found by their hash, pid (a
-     * GROUP BY of one integer column over the profile rows), and only
-     * their rows are grouped by id. */
+    /* The profiles: count, totals, time span, sample types. Without
+     * filters also whether any id may be stored twice in the range (a
+     * GROUP BY of the integer pid over the profile rows of the kind): if
+     * so, the copies to leave out are found (find_losers) and the totals
+     * asked again without them. And when the rollup may answer, the
+     * profiles in its hours by both tables. */
     ch_buf b = {0}, ans = {0};
     uint64_t *losers = NULL;
     size_t n_losers = 0;
-    if (!q->n_versions && !q->n_labels && !q->n_ids) {
-        buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
-        where_profiles(&b, q, wm);
-        buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
-        where_profiles(&b, q, wm);
-        buf_printf(&b, " GROUP BY pid HAVING count() > 1) AND ins NOT IN (SELECT min(ins) FROM %s.samples%s WHERE ",
-                   s->db, s->local);
-        where_profiles(&b, q, wm);
-        buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
-        where_profiles(&b, q, wm);
-        buf_str(&b, " GROUP BY pid HAVING count() > 1) GROUP BY id) FORMAT RowBinary");
-        rc = run(s, &b, &ans, err, errlen);
-        if (rc)
-            return rc;
-        if (ans.len % 8) {
-            free(ans.p);
-            return malformed(err, errlen, "copies");
+    int unfiltered = !q->n_versions && !q->n_labels && !q->n_ids, roll = 0;
+    int64_t b0 = 0, b1 = 0;
+    char *blk = NULL;
+    for (int pass = 0;; pass++) {
+        int probe = unfiltered && pass == 0;
+        roll = n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
+        buf_printf(&b, "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
+                       "max(start_ns + duration_ns)");
+        if (probe) {
+            buf_printf(&b, ", (SELECT count() FROM (SELECT pid FROM %s.samples WHERE ", s->db);
+            where_rows(&b, q, wm, 0);
+            buf_str(&b, " GROUP BY pid HAVING count() > 1))");
         }
-        n_losers = ans.len / 8;
-        losers = malloc((n_losers ? n_losers : 1) * sizeof *losers);
-        ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        for (size_t i = 0; losers && i < n_losers; i++)
-            losers[i] = rd_u64(&lr);
+        if (roll) {
+            buf_printf(&b, ", countIf(start_ns >= %" PRId64, b0);
+            if (b1)
+                buf_printf(&b, " AND start_ns < %" PRId64, b1);
+            buf_printf(&b, "), (SELECT sum(profiles) FROM %s.rollup WHERE rowtype = 0 AND ", s->db);
+            where_buckets(&b, q, b0, b1);
+            buf_str(&b, ")");
+        }
+        buf_printf(&b, " FROM %s.samples WHERE ", s->db);
+        where_profiles(&b, q, wm);
+        if (use_chosen(q, n_losers))
+            where_chosen(&b, s, q, wm);
+        else
+            where_not_losers(&b, losers, n_losers);
+        buf_str(&b, " FORMAT RowBinary");
+        rc = run(s, &b, &ans, err, errlen);
+        if (rc) {
+            free(losers);
+            return rc;
+        }
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        out->n_profiles = (int64_t)rd_u64(&r);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            out->totals[v] = rd_i64(&r);
+        out->min_start_ns = rd_i64(&r);
+        out->max_end_ns = rd_i64(&r);
+        int bad = r.bad;
+        uint64_t twice = probe ? rd_u64(&r) : 0, raw = roll ? rd_u64(&r) : 0, rolled = roll ? rd_u64(&r) : 0;
         free(ans.p);
         ans = (ch_buf){0};
-        if (!losers) {
-            set_err(err, errlen, "out of memory");
-            return -1;
+        if (bad || r.bad) {
+            free(losers);
+            memset(out, 0, sizeof *out);
+            return malformed(err, errlen, "merge totals");
         }
+        /* The rollup only when it holds exactly the profiles the samples
+         * hold in those hours: else (rows stored before the rollup
+         * existed, a failed view insert, a kind shared by two services)
+         * the raw rows answer. */
+        roll = roll && raw > 0 && raw == rolled;
+        if (!twice)
+            break;
+        rc = find_losers(s, q, wm, &losers, &n_losers, err, errlen);
+        if (rc)
+            return rc;
+        if (!n_losers)
+            break; /* (pids that collide, not copies: the totals stand) */
     }
-    /* The profiles: count, totals, time span, sample types. */
-    buf_printf(&b,
-               "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
-               "max(start_ns + duration_ns), any(sample_types), any(sample_units), any(default_index), "
-               "any(period_type), any(period_unit), any(period) FROM %s.samples WHERE ",
-               s->db);
-    where_profiles(&b, q, wm);
-    if (use_chosen(q, n_losers))
-        where_chosen(&b, s, q, wm);
-    else
-        where_not_losers(&b, losers, n_losers);
-    buf_str(&b, " FORMAT RowBinary");
-    rc = run(s, &b, &ans, err, errlen);
-    if (rc) {
-        free(losers);
-        return rc;
-    }
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-    out->n_profiles = (int64_t)rd_u64(&r);
-    for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-        out->totals[v] = rd_i64(&r);
-    out->min_start_ns = rd_i64(&r);
-    out->max_end_ns = rd_i64(&r);
-    char *blk = NULL;
-    if (r.bad || read_types(&r, &out->types, &blk)) {
-        free(ans.p);
+    /* The sample types: those of (service, type), which never change
+     * (put refuses others; kept by kind_types once read). */
+    hs_store_types t;
+    char terr[256];
+    int trc = ch_type_info(base, q, &t, terr, sizeof terr);
+    if (trc && out->n_profiles > 0) {
         free(losers);
         memset(out, 0, sizeof *out);
-        return malformed(err, errlen, "merge totals");
+        set_err(err, errlen, "%s", terr);
+        return trc;
     }
-    free(ans.p);
+    if (trc == 0 && types_dup(&t, &out->types, &blk)) {
+        free(losers);
+        memset(out, 0, sizeof *out);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
     out->owned = blk;
     if (out->n_profiles == 0) {
-        /* Nothing selected: the sample types still come from the type. */
         free(losers);
-        free(blk);
-        blk = NULL;
-        memset(out, 0, sizeof *out);
-        hs_store_types t;
-        char terr[256];
-        if (ch_type_info(base, q, &t, terr, sizeof terr) == 0 && types_dup(&t, &out->types, &blk)) {
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        out->owned = blk;
+        memset(out->totals, 0, sizeof out->totals);
+        out->min_start_ns = out->max_end_ns = 0;
         return 0;
     }
     /* The stacks: one GROUP BY inside ClickHouse, summing only the value
      * columns the type has (the others are 0: not read at all). */
-    buf_str(&b, "SELECT stack");
-    for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-        buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
-    buf_printf(&b, " FROM %s.samples", s->db);
-    where_samples(&b, s, q, wm, losers, n_losers);
-    buf_str(&b, " GROUP BY stack FORMAT RowBinary");
+    if (roll) {
+        merge_rollup(&b, s, q, wm, b0, b1, out->types.n);
+    } else {
+        buf_str(&b, "SELECT stack");
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
+        buf_printf(&b, " FROM %s.samples", s->db);
+        where_samples(&b, s, q, wm, losers, n_losers);
+        buf_str(&b, " GROUP BY stack FORMAT RowBinary");
+    }
     free(losers);
     rc = run(s, &b, &ans, err, errlen);
     if (rc) {
@@ -1838,7 +1965,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         set_err(err, errlen, "out of memory");
         return -1;
     }
-    r = (ch_rd){(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
     for (size_t i = 0; i < out->n_rows; i++) {
         out->rows[i].stack = rd_u64(&r);
         for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
@@ -2064,8 +2191,8 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     /* A Date partition's id is YYYYMMDD. */
     snprintf(parts, sizeof parts,
              "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('samples%s', 'stacks%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
-             s->db, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+             "table IN ('samples%s', 'stacks%s', 'rollup%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
+             s->db, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);

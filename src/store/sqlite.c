@@ -725,15 +725,13 @@ static int put_one(sq *s, const hs_store_profile *p, hs_bytes *blob, hs_bytes *s
     return 0;
 }
 
-/* Store profiles in one transaction; dup (may be NULL) gets 1 for each one
- * skipped as known, *dups their number. */
-static int sq_put_dups(sq *s, const hs_store_profile *const *profiles, size_t n, int *dup, size_t *dups, char *err,
-                       size_t errlen)
+static int sq_put(hs_store *s_, const hs_store_profile *const *profiles, size_t n, unsigned char *dup, char *err,
+                  size_t errlen)
 {
+    sq *s = (sq *)s_;
     hs_bytes blob = {0}, scratch = {0};
     idval *iv = NULL;
-    size_t cap_iv = 0, nd = 0;
-    *dups = 0;
+    size_t cap_iv = 0;
     pthread_mutex_lock(&s->wmu);
     int r = exec(s->w, "BEGIN IMMEDIATE", err, errlen);
     if (r < 0)
@@ -742,9 +740,7 @@ static int sq_put_dups(sq *s, const hs_store_profile *const *profiles, size_t n,
         r = put_one(s, profiles[i], &blob, &scratch, &iv, &cap_iv, err, errlen);
         if (r < 0)
             break;
-        if (dup)
-            dup[i] = r == 1;
-        nd += r == 1;
+        dup[i] = r == 1;
         r = 0;
     }
     if (r == 0)
@@ -752,8 +748,6 @@ static int sq_put_dups(sq *s, const hs_store_profile *const *profiles, size_t n,
     if (r < 0) {
         sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
         cache_clear(s); /* it may hold ids of rows that were rolled back */
-    } else {
-        *dups = nd;
     }
 out:
     pthread_mutex_unlock(&s->wmu);
@@ -761,19 +755,6 @@ out:
     free(scratch.p);
     free(iv);
     return r;
-}
-
-static int sq_put(hs_store *s, const hs_store_profile *const *profiles, size_t n, size_t *dups, char *err,
-                  size_t errlen)
-{
-    return sq_put_dups((sq *)s, profiles, n, NULL, dups, err, errlen);
-}
-
-static int sq_put_each(hs_store *s, const hs_store_profile *const *profiles, size_t n, int *dup, char *err,
-                       size_t errlen)
-{
-    size_t dups;
-    return sq_put_dups((sq *)s, profiles, n, dup, &dups, err, errlen);
 }
 
 /* ---- selection: the WHERE clause of a query over profiles p ---- */
@@ -1595,7 +1576,6 @@ static const hs_store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
     .put = sq_put,
-    .put_each = sq_put_each,
     .strings = sq_strings,
     .type_info = sq_type_info,
     .merge = sq_merge,

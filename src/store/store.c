@@ -3,6 +3,7 @@
  * frees of what the store hands out. */
 #include "store/store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,29 +37,30 @@ void hs_store_close(hs_store *s)
         s->ops->close(s);
 }
 
-int hs_store_put(hs_store *s, const hs_store_profile *const *profiles, size_t n, size_t *duplicates, char *err,
-                 size_t errlen)
+int hs_store_put_marked(hs_store *s, const hs_store_profile *const *profiles, size_t n, unsigned char *dup,
+                        size_t *duplicates, char *err, size_t errlen)
 {
-    size_t d = 0;
-    int rc = s->ops->put(s, profiles, n, &d, err, errlen);
-    if (duplicates)
-        *duplicates = d;
+    unsigned char one, *d = dup ? dup : n <= 1 ? &one : calloc(n, 1);
+    if (!d) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memset(d, 0, n);
+    int rc = s->ops->put(s, profiles, n, d, err, errlen);
+    if (duplicates) {
+        *duplicates = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++)
+            *duplicates += d[i] != 0;
+    }
+    if (d != dup && d != &one)
+        free(d);
     return rc;
 }
 
-int hs_store_put_each(hs_store *s, const hs_store_profile *const *profiles, size_t n, int *dup, char *err,
-                      size_t errlen)
+int hs_store_put(hs_store *s, const hs_store_profile *const *profiles, size_t n, size_t *duplicates, char *err,
+                 size_t errlen)
 {
-    if (!s->ops->put_each) {
-        snprintf(err, errlen, "the %s store does not tell duplicates one by one", s->ops->name);
-        return -1;
-    }
-    return s->ops->put_each(s, profiles, n, dup, err, errlen);
-}
-
-int hs_store_tells_duplicates(const hs_store *s)
-{
-    return s->ops->put_each != NULL;
+    return hs_store_put_marked(s, profiles, n, NULL, duplicates, err, errlen);
 }
 
 int hs_store_services(hs_store *s, const hs_store_query *q, char ***out, size_t *n, char *err, size_t errlen)

@@ -153,14 +153,11 @@ void hs_store_close(hs_store *s);
  * the whole batch, with a message naming the profile. */
 int hs_store_put(hs_store *s, const hs_store_profile *const *profiles, size_t n,
                  size_t *duplicates, char *err, size_t errlen);
-/* hs_store_put that tells which profiles were skipped: dup[i] = 1 when the
- * id of profiles[i] was already stored (or given earlier in the batch),
- * else 0. Only for a backend that can tell (hs_store_tells_duplicates:
- * sqlite); -1 with a message otherwise. The batcher uses it to answer
- * each request without asking the store about the ids first. */
-int hs_store_put_each(hs_store *s, const hs_store_profile *const *profiles, size_t n, int *dup, char *err,
-                      size_t errlen);
-int hs_store_tells_duplicates(const hs_store *s);
+/* hs_store_put that also says which profiles it skipped: dup[i] is set to
+ * 1 when profiles[i]'s id was already stored or repeats an earlier profile
+ * of the batch, else 0 (dup: n bytes; only meaningful when it returns 0). */
+int hs_store_put_marked(hs_store *s, const hs_store_profile *const *profiles, size_t n,
+                        unsigned char *dup, size_t *duplicates, char *err, size_t errlen);
 
 /* Listings for the selectors, over profiles selected by q (service/type may
  * be NULL). Each returns a malloc'd array of malloc'd strings, sorted, in
@@ -209,10 +206,9 @@ int hs_store_stats_get(hs_store *s, hs_store_stats *out, char *err, size_t errle
 typedef struct hs_store_ops {
     const char *name;
     void (*close)(hs_store *s);
-    int (*put)(hs_store *s, const hs_store_profile *const *profiles, size_t n, size_t *dups, char *err, size_t errlen);
-    /* optional: put, telling duplicates one by one (hs_store_put_each) */
-    int (*put_each)(hs_store *s, const hs_store_profile *const *profiles, size_t n, int *dup, char *err,
-                    size_t errlen);
+    /* dup: n bytes, never NULL (hs_store_put_marked) */
+    int (*put)(hs_store *s, const hs_store_profile *const *profiles, size_t n, unsigned char *dup, char *err,
+               size_t errlen);
     int (*strings)(hs_store *s, int what, const hs_store_query *q, const char *name, char ***out, size_t *n,
                    char *err, size_t errlen);
     int (*type_info)(hs_store *s, const hs_store_query *q, hs_store_types *out, char *err, size_t errlen);

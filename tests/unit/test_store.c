@@ -358,6 +358,49 @@ static void test_selection(void **state)
         unmk(&ds[i]);
 }
 
+/* Time ranges that cut hours (a backend may pre-aggregate by hour: the
+ * ClickHouse store's rollup answers the whole hours, its samples the
+ * rest) select exactly the profiles that start inside them. */
+static void test_hour_ranges(void **state)
+{
+    fx *f = *state;
+    enum { N = 16 };
+    const int64_t H = 3600 * SEC;
+    int64_t h0 = (f->now / H - 6) * H; /* six hours ago, on the hour */
+    /* Offsets in minutes from h0: on hour boundaries, just after and
+     * before them, inside hours; over five hours. */
+    static const int mins[N] = {0, 1, 30, 59, 60, 61, 90, 119, 120, 150, 179, 180, 200, 240, 270, 299};
+    dp ds[N];
+    for (int i = 0; i < N; i++)
+        mk(&ds[i], f, f->svc, 900 + (uint64_t)i, i % 2 ? "v1" : "v2", h0 + mins[i] * 60 * SEC, 1, "instance",
+           i % 3 ? "a" : "b");
+    ds[3].sp.start_ns += 59 * SEC; /* 59:59 */
+    put(f, ds, N / 2, 0);
+    put(f, ds + N / 2, N / 2, 0);
+    static const struct {
+        int from, until; /* minutes from h0; until -1: no bound */
+    } r[] = {{0, 300}, {0, 180}, {60, 180}, {1, 180}, {30, 179}, {61, 119}, {59, 61},
+             {0, 1}, {-600, -1}, {90, -1}, {120, -1}, {150, 151}, {-60, 121}};
+    for (size_t k = 0; k < sizeof r / sizeof *r; k++) {
+        int sel[N];
+        hs_store_query q = {.service = f->svc, .type = "cpu"};
+        q.from_ns = h0 + (int64_t)r[k].from * 60 * SEC;
+        q.until_ns = r[k].until < 0 ? 0 : h0 + (int64_t)r[k].until * 60 * SEC;
+        for (int i = 0; i < N; i++)
+            sel[i] = ds[i].sp.start_ns >= q.from_ns && (!q.until_ns || ds[i].sp.start_ns < q.until_ns);
+        check_merge(f, &q, ds, N, sel);
+        /* and with a version (a filter a rollup does not key) */
+        const char *v1[] = {"v1"};
+        q.versions = v1;
+        q.n_versions = 1;
+        for (int i = 0; i < N; i++)
+            sel[i] = sel[i] && i % 2;
+        check_merge(f, &q, ds, N, sel);
+    }
+    for (int i = 0; i < N; i++)
+        unmk(&ds[i]);
+}
+
 static void expect_strings(char **v, size_t n, const char *const *want, size_t n_want)
 {
     assert_int_equal(n, n_want);
@@ -926,6 +969,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_put_merge_sum, setup, teardown),
         cmocka_unit_test_setup_teardown(test_duplicates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_selection, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hour_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_listings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_series_and_profiles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention, setup, teardown),

@@ -13,6 +13,9 @@
  *   retention           whole days dropped as partitions (stacks only their
  *                       profiles used with them), the boundary day's older
  *                       profiles hidden at once;
+ *   rollup              merges read whole hours from the rollup, the rest
+ *                       from the samples, with the samples' own answer;
+ *                       an inconsistent rollup is not read;
  *   quoting             quotes, backslashes, control bytes in every string;
  *   big_put             one put of 300 profiles and 15000 new stacks (more
  *                       than one query may list): all stored, all found;
@@ -432,6 +435,7 @@ static void test_retention(void **state)
     size_t d;
     assert_int_equal(hs_store_put(s, all, 4, &d, err, sizeof err), 0);
     assert_true(parts_of_day(db, "samples", "20231114") > 0);
+    assert_true(parts_of_day(db, "rollup", "20231114") > 0);
     hs_store_stats before;
     assert_int_equal(hs_store_stats_get(s, &before, err, sizeof err), 0);
     assert_int_equal(before.profiles, 4);
@@ -442,6 +446,7 @@ static void test_retention(void **state)
     /* Day 1 is gone as partitions, day 2 lost its early profile. */
     assert_int_equal(parts_of_day(db, "samples", "20231114"), 0);
     assert_int_equal(parts_of_day(db, "stacks", "20231114"), 0);
+    assert_int_equal(parts_of_day(db, "rollup", "20231114"), 0);
     hs_store_profile_row *rows;
     size_t n;
     hs_store_query sel = {.service = "svc", .type = "cpu"};
@@ -481,6 +486,124 @@ static void test_retention(void **state)
     hs_store_close(s);
     free_stacks(&st);
     free_stacks(&st2);
+    drop_db(db);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+    const hs_store_row *x = a, *y = b;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The merge of q by store a and by store b are the same; returns a's. */
+static void same_merge(hs_store *a, hs_store *b, const hs_store_query *q, hs_store_merged *ma)
+{
+    char err[512] = "";
+    hs_store_merged mb;
+    if (hs_store_merge(a, q, ma, err, sizeof err) || hs_store_merge(b, q, &mb, err, sizeof err))
+        fail_msg("merge: %s", err);
+    assert_int_equal(ma->n_profiles, mb.n_profiles);
+    for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+        assert_int_equal(ma->totals[v], mb.totals[v]);
+    assert_int_equal(ma->min_start_ns, mb.min_start_ns);
+    assert_int_equal(ma->max_end_ns, mb.max_end_ns);
+    assert_int_equal(ma->n_rows, mb.n_rows);
+    qsort(ma->rows, ma->n_rows, sizeof *ma->rows, row_cmp);
+    qsort(mb.rows, mb.n_rows, sizeof *mb.rows, row_cmp);
+    for (size_t i = 0; i < ma->n_rows; i++) {
+        assert_true(ma->rows[i].stack == mb.rows[i].stack);
+        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+            assert_int_equal(ma->rows[i].values[v], mb.rows[i].values[v]);
+    }
+    hs_store_merged_free(&mb);
+}
+
+/* The rollup: a merge whose range holds whole hours reads them from it
+ * and the partial hours at its ends from the samples, with the same answer
+ * as the samples alone (a second store on the same database with
+ * ?rollup=0, which never reads it) for ranges cut anywhere. A row only the
+ * rollup has shows where it is read; a rollup that misses a profile of its
+ * hours (here: counts one too many) is not used at all. */
+static void test_rollup(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_rollup";
+    const int64_t H = 3600 * SEC;
+    hs_store *s = open_db(db);
+    char url[600], err[512] = "";
+    url_of(url, sizeof url - 16, db);
+    strcat(url, strchr(url, '?') ? "&rollup=0" : "?rollup=0");
+    hs_store *raw = hs_store_open(url, err, sizeof err);
+    if (!raw)
+        fail_msg("open %s: %s", url, err);
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 12 };
+    test_profile p[N];
+    int64_t h0 = 19675 * DAY + 22 * H; /* 22:00, so the hours span two days */
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "r%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * 25 * 60 * SEC, i + 1, i % 2);
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    assert_int_equal(hs_store_put(s, ps, N / 2, &d, err, sizeof err), 0);
+    assert_int_equal(hs_store_put(s, ps + N / 2, N / 2, &d, err, sizeof err), 0);
+    static const int64_t mins[][2] = {{0, 0}, {0, 300}, {10, 245}, {-60, 120}, {60, 0}, {61, 0}, {60, 180}, {0, 59}};
+    hs_store_merged m;
+    for (size_t k = 0; k < sizeof mins / sizeof *mins; k++) {
+        hs_store_query q = {.service = "svc", .type = "cpu"};
+        if (mins[k][0] || mins[k][1]) {
+            q.from_ns = h0 + mins[k][0] * 60 * SEC;
+            q.until_ns = mins[k][1] ? h0 + mins[k][1] * 60 * SEC : 0;
+        }
+        same_merge(s, raw, &q, &m);
+        assert_true(m.n_profiles > 0);
+        hs_store_merged_free(&m);
+    }
+    /* A row only the rollup has, in the hour [h0 + 1 h, h0 + 2 h). */
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char q[1024];
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 1, 424242, 0, 5, 7, 0, 0 FROM %s.rollup "
+             "WHERE rowtype = 0 AND bucket = %" PRId64 " LIMIT 1",
+             db, L, db, h0 + H);
+    free(sql(q));
+    hs_store_query all = {.service = "svc", .type = "cpu"}, hours = all, cut = all, label = all;
+    hours.from_ns = h0;
+    hours.until_ns = h0 + 5 * H;
+    cut.from_ns = h0 + H + 60 * SEC; /* that hour only in part */
+    hs_store_label zone = {"zone", "z1"};
+    label.labels = &zone;
+    label.n_labels = 1;
+    const hs_store_query *read[] = {&all, &hours}, *not_read[] = {&cut, &label};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(hs_store_merge(s, read[i], &m, err, sizeof err), 0);
+        assert_int_equal(merged_value(&m, 424242, 1), 7);
+        hs_store_merged_free(&m);
+        assert_int_equal(hs_store_merge(raw, read[i], &m, err, sizeof err), 0);
+        assert_int_equal(merged_value(&m, 424242, 1), -1);
+        hs_store_merged_free(&m);
+        same_merge(s, raw, not_read[i], &m);
+        assert_int_equal(merged_value(&m, 424242, 1), -1);
+        hs_store_merged_free(&m);
+    }
+    /* The rollup now counts a profile the samples do not have: not used. */
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 0, 0, 1, 0, 0, 0, 0 FROM %s.rollup "
+             "WHERE rowtype = 0 AND bucket = %" PRId64 " LIMIT 1",
+             db, L, db, h0 + 2 * H);
+    free(sql(q));
+    same_merge(s, raw, &all, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    assert_int_equal(m.n_profiles, N);
+    hs_store_merged_free(&m);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
     drop_db(db);
 }
 
@@ -760,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_copies),
         cmocka_unit_test(test_concurrent_same_id),
         cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_rollup),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_big_put),
         cmocka_unit_test(test_recovery),
