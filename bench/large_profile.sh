@@ -46,7 +46,7 @@ mkdir -p "$BUILD/bench"
 if [ ! -s "$PROFILE" ]; then
     # shellcheck disable=SC2046 # pkg-config prints several flags
     cc -O2 -I"$ROOT/src" -o "$TMP/gen" "$HERE/gen_large_profile.c" \
-        "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib)
+        "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate)
     "$TMP/gen" "$PROFILE.tmp" "$SAMPLES" "$LOCATIONS"
     mv "$PROFILE.tmp" "$PROFILE"
 fi
