@@ -572,6 +572,13 @@ static bool find_same(const struct hs_view_private *pv, const hs_hmap *seen, con
     return false;
 }
 
+/* A stack class of the decoder seen in this profile: its array and entry. */
+typedef struct {
+    const uint64_t *ids; /* NULL: not yet */
+    size_t n;
+    uint64_t entry; /* as in add_profile's `seen` */
+} class_seen;
+
 /* Process one profile's samples. sign: 0 NEW, 1 BASE. */
 static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, double scale,
                        const hs_an_filters *f, bool *flags_out, char *err, size_t errlen)
@@ -591,6 +598,11 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     size_t locs_cap = 0;
     bool merge = !vf->each_sample;
     hs_hmap seen = {0}; /* sample_hash -> stack index << 1 | 1, or dropped sample index << 1 */
+    size_t n_classes = 0;
+    (void)hs_profile_sample_stack(p, 0, &n_classes);
+    class_seen *classes = merge && n_classes ? calloc(n_classes, sizeof *classes) : NULL;
+    if (merge && n_classes && !classes)
+        n_classes = 0; /* the hash alone still merges */
     if (compute_matches(&c) < 0 || compute_locations(&c, pv) < 0) {
         hs_an_err(err, errlen, "out of memory");
         goto out;
@@ -630,33 +642,47 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             locs = nl;
         }
         /* a sample indistinguishable from an earlier one (the same shared
-         * location id array, equal labels) adds to its stack */
-        uint64_t sh = 0, prev;
-        bool remember = merge;
+         * location id array, equal labels) adds to its stack; label-less
+         * samples find it by the decoder's stack class, others by hash */
+        uint64_t sh = 0, prev = 0;
+        bool found = false;
+        class_seen *cs = NULL;
         if (merge) {
-            sh = sample_hash(S);
-            if (find_same(pv, &seen, p, sh, S, &prev)) {
-                if (!(prev & 1))
-                    continue; /* dropped, as that one was */
-                hs_stack *st = &pv->stacks[prev >> 1];
-                int64_t *acc = is_base ? &st->base : &st->value;
-                /* values of one sign only: sums of |value| stay exact */
-                if ((*acc < 0) == (v < 0)) {
-                    *acc += v;
-                    st->div += dv;
-                    st->n_samples++;
-                    if (is_base)
-                        vf->pub.kept_base += v;
-                    else
-                        vf->pub.kept_total += v;
-                    continue;
-                }
-                remember = false;
+            uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
+            if (k < n_classes && (!classes[k].ids || (classes[k].ids == S->location_ids &&
+                                                      classes[k].n == S->n_locations))) {
+                cs = &classes[k];
+                found = cs->ids != NULL;
+                prev = cs->entry;
+            } else {
+                sh = sample_hash(S);
+                found = find_same(pv, &seen, p, sh, S, &prev);
+            }
+        }
+        bool remember = merge && !found;
+        if (found) {
+            if (!(prev & 1))
+                continue; /* dropped, as that one was */
+            hs_stack *st = &pv->stacks[prev >> 1];
+            int64_t *acc = is_base ? &st->base : &st->value;
+            /* values of one sign only: sums of |value| stay exact */
+            if ((*acc < 0) == (v < 0)) {
+                *acc += v;
+                st->div += dv;
+                st->n_samples++;
+                if (is_base)
+                    vf->pub.kept_base += v;
+                else
+                    vf->pub.kept_total += v;
+                continue;
             }
         }
         size_t n = 0, need = 0;
         bool kept = sample_keep(&c, S, locs, &n);
-        if (remember && hs_hmap_add(&seen, sh, kept ? (uint64_t)pv->n_stacks << 1 | 1 : (uint64_t)s << 1) < 0) {
+        uint64_t entry = kept ? (uint64_t)pv->n_stacks << 1 | 1 : (uint64_t)s << 1;
+        if (remember && cs) {
+            *cs = (class_seen){S->location_ids, S->n_locations, entry};
+        } else if (remember && hs_hmap_add(&seen, sh, entry) < 0) {
             hs_an_err(err, errlen, "out of memory");
             goto out;
         }
@@ -699,6 +725,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     rc = 0;
 out:
     hs_hmap_free(&seen);
+    free(classes);
     free(locs);
     free(c.fmatch);
     free(c.mmatch);

@@ -47,6 +47,9 @@ typedef struct {
     uint64_t *scratch; /* location ids / values of one sample while decoding */
     size_t scratch_cap;
     hs_hmap stacks; /* hash of a packed location_id field -> its arena id array */
+    uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
+    size_t n_classes;
+    uint8_t *checked;   /* per class: its ids were validated */
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
     size_t released; /* bytes of the input handed back so far */
 } hs_dec;
@@ -450,7 +453,8 @@ static int hs_dec_label(hs_dec *d, hs_rd sub, hs_label *out)
     return 0;
 }
 
-/* Shared location id arrays: in the arena, preceded by their length. */
+/* Shared location id arrays: in the arena, preceded by their class and
+ * their length. */
 
 /* An earlier sample's array equal to ids[0..n) (hashed as h), or NULL. */
 static uint64_t *hs_find_shared(const hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
@@ -467,14 +471,17 @@ static uint64_t *hs_find_shared(const hs_dec *d, uint64_t h, const uint64_t *ids
 /* An arena copy of ids[0..n), remembered under h. */
 static uint64_t *hs_add_shared(hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
 {
-    uint64_t *copy = hs_arena_alloc(hs_profile_arena(d->p), (n + 1) * sizeof *ids);
+    if (d->n_classes >= UINT32_MAX - 1)
+        return NULL;
+    uint64_t *copy = hs_arena_alloc(hs_profile_arena(d->p), (n + 2) * sizeof *ids);
     if (!copy)
         return NULL;
-    copy[0] = n;
-    memcpy(copy + 1, ids, n * sizeof *ids);
-    if (hs_hmap_add(&d->stacks, h, (uint64_t)(uintptr_t)(copy + 1)) != 0)
+    copy[0] = d->n_classes++;
+    copy[1] = n;
+    memcpy(copy + 2, ids, n * sizeof *ids);
+    if (hs_hmap_add(&d->stacks, h, (uint64_t)(uintptr_t)(copy + 2)) != 0)
         return NULL;
-    return copy + 1;
+    return copy + 2;
 }
 
 static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
@@ -552,6 +559,8 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
         s.location_ids = hs_find_shared(d, h, d->scratch, n_ids);
         if (!s.location_ids)
             s.location_ids = hs_add_shared(d, h, d->scratch, n_ids);
+        if (s.location_ids)
+            d->stack_of[index] = (uint32_t)s.location_ids[-2];
     } else
         s.location_ids = hs_arena_memdup(a, d->scratch, (n_ids ? n_ids : 1) * sizeof *d->scratch);
     if (!s.location_ids)
@@ -639,16 +648,20 @@ static int hs_check_refs(hs_dec *d)
                                (unsigned long long)l->lines[j].function_id);
     }
     /* a shared id array is checked once */
-    const uint64_t *checked = NULL;
+    d->checked = calloc(d->n_classes + 1, 1);
+    if (!d->checked)
+        return HS_FAIL(d, "out of memory");
     for (size_t i = 0; i < p->n_samples; i++) {
         const hs_sample *s = &p->samples[i];
-        if (s->location_ids == checked)
+        uint32_t c = d->stack_of[i];
+        if (c != UINT32_MAX && d->checked[c])
             continue;
         for (size_t j = 0; j < s->n_locations; j++)
             if (!hs_profile_location(p, s->location_ids[j]))
                 return HS_FAIL(d, "sample %zu references unknown location %llu", i,
                                (unsigned long long)s->location_ids[j]);
-        checked = s->location_ids;
+        if (c != UINT32_MAX)
+            d->checked[c] = 1;
     }
     return 0;
 }
@@ -673,8 +686,12 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
         return NULL;
     }
     int rc = 0;
+    d.stack_of = malloc((c.samples ? c.samples : 1) * sizeof *d.stack_of);
+    if (d.stack_of)
+        memset(d.stack_of, 0xff, (c.samples ? c.samples : 1) * sizeof *d.stack_of);
     if (hs_profile_reserve_tables(p, d.n_strings, c.mappings, c.functions, c.locations) != 0 ||
-        hs_profile_reserve_samples(p, c.samples) != 0 || hs_hmap_init(&d.stacks, 1024) != 0)
+        hs_profile_reserve_samples(p, c.samples) != 0 || hs_hmap_init(&d.stacks, 1024) != 0 ||
+        !d.stack_of)
         rc = HS_FAIL(&d, "out of memory");
     if (rc == 0)
         rc = hs_pass2(&d, all);
@@ -683,10 +700,13 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
     if (rc == 0)
         rc = hs_check_refs(&d);
     free(d.scratch);
+    free(d.checked);
     hs_hmap_free(&d.stacks);
     if (rc != 0) {
+        free(d.stack_of);
         hs_profile_free(p);
         return NULL;
     }
+    hs_profile_set_stack_classes(p, d.stack_of, p->n_samples, d.n_classes);
     return p;
 }

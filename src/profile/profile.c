@@ -201,9 +201,26 @@ struct hs_profile_index {
     hs_idmap locs, funcs, maps;
     uint64_t max_loc_id, max_func_id, max_map_id;
     hs_intern strs, fdedup;
+    uint32_t *stack_of; /* per decoded sample: its stack class (hs_profile_sample_stack) */
+    size_t n_stack_of, n_stacks;
 };
 
 hs_arena *hs_profile_arena(hs_profile *p) { return &p->ix->arena; }
+
+void hs_profile_set_stack_classes(hs_profile *p, uint32_t *stack_of, size_t n, size_t n_classes)
+{
+    free(p->ix->stack_of);
+    p->ix->stack_of = stack_of;
+    p->ix->n_stack_of = n;
+    p->ix->n_stacks = n_classes;
+}
+
+uint32_t hs_profile_sample_stack(const hs_profile *p, size_t i, size_t *n_classes)
+{
+    if (n_classes)
+        *n_classes = p->ix->n_stacks;
+    return i < p->ix->n_stack_of ? p->ix->stack_of[i] : UINT32_MAX;
+}
 
 static void hs_intern_free(hs_intern *t)
 {
@@ -283,6 +300,7 @@ void hs_profile_free(hs_profile *p)
         hs_idmap_free(&p->ix->maps);
         hs_intern_free(&p->ix->strs);
         hs_intern_free(&p->ix->fdedup);
+        free(p->ix->stack_of);
         free(p->ix);
     }
     free(p);

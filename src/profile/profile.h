@@ -132,6 +132,12 @@ const hs_location *hs_profile_location(const hs_profile *p, uint64_t id);
 const hs_function *hs_profile_function(const hs_profile *p, uint64_t id);
 const hs_mapping *hs_profile_mapping(const hs_profile *p, uint64_t id);
 
+/* Samples of a decoded profile that share one location id array have the
+ * same stack class, a number below *n_classes (set when not NULL), so a
+ * consumer can group them with an array instead of hashing stacks.
+ * UINT32_MAX when sample i has none (built in memory, added later). */
+uint32_t hs_profile_sample_stack(const hs_profile *p, size_t i, size_t *n_classes);
+
 /* Index of the sample type named by `spec`: a type name ("alloc_space") or a
  * decimal index ("2"). -1 when there is no such type. */
 int hs_profile_sample_index(const hs_profile *p, const char *spec);

@@ -695,6 +695,8 @@ static void test_identical_samples_merged(void **state)
     assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, labels, 2), 0);
     assert_int_equal(hs_profile_add_sample(p, ids, 3, minus, labels, 2), 0);
     assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, other, 1), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, NULL, 0), 0); /* by stack class */
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, NULL, 0), 0);
     void *buf;
     size_t len;
     char err[256];
@@ -702,8 +704,11 @@ static void test_identical_samples_merged(void **state)
     hs_profile *q = hs_profile_decode(buf, len, err, sizeof err);
     free(buf);
     assert_non_null(q);
-    assert_int_equal(q->n_samples, 8);
+    assert_int_equal(q->n_samples, 10);
     assert_ptr_equal(q->samples[0].location_ids, q->samples[4].location_ids);
+    assert_int_equal(hs_profile_sample_stack(q, 8, NULL), hs_profile_sample_stack(q, 0, NULL));
+    assert_true(hs_profile_sample_stack(q, 1, NULL) != hs_profile_sample_stack(q, 0, NULL));
+    assert_int_equal(hs_profile_sample_stack(p, 0, NULL), UINT32_MAX); /* built, not decoded */
     hs_analysis_options o;
     opts(&o, HS_KIND_TOP);
     o.relative = true;
@@ -711,8 +716,9 @@ static void test_identical_samples_merged(void **state)
     build(&m, q, NULL, &o);
     o.each_sample = true;
     build(&e, q, NULL, &o);
-    assert_int_equal(e.v->n_stacks, 8);
-    assert_int_equal(m.v->n_stacks, 6); /* 3 alike merged; the negative and the other label apart */
+    assert_int_equal(e.v->n_stacks, 10);
+    assert_int_equal(m.v->n_stacks, 7); /* 3 alike merged; the negative and the other label apart;
+                                           the two label-less ones merged */
     assert_int_equal(m.v->stacks[0].n_samples, 3);
     assert_int_equal(m.v->stacks[0].value, 90);
     size_t n_samples = 0;
@@ -720,12 +726,13 @@ static void test_identical_samples_merged(void **state)
         n_samples += m.v->stacks[i].n_samples;
         assert_true(m.v->stacks[i].value >= 0 || m.v->stacks[i].n_samples == 1);
     }
-    assert_int_equal(n_samples, 8);
+    assert_int_equal(m.v->stacks[6].n_samples, 2);
+    assert_int_equal(n_samples, 10);
     assert_int_equal(m.v->total, e.v->total);           /* relative: sum of |value| */
-    assert_int_equal(m.v->total, 100 + 60 + 10 + 30);
+    assert_int_equal(m.v->total, 100 + 60 + 10 + 30 + 60);
     assert_int_equal(flat_of(&m, "spin"), flat_of(&e, "spin"));
     assert_int_equal(cum_of(&m, "work"), cum_of(&e, "work"));
-    assert_int_equal(flat_of(&m, "spin"), 30 + 20 + 60 - 10 + 30);
+    assert_int_equal(flat_of(&m, "spin"), 30 + 20 + 60 - 10 + 30 + 60);
     unbuild(&m);
     unbuild(&e);
     hs_analysis_options_free(&o);
