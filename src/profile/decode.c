@@ -92,10 +92,30 @@ static int hs_rd_varint_slow(hs_dec *d, hs_rd *r, uint64_t *v)
     return hs_bad_wire(d, s, "varint longer than 10 bytes");
 }
 
+/* Fast paths for the one- to three-byte varints that are most of a
+ * profile (indices, ids, small values); the rest and the checks go slow. */
 static inline int hs_rd_varint(hs_dec *d, hs_rd *r, uint64_t *v)
 {
-    if (r->p < r->end && !(*r->p & 0x80)) {
-        *v = *r->p++;
+    const unsigned char *q = r->p;
+    if (r->end - q >= 3) {
+        if (!(q[0] & 0x80)) {
+            *v = q[0];
+            r->p = q + 1;
+            return 0;
+        }
+        if (!(q[1] & 0x80)) {
+            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+            r->p = q + 2;
+            return 0;
+        }
+        if (!(q[2] & 0x80)) {
+            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+            r->p = q + 3;
+            return 0;
+        }
+    } else if (q < r->end && !(*q & 0x80)) {
+        *v = *q;
+        r->p = q + 1;
         return 0;
     }
     return hs_rd_varint_slow(d, r, v);
