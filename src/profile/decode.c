@@ -6,8 +6,9 @@
  *     strings, sample types, samples, mappings, functions and locations, so
  *     every table is allocated once at its final size and string indices
  *     can be validated as they are read, whatever the field order;
- *  2. each field is decoded straight into the model. Packed varints take a
- *     one-byte fast path; strings are copied once into the profile's arena.
+ *  2. each field is decoded straight into the model. Varints of up to three
+ *     bytes take a fast path; strings are copied once into the profile's
+ *     arena.
  * Samples with equal location ids share one (read-only) array: a CPU
  * profile of a million samples holds far fewer distinct stacks, and the
  * arrays were most of its memory. When the input is the gunzip's own
@@ -19,8 +20,8 @@
  * singular message seen twice replaces the first, a bool takes any wire
  * type; a known field with another wrong wire type, a group, a field
  * number 0, a tag over 5 bytes, a varint over 10 or a length past the end
- * is an error. Every
- * string index is validated here; ids and id references after reindexing.
+ * is an error. Every string index is validated here; ids and id references
+ * after reindexing.
  * Errors: NULL with one line ("not a pprof profile (...)" for bad framing). */
 #include "profile/profile_internal.h"
 #include "profile/hashmap.h"
