@@ -51,6 +51,9 @@ typedef struct {
     uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
     size_t n_classes;
     uint8_t *checked;   /* per class: its ids were validated */
+    const unsigned char *pf_pos; /* lookahead: the end of the last sample peeked at */
+    uint64_t pf_h;               /* and the hash of its location ids */
+    bool pf_valid;
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
     size_t released; /* bytes of the input handed back so far */
 } hs_dec;
@@ -603,6 +606,58 @@ static void hs_release_read(hs_dec *d, const unsigned char *upto)
         d->released = at;
 }
 
+/* Best effort, no errors: if a top-level sample field starts at q and its
+ * first field is a packed location_id run (as every encoder writes them),
+ * the run and the end of the sample. */
+static bool hs_peek_sample_ids(const unsigned char *q, const unsigned char *end, hs_rd *ids,
+                               const unsigned char **next)
+{
+    hs_rd r = {q, end}, sub;
+    uint64_t t, n;
+    hs_dec quiet = {.base = q, .failed = true}; /* errors are not reported */
+    if (hs_rd_varint(&quiet, &r, &t) != 0 || t != (2 << 3 | WT_LEN) ||
+        hs_rd_bytes(&quiet, &r, &sub) != 0)
+        return false;
+    *next = r.p;
+    if (hs_rd_varint(&quiet, &sub, &t) != 0 || t != (1 << 3 | WT_LEN) ||
+        hs_rd_varint(&quiet, &sub, &n) != 0 || n > (uint64_t)(sub.end - sub.p))
+        return false;
+    *ids = (hs_rd){sub.p, sub.p + n};
+    return true;
+}
+
+/* Two samples ahead of the one at `here`: the map slot of the next-but-one
+ * sample's stack and the shared array of the next one are fetched into the
+ * cache, so the lookups of hs_dec_sample do not wait for memory (they were
+ * most of the decoding time of a large profile). Only a hint: nothing here
+ * changes what is decoded. */
+static void hs_prefetch_samples(hs_dec *d, const unsigned char *here, const unsigned char *end)
+{
+    hs_rd ids;
+    const unsigned char *next;
+    if (d->pf_pos <= here) { /* fell behind (first sample, other fields) */
+        d->pf_valid = false;
+        d->pf_pos = here;
+        if (!hs_peek_sample_ids(here, end, &ids, &next))
+            return;
+        d->pf_h = hs_hmap_hash_bytes(ids.p, (size_t)(ids.end - ids.p), 0);
+        d->pf_valid = true;
+        d->pf_pos = next;
+    }
+    if (d->pf_valid) {
+        uint64_t v;
+        size_t it = HS_HMAP_START;
+        if (hs_hmap_next(&d->stacks, d->pf_h, &it, &v))
+            __builtin_prefetch((const uint64_t *)(uintptr_t)v - 1);
+    }
+    d->pf_valid = hs_peek_sample_ids(d->pf_pos, end, &ids, &next);
+    if (d->pf_valid) {
+        d->pf_h = hs_hmap_hash_bytes(ids.p, (size_t)(ids.end - ids.p), 0);
+        hs_hmap_prefetch(&d->stacks, d->pf_h);
+        d->pf_pos = next;
+    }
+}
+
 static int hs_pass2(hs_dec *d, hs_rd r)
 {
     hs_profile *p = d->p;
@@ -615,7 +670,12 @@ static int hs_pass2(hs_dec *d, hs_rd r)
         int rc = 0;
         switch (f) {
         case 1: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_sample_type(d, sub); break;
-        case 2: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_sample(d, sub, p->n_samples); break;
+        case 2:
+            rc = hs_rd_bytes(d, &r, &sub);
+            if (rc == 0)
+                hs_prefetch_samples(d, r.p, r.end);
+            rc = rc || hs_dec_sample(d, sub, p->n_samples);
+            break;
         case 3: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_mapping(d, sub); break;
         case 4: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_location(d, sub); break;
         case 5: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_function(d, sub); break;

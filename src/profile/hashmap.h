@@ -73,6 +73,18 @@ static inline uint64_t hs_hmap_mix(uint64_t x)
     return x;
 }
 
+/* Hint that key will be looked up soon: fetch its first slot into the
+ * cache (a lookup in a large map is a cache miss; callers that know their
+ * next keys overlap those misses with other work). */
+static inline void hs_hmap_prefetch(const hs_hmap *m, uint64_t key)
+{
+    if (m->cap) {
+        size_t i = (size_t)hs_hmap_mix(key) & (m->cap - 1);
+        __builtin_prefetch(&m->used[i]);
+        __builtin_prefetch(&m->e[i]);
+    }
+}
+
 /* A hash of n bytes (eight per step), for keys made of strings or
  * byte runs; only for in-memory maps: its values may change between builds. */
 uint64_t hs_hmap_hash_bytes(const void *p, size_t n, uint64_t seed);
