@@ -54,6 +54,9 @@ typedef struct {
     const unsigned char *pf_pos; /* lookahead: the end of the last sample peeked at */
     uint64_t pf_h;               /* and the hash of its location ids */
     bool pf_valid;
+    const unsigned char *pf_ids[2]; /* the last two id runs hashed ahead, */
+    uint64_t pf_hs[2];              /* their hashes (reused when decoded) */
+    unsigned pf_next;
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
     size_t released; /* bytes of the input handed back so far */
 } hs_dec;
@@ -477,6 +480,25 @@ static int hs_dec_label(hs_dec *d, hs_rd sub, hs_label *out)
     return 0;
 }
 
+/* The hash of a sample's packed ids, remembered for hs_ids_hash. */
+static uint64_t hs_hash_ahead(hs_dec *d, const hs_rd *ids)
+{
+    uint64_t h = hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
+    d->pf_ids[d->pf_next] = ids->p;
+    d->pf_hs[d->pf_next] = h;
+    d->pf_next ^= 1;
+    return h;
+}
+
+/* The hash of a packed id run (hashed ahead already, or now). */
+static uint64_t hs_ids_hash(const hs_dec *d, const hs_rd *ids)
+{
+    for (unsigned i = 0; i < 2; i++)
+        if (d->pf_ids[i] == ids->p)
+            return d->pf_hs[i];
+    return hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
+}
+
 /* Shared location id arrays: in the arena, preceded by their class and
  * their length. */
 
@@ -579,7 +601,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
     s.n_labels = n_labels;
     if (shareable) {
         /* the packed bytes are the key: equal bytes, equal ids */
-        uint64_t h = hs_hmap_hash_bytes(ids_run.p, (size_t)(ids_run.end - ids_run.p), 0);
+        uint64_t h = hs_ids_hash(d, &ids_run);
         s.location_ids = hs_find_shared(d, h, d->scratch, n_ids);
         if (!s.location_ids)
             s.location_ids = hs_add_shared(d, h, d->scratch, n_ids);
@@ -640,7 +662,7 @@ static void hs_prefetch_samples(hs_dec *d, const unsigned char *here, const unsi
         d->pf_pos = here;
         if (!hs_peek_sample_ids(here, end, &ids, &next))
             return;
-        d->pf_h = hs_hmap_hash_bytes(ids.p, (size_t)(ids.end - ids.p), 0);
+        d->pf_h = hs_hash_ahead(d, &ids);
         d->pf_valid = true;
         d->pf_pos = next;
     }
@@ -652,7 +674,7 @@ static void hs_prefetch_samples(hs_dec *d, const unsigned char *here, const unsi
     }
     d->pf_valid = hs_peek_sample_ids(d->pf_pos, end, &ids, &next);
     if (d->pf_valid) {
-        d->pf_h = hs_hmap_hash_bytes(ids.p, (size_t)(ids.end - ids.p), 0);
+        d->pf_h = hs_hash_ahead(d, &ids);
         hs_hmap_prefetch(&d->stacks, d->pf_h);
         d->pf_pos = next;
     }
