@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
@@ -58,6 +59,7 @@ typedef struct {
     uint64_t pf_hs[2];              /* their hashes (reused when decoded) */
     unsigned pf_next;
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
+    size_t page;     /* the page size, a power of two */
     size_t released; /* bytes of the input handed back so far */
 } hs_dec;
 
@@ -620,7 +622,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
  * their sum. Nothing behind the cursor is read again. */
 static void hs_release_read(hs_dec *d, const unsigned char *upto)
 {
-    size_t page = 4096, at = (size_t)(upto - d->base) & ~(page - 1);
+    size_t page = d->page, at = (size_t)(upto - d->base) & ~(page - 1);
     if (!d->release || at < d->released + ((size_t)4 << 20))
         return;
     /* the mapping starts page-aligned (mmap), so offsets are page offsets */
@@ -776,7 +778,9 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
         snprintf(err, errlen, "empty profile");
         return NULL;
     }
-    hs_dec d = {.base = data, .err = err, .errlen = errlen, .release = release};
+    long page = sysconf(_SC_PAGESIZE);
+    hs_dec d = {.base = data, .err = err, .errlen = errlen, .release = release && page > 0,
+                .page = page > 0 ? (size_t)page : 4096};
     hs_rd all = {data, data + len};
     hs_counts c = {0};
     if (hs_pass1(&d, all, &c) != 0)
