@@ -8,12 +8,15 @@
 # each (default 3, interleaved so machine load falls on all alike), it times
 #   hotspur top, hotspur flame, hotspur convert --to collapsed,
 #   go tool pprof -top, go tool pprof -traces
-# with /usr/bin/time (wall seconds and peak RSS), and prints medians and the
-# ratios go/hotspur (top vs -top; flame and convert vs -top and -traces:
-# each is one full pass over every sample, as -traces is). Peak RSS is also
-# given as a multiple of the profile's decoded (gunzipped) size. Writes the
-# "## Analysis speed on a large profile" section of docs/BENCHMARKS.md
-# (other sections are kept) unless BENCH_NO_DOC=1. Not part of `make check`.
+# with /usr/bin/time (wall seconds, user+sys CPU seconds and peak RSS), and
+# prints medians and the ratios go/hotspur (top vs -top; flame and convert
+# vs -top and -traces: each is one full pass over every sample, as -traces
+# is). Peak RSS is also given as a multiple of the profile's decoded
+# (gunzipped) size. BENCH_BASE=OTHER_BUILD_DIR adds that build's three
+# hotspur commands to the same interleaved runs ("before" rows, and the
+# speedup of BUILD over it). Writes the "## Analysis speed on a large
+# profile" section of docs/BENCHMARKS.md (other sections are kept) unless
+# BENCH_NO_DOC=1. Not part of `make check`.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -30,7 +33,14 @@ HOTSPUR=$BUILD/bin/hotspur
 RUNS=${BENCH_RUNS:-3}
 SAMPLES=${BENCH_SAMPLES:-1000000}
 LOCATIONS=${BENCH_LOCATIONS:-200000}
+BASE_BUILD=${BENCH_BASE:-}
 INVOCATION="bench/large_profile.sh $1"
+if [ -n "$BASE_BUILD" ]; then
+    INVOCATION="BENCH_BASE=$BASE_BUILD $INVOCATION"
+    BASE_BUILD=$(cd "$BASE_BUILD" && pwd)
+    [ -x "$BASE_BUILD/bin/hotspur" ] || { echo "large_profile: $BASE_BUILD/bin/hotspur is missing" >&2; exit 1; }
+fi
+if [ -n "${BENCH_RUNS:-}" ]; then INVOCATION="BENCH_RUNS=$RUNS $INVOCATION"; fi
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 
 for f in "$HOTSPUR" "$BUILD/lib/static/libhs_profile.a"; do
@@ -46,7 +56,7 @@ mkdir -p "$BUILD/bench"
 if [ ! -s "$PROFILE" ]; then
     # shellcheck disable=SC2046 # pkg-config prints several flags
     cc -O2 -I"$ROOT/src" -o "$TMP/gen" "$HERE/gen_large_profile.c" \
-        "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib)
+        "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate)
     "$TMP/gen" "$PROFILE.tmp" "$SAMPLES" "$LOCATIONS"
     mv "$PROFILE.tmp" "$PROFILE"
 fi
@@ -63,6 +73,14 @@ CASES=(
     "go tool pprof -top|go tool pprof -top '$PROFILE'"
     "go tool pprof -traces|go tool pprof -traces '$PROFILE'"
 )
+if [ -n "$BASE_BUILD" ]; then
+    B=$BASE_BUILD/bin/hotspur
+    CASES+=(
+        "before: hotspur top|'$B' top '$PROFILE'"
+        "before: hotspur flame|'$B' flame '$PROFILE' -o '$TMP/f.html'"
+        "before: hotspur convert --to collapsed|'$B' convert '$PROFILE' --to collapsed -o '$TMP/c.txt'"
+    )
+fi
 # warm up: page cache, go's tool binary
 go tool pprof -top "$PROFILE" >/dev/null 2>&1 || { echo "large_profile: go tool pprof cannot read the profile" >&2; exit 1; }
 "$HOTSPUR" top "$PROFILE" >/dev/null
@@ -72,18 +90,20 @@ for ((r = 0; r < RUNS; r++)); do
     for c in "${CASES[@]}"; do
         name=${c%%|*}
         cmd=${c#*|}
-        /usr/bin/time -f "%e %M" -o "$TMP/t" bash -c "$cmd >/dev/null 2>&1" ||
+        /usr/bin/time -f "%e %M %U %S" -o "$TMP/t" bash -c "$cmd >/dev/null 2>&1" ||
             { echo "large_profile: '$name' failed" >&2; exit 1; }
         echo "$name|$(cat "$TMP/t")" >>"$TMP/results"
-        echo "  run $((r + 1))/$RUNS  $name: $(cat "$TMP/t") (s, KiB)"
+        echo "  run $((r + 1))/$RUNS  $name: $(cat "$TMP/t") (wall s, KiB, user s, sys s)"
     done
 done
 
 # medians and ratios
+LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 awk -F'|' -v raw="$RAW_BYTES" -v file_mb="$FILE_MB" -v raw_mb="$RAW_MB" -v runs="$RUNS" \
-    -v samples="$SAMPLES" -v locs="$LOCATIONS" -v inv="$INVOCATION" '
-function median(name,   n, i, j, t, a) {
-    n = split(times[name], a, " ")
+    -v samples="$SAMPLES" -v locs="$LOCATIONS" -v inv="$INVOCATION" -v load="$LOAD" \
+    -v base="$BASE_BUILD" '
+function median(list,   n, i, j, t, a) {
+    n = split(list, a, " ")
     for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
@@ -92,23 +112,32 @@ function maxrss(name,   n, i, a, m) {
     for (i = 1; i <= n; i++) if (a[i] + 0 > m) m = a[i] + 0
     return m
 }
-{ split($2, f, " "); times[$1] = times[$1] " " f[1]; rss[$1] = rss[$1] " " f[2]; if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
+{ split($2, f, " "); times[$1] = times[$1] " " f[1]; rss[$1] = rss[$1] " " f[2]; cpu[$1] = cpu[$1] " " (f[3] + f[4])
+  if (!($1 in seen)) { seen[$1] = 1; order[++n] = $1 } }
 END {
     print "## Analysis speed on a large profile"
     print ""
-    printf "Command: `%s`. A generated CPU profile (bench/gen_large_profile.c) of %d samples over %d locations, %s MiB gzipped, %s MiB decoded; median of %d runs each, interleaved, on this machine (2 cores shared). Peak RSS from `/usr/bin/time -v`-style %%M, also as a multiple of the decoded profile size.\n\n", inv, samples, locs, file_mb, raw_mb, runs
-    print "| command | median wall (s) | peak RSS (MiB) | RSS / decoded size |"
-    print "|---|---:|---:|---:|"
+    printf "Command: `%s`. A generated CPU profile (bench/gen_large_profile.c) of %d samples over %d locations, %s MiB gzipped, %s MiB decoded; median of %d runs each, interleaved, on this machine (2 cores shared; load average at the end %s). CPU = user+sys. Peak RSS from `/usr/bin/time` %%M (the largest of the runs), also as a multiple of the decoded profile size.", inv, samples, locs, file_mb, raw_mb, runs, load
+    if (base != "") printf " Rows \"before\" are the build in %s, run in the same rounds.", base
+    print "\n"
+    print "| command | median wall (s) | median CPU (s) | peak RSS (MiB) | RSS / decoded size |"
+    print "|---|---:|---:|---:|---:|"
     for (i = 1; i <= n; i++) {
-        m = median(order[i]); med[order[i]] = m
-        printf "| %s | %.2f | %.0f | %.1fx |\n", order[i], m, maxrss(order[i]) / 1024, maxrss(order[i]) * 1024 / raw
+        m = median(times[order[i]]); med[order[i]] = m; mc[order[i]] = median(cpu[order[i]])
+        printf "| %s | %.2f | %.2f | %.0f | %.1fx |\n", order[i], m, mc[order[i]], maxrss(order[i]) / 1024, maxrss(order[i]) * 1024 / raw
     }
     print ""
     gt = med["go tool pprof -top"]; gr = med["go tool pprof -traces"]
-    printf "Ratios (go tool pprof time / hotspur time; goal >= 3x):\n\n"
+    printf "Ratios of median wall times (go tool pprof / hotspur; goals: each hotspur command <= 1.0 s, <= 3x the decoded size in RSS, >= 20x faster than go tool pprof):\n\n"
     printf "- `top` vs `pprof -top`: **%.1fx**\n", gt / med["hotspur top"]
     printf "- `flame` vs `pprof -top`: **%.1fx**; vs `pprof -traces`: **%.1fx**\n", gt / med["hotspur flame"], gr / med["hotspur flame"]
     printf "- `convert --to collapsed` vs `pprof -top`: **%.1fx**; vs `pprof -traces`: **%.1fx**\n", gt / med["hotspur convert --to collapsed"], gr / med["hotspur convert --to collapsed"]
+    if (base != "") {
+        printf "\nThis build vs before (median wall; median CPU):\n\n"
+        split("hotspur top|hotspur flame|hotspur convert --to collapsed", cs, "|")
+        for (i = 1; i <= 3; i++)
+            printf "- `%s`: **%.1fx** faster; CPU %.1fx\n", substr(cs[i], 9), med["before: " cs[i]] / med[cs[i]], mc["before: " cs[i]] / mc[cs[i]]
+    }
 }' "$TMP/results" >"$TMP/section.md"
 
 echo

@@ -35,7 +35,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 # shellcheck disable=SC2046 # pkg-config prints several flags
 cc -O2 -g -Wall -Wextra -Werror -I"$ROOT/src" -I"$HERE" -o "$TMP/server_query" "$HERE/server_query.c" "${LIBS[@]}" \
-    $(pkg-config --libs libmicrohttpd sqlite3 libcurl libxxhash libprotobuf-c zlib) -lpthread -lm
+    $(pkg-config --libs libmicrohttpd sqlite3 libcurl libxxhash libprotobuf-c zlib libdeflate) -lpthread -lm
 echo "server_query: $TMP/server_query sqlite:$TMP/store --profiles $PROFILES --runs $RUNS"
 "$TMP/server_query" "sqlite:$TMP/store" --profiles "$PROFILES" --runs "$RUNS" | tee "$TMP/out"
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)

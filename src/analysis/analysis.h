@@ -99,6 +99,8 @@ typedef struct {
     char *trim_path;        /* --trim-path P[:P...]: prefixes removed from file names */
     bool untrimmed_paths;   /* file names as in the profile, no trimming at all (traces,
                                as pprof's printTraces, which does not build a graph) */
+    bool each_sample;       /* one view stack per sample, in profile order (traces);
+                               else identical samples are summed into one stack */
 } hs_analysis_options;
 
 /* getopt_long codes of the shared options (beyond any short option char). */
@@ -238,6 +240,9 @@ typedef struct {
     const uint32_t *nodes;
     const uint8_t *inl;
     uint32_t n;
+    uint32_t n_samples;        /* samples summed into this stack: identical
+                                  ones (same stack and labels) are merged
+                                  unless hs_analysis_options.each_sample */
     int64_t value;
     int64_t base;
     int64_t div;               /* --mean: the sample's count (value 0), else 0 */

@@ -1,5 +1,5 @@
 /* analysis_internal.h — helpers private to src/analysis: a growable buffer,
- * an open-addressing hash map from 64-bit keys to uint32 values, string
+ * a multimap from 64-bit hashes to uint32 candidates (profile/hashmap.h), string
  * interning, and the compiled form of the filter options. */
 #ifndef HS_ANALYSIS_INTERNAL_H
 #define HS_ANALYSIS_INTERNAL_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "profile/hashmap.h"
 
 /* ---- error helper ---- */
 void hs_an_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -24,22 +25,25 @@ static inline uint64_t hs_an_mix(uint64_t h)
     h ^= h >> 33;
     return h;
 }
-uint64_t hs_an_hash_bytes(const void *p, size_t n, uint64_t seed);
 
 /* Map from a 64-bit hash to a list of uint32 candidates (collisions are
- * resolved by the caller comparing the candidate). */
-typedef struct {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, n; /* cap is a power of two; empty slot has val UINT32_MAX */
-} hs_an_map;
+ * resolved by the caller comparing the candidate): the shared container
+ * (profile/hashmap.h) used as a multimap. */
+typedef hs_hmap hs_an_map;
 
-int hs_an_map_init(hs_an_map *m, size_t hint);
-void hs_an_map_free(hs_an_map *m);
+static inline int hs_an_map_init(hs_an_map *m, size_t hint) { return hs_hmap_init(m, hint); }
+static inline void hs_an_map_free(hs_an_map *m) { hs_hmap_free(m); }
 /* Iterate candidates: start with *slot = (size_t)-1; returns the next value
  * stored under key, or UINT32_MAX when there is none. */
-uint32_t hs_an_map_next(const hs_an_map *m, uint64_t key, size_t *slot);
-int hs_an_map_put(hs_an_map *m, uint64_t key, uint32_t val);
+static inline uint32_t hs_an_map_next(const hs_an_map *m, uint64_t key, size_t *slot)
+{
+    uint64_t v;
+    return hs_hmap_next(m, key, slot, &v) ? (uint32_t)v : UINT32_MAX;
+}
+static inline int hs_an_map_put(hs_an_map *m, uint64_t key, uint32_t val)
+{
+    return hs_hmap_add(m, key, val);
+}
 
 /* ---- string intern table (id -> string, stable pointers) ---- */
 typedef struct {

@@ -60,8 +60,11 @@ static uint32_t edge_get(gbuild *b, uint32_t src, uint32_t dst)
     return id;
 }
 
-/* One pass over the stacks; kept == NULL keeps every node. */
-static int build_pass(gbuild *b, const uint8_t *kept)
+/* One pass over the stacks; kept == NULL keeps every node. Without
+ * `with_edges` only the nodes' values are computed (the first pass, whose
+ * edges are thrown away whenever nodes are then trimmed: on a large profile
+ * they were most of the time and memory). */
+static int build_pass(gbuild *b, const uint8_t *kept, bool with_edges)
 {
     const hs_view *v = b->v;
     const hs_stack *stacks;
@@ -72,7 +75,7 @@ static int build_pass(gbuild *b, const uint8_t *kept)
     for (size_t i = 0; i < v->n_nodes; i++)
         b->nstamp[i] = UINT32_MAX;
     hs_an_map_free(&b->emap);
-    if (hs_an_map_init(&b->emap, 1024) < 0)
+    if (with_edges && hs_an_map_init(&b->emap, 1024) < 0)
         return -1;
     b->n_edges = 0;
     for (size_t s = 0; s < n_stacks; s++) {
@@ -95,7 +98,7 @@ static int build_pass(gbuild *b, const uint8_t *kept)
                 b->nodes[n].base_cum += bw;
                 b->nodes[n].cum_div += st->div;
             }
-            if (parent != HS_NODE_NONE && parent != n) {
+            if (with_edges && parent != HS_NODE_NONE && parent != n) {
                 uint32_t e = edge_get(b, parent, n);
                 if (e == UINT32_MAX)
                     return -1;
@@ -260,7 +263,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
     uint8_t *edge_dead = NULL;
     if (!b.nodes || !b.nstamp || !order || !kept || hs_an_map_init(&b.emap, 16) < 0)
         goto oom;
-    if (build_pass(&b, NULL) < 0)
+    if (build_pass(&b, NULL, false) < 0)
         goto oom;
     int64_t total = 0;
     size_t present = 0;
@@ -287,11 +290,13 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
         }
         if (nk != present) {
             out->dropped_nodes = present - nk;
-            if (build_pass(&b, kept) < 0)
+            if (build_pass(&b, kept, true) < 0)
                 goto oom;
             filtered = true;
         }
     }
+    if (!filtered && build_pass(&b, NULL, true) < 0) /* nothing trimmed: every edge */
+        goto oom;
     size_t n_order = collect_sorted(v, b.nodes, o->cum_sort, b.drop_negative, order);
     out->orig_count = n_order;
     edge_dead = calloc(b.n_edges + 1, 1);
@@ -306,7 +311,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
             memset(kept, 0, nn);
             for (size_t i = 0; i < (size_t)o->nodecount; i++)
                 kept[order[i]] = 1;
-            if (build_pass(&b, kept) < 0)
+            if (build_pass(&b, kept, true) < 0)
                 goto oom;
             filtered = true;
             n_order = collect_sorted(v, b.nodes, o->cum_sort, b.drop_negative, order);
@@ -316,7 +321,6 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
                 goto oom;
         }
     }
-    (void)filtered;
     for (size_t e = 0; e < b.n_edges; e++) {
         if (!edge_dead[e] && edge_trimmed(&b, e, edge_cut)) {
             edge_dead[e] = 1;

@@ -84,8 +84,7 @@ int hs_analysis_remove_uninteresting(hs_profile *p, char *err, size_t errlen)
             if (!user)
                 continue;
             size_t from = m == 2 ? i + 1 : i; /* keep location_ids[from..] */
-            memmove(S->location_ids, S->location_ids + from,
-                    (S->n_locations - from) * sizeof *S->location_ids);
+            S->location_ids += from; /* not in place: samples may share the array */
             S->n_locations -= from;
             break;
         }

@@ -1,5 +1,4 @@
-/* util.c — small helpers for src/analysis: error formatting, a hash map
- * from 64-bit hashes to uint32 ids (open addressing, linear probing), a
+/* util.c — small helpers for src/analysis: error formatting, a
  * string intern table and path cleaning. Nothing here knows about profiles. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,107 +15,6 @@ void hs_an_err(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
-}
-
-/* Eight bytes per step (a byte-at-a-time FNV was the cost of interning
- * every string of every uploaded profile); only ever used for in-memory
- * maps, so its values may change between builds. */
-uint64_t hs_an_hash_bytes(const void *p, size_t n, uint64_t seed)
-{
-    const unsigned char *s = p;
-    uint64_t h = 0xcbf29ce484222325ULL ^ seed ^ ((uint64_t)n * 0x9E3779B97F4A7C15ULL);
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 32;
-    }
-    if (n) {
-        uint64_t w = 0;
-        memcpy(&w, s, n);
-        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
-        h ^= h >> 32;
-    }
-    return hs_an_mix(h);
-}
-
-int hs_an_map_init(hs_an_map *m, size_t hint)
-{
-    size_t cap = 16;
-    while (cap < hint * 2)
-        cap <<= 1;
-    m->keys = malloc(cap * sizeof *m->keys);
-    m->vals = malloc(cap * sizeof *m->vals);
-    if (!m->keys || !m->vals) {
-        free(m->keys);
-        free(m->vals);
-        m->keys = NULL;
-        m->vals = NULL;
-        return -1;
-    }
-    memset(m->vals, 0xff, cap * sizeof *m->vals);
-    m->cap = cap;
-    m->n = 0;
-    return 0;
-}
-
-void hs_an_map_free(hs_an_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    m->keys = NULL;
-    m->vals = NULL;
-    m->cap = m->n = 0;
-}
-
-uint32_t hs_an_map_next(const hs_an_map *m, uint64_t key, size_t *slot)
-{
-    size_t mask = m->cap - 1;
-    size_t i = (*slot == (size_t)-1) ? (size_t)(key & mask) : ((*slot + 1) & mask);
-    for (;;) {
-        if (m->vals[i] == UINT32_MAX) {
-            *slot = i;
-            return UINT32_MAX;
-        }
-        if (m->keys[i] == key) {
-            *slot = i;
-            return m->vals[i];
-        }
-        i = (i + 1) & mask;
-    }
-}
-
-static int map_grow(hs_an_map *m)
-{
-    hs_an_map nm;
-    if (hs_an_map_init(&nm, m->cap) < 0) /* doubles the capacity */
-        return -1;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (m->vals[i] == UINT32_MAX)
-            continue;
-        size_t j = (size_t)(m->keys[i] & (nm.cap - 1));
-        while (nm.vals[j] != UINT32_MAX)
-            j = (j + 1) & (nm.cap - 1);
-        nm.keys[j] = m->keys[i];
-        nm.vals[j] = m->vals[i];
-    }
-    nm.n = m->n;
-    hs_an_map_free(m);
-    *m = nm;
-    return 0;
-}
-
-int hs_an_map_put(hs_an_map *m, uint64_t key, uint32_t val)
-{
-    if ((m->n + 1) * 2 > m->cap && map_grow(m) < 0)
-        return -1;
-    size_t i = (size_t)(key & (m->cap - 1));
-    while (m->vals[i] != UINT32_MAX)
-        i = (i + 1) & (m->cap - 1);
-    m->keys[i] = key;
-    m->vals[i] = val;
-    m->n++;
-    return 0;
 }
 
 int hs_an_strtab_init(hs_an_strtab *t)
@@ -137,7 +35,7 @@ void hs_an_strtab_free(hs_an_strtab *t)
 uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s)
 {
     size_t len = strlen(s);
-    uint64_t h = hs_an_hash_bytes(s, len, 0);
+    uint64_t h = hs_hmap_hash_bytes(s, len, 0);
     size_t slot = (size_t)-1;
     uint32_t id;
     while ((id = hs_an_map_next(&t->map, h, &slot)) != UINT32_MAX)

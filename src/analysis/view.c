@@ -41,6 +41,7 @@ typedef struct {
     int64_t div_total, base_div_total; /* --mean: sum of the counts */
     int64_t diff_total, diff_div;      /* over samples labelled pprof::base (--diff-base) */
     bool has_diff;
+    bool each_sample; /* hs_analysis_options.each_sample */
 } view_full;
 
 /* node identity */
@@ -531,6 +532,42 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
     return true;
 }
 
+/* Identity of a sample for merging: its location id array (by address:
+ * the decoder shares the arrays of byte-identical stacks) and its labels. */
+static uint64_t sample_hash(const hs_sample *S)
+{
+    uint64_t h = hs_an_mix((uint64_t)(uintptr_t)S->location_ids ^ ((uint64_t)S->n_locations << 48));
+    if (S->n_labels)
+        h ^= hs_hmap_hash_bytes(S->labels, S->n_labels * sizeof *S->labels, h);
+    return h;
+}
+
+static bool same_sample(const hs_sample *a, const hs_sample *b)
+{
+    return a->location_ids == b->location_ids && a->n_locations == b->n_locations &&
+           a->n_labels == b->n_labels &&
+           (a->n_labels == 0 || memcmp(a->labels, b->labels, a->n_labels * sizeof *a->labels) == 0);
+}
+
+/* An earlier sample of p equal to S: true with its entry in *val. */
+static bool find_same(const struct hs_view_private *pv, const hs_hmap *seen, const hs_profile *p,
+                      uint64_t h, const hs_sample *S, uint64_t *val)
+{
+    for (size_t it = HS_HMAP_START; hs_hmap_next(seen, h, &it, val);) {
+        const hs_sample *o = (*val & 1) ? pv->stacks[*val >> 1].sample : &p->samples[*val >> 1];
+        if (same_sample(o, S))
+            return true;
+    }
+    return false;
+}
+
+/* A stack class of the decoder seen in this profile: its array and entry. */
+typedef struct {
+    const uint64_t *ids; /* NULL: not yet */
+    size_t n;
+    uint64_t entry; /* as in add_profile's `seen` */
+} class_seen;
+
 /* Process one profile's samples. sign: 0 NEW, 1 BASE. */
 static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, double scale,
                        const hs_an_filters *f, bool *flags_out, char *err, size_t errlen)
@@ -548,6 +585,13 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     int rc = -1;
     const hs_location **locs = NULL;
     size_t locs_cap = 0;
+    bool merge = !vf->each_sample;
+    hs_hmap seen = {0}; /* sample_hash -> stack index << 1 | 1, or dropped sample index << 1 */
+    size_t n_classes = 0;
+    (void)hs_profile_sample_stack(p, 0, &n_classes);
+    class_seen *classes = merge && n_classes ? calloc(n_classes, sizeof *classes) : NULL;
+    if (merge && n_classes && !classes)
+        n_classes = 0; /* the hash alone still merges */
     if (compute_matches(&c) < 0 || compute_locations(&c, pv) < 0) {
         hs_an_err(err, errlen, "out of memory");
         goto out;
@@ -586,8 +630,52 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             }
             locs = nl;
         }
+        /* a sample indistinguishable from an earlier one (the same shared
+         * location id array, equal labels) adds to its stack; label-less
+         * samples find it by the decoder's stack class, others by hash */
+        uint64_t sh = 0, prev = 0;
+        bool found = false;
+        class_seen *cs = NULL;
+        if (merge) {
+            uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
+            if (k < n_classes && (!classes[k].ids || (classes[k].ids == S->location_ids &&
+                                                      classes[k].n == S->n_locations))) {
+                cs = &classes[k];
+                found = cs->ids != NULL;
+                prev = cs->entry;
+            } else {
+                sh = sample_hash(S);
+                found = find_same(pv, &seen, p, sh, S, &prev);
+            }
+        }
+        bool remember = merge && !found;
+        if (found) {
+            if (!(prev & 1))
+                continue; /* dropped, as that one was */
+            hs_stack *st = &pv->stacks[prev >> 1];
+            int64_t *acc = is_base ? &st->base : &st->value;
+            /* values of one sign only: sums of |value| stay exact */
+            if ((*acc < 0) == (v < 0)) {
+                *acc += v;
+                st->div += dv;
+                st->n_samples++;
+                if (is_base)
+                    vf->pub.kept_base += v;
+                else
+                    vf->pub.kept_total += v;
+                continue;
+            }
+        }
         size_t n = 0, need = 0;
-        if (!sample_keep(&c, S, locs, &n))
+        bool kept = sample_keep(&c, S, locs, &n);
+        uint64_t entry = kept ? (uint64_t)pv->n_stacks << 1 | 1 : (uint64_t)s << 1;
+        if (remember && cs) {
+            *cs = (class_seen){S->location_ids, S->n_locations, entry};
+        } else if (remember && hs_hmap_add(&seen, sh, entry) < 0) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+        if (!kept)
             continue;
         flags_out[0] = true; /* tagfocus matched something */
         for (size_t k = 0; k < n; k++)
@@ -610,6 +698,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         st->value = is_base ? 0 : v;
         st->base = is_base ? v : 0;
         st->div = dv;
+        st->n_samples = 1;
         st->profile = p;
         st->sample = S;
         if (is_base)
@@ -624,6 +713,8 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     flags_out[5] |= c.sfm;
     rc = 0;
 out:
+    hs_hmap_free(&seen);
+    free(classes);
     free(locs);
     free(c.fmatch);
     free(c.mmatch);
@@ -711,6 +802,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     vf->trim_path = o->trim_path;
     vf->source_path = o->source_path;
     vf->untrimmed = o->untrimmed_paths;
+    vf->each_sample = o->each_sample;
     v->mean = o->mean;
     v->diff = n_base > 0;
     v->profile = p0;
@@ -1051,6 +1143,7 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
             u[id].value += st->value;
             u[id].base += st->base;
             u[id].div += st->div;
+            u[id].n_samples += st->n_samples;
             continue;
         }
         u[nu] = *st;

@@ -83,8 +83,8 @@ static inline hs_profile *hs_cli_load(const char *path, const char *from, char *
     }
     hs_profile *p = NULL;
     if (strcmp(from, "pprof") == 0)
-        p = hs_profile_decode(data, len, err, errlen);
-    else if (strcmp(from, "collapsed") == 0)
+        return hs_profile_decode_owned(data, len, err, errlen); /* frees data once inflated */
+    if (strcmp(from, "collapsed") == 0)
         p = hs_import_collapsed(data, len, err, errlen);
     else if (strcmp(from, "perf-script") == 0)
         p = hs_import_perf_script(data, len, err, errlen);

@@ -45,6 +45,7 @@ static int sample_report(const hs_cli_spec *sp, int argc, char **argv, int mode)
     if (rc >= 0)
         return rc;
     o.untrimmed_paths = mode != REP_TAGS; /* pprof's -traces prints file names untrimmed */
+    o.each_sample = true;                 /* every sample printed, in profile order */
     char msg[512];
     hs_profile **ps = NULL;
     int n = argc - first;

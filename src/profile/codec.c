@@ -1,11 +1,11 @@
 /* codec.c — pprof profile.proto <-> hs_profile (see profile.h).
  *
- * Decoding: optional gunzip (zlib, detected by magic, bounded in size and
- * ratio), then protobuf-c unpacks into a temporary bump arena (no per-message
- * malloc/free), then the message tree is copied into the model and every
- * string index and id reference is validated. Any failure returns NULL with
- * a one-line reason. Encoding builds a protobuf-c message tree that points
+ * Decoding: optional gunzip (libdeflate, detected by magic, bounded in size
+ * and ratio), then decode.c reads the wire format straight into the model and
+ * validates every string index and id reference. Any failure returns NULL
+ * with a one-line reason. Encoding builds a protobuf-c message tree that points
  * into the model's arrays, packs it and gzips it. */
+#define _GNU_SOURCE /* mremap */
 #include "profile/profile_internal.h"
 #include "profile.pb-c.h"
 
@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -42,12 +44,137 @@ static bool hs_is_gzip(const unsigned char *d, size_t len)
     return len >= 2 && d[0] == 0x1f && d[1] == 0x8b;
 }
 
-static bool hs_inflate_too_big(size_t out, size_t in)
+/* The largest decompressed size allowed for `in` compressed bytes: 2 GiB,
+ * and above 256 MiB at most HS_MAX_RATIO times the input. */
+static size_t hs_inflate_limit(size_t in)
 {
-    if (out > HS_MAX_DECODED)
-        return true;
-    return out > HS_RATIO_FREE && out / HS_MAX_RATIO > in;
+    size_t by_ratio = in > (HS_MAX_DECODED / HS_MAX_RATIO) ? HS_MAX_DECODED : in * HS_MAX_RATIO + HS_MAX_RATIO - 1;
+    size_t lim = by_ratio > HS_RATIO_FREE ? by_ratio : HS_RATIO_FREE;
+    return lim > HS_MAX_DECODED ? HS_MAX_DECODED : lim;
 }
+
+/* The gunzip output: an anonymous mapping (pages cost nothing until
+ * written, growth is mremap, and the decoder may hand back the pages it has
+ * read: see hs_profile_decode_pb). */
+typedef struct {
+    unsigned char *p;
+    size_t cap;
+} hs_mbuf;
+
+static int hs_mbuf_reserve(hs_mbuf *b, size_t cap)
+{
+    void *n = b->p ? mremap(b->p, b->cap, cap, MREMAP_MAYMOVE)
+                   : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (n == MAP_FAILED)
+        return -1;
+    b->p = n;
+    b->cap = cap;
+    return 0;
+}
+
+static void hs_mbuf_free(hs_mbuf *b)
+{
+    if (b->p)
+        (void)munmap(b->p, b->cap);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+/* Inflate all gzip members of in[0..len) (libdeflate, whole-buffer) into
+ * *out. The first guess of the size is the gzip trailer's ISIZE (exact for
+ * one member under 4 GiB); a member that does not fit is decompressed
+ * again into a buffer twice as large, up to hs_inflate_limit. */
+static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *outlen, char *err,
+                     size_t errlen)
+{
+    size_t limit = hs_inflate_limit(len), guess = (size_t)4 << 20;
+    if (len >= 18) {
+        const unsigned char *t = in + len - 4;
+        size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+        if (isize > guess)
+            guess = isize;
+    }
+    if (guess > limit)
+        guess = limit;
+    struct libdeflate_decompressor *dz = libdeflate_alloc_decompressor();
+    if (!dz || hs_mbuf_reserve(out, guess + 1) != 0) {
+        if (dz)
+            libdeflate_free_decompressor(dz);
+        return HS_ERR("out of memory");
+    }
+    size_t used = 0, consumed = 0;
+    int rc = 0;
+    while (rc == 0) {
+        size_t in_n, out_n;
+        enum libdeflate_result r = libdeflate_gzip_decompress_ex(
+            dz, in + consumed, len - consumed, out->p + used, out->cap - used, &in_n, &out_n);
+        if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
+            if (out->cap > limit) /* already past the limit: the data is larger */
+                rc = limit == HS_MAX_DECODED ? HS_ERR("decompressed profile larger than 2 GiB")
+                                             : HS_ERR("gzip data expands too much (possible decompression bomb)");
+            else if (hs_mbuf_reserve(out, out->cap * 2 > limit + 1 ? limit + 1 : out->cap * 2) != 0)
+                rc = HS_ERR("out of memory");
+            continue;
+        }
+        if (r != LIBDEFLATE_SUCCESS) {
+            rc = HS_ERR("corrupt or truncated gzip data");
+            break;
+        }
+        consumed += in_n;
+        used += out_n;
+        if (used > limit)
+            rc = limit == HS_MAX_DECODED ? HS_ERR("decompressed profile larger than 2 GiB")
+                                         : HS_ERR("gzip data expands too much (possible decompression bomb)");
+        else if (consumed == len || !hs_is_gzip(in + consumed, len - consumed))
+            break; /* trailing garbage after the last member is ignored, as gzip does */
+    }
+    libdeflate_free_decompressor(dz);
+    if (rc != 0) {
+        hs_mbuf_free(out);
+        return -1;
+    }
+    *outlen = used;
+    return 0;
+}
+
+/* Decode gzipped (or not) bytes; `owned`: data is malloc'd and ours to free
+ * as soon as it has been inflated. */
+static hs_profile *hs_decode(const void *data, size_t len, bool owned, char *err, size_t errlen)
+{
+    const unsigned char *d = data;
+    hs_profile *p = NULL;
+    if (len > HS_MAX_DECODED) {
+        snprintf(err, errlen, "profile larger than 2 GiB");
+    } else if (!hs_is_gzip(d, len)) {
+        p = hs_profile_decode_pb(d, len, false, err, errlen);
+    } else {
+        hs_mbuf raw = {NULL, 0};
+        size_t rawlen;
+        int rc = hs_gunzip(d, len, &raw, &rawlen, err, errlen);
+        if (owned) {
+            free((void *)data);
+            owned = false;
+        }
+        if (rc == 0)
+            p = hs_profile_decode_pb(raw.p, rawlen, true, err, errlen);
+        hs_mbuf_free(&raw);
+    }
+    if (owned)
+        free((void *)data);
+    return p;
+}
+
+hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen)
+{
+    return hs_decode(data, len, false, err, errlen);
+}
+
+hs_profile *hs_profile_decode_owned(void *data, size_t len, char *err, size_t errlen)
+{
+    return hs_decode(data, len, true, err, errlen);
+}
+
+/* ---- files ---- */
 
 static int hs_grow_buffer(unsigned char **buf, size_t *cap)
 {
@@ -61,297 +188,6 @@ static int hs_grow_buffer(unsigned char **buf, size_t *cap)
     *cap = ncap;
     return 0;
 }
-
-/* Inflate all gzip members of in[0..len) into a malloc'd buffer. */
-static int hs_gunzip(const unsigned char *in, size_t len, unsigned char **out, size_t *outlen,
-                     char *err, size_t errlen)
-{
-    z_stream z = {0};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
-        return HS_ERR("zlib init failed");
-    size_t cap = len < ((size_t)1 << 20) ? ((size_t)4 << 20) : len * 4;
-    if (cap > HS_MAX_DECODED + 1)
-        cap = HS_MAX_DECODED + 1;
-    unsigned char *buf = malloc(cap);
-    size_t used = 0, consumed = 0;
-    int rc = buf ? 0 : HS_ERR("out of memory");
-    while (rc == 0) {
-        if (used == cap && (cap > HS_MAX_DECODED || hs_grow_buffer(&buf, &cap) != 0)) {
-            rc = cap > HS_MAX_DECODED ? HS_ERR("decompressed profile larger than 2 GiB")
-                                      : HS_ERR("out of memory");
-            break;
-        }
-        size_t in_chunk = len - consumed > UINT32_MAX ? UINT32_MAX : len - consumed;
-        size_t out_chunk = cap - used > UINT32_MAX ? UINT32_MAX : cap - used;
-        z.next_in = (unsigned char *)in + consumed;
-        z.avail_in = (uInt)in_chunk;
-        z.next_out = buf + used;
-        z.avail_out = (uInt)out_chunk;
-        int zr = inflate(&z, Z_NO_FLUSH);
-        consumed += in_chunk - z.avail_in;
-        used += out_chunk - z.avail_out;
-        if (hs_inflate_too_big(used, len)) {
-            rc = HS_ERR("gzip data expands too much (possible decompression bomb)");
-        } else if (zr == Z_STREAM_END) {
-            if (consumed == len || !hs_is_gzip(in + consumed, len - consumed))
-                break; /* trailing garbage after the last member is ignored, as gzip does */
-            if (inflateReset(&z) != Z_OK)
-                rc = HS_ERR("zlib reset failed");
-        } else if (zr == Z_BUF_ERROR && consumed == len && z.avail_out > 0) {
-            rc = HS_ERR("truncated gzip data");
-        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            rc = HS_ERR("corrupt gzip data (%s)", z.msg ? z.msg : "inflate failed");
-        }
-    }
-    inflateEnd(&z);
-    if (rc != 0) {
-        free(buf);
-        return -1;
-    }
-    *out = buf;
-    *outlen = used;
-    return 0;
-}
-
-/* ---- protobuf -> model ---- */
-
-static void *hs_pb_alloc(void *arena, size_t size) { return hs_arena_alloc(arena, size); }
-static void hs_pb_free(void *arena, void *ptr)
-{
-    (void)arena;
-    (void)ptr;
-}
-
-static bool hs_str_ok(const hs_profile *p, int64_t idx)
-{
-    return idx >= 0 && (uint64_t)idx < p->n_strings;
-}
-
-static int hs_copy_strings(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
-{
-    if (m->n_string_table > 0 && m->string_table[0][0] != '\0')
-        return HS_ERR("string_table[0] is not empty");
-    hs_arena *a = hs_profile_arena(p);
-    for (size_t i = 1; i < m->n_string_table; i++) {
-        char *s = hs_arena_strdup(a, m->string_table[i]);
-        if (!s || hs_profile_push_string_raw(p, s) != 0)
-            return HS_ERR("out of memory");
-    }
-    return 0;
-}
-
-static int hs_copy_value_type(const hs_profile *p, const pb_value_type *v, hs_value_type *out,
-                              char *err, size_t errlen)
-{
-    if (!hs_str_ok(p, v->type) || !hs_str_ok(p, v->unit))
-        return HS_ERR("value type has a bad string index");
-    out->type = v->type;
-    out->unit = v->unit;
-    return 0;
-}
-
-static int hs_copy_header(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < m->n_sample_type; i++) {
-        hs_value_type vt;
-        if (hs_copy_value_type(p, m->sample_type[i], &vt, err, errlen) != 0)
-            return -1;
-        if (hs_profile_push_sample_type_raw(p, vt.type, vt.unit) < 0)
-            return HS_ERR("out of memory");
-    }
-    if (m->period_type && hs_copy_value_type(p, m->period_type, &p->period_type, err, errlen) != 0)
-        return -1;
-    for (size_t i = 0; i < m->n_comment; i++) {
-        if (!hs_str_ok(p, m->comment[i]))
-            return HS_ERR("comment has a bad string index");
-        if (hs_profile_push_comment_raw(p, m->comment[i]) != 0)
-            return HS_ERR("out of memory");
-    }
-    if (!hs_str_ok(p, m->drop_frames) || !hs_str_ok(p, m->keep_frames) ||
-        !hs_str_ok(p, m->default_sample_type))
-        return HS_ERR("profile has a bad string index");
-    p->drop_frames = m->drop_frames;
-    p->keep_frames = m->keep_frames;
-    p->time_nanos = m->time_nanos;
-    p->duration_nanos = m->duration_nanos;
-    p->period = m->period;
-    p->default_sample_type = m->default_sample_type;
-    return 0;
-}
-
-static int hs_copy_mappings(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < m->n_mapping; i++) {
-        const pb_mapping *pm = m->mapping[i];
-        if (!hs_str_ok(p, pm->filename) || !hs_str_ok(p, pm->build_id))
-            return HS_ERR("mapping %llu has a bad string index", (unsigned long long)pm->id);
-        hs_mapping hm = {pm->id, pm->memory_start, pm->memory_limit, pm->file_offset,
-                         pm->filename, pm->build_id, pm->has_functions, pm->has_filenames,
-                         pm->has_line_numbers, pm->has_inline_frames};
-        if (hs_profile_push_mapping_raw(p, &hm) != 0)
-            return HS_ERR("out of memory");
-    }
-    return 0;
-}
-
-static int hs_copy_functions(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < m->n_function; i++) {
-        const pb_function *f = m->function[i];
-        if (!hs_str_ok(p, f->name) || !hs_str_ok(p, f->system_name) ||
-            !hs_str_ok(p, f->filename))
-            return HS_ERR("function %llu has a bad string index", (unsigned long long)f->id);
-        hs_function hf = {f->id, f->name, f->system_name, f->filename, f->start_line};
-        if (hs_profile_push_function_raw(p, &hf) != 0)
-            return HS_ERR("out of memory");
-    }
-    return 0;
-}
-
-static int hs_copy_locations(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
-{
-    hs_arena *a = hs_profile_arena(p);
-    for (size_t i = 0; i < m->n_location; i++) {
-        const pb_location *l = m->location[i];
-        hs_location hl = {.id = l->id, .mapping_id = l->mapping_id, .address = l->address,
-                          .n_lines = l->n_line, .is_folded = l->is_folded};
-        if (l->n_line) {
-            hl.lines = hs_arena_alloc(a, l->n_line * sizeof *hl.lines);
-            if (!hl.lines)
-                return HS_ERR("out of memory");
-            for (size_t j = 0; j < l->n_line; j++)
-                hl.lines[j] = (hs_line){l->line[j]->function_id, l->line[j]->line,
-                                        l->line[j]->column};
-        }
-        if (hs_profile_push_location_raw(p, &hl) != 0)
-            return HS_ERR("out of memory");
-    }
-    return 0;
-}
-
-static int hs_copy_labels(hs_profile *p, const pb_sample *s, hs_sample *out, char *err,
-                          size_t errlen)
-{
-    out->labels = hs_arena_alloc(hs_profile_arena(p), s->n_label * sizeof *out->labels);
-    if (!out->labels)
-        return HS_ERR("out of memory");
-    for (size_t j = 0; j < s->n_label; j++) {
-        const pb_label *l = s->label[j];
-        if (!hs_str_ok(p, l->key) || !hs_str_ok(p, l->str) || !hs_str_ok(p, l->num_unit))
-            return HS_ERR("sample label has a bad string index");
-        out->labels[j] = (hs_label){l->key, l->str, l->num, l->num_unit};
-    }
-    out->n_labels = s->n_label;
-    return 0;
-}
-
-static int hs_copy_samples(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
-{
-    if (hs_profile_reserve_samples(p, m->n_sample) != 0)
-        return HS_ERR("out of memory");
-    hs_arena *a = hs_profile_arena(p);
-    for (size_t i = 0; i < m->n_sample; i++) {
-        const pb_sample *s = m->sample[i];
-        if (s->n_value != p->n_sample_types)
-            return HS_ERR("sample %zu has %zu values, expected %zu", i, s->n_value,
-                          p->n_sample_types);
-        hs_sample hs = {.n_locations = s->n_location_id};
-        hs.location_ids = hs_arena_memdup(a, s->location_id, s->n_location_id * 8);
-        hs.values = hs_arena_memdup(a, s->value, s->n_value * 8);
-        if (!hs.location_ids || !hs.values)
-            return HS_ERR("out of memory");
-        if (s->n_label && hs_copy_labels(p, s, &hs, err, errlen) != 0)
-            return -1;
-        p->samples[p->n_samples++] = hs;
-    }
-    return 0;
-}
-
-/* ---- validation of id references (after the id maps are built) ---- */
-
-static int hs_check_locations(const hs_profile *p, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < p->n_locations; i++) {
-        const hs_location *l = &p->locations[i];
-        if (l->mapping_id && !hs_profile_mapping(p, l->mapping_id))
-            return HS_ERR("location %llu references unknown mapping %llu",
-                          (unsigned long long)l->id, (unsigned long long)l->mapping_id);
-        for (size_t j = 0; j < l->n_lines; j++)
-            if (!hs_profile_function(p, l->lines[j].function_id))
-                return HS_ERR("location %llu references unknown function %llu",
-                              (unsigned long long)l->id,
-                              (unsigned long long)l->lines[j].function_id);
-    }
-    return 0;
-}
-
-static int hs_check_samples(const hs_profile *p, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < p->n_samples; i++) {
-        const hs_sample *s = &p->samples[i];
-        for (size_t j = 0; j < s->n_locations; j++)
-            if (!hs_profile_location(p, s->location_ids[j]))
-                return HS_ERR("sample %zu references unknown location %llu", i,
-                              (unsigned long long)s->location_ids[j]);
-    }
-    return 0;
-}
-
-static int hs_build_model(hs_profile *p, const pb_profile *m, char *err, size_t errlen)
-{
-    if (hs_profile_reserve_tables(p, m->n_string_table, m->n_mapping, m->n_function, m->n_location) != 0)
-        return HS_ERR("out of memory");
-    if (hs_copy_strings(p, m, err, errlen) != 0 || hs_copy_header(p, m, err, errlen) != 0 ||
-        hs_copy_mappings(p, m, err, errlen) != 0 || hs_copy_functions(p, m, err, errlen) != 0 ||
-        hs_copy_locations(p, m, err, errlen) != 0 || hs_copy_samples(p, m, err, errlen) != 0)
-        return -1;
-    if (hs_profile_reindex(p, err, errlen) != 0)
-        return -1;
-    return hs_check_locations(p, err, errlen) != 0 ? -1 : hs_check_samples(p, err, errlen);
-}
-
-static hs_profile *hs_decode_raw(const unsigned char *data, size_t len, char *err, size_t errlen)
-{
-    if (len == 0) {
-        snprintf(err, errlen, "empty profile");
-        return NULL;
-    }
-    /* protobuf-c's unpacked tree is bounded by a multiple of the input size */
-    hs_arena tmp = {.limit = len * 16 + ((size_t)64 << 20)};
-    ProtobufCAllocator alloc = {hs_pb_alloc, hs_pb_free, &tmp};
-    pb_profile *m = perftools__profiles__profile__unpack(&alloc, len, data);
-    hs_profile *p = NULL;
-    if (!m) {
-        snprintf(err, errlen, "not a pprof profile (protobuf decoding failed)");
-    } else if (!(p = hs_profile_new())) {
-        snprintf(err, errlen, "out of memory");
-    } else if (hs_build_model(p, m, err, errlen) != 0) {
-        hs_profile_free(p);
-        p = NULL;
-    }
-    hs_arena_free(&tmp);
-    return p;
-}
-
-hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen)
-{
-    const unsigned char *d = data;
-    if (len > HS_MAX_DECODED) {
-        snprintf(err, errlen, "profile larger than 2 GiB");
-        return NULL;
-    }
-    if (!hs_is_gzip(d, len))
-        return hs_decode_raw(d, len, err, errlen);
-    unsigned char *raw;
-    size_t rawlen;
-    if (hs_gunzip(d, len, &raw, &rawlen, err, errlen) != 0)
-        return NULL;
-    hs_profile *p = hs_decode_raw(raw, rawlen, err, errlen);
-    free(raw);
-    return p;
-}
-
-/* ---- files ---- */
 
 static int hs_read_all(int fd, unsigned char **out, size_t *outlen, char *err, size_t errlen)
 {
@@ -403,9 +239,7 @@ hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen)
         close(fd);
     if (rc != 0)
         return NULL;
-    hs_profile *p = hs_profile_decode(buf, len, err, errlen);
-    free(buf);
-    return p;
+    return hs_profile_decode_owned(buf, len, err, errlen);
 }
 
 /* ---- model -> protobuf ---- */

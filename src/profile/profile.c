@@ -8,6 +8,7 @@
  * fast path when ids are dense (1..n in order, as we and Go write them).
  * Strings and functions are interned through lazily built hash tables. */
 #include "profile/profile_internal.h"
+#include "profile/hashmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,16 +93,6 @@ void hs_arena_free(hs_arena *a)
 
 /* ---- hashing ---- */
 
-static uint64_t hs_mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 static uint64_t hs_hash_str(const char *s)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -109,7 +100,7 @@ static uint64_t hs_hash_str(const char *s)
         h ^= (unsigned char)*s;
         h *= 0x100000001b3ULL;
     }
-    return hs_mix64(h);
+    return hs_hmap_mix(h);
 }
 
 static size_t hs_pow2_at_least(size_t n)
@@ -123,57 +114,24 @@ static size_t hs_pow2_at_least(size_t n)
 /* ---- id -> index maps ---- */
 
 typedef struct {
-    uint64_t *keys;
-    uint32_t *vals; /* index + 1; 0 = empty slot */
-    size_t cap, n;
-    bool dense;     /* element i has id i+1: no table needed */
+    hs_hmap map; /* id -> element index */
+    bool dense;  /* element i has id i+1: no table needed */
 } hs_idmap;
 
 static void hs_idmap_free(hs_idmap *m)
 {
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
+    hs_hmap_free(&m->map);
     m->dense = true;
 }
 
+/* -1 on a duplicate id or out of memory */
 static int hs_idmap_put(hs_idmap *m, uint64_t id, size_t index)
 {
-    size_t mask = m->cap - 1;
-    for (size_t i = hs_mix64(id) & mask;; i = (i + 1) & mask) {
-        if (!m->vals[i]) {
-            m->keys[i] = id;
-            m->vals[i] = (uint32_t)(index + 1);
-            m->n++;
-            return 0;
-        }
-        if (m->keys[i] == id)
-            return -1; /* duplicate */
-    }
-}
-
-static int hs_idmap_grow(hs_idmap *m, size_t need)
-{
-    size_t cap = hs_pow2_at_least(need * 2);
-    uint64_t *keys = malloc(cap * sizeof *keys);
-    uint32_t *vals = calloc(cap, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
+    bool inserted;
+    uint64_t *v = hs_hmap_slot(&m->map, id, &inserted);
+    if (!v || !inserted)
         return -1;
-    }
-    uint64_t *ok = m->keys;
-    uint32_t *ov = m->vals;
-    size_t ocap = m->cap;
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-    m->n = 0;
-    for (size_t i = 0; i < ocap; i++)
-        if (ov[i])
-            (void)hs_idmap_put(m, ok[i], ov[i] - 1);
-    free(ok);
-    free(ov);
+    *v = index;
     return 0;
 }
 
@@ -194,7 +152,7 @@ static int hs_idmap_build(hs_idmap *m, const void *base, size_t stride, size_t n
             m->dense = false;
     if (m->dense)
         return 0;
-    if (n > UINT32_MAX - 1 || hs_idmap_grow(m, n) != 0)
+    if (n > UINT32_MAX - 1 || hs_hmap_reserve(&m->map, n) != 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         uint64_t id = hs_id_at(base, stride, i);
@@ -211,12 +169,10 @@ static int hs_idmap_append(hs_idmap *m, const void *base, size_t stride, size_t 
         return 0;
     if (m->dense) {
         m->dense = false;
-        if (hs_idmap_grow(m, n) != 0)
+        if (hs_hmap_reserve(&m->map, n) != 0)
             return -1;
         for (size_t i = 0; i + 1 < n; i++)
             (void)hs_idmap_put(m, hs_id_at(base, stride, i), i);
-    } else if ((m->n + 1) * 2 > m->cap && hs_idmap_grow(m, m->n + 1) != 0) {
-        return -1;
     }
     return hs_idmap_put(m, id, n - 1);
 }
@@ -227,13 +183,8 @@ static long hs_idmap_get(const hs_idmap *m, const void *base, size_t stride, siz
         return (id >= 1 && id <= n) ? (long)(id - 1) : -1;
     (void)base;
     (void)stride;
-    size_t mask = m->cap - 1;
-    for (size_t i = hs_mix64(id) & mask;; i = (i + 1) & mask) {
-        if (!m->vals[i])
-            return -1;
-        if (m->keys[i] == id)
-            return (long)m->vals[i] - 1;
-    }
+    uint64_t i;
+    return hs_hmap_get(&m->map, id, &i) ? (long)i : -1;
 }
 
 /* ---- the private index ---- */
@@ -250,9 +201,26 @@ struct hs_profile_index {
     hs_idmap locs, funcs, maps;
     uint64_t max_loc_id, max_func_id, max_map_id;
     hs_intern strs, fdedup;
+    uint32_t *stack_of; /* per decoded sample: its stack class (hs_profile_sample_stack) */
+    size_t n_stack_of, n_stacks;
 };
 
 hs_arena *hs_profile_arena(hs_profile *p) { return &p->ix->arena; }
+
+void hs_profile_set_stack_classes(hs_profile *p, uint32_t *stack_of, size_t n, size_t n_classes)
+{
+    free(p->ix->stack_of);
+    p->ix->stack_of = stack_of;
+    p->ix->n_stack_of = n;
+    p->ix->n_stacks = n_classes;
+}
+
+uint32_t hs_profile_sample_stack(const hs_profile *p, size_t i, size_t *n_classes)
+{
+    if (n_classes)
+        *n_classes = p->ix->n_stacks;
+    return i < p->ix->n_stack_of ? p->ix->stack_of[i] : UINT32_MAX;
+}
 
 static void hs_intern_free(hs_intern *t)
 {
@@ -332,6 +300,7 @@ void hs_profile_free(hs_profile *p)
         hs_idmap_free(&p->ix->maps);
         hs_intern_free(&p->ix->strs);
         hs_intern_free(&p->ix->fdedup);
+        free(p->ix->stack_of);
         free(p->ix);
     }
     free(p);
@@ -506,8 +475,8 @@ uint64_t hs_profile_add_mapping(hs_profile *p, uint64_t start, uint64_t limit, u
 
 static uint64_t hs_hash_function(const hs_function *f)
 {
-    return hs_mix64((uint64_t)f->name * 31 + hs_mix64((uint64_t)f->system_name) * 7 +
-                    hs_mix64((uint64_t)f->filename) + (uint64_t)f->start_line * 0x9e3779b97f4a7c15ULL);
+    return hs_hmap_mix((uint64_t)f->name * 31 + hs_hmap_mix((uint64_t)f->system_name) * 7 +
+                    hs_hmap_mix((uint64_t)f->filename) + (uint64_t)f->start_line * 0x9e3779b97f4a7c15ULL);
 }
 
 static bool hs_function_same(const hs_function *a, const hs_function *b)

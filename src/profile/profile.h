@@ -13,7 +13,9 @@
  *    them up with hs_profile_location() etc., which are O(1);
  *  - a sample's location_ids are leaf first; a location's lines[] are
  *    innermost (inlined callee) first, its last line is the outer function;
- *  - all arrays and strings are owned by the profile.
+ *  - all arrays and strings are owned by the profile; the decoder lets
+ *    samples with equal stacks share one location_ids array, so treat a
+ *    sample's location_ids as read-only (point elsewhere, do not write).
  * Errors are return values (-1 / NULL) with a message written to err.
  */
 #ifndef HS_PROFILE_H
@@ -130,6 +132,12 @@ const hs_location *hs_profile_location(const hs_profile *p, uint64_t id);
 const hs_function *hs_profile_function(const hs_profile *p, uint64_t id);
 const hs_mapping *hs_profile_mapping(const hs_profile *p, uint64_t id);
 
+/* Samples of a decoded profile that share one location id array have the
+ * same stack class, a number below *n_classes (set when not NULL), so a
+ * consumer can group them with an array instead of hashing stacks.
+ * UINT32_MAX when sample i has none (built in memory, added later). */
+uint32_t hs_profile_sample_stack(const hs_profile *p, size_t i, size_t *n_classes);
+
 /* Index of the sample type named by `spec`: a type name ("alloc_space") or a
  * decimal index ("2"). -1 when there is no such type. */
 int hs_profile_sample_index(const hs_profile *p, const char *spec);
@@ -142,6 +150,10 @@ int hs_profile_default_index(const hs_profile *p);
  * Validates every reference (string indices, ids); returns NULL with a
  * one-line message in err on corrupt or hostile input. */
 hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen);
+/* The same, taking ownership of malloc'd `data`: it is freed (also on
+ * error) as soon as it has been inflated, so a large file is not held
+ * twice while it is decoded. */
+hs_profile *hs_profile_decode_owned(void *data, size_t len, char *err, size_t errlen);
 /* Read and decode a file ("-" reads stdin). */
 hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen);
 /* Encode as gzipped profile.proto into a malloc'd buffer. 0 on success. */

@@ -41,4 +41,15 @@ int hs_profile_push_sample_type_raw(hs_profile *p, int64_t type, int64_t unit);
 int hs_profile_push_comment_raw(hs_profile *p, int64_t comment);
 int hs_profile_reindex(hs_profile *p, char *err, size_t errlen);
 
+/* Record the decoder's stack classes (see hs_profile_sample_stack): the
+ * profile takes stack_of (malloc'd, n entries, values < n_classes or
+ * UINT32_MAX). */
+void hs_profile_set_stack_classes(hs_profile *p, uint32_t *stack_of, size_t n, size_t n_classes);
+
+/* Decode un-gzipped profile.proto bytes (decode.c): NULL with a message.
+ * `release`: data is a private anonymous mapping of the caller's that the
+ * decoder may hand back to the kernel (MADV_DONTNEED) behind its cursor. */
+hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool release, char *err,
+                                 size_t errlen);
+
 #endif

@@ -223,7 +223,7 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
                 continue; /* recursion: once per sample */
             r->stamp = i + 1;
             r->cost = hs_sat_add(r->cost, val);
-            r->count++;
+            r->count += st->n_samples;
             if (r->callee_node == UINT32_MAX)
                 r->callee_node = to;
         }

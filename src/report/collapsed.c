@@ -26,13 +26,15 @@ static int hs_grow(char **buf, size_t *cap, size_t need)
     return 0;
 }
 
+#define HS_DIRTY ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
 int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
 {
     int rc = -1;
     hs_calltree t = {0};
     char *path = NULL;
     size_t path_cap = 0, *off = NULL, off_cap = 0;
-    size_t *name_len = NULL; /* per view node, SIZE_MAX until measured */
+    size_t *name_len = NULL; /* per view node, SIZE_MAX until measured (| HS_DIRTY) */
 
     if (hs_calltree_build(v, &t, err, errlen) != 0)
         return -1;
@@ -56,16 +58,20 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
         }
         size_t base = d == 1 ? 0 : off[d - 1];
         const char *name = v->nodes[nd->node].name;
-        if (name_len[nd->node] == SIZE_MAX)
-            name_len[nd->node] = strlen(name);
-        size_t nl = name_len[nd->node];
+        if (name_len[nd->node] == SIZE_MAX) /* length, top bit: has ';' or '\n' */
+            name_len[nd->node] = strlen(name) | (strpbrk(name, ";\n") ? HS_DIRTY : 0);
+        size_t nl = name_len[nd->node] & ~HS_DIRTY;
         if (hs_grow(&path, &path_cap, base + nl + 2) != 0)
             goto oom;
         if (d > 1)
             path[base++] = ';';
         /* ';' separates frames and '\n' lines: keep names from breaking them */
-        for (size_t k = 0; k < nl; k++)
-            path[base + k] = name[k] == ';' ? ':' : name[k] == '\n' ? ' ' : name[k];
+        if (name_len[nd->node] & HS_DIRTY) {
+            for (size_t k = 0; k < nl; k++)
+                path[base + k] = name[k] == ';' ? ':' : name[k] == '\n' ? ' ' : name[k];
+        } else {
+            memcpy(path + base, name, nl);
+        }
         off[d] = base + nl;
         if (nd->self != 0) {
             fwrite(path, 1, off[d], out);

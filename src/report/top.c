@@ -15,63 +15,10 @@
  *     the kept set (only if it can change an inline label), as pprof does.
  */
 #include "report/report.h"
+#include "profile/hashmap.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- a small open-addressing map: 64-bit key -> 32-bit value ---- */
-
-typedef struct {
-    uint64_t *keys;
-    uint32_t *vals; /* value + 1; 0 = empty */
-    size_t cap, n;
-} hs_map64;
-
-static uint64_t hs_top_mix(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= 0x7fb5d329728ea185ULL;
-    x ^= x >> 27;
-    x *= 0x81dadef4bc2dd44dULL;
-    return x ^ (x >> 33);
-}
-
-static void hs_map64_free(hs_map64 *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
-}
-
-static uint32_t *hs_map64_slot(hs_map64 *m, uint64_t key)
-{
-    size_t mask = m->cap - 1;
-    for (size_t i = hs_top_mix(key) & mask;; i = (i + 1) & mask)
-        if (!m->vals[i] || m->keys[i] == key) {
-            m->keys[i] = key;
-            return &m->vals[i];
-        }
-}
-
-static int hs_map64_reserve(hs_map64 *m)
-{
-    if ((m->n + 1) * 2 <= m->cap)
-        return 0;
-    hs_map64 g = {.cap = m->cap ? m->cap * 2 : 1024};
-    g.keys = malloc(g.cap * sizeof *g.keys);
-    g.vals = calloc(g.cap, sizeof *g.vals);
-    if (!g.keys || !g.vals) {
-        hs_map64_free(&g);
-        return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->vals[i])
-            *hs_map64_slot(&g, m->keys[i]) = m->vals[i];
-    g.n = m->n;
-    hs_map64_free(m);
-    *m = g;
-    return 0;
-}
 
 /* ---- per-report state ---- */
 
@@ -86,10 +33,10 @@ typedef struct {
     uint32_t *fn_node;  /* per function index: node + 1, 0 = not yet */
     uint32_t *map_node; /* per mapping index: node + 1 */
     uint32_t unknown_node; /* node + 1 */
-    hs_map64 by_name;   /* name hash -> node + 1 (chained by linear probe on hash) */
+    hs_hmap by_name;    /* name hash -> candidate nodes */
     int64_t *flat, *cum;
     uint32_t *seen;
-    hs_map64 edges;     /* (parent << 32 | child) -> 1 inline occurrence, 2 ordinary */
+    hs_hmap edges;      /* (parent << 32 | child) -> 2: an inline occurrence, 4: an ordinary one */
     bool *in_inline, *in_noinline;
     char **owned;
     size_t n_owned;
@@ -106,29 +53,23 @@ static uint64_t hs_top_hash_str(const char *s)
 /* The node named `name` (created if new); UINT32_MAX on out of memory. */
 static uint32_t hs_top_node(hs_top_ctx *c, const char *name)
 {
-    uint64_t h = hs_top_hash_str(name);
-    if (hs_map64_reserve(&c->by_name) != 0)
-        return UINT32_MAX;
-    /* probe distinct keys h, h+1, ... until the name matches or a slot is free */
-    for (uint64_t k = h;; k++) {
-        uint32_t *v = hs_map64_slot(&c->by_name, k);
-        if (*v && strcmp(c->names[*v - 1], name) == 0)
-            return *v - 1;
-        if (*v)
-            continue;
-        if (c->n_nodes == c->cap_nodes) {
-            size_t cap = c->cap_nodes ? c->cap_nodes * 2 : 256;
-            const char **n = realloc(c->names, cap * sizeof *n);
-            if (!n)
-                return UINT32_MAX;
-            c->names = n;
-            c->cap_nodes = cap;
-        }
-        c->names[c->n_nodes] = name;
-        *v = (uint32_t)++c->n_nodes;
-        c->by_name.n++;
-        return (uint32_t)c->n_nodes - 1;
+    uint64_t h = hs_top_hash_str(name), v;
+    size_t it = HS_HMAP_START;
+    while (hs_hmap_next(&c->by_name, h, &it, &v))
+        if (strcmp(c->names[v], name) == 0)
+            return (uint32_t)v;
+    if (c->n_nodes == c->cap_nodes) {
+        size_t cap = c->cap_nodes ? c->cap_nodes * 2 : 256;
+        const char **n = realloc(c->names, cap * sizeof *n);
+        if (!n)
+            return UINT32_MAX;
+        c->names = n;
+        c->cap_nodes = cap;
     }
+    if (hs_hmap_add(&c->by_name, h, c->n_nodes) != 0)
+        return UINT32_MAX;
+    c->names[c->n_nodes] = name;
+    return (uint32_t)c->n_nodes++;
 }
 
 static uint32_t hs_top_owned_node(hs_top_ctx *c, char *name)
@@ -232,13 +173,9 @@ oom:
 
 static int hs_top_add_edge(hs_top_ctx *c, uint32_t parent, uint32_t child, bool inl)
 {
-    if (hs_map64_reserve(&c->edges) != 0)
+    uint64_t *v = hs_hmap_slot(&c->edges, (uint64_t)parent << 32 | child, NULL);
+    if (!v)
         return -1;
-    uint32_t *v = hs_map64_slot(&c->edges, (uint64_t)parent << 32 | child);
-    if (!*v) {
-        c->edges.n++;
-        *v = 1; /* stored as flags + 1 */
-    }
     *v |= inl ? 2 : 4;
     return 0;
 }
@@ -284,9 +221,7 @@ static int hs_top_pass(hs_top_ctx *c, const bool *kept, char *err, size_t errlen
     memset(c->seen, 0, n * sizeof *c->seen);
     memset(c->in_inline, 0, n * sizeof *c->in_inline);
     memset(c->in_noinline, 0, n * sizeof *c->in_noinline);
-    if (c->edges.vals)
-        memset(c->edges.vals, 0, c->edges.cap * sizeof *c->edges.vals);
-    c->edges.n = 0;
+    hs_hmap_clear(&c->edges);
     uint32_t stamp = 0;
     for (size_t i = 0; i < c->p->n_samples; i++) {
         const hs_sample *s = &c->p->samples[i];
@@ -303,11 +238,9 @@ static int hs_top_pass(hs_top_ctx *c, const bool *kept, char *err, size_t errlen
         }
     }
     /* An edge is inline only if every occurrence of it was (pprof's Edge.Inline). */
-    for (size_t i = 0; i < c->edges.cap; i++) {
-        uint32_t v = c->edges.vals[i];
-        if (!v)
-            continue;
-        uint32_t child = (uint32_t)c->edges.keys[i];
+    uint64_t key, v;
+    for (size_t it = HS_HMAP_START; hs_hmap_each(&c->edges, &it, &key, &v);) {
+        uint32_t child = (uint32_t)key;
         if ((v & 2) && !(v & 4))
             c->in_inline[child] = true;
         else
@@ -407,11 +340,11 @@ static void hs_top_ctx_free(hs_top_ctx *c)
     free(c->frames);
     free(c->fn_node);
     free(c->map_node);
-    hs_map64_free(&c->by_name);
+    hs_hmap_free(&c->by_name);
     free(c->flat);
     free(c->cum);
     free(c->seen);
-    hs_map64_free(&c->edges);
+    hs_hmap_free(&c->edges);
     free(c->in_inline);
     free(c->in_noinline);
 }

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "symbolize/symbolize.h"
+#include "profile/hashmap.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -53,99 +54,6 @@ extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *st
 
 /* ------------------------------------------------------------------ */
 /* small containers                                                    */
-
-/* A uint64 -> uint64 hash map (open addressing, linear probing). */
-typedef struct {
-    uint64_t *keys, *vals;
-    uint8_t *used;
-    size_t cap, n;
-} hs_map;
-
-static uint64_t hs_mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static void hs_map_free(hs_map *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-static bool hs_map_get(const hs_map *m, uint64_t key, uint64_t *val)
-{
-    if (m->cap == 0)
-        return false;
-    size_t mask = m->cap - 1;
-    for (size_t i = hs_mix64(key) & mask;; i = (i + 1) & mask) {
-        if (!m->used[i])
-            return false;
-        if (m->keys[i] == key) {
-            *val = m->vals[i];
-            return true;
-        }
-    }
-}
-
-static int hs_map_grow(hs_map *m)
-{
-    size_t ncap = m->cap ? m->cap * 2 : 64;
-    hs_map n = {0};
-    n.keys = malloc(ncap * sizeof *n.keys);
-    n.vals = malloc(ncap * sizeof *n.vals);
-    n.used = calloc(ncap, 1);
-    if (!n.keys || !n.vals || !n.used) {
-        hs_map_free(&n);
-        return -1;
-    }
-    n.cap = ncap;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->used[i])
-            continue;
-        size_t j = hs_mix64(m->keys[i]) & (ncap - 1);
-        while (n.used[j])
-            j = (j + 1) & (ncap - 1);
-        n.used[j] = 1;
-        n.keys[j] = m->keys[i];
-        n.vals[j] = m->vals[i];
-    }
-    n.n = m->n;
-    hs_map_free(m);
-    *m = n;
-    return 0;
-}
-
-/* Insert or overwrite. 0, or -1 on out of memory. */
-static int hs_map_put(hs_map *m, uint64_t key, uint64_t val)
-{
-    if ((m->n + 1) * 2 > m->cap && hs_map_grow(m) < 0) /* load <= 1/2 */
-        return -1;
-    size_t mask = m->cap - 1;
-    size_t i = hs_mix64(key) & mask;
-    while (m->used[i] && m->keys[i] != key)
-        i = (i + 1) & mask;
-    if (!m->used[i]) {
-        m->used[i] = 1;
-        m->keys[i] = key;
-        m->n++;
-    }
-    m->vals[i] = val;
-    return 0;
-}
-
-static void hs_map_clear(hs_map *m)
-{
-    if (m->cap)
-        memset(m->used, 0, m->cap);
-    m->n = 0;
-}
 
 /* Grow *arr (of elements of size sz) to hold at least need elements. */
 static int hs_reserve(void **arr, size_t *cap, size_t need, size_t sz)
@@ -333,7 +241,7 @@ typedef struct {
     bool plt_built;
     Dwarf_CFI *cfi; /* .eh_frame, for naming code without symbols by its FDE */
     bool cfi_tried;
-    hs_map cu_index; /* CU DIE offset -> index+1 in cus */
+    hs_hmap cu_index; /* CU DIE offset -> index+1 in cus */
     hs_cu **cus;
     size_t n_cus, cap_cus;
 } hs_object;
@@ -354,10 +262,10 @@ struct hs_symbolizer {
     hs_range *ranges;
     size_t n_ranges, cap_ranges;
     bool ranges_sorted;
-    hs_map addr_cache; /* addr -> (off << 24) | (flags << 16) | n */
+    hs_hmap addr_cache; /* addr -> (off << 24) | (flags << 16) | n */
     hs_frame *pool;
     size_t n_pool, cap_pool;
-    hs_map demangled; /* interned mangled ptr -> interned demangled ptr */
+    hs_hmap demangled; /* interned mangled ptr -> interned demangled ptr */
     uint64_t clock;
     size_t n_open;
 };
@@ -543,7 +451,7 @@ static void hs_object_close(hs_symbolizer *s, hs_object *o)
     free(o->cus);
     o->cus = NULL;
     o->n_cus = o->cap_cus = 0;
-    hs_map_free(&o->cu_index);
+    hs_hmap_free(&o->cu_index);
     free(o->cu_ranges);
     o->cu_ranges = NULL;
     o->n_cu_ranges = o->cap_cu_ranges = 0;
@@ -644,7 +552,7 @@ static int hs_add_object(hs_symbolizer *s, hs_object *o, uint64_t start, uint64_
     s->n_objs++;
     s->n_ranges++;
     s->ranges_sorted = false;
-    hs_map_clear(&s->addr_cache); /* earlier "unknown" answers may change */
+    hs_hmap_clear(&s->addr_cache); /* earlier "unknown" answers may change */
     s->n_pool = 0;
     return 0;
 }
@@ -690,7 +598,7 @@ int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, 
         s->ranges[s->n_ranges] = (hs_range){start, end, (size_t)existing, s->n_ranges};
         s->n_ranges++;
         s->ranges_sorted = false;
-        hs_map_clear(&s->addr_cache);
+        hs_hmap_clear(&s->addr_cache);
         s->n_pool = 0;
         return 0;
     }
@@ -804,8 +712,8 @@ void hs_symbolizer_free(hs_symbolizer *s)
     free(s->objs);
     free(s->ranges);
     free(s->pool);
-    hs_map_free(&s->addr_cache);
-    hs_map_free(&s->demangled);
+    hs_hmap_free(&s->addr_cache);
+    hs_hmap_free(&s->demangled);
     hs_strtab_free(&s->strs);
     free(s);
 }
@@ -1057,14 +965,14 @@ static hs_cu *hs_cu_at(hs_object *o, uint64_t addr, uint64_t pc)
     }
     Dwarf_Off key = dwarf_dieoffset(&cudie);
     uint64_t v;
-    if (hs_map_get(&o->cu_index, key, &v))
+    if (hs_hmap_get(&o->cu_index, key, &v))
         return o->cus[v - 1];
     if (HS_RESERVE(o->cus, o->cap_cus, o->n_cus + 1) < 0)
         return NULL;
     hs_cu *cu = hs_cu_build(&cudie);
     if (!cu)
         return NULL;
-    if (hs_map_put(&o->cu_index, key, o->n_cus + 1) < 0) {
+    if (hs_hmap_put(&o->cu_index, key, o->n_cus + 1) < 0) {
         hs_cu_free(cu);
         return NULL;
     }
@@ -1132,7 +1040,7 @@ static const char *hs_demangle(hs_symbolizer *s, const char *sys)
     if (!sys || (strncmp(sys, "_Z", 2) != 0 && strncmp(sys, "_R", 2) != 0))
         return sys;
     uint64_t v;
-    if (hs_map_get(&s->demangled, (uint64_t)(uintptr_t)sys, &v))
+    if (hs_hmap_get(&s->demangled, (uint64_t)(uintptr_t)sys, &v))
         return (const char *)(uintptr_t)v;
     int status = 0;
     char *d = NULL;
@@ -1147,7 +1055,7 @@ static const char *hs_demangle(hs_symbolizer *s, const char *sys)
             out = in;
     }
     free(d);
-    (void)hs_map_put(&s->demangled, (uint64_t)(uintptr_t)sys, (uint64_t)(uintptr_t)out); /* a cache */
+    (void)hs_hmap_put(&s->demangled, (uint64_t)(uintptr_t)sys, (uint64_t)(uintptr_t)out); /* a cache */
     return out;
 }
 
@@ -1576,7 +1484,7 @@ static int hs_lookup_cached(hs_symbolizer *s, uint64_t addr, const hs_frame **re
                             unsigned *flags)
 {
     uint64_t v;
-    if (hs_map_get(&s->addr_cache, addr, &v)) {
+    if (hs_hmap_get(&s->addr_cache, addr, &v)) {
         *res = s->pool + (v >> 24);
         *flags = (unsigned)(v >> 16) & 0xff;
         return (int)(v & 0xffff);
@@ -1599,7 +1507,7 @@ static int hs_lookup_cached(hs_symbolizer *s, uint64_t addr, const hs_frame **re
     s->n_pool += (size_t)n;
     /* A failed open (e.g. EMFILE) leaves state 0: don't cache, retry later. */
     if (!o || o->state != 0) {
-        if (hs_map_put(&s->addr_cache, addr, ((uint64_t)off << 24) | ((uint64_t)*flags << 16) |
+        if (hs_hmap_put(&s->addr_cache, addr, ((uint64_t)off << 24) | ((uint64_t)*flags << 16) |
                                                  (uint64_t)n) < 0)
             return -1;
     }
@@ -1684,16 +1592,16 @@ int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p)
     if (!s || !p)
         return -1;
     hs_map_flags *mf = calloc(p->n_mappings + 1, sizeof *mf);
-    hs_map by_id = {0};
+    hs_hmap by_id = {0};
     int rc = mf ? 0 : -1;
     for (size_t i = 0; rc == 0 && i < p->n_mappings; i++)
-        rc = hs_map_put(&by_id, p->mappings[i].id, i);
+        rc = hs_hmap_put(&by_id, p->mappings[i].id, i);
     for (size_t i = 0; rc == 0 && i < p->n_locations; i++) {
         if (p->locations[i].n_lines > 0)
             continue;
         uint64_t mi;
         hs_map_flags dummy = {0};
-        hs_map_flags *f = hs_map_get(&by_id, p->locations[i].mapping_id, &mi) ? &mf[mi] : &dummy;
+        hs_map_flags *f = hs_hmap_get(&by_id, p->locations[i].mapping_id, &mi) ? &mf[mi] : &dummy;
         rc = hs_symbolize_location(s, p, i, f);
     }
     for (size_t i = 0; rc == 0 && i < p->n_mappings; i++) {
@@ -1715,7 +1623,7 @@ int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p)
         m->has_line_numbers |= mf[i].line;
         m->has_inline_frames |= mf[i].inl;
     }
-    hs_map_free(&by_id);
+    hs_hmap_free(&by_id);
     free(mf);
     return rc;
 }

@@ -676,6 +676,70 @@ static void test_re2_regexes(void **state)
     }
 }
 
+/* Samples with equal stacks and labels (sharing a location id array, as
+ * decoded profiles do) are one view stack with n_samples; values of
+ * either sign are not mixed; each_sample keeps one stack per sample; the
+ * graph is the same either way. */
+static void test_identical_samples_merged(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    const hs_sample *s0 = &p->samples[0]; /* main;work;spin, kind=alpha bytes=1024 */
+    int64_t plus[2] = {3, 30}, minus[2] = {-1, -10};
+    hs_label other[1] = {{hs_profile_str(p, "kind"), hs_profile_str(p, "delta"), 0, 0}};
+    uint64_t ids[3];
+    hs_label labels[2];
+    memcpy(ids, s0->location_ids, sizeof ids);
+    memcpy(labels, s0->labels, sizeof labels);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, labels, 2), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, labels, 2), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, minus, labels, 2), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, other, 1), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, NULL, 0), 0); /* by stack class */
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, NULL, 0), 0);
+    void *buf;
+    size_t len;
+    char err[256];
+    assert_int_equal(hs_profile_encode(p, &buf, &len, err, sizeof err), 0);
+    hs_profile *q = hs_profile_decode(buf, len, err, sizeof err);
+    free(buf);
+    assert_non_null(q);
+    assert_int_equal(q->n_samples, 10);
+    assert_ptr_equal(q->samples[0].location_ids, q->samples[4].location_ids);
+    assert_int_equal(hs_profile_sample_stack(q, 8, NULL), hs_profile_sample_stack(q, 0, NULL));
+    assert_true(hs_profile_sample_stack(q, 1, NULL) != hs_profile_sample_stack(q, 0, NULL));
+    assert_int_equal(hs_profile_sample_stack(p, 0, NULL), UINT32_MAX); /* built, not decoded */
+    hs_analysis_options o;
+    opts(&o, HS_KIND_TOP);
+    o.relative = true;
+    built m, e;
+    build(&m, q, NULL, &o);
+    o.each_sample = true;
+    build(&e, q, NULL, &o);
+    assert_int_equal(e.v->n_stacks, 10);
+    assert_int_equal(m.v->n_stacks, 7); /* 3 alike merged; the negative and the other label apart;
+                                           the two label-less ones merged */
+    assert_int_equal(m.v->stacks[0].n_samples, 3);
+    assert_int_equal(m.v->stacks[0].value, 90);
+    size_t n_samples = 0;
+    for (size_t i = 0; i < m.v->n_stacks; i++) {
+        n_samples += m.v->stacks[i].n_samples;
+        assert_true(m.v->stacks[i].value >= 0 || m.v->stacks[i].n_samples == 1);
+    }
+    assert_int_equal(m.v->stacks[6].n_samples, 2);
+    assert_int_equal(n_samples, 10);
+    assert_int_equal(m.v->total, e.v->total);           /* relative: sum of |value| */
+    assert_int_equal(m.v->total, 100 + 60 + 10 + 30 + 60);
+    assert_int_equal(flat_of(&m, "spin"), flat_of(&e, "spin"));
+    assert_int_equal(cum_of(&m, "work"), cum_of(&e, "work"));
+    assert_int_equal(flat_of(&m, "spin"), 30 + 20 + 60 - 10 + 30 + 60);
+    unbuild(&m);
+    unbuild(&e);
+    hs_analysis_options_free(&o);
+    hs_profile_free(q);
+    hs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -694,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_empty_profiles),
         cmocka_unit_test(test_clean_path),
         cmocka_unit_test(test_re2_regexes),
+        cmocka_unit_test(test_identical_samples_merged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

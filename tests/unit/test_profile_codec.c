@@ -621,6 +621,78 @@ static void test_large(void **state)
     hs_profile_free(q);
 }
 
+/* The wire forms protobuf allows decode alike: packed or unpacked repeated
+ * varints, several chunks of one field, a period_type given twice (the
+ * last wins), unknown fields of every wire type, a bool of any wire type; samples whose packed location ids are
+ * byte-identical share one read-only array; bad framing names the byte. */
+static void test_wire_forms(void **state)
+{
+    (void)state;
+    static const unsigned char raw[] = {
+        0x32, 0x00,                   /* string_table[0] = "" */
+        0x32, 0x01, 's',              /* 1 "s" */
+        0x32, 0x01, 'c',              /* 2 "c" */
+        0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, /* sample_type {1, 2} */
+        0x22, 0x02, 0x08, 0x01,       /* location {id 1} */
+        0x22, 0x07, 0x08, 0x02, 0x2d, 0, 0, 0, 1, /* location {id 2, is_folded as fixed32} */
+        0x12, 0x06, 0x0a, 0x02, 0x01, 0x02, 0x10, 0x05, /* sample: ids packed [1 2], value 5 */
+        0x12, 0x06, 0x0a, 0x02, 0x01, 0x02, 0x10, 0x07, /* the same ids, value 7 */
+        0x12, 0x07, 0x08, 0x01, 0x0a, 0x01, 0x02, 0x10, 0x09, /* ids 1 then packed [2] */
+        0x5a, 0x02, 0x08, 0x01,       /* period_type {type 1} */
+        0x5a, 0x02, 0x10, 0x02,       /* period_type {unit 2}: replaces it, as in protobuf-c */
+        0xf8, 0x07, 0x2a,             /* unknown field 127, varint */
+        0x7d, 0x01, 0x02, 0x03, 0x04, /* unknown field 15, fixed32 */
+        0x79, 1, 2, 3, 4, 5, 6, 7, 8, /* unknown field 15, fixed64 */
+        0x6a, 0x02, 0x01, 0x02,       /* comment packed [1 2] */
+        0x68, 0x01,                   /* comment 1 unpacked */
+    };
+    hs_profile *p = decode_ok(raw, sizeof raw);
+    assert_int_equal(p->n_samples, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(p->samples[i].n_locations, 2);
+        assert_int_equal(p->samples[i].location_ids[0], 1);
+        assert_int_equal(p->samples[i].location_ids[1], 2);
+    }
+    assert_ptr_equal(p->samples[0].location_ids, p->samples[1].location_ids);
+    assert_int_equal(p->samples[1].values[0], 7);
+    assert_int_equal(p->samples[2].values[0], 9);
+    assert_int_equal(p->period_type.type, 0);
+    assert_int_equal(p->period_type.unit, 2);
+    assert_true(p->locations[1].is_folded);
+    assert_false(p->locations[0].is_folded);
+    assert_int_equal(p->n_comments, 3);
+    assert_int_equal(p->comments[2], 1);
+    hs_profile_free(p);
+    /* owned input, gzipped: the same profile */
+    hs_profile *q = decode_ok(raw, sizeof raw);
+    size_t len;
+    void *gz = encode(q, &len);
+    char err[256] = "";
+    hs_profile *r = hs_profile_decode_owned(gz, len, err, sizeof err); /* frees gz */
+    assert_non_null(r);
+    assert_profiles_equal(q, r);
+    hs_profile_free(q);
+    hs_profile_free(r);
+    void *junk = malloc(3);
+    assert_non_null(junk);
+    memcpy(junk, "\x1f\x8b\x08", 3);
+    assert_null(hs_profile_decode_owned(junk, 3, err, sizeof err)); /* frees junk too */
+    /* bad framing */
+    static const unsigned char wrong_type[] = {0x08, 0x01}; /* sample_type as a varint */
+    expect_decode_error(wrong_type, sizeof wrong_type, "wrong wire type at byte 1");
+    static const unsigned char group[] = {0x7b, 0x0c}; /* a group (unknown field 15) */
+    expect_decode_error(group, sizeof group, "unsupported wire type");
+    static const unsigned char past_end[] = {0x12, 0x05, 0x0a};
+    expect_decode_error(past_end, sizeof past_end, "length past the end at byte 1");
+    static const unsigned char long_varint[] = {0x48, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    expect_decode_error(long_varint, sizeof long_varint, "longer than 10 bytes");
+    static const unsigned char field0[] = {0x00, 0x01};
+    expect_decode_error(field0, sizeof field0, "bad field number");
+    static const unsigned char nested_bad[] = {0x0a, 0x02, 0x0a, 0x00}; /* ValueType.type as bytes */
+    expect_decode_error(nested_bad, sizeof nested_bad, "not a pprof profile");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -636,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_gzip_bomb),
         cmocka_unit_test(test_write_and_read_file),
         cmocka_unit_test(test_large),
+        cmocka_unit_test(test_wire_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

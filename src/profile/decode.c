@@ -1,0 +1,819 @@
+/* decode.c — profile.proto wire format -> hs_profile, directly.
+ *
+ * The decoder of hs_profile_decode (codec.c does the gunzip): no protobuf-c
+ * message tree in between. Two passes over the bytes:
+ *  1. the top-level fields are walked once to check the framing and count
+ *     strings, sample types, samples, mappings, functions and locations, so
+ *     every table is allocated once at its final size and string indices
+ *     can be validated as they are read, whatever the field order;
+ *  2. each field is decoded straight into the model. Varints of up to three
+ *     bytes take a fast path; strings are copied once into the profile's
+ *     arena.
+ * Samples with equal location ids share one (read-only) array: a CPU
+ * profile of a million samples holds far fewer distinct stacks, and the
+ * arrays were most of its memory. When the input is the gunzip's own
+ * mapping, the pages already read are handed back as the model grows.
+ *
+ * Wire semantics are protobuf-c's, which did this before (checked against
+ * it on thousands of mutated files): unknown fields are skipped, repeated
+ * scalars are accepted packed or not (several chunks concatenate), a
+ * singular message seen twice replaces the first, a bool takes any wire
+ * type; a known field with another wrong wire type, a group, a field
+ * number 0, a tag over 5 bytes, a varint over 10 or a length past the end
+ * is an error. Every string index is validated here; ids and id references
+ * after reindexing.
+ * Errors: NULL with one line ("not a pprof profile (...)" for bad framing). */
+#include "profile/profile_internal.h"
+#include "profile/hashmap.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+typedef struct {
+    const unsigned char *p, *end;
+} hs_rd;
+
+typedef struct {
+    const unsigned char *base; /* start of the input, for error offsets */
+    hs_profile *p;
+    size_t n_strings, n_types; /* final counts (pass 1) */
+    char *err;
+    size_t errlen;
+    bool failed;
+    uint64_t *scratch; /* location ids / values of one sample while decoding */
+    size_t scratch_cap;
+    hs_hmap stacks; /* hash of a packed location_id field -> its arena id array */
+    uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
+    size_t n_classes;
+    uint8_t *checked;   /* per class: its ids were validated */
+    const unsigned char *pf_pos; /* lookahead: the end of the last sample peeked at */
+    uint64_t pf_h;               /* and the hash of its location ids */
+    bool pf_valid;
+    const unsigned char *pf_ids[2]; /* the last two id runs hashed ahead, */
+    uint64_t pf_hs[2];              /* their hashes (reused when decoded) */
+    unsigned pf_next;
+    bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
+    size_t page;     /* the page size, a power of two */
+    size_t released; /* bytes of the input handed back so far */
+} hs_dec;
+
+#define HS_FAIL(d, ...) (hs_dec_fail((d), __VA_ARGS__), -1)
+
+__attribute__((format(printf, 2, 3))) static void hs_dec_fail(hs_dec *d, const char *fmt, ...)
+{
+    if (d->failed)
+        return;
+    d->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->err, d->errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int hs_bad_wire(hs_dec *d, const unsigned char *at, const char *what)
+{
+    return HS_FAIL(d, "not a pprof profile (protobuf decoding failed: %s at byte %zu)", what,
+                   (size_t)(at - d->base));
+}
+
+/* ---- wire primitives ---- */
+
+static int hs_rd_varint_slow(hs_dec *d, hs_rd *r, uint64_t *v)
+{
+    uint64_t x = 0;
+    const unsigned char *s = r->p;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (r->p == r->end)
+            return hs_bad_wire(d, s, "truncated varint");
+        unsigned char b = *r->p++;
+        x |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = x;
+            return 0;
+        }
+    }
+    return hs_bad_wire(d, s, "varint longer than 10 bytes");
+}
+
+/* Fast paths for the one- to three-byte varints that are most of a
+ * profile (indices, ids, small values); the rest and the checks go slow. */
+static inline int hs_rd_varint(hs_dec *d, hs_rd *r, uint64_t *v)
+{
+    const unsigned char *q = r->p;
+    if (r->end - q >= 3) {
+        if (!(q[0] & 0x80)) {
+            *v = q[0];
+            r->p = q + 1;
+            return 0;
+        }
+        if (!(q[1] & 0x80)) {
+            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+            r->p = q + 2;
+            return 0;
+        }
+        if (!(q[2] & 0x80)) {
+            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
+            r->p = q + 3;
+            return 0;
+        }
+    } else if (q < r->end && !(*q & 0x80)) {
+        *v = *q;
+        r->p = q + 1;
+        return 0;
+    }
+    return hs_rd_varint_slow(d, r, v);
+}
+
+/* The next field's number and wire type; 0 at the end, 1 on a field, -1 on error. */
+static int hs_rd_tag(hs_dec *d, hs_rd *r, uint32_t *field, int *wt)
+{
+    if (r->p == r->end)
+        return 0;
+    /* at most 5 bytes, the field number kept to 32 bits (as protobuf-c) */
+    const unsigned char *at = r->p;
+    uint64_t t;
+    if (hs_rd_varint(d, r, &t) != 0)
+        return -1;
+    if (r->p - at > 5)
+        return hs_bad_wire(d, at, "tag longer than 5 bytes");
+    if ((uint32_t)(t >> 3) == 0)
+        return hs_bad_wire(d, at, "bad field number");
+    *field = (uint32_t)(t >> 3);
+    *wt = (int)(t & 7);
+    return 1;
+}
+
+/* A length-delimited field's contents. */
+static int hs_rd_bytes(hs_dec *d, hs_rd *r, hs_rd *sub)
+{
+    const unsigned char *at = r->p;
+    uint64_t n;
+    if (hs_rd_varint(d, r, &n) != 0)
+        return -1;
+    if (n > (uint64_t)(r->end - r->p))
+        return hs_bad_wire(d, at, "length past the end");
+    sub->p = r->p;
+    sub->end = r->p + n;
+    r->p += n;
+    return 0;
+}
+
+static int hs_rd_skip(hs_dec *d, hs_rd *r, int wt)
+{
+    const unsigned char *at = r->p;
+    uint64_t v;
+    hs_rd sub;
+    switch (wt) {
+    case WT_VARINT:
+        return hs_rd_varint(d, r, &v);
+    case WT_LEN:
+        return hs_rd_bytes(d, r, &sub);
+    case WT_I64:
+    case WT_I32: {
+        size_t n = wt == WT_I64 ? 8 : 4;
+        if ((size_t)(r->end - r->p) < n)
+            return hs_bad_wire(d, at, "truncated fixed-size field");
+        r->p += n;
+        return 0;
+    }
+    default:
+        return hs_bad_wire(d, at, "unsupported wire type");
+    }
+}
+
+/* A bool field: protobuf-c takes any wire type and reads true when a byte
+ * of the field after its tag (a length prefix included) has a low bit set. */
+static int hs_rd_bool(hs_dec *d, hs_rd *r, int wt, uint64_t *v)
+{
+    const unsigned char *from = r->p;
+    if (hs_rd_skip(d, r, wt) != 0)
+        return -1;
+    *v = 0;
+    for (const unsigned char *q = from; q < r->p; q++)
+        if (*q & 0x7f)
+            *v = 1;
+    return 0;
+}
+
+/* A singular varint field: checks the wire type. */
+static int hs_rd_scalar(hs_dec *d, hs_rd *r, int wt, uint64_t *v)
+{
+    if (wt != WT_VARINT)
+        return hs_bad_wire(d, r->p, "wrong wire type");
+    return hs_rd_varint(d, r, v);
+}
+
+/* Number of varints in a packed run (bytes without the continuation bit;
+ * a truncated last varint is caught when it is decoded). */
+static size_t hs_count_varints(const hs_rd *r)
+{
+    size_t n = 0;
+    for (const unsigned char *q = r->p; q < r->end; q++)
+        n += !(*q & 0x80);
+    return n;
+}
+
+static int hs_rd_packed(hs_dec *d, hs_rd *sub, uint64_t *out, size_t *n)
+{
+    while (sub->p < sub->end) {
+        if (hs_rd_varint(d, sub, &out[*n]) != 0)
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* ---- pass 1: framing and counts ---- */
+
+typedef struct {
+    size_t strings, types, samples, mappings, locations, functions, comments;
+} hs_counts;
+
+static int hs_pass1(hs_dec *d, hs_rd r, hs_counts *c)
+{
+    uint32_t f;
+    int wt, t;
+    while ((t = hs_rd_tag(d, &r, &f, &wt)) == 1) {
+        const unsigned char *at = r.p;
+        bool is_len = f <= 6 || f == 11;
+        bool is_varint = f == 7 || f == 8 || f == 9 || f == 10 || f == 12 || f == 14;
+        if ((is_len && wt != WT_LEN) || (is_varint && wt != WT_VARINT) ||
+            (f == 13 && wt != WT_VARINT && wt != WT_LEN))
+            return hs_bad_wire(d, at, "wrong wire type");
+        hs_rd sub;
+        if (f == 13 && wt == WT_LEN) {
+            if (hs_rd_bytes(d, &r, &sub) != 0)
+                return -1;
+            c->comments += hs_count_varints(&sub);
+            continue;
+        }
+        if (hs_rd_skip(d, &r, wt) != 0)
+            return -1;
+        switch (f) {
+        case 1: c->types++; break;
+        case 2: c->samples++; break;
+        case 3: c->mappings++; break;
+        case 4: c->locations++; break;
+        case 5: c->functions++; break;
+        case 6: c->strings++; break;
+        case 13: c->comments++; break;
+        default: break;
+        }
+    }
+    return t;
+}
+
+/* ---- pass 2: messages ---- */
+
+static bool hs_str_ok(const hs_dec *d, uint64_t idx)
+{
+    return idx < d->n_strings; /* negative int64 values are huge here */
+}
+
+static int hs_dec_string(hs_dec *d, hs_rd *sub, bool first)
+{
+    size_t n = (size_t)(sub->end - sub->p);
+    if (first) {
+        if (n != 0 && sub->p[0] != '\0') /* C view: "" when it starts with NUL */
+            return HS_FAIL(d, "string_table[0] is not empty");
+        return 0;
+    }
+    char *s = hs_arena_alloc(hs_profile_arena(d->p), n + 1);
+    if (!s)
+        return HS_FAIL(d, "out of memory");
+    memcpy(s, sub->p, n);
+    s[n] = '\0';
+    if (hs_profile_push_string_raw(d->p, s) != 0)
+        return HS_FAIL(d, "out of memory");
+    return 0;
+}
+
+/* A message whose fields 1..n are all singular varints (ValueType,
+ * Mapping, Function, Line, Label), those in bit mask `bools` bools: their
+ * values into v[1..n], which the caller zeroes (proto3 defaults); other
+ * fields are skipped. */
+static int hs_dec_scalars(hs_dec *d, hs_rd sub, uint64_t *v, uint32_t n, uint32_t bools)
+{
+    uint32_t f;
+    int wt, t;
+    while ((t = hs_rd_tag(d, &sub, &f, &wt)) == 1) {
+        int rc;
+        if (f > n)
+            rc = hs_rd_skip(d, &sub, wt);
+        else if (bools & (1u << f))
+            rc = hs_rd_bool(d, &sub, wt, &v[f]);
+        else
+            rc = hs_rd_scalar(d, &sub, wt, &v[f]);
+        if (rc != 0)
+            return -1;
+    }
+    return t;
+}
+
+/* A ValueType (one seen twice replaces the first, as protobuf-c does). */
+static int hs_dec_value_type(hs_dec *d, hs_rd sub, hs_value_type *vt)
+{
+    uint64_t v[3] = {0, 0, 0};
+    if (hs_dec_scalars(d, sub, v, 2, 0) != 0)
+        return -1;
+    vt->type = (int64_t)v[1];
+    vt->unit = (int64_t)v[2];
+    return 0;
+}
+
+static bool hs_value_type_ok(const hs_dec *d, const hs_value_type *vt)
+{
+    return hs_str_ok(d, (uint64_t)vt->type) && hs_str_ok(d, (uint64_t)vt->unit);
+}
+
+static int hs_dec_sample_type(hs_dec *d, hs_rd sub)
+{
+    hs_value_type vt = {0, 0};
+    if (hs_dec_value_type(d, sub, &vt) != 0)
+        return -1;
+    if (!hs_value_type_ok(d, &vt))
+        return HS_FAIL(d, "value type has a bad string index");
+    if (hs_profile_push_sample_type_raw(d->p, vt.type, vt.unit) < 0)
+        return HS_FAIL(d, "out of memory");
+    return 0;
+}
+
+/* comment: packed or one varint */
+static int hs_dec_comments(hs_dec *d, hs_rd *r, int wt)
+{
+    uint64_t c;
+    hs_rd sub;
+    if (wt == WT_LEN) {
+        if (hs_rd_bytes(d, r, &sub) != 0)
+            return -1;
+    } else {
+        sub = *r;
+        if (hs_rd_varint(d, r, &c) != 0)
+            return -1;
+        sub.end = r->p; /* exactly that varint */
+    }
+    while (sub.p < sub.end) {
+        if (hs_rd_varint(d, &sub, &c) != 0)
+            return -1;
+        if (!hs_str_ok(d, c))
+            return HS_FAIL(d, "comment has a bad string index");
+        if (hs_profile_push_comment_raw(d->p, (int64_t)c) != 0)
+            return HS_FAIL(d, "out of memory");
+    }
+    return 0;
+}
+
+static int hs_dec_mapping(hs_dec *d, hs_rd sub)
+{
+    uint64_t v[11] = {0};
+    if (hs_dec_scalars(d, sub, v, 10, 1u << 7 | 1u << 8 | 1u << 9 | 1u << 10) != 0)
+        return -1;
+    hs_mapping m = {v[1], v[2], v[3], v[4], (int64_t)v[5], (int64_t)v[6],
+                    v[7] != 0, v[8] != 0, v[9] != 0, v[10] != 0};
+    if (!hs_str_ok(d, (uint64_t)m.filename) || !hs_str_ok(d, (uint64_t)m.build_id))
+        return HS_FAIL(d, "mapping %llu has a bad string index", (unsigned long long)m.id);
+    if (hs_profile_push_mapping_raw(d->p, &m) != 0)
+        return HS_FAIL(d, "out of memory");
+    return 0;
+}
+
+static int hs_dec_function(hs_dec *d, hs_rd sub)
+{
+    uint64_t v[6] = {0};
+    if (hs_dec_scalars(d, sub, v, 5, 0) != 0)
+        return -1;
+    hs_function fn = {v[1], (int64_t)v[2], (int64_t)v[3], (int64_t)v[4], (int64_t)v[5]};
+    if (!hs_str_ok(d, (uint64_t)fn.name) || !hs_str_ok(d, (uint64_t)fn.system_name) ||
+        !hs_str_ok(d, (uint64_t)fn.filename))
+        return HS_FAIL(d, "function %llu has a bad string index", (unsigned long long)fn.id);
+    if (hs_profile_push_function_raw(d->p, &fn) != 0)
+        return HS_FAIL(d, "out of memory");
+    return 0;
+}
+
+static int hs_dec_line(hs_dec *d, hs_rd sub, hs_line *ln)
+{
+    uint64_t v[4] = {0};
+    if (hs_dec_scalars(d, sub, v, 3, 0) != 0)
+        return -1;
+    *ln = (hs_line){v[1], (int64_t)v[2], (int64_t)v[3]};
+    return 0;
+}
+
+static int hs_dec_location(hs_dec *d, hs_rd sub)
+{
+    hs_location l = {0};
+    uint32_t f;
+    int wt, t;
+    uint64_t v;
+    /* count the lines first: one arena allocation */
+    hs_rd scan = sub, line;
+    while ((t = hs_rd_tag(d, &scan, &f, &wt)) == 1) {
+        if (f == 4 && wt != WT_LEN)
+            return hs_bad_wire(d, scan.p, "wrong wire type");
+        if (hs_rd_skip(d, &scan, wt) != 0)
+            return -1;
+        l.n_lines += f == 4;
+    }
+    if (t != 0)
+        return -1;
+    if (l.n_lines) {
+        l.lines = hs_arena_alloc(hs_profile_arena(d->p), l.n_lines * sizeof *l.lines);
+        if (!l.lines)
+            return HS_FAIL(d, "out of memory");
+    }
+    size_t k = 0;
+    while ((t = hs_rd_tag(d, &sub, &f, &wt)) == 1) {
+        if (f == 4) {
+            if (hs_rd_bytes(d, &sub, &line) != 0 || hs_dec_line(d, line, &l.lines[k++]) != 0)
+                return -1;
+        } else if (f == 1 || f == 2 || f == 3 || f == 5) {
+            if ((f == 5 ? hs_rd_bool(d, &sub, wt, &v) : hs_rd_scalar(d, &sub, wt, &v)) != 0)
+                return -1;
+            if (f == 1)
+                l.id = v;
+            else if (f == 2)
+                l.mapping_id = v;
+            else if (f == 3)
+                l.address = v;
+            else
+                l.is_folded = v != 0;
+        } else if (hs_rd_skip(d, &sub, wt) != 0) {
+            return -1;
+        }
+    }
+    if (t != 0)
+        return -1;
+    if (hs_profile_push_location_raw(d->p, &l) != 0)
+        return HS_FAIL(d, "out of memory");
+    return 0;
+}
+
+static int hs_scratch(hs_dec *d, size_t n)
+{
+    if (n <= d->scratch_cap)
+        return 0;
+    size_t cap = d->scratch_cap ? d->scratch_cap : 64;
+    while (cap < n)
+        cap *= 2;
+    uint64_t *s = realloc(d->scratch, cap * sizeof *s);
+    if (!s)
+        return HS_FAIL(d, "out of memory");
+    d->scratch = s;
+    d->scratch_cap = cap;
+    return 0;
+}
+
+static int hs_dec_label(hs_dec *d, hs_rd sub, hs_label *out)
+{
+    uint64_t v[5] = {0};
+    if (hs_dec_scalars(d, sub, v, 4, 0) != 0)
+        return -1;
+    *out = (hs_label){(int64_t)v[1], (int64_t)v[2], (int64_t)v[3], (int64_t)v[4]};
+    if (!hs_str_ok(d, (uint64_t)out->key) || !hs_str_ok(d, (uint64_t)out->str) ||
+        !hs_str_ok(d, (uint64_t)out->num_unit))
+        return HS_FAIL(d, "sample label has a bad string index");
+    return 0;
+}
+
+/* The hash of a sample's packed ids, remembered for hs_ids_hash. */
+static uint64_t hs_hash_ahead(hs_dec *d, const hs_rd *ids)
+{
+    uint64_t h = hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
+    d->pf_ids[d->pf_next] = ids->p;
+    d->pf_hs[d->pf_next] = h;
+    d->pf_next ^= 1;
+    return h;
+}
+
+/* The hash of a packed id run (hashed ahead already, or now). */
+static uint64_t hs_ids_hash(const hs_dec *d, const hs_rd *ids)
+{
+    for (unsigned i = 0; i < 2; i++)
+        if (d->pf_ids[i] == ids->p)
+            return d->pf_hs[i];
+    return hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
+}
+
+/* Shared location id arrays: in the arena, preceded by their class and
+ * their length. */
+
+/* An earlier sample's array equal to ids[0..n) (hashed as h), or NULL. */
+static uint64_t *hs_find_shared(const hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
+{
+    uint64_t v;
+    for (size_t it = HS_HMAP_START; hs_hmap_next(&d->stacks, h, &it, &v);) {
+        uint64_t *cand = (uint64_t *)(uintptr_t)v;
+        if (cand[-1] == n && memcmp(cand, ids, n * sizeof *ids) == 0)
+            return cand;
+    }
+    return NULL;
+}
+
+/* An arena copy of ids[0..n), remembered under h. */
+static uint64_t *hs_add_shared(hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
+{
+    if (d->n_classes >= UINT32_MAX - 1)
+        return NULL;
+    uint64_t *copy = hs_arena_alloc(hs_profile_arena(d->p), (n + 2) * sizeof *ids);
+    if (!copy)
+        return NULL;
+    copy[0] = d->n_classes++;
+    copy[1] = n;
+    memcpy(copy + 2, ids, n * sizeof *ids);
+    if (hs_hmap_add(&d->stacks, h, (uint64_t)(uintptr_t)(copy + 2)) != 0)
+        return NULL;
+    return copy + 2;
+}
+
+static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
+{
+    hs_sample s = {0};
+    uint32_t f;
+    int wt, t;
+    /* count ids, values and labels; remember a lone packed location_id run */
+    size_t n_ids = 0, n_vals = 0, n_labels = 0, id_fields = 0;
+    hs_rd scan = sub, chunk, ids_run = {NULL, NULL};
+    while ((t = hs_rd_tag(d, &scan, &f, &wt)) == 1) {
+        if ((f == 1 || f == 2) && wt == WT_LEN) {
+            if (hs_rd_bytes(d, &scan, &chunk) != 0)
+                return -1;
+            size_t c = hs_count_varints(&chunk);
+            if (f == 1) {
+                n_ids += c;
+                id_fields++;
+                ids_run = chunk;
+            } else {
+                n_vals += c;
+            }
+            continue;
+        }
+        if ((f == 1 || f == 2) && wt != WT_VARINT)
+            return hs_bad_wire(d, scan.p, "wrong wire type");
+        if (f == 3 && wt != WT_LEN)
+            return hs_bad_wire(d, scan.p, "wrong wire type");
+        if (hs_rd_skip(d, &scan, wt) != 0)
+            return -1;
+        n_ids += f == 1;
+        id_fields += f == 1;
+        n_vals += f == 2;
+        n_labels += f == 3;
+    }
+    if (t != 0)
+        return -1;
+    if (n_vals != d->n_types)
+        return HS_FAIL(d, "sample %zu has %zu values, expected %zu", index, n_vals, d->n_types);
+    bool shareable = id_fields == 1 && ids_run.p != NULL;
+    hs_arena *a = hs_profile_arena(d->p);
+    s.values = hs_arena_alloc(a, (n_vals ? n_vals : 1) * sizeof *s.values);
+    if (n_labels)
+        s.labels = hs_arena_alloc(a, n_labels * sizeof *s.labels);
+    if (!s.values || (n_labels && !s.labels) || hs_scratch(d, n_ids) != 0)
+        return HS_FAIL(d, "out of memory");
+    size_t ki = 0, kv = 0, kl = 0;
+    uint64_t *vals = (uint64_t *)s.values;
+    while ((t = hs_rd_tag(d, &sub, &f, &wt)) == 1) {
+        if (f == 1 || f == 2) {
+            uint64_t *out = f == 1 ? d->scratch : vals;
+            size_t *k = f == 1 ? &ki : &kv;
+            if (wt == WT_LEN) {
+                if (hs_rd_bytes(d, &sub, &chunk) != 0 || hs_rd_packed(d, &chunk, out, k) != 0)
+                    return -1;
+            } else {
+                if (hs_rd_varint(d, &sub, &out[*k]) != 0)
+                    return -1;
+                (*k)++;
+            }
+        } else if (f == 3) {
+            if (hs_rd_bytes(d, &sub, &chunk) != 0 || hs_dec_label(d, chunk, &s.labels[kl++]) != 0)
+                return -1;
+        } else if (hs_rd_skip(d, &sub, wt) != 0) {
+            return -1;
+        }
+    }
+    if (t != 0)
+        return -1;
+    s.n_locations = n_ids;
+    s.n_labels = n_labels;
+    if (shareable) {
+        /* the packed bytes are the key: equal bytes, equal ids */
+        uint64_t h = hs_ids_hash(d, &ids_run);
+        s.location_ids = hs_find_shared(d, h, d->scratch, n_ids);
+        if (!s.location_ids)
+            s.location_ids = hs_add_shared(d, h, d->scratch, n_ids);
+        if (s.location_ids)
+            d->stack_of[index] = (uint32_t)s.location_ids[-2];
+    } else
+        s.location_ids = hs_arena_memdup(a, d->scratch, (n_ids ? n_ids : 1) * sizeof *d->scratch);
+    if (!s.location_ids)
+        return HS_FAIL(d, "out of memory");
+    d->p->samples[d->p->n_samples++] = s;
+    return 0;
+}
+
+/* Give the pages of the input before `upto` back to the kernel, a few MiB
+ * at a time: the model grows while the input shrinks, so the peak is not
+ * their sum. Nothing behind the cursor is read again. */
+static void hs_release_read(hs_dec *d, const unsigned char *upto)
+{
+    size_t page = d->page, at = (size_t)(upto - d->base) & ~(page - 1);
+    if (!d->release || at < d->released + ((size_t)4 << 20))
+        return;
+    /* the mapping starts page-aligned (mmap), so offsets are page offsets */
+    if (madvise((void *)(uintptr_t)(d->base + d->released), at - d->released, MADV_DONTNEED) == 0)
+        d->released = at;
+}
+
+/* Best effort, no errors: if a top-level sample field starts at q and its
+ * first field is a packed location_id run (as every encoder writes them),
+ * the run and the end of the sample. */
+static bool hs_peek_sample_ids(const unsigned char *q, const unsigned char *end, hs_rd *ids,
+                               const unsigned char **next)
+{
+    hs_rd r = {q, end}, sub;
+    uint64_t t, n;
+    hs_dec quiet = {.base = q, .failed = true}; /* errors are not reported */
+    if (hs_rd_varint(&quiet, &r, &t) != 0 || t != (2 << 3 | WT_LEN) ||
+        hs_rd_bytes(&quiet, &r, &sub) != 0)
+        return false;
+    *next = r.p;
+    if (hs_rd_varint(&quiet, &sub, &t) != 0 || t != (1 << 3 | WT_LEN) ||
+        hs_rd_varint(&quiet, &sub, &n) != 0 || n > (uint64_t)(sub.end - sub.p))
+        return false;
+    *ids = (hs_rd){sub.p, sub.p + n};
+    return true;
+}
+
+/* Two samples ahead of the one at `here`: the map slot of the next-but-one
+ * sample's stack and the shared array of the next one are fetched into the
+ * cache, so the lookups of hs_dec_sample do not wait for memory (they were
+ * most of the decoding time of a large profile). Only a hint: nothing here
+ * changes what is decoded. */
+static void hs_prefetch_samples(hs_dec *d, const unsigned char *here, const unsigned char *end)
+{
+    hs_rd ids;
+    const unsigned char *next;
+    if (d->pf_pos <= here) { /* fell behind (first sample, other fields) */
+        d->pf_valid = false;
+        d->pf_pos = here;
+        if (!hs_peek_sample_ids(here, end, &ids, &next))
+            return;
+        d->pf_h = hs_hash_ahead(d, &ids);
+        d->pf_valid = true;
+        d->pf_pos = next;
+    }
+    if (d->pf_valid) {
+        uint64_t v;
+        size_t it = HS_HMAP_START;
+        if (hs_hmap_next(&d->stacks, d->pf_h, &it, &v))
+            __builtin_prefetch((const uint64_t *)(uintptr_t)v - 1);
+    }
+    d->pf_valid = hs_peek_sample_ids(d->pf_pos, end, &ids, &next);
+    if (d->pf_valid) {
+        d->pf_h = hs_hash_ahead(d, &ids);
+        hs_hmap_prefetch(&d->stacks, d->pf_h);
+        d->pf_pos = next;
+    }
+}
+
+static int hs_pass2(hs_dec *d, hs_rd r)
+{
+    hs_profile *p = d->p;
+    uint32_t f;
+    int wt, t;
+    bool first_string = true;
+    uint64_t v;
+    hs_rd sub;
+    while ((t = hs_rd_tag(d, &r, &f, &wt)) == 1) {
+        int rc = 0;
+        switch (f) {
+        case 1: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_sample_type(d, sub); break;
+        case 2:
+            rc = hs_rd_bytes(d, &r, &sub);
+            if (rc == 0)
+                hs_prefetch_samples(d, r.p, r.end);
+            rc = rc || hs_dec_sample(d, sub, p->n_samples);
+            break;
+        case 3: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_mapping(d, sub); break;
+        case 4: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_location(d, sub); break;
+        case 5: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_function(d, sub); break;
+        case 6:
+            rc = hs_rd_bytes(d, &r, &sub) || hs_dec_string(d, &sub, first_string);
+            first_string = false;
+            break;
+        case 11: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_value_type(d, sub, &p->period_type); break;
+        case 13: rc = hs_dec_comments(d, &r, wt); break;
+        case 7: case 8: case 9: case 10: case 12: case 14:
+            rc = hs_rd_varint(d, &r, &v);
+            switch (f) {
+            case 7: p->drop_frames = (int64_t)v; break;
+            case 8: p->keep_frames = (int64_t)v; break;
+            case 9: p->time_nanos = (int64_t)v; break;
+            case 10: p->duration_nanos = (int64_t)v; break;
+            case 12: p->period = (int64_t)v; break;
+            default: p->default_sample_type = (int64_t)v; break;
+            }
+            break;
+        default: rc = hs_rd_skip(d, &r, wt); break;
+        }
+        if (rc != 0)
+            return -1;
+        hs_release_read(d, r.p);
+    }
+    if (t != 0)
+        return -1;
+    if (!hs_value_type_ok(d, &p->period_type))
+        return HS_FAIL(d, "value type has a bad string index");
+    if (!hs_str_ok(d, (uint64_t)p->drop_frames) || !hs_str_ok(d, (uint64_t)p->keep_frames) ||
+        !hs_str_ok(d, (uint64_t)p->default_sample_type))
+        return HS_FAIL(d, "profile has a bad string index");
+    return 0;
+}
+
+/* ---- validation of id references (after the id maps are built) ---- */
+
+static int hs_check_refs(hs_dec *d)
+{
+    const hs_profile *p = d->p;
+    for (size_t i = 0; i < p->n_locations; i++) {
+        const hs_location *l = &p->locations[i];
+        if (l->mapping_id && !hs_profile_mapping(p, l->mapping_id))
+            return HS_FAIL(d, "location %llu references unknown mapping %llu",
+                           (unsigned long long)l->id, (unsigned long long)l->mapping_id);
+        for (size_t j = 0; j < l->n_lines; j++)
+            if (!hs_profile_function(p, l->lines[j].function_id))
+                return HS_FAIL(d, "location %llu references unknown function %llu",
+                               (unsigned long long)l->id,
+                               (unsigned long long)l->lines[j].function_id);
+    }
+    /* a shared id array is checked once */
+    d->checked = calloc(d->n_classes + 1, 1);
+    if (!d->checked)
+        return HS_FAIL(d, "out of memory");
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const hs_sample *s = &p->samples[i];
+        uint32_t c = d->stack_of[i];
+        if (c != UINT32_MAX && d->checked[c])
+            continue;
+        for (size_t j = 0; j < s->n_locations; j++)
+            if (!hs_profile_location(p, s->location_ids[j]))
+                return HS_FAIL(d, "sample %zu references unknown location %llu", i,
+                               (unsigned long long)s->location_ids[j]);
+        if (c != UINT32_MAX)
+            d->checked[c] = 1;
+    }
+    return 0;
+}
+
+hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool release, char *err,
+                                 size_t errlen)
+{
+    if (len == 0) {
+        snprintf(err, errlen, "empty profile");
+        return NULL;
+    }
+    long page = sysconf(_SC_PAGESIZE);
+    hs_dec d = {.base = data, .err = err, .errlen = errlen, .release = release && page > 0,
+                .page = page > 0 ? (size_t)page : 4096};
+    hs_rd all = {data, data + len};
+    hs_counts c = {0};
+    if (hs_pass1(&d, all, &c) != 0)
+        return NULL;
+    d.n_strings = c.strings ? c.strings : 1;
+    d.n_types = c.types;
+    hs_profile *p = d.p = hs_profile_new();
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    int rc = 0;
+    d.stack_of = malloc((c.samples ? c.samples : 1) * sizeof *d.stack_of);
+    if (d.stack_of)
+        memset(d.stack_of, 0xff, (c.samples ? c.samples : 1) * sizeof *d.stack_of);
+    if (hs_profile_reserve_tables(p, d.n_strings, c.mappings, c.functions, c.locations) != 0 ||
+        hs_profile_reserve_samples(p, c.samples) != 0 || hs_hmap_init(&d.stacks, 1024) != 0 ||
+        !d.stack_of)
+        rc = HS_FAIL(&d, "out of memory");
+    if (rc == 0)
+        rc = hs_pass2(&d, all);
+    if (rc == 0 && hs_profile_reindex(p, err, errlen) != 0)
+        rc = -1;
+    if (rc == 0)
+        rc = hs_check_refs(&d);
+    free(d.scratch);
+    free(d.checked);
+    hs_hmap_free(&d.stacks);
+    if (rc != 0) {
+        free(d.stack_of);
+        hs_profile_free(p);
+        return NULL;
+    }
+    hs_profile_set_stack_classes(p, d.stack_of, p->n_samples, d.n_classes);
+    return p;
+}
