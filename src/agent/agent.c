@@ -518,6 +518,16 @@ void hs_agent_mark(void)
     pthread_mutex_unlock(&g_dump_lock);
 }
 
+void hs_agent_populate_tables(void)
+{
+    if (!hs_g.started)
+        return;
+    if (hs_g.cfg.cpu)
+        hs_stacktab_populate(&hs_g.cpu);
+    if (hs_g.cfg.wall_hz > 0)
+        hs_stacktab_populate(&hs_g.wall);
+}
+
 void hs_agent_pause(void)
 {
     atomic_store(&hs_g.cpu_on, 0);
@@ -823,7 +833,7 @@ static int agent_start(void)
     hs_g.root = is_root();
     if ((!hs_g.root && !c->follow) || (!c->cpu && !c->heap && !c->wall_hz && !c->lock))
         return 0;
-    if ((c->cpu && map_table(&hs_g.cpu, "CPU", 1) != 0) || (c->wall_hz && map_table(&hs_g.wall, "wall", 1) != 0) ||
+    if ((c->cpu && map_table(&hs_g.cpu, "CPU", 0) != 0) || (c->wall_hz && map_table(&hs_g.wall, "wall", 0) != 0) ||
         (c->lock && map_table(&hs_g.lock, "lock", 0) != 0))
         return -1;
     if (pthread_key_create(&g_thread_key, thread_exiting) != 0)

@@ -118,6 +118,9 @@ void hs_agent_pause(void);
 void hs_agent_resume(void);
 /* Forget what was collected so far (a periodic profile's window opens). */
 void hs_agent_mark(void);
+/* Pre-fault the tables the signal handlers write (the agent thread does,
+ * once the process has lived a little: a short one never pays for it). */
+void hs_agent_populate_tables(void);
 /* Stop sampling and write every profile as at exit (once; later calls and
  * the exit handler do nothing). */
 void hs_agent_final_write(void);
