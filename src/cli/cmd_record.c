@@ -7,10 +7,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,7 +175,7 @@ static int same_stack(const hs_profile *p, const hs_sample *a, const hs_sample *
 }
 
 /* Leaked blocks by allocation stack (threads merged), biggest first. */
-static void leak_report(const hs_profile *p, const char *path)
+static void leak_report(FILE *out, const hs_profile *p, const char *path)
 {
     size_t n = 0;
     leak_site *sites = calloc(p->n_samples ? p->n_samples : 1, sizeof *sites);
@@ -191,17 +194,17 @@ static void leak_report(const hs_profile *p, const char *path)
     qsort(sites, n, sizeof *sites, by_bytes_desc);
     char b[32];
     human_bytes(total_value(p, 1), b, sizeof b);
-    fprintf(stderr, "hotspur: leaks: %lld blocks, %s, from %zu allocation stacks (%s)\n",
+    fprintf(out, "hotspur: leaks: %lld blocks, %s, from %zu allocation stacks (%s)\n",
             (long long)total_value(p, 0), b, n, path);
     for (size_t i = 0; i < n; i++) {
         human_bytes(sites[i].bytes, b, sizeof b);
-        fprintf(stderr, "  %s in %lld block%s allocated at\n", b, (long long)sites[i].objs,
+        fprintf(out, "  %s in %lld block%s allocated at\n", b, (long long)sites[i].objs,
                 sites[i].objs == 1 ? "" : "s");
         const hs_sample *s = sites[i].s;
         for (size_t k = 0; k < s->n_locations && k < 12; k++)
-            fprintf(stderr, "      %s\n", frame_name(p, s->location_ids[k]));
+            fprintf(out, "      %s\n", frame_name(p, s->location_ids[k]));
         if (s->n_locations > 12)
-            fprintf(stderr, "      ... %zu more frames\n", s->n_locations - 12);
+            fprintf(out, "      ... %zu more frames\n", s->n_locations - 12);
     }
     free(sites);
 }
@@ -325,41 +328,168 @@ static size_t find_files(const char *path, const record_types *t, found_file **o
     return n;
 }
 
-/* Symbolize a profile the agent left unsymbolized, in place; then one
- * summary line (and the leak report). */
-static void summarize(const char *path, size_t file)
+/* Symbolize a profile the agent left unsymbolized, in place (with sym,
+ * shared by the files of the run); then one summary line (and the leak
+ * report) on out. */
+static void summarize(FILE *out, hs_symbolizer *sym, const char *path, size_t file)
 {
     char err[256];
     hs_profile *p = hs_profile_read_file(path, err, sizeof err);
     if (!p) {
-        fprintf(stderr, "hotspur: %s: %s\n", path, err);
+        fprintf(out, "hotspur: %s: %s\n", path, err);
         return;
     }
-    if (hs_symbolize_from_mappings(p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0)
-        fprintf(stderr, "hotspur: %s: cannot symbolize: %s\n", path, err);
+    snprintf(err, sizeof err, "out of memory");
+    if (hs_symbolize_with_mappings(sym, p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0)
+        fprintf(out, "hotspur: %s: cannot symbolize: %s\n", path, err);
     const char *type = record_files[file].type, *comp = record_files[file].companion;
     char a[32], b[32];
     if (strcmp(type, "cpu") == 0) {
-        fprintf(stderr, "hotspur: wrote %s (%lld samples, %.2f s CPU)\n", path,
+        fprintf(out, "hotspur: wrote %s (%lld samples, %.2f s CPU)\n", path,
                 (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
     } else if (strcmp(type, "wall") == 0) {
-        fprintf(stderr, "hotspur: wrote %s (%lld samples, %.2f s of thread time)\n", path,
+        fprintf(out, "hotspur: wrote %s (%lld samples, %.2f s of thread time)\n", path,
                 (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
     } else if (strcmp(type, "lock") == 0) {
-        fprintf(stderr, "hotspur: wrote %s (%lld contentions, %.3f s waited)\n", path,
+        fprintf(out, "hotspur: wrote %s (%lld contentions, %.3f s waited)\n", path,
                 (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
     } else if (!comp) {
         human_bytes(total_value(p, 1), a, sizeof a);
         human_bytes(total_value(p, 3), b, sizeof b);
-        fprintf(stderr, "hotspur: wrote %s (%s allocated in %lld objects, %s in use at exit)\n", path,
+        fprintf(out, "hotspur: wrote %s (%s allocated in %lld objects, %s in use at exit)\n", path,
                 a, (long long)total_value(p, 0), b);
     } else if (strcmp(comp, "peak") == 0) {
         human_bytes(total_value(p, 1), a, sizeof a);
-        fprintf(stderr, "hotspur: wrote %s (%s in use at the peak)\n", path, a);
+        fprintf(out, "hotspur: wrote %s (%s in use at the peak)\n", path, a);
     } else {
-        leak_report(p, path);
+        leak_report(out, p, path);
     }
     hs_profile_free(p);
+}
+
+/* Summarize files [0, n) in turn with one symbolizer; file i's text goes
+ * to stderr, or framed to `to` (a worker's pipe to record; a file it could
+ * not answer for is left to record). A file is taken by *next (shared by
+ * the workers): returns when none is left. */
+static void summarize_some(const found_file *files, size_t n, _Atomic size_t *next, FILE *to)
+{
+    hs_symbolizer *sym = hs_symbolizer_new();
+    for (size_t i; sym && (i = atomic_fetch_add(next, 1)) < n;) {
+        if (!to) {
+            summarize(stderr, sym, files[i].name, files[i].file);
+            continue;
+        }
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem)
+            continue; /* not answered: record does it */
+        summarize(mem, sym, files[i].name, files[i].file);
+        if (fclose(mem) == 0) {
+            uint64_t head[2] = {i, len}; /* to record: index, length, text */
+            if (fwrite(head, sizeof head, 1, to) != 1 || fwrite(buf, 1, len, to) != len)
+                _exit(1);
+        }
+        free(buf);
+    }
+    if (!sym && !to)
+        fprintf(stderr, "hotspur: cannot start the symbolizer\n");
+    hs_symbolizer_free(sym);
+}
+
+/* Read a worker's answers (see summarize_some) into texts until EOF. */
+static void read_answers(FILE *from, size_t n, char **texts)
+{
+    uint64_t head[2];
+    while (fread(head, sizeof head, 1, from) == 1) {
+        char *buf = head[0] < n && head[1] < (1u << 30) ? malloc(head[1] + 1) : NULL;
+        if (!buf || fread(buf, 1, head[1], from) != head[1]) {
+            free(buf);
+            return;
+        }
+        buf[head[1]] = 0;
+        free(texts[head[0]]);
+        texts[head[0]] = buf;
+    }
+}
+
+/* Symbolize and summarize every file, in parallel on the online CPUs (at
+ * most 8 worker processes, each with its own symbolizer shared by the files
+ * it takes), and print the summaries in the files' order. A file no worker
+ * answered for (one died) is done here. */
+static void summarize_all(const found_file *files, size_t n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t workers = cpus > 1 ? (size_t)cpus : 1;
+    if (workers > 8)
+        workers = 8;
+    if (workers > n)
+        workers = n;
+    _Atomic size_t *next = workers > 1 ? mmap(NULL, sizeof *next, PROT_READ | PROT_WRITE,
+                                              MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                                       : MAP_FAILED;
+    char **texts = calloc(n ? n : 1, sizeof *texts);
+    if (next == MAP_FAILED || !texts) {
+        _Atomic size_t i = 0;
+        free(texts);
+        summarize_some(files, n, &i, NULL);
+        if (next != MAP_FAILED)
+            munmap((void *)next, sizeof *next);
+        return;
+    }
+    atomic_store(next, 0);
+    int fds[8];
+    pid_t pids[8];
+    size_t started = 0;
+    fflush(NULL);
+    for (; started < workers; started++) {
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC) != 0)
+            break;
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(pfd[0]);
+            close(pfd[1]);
+            break;
+        }
+        if (pid == 0) {
+            for (size_t k = 0; k < started; k++)
+                close(fds[k]);
+            close(pfd[0]);
+            FILE *to = fdopen(pfd[1], "w");
+            if (!to)
+                _exit(1);
+            summarize_some(files, n, next, to);
+            _exit(fclose(to) == 0 ? 0 : 1);
+        }
+        close(pfd[1]);
+        fds[started] = pfd[0];
+        pids[started] = pid;
+    }
+    for (size_t k = 0; k < started; k++) { /* in turn: a full pipe only waits for its turn */
+        FILE *from = fdopen(fds[k], "r");
+        if (from) {
+            read_answers(from, n, texts);
+            fclose(from);
+        } else {
+            close(fds[k]);
+        }
+        while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    munmap((void *)next, sizeof *next);
+    hs_symbolizer *sym = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!texts[i] && (sym || (sym = hs_symbolizer_new()))) {
+            summarize(stderr, sym, files[i].name, files[i].file);
+            continue;
+        }
+        if (texts[i])
+            fputs(texts[i], stderr);
+        free(texts[i]);
+    }
+    hs_symbolizer_free(sym);
+    free(texts);
 }
 
 /* Parse a rate option's value into *out within [lo, hi]; 0 or 2 (usage). */
@@ -590,8 +720,7 @@ int hs_cmd_record(int argc, char **argv)
         fprintf(stderr, "hotspur: no profile written to %s (the agent did not run in the program: "
                         "a static or setuid program does not load it; or the program was killed by "
                         "SIGKILL or by a signal it handles)\n", path);
-    for (size_t i = 0; i < n; i++)
-        summarize(files[i].name, files[i].file);
+    summarize_all(files, n);
     free(files);
     return code;
 }
