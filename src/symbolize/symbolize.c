@@ -43,18 +43,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* From libstdc++ (C++ ABI); linked through the CMake target. */
 #include <libiberty/demangle.h> /* cplus_demangle: Rust names */
-/* libstdc++'s C++ demangler. The agent's build (HS_SYMBOLIZE_WEAK_CXX)
- * references it weakly and does not link libstdc++, so a C program does not
- * load it at every start: a C++ program's own libstdc++ answers, and without
- * one libiberty's copy of the same demangler (cplus_demangle_v3) does. */
-#ifdef HS_SYMBOLIZE_WEAK_CXX
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status) __attribute__((weak));
-#define HS_HAVE_CXA_DEMANGLE (__cxa_demangle != NULL)
-#else
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
-#define HS_HAVE_CXA_DEMANGLE 1
-#endif
 
 #define HS_MAX_OPEN_OBJECTS 48 /* Dwfl sessions (each holds 1-3 fds) open at once */
 #define HS_MAX_CHAIN 64        /* inline frames per address we keep */
@@ -1154,7 +1145,7 @@ static int hs_rust_legacy(const char *sym)
 }
 
 /* Demangled form of an interned name (itself if not a mangled C++ or Rust
- * name): C++ by libstdc++'s demangler (or libiberty's), Rust (legacy and v0) by libiberty's,
+ * name): C++ by libstdc++'s demangler, Rust (legacy and v0) by libiberty's,
  * as rustfilt and perf print them. */
 static const char *hs_demangle(hs_symbolizer *s, const char *sys)
 {
@@ -1167,10 +1158,8 @@ static const char *hs_demangle(hs_symbolizer *s, const char *sys)
     char *d = NULL;
     if (sys[1] == 'R' || hs_rust_legacy(sys))
         d = cplus_demangle(sys, DMGL_PARAMS | DMGL_ANSI | DMGL_RUST);
-    else if (HS_HAVE_CXA_DEMANGLE)
-        d = __cxa_demangle(sys, NULL, NULL, &status);
     else
-        d = cplus_demangle_v3(sys, DMGL_PARAMS | DMGL_TYPES); /* __cxa_demangle's options */
+        d = __cxa_demangle(sys, NULL, NULL, &status);
     const char *out = sys;
     if (d) {
         const char *in = hs_intern(&s->strs, d);
