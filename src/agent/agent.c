@@ -27,6 +27,7 @@
 #include "agent/output.h"
 #include "agent/sampler.h"
 #include "agent/upload.h"
+#include "agent/wall.h"
 #include "profile/profile.h"
 
 __thread hs_thread hs_self __attribute__((tls_model("initial-exec"))) = {.slot = -1};
@@ -508,8 +509,10 @@ void hs_agent_mark(void)
     pthread_mutex_lock(&g_dump_lock);
     if (hs_g.cfg.cpu)
         hs_stacktab_mark(&hs_g.cpu);
-    if (hs_g.cfg.wall_hz > 0)
+    if (hs_g.cfg.wall_hz > 0) {
         hs_stacktab_mark(&hs_g.wall);
+        hs_wall_mark(); /* the threads' time before it is not the window's */
+    }
     if (hs_g.cfg.lock)
         hs_stacktab_mark(&hs_g.lock);
     if (hs_g.cfg.heap)
