@@ -345,24 +345,17 @@ static size_t find_files(const char *path, const record_types *t, long root, fou
         /* The base name these parts give, then each file of the run on it. */
         char base[PATH_MAX], tmp[PATH_MAX], num[32];
         snprintf(base, sizeof base, "%s", path);
-        if (pid) {
-            snprintf(num, sizeof num, "%ld", pid);
-            if (insert_part(base, num, tmp, sizeof tmp) != 0)
+        const long parts[3] = {pid, exec, part};
+        int ok = 1;
+        for (int k = 0; k < 3 && ok; k++) {
+            if (!parts[k])
                 continue;
+            snprintf(num, sizeof num, "%s%ld", k == 1 ? "exec" : "", parts[k]);
+            ok = insert_part(base, num, tmp, sizeof tmp) == 0;
             snprintf(base, sizeof base, "%s", tmp);
         }
-        if (exec) {
-            snprintf(num, sizeof num, "exec%ld", exec);
-            if (insert_part(base, num, tmp, sizeof tmp) != 0)
-                continue;
-            snprintf(base, sizeof base, "%s", tmp);
-        }
-        if (part) {
-            snprintf(num, sizeof num, "%ld", part);
-            if (insert_part(base, num, tmp, sizeof tmp) != 0)
-                continue;
-            snprintf(base, sizeof base, "%s", tmp);
-        }
+        if (!ok)
+            continue;
         if (pid && !exec && !part && root > 0 && pid < root) { /* the first process's dump part */
             part = pid;
             pid = 0;
