@@ -507,7 +507,7 @@ static const Dwfl_Callbacks hs_dwfl_callbacks = {
 /* ------------------------------------------------------------------ */
 /* objects: registration, opening, closing                             */
 
-static void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
+void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
 {
     static const char digits[] = "0123456789abcdef";
     size_t j = 0;
