@@ -644,6 +644,13 @@ int64_t hs_sampler_wall_credit(const hs_thread_info *t, int64_t now, int64_t epo
     return s->tid == t->tid && atomic_load(&s->used) == SLOT_LIVE && s->alive ? wall_credit(s, now, epoch) : 0;
 }
 
+hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t)
+{
+    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS || g_threads[t->slot].tid != t->tid)
+        return NULL;
+    return atomic_load(&g_threads[t->slot].wall_last);
+}
+
 void hs_sampler_wall_note(int32_t slot, int32_t tid, hs_stack_entry *e)
 {
     if (g_threads && e && slot >= 0 && slot < MAX_THREADS && g_threads[slot].tid == tid)

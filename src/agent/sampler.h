@@ -54,6 +54,8 @@ int64_t hs_sampler_wall_credit(const hs_thread_info *t, int64_t now, int64_t epo
 /* The wall sample last recorded for thread tid in slot (where a thread's
  * last interval goes when it ends). */
 void hs_sampler_wall_note(int32_t slot, int32_t tid, hs_stack_entry *e);
+/* That sample of thread t (NULL if none, or the slot is another's now). */
+hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t);
 
 /* pthread_sigmask without the agent's filter (its own thread blocks every
  * signal, ours included). */

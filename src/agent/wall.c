@@ -220,8 +220,12 @@ void hs_wall_tick(void)
         int64_t weight = hs_sampler_wall_credit(t, now, epoch);
         if (weight <= 0)
             continue;
-        if (st == 'R' ? !still_waking(t, weight) : !sample_waiting(t, weight))
-            hs_sampler_wall_request(t, weight);
+        if ((st == 'R' ? !still_waking(t, weight) : !sample_waiting(t, weight)) &&
+            hs_sampler_wall_request(t, weight) != 0) { /* it is ending: to its last sample */
+            hs_stack_entry *e = hs_sampler_wall_last(t);
+            if (e && atomic_load(&e->state) == 2 && e->tid == t->tid)
+                count(e, weight);
+        }
     }
     g_cursor = (g_cursor + (unsigned)k) % (unsigned)n;
 }
