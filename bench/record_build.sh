@@ -156,7 +156,7 @@ END {
     print ""
     print "Produced by: `" cmd "`"
     print ""
-    printf "A clean `make -j2 %s` of this project (source of %s, configured once with CMake, `make clean` before each build), without a profiler and as `hotspur record -- make -j2 %s` (CPU profile of every process make starts, each symbolized by record at the end), %d interleaved rounds (the order rotates each round); then a shell loop of 200 `/bin/true`, %d rounds of three configurations in rotated order. Wall = elapsed; CPU = user+sys of the whole process tree (record included), from getrusage. Ratios are medians of the per-round ratios (min-max).\n", target, rev, target, rounds, lrounds
+    printf "A clean `make -j2 %s` of this project (source of %s, configured once with CMake, `make clean` before each build), without a profiler and as `hotspur record -- make -j2 %s` (CPU profile of every process make starts, each symbolized by record at the end), %d interleaved rounds (the order rotates each round); then a shell loop of 200 `/bin/true`, %d rounds with the configurations in rotated order. Wall = elapsed; CPU = user+sys of the whole process tree (record included), from getrusage. Ratios are medians of the per-round ratios (min-max).\n", target, rev, target, rounds, lrounds
     print ""
     print "| configuration | profiles | wall median (min-max) s | wall vs none | CPU median (min-max) s | CPU vs none |"
     print "|---|--:|--:|--:|--:|--:|"
