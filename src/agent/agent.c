@@ -27,6 +27,7 @@
 #include "agent/output.h"
 #include "agent/sampler.h"
 #include "agent/upload.h"
+#include "agent/wall.h"
 #include "profile/profile.h"
 
 __thread hs_thread hs_self __attribute__((tls_model("initial-exec"))) = {.slot = -1};
@@ -67,6 +68,81 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
 int hs_agent_owns_pc(uint64_t addr)
 {
     return addr >= g_self_lo && addr < g_self_hi;
+}
+
+/* A pointer from object info's dynamic section (glibc has relocated most
+ * entries in place; the vDSO's are not). */
+static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
+{
+    return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
+}
+
+/* Whether object info defines (not just references) the function name,
+ * looked up in its GNU hash table (objects without one count as not). */
+static int defines(const struct dl_phdr_info *info, const char *name)
+{
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const uint32_t *gnu = NULL;
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        if (dyn->d_tag == DT_SYMTAB)
+            symtab = dyn_ptr(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_STRTAB)
+            strtab = dyn_ptr(info, dyn->d_un.d_ptr);
+        else if (dyn->d_tag == DT_GNU_HASH)
+            gnu = dyn_ptr(info, dyn->d_un.d_ptr);
+    }
+    if (!symtab || !strtab || !gnu || !gnu[0])
+        return 0;
+    uint32_t h = 5381, nbuckets = gnu[0], symoffset = gnu[1], bloom_words = gnu[2];
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = h * 33 + *c;
+    const uint32_t *buckets = (const uint32_t *)((const ElfW(Addr) *)(gnu + 4) + bloom_words);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t i = buckets[h % nbuckets];
+    if (i < symoffset)
+        return 0;
+    for (;; i++) {
+        uint32_t h2 = chain[i - symoffset];
+        const ElfW(Sym) *sym = &symtab[i];
+        if ((h | 1) == (h2 | 1) && strcmp(strtab + sym->st_name, name) == 0)
+            return sym->st_shndx != SHN_UNDEF && sym->st_value != 0;
+        if (h2 & 1)
+            return 0;
+    }
+}
+
+typedef struct {
+    const char *name;
+    const char *owner; /* the first definer's path ("" the program) */
+    int found, ours;
+} owner_search;
+
+static int find_owner(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    owner_search *o = data;
+    if (!defines(info, o->name))
+        return 0;
+    o->found = 1;
+    for (int i = 0; i < info->dlpi_phnum && !o->ours; i++) /* is it this library? */
+        o->ours = info->dlpi_phdr[i].p_type == PT_LOAD &&
+                  hs_agent_owns_pc(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    o->owner = info->dlpi_name;
+    return 1; /* objects come in the global lookup order: the first one wins */
+}
+
+const char *hs_agent_symbol_owner(const char *name)
+{
+    owner_search o = {name, NULL, 0, 0};
+    dl_iterate_phdr(find_owner, &o);
+    if (!o.found || o.ours)
+        return NULL;
+    return o.owner && *o.owner ? o.owner : "the program";
 }
 
 int hs_agent_hide_frames(uint64_t *pcs, int n)
@@ -508,14 +584,26 @@ void hs_agent_mark(void)
     pthread_mutex_lock(&g_dump_lock);
     if (hs_g.cfg.cpu)
         hs_stacktab_mark(&hs_g.cpu);
-    if (hs_g.cfg.wall_hz > 0)
+    if (hs_g.cfg.wall_hz > 0) {
         hs_stacktab_mark(&hs_g.wall);
+        hs_wall_mark(); /* the threads' time before it is not the window's */
+    }
     if (hs_g.cfg.lock)
         hs_stacktab_mark(&hs_g.lock);
     if (hs_g.cfg.heap)
         hs_stacktab_mark(hs_heap_table());
     hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
     pthread_mutex_unlock(&g_dump_lock);
+}
+
+void hs_agent_populate_tables(void)
+{
+    if (!hs_g.started)
+        return;
+    if (hs_g.cfg.cpu)
+        hs_stacktab_populate(&hs_g.cpu);
+    if (hs_g.cfg.wall_hz > 0)
+        hs_stacktab_populate(&hs_g.wall);
 }
 
 void hs_agent_pause(void)
@@ -860,7 +948,7 @@ static int agent_start(void)
     hs_g.root = is_root();
     if ((!hs_g.root && !c->follow) || (!c->cpu && !c->heap && !c->wall_hz && !c->lock))
         return 0;
-    if ((c->cpu && map_table(&hs_g.cpu, "CPU", 1) != 0) || (c->wall_hz && map_table(&hs_g.wall, "wall", 1) != 0) ||
+    if ((c->cpu && map_table(&hs_g.cpu, "CPU", 0) != 0) || (c->wall_hz && map_table(&hs_g.wall, "wall", 0) != 0) ||
         (c->lock && map_table(&hs_g.lock, "lock", 0) != 0))
         return -1;
     if (pthread_key_create(&g_thread_key, thread_exiting) != 0)

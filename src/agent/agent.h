@@ -90,6 +90,13 @@ hs_stack_entry *hs_agent_intern_here(hs_stacktab *t);
 int hs_agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Whether addr lies in the agent's own library (code or data). */
 int hs_agent_owns_pc(uint64_t addr);
+/* Who defines what calls to the function `name` reach: NULL when it is the
+ * agent (or no one), else the defining object's path. That is the first
+ * object in the global lookup order with a real definition, which
+ * dlsym(RTLD_DEFAULT) does not always give: an executable that takes the
+ * function's address (python3 does for malloc) makes its PLT stub the
+ * function's canonical address, though its calls reach the agent. */
+const char *hs_agent_symbol_owner(const char *name);
 /* Drop the agent's own frames (its malloc wrappers, ...) from a stack of
  * the program's, in place; the new depth. Async-signal-safe. */
 int hs_agent_hide_frames(uint64_t *pcs, int n);
@@ -118,6 +125,9 @@ void hs_agent_pause(void);
 void hs_agent_resume(void);
 /* Forget what was collected so far (a periodic profile's window opens). */
 void hs_agent_mark(void);
+/* Pre-fault the tables the signal handlers write (the agent thread does,
+ * once the process has lived a little: a short one never pays for it). */
+void hs_agent_populate_tables(void);
 /* Stop sampling and write every profile as at exit (once; later calls and
  * the exit handler do nothing). */
 void hs_agent_final_write(void);

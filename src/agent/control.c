@@ -15,7 +15,8 @@
  *    in continuous mode (upload.c) the window starts at a random point of
  *    the period and is uploaded instead, and the CPU, wall and lock
  *    samplers record only inside windows;
- *  - wall-clock ticks (wall.c);
+ *  - wall-clock ticks (wall.c); pre-faulting the sample tables once the
+ *    process has lived 100 ms (hs_agent_populate_tables);
  *  - a fatal SIGINT, SIGTERM or SIGHUP that the program left to the default
  *    action (so it would die writing nothing): the agent's handler hands it
  *    to this thread through a pipe; the thread writes the profiles as at
@@ -408,6 +409,7 @@ static void *control_main(void *unused)
     int64_t next_wall = wall_period ? now + wall_period : INT64_MAX;
     int64_t next_period = hs_g.cfg.period_ns ? now : INT64_MAX; /* the first period starts now */
     int64_t window_start = INT64_MAX, window_end = INT64_MAX;
+    int64_t populate_at = now + 100000000LL; /* a process that lives 100 ms */
     window_samplers(0);
     while (!atomic_load(&g_stop)) {
         now = hs_now_ns(CLOCK_MONOTONIC);
@@ -418,6 +420,8 @@ static void *control_main(void *unused)
             next = window_start;
         if (window_end < next)
             next = window_end;
+        if (populate_at < next)
+            next = populate_at;
         int timeout = next == INT64_MAX ? 1000 : (int)((next - now + 999999) / 1000000);
         if (timeout < 0)
             timeout = 0;
@@ -447,6 +451,10 @@ static void *control_main(void *unused)
             }
         }
         now = hs_now_ns(CLOCK_MONOTONIC);
+        if (now >= populate_at) {
+            hs_agent_populate_tables();
+            populate_at = INT64_MAX;
+        }
         if (now >= next_wall) {
             hs_wall_tick();
             next_wall += wall_period;

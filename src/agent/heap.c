@@ -201,12 +201,10 @@ int hs_heap_start(void)
     atomic_store(&H.next_snapshot, H.rate > 4096 ? H.rate : 4096);
     /* A malloc that comes before ours (e.g. AddressSanitizer's runtime,
      * preloaded first) would leave the heap profile silently empty. */
-    void *first = dlsym(RTLD_DEFAULT, "malloc");
-    if (first && !hs_agent_owns_pc((uint64_t)(uintptr_t)first)) {
-        Dl_info di;
+    const char *other = hs_agent_symbol_owner("malloc"); /* (python3's PLT stub is not one) */
+    if (other) {
         fprintf(stderr, "hotspur: malloc belongs to %s, which comes before the agent: the heap "
-                        "profile will be empty\n",
-                dladdr(first, &di) && di.dli_fname ? di.dli_fname : "another library");
+                        "profile will be empty\n", other);
     }
     H.live = live;
     atomic_store(&H.on, 1);

@@ -7,6 +7,7 @@
 #include "agent/modules.h"
 #include "agent/agent.h"
 #include "agent/unwind.h"
+#include "symbolize/symbolize.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -41,9 +42,8 @@ static void build_id_hex(const struct dl_phdr_info *info, char out[41])
             if (next > end)
                 break;
             if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0) {
-                size_t k = nh->n_descsz > 20 ? 20 : nh->n_descsz;
-                for (size_t j = 0; j < k; j++)
-                    snprintf(out + 2 * j, 3, "%02x", desc[j]);
+                hs_hex(desc, nh->n_descsz > 20 ? 20 : nh->n_descsz, out, 41); /* (snprintf per byte
+                                                                                 was most of a write) */
                 return;
             }
             p = next;

@@ -61,6 +61,8 @@ typedef struct thread_slot {
     timer_t wall_timer;
     int wall_sig;
     _Atomic int64_t wall_pending; /* wall ns asked for, not yet recorded */
+    _Atomic int64_t wall_since;   /* CLOCK_MONOTONIC up to which its wall time is credited */
+    _Atomic(hs_stack_entry *) wall_last; /* its last wall sample */
     int alive;
     timer_t timer;
     uintptr_t stack_lo, stack_hi; /* 0 when unknown */
@@ -331,7 +333,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         int64_t w = slot >= 0 ? atomic_exchange(&g_threads[slot].wall_pending, 0) : 0;
         if (w > 0) {
             int saved = errno;
-            hs_wall_on_signal((const ucontext_t *)ucv, w); /* a wall-clock sample */
+            if (!hs_wall_on_signal((const ucontext_t *)ucv, w)) /* a wall-clock sample */
+                atomic_fetch_add(&g_threads[slot].wall_pending, w); /* in the agent: still owed */
             errno = saved;
         }
         return;
@@ -434,6 +437,8 @@ static thread_slot *new_slot(int32_t tid)
     s->has_timer = 0;
     s->alive = 0;
     atomic_store(&s->wall_state, WALL_NONE);
+    atomic_store(&s->wall_since, hs_now_ns(CLOCK_MONOTONIC));
+    atomic_store(&s->wall_last, NULL);
     s->stack_lo = s->stack_hi = 0;
     atomic_store(&s->labels, 0);
     s->name[0] = 0;
@@ -622,6 +627,36 @@ int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight)
     return rc;
 }
 
+/* (slot s is the caller's, or was checked to be t's) */
+static int64_t wall_credit(thread_slot *s, int64_t now, int64_t epoch)
+{
+    int64_t since = atomic_exchange(&s->wall_since, now);
+    if (since < epoch)
+        since = epoch;
+    return now > since ? now - since : 0;
+}
+
+int64_t hs_sampler_wall_credit(const hs_thread_info *t, int64_t now, int64_t epoch)
+{
+    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS)
+        return 0;
+    thread_slot *s = &g_threads[t->slot];
+    return s->tid == t->tid && atomic_load(&s->used) == SLOT_LIVE && s->alive ? wall_credit(s, now, epoch) : 0;
+}
+
+hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t)
+{
+    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS || g_threads[t->slot].tid != t->tid)
+        return NULL;
+    return atomic_load(&g_threads[t->slot].wall_last);
+}
+
+void hs_sampler_wall_note(int32_t slot, int32_t tid, hs_stack_entry *e)
+{
+    if (g_threads && e && slot >= 0 && slot < MAX_THREADS && g_threads[slot].tid == tid)
+        atomic_store(&g_threads[slot].wall_last, e);
+}
+
 /* Give thread tid (in slot s) its wall timer on clock clk. */
 static void wall_timer_create(thread_slot *s, int32_t tid, clockid_t clk)
 {
@@ -685,6 +720,11 @@ void hs_sampler_thread_end(void)
     prctl(PR_GET_NAME, s->name, 0, 0, 0);
     s->alive = 0;
     wall_timer_delete(s);
+    if (hs_g.cfg.wall_hz > 0) { /* what it was asked for, and its life since its last credit */
+        int64_t owed = atomic_exchange(&s->wall_pending, 0) +
+                       wall_credit(s, hs_now_ns(CLOCK_MONOTONIC), hs_wall_epoch());
+        hs_wall_owed_at_exit(owed, atomic_load(&s->wall_last));
+    }
     count_undelivered(s);
     if (s->has_timer) {
         timer_delete(s->timer);

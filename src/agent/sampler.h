@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/stacktab.h"
+
 /* Install the SIGPROF handler and arm a timer on every existing thread.
  * 0 on success, -1 (with a message on stderr) on failure. */
 int hs_sampler_start(void);
@@ -44,6 +46,16 @@ int hs_sampler_threads(hs_thread_info *out, int max);
  * the next time it runs (never inside a system call). Weights asked for
  * before it runs add up. 0, or -1 if the thread has no such timer. */
 int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight_ns);
+/* The wall time thread t lived since its previous credit (or its start),
+ * counted from epoch at the earliest, and credit it up to now: each
+ * interval of a thread's life is handed out once, to a sample or, at its
+ * end, to the thread itself. 0 if t's slot is another thread's now. */
+int64_t hs_sampler_wall_credit(const hs_thread_info *t, int64_t now, int64_t epoch);
+/* The wall sample last recorded for thread tid in slot (where a thread's
+ * last interval goes when it ends). */
+void hs_sampler_wall_note(int32_t slot, int32_t tid, hs_stack_entry *e);
+/* That sample of thread t (NULL if none, or the slot is another's now). */
+hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t);
 
 /* pthread_sigmask without the agent's filter (its own thread blocks every
  * signal, ours included). */

@@ -21,10 +21,9 @@ int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames, int pop
     while (c < cap && c < (1u << 30))
         c <<= 1;
     memset(t, 0, sizeof *t);
-    /* Entries are placed by hash, so each new stack would touch a new page:
-     * a table written from signal handlers is populated up front instead of
-     * taking a page fault in the handler for most new stacks. The pool and
-     * the list fill sequentially; the bases are only read at dumps. */
+    /* Entries are placed by hash, so each new stack would touch a new page
+     * (see hs_stacktab_populate). The pool and the list fill sequentially;
+     * the bases are only read at dumps. */
     t->entries = map_zeroed((size_t)c * sizeof(hs_stack_entry), populate);
     t->pool = map_zeroed((size_t)pool_frames * sizeof(uint64_t), 0);
     t->used = map_zeroed((size_t)c * sizeof(uint32_t), 0);
@@ -36,6 +35,16 @@ int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames, int pop
     t->cap = c;
     t->pool_cap = pool_frames;
     return 0;
+}
+
+void hs_stacktab_populate(hs_stacktab *t)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (t->entries)
+        (void)madvise(t->entries, (size_t)t->cap * sizeof(hs_stack_entry), MADV_POPULATE_WRITE);
+#else
+    (void)t; /* older headers: the handler takes the page faults */
+#endif
 }
 
 void hs_stacktab_destroy(hs_stacktab *t)

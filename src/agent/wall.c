@@ -1,11 +1,15 @@
 /* wall.c — wall-clock samples, taken without disturbing waiting threads.
  *
  * On each tick (from the agent thread) up to HOTSPUR_WALL_THREADS registered
- * threads are visited, round robin, and each sample counts for
- * elapsed * threads / visited nanoseconds (elapsed: the time since the
- * previous tick), so the cost per tick is bounded however many threads there
- * are while every thread's wall time is still estimated without bias. A visited thread is classified from
- * /proc/self/task/TID/stat:
+ * threads are visited, round robin, so the cost per tick is bounded however
+ * many threads there are. Each sample counts for the time its thread lived
+ * since its previous sample (or its start), and a thread that ends counts
+ * the time since its last one with that sample: every interval of every
+ * thread's life is counted once, so a thread's samples add up to its
+ * lifetime whatever the number of threads or the tick's lateness (an
+ * estimate by threads x elapsed / visited, taken at each tick, lost the
+ * time of threads that ended between two ticks). A visited thread is
+ * classified from /proc/self/task/TID/stat:
  *  - running or runnable (R): a one-shot timer on its own CPU clock is set
  *    to expire at once; the kernel fires it when the thread next runs (at a
  *    tick) and delivers the signal as the thread returns to user mode, so
@@ -19,8 +23,8 @@
  *    whose unwind rules need registers other than pc and sp (code using a
  *    frame pointer) end such stacks early.
  * A running thread's sample lands when it next runs, at most one kernel
- * tick later (or, if it sleeps first, when it runs again; a thread that
- * ends before that loses it). A runnable thread that has used almost no
+ * tick later (if it sleeps first, when it runs again; a thread that ends
+ * before that adds it to its last sample as it ends). A runnable thread that has used almost no
  * CPU since it was last seen waiting was just woken and waits for a CPU:
  * its sample goes to that wait's stack (its timer would only fire later,
  * in whatever it runs next).
@@ -38,7 +42,8 @@
 #include "agent/sampler.h"
 #include "agent/unwind.h"
 
-static int64_t g_last_tick;       /* CLOCK_MONOTONIC of the previous tick */
+static _Atomic int64_t g_epoch;   /* see hs_wall_epoch */
+static int g_was_off;             /* the previous tick found sampling off (agent thread) */
 static unsigned g_cursor;         /* round robin position (agent thread only) */
 static hs_thread_info *g_threads; /* scratch list (agent thread only) */
 #define MAX_LISTED 65536
@@ -61,14 +66,27 @@ static void count(hs_stack_entry *e, int64_t weight)
     atomic_fetch_add_explicit(&e->values[1], weight, memory_order_relaxed);
 }
 
-static hs_stack_entry *record(int32_t tid, uint32_t labels, const uint64_t *pcs, int n, int64_t weight)
+static hs_stack_entry *record(int32_t slot, int32_t tid, uint32_t labels, const uint64_t *pcs, int n,
+                              int64_t weight)
 {
     if (n <= 0)
         return NULL;
     hs_stack_entry *e = hs_stacktab_intern(&hs_g.wall, tid, labels, pcs, (uint32_t)n);
-    if (e)
+    if (e) {
         count(e, weight);
+        hs_sampler_wall_note(slot, tid, e);
+    }
     return e;
+}
+
+int64_t hs_wall_epoch(void)
+{
+    return atomic_load(&g_epoch);
+}
+
+void hs_wall_mark(void)
+{
+    atomic_store(&g_epoch, hs_now_ns(CLOCK_MONOTONIC));
 }
 
 static int64_t thread_cpu_ns(int32_t tid)
@@ -92,17 +110,34 @@ static int still_waking(const hs_thread_info *t, int64_t weight)
     if (c < 0 || c - l->cpu_ns > STILL_WAKING_NS)
         return 0;
     count(l->e, weight);
+    hs_sampler_wall_note(t->slot, t->tid, l->e);
     return 1;
 }
 
-void hs_wall_on_signal(const ucontext_t *uc, int64_t weight)
+int hs_wall_on_signal(const ucontext_t *uc, int64_t weight)
 {
     if (!atomic_load_explicit(&hs_g.wall_on, memory_order_relaxed) || hs_self.in_agent)
-        return;
+        return 0;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
     hs_thread *th = &hs_self;
     int n = hs_agent_hide_frames(pcs, hs_unwind_context(uc, &th->stack, pcs, hs_g.cfg.max_depth));
-    record(th->tid, th->labels, pcs, n, weight);
+    record(th->slot, th->tid, th->labels, pcs, n, weight);
+    return 1;
+}
+
+void hs_wall_owed_at_exit(int64_t weight, hs_stack_entry *last)
+{
+    if (weight <= 0 || !atomic_load(&hs_g.wall_on))
+        return;
+    hs_thread *th = &hs_self;
+    if (last && atomic_load(&last->state) == 2 && last->tid == th->tid) {
+        count(last, weight);
+        return;
+    }
+    hs_stack_entry *e = th->start_fn ? hs_stacktab_intern(&hs_g.wall, th->tid, th->labels, &th->start_fn, 1)
+                                     : hs_agent_intern_here(&hs_g.wall);
+    if (e)
+        count(e, weight);
 }
 
 /* Read a small /proc file into buf; its length, or -1. */
@@ -151,7 +186,7 @@ static int sample_waiting(const hs_thread_info *t, int64_t weight)
     hs_stack_bounds b = {t->stack_lo, t->stack_hi};
     uint64_t pcs[HS_MAX_DEPTH_LIMIT];
     int n = hs_agent_hide_frames(pcs, hs_unwind_from(pc, sp, &b, pcs, hs_g.cfg.max_depth));
-    hs_stack_entry *e = record(t->tid, t->labels, pcs, n, weight);
+    hs_stack_entry *e = record(t->slot, t->tid, t->labels, pcs, n, weight);
     if (g_last && t->slot >= 0 && t->slot < MAX_LISTED)
         g_last[t->slot] = (last_wait){t->tid, e, e ? thread_cpu_ns(t->tid) : 0};
     return 1;
@@ -159,8 +194,15 @@ static int sample_waiting(const hs_thread_info *t, int64_t weight)
 
 void hs_wall_tick(void)
 {
-    if (!atomic_load(&hs_g.wall_on))
+    int64_t now = hs_now_ns(CLOCK_MONOTONIC);
+    if (!atomic_load(&hs_g.wall_on)) {
+        g_was_off = 1;
         return;
+    }
+    if (g_was_off) { /* resumed (or a window opened): the time off is nobody's */
+        atomic_store(&g_epoch, now);
+        g_was_off = 0;
+    }
     if (!g_threads && !(g_threads = malloc(MAX_LISTED * sizeof *g_threads)))
         return;
     if (!g_last)
@@ -169,22 +211,21 @@ void hs_wall_tick(void)
     if (n <= 0)
         return;
     int k = n < hs_g.cfg.wall_threads ? n : hs_g.cfg.wall_threads;
-    /* A sample stands for the time since the previous tick, not the nominal
-     * period: a tick that comes late (the agent thread waited for a CPU, or a
-     * dump ran) must not lose the time in between. */
-    int64_t period = 1000000000LL / hs_g.cfg.wall_hz, now = hs_now_ns(CLOCK_MONOTONIC);
-    int64_t elapsed = g_last_tick ? now - g_last_tick : period;
-    g_last_tick = now;
-    if (elapsed > 100 * period) /* paused, or just resumed: don't credit the gap */
-        elapsed = period;
-    int64_t weight = elapsed * n / k;
+    int64_t epoch = atomic_load(&g_epoch);
     for (int i = 0; i < k; i++) {
         const hs_thread_info *t = &g_threads[(g_cursor + (unsigned)i) % (unsigned)n];
         char st = thread_state(t->tid);
         if (!st)
+            continue; /* gone: its end counted the rest of its life */
+        int64_t weight = hs_sampler_wall_credit(t, now, epoch);
+        if (weight <= 0)
             continue;
-        if (st == 'R' ? !still_waking(t, weight) : !sample_waiting(t, weight))
-            hs_sampler_wall_request(t, weight);
+        if ((st == 'R' ? !still_waking(t, weight) : !sample_waiting(t, weight)) &&
+            hs_sampler_wall_request(t, weight) != 0) { /* it is ending: to its last sample */
+            hs_stack_entry *e = hs_sampler_wall_last(t);
+            if (e && atomic_load(&e->state) == 2 && e->tid == t->tid)
+                count(e, weight);
+        }
     }
     g_cursor = (g_cursor + (unsigned)k) % (unsigned)n;
 }

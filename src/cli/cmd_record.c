@@ -4,15 +4,20 @@
  * and the leak report when asked for. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -44,6 +49,10 @@ static const char record_usage[] =
     "                         write them as a profile\n"
     "      --no-follow        profile only CMD's process, not the processes it\n"
     "                         forks or execs\n"
+    "      --wait SEC         when CMD ends, wait up to SEC seconds (default 2)\n"
+    "                         for the profiled processes it left running (a\n"
+    "                         daemon), to list their files too; those still\n"
+    "                         running are named with the files they will write\n"
     "  -o, --output FILE      where to write (default hotspur.pb.gz); gzipped pprof\n"
     "  -h, --help             show this help\n"
     "Continuous mode (profiles go to a collector, `hotspur serve`, not to files):\n"
@@ -172,7 +181,7 @@ static int same_stack(const hs_profile *p, const hs_sample *a, const hs_sample *
 }
 
 /* Leaked blocks by allocation stack (threads merged), biggest first. */
-static void leak_report(const hs_profile *p, const char *path)
+static void leak_report(FILE *out, const hs_profile *p, const char *path)
 {
     size_t n = 0;
     leak_site *sites = calloc(p->n_samples ? p->n_samples : 1, sizeof *sites);
@@ -191,17 +200,17 @@ static void leak_report(const hs_profile *p, const char *path)
     qsort(sites, n, sizeof *sites, by_bytes_desc);
     char b[32];
     human_bytes(total_value(p, 1), b, sizeof b);
-    fprintf(stderr, "hotspur: leaks: %lld blocks, %s, from %zu allocation stacks (%s)\n",
+    fprintf(out, "hotspur: leaks: %lld blocks, %s, from %zu allocation stacks (%s)\n",
             (long long)total_value(p, 0), b, n, path);
     for (size_t i = 0; i < n; i++) {
         human_bytes(sites[i].bytes, b, sizeof b);
-        fprintf(stderr, "  %s in %lld block%s allocated at\n", b, (long long)sites[i].objs,
+        fprintf(out, "  %s in %lld block%s allocated at\n", b, (long long)sites[i].objs,
                 sites[i].objs == 1 ? "" : "s");
         const hs_sample *s = sites[i].s;
         for (size_t k = 0; k < s->n_locations && k < 12; k++)
-            fprintf(stderr, "      %s\n", frame_name(p, s->location_ids[k]));
+            fprintf(out, "      %s\n", frame_name(p, s->location_ids[k]));
         if (s->n_locations > 12)
-            fprintf(stderr, "      ... %zu more frames\n", s->n_locations - 12);
+            fprintf(out, "      ... %zu more frames\n", s->n_locations - 12);
     }
     free(sites);
 }
@@ -233,26 +242,56 @@ static int record_file_name(size_t i, const char *base, const record_types *t, c
     return hs_profile_file_name(base, record_files[i].type, several, record_files[i].companion, out, outlen);
 }
 
+/* path with ".<what>" inserted before ".pb.gz", as the agent inserts a
+ * child's pid, an exec part (execN) or a dump's number. */
+static int insert_part(const char *path, const char *what, char *out, size_t outlen)
+{
+    return hs_profile_file_name(path, what, 1, NULL, out, outlen);
+}
+
 /* A child's base name: the pid before ".pb.gz" (as the agent names it). */
 static int child_base(const char *path, long pid, char *out, size_t outlen)
 {
     char num[32];
     snprintf(num, sizeof num, "%ld", pid);
-    return hs_profile_file_name(path, num, 1, NULL, out, outlen);
+    return insert_part(path, num, out, outlen);
 }
 
+/* A file of the run: <stem>[.PID][.execK][.N]<type suffix>. The first
+ * process's files have no pid; a process's ctl dumps, and then its exit
+ * file, are numbered parts (N); an image replaced by exec wrote execK. */
 typedef struct {
-    long pid; /* 0: the first process */
+    long pid;  /* 0: the first process (for a single number: see find_files) */
+    long exec; /* K of .execK, 0 if none */
+    long part; /* N, 0 if none */
     char name[PATH_MAX];
     size_t file; /* index in record_files */
 } found_file;
 
-static int by_pid(const void *a, const void *b)
+static int by_process(const void *a, const void *b)
 {
     const found_file *x = a, *y = b;
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
+    if (x->exec != y->exec)
+        return x->exec < y->exec ? -1 : 1;
+    if (x->part != y->part)
+        return x->part < y->part ? -1 : 1;
     return x->file < y->file ? -1 : x->file > y->file;
+}
+
+/* A decimal number then '.' at *p: its value (> 0), *p moved past the
+ * dot; else 0 and *p unchanged. */
+static long number_part(const char **p)
+{
+    char *end;
+    if (**p < '1' || **p > '9')
+        return 0;
+    long v = strtol(*p, &end, 10);
+    if (*end != '.' || v <= 0)
+        return 0;
+    *p = end + 1;
+    return v;
 }
 
 /* The child being recorded, for forward_signal (a signal handler can reach
@@ -267,9 +306,13 @@ static void forward_signal(int sig)
     errno = saved;
 }
 
-/* Every file of this run's naming in path's directory: the first process's
- * and children's (<stem>.<pid>...). Returns how many (malloc'd in *out). */
-static size_t find_files(const char *path, const record_types *t, found_file **out)
+/* Every file of this run's naming in path's directory (see found_file),
+ * in the order of processes. root is the first process's pid (0: not
+ * known yet): a name with a single number N is ambiguous (the first
+ * process's dump part N, or the unnumbered file of child N); it is taken
+ * for a part of the first process when N is smaller than root (pids grow;
+ * dump numbers start at 1). Returns how many (malloc'd in *out). */
+static size_t find_files(const char *path, const record_types *t, long root, found_file **out)
 {
     size_t n = 0, cap = 16;
     found_file *f = malloc(cap * sizeof *f);
@@ -289,19 +332,37 @@ static size_t find_files(const char *path, const record_types *t, found_file **o
     DIR *d = opendir(slash ? dir : ".");
     struct dirent *de;
     while (d && (de = readdir(d))) {
-        /* The first process's files are named from path; children's are
-         * <stem>.<pid>... */
         if (strncmp(de->d_name, stem, sl) != 0 || de->d_name[sl] != '.')
             continue;
-        char *end;
-        long pid = strtol(de->d_name + sl + 1, &end, 10);
-        if (pid <= 0 || *end != '.')
-            pid = 0;
-        char base[PATH_MAX], want[PATH_MAX];
-        if (pid && child_base(path, pid, base, sizeof base) != 0)
+        const char *p = de->d_name + sl + 1;
+        long pid = number_part(&p), exec = 0, part;
+        if (strncmp(p, "exec", 4) == 0) {
+            const char *q = p + 4;
+            if ((exec = number_part(&q)) > 0)
+                p = q;
+        }
+        part = number_part(&p);
+        /* The base name these parts give, then each file of the run on it. */
+        char base[PATH_MAX], tmp[PATH_MAX], num[32];
+        snprintf(base, sizeof base, "%s", path);
+        const long parts[3] = {pid, exec, part};
+        int ok = 1;
+        for (int k = 0; k < 3 && ok; k++) {
+            if (!parts[k])
+                continue;
+            snprintf(num, sizeof num, "%s%ld", k == 1 ? "exec" : "", parts[k]);
+            ok = insert_part(base, num, tmp, sizeof tmp) == 0;
+            snprintf(base, sizeof base, "%s", tmp);
+        }
+        if (!ok)
             continue;
+        if (pid && !exec && !part && root > 0 && pid < root) { /* the first process's dump part */
+            part = pid;
+            pid = 0;
+        }
         for (size_t i = 0; i < N_RECORD_FILES; i++) {
-            if (!writes_file(i, t) || record_file_name(i, pid ? base : path, t, want, sizeof want) != 0)
+            char want[PATH_MAX];
+            if (!writes_file(i, t) || record_file_name(i, base, t, want, sizeof want) != 0)
                 continue;
             const char *w = strrchr(want, '/');
             if (strcmp(w ? w + 1 : want, de->d_name) != 0)
@@ -313,53 +374,332 @@ static size_t find_files(const char *path, const record_types *t, found_file **o
                 *out = f = nf;
                 cap *= 2;
             }
-            f[n].pid = pid;
-            f[n].file = i;
+            f[n] = (found_file){.pid = pid == root ? 0 : pid, .exec = exec, .part = part, .file = i};
             snprintf(f[n].name, sizeof f[n].name, "%s", want);
             n++;
         }
     }
     if (d)
         closedir(d);
-    qsort(f, n, sizeof *f, by_pid);
+    qsort(f, n, sizeof *f, by_process);
     return n;
 }
 
-/* Symbolize a profile the agent left unsymbolized, in place; then one
- * summary line (and the leak report). */
-static void summarize(const char *path, size_t file)
+/* Symbolize a profile the agent left unsymbolized, in place (with sym,
+ * shared by the files of the run); then one summary line (and the leak
+ * report) on out. */
+static void summarize(FILE *out, hs_symbolizer *sym, const char *path, size_t file)
 {
     char err[256];
     hs_profile *p = hs_profile_read_file(path, err, sizeof err);
     if (!p) {
-        fprintf(stderr, "hotspur: %s: %s\n", path, err);
+        fprintf(out, "hotspur: %s: %s\n", path, err);
         return;
     }
-    if (hs_symbolize_from_mappings(p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0)
-        fprintf(stderr, "hotspur: %s: cannot symbolize: %s\n", path, err);
+    snprintf(err, sizeof err, "out of memory");
+    if (hs_symbolize_with_mappings(sym, p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0)
+        fprintf(out, "hotspur: %s: cannot symbolize: %s\n", path, err);
     const char *type = record_files[file].type, *comp = record_files[file].companion;
     char a[32], b[32];
     if (strcmp(type, "cpu") == 0) {
-        fprintf(stderr, "hotspur: wrote %s (%lld samples, %.2f s CPU)\n", path,
+        fprintf(out, "hotspur: wrote %s (%lld samples, %.2f s CPU)\n", path,
                 (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
     } else if (strcmp(type, "wall") == 0) {
-        fprintf(stderr, "hotspur: wrote %s (%lld samples, %.2f s of thread time)\n", path,
+        fprintf(out, "hotspur: wrote %s (%lld samples, %.2f s of thread time)\n", path,
                 (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
     } else if (strcmp(type, "lock") == 0) {
-        fprintf(stderr, "hotspur: wrote %s (%lld contentions, %.3f s waited)\n", path,
+        fprintf(out, "hotspur: wrote %s (%lld contentions, %.3f s waited)\n", path,
                 (long long)total_value(p, 0), (double)total_value(p, 1) / 1e9);
     } else if (!comp) {
         human_bytes(total_value(p, 1), a, sizeof a);
         human_bytes(total_value(p, 3), b, sizeof b);
-        fprintf(stderr, "hotspur: wrote %s (%s allocated in %lld objects, %s in use at exit)\n", path,
+        fprintf(out, "hotspur: wrote %s (%s allocated in %lld objects, %s in use at exit)\n", path,
                 a, (long long)total_value(p, 0), b);
     } else if (strcmp(comp, "peak") == 0) {
         human_bytes(total_value(p, 1), a, sizeof a);
-        fprintf(stderr, "hotspur: wrote %s (%s in use at the peak)\n", path, a);
+        fprintf(out, "hotspur: wrote %s (%s in use at the peak)\n", path, a);
     } else {
-        leak_report(p, path);
+        leak_report(out, p, path);
     }
     hs_profile_free(p);
+}
+
+/* Summarize files [0, n) in turn with one symbolizer; file i's text goes
+ * to stderr, or framed to `to` (a worker's pipe to record; a file it could
+ * not answer for is left to record). A file is taken by *next (shared by
+ * the workers): returns when none is left. */
+static void summarize_some(const found_file *files, size_t n, _Atomic size_t *next, FILE *to)
+{
+    hs_symbolizer *sym = hs_symbolizer_new();
+    for (size_t i; sym && (i = atomic_fetch_add(next, 1)) < n;) {
+        if (!to) {
+            summarize(stderr, sym, files[i].name, files[i].file);
+            continue;
+        }
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem)
+            continue; /* not answered: record does it */
+        summarize(mem, sym, files[i].name, files[i].file);
+        if (fclose(mem) == 0) {
+            uint64_t head[2] = {i, len}; /* to record: index, length, text */
+            if (fwrite(head, sizeof head, 1, to) != 1 || fwrite(buf, 1, len, to) != len)
+                _exit(1);
+        }
+        free(buf);
+    }
+    if (!sym && !to)
+        fprintf(stderr, "hotspur: cannot start the symbolizer\n");
+    hs_symbolizer_free(sym);
+}
+
+/* Read a worker's answers (see summarize_some) into texts until EOF. */
+static void read_answers(FILE *from, size_t n, char **texts)
+{
+    uint64_t head[2];
+    while (fread(head, sizeof head, 1, from) == 1) {
+        char *buf = head[0] < n && head[1] < (1u << 30) ? malloc(head[1] + 1) : NULL;
+        if (!buf || fread(buf, 1, head[1], from) != head[1]) {
+            free(buf);
+            return;
+        }
+        buf[head[1]] = 0;
+        free(texts[head[0]]);
+        texts[head[0]] = buf;
+    }
+}
+
+/* Symbolize and summarize every file, in parallel on the online CPUs (at
+ * most 8 worker processes, each with its own symbolizer shared by the files
+ * it takes), and print the summaries in the files' order. A file no worker
+ * answered for (one died) is done here. */
+static void summarize_all(const found_file *files, size_t n)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t workers = cpus > 1 ? (size_t)cpus : 1;
+    if (workers > 8)
+        workers = 8;
+    if (workers > n)
+        workers = n;
+    _Atomic size_t *next = workers > 1 ? mmap(NULL, sizeof *next, PROT_READ | PROT_WRITE,
+                                              MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                                       : MAP_FAILED;
+    char **texts = calloc(n ? n : 1, sizeof *texts);
+    if (next == MAP_FAILED || !texts) {
+        _Atomic size_t i = 0;
+        free(texts);
+        summarize_some(files, n, &i, NULL);
+        if (next != MAP_FAILED)
+            munmap((void *)next, sizeof *next);
+        return;
+    }
+    atomic_store(next, 0);
+    int fds[8];
+    pid_t pids[8];
+    size_t started = 0;
+    fflush(NULL);
+    for (; started < workers; started++) {
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC) != 0)
+            break;
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(pfd[0]);
+            close(pfd[1]);
+            break;
+        }
+        if (pid == 0) {
+            for (size_t k = 0; k < started; k++)
+                close(fds[k]);
+            close(pfd[0]);
+            FILE *to = fdopen(pfd[1], "w");
+            if (!to)
+                _exit(1);
+            summarize_some(files, n, next, to);
+            _exit(fclose(to) == 0 ? 0 : 1);
+        }
+        close(pfd[1]);
+        fds[started] = pfd[0];
+        pids[started] = pid;
+    }
+    for (size_t k = 0; k < started; k++) { /* in turn: a full pipe only waits for its turn */
+        FILE *from = fdopen(fds[k], "r");
+        if (from) {
+            read_answers(from, n, texts);
+            fclose(from);
+        } else {
+            close(fds[k]);
+        }
+        while (waitpid(pids[k], NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    munmap((void *)next, sizeof *next);
+    hs_symbolizer *sym = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!texts[i] && (sym || (sym = hs_symbolizer_new()))) {
+            summarize(stderr, sym, files[i].name, files[i].file);
+            continue;
+        }
+        if (texts[i])
+            fputs(texts[i], stderr);
+        free(texts[i]);
+    }
+    hs_symbolizer_free(sym);
+    free(texts);
+}
+
+/* Whether process pid runs with HOTSPUR_ROOT_PID=root in its environment
+ * (a process of this run, profiling itself) and has not ended. */
+static int of_this_run(long pid, pid_t root)
+{
+    char path[64], want[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = 0;
+    const char *paren = strrchr(buf, ')'); /* the name may hold spaces and parens */
+    if (!paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X')
+        return 0; /* gone (a zombie has written its files) */
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    int wl = snprintf(want, sizeof want, "HOTSPUR_ROOT_PID=%d", (int)root);
+    if (!(f = fopen(path, "re")))
+        return 0; /* not ours to read: another user's */
+    int found = 0, at_start = 1, c;
+    size_t k = 0;
+    while (!found && (c = getc(f)) != EOF) { /* NUL-separated NAME=VALUE entries */
+        if (c == 0) {
+            found = at_start && k == (size_t)wl;
+            at_start = 1;
+            k = 0;
+        } else if (at_start && k < (size_t)wl && c == want[k]) {
+            k++;
+        } else {
+            at_start = 0;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The processes of this run still running (a daemon that double-forked, a
+ * worker its parent left behind): up to max pids in out; how many. */
+static size_t still_running(pid_t root, long *out, size_t max)
+{
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    while (d && n < max && (de = readdir(d))) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (pid > 0 && !*end && pid != (long)getpid() && of_this_run(pid, root))
+            out[n++] = pid;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* After CMD ended: wait up to wait_ms for the processes of the run it left
+ * running, so that the files they write as they end are listed too; name
+ * where the others will write theirs, for `hotspur symbolize` then. */
+static void wait_for_stragglers(pid_t root, const char *path, const record_types *t, long wait_ms)
+{
+    long pids[64];
+    size_t n = still_running(root, pids, 64);
+    for (long waited = 0; n > 0 && waited < wait_ms; waited += 50) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (of_this_run(pids[i], root))
+                pids[k++] = pids[i];
+        n = k;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char base[PATH_MAX], names[2 * PATH_MAX] = "", name[PATH_MAX], comm[64] = "?";
+        char cpath[64];
+        snprintf(cpath, sizeof cpath, "/proc/%ld/comm", pids[i]);
+        FILE *f = fopen(cpath, "re");
+        if (f) {
+            if (fgets(comm, sizeof comm, f))
+                comm[strcspn(comm, "\n")] = 0;
+            fclose(f);
+        }
+        if (child_base(path, pids[i], base, sizeof base) != 0)
+            continue;
+        for (size_t k = 0; k < N_RECORD_FILES; k++) {
+            if (record_files[k].companion || !writes_file(k, t) || record_file_name(k, base, t, name, sizeof name) != 0)
+                continue;
+            size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", name);
+        }
+        fprintf(stderr, "hotspur: process %ld (%s) of this run is still running: it writes %s when it ends "
+                        "(then name its frames with `hotspur symbolize FILE`)\n", pids[i], comm, names);
+    }
+}
+
+/* cmd as execvp finds it, into out; -1 if not found. */
+static int resolve_command(const char *cmd, char *out, size_t outlen)
+{
+    if (strchr(cmd, '/'))
+        return snprintf(out, outlen, "%s", cmd) < (int)outlen ? 0 : -1;
+    const char *path = getenv("PATH");
+    for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
+        size_t len = strcspn(p, ":");
+        if ((size_t)snprintf(out, outlen, "%.*s/%s", (int)len, len ? p : ".", cmd) < outlen &&
+            access(out, X_OK) == 0)
+            return 0;
+        p += len + (p[len] == ':');
+    }
+    return -1;
+}
+
+/* Why the agent can't run in program file `prog` (NULL if it can): the
+ * dynamic loader ignores LD_PRELOAD for a set-user-ID or set-group-ID
+ * program, and a static program has no dynamic loader. A script is judged
+ * by its interpreter. */
+static const char *agent_cannot_load(const char *prog, int depth)
+{
+    struct stat st;
+    int fd = open(prog, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    if ((st.st_mode & S_ISUID && st.st_uid != geteuid()) || (st.st_mode & S_ISGID && st.st_gid != getegid())) {
+        close(fd);
+        return "is set-user-ID or set-group-ID: the dynamic loader ignores LD_PRELOAD for it";
+    }
+    unsigned char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof buf, 0);
+    close(fd);
+    if (n >= 2 && buf[0] == '#' && buf[1] == '!' && depth == 0) { /* #!/path/interp [arg] */
+        char interp[PATH_MAX];
+        size_t i = 2, k = 0;
+        while (i < (size_t)n && (buf[i] == ' ' || buf[i] == '\t'))
+            i++;
+        while (i < (size_t)n && k + 1 < sizeof interp && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n')
+            interp[k++] = (char)buf[i++];
+        interp[k] = 0;
+        return k ? agent_cannot_load(interp, 1) : NULL;
+    }
+    if (n < (ssize_t)sizeof(Elf64_Ehdr) || memcmp(buf, ELFMAG, SELFMAG) != 0 || buf[EI_CLASS] != ELFCLASS64)
+        return NULL;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)buf;
+    if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > (uint64_t)n)
+        return NULL; /* program headers beyond the first page: don't guess */
+    for (int i = 0; i < eh->e_phnum; i++) {
+        Elf64_Phdr ph;
+        memcpy(&ph, buf + eh->e_phoff + (size_t)i * sizeof ph, sizeof ph);
+        if (ph.p_type == PT_INTERP)
+            return NULL;
+    }
+    return "is statically linked: it has no dynamic loader to load the agent (LD_PRELOAD)";
 }
 
 /* Parse a rate option's value into *out within [lo, hi]; 0 or 2 (usage). */
@@ -430,7 +770,7 @@ static void run_child(char **cmd, const char *agent, const char *path, long long
 int hs_cmd_record(int argc, char **argv)
 {
     enum { OPT_CPU = 256, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ, OPT_LOCK, OPT_NO_FOLLOW,
-           OPT_SERVER, OPT_PERIOD, OPT_DURATION, OPT_SERVICE, OPT_VERSION, OPT_LABELS };
+           OPT_SERVER, OPT_PERIOD, OPT_DURATION, OPT_SERVICE, OPT_VERSION, OPT_LABELS, OPT_WAIT };
     static const struct option opts[] = {{"frequency", required_argument, 0, 'F'},
                                          {"output", required_argument, 0, 'o'},
                                          {"cpu", no_argument, 0, OPT_CPU},
@@ -441,6 +781,7 @@ int hs_cmd_record(int argc, char **argv)
                                          {"wall-hz", required_argument, 0, OPT_WALL_HZ},
                                          {"lock", no_argument, 0, OPT_LOCK},
                                          {"no-follow", no_argument, 0, OPT_NO_FOLLOW},
+                                         {"wait", required_argument, 0, OPT_WAIT},
                                          {"server", required_argument, 0, OPT_SERVER},
                                          {"period", required_argument, 0, OPT_PERIOD},
                                          {"duration", required_argument, 0, OPT_DURATION},
@@ -450,7 +791,7 @@ int hs_cmd_record(int argc, char **argv)
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out = "hotspur.pb.gz";
-    long long hz = 100, wall_hz = 100, heap_rate = 524288;
+    long long hz = 100, wall_hz = 100, heap_rate = 524288, wait_s = 2;
     record_types t = {0};
     record_upload up = {0};
     int rate_given = 0, follow = 1, c;
@@ -478,6 +819,10 @@ int hs_cmd_record(int argc, char **argv)
             break;
         case OPT_LOCK: t.lock = 1; break;
         case OPT_NO_FOLLOW: follow = 0; break;
+        case OPT_WAIT:
+            if (parse_number("wait", optarg, 0, 3600, &wait_s))
+                return 2;
+            break;
         case OPT_SERVER: up.server = optarg; break;
         case OPT_PERIOD: up.period = optarg; break;
         case OPT_DURATION: up.duration = optarg; break;
@@ -527,7 +872,7 @@ int hs_cmd_record(int argc, char **argv)
     }
     /* No stale file of an earlier run may pass for new. */
     found_file *old;
-    size_t n_old = find_files(path, &t, &old);
+    size_t n_old = find_files(path, &t, 0, &old);
     for (size_t i = 0; i < n_old; i++) {
         if (unlink(old[i].name) != 0 && errno != ENOENT) {
             fprintf(stderr, "hotspur record: cannot replace %s: %s\n", old[i].name, strerror(errno));
@@ -581,17 +926,22 @@ int hs_cmd_record(int argc, char **argv)
         return code;
     if (up.server)
         return code; /* the agent reported its uploads */
+    if (follow)
+        wait_for_stragglers(pid, path, &t, (long)wait_s * 1000);
     found_file *files;
-    size_t n = find_files(path, &t, &files);
+    size_t n = find_files(path, &t, (long)pid, &files);
     int first = 0;
     for (size_t i = 0; i < n; i++)
         first += files[i].pid == 0;
-    if (!first)
-        fprintf(stderr, "hotspur: no profile written to %s (the agent did not run in the program: "
-                        "a static or setuid program does not load it; or the program was killed by "
-                        "SIGKILL or by a signal it handles)\n", path);
-    for (size_t i = 0; i < n; i++)
-        summarize(files[i].name, files[i].file);
+    char prog[PATH_MAX];
+    const char *why = resolve_command(argv[optind], prog, sizeof prog) == 0 ? agent_cannot_load(prog, 0) : NULL;
+    if (!first && why)
+        fprintf(stderr, "hotspur: no profile of %s: it %s, so the agent never ran in it%s\n", argv[optind], why,
+                n ? " (the programs it ran did profile themselves)" : "");
+    else if (!first)
+        fprintf(stderr, "hotspur: no profile written to %s (the program was killed by SIGKILL or by a "
+                        "signal it handles, or it cleared LD_PRELOAD)\n", path);
+    summarize_all(files, n);
     free(files);
     return code;
 }

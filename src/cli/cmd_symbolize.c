@@ -51,6 +51,11 @@ int hs_cmd_symbolize(int argc, char **argv)
         symbolize_usage(stderr);
         return 2;
     }
+    hs_symbolizer *sym = hs_symbolizer_new(); /* one for all: modules are opened once */
+    if (!sym) {
+        fprintf(stderr, "hotspur symbolize: cannot start the symbolizer\n");
+        return 1;
+    }
     int rc = 0;
     for (int i = optind; i < argc; i++) {
         char err[256];
@@ -61,7 +66,7 @@ int hs_cmd_symbolize(int argc, char **argv)
             continue;
         }
         const char *dest = out ? out : argv[i];
-        if (hs_symbolize_from_mappings(p) != 0) {
+        if (hs_symbolize_with_mappings(sym, p) != 0) {
             fprintf(stderr, "hotspur symbolize: %s: out of memory\n", argv[i]);
             rc = 1;
         } else if (hs_profile_write_file(p, dest, err, sizeof err) != 0) {
@@ -70,5 +75,6 @@ int hs_cmd_symbolize(int argc, char **argv)
         }
         hs_profile_free(p);
     }
+    hs_symbolizer_free(sym);
     return rc;
 }

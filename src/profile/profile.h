@@ -158,7 +158,8 @@ hs_profile *hs_profile_decode_owned(void *data, size_t len, char *err, size_t er
 hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen);
 /* Encode as gzipped profile.proto into a malloc'd buffer. 0 on success. */
 int hs_profile_encode(const hs_profile *p, void **out, size_t *outlen, char *err, size_t errlen);
-/* Encode and write to path atomically (temp file + rename). 0 on success. */
+/* Encode and write to path atomically (temp file + rename; not fsync'd:
+ * it survives the writer's crash, not the machine's). 0 on success. */
 int hs_profile_write_file(const hs_profile *p, const char *path, char *err, size_t errlen);
 /* Write an already encoded profile (buf) to path the same way ("-": stdout). */
 int hs_profile_write_encoded(const void *buf, size_t len, const char *path, char *err, size_t errlen);

@@ -28,16 +28,31 @@ static void add_own_vdso(hs_symbolizer *s, uint64_t start, uint64_t limit)
     hs_symbolizer_add_image(s, "[vdso]", eh, size, start - lowest, start, limit);
 }
 
+static int needs_symbols(const hs_profile *p)
+{
+    for (size_t i = 0; i < p->n_locations; i++)
+        if (p->locations[i].n_lines == 0)
+            return 1;
+    return 0;
+}
+
 int hs_symbolize_from_mappings(hs_profile *p)
 {
-    int needed = 0;
-    for (size_t i = 0; i < p->n_locations && !needed; i++)
-        needed = p->locations[i].n_lines == 0;
-    if (!needed)
+    if (!needs_symbols(p))
         return 0;
     hs_symbolizer *s = hs_symbolizer_new();
     if (!s)
         return -1;
+    int rc = hs_symbolize_with_mappings(s, p);
+    hs_symbolizer_free(s);
+    return rc;
+}
+
+int hs_symbolize_with_mappings(hs_symbolizer *s, hs_profile *p)
+{
+    if (!needs_symbols(p))
+        return 0;
+    hs_symbolizer_clear_modules(s);
     for (size_t i = 0; i < p->n_mappings; i++) {
         const hs_mapping *m = &p->mappings[i];
         const char *file = hs_profile_string(p, m->filename);
@@ -46,7 +61,5 @@ int hs_symbolize_from_mappings(hs_profile *p)
         else if (file[0] == '/')
             hs_symbolizer_add_mapping(s, file, m->memory_start, m->memory_limit, m->file_offset);
     }
-    int rc = hs_symbolize_profile(s, p);
-    hs_symbolizer_free(s);
-    return rc;
+    return hs_symbolize_profile(s, p);
 }

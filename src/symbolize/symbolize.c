@@ -215,13 +215,27 @@ typedef struct {
     int rank; /* higher is preferred: sized over sizeless, global over weak over local */
 } hs_sym;
 
+/* A PT_LOAD segment, for placing a profile's mapping (add_mapping). */
+typedef struct {
+    uint64_t offset, filesz, vaddr;
+    bool exec;
+} hs_load;
+
+#define HS_MAX_LOADS 16
+
+/* An ELF object. Its Dwfl session places it at its link-time addresses
+ * (bias 0), so one object serves every address space it is mapped in (all
+ * the profiles of a `hotspur record` run): lookups are translated by the
+ * range's bias, and answers are cached by (object, link-time address). */
 typedef struct {
     char *name;       /* path, or the image's name */
     const char *base; /* basename of name */
     bool is_image;
     void *image;
     size_t image_size;
-    uint64_t bias;
+    bool fixed; /* ET_EXEC: mapped at its link-time addresses */
+    hs_load loads[HS_MAX_LOADS];
+    size_t n_loads;
     char build_id[129];
     int state; /* 0 closed, 1 open, -1 cannot be opened */
     uint64_t last_use;
@@ -248,6 +262,7 @@ typedef struct {
 
 typedef struct {
     uint64_t start, end;
+    uint64_t bias; /* run-time address - link-time address */
     size_t obj;
     size_t seq; /* insertion order: later registrations win on overlap */
 } hs_range;
@@ -262,7 +277,7 @@ struct hs_symbolizer {
     hs_range *ranges;
     size_t n_ranges, cap_ranges;
     bool ranges_sorted;
-    hs_hmap addr_cache; /* addr -> (off << 24) | (flags << 16) | n */
+    hs_hmap addr_cache; /* cache_key(obj, link-time addr) -> (off << 24) | (flags << 16) | n */
     hs_frame *pool;
     size_t n_pool, cap_pool;
     hs_hmap demangled; /* interned mangled ptr -> interned demangled ptr */
@@ -407,7 +422,7 @@ static const Dwfl_Callbacks hs_dwfl_callbacks = {
 /* ------------------------------------------------------------------ */
 /* objects: registration, opening, closing                             */
 
-static void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
+void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
 {
     static const char digits[] = "0123456789abcdef";
     size_t j = 0;
@@ -418,17 +433,27 @@ static void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outl
     out[j] = '\0';
 }
 
-/* Check that e is an ELF object we can use and note its build-id. */
-static int hs_inspect_elf(Elf *e, char *build_id, size_t len)
+/* Check that e is an ELF object we can use; note its build-id, type and
+ * PT_LOAD segments in o. */
+static int hs_inspect_elf(Elf *e, hs_object *o)
 {
     GElf_Ehdr eh;
     if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
         return -1;
     const void *bits = NULL;
     ssize_t n = dwelf_elf_gnu_build_id(e, &bits);
-    build_id[0] = '\0';
+    o->build_id[0] = '\0';
     if (n > 0 && bits)
-        hs_hex(bits, (size_t)n, build_id, len);
+        hs_hex(bits, (size_t)n, o->build_id, sizeof o->build_id);
+    o->fixed = eh.e_type == ET_EXEC;
+    size_t nph = 0;
+    if (elf_getphdrnum(e, &nph) != 0)
+        nph = 0;
+    for (size_t i = 0; i < nph && o->n_loads < HS_MAX_LOADS; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
+            o->loads[o->n_loads++] = (hs_load){ph.p_offset, ph.p_filesz, ph.p_vaddr, (ph.p_flags & PF_X) != 0};
+    }
     return 0;
 }
 
@@ -521,8 +546,9 @@ static int hs_object_open(hs_symbolizer *s, hs_object *o)
         return -1;
     }
     dwfl_report_begin(d);
-    /* With add_p_vaddr, base is the load bias: module address = bias + p_vaddr. */
-    Dwfl_Module *m = dwfl_report_elf(d, o->base, o->is_image ? o->base : o->name, fd, o->bias, true);
+    /* With add_p_vaddr, base is the load bias: module address = bias + p_vaddr;
+     * 0 here: the module sits at its link-time addresses (see hs_object). */
+    Dwfl_Module *m = dwfl_report_elf(d, o->base, o->is_image ? o->base : o->name, fd, 0, true);
     if (!m) {
         close(fd); /* not taken over by dwfl on failure */
         dwfl_end(d);
@@ -542,18 +568,24 @@ static int hs_object_open(hs_symbolizer *s, hs_object *o)
     return 0;
 }
 
-static int hs_add_object(hs_symbolizer *s, hs_object *o, uint64_t start, uint64_t end)
+/* Place object obj at [start, end) with the given bias. (Cached answers
+ * stay valid: they are per object and link-time address.) */
+static int hs_add_range(hs_symbolizer *s, size_t obj, uint64_t bias, uint64_t start, uint64_t end)
 {
-    if (HS_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0 ||
-        HS_RESERVE(s->ranges, s->cap_ranges, s->n_ranges + 1) < 0)
+    if (HS_RESERVE(s->ranges, s->cap_ranges, s->n_ranges + 1) < 0)
         return -1;
-    s->objs[s->n_objs] = *o;
-    s->ranges[s->n_ranges] = (hs_range){start, end, s->n_objs, s->n_ranges};
-    s->n_objs++;
+    s->ranges[s->n_ranges] = (hs_range){start, end, bias, obj, s->n_ranges};
     s->n_ranges++;
     s->ranges_sorted = false;
-    hs_hmap_clear(&s->addr_cache); /* earlier "unknown" answers may change */
-    s->n_pool = 0;
+    return 0;
+}
+
+/* A new object (taken over), placed at [start, end). */
+static int hs_add_object(hs_symbolizer *s, hs_object *o, uint64_t bias, uint64_t start, uint64_t end)
+{
+    if (HS_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0 || hs_add_range(s, s->n_objs, bias, start, end) < 0)
+        return -1;
+    s->objs[s->n_objs++] = *o;
     return 0;
 }
 
@@ -563,25 +595,42 @@ static const char *hs_basename(const char *path)
     return b ? b + 1 : path;
 }
 
-static int hs_object_init(hs_object *o, const char *name, uint64_t bias)
+static int hs_object_init(hs_object *o, const char *name)
 {
     memset(o, 0, sizeof *o);
     o->name = strdup(name);
     if (!o->name)
         return -1;
     o->base = hs_basename(o->name);
-    o->bias = bias;
     return 0;
 }
 
-/* Reuse an already registered file with the same path and bias (a library's
- * several mappings share one Dwfl session). */
-static ssize_t hs_find_object(const hs_symbolizer *s, const char *path, uint64_t bias)
+/* The object of the file at path, registered once per symbolizer (a
+ * library's several mappings, and the same library in every profile, share
+ * one Dwfl session): its index, or -1 out of memory. Validated when first
+ * registered (cheap: mmap + ELF header + program headers + notes), opened
+ * for real lazily; one that is no usable ELF is kept with state -1, so its
+ * ranges yield "0xADDR [name]". */
+static ssize_t hs_file_object(hs_symbolizer *s, const char *path)
 {
     for (size_t i = 0; i < s->n_objs; i++)
-        if (!s->objs[i].is_image && s->objs[i].bias == bias && strcmp(s->objs[i].name, path) == 0)
+        if (!s->objs[i].is_image && strcmp(s->objs[i].name, path) == 0)
             return (ssize_t)i;
-    return -1;
+    hs_object o;
+    if (hs_object_init(&o, path) < 0 || HS_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0) {
+        free(o.name);
+        return -1;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+    if (hs_inspect_elf(e, &o) < 0)
+        o.state = -1;
+    if (e)
+        elf_end(e);
+    if (fd >= 0)
+        close(fd);
+    s->objs[s->n_objs] = o;
+    return (ssize_t)s->n_objs++;
 }
 
 int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, uint64_t start,
@@ -589,37 +638,10 @@ int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, 
 {
     if (!s || !path || !*path || start >= end)
         return -1;
-    ssize_t existing = hs_find_object(s, path, bias);
-    if (existing >= 0) {
-        if (s->objs[existing].state == -1)
-            return -1;
-        if (HS_RESERVE(s->ranges, s->cap_ranges, s->n_ranges + 1) < 0)
-            return -1;
-        s->ranges[s->n_ranges] = (hs_range){start, end, (size_t)existing, s->n_ranges};
-        s->n_ranges++;
-        s->ranges_sorted = false;
-        hs_hmap_clear(&s->addr_cache);
-        s->n_pool = 0;
-        return 0;
-    }
-    hs_object o;
-    if (hs_object_init(&o, path, bias) < 0)
+    ssize_t i = hs_file_object(s, path);
+    if (i < 0 || hs_add_range(s, (size_t)i, bias, start, end) < 0)
         return -1;
-    /* Validate now (cheap: mmap + ELF header + notes), open for real lazily. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-    int ok = hs_inspect_elf(e, o.build_id, sizeof o.build_id);
-    if (e)
-        elf_end(e);
-    if (fd >= 0)
-        close(fd);
-    if (ok < 0)
-        o.state = -1; /* registered anyway so its range yields "0xADDR [name]" */
-    if (hs_add_object(s, &o, start, end) < 0) {
-        free(o.name);
-        return -1;
-    }
-    return ok;
+    return s->objs[i].state == -1 ? -1 : 0;
 }
 
 int hs_symbolizer_add_image(hs_symbolizer *s, const char *name, const void *image, size_t size,
@@ -627,8 +649,15 @@ int hs_symbolizer_add_image(hs_symbolizer *s, const char *name, const void *imag
 {
     if (!s || !image || size == 0 || start >= end)
         return -1;
+    if (!name || !*name)
+        name = "[memory]";
+    for (size_t i = 0; i < s->n_objs; i++) { /* the same image (the vDSO of every profile) */
+        const hs_object *e = &s->objs[i];
+        if (e->is_image && e->image_size == size && strcmp(e->name, name) == 0 && memcmp(e->image, image, size) == 0)
+            return hs_add_range(s, i, bias, start, end) < 0 ? -1 : e->state == -1 ? -1 : 0;
+    }
     hs_object o;
-    if (hs_object_init(&o, name && *name ? name : "[memory]", bias) < 0)
+    if (hs_object_init(&o, name) < 0)
         return -1;
     o.is_image = true;
     o.image = malloc(size);
@@ -639,12 +668,12 @@ int hs_symbolizer_add_image(hs_symbolizer *s, const char *name, const void *imag
     memcpy(o.image, image, size);
     o.image_size = size;
     Elf *e = elf_memory(o.image, size);
-    int ok = hs_inspect_elf(e, o.build_id, sizeof o.build_id);
+    int ok = hs_inspect_elf(e, &o);
     if (e)
         elf_end(e);
     if (ok < 0)
         o.state = -1;
-    if (hs_add_object(s, &o, start, end) < 0) {
+    if (hs_add_object(s, &o, bias, start, end) < 0) {
         free(o.image);
         free(o.name);
         return -1;
@@ -657,40 +686,33 @@ int hs_symbolizer_add_mapping(hs_symbolizer *s, const char *path, uint64_t start
 {
     if (!s || !path || !*path || start >= limit)
         return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    ssize_t i = hs_file_object(s, path);
+    if (i < 0 || s->objs[i].state == -1)
         return -1;
-    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    GElf_Ehdr eh;
-    int rc = -1;
+    const hs_object *o = &s->objs[i];
     uint64_t bias = 0;
-    size_t nph = 0;
-    if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh) && elf_getphdrnum(e, &nph) == 0) {
-        if (eh.e_type == ET_EXEC) {
-            rc = 0; /* fixed addresses */
-        } else {
-            bool found = false;
-            for (size_t i = 0; i < nph; i++) {
-                GElf_Phdr ph;
-                if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
-                    continue;
-                if (file_offset < ph.p_offset || file_offset >= ph.p_offset + ph.p_filesz)
-                    continue;
-                /* prefer the executable segment when several match */
-                if (found && !(ph.p_flags & PF_X))
-                    continue;
-                bias = start - (ph.p_vaddr + (file_offset - ph.p_offset));
-                found = true;
-            }
-            rc = found ? 0 : -1;
-        }
+    bool found = o->fixed; /* ET_EXEC: fixed addresses */
+    for (size_t k = 0; k < o->n_loads && !o->fixed; k++) {
+        const hs_load *l = &o->loads[k];
+        if (file_offset < l->offset || file_offset >= l->offset + l->filesz)
+            continue;
+        /* prefer the executable segment when several match */
+        if (found && !l->exec)
+            continue;
+        bias = start - (l->vaddr + (file_offset - l->offset));
+        found = true;
     }
-    if (e)
-        elf_end(e);
-    close(fd);
-    if (rc < 0)
+    if (!found)
         return -1;
-    return hs_symbolizer_add_module(s, path, bias, start, limit);
+    return hs_add_range(s, (size_t)i, bias, start, limit);
+}
+
+void hs_symbolizer_clear_modules(hs_symbolizer *s)
+{
+    if (!s)
+        return;
+    s->n_ranges = 0;
+    s->ranges_sorted = true;
 }
 
 hs_symbolizer *hs_symbolizer_new(void)
@@ -726,8 +748,9 @@ static int hs_range_cmp(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The object whose registered range contains addr, or NULL. */
-static hs_object *hs_object_at(hs_symbolizer *s, uint64_t addr)
+/* The object whose registered range contains addr, or NULL; *rel gets
+ * addr's link-time address in it. */
+static hs_object *hs_object_at(hs_symbolizer *s, uint64_t addr, uint64_t *rel)
 {
     if (!s->ranges_sorted) {
         if (s->n_ranges > 1)
@@ -749,14 +772,18 @@ static hs_object *hs_object_at(hs_symbolizer *s, uint64_t addr)
         if (addr < r->end && (!best || r->seq > best->seq))
             best = r;
     }
-    return best ? &s->objs[best->obj] : NULL;
+    if (!best)
+        return NULL;
+    *rel = addr - best->bias;
+    return &s->objs[best->obj];
 }
 
 const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr)
 {
     if (!s)
         return "";
-    hs_object *o = hs_object_at(s, addr);
+    uint64_t rel;
+    hs_object *o = hs_object_at(s, addr, &rel);
     return o ? o->build_id : "";
 }
 
@@ -1479,22 +1506,27 @@ static int hs_resolve(hs_symbolizer *s, hs_object *o, uint64_t addr, hs_frame *f
     return n;
 }
 
-/* Cached lookup: sets *res to the frames in the pool and returns the count. */
+/* Cached lookup: sets *res to the frames in the pool and returns the count.
+ * Answers are kept per object and link-time address (key: object index + 1
+ * in the top 16 bits), so they serve every profile the object is in. */
 static int hs_lookup_cached(hs_symbolizer *s, uint64_t addr, const hs_frame **res,
                             unsigned *flags)
 {
-    uint64_t v;
-    if (hs_hmap_get(&s->addr_cache, addr, &v)) {
+    uint64_t v, rel = 0;
+    hs_object *o = hs_object_at(s, addr, &rel);
+    size_t oi = o ? (size_t)(o - s->objs) : 0;
+    bool keyed = o && rel < (1ULL << 48) && oi + 1 < (1u << 16);
+    uint64_t key = keyed ? ((uint64_t)(oi + 1) << 48) | rel : 0;
+    if (keyed && hs_hmap_get(&s->addr_cache, key, &v)) {
         *res = s->pool + (v >> 24);
         *flags = (unsigned)(v >> 16) & 0xff;
         return (int)(v & 0xffff);
     }
     hs_frame tmp[HS_MAX_CHAIN];
-    hs_object *o = hs_object_at(s, addr);
     int n = 0;
     *flags = 0;
     if (o)
-        n = hs_resolve(s, o, addr, tmp, flags);
+        n = hs_resolve(s, o, rel, tmp, flags);
     if (n < 0)
         return -1;
     /* (reserve at least one slot so the pool is never NULL) */
@@ -1506,9 +1538,9 @@ static int hs_lookup_cached(hs_symbolizer *s, uint64_t addr, const hs_frame **re
         memcpy(s->pool + off, tmp, (size_t)n * sizeof *tmp);
     s->n_pool += (size_t)n;
     /* A failed open (e.g. EMFILE) leaves state 0: don't cache, retry later. */
-    if (!o || o->state != 0) {
-        if (hs_hmap_put(&s->addr_cache, addr, ((uint64_t)off << 24) | ((uint64_t)*flags << 16) |
-                                                 (uint64_t)n) < 0)
+    if (keyed && o->state != 0) {
+        if (hs_hmap_put(&s->addr_cache, key, ((uint64_t)off << 24) | ((uint64_t)*flags << 16) |
+                                                (uint64_t)n) < 0)
             return -1;
     }
     *res = s->pool + off;
@@ -1555,7 +1587,8 @@ static int hs_symbolize_location(hs_symbolizer *s, hs_profile *p, size_t li,
     hs_line lines[HS_MAX_CHAIN];
     if (n == 0) {
         char name[600];
-        hs_object *o = hs_object_at(s, addr);
+        uint64_t rel;
+        hs_object *o = hs_object_at(s, addr, &rel);
         const char *base = o ? o->base : NULL;
         if (!base) {
             const hs_mapping *m = hs_profile_mapping(p, p->locations[li].mapping_id);

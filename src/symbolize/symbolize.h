@@ -48,6 +48,13 @@ int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, 
 int hs_symbolizer_add_image(hs_symbolizer *s, const char *name, const void *image, size_t size,
                             uint64_t bias, uint64_t start, uint64_t end);
 
+/* Forget where modules are (the ranges registered so far) but keep what was
+ * learnt about them: open files, indexes, answers. The next profile's
+ * modules are then registered: a module already known, by path (or the same
+ * in-memory image), is not opened again, and its answers are reused, even at
+ * another load address. The modules' files must not change meanwhile. */
+void hs_symbolizer_clear_modules(hs_symbolizer *s);
+
 /* Register a mapping as a profile describes it: the ELF file at `path` mapped
  * at [start, limit) from file offset `file_offset`; the load bias is computed
  * from the file's program headers. Returns 0, or -1 if the file is not usable
@@ -68,6 +75,10 @@ int hs_symbolizer_lookup(hs_symbolizer *s, uint64_t addr, hs_frame *frames, int 
  * suffixes dropped; name itself when it is not mangled. Owned by s. */
 const char *hs_symbolizer_demangle(hs_symbolizer *s, const char *name);
 
+/* bits as lowercase hex, as build-ids are written (NUL-terminated, cut to
+ * fit outlen). */
+void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen);
+
 /* GNU build-id of the module containing addr, as lowercase hex ("" if none). */
 const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);
 
@@ -81,5 +92,10 @@ int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p);
  * files from disk, "[vdso]" from this process's vDSO. 0, or -1 on out of
  * memory (unknown addresses are not an error). */
 int hs_symbolize_from_mappings(hs_profile *p);
+/* The same with symbolizer s, whose modules are replaced by p's (see
+ * hs_symbolizer_clear_modules): one symbolizer for many profiles of the
+ * same programs (`hotspur record`'s children) opens and indexes each module
+ * once. Results are the same as with a fresh symbolizer. */
+int hs_symbolize_with_mappings(hs_symbolizer *s, hs_profile *p);
 
 #endif

@@ -3,11 +3,14 @@
  *   idlers THREADS SECONDS
  * THREADS threads named "idle" wait SECONDS in idle_thread_wait (one
  * nanosleep), the main thread joins them, then prints the CPU time the whole
- * process used (the agent's thread included) and the wall time:
- *   cpu_ms=C wall_ms=W
+ * process used (the agent's thread included), the wall time and the sum of
+ * the threads' lifetimes (each from its start routine's first line to its
+ * last, CLOCK_MONOTONIC):
+ *   cpu_ms=C wall_ms=W thread_ms=T
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -15,6 +18,7 @@
 #include "burn.h"
 
 static double seconds;
+static _Atomic long long lifetimes_us; /* sum over the threads */
 
 __attribute__((noinline)) void idle_thread_wait(void)
 {
@@ -27,8 +31,10 @@ __attribute__((noinline)) void idle_thread_wait(void)
 static void *run(void *arg)
 {
     (void)arg;
+    double t0 = hs_clock_ms(CLOCK_MONOTONIC);
     pthread_setname_np(pthread_self(), "idle");
     idle_thread_wait();
+    atomic_fetch_add(&lifetimes_us, (long long)((hs_clock_ms(CLOCK_MONOTONIC) - t0) * 1000));
     return NULL;
 }
 
@@ -52,8 +58,8 @@ int main(int argc, char **argv)
             return 1;
     for (int i = 0; i < n; i++)
         pthread_join(t[i], NULL);
-    printf("cpu_ms=%.0f wall_ms=%.0f\n", hs_clock_ms(CLOCK_PROCESS_CPUTIME_ID),
-           hs_clock_ms(CLOCK_MONOTONIC) - t0);
+    printf("cpu_ms=%.0f wall_ms=%.0f thread_ms=%.0f\n", hs_clock_ms(CLOCK_PROCESS_CPUTIME_ID),
+           hs_clock_ms(CLOCK_MONOTONIC) - t0, (double)atomic_load(&lifetimes_us) / 1000);
     free(t);
     return 0;
 }
