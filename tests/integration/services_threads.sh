@@ -44,5 +44,11 @@ ratio_ok "$at" "$all" 0.95 1 || fail "the idle threads' samples are not at idle_
 read -r _ _ threads2 < <(sed -n "$line" short.out)
 all2=$(total short.pb.gz "${idle[@]}")
 echo "$n threads of 20 ms: ${all2} ns, $(pct "$all2" "${threads2}000000")% of their lifetimes' sum (${threads2} ms)"
-ratio_ok "$all2" "${threads2}000000" 0.99 1.05 || fail "short threads: ${all2} ns, not 99-105% of ${threads2} ms"
+# Under ASan the agent's span of a thread also holds ASan's own per-thread
+# set-up and teardown (milliseconds each with 300 threads on 2 cores, 8-70%
+# of a 20 ms life in our runs): there only the lower bound, the one the old
+# accounting broke, is asserted.
+hi=1.05
+[ -n "$asan_rt" ] && hi=100
+ratio_ok "$all2" "${threads2}000000" 0.99 "$hi" || fail "short threads: ${all2} ns, not 99-$(awk -v h="$hi" 'BEGIN { print h * 100 }')% of ${threads2} ms"
 pass "$n threads: wall time counted, agent cost $((cpu1 - cpu0)) ms of CPU in ${wall1} ms"
