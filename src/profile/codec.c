@@ -516,6 +516,18 @@ int hs_profile_write_encoded(const void *buf, size_t len, const char *path, char
 {
     if (strcmp(path, "-") == 0)
         return hs_write_all(STDOUT_FILENO, buf, len) == 0 ? 0 : HS_ERR("%s", strerror(errno));
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* a device or FIFO (/dev/null, a pipe): written in place, since a
+         * rename would replace it with a regular file */
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            return HS_ERR("%s", strerror(errno));
+        int rc = hs_write_all(fd, buf, len) == 0 ? 0 : HS_ERR("%s", strerror(errno));
+        if (close(fd) != 0 && rc == 0)
+            rc = HS_ERR("%s", strerror(errno));
+        return rc;
+    }
     return hs_write_atomic(path, buf, len, err, errlen);
 }
 

@@ -54,4 +54,14 @@ reader=$!
 wait "$reader" || fail "nothing read from the FIFO"
 [ -p out.fifo ] || fail "convert -o FIFO replaced the FIFO with a regular file"
 [ "$(LC_ALL=C sort got.txt)" = $'main;a 3\nmain;b 1' ] || fail "FIFO got: $(cat got.txt)"
+# The same for a written profile (merge -o; record -o and symbolize -o
+# write through the same hs_profile_write_file)
+"$HOTSPUR" convert s.folded --to pprof -o s.pb.gz || fail "convert --to pprof failed"
+timeout 20 cat out.fifo > got.pb.gz &
+reader=$!
+"$HOTSPUR" merge s.pb.gz s.pb.gz -o out.fifo || fail "merge -o FIFO failed"
+wait "$reader" || fail "nothing read from the FIFO (merge)"
+[ -p out.fifo ] || fail "merge -o FIFO replaced the FIFO with a regular file"
+[ "$("$HOTSPUR" convert got.pb.gz --to collapsed | LC_ALL=C sort)" = $'main;a 6\nmain;b 2' ] ||
+    fail "merge through the FIFO gave: $("$HOTSPUR" convert got.pb.gz --to collapsed)"
 pass "$total options listed by the --help of $(echo $cmds | wc -w) commands are all accepted"
