@@ -72,12 +72,7 @@ wait_for() { # FILE: until it is non-empty (10 s)
 
 "$HOTSPUR" serve --listen 127.0.0.1:0 --data "$TMP/server" 2>"$TMP/serve.log" &
 PIDS+=($!)
-for _ in $(seq 100); do
-    URL=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$TMP/serve.log" | head -n 1)
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "${URL:-}" ] || { echo "continuous_defaults: hotspur serve did not start: $(cat "$TMP/serve.log")" >&2; exit 1; }
+URL=$(bench_serve_url "$TMP/serve.log") || { echo "continuous_defaults: hotspur serve did not start: $(cat "$TMP/serve.log")" >&2; exit 1; }
 
 SERVICE=defaults-$$
 "$EX/shakesapp_server" -version 4 -port_file "$TMP/port.none" >"$TMP/app.none.log" 2>&1 &

@@ -86,13 +86,7 @@ trap cleanup EXIT
 # ---- the collector ----
 "$HOTSPUR" serve --listen 127.0.0.1:0 --data "$TMP/server" >"$TMP/server.out" 2>"$TMP/server.log" &
 SERVER_PID=$!
-URL=""
-for _ in $(seq 100); do
-    URL=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$TMP/server.log" | head -n 1)
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-if [ -z "$URL" ]; then
+if ! URL=$(bench_serve_url "$TMP/server.log"); then
     echo "continuous_overhead: hotspur serve did not start: $(cat "$TMP/server.log")" >&2
     exit 1
 fi

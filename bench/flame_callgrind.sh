@@ -14,6 +14,9 @@ if [ $# -lt 1 ] || [ $# -gt 2 ]; then
     echo "usage: bench/flame_callgrind.sh BUILD_DIR [BASE_BUILD_DIR]" >&2
     exit 2
 fi
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$HERE/lib.sh"
 command -v valgrind >/dev/null || { echo "flame_callgrind: valgrind is needed" >&2; exit 1; }
 BUILDS=()
 for b in "$@"; do
@@ -30,29 +33,11 @@ cleanup() {
 trap cleanup EXIT
 cd "$TMP"
 
-python3 - <<'PY'
-import random
-random.seed(11)
-fns = ["big_%d" % i for i in range(3000)]
-with open("big.folded", "w") as out:
-    seen = set()
-    while len(seen) < 100000:
-        st = ";".join(["main"] + [random.choice(fns[: 30 * k + 30]) for k in range(random.randint(3, 20))])
-        if st not in seen:
-            seen.add(st)
-            out.write("%s %d\n" % (st, random.randint(1, 1000)))
-PY
+bench_big_folded big.folded
 "${BUILDS[0]}/bin/hotspur" convert big.folded --to pprof -o big.pb.gz
 
 url_of() { # LOG
-    local u=""
-    for _ in $(seq 1200); do
-        u=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$1" | head -n 1)
-        [ -n "$u" ] && break
-        sleep 0.1
-    done
-    [ -n "$u" ] || { echo "flame_callgrind: hotspur serve did not start: $(cat "$1")" >&2; exit 1; }
-    echo "$u"
+    bench_serve_url "$1" 1200 || { echo "flame_callgrind: hotspur serve did not start: $(cat "$1")" >&2; exit 1; }
 }
 # the store, filled once by the first build
 "${BUILDS[0]}/bin/hotspur" serve --listen 127.0.0.1:0 --data "$TMP/store" 2>serve.log &

@@ -1,6 +1,41 @@
 # lib.sh — helpers sourced by the benchmark scripts (not a benchmark itself:
 # bench/run.sh skips it).
 
+# bench_serve_url LOG [TRIES]: print the http://HOST:PORT that `hotspur
+# serve` announced in LOG ("listening on ..."), waiting for it up to TRIES x
+# 0.1 s (default 100); status 1, printing nothing, if it never does.
+bench_serve_url() {
+    local u="" i
+    for ((i = 0; i < ${2:-100}; i++)); do
+        u=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$1" | head -n 1)
+        if [ -n "$u" ]; then
+            echo "$u"
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# bench_big_folded OUT: write the 100 000-node flame graph's input that
+# web_ui.sh and flame_callgrind.sh both time: 100 000 distinct folded
+# stacks 4-21 frames deep over 3000 function names (seeded: the same file
+# every time).
+bench_big_folded() {
+    python3 - "$1" <<'PY'
+import random, sys
+random.seed(11)
+fns = ["big_%d" % i for i in range(3000)]
+with open(sys.argv[1], "w") as out:
+    seen = set()
+    while len(seen) < 100000:
+        st = ";".join(["main"] + [random.choice(fns[: 30 * k + 30]) for k in range(random.randint(3, 20))])
+        if st not in seen:
+            seen.add(st)
+            out.write("%s %d\n" % (st, random.randint(1, 1000)))
+PY
+}
+
 # bench_write_section NAME TITLE SECTION_FILE DOC: replace the "## TITLE"
 # section of DOC (docs/BENCHMARKS.md) with SECTION_FILE, keeping the other
 # sections, or append it; creates DOC if needed. BENCH_NO_DOC=1: do nothing.

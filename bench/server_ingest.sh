@@ -70,12 +70,7 @@ run_server() {
     : >"$TMP/server.log"
     "$bin" serve --listen 127.0.0.1:0 --data "$TMP/data" --retention 0 2>"$TMP/server.log" &
     SERVER=$!
-    for ((i = 0; i < 100; i++)); do
-        url=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$TMP/server.log" | head -n 1)
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
-    [ -n "$url" ] || { echo "server_ingest: the server did not start: $(cat "$TMP/server.log")" >&2; exit 1; }
+    url=$(bench_serve_url "$TMP/server.log") || { echo "server_ingest: the server did not start: $(cat "$TMP/server.log")" >&2; exit 1; }
     local total=0
     for c in $CLIENTS; do
         c0=$(awk '{ print $14 + $15 }' "/proc/$SERVER/stat")

@@ -61,16 +61,11 @@ ch_wait bench "$H"
 VERSION=$(ch_sql "$H" "SELECT version()")
 
 serve() { # N STORE-ARGS... -> sets URL
-    local n=$1 i
+    local n=$1
     shift
     "$HOTSPUR" serve --listen 127.0.0.1:0 --retention 0 "$@" 2>"$TMP/server.$n.log" &
     SERVERS+=($!)
-    URL=""
-    for ((i = 0; i < 100; i++)); do
-        URL=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' "$TMP/server.$n.log" | head -n 1)
-        [ -n "$URL" ] && return 0
-        sleep 0.1
-    done
+    URL=$(bench_serve_url "$TMP/server.$n.log") && return 0
     echo "store_ch_ingest: serve $n did not start: $(cat "$TMP/server.$n.log")" >&2
     exit 1
 }

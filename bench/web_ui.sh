@@ -64,13 +64,7 @@ start_server() { # BUILD_DIR: sets SERVER_PID and URL
     : > serve.log
     "$1/bin/hotspur" serve --listen 127.0.0.1:0 --data "$TMP/store" 2>>serve.log &
     SERVER_PID=$!
-    URL=""
-    for _ in $(seq 300); do
-        URL=$(sed -n 's|.*listening on \(http://[^ /]*\).*|\1|p' serve.log | head -n 1)
-        [ -n "$URL" ] && break
-        sleep 0.1
-    done
-    [ -n "$URL" ] || { echo "web_ui: hotspur serve did not start: $(cat serve.log)" >&2; exit 1; }
+    URL=$(bench_serve_url serve.log 300) || { echo "web_ui: hotspur serve did not start: $(cat serve.log)" >&2; exit 1; }
 }
 start_server "$BUILD"
 
@@ -85,16 +79,9 @@ with open("service.folded", "w") as out:
         if st not in seen:
             seen.add(st)
             out.write("%s %d\n" % (st, random.randint(1, 100)))
-fns = ["big_%d" % i for i in range(3000)]
-with open("big.folded", "w") as out:
-    seen = set()
-    while len(seen) < 100000:
-        st = ";".join(["main"] + [random.choice(fns[: 30 * k + 30]) for k in range(random.randint(3, 20))])
-        if st not in seen:
-            seen.add(st)
-            out.write("%s %d\n" % (st, random.randint(1, 1000)))
 PY
 "$HOTSPUR" convert service.folded --to pprof -o service.pb.gz
+bench_big_folded big.folded
 "$HOTSPUR" convert big.folded --to pprof -o big.pb.gz
 
 # PROFILES uploads of the service profile over the last 30 minutes (the
