@@ -8,6 +8,7 @@
  * fast path when ids are dense (1..n in order, as we and Go write them).
  * Strings and functions are interned through lazily built hash tables. */
 #include "profile/profile_internal.h"
+#include "profile/vec.h"
 #include "profile/hashmap.h"
 
 #include <stdio.h>
@@ -228,24 +229,6 @@ static void hs_intern_free(hs_intern *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Grow a vector of `elem`-sized items so it can hold `need` of them. */
-static int hs_vec_reserve(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 8;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / elem)
-            return -1;
-        ncap *= 2;
-    }
-    void *n = realloc(*arr, ncap * elem);
-    if (!n)
-        return -1;
-    *arr = n;
-    *cap = ncap;
-    return 0;
-}
 
 #define HS_RESERVE(p, field, capname, need) \
     hs_vec_reserve((void **)&(p)->field, &(p)->ix->capname, (need), sizeof *(p)->field)

@@ -29,6 +29,7 @@
 #include "server/query_cache.h"
 #include "server/query_internal.h"
 #include "store/stack.h"
+#include "profile/vec.h"
 
 enum { FM_KNOWN = 128 }; /* beside analysis_internal.h's HS_FM_* bits */
 
@@ -72,20 +73,6 @@ typedef struct {
 
 enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2, LOC_FOCUSED = 4, LOC_IGNORED = 8 };
 
-static int grow_to(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * size);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
 
 /* Intern s; its str_info is set up the first time. */
 static uint32_t intern(struct hs_q_tree_priv *t, const char *s)
@@ -94,7 +81,7 @@ static uint32_t intern(struct hs_q_tree_priv *t, const char *s)
     uint32_t id = hs_an_strtab_intern(&t->strs, s);
     if (id == UINT32_MAX || t->strs.n == before)
         return id;
-    if (grow_to((void **)&t->si, &t->cap_si, t->strs.n, sizeof *t->si) < 0)
+    if (hs_vec_reserve((void **)&t->si, &t->cap_si, t->strs.n, sizeof *t->si) < 0)
         return UINT32_MAX;
     t->si[id] = (str_info){UINT32_MAX, UINT32_MAX, 0};
     return id;
@@ -188,7 +175,7 @@ static uint32_t node_of_key(reader_ctx *c, const node_key *k)
             return id;
     }
     if (t->n_nodes >= UINT32_MAX - 1 ||
-        grow_to((void **)&t->nodes, &t->cap_nodes, t->n_nodes + 1, sizeof *t->nodes) < 0)
+        hs_vec_reserve((void **)&t->nodes, &t->cap_nodes, t->n_nodes + 1, sizeof *t->nodes) < 0)
         return UINT32_MAX;
     size_t cap = t->cap_nodes;
     void *nk = realloc(t->keys, cap * sizeof *t->keys);
@@ -257,7 +244,7 @@ static long locations(reader_ctx *c, bool filters)
 {
     const hs_stack_ref_frame *fr = c->r.frames;
     size_t nf = c->r.n_frames, nl = 0;
-    if (grow_to((void **)&c->keep, &c->cap_frames, nf + 1, 1) < 0)
+    if (hs_vec_reserve((void **)&c->keep, &c->cap_frames, nf + 1, 1) < 0)
         return -1;
     for (size_t i = 0; i < nf;) {
         size_t j = i;
@@ -265,13 +252,13 @@ static long locations(reader_ctx *c, bool filters)
             j++;
         if (nl + 1 > c->cap_locs) {
             size_t cap = c->cap_locs;
-            if (grow_to((void **)&c->loc_start, &cap, nl + 1, sizeof *c->loc_start) < 0)
+            if (hs_vec_reserve((void **)&c->loc_start, &cap, nl + 1, sizeof *c->loc_start) < 0)
                 return -1;
             cap = c->cap_locs;
-            if (grow_to((void **)&c->loc_n, &cap, nl + 1, sizeof *c->loc_n) < 0)
+            if (hs_vec_reserve((void **)&c->loc_n, &cap, nl + 1, sizeof *c->loc_n) < 0)
                 return -1;
             cap = c->cap_locs;
-            if (grow_to((void **)&c->loc_flags, &cap, nl + 1, 1) < 0)
+            if (hs_vec_reserve((void **)&c->loc_flags, &cap, nl + 1, 1) < 0)
                 return -1;
             c->cap_locs = cap;
         }
@@ -483,7 +470,7 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
         }
         int64_t v = m->rows[r].values[si];
         out->total += v;
-        if (grow_to((void **)&c.gid, &c.cap_gid, c.r.n_strings, sizeof *c.gid) < 0)
+        if (hs_vec_reserve((void **)&c.gid, &c.cap_gid, c.r.n_strings, sizeof *c.gid) < 0)
             goto done;
         memset(c.gid, 0xff, c.r.n_strings * sizeof *c.gid);
         long nl = locations(&c, filters);
@@ -495,7 +482,7 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
         out->kept += v;
         if (v == 0) /* the call tree leaves it out */
             continue;
-        if (grow_to((void **)&arena, &cap_arena, n_arena + c.r.n_frames, sizeof *arena) < 0)
+        if (hs_vec_reserve((void **)&arena, &cap_arena, n_arena + c.r.n_frames, sizeof *arena) < 0)
             goto done;
         size_t start = n_arena;
         for (size_t l = kept; l-- > 0;) { /* root first */

@@ -25,6 +25,7 @@
 
 #include "analysis/analysis_internal.h"
 #include "store/bytes.h"
+#include "profile/vec.h"
 
 #define ERR(...) hs_an_err(err, errlen, __VA_ARGS__)
 
@@ -291,20 +292,6 @@ static void parsed_free(parsed *pr)
     memset(pr, 0, sizeof *pr);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * size);
-    if (!np)
-        return -1;
-    *p = np;
-    *cap = nc;
-    return 0;
-}
 
 /* Resize *p to n elements (parallel arrays grown together). */
 static int resize(void **p, size_t n, size_t size)
@@ -330,8 +317,8 @@ static int parse_record(const void *data, size_t len, parsed *pr, char *err, siz
         ERR("stack record: bad string count");
         return -1;
     }
-    if (grow((void **)&pr->s, &pr->cap_s, ns + 1, sizeof *pr->s) < 0 ||
-        grow((void **)&pr->bytes, &pr->cap_bytes, len + ns + 1, 1) < 0)
+    if (hs_vec_reserve((void **)&pr->s, &pr->cap_s, ns + 1, sizeof *pr->s) < 0 ||
+        hs_vec_reserve((void **)&pr->bytes, &pr->cap_bytes, len + ns + 1, 1) < 0)
         goto oom;
     char *w = pr->bytes;
     pr->s[0] = "";
@@ -353,7 +340,7 @@ static int parse_record(const void *data, size_t len, parsed *pr, char *err, siz
         ERR("stack record: truncated or bad frame count");
         return -1;
     }
-    if (grow((void **)&pr->f, &pr->cap_f, nf, sizeof *pr->f) < 0)
+    if (hs_vec_reserve((void **)&pr->f, &pr->cap_f, nf, sizeof *pr->f) < 0)
         goto oom;
     for (uint64_t i = 0; i < nf; i++) {
         ref_frame *f = &pr->f[i];
@@ -375,7 +362,7 @@ static int parse_record(const void *data, size_t len, parsed *pr, char *err, siz
         ERR("stack record: truncated or bad label count");
         return -1;
     }
-    if (grow((void **)&pr->l, &pr->cap_l, nl, sizeof *pr->l) < 0)
+    if (hs_vec_reserve((void **)&pr->l, &pr->cap_l, nl, sizeof *pr->l) < 0)
         goto oom;
     for (uint64_t i = 0; i < nl; i++) {
         ref_label *l = &pr->l[i];
@@ -722,8 +709,8 @@ static uint32_t cache_location(cstate *s, const id_frame *f, size_t n)
     while ((c = hs_an_map_next(&s->loc_map, h, &slot)) != UINT32_MAX)
         if (s->loc[c].n == n && frames_eq(s->pool + s->loc[c].off, f, n))
             return c;
-    if (s->n_loc >= UINT32_MAX - 1 || grow((void **)&s->loc, &s->cap_loc, s->n_loc + 1, sizeof *s->loc) < 0 ||
-        grow((void **)&s->pool, &s->cap_pool, s->n_pool + n, sizeof *s->pool) < 0)
+    if (s->n_loc >= UINT32_MAX - 1 || hs_vec_reserve((void **)&s->loc, &s->cap_loc, s->n_loc + 1, sizeof *s->loc) < 0 ||
+        hs_vec_reserve((void **)&s->pool, &s->cap_pool, s->n_pool + n, sizeof *s->pool) < 0)
         return UINT32_MAX;
     memcpy(s->pool + s->n_pool, f, n * sizeof *f);
     s->loc[s->n_loc] = (span){s->n_pool, (uint32_t)n};
@@ -786,7 +773,7 @@ static int expand_location(decomp *d, const hs_location *l, size_t li)
     const hs_mapping *m = l->mapping_id ? hs_profile_mapping(p, l->mapping_id) : NULL;
     uint32_t map = m ? pstr(d, m->filename) : 0;
     size_t n = l->n_lines ? l->n_lines : 1;
-    if (grow((void **)&c->frames, &c->cap_frames, n, sizeof *c->frames) < 0)
+    if (hs_vec_reserve((void **)&c->frames, &c->cap_frames, n, sizeof *c->frames) < 0)
         return -1;
     uint32_t unnamed = UINT32_MAX; /* the file-offset name, made on first need */
     for (size_t i = 0; i < n; i++) {
@@ -843,7 +830,7 @@ static uint32_t cache_stack(hs_stack_memo *c, const uint32_t *key, size_t kn, si
     while ((cand = hs_an_map_next(&s->stack_map, kh, &slot)) != UINT32_MAX)
         if (s->key[cand].n == kn && memcmp(s->keys + s->key[cand].off, key, kn * sizeof *key) == 0)
             return cand;
-    if (s->n_stack >= UINT32_MAX - 1 || grow((void **)&c->frames, &c->cap_frames, nf, sizeof *c->frames) < 0)
+    if (s->n_stack >= UINT32_MAX - 1 || hs_vec_reserve((void **)&c->frames, &c->cap_frames, nf, sizeof *c->frames) < 0)
         return UINT32_MAX;
     size_t w = 0;
     for (size_t i = 0; i < n_loc; i++) {
@@ -866,7 +853,7 @@ static uint32_t cache_stack(hs_stack_memo *c, const uint32_t *key, size_t kn, si
             return UINT32_MAX;
         s->cap_stack = nc;
     }
-    if (grow((void **)&s->keys, &s->cap_keys, s->n_keys + kn, sizeof *s->keys) < 0)
+    if (hs_vec_reserve((void **)&s->keys, &s->cap_keys, s->n_keys + kn, sizeof *s->keys) < 0)
         return UINT32_MAX;
     memcpy(s->keys + s->n_keys, key, kn * sizeof *key);
     uint32_t id = (uint32_t)s->n_stack;
@@ -959,8 +946,8 @@ static int decompose_samples(decomp *d, const hs_stack_options *o, dsample *ds, 
             continue;
         /* the key: locations, then labels (5 words each) */
         size_t kn = 2 + sm->n_locations + 5 * sm->n_labels;
-        if (grow((void **)&c->kbuf, &c->cap_kbuf, kn, sizeof *c->kbuf) < 0 ||
-            grow((void **)&c->labels, &c->cap_labels, sm->n_labels, sizeof *c->labels) < 0)
+        if (hs_vec_reserve((void **)&c->kbuf, &c->cap_kbuf, kn, sizeof *c->kbuf) < 0 ||
+            hs_vec_reserve((void **)&c->labels, &c->cap_labels, sm->n_labels, sizeof *c->labels) < 0)
             goto oom;
         uint32_t *key = c->kbuf;
         size_t nf = 0;
@@ -1194,7 +1181,7 @@ static uint64_t mapping_for(builder *b, int64_t file)
  * frame); 0 on out of memory. */
 static uint64_t location_for(builder *b, const parsed *pr, const ref_frame *f, size_t n)
 {
-    if (grow((void **)&b->key, &b->cap_key, n * 6, sizeof *b->key) < 0)
+    if (hs_vec_reserve((void **)&b->key, &b->cap_key, n * 6, sizeof *b->key) < 0)
         return 0;
     const int64_t *idx = b->idx;
     int64_t *k = b->key;
@@ -1313,9 +1300,9 @@ hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn 
         }
         if (parse_record(data, len, &pr, err, errlen) < 0)
             goto fail;
-        if (grow((void **)&b.idx, &b.cap_idx, pr.ns, sizeof *b.idx) < 0 ||
-            grow((void **)&ids, &cap_ids, pr.nf, sizeof *ids) < 0 ||
-            grow((void **)&labels, &cap_labels, pr.nl, sizeof *labels) < 0)
+        if (hs_vec_reserve((void **)&b.idx, &b.cap_idx, pr.ns, sizeof *b.idx) < 0 ||
+            hs_vec_reserve((void **)&ids, &cap_ids, pr.nf, sizeof *ids) < 0 ||
+            hs_vec_reserve((void **)&labels, &cap_labels, pr.nl, sizeof *labels) < 0)
             goto oom;
         b.idx[0] = 0;
         for (size_t i = 1; i < pr.ns; i++)

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include "symbolize/symbolize.h"
 #include "profile/hashmap.h"
+#include "profile/vec.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -55,22 +56,6 @@ extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *st
 /* ------------------------------------------------------------------ */
 /* small containers                                                    */
 
-/* Grow *arr (of elements of size sz) to hold at least need elements. */
-static int hs_reserve(void **arr, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = realloc(*arr, ncap * sz);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-#define HS_RESERVE(arr, cap, need) hs_reserve((void **)&(arr), &(cap), (need), sizeof *(arr))
 
 /* Interned strings: stable pointers into arena chunks, found by hash. */
 typedef struct hs_chunk {
@@ -572,7 +557,7 @@ static int hs_object_open(hs_symbolizer *s, hs_object *o)
  * stay valid: they are per object and link-time address.) */
 static int hs_add_range(hs_symbolizer *s, size_t obj, uint64_t bias, uint64_t start, uint64_t end)
 {
-    if (HS_RESERVE(s->ranges, s->cap_ranges, s->n_ranges + 1) < 0)
+    if (HS_VEC_RESERVE(s->ranges, s->cap_ranges, s->n_ranges + 1) < 0)
         return -1;
     s->ranges[s->n_ranges] = (hs_range){start, end, bias, obj, s->n_ranges};
     s->n_ranges++;
@@ -583,7 +568,7 @@ static int hs_add_range(hs_symbolizer *s, size_t obj, uint64_t bias, uint64_t st
 /* A new object (taken over), placed at [start, end). */
 static int hs_add_object(hs_symbolizer *s, hs_object *o, uint64_t bias, uint64_t start, uint64_t end)
 {
-    if (HS_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0 || hs_add_range(s, s->n_objs, bias, start, end) < 0)
+    if (HS_VEC_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0 || hs_add_range(s, s->n_objs, bias, start, end) < 0)
         return -1;
     s->objs[s->n_objs++] = *o;
     return 0;
@@ -617,7 +602,7 @@ static ssize_t hs_file_object(hs_symbolizer *s, const char *path)
         if (!s->objs[i].is_image && strcmp(s->objs[i].name, path) == 0)
             return (ssize_t)i;
     hs_object o;
-    if (hs_object_init(&o, path) < 0 || HS_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0) {
+    if (hs_object_init(&o, path) < 0 || HS_VEC_RESERVE(s->objs, s->cap_objs, s->n_objs + 1) < 0) {
         free(o.name);
         return -1;
     }
@@ -792,7 +777,7 @@ const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr)
 
 static int hs_cu_add_fn(hs_cu *cu, Dwarf_Die *die, int32_t parent, uint32_t *idx)
 {
-    if (cu->n_fns >= UINT32_MAX - 1 || HS_RESERVE(cu->fns, cu->cap_fns, cu->n_fns + 1) < 0)
+    if (cu->n_fns >= UINT32_MAX - 1 || HS_VEC_RESERVE(cu->fns, cu->cap_fns, cu->n_fns + 1) < 0)
         return -1;
     hs_fn *f = &cu->fns[cu->n_fns];
     memset(f, 0, sizeof *f);
@@ -822,7 +807,7 @@ static int hs_cu_walk(hs_cu *cu, Dwarf_Die *die, int32_t fn, uint32_t depth, int
         int tag = dwarf_tag(&child);
         switch (tag) {
         case DW_TAG_subprogram: /* indexed later (declarations are skipped there) */
-            if (HS_RESERVE(pending->items, pending->cap, pending->n + 1) < 0)
+            if (HS_VEC_RESERVE(pending->items, pending->cap, pending->n + 1) < 0)
                 return -1;
             pending->items[pending->n++] = child;
             break;
@@ -837,7 +822,7 @@ static int hs_cu_walk(hs_cu *cu, Dwarf_Die *die, int32_t fn, uint32_t depth, int
             while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
                 if (lo >= hi)
                     continue;
-                if (HS_RESERVE(cu->inls, cu->cap_inls, cu->n_inls + 1) < 0)
+                if (HS_VEC_RESERVE(cu->inls, cu->cap_inls, cu->n_inls + 1) < 0)
                     return -1;
                 cu->inls[cu->n_inls++] = (hs_inl_range){lo, hi, idx, depth};
             }
@@ -891,7 +876,7 @@ static int hs_cu_index_subprogram(hs_cu *cu, Dwarf_Die *die, hs_die_list *pendin
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
         if (lo >= hi)
             continue;
-        if (HS_RESERVE(cu->tops, cu->cap_tops, cu->n_tops + 1) < 0)
+        if (HS_VEC_RESERVE(cu->tops, cu->cap_tops, cu->n_tops + 1) < 0)
             return -1;
         cu->tops[cu->n_tops++] =
             (hs_top_range){lo, hi, idx, (uint32_t)inl_begin, (uint32_t)inl_end};
@@ -953,7 +938,7 @@ static void hs_build_cu_ranges(hs_object *o)
         while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
             if (lo >= hi)
                 continue;
-            if (HS_RESERVE(o->cu_ranges, o->cap_cu_ranges, o->n_cu_ranges + 1) < 0)
+            if (HS_VEC_RESERVE(o->cu_ranges, o->cap_cu_ranges, o->n_cu_ranges + 1) < 0)
                 return; /* partial table: dwfl's aranges remain as fallback */
             o->cu_ranges[o->n_cu_ranges++] = (hs_cu_range){lo, hi, dwarf_dieoffset(&cudie)};
         }
@@ -994,7 +979,7 @@ static hs_cu *hs_cu_at(hs_object *o, uint64_t addr, uint64_t pc)
     uint64_t v;
     if (hs_hmap_get(&o->cu_index, key, &v))
         return o->cus[v - 1];
-    if (HS_RESERVE(o->cus, o->cap_cus, o->n_cus + 1) < 0)
+    if (HS_VEC_RESERVE(o->cus, o->cap_cus, o->n_cus + 1) < 0)
         return NULL;
     hs_cu *cu = hs_cu_build(&cudie);
     if (!cu)
@@ -1186,7 +1171,7 @@ static void hs_build_symtab(hs_object *o)
         uint64_t sec_end = sh.sh_addr + sh.sh_size + b;
         if (addr >= sec_end)
             continue;
-        if (HS_RESERVE(o->syms, o->cap_syms, o->n_syms + 1) < 0)
+        if (HS_VEC_RESERVE(o->syms, o->cap_syms, o->n_syms + 1) < 0)
             break; /* keep what we have */
         int bind = GELF_ST_BIND(sym.st_info);
         int base = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
@@ -1310,7 +1295,7 @@ static void hs_build_plt(hs_symbolizer *s, hs_object *o)
         char buf[1024];
         snprintf(buf, sizeof buf, "%s@plt", dm ? dm : nm);
         const char *name = hs_intern(&s->strs, buf);
-        if (!name || HS_RESERVE(o->plt, o->cap_plt, o->n_plt + 2) < 0)
+        if (!name || HS_VEC_RESERVE(o->plt, o->cap_plt, o->n_plt + 2) < 0)
             break;
         if (pltsec.sh_size && (i + 1) * sec_ent <= pltsec.sh_size) {
             uint64_t lo = pltsec.sh_addr + i * sec_ent + bias;
@@ -1530,7 +1515,7 @@ static int hs_lookup_cached(hs_symbolizer *s, uint64_t addr, const hs_frame **re
     if (n < 0)
         return -1;
     /* (reserve at least one slot so the pool is never NULL) */
-    if (HS_RESERVE(s->pool, s->cap_pool, s->n_pool + (size_t)n + 1) < 0 ||
+    if (HS_VEC_RESERVE(s->pool, s->cap_pool, s->n_pool + (size_t)n + 1) < 0 ||
         s->n_pool + (size_t)n >= (1ULL << 40))
         return -1;
     size_t off = s->n_pool;
