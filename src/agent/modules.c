@@ -7,7 +7,7 @@
 #include "agent/modules.h"
 #include "agent/agent.h"
 #include "agent/unwind.h"
-#include "symbolize/symbolize.h"
+#include "profile/profile.h"
 
 #include <dlfcn.h>
 #include <elf.h>

@@ -1,6 +1,6 @@
 /* filename.c — how a profile's file is named when one run writes several:
  * the rule shared by the agent (which writes them) and `hotspur record`
- * (which reports them). */
+ * (which reports them); and how a mapping's build-id is spelt. */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,4 +15,15 @@ int hs_profile_file_name(const char *base, const char *type, int several, const 
     int w = snprintf(out, outlen, "%.*s%s%s%s%s%s", (int)stem, base, several ? "." : "",
                      several ? type : "", companion ? "." : "", companion ? companion : "", base + stem);
     return w < 0 || (size_t)w >= outlen ? -1 : 0;
+}
+
+void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
+{
+    static const char digits[] = "0123456789abcdef";
+    size_t j = 0;
+    for (size_t i = 0; i < len && j + 2 < outlen; i++) {
+        out[j++] = digits[bits[i] >> 4];
+        out[j++] = digits[bits[i] & 15];
+    }
+    out[j] = '\0';
 }

@@ -173,4 +173,8 @@ int hs_profile_write_encoded(const void *buf, size_t len, const char *path, char
 int hs_profile_file_name(const char *base, const char *type, int several, const char *companion,
                          char *out, size_t outlen);
 
+/* bits as lowercase hex, as build-ids are written in mappings
+ * (NUL-terminated, cut to fit outlen). */
+void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen);
+
 #endif

@@ -407,17 +407,6 @@ static const Dwfl_Callbacks hs_dwfl_callbacks = {
 /* ------------------------------------------------------------------ */
 /* objects: registration, opening, closing                             */
 
-void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
-{
-    static const char digits[] = "0123456789abcdef";
-    size_t j = 0;
-    for (size_t i = 0; i < len && j + 2 < outlen; i++) {
-        out[j++] = digits[bits[i] >> 4];
-        out[j++] = digits[bits[i] & 15];
-    }
-    out[j] = '\0';
-}
-
 /* Check that e is an ELF object we can use; note its build-id, type and
  * PT_LOAD segments in o. */
 static int hs_inspect_elf(Elf *e, hs_object *o)

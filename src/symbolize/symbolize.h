@@ -75,10 +75,6 @@ int hs_symbolizer_lookup(hs_symbolizer *s, uint64_t addr, hs_frame *frames, int 
  * suffixes dropped; name itself when it is not mangled. Owned by s. */
 const char *hs_symbolizer_demangle(hs_symbolizer *s, const char *name);
 
-/* bits as lowercase hex, as build-ids are written (NUL-terminated, cut to
- * fit outlen). */
-void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen);
-
 /* GNU build-id of the module containing addr, as lowercase hex ("" if none). */
 const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);
 
