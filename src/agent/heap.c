@@ -856,12 +856,62 @@ long hs_heap_scan_leaks(uint64_t *leaked_bytes)
  * runs as the agent's, so an allocation it makes through the malloc family
  * is not counted twice; a CPU sample landing inside it is not taken). */
 
+typedef struct {
+    const char **names;
+    size_t n, cap;
+} object_names;
+
+static int add_object_name(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    object_names *o = data;
+    if (!info->dlpi_name[0]) /* the executable: in the global scope anyway */
+        return 0;
+    if (o->n == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 64;
+        const char **nn = realloc(o->names, cap * sizeof *nn);
+        if (!nn)
+            return 1;
+        o->names = nn;
+        o->cap = cap;
+    }
+    o->names[o->n++] = info->dlpi_name;
+    return 0;
+}
+
+/* A definition of sym that the global scope lacks: in a library loaded
+ * with RTLD_LOCAL, as libstdc++ is when a C program dlopens a C++ plugin
+ * (ar's LTO plugin) or when the agent loads its symbolizer. NULL if none. */
+static void *local_definition(const char *sym)
+{
+    object_names o = {0};
+    dl_iterate_phdr(add_object_name, &o);
+    void *f = NULL;
+    for (size_t i = 0; i < o.n && !f; i++) {
+        void *h = dlopen(o.names[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (!h)
+            continue;
+        f = dlsym(h, sym);
+        if (f && hs_agent_owns_pc((uint64_t)(uintptr_t)f))
+            f = NULL;
+        dlclose(h);
+    }
+    free(o.names);
+    return f;
+}
+
 /* The next definition of sym; *own = 1 when it is not libstdc++'s (then
  * the allocation is recorded here). */
 static void *cxx_resolve(const char *sym, int *own)
 {
     hs_self.in_agent++;
     void *f = dlsym(RTLD_NEXT, sym);
+    if (!f)
+        f = local_definition(sym);
+    if (!f) {
+        fprintf(stderr, "hotspur: no definition of %s in the process but the agent's\n", sym);
+        abort();
+    }
     Dl_info di;
     *own = f && dladdr(f, &di) && di.dli_fname && !strstr(di.dli_fname, "libstdc++");
     hs_self.in_agent--;

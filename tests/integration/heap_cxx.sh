@@ -11,14 +11,7 @@ source "$(dirname "$0")/heap_lib.sh"
 "$HOTSPUR" record --heap --heap-rate 1 -o cxx.pb.gz -- "$PROGS/heap_sites_cxx" > rec.out 2> rec.err ||
     fail "record exited $?: $(cat rec.err)"
 cmp -s truth.txt rec.out || fail "output under record differs from a plain run"
-for idx in alloc_objects alloc_space inuse_objects inuse_space; do
-    got=$(site_values cxx.pb.gz "$idx" | grep -v '^(none) ' | awk '$2 != 0')
-    want=$(truth_values truth.txt "$idx")
-    if [ "$got" != "$want" ]; then
-        diff <(echo "$want") <(echo "$got") >&2 || true
-        fail "$idx per C++ site differs from the truth"
-    fi
-done
+sites_equal_truth cxx.pb.gz truth.txt "C++ sites"
 # every site's allocations went through operator new (the leaf), none
 # reached malloc directly from the site
 "$HOTSPUR" convert --to collapsed --sample-index alloc_objects cxx.pb.gz > stacks.txt

@@ -11,14 +11,7 @@ for alloc in tcmalloc jemalloc; do
     "$HOTSPUR" record --heap --heap-rate 1 -o "$alloc.pb.gz" -- "$prog" > "rec.$alloc" 2> "err.$alloc" ||
         fail "$alloc: record exited $?: $(cat "err.$alloc")"
     cmp -s "truth.$alloc" "rec.$alloc" || fail "$alloc: output under record differs"
-    for idx in alloc_objects alloc_space inuse_objects inuse_space; do
-        got=$(site_values "$alloc.pb.gz" "$idx" | { grep -v '^(none) ' || true; } | awk '$2 != 0')
-        want=$(truth_values "truth.$alloc" "$idx")
-        if [ "$got" != "$want" ]; then
-            diff <(echo "$want") <(echo "$got") >&2 || true
-            fail "$alloc: $idx per C++ site differs from the truth"
-        fi
-    done
+    sites_equal_truth "$alloc.pb.gz" "truth.$alloc" "$alloc: C++ sites"
     echo "$alloc: every site's figures equal the truth"
 done
 pass "C++ sites exact with tcmalloc and jemalloc"

@@ -16,19 +16,7 @@ source "$(dirname "$0")/heap_lib.sh"
 cmp -s truth.txt rec.out || fail "output under record differs from a plain run"
 [ -s exact.pb.gz ] && [ -s exact.peak.pb.gz ] || fail "exact.pb.gz or exact.peak.pb.gz missing: $(ls)"
 
-check_sites() { # FILE LABEL
-    local file=$1 label=$2 idx got want
-    for idx in alloc_objects alloc_space inuse_objects inuse_space; do
-        got=$(site_values "$file" "$idx" | grep -v '^(none) ' | awk '$2 != 0')
-        want=$(truth_values truth.txt "$idx")
-        if [ "$got" != "$want" ]; then
-            echo "--- $label $idx: profile vs truth (site value)" >&2
-            diff <(echo "$want") <(echo "$got") >&2 || true
-            fail "$label: $idx per site differs from the truth"
-        fi
-    done
-}
-check_sites exact.pb.gz "record --heap-rate 1"
+sites_equal_truth exact.pb.gz truth.txt "record --heap-rate 1"
 
 # The allocating function is the leaf (the agent's frames are not in the
 # stack); strdup's malloc shows libc's strdup as the leaf, the site above it.
@@ -63,6 +51,6 @@ for f in env.*.pb.gz; do
     case $f in *.peak.pb.gz) ;; *) [ -e "$f" ] && envfile=$f ;; esac
 done
 [ -n "$envfile" ] || fail "LD_PRELOAD with HOTSPUR_OUTPUT=env.%p.pb.gz wrote nothing: $(ls)"
-check_sites "$envfile" "LD_PRELOAD HOTSPUR_HEAP_RATE=1"
+sites_equal_truth "$envfile" truth.txt "LD_PRELOAD HOTSPUR_HEAP_RATE=1"
 
 pass "exact mode: alloc and in-use objects and bytes equal the truth at all $(grep -c '^site ' truth.txt) sites"

@@ -64,6 +64,22 @@ truth_values() {
     awk -v c="$(truth_column "$2")" '$1 == "site" && $c > 0 { print $2, $c }' "$1" | sort
 }
 
+# sites_equal_truth FILE TRUTHFILE WHAT: each site's four figures in FILE
+# (alloc/inuse objects and bytes) equal the truth table, else fail with
+# the difference.
+sites_equal_truth() {
+    local idx got want
+    for idx in alloc_objects alloc_space inuse_objects inuse_space; do
+        got=$(site_values "$1" "$idx" | { grep -v '^(none) ' || true; } | awk '$2 != 0')
+        want=$(truth_values "$2" "$idx")
+        if [ "$got" != "$want" ]; then
+            echo "--- $3 $idx: truth vs profile (site value)" >&2
+            diff <(echo "$want") <(echo "$got") >&2 || true
+            fail "$3: $idx per site differs from the truth"
+        fi
+    done
+}
+
 # value_of NAME < "NAME VALUE" lines: the value (0 when absent).
 value_of() {
     awk -v k="$1" '$1 == k { v = $2 } END { print (v == "" ? 0 : v) }'
