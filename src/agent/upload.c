@@ -600,6 +600,7 @@ static void *upload_main(void *unused)
 {
     (void)unused;
     hs_self.in_agent = 1; /* nothing this thread does is the program's */
+    pthread_setname_np(pthread_self(), "hotspur-up"); /* by itself: see control_main */
     pthread_mutex_lock(&g_lock);
     while (!g_stop) {
         int64_t now = hs_now_ns(CLOCK_MONOTONIC);
@@ -656,7 +657,6 @@ static int start_thread(void)
         errno = rc;
         return -1;
     }
-    pthread_setname_np(t, "hotspur-up");
     pthread_detach(t);
     g_running = 1;
     return 0;
