@@ -199,8 +199,9 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
     hs_self.in_agent++;
     hs_symbolizer *sym = NULL;
     b.p = hs_profile_new();
-    /* Distinct addresses are bounded by the frames stored. */
-    b.locs.cap = 1u << 12;
+    /* Distinct addresses are bounded by the frames stored: a table of
+     * twice that (a short process has few). */
+    b.locs.cap = 64;
     while (b.locs.cap < 2 * (size_t)atomic_load(&t->pool_used) + 16)
         b.locs.cap <<= 1;
     b.locs.keys = calloc(b.locs.cap, sizeof(uint64_t));

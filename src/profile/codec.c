@@ -412,7 +412,15 @@ static int hs_gzip(const unsigned char *in, size_t len, void **out, size_t *outl
                    size_t errlen)
 {
     z_stream z = {0};
-    if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    /* A window (and hash table) no larger than the input: a small profile
+     * (each process's under `record -- make`) compresses as well (the same
+     * size on the agent's profiles of 5-7 KB), without zlib setting up and
+     * clearing 256 KiB for it. */
+    int wbits = 9;
+    while (wbits < MAX_WBITS && ((size_t)1 << wbits) < len)
+        wbits++;
+    int mem_level = wbits - 7 < 8 ? wbits - 7 : 8;
+    if (deflateInit2(&z, 6, Z_DEFLATED, 16 + wbits, mem_level, Z_DEFAULT_STRATEGY) != Z_OK)
         return HS_ERR("zlib init failed");
     size_t cap = deflateBound(&z, len) + 64;
     unsigned char *buf = malloc(cap);
