@@ -757,8 +757,11 @@ static int before_exec(void)
                 (hs_g.cfg.wall_hz <= 0 || !atomic_load(&hs_g.wall.n_used)) &&
                 (!hs_g.cfg.lock || !atomic_load(&hs_g.lock.n_used));
     const char *type = hs_g.cfg.cpu ? "cpu" : hs_g.cfg.wall_hz > 0 ? "wall" : hs_g.cfg.lock ? "lock" : "heap";
-    if (ok && !empty && exec_name(base, type, name, sizeof name, probe, sizeof probe) == 0)
+    if (ok && !empty && exec_name(base, type, name, sizeof name, probe, sizeof probe) == 0) {
+        hs_g.before_exec = true; /* an image's last write, as at exit */
         write_base(name, 0, NULL, NULL);
+        hs_g.before_exec = false;
+    }
     pthread_mutex_unlock(&g_dump_lock);
     hs_agent_mark(); /* if exec fails, the exit write covers what follows */
     errno = saved;

@@ -35,8 +35,9 @@ typedef struct {
     int64_t duration_ns;   /* HOTSPUR_DURATION: each periodic profile's length */
     bool follow;           /* HOTSPUR_FOLLOW: fork/exec children profile themselves */
     bool control;          /* HOTSPUR_CONTROL: the agent thread and control socket */
-    bool defer_symbols;    /* HOTSPUR_DEFER_SYMBOLS: the exit write leaves symbolizing
-                              to `hotspur record`, outside the program */
+    bool defer_symbols;    /* HOTSPUR_DEFER_SYMBOLS: the exit write (and the one
+                              before exec) leaves symbolizing to `hotspur record`,
+                              outside the program */
     bool continuous;       /* HOTSPUR_SERVER set: each window is uploaded (upload.c),
                               no file is written but on demand */
 } hs_config;
@@ -71,6 +72,7 @@ typedef struct {
     int64_t window_wall_ns; /* start of what the next profile covers */
     int dumps;             /* dumps so far (the %n of the last one) */
     bool exiting;          /* the exit write is under way */
+    bool before_exec;      /* the write before exec is under way */
     bool exit_numbered;    /* a dump took the exit write's name: number it */
     _Atomic uint64_t handler_ns, handler_calls; /* with cfg.stats */
 } hs_agent;

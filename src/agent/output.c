@@ -1,9 +1,10 @@
 /* output.c — build an hs_profile from a stack table (CPU or heap): one
  * location per distinct address, one mapping per loaded module, one sample
  * per (thread, stack) with labels tid and thread_name; symbolize it with the
- * loaded modules' files (and the vDSO's image); write it as gzipped pprof.
- * Runs at exit or on demand, never in a signal handler, with the calling
- * thread marked as inside the agent so its own allocations aren't profiled. */
+ * loaded modules' files (and the vDSO's image) with the symbolizer of
+ * symlib.h; write it as gzipped pprof. Runs at exit or on demand, never in
+ * a signal handler, with the calling thread marked as inside the agent so
+ * its own allocations aren't profiled. */
 #define _GNU_SOURCE
 #include "agent/output.h"
 
@@ -19,7 +20,7 @@
 #include "agent/modules.h"
 #include "agent/sampler.h"
 #include "profile/profile.h"
-#include "symbolize/symbolize.h"
+#include "agent/symlib.h"
 
 /* address -> location id, open addressing */
 typedef struct {
@@ -57,7 +58,7 @@ static uint64_t location_for(builder *b, uint64_t addr)
 
 /* add_modules: with `defer` the symbolizer is not told (record resolves
  * symbols outside), without `known` it already knows these modules. */
-static int add_modules(builder *b, hs_symbolizer *sym, int defer, int known)
+static int add_modules(builder *b, const hs_symlib *lib, hs_symbolizer *sym, int defer, int known)
 {
     b->mapping_ids = calloc(b->nmods ? b->nmods : 1, sizeof *b->mapping_ids);
     if (!b->mapping_ids)
@@ -69,9 +70,9 @@ static int add_modules(builder *b, hs_symbolizer *sym, int defer, int known)
         if (defer || known)
             continue;
         if (m->image)
-            hs_symbolizer_add_image(sym, m->path, m->image, m->image_size, m->bias, m->start, m->end);
+            lib->add_image(sym, m->path, m->image, m->image_size, m->bias, m->start, m->end);
         else
-            hs_symbolizer_add_module(sym, m->path, m->bias, m->start, m->end);
+            lib->add_module(sym, m->path, m->bias, m->start, m->end);
     }
     return 0;
 }
@@ -98,13 +99,14 @@ static uint64_t modules_signature(const hs_module *m, size_t n)
 }
 
 /* The window's symbolizer for these modules; *known: it has them already. */
-static hs_symbolizer *shared_symbolizer(const hs_module *m, size_t n, int *known)
+static hs_symbolizer *shared_symbolizer(const hs_symlib *lib, const hs_module *m, size_t n, int *known)
 {
     uint64_t sig = modules_signature(m, n);
     *known = g_sym && g_sym_modules == sig;
     if (!*known) {
-        hs_symbolizer_free(g_sym);
-        g_sym = hs_symbolizer_new();
+        if (g_sym)
+            lib->destroy(g_sym);
+        g_sym = lib->create();
         g_sym_modules = sig;
     }
     return g_sym;
@@ -113,7 +115,8 @@ static hs_symbolizer *shared_symbolizer(const hs_module *m, size_t n, int *known
 void hs_output_release(void)
 {
     hs_self.in_agent++;
-    hs_symbolizer_free(g_sym);
+    if (g_sym)
+        hs_symlib_get()->destroy(g_sym);
     g_sym = NULL;
     malloc_trim(0); /* the freed DWARF indexes, back to the system */
     hs_self.in_agent--;
@@ -208,11 +211,14 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
     b.locs.ids = calloc(b.locs.cap, sizeof(uint64_t));
     if (!b.p || !b.locs.keys || !b.locs.ids || hs_modules_collect(&b.mods, &b.nmods) != 0)
         goto out;
-    /* At exit under `hotspur record`, symbols are resolved outside; an
-     * upload is always symbolized here (the server has no files). */
-    int defer = hs_g.exiting && hs_g.cfg.defer_symbols && !enc, known = 0;
-    sym = enc ? shared_symbolizer(b.mods, b.nmods, &known) : hs_symbolizer_new();
-    if (!sym || add_modules(&b, sym, defer, known) != 0)
+    /* At exit (or exec) under `hotspur record`, symbols are resolved
+     * outside; an upload is always symbolized here (the server has no
+     * files). Without the symbolizer, addresses only. */
+    int defer = (hs_g.exiting || hs_g.before_exec) && hs_g.cfg.defer_symbols && !enc, known = 0;
+    const hs_symlib *lib = defer ? NULL : hs_symlib_get();
+    if (lib && !(sym = enc ? shared_symbolizer(lib, b.mods, b.nmods, &known) : lib->create()))
+        goto out;
+    if (add_modules(&b, lib, sym, !lib, known) != 0)
         goto out;
     for (int i = 0; i < ntypes; i++)
         hs_profile_add_sample_type(b.p, types[i].type, types[i].unit);
@@ -230,7 +236,7 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
         snprintf(c, sizeof c, "hotspur: %llu stacks dropped (stack table full)", (unsigned long long)dropped);
         hs_profile_add_comment(b.p, c);
     }
-    if (!defer && hs_symbolize_profile(sym, b.p) != 0)
+    if (lib && lib->symbolize_profile(sym, b.p) != 0)
         goto out;
     if (enc) {
         if (hs_profile_encode(b.p, &enc->data, &enc->len, err, sizeof err) != 0)
@@ -249,8 +255,8 @@ out:
     free(b.mapping_ids);
     free(b.mods);
     hs_profile_free(b.p);
-    if (!enc)
-        hs_symbolizer_free(sym);
+    if (!enc && sym)
+        lib->destroy(sym);
     hs_self.in_agent--;
     return rc;
 }
