@@ -26,6 +26,7 @@
 #include "agent/modules.h"
 #include "agent/output.h"
 #include "agent/sampler.h"
+#include "agent/symlib.h"
 #include "agent/upload.h"
 #include "agent/wall.h"
 #include "profile/profile.h"
@@ -979,6 +980,10 @@ static int agent_start(void)
         pthread_atfork(NULL, NULL, after_fork_child);
         atexit(at_exit);
     }
+    /* Before the program runs (no thread of its own yet): a fork while
+     * the agent thread was inside dlopen gave the child a half-loaded
+     * symbolizer, and could hang it at exit. */
+    hs_symlib_preload();
     if (hs_control_start() != 0)
         fprintf(stderr, "hotspur: no control thread: %s (ctl, periodic and wall profiles are off)\n",
                 strerror(errno));

@@ -15,8 +15,6 @@
  *    in continuous mode (upload.c) the window starts at a random point of
  *    the period and is uploaded instead, and the CPU, wall and lock
  *    samplers record only inside windows;
- *  - as it starts, loading the symbolizer (symlib.h) when profiles are
- *    symbolized in the process, so no later write has to;
  *  - wall-clock ticks (wall.c); pre-faulting the sample tables once the
  *    process has lived 100 ms (hs_agent_populate_tables);
  *  - a fatal SIGINT, SIGTERM or SIGHUP that the program left to the default
@@ -57,7 +55,6 @@
 #include "agent/upload.h"
 #include "agent/fds.h"
 #include "agent/sampler.h"
-#include "agent/symlib.h"
 #include "agent/wall.h"
 
 static hs_fd g_listen = {.fd = -1};
@@ -410,7 +407,6 @@ static void *control_main(void *unused)
     /* Named by itself (prctl): naming another thread writes its
      * /proc/self/task/TID/comm, which cost a short process ~3 ms of CPU. */
     pthread_setname_np(pthread_self(), "hotspur");
-    hs_symlib_preload(); /* here, not later on a crash's or signal's behalf */
     int64_t now = hs_now_ns(CLOCK_MONOTONIC);
     int64_t wall_period = hs_g.cfg.wall_hz > 0 ? 1000000000LL / hs_g.cfg.wall_hz : 0;
     int64_t next_wall = wall_period ? now + wall_period : INT64_MAX;
@@ -508,10 +504,8 @@ static int start_thread(void)
     if (hs_g.cfg.control && g_listen.fd < 0)
         fprintf(stderr, "hotspur: no control socket (%s): hotspur ctl can't reach this process\n",
                 strerror(errno));
-    if (g_listen.fd < 0 && !hs_g.cfg.period_ns && !hs_g.cfg.wall_hz) {
-        hs_symlib_preload(); /* no thread to load it on */
+    if (g_listen.fd < 0 && !hs_g.cfg.period_ns && !hs_g.cfg.wall_hz)
         return 0; /* nothing for a thread to do */
-    }
     sigset_t all, old;
     sigfillset(&all);
     hs_sampler_real_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
@@ -519,7 +513,6 @@ static int start_thread(void)
     int rc = hs_agent_thread_create(&t, control_main, NULL);
     hs_sampler_real_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        hs_symlib_preload();
         errno = rc;
         return -1;
     }

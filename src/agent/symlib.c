@@ -15,7 +15,8 @@
 #include "agent/agent.h"
 
 static const hs_symlib *g_lib;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_tried;
+static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The kernel's (absolute) name of the mapping containing addr: for a
  * library preloaded by a relative path, which the loader keeps as given
@@ -88,8 +89,14 @@ out:
 
 const hs_symlib *hs_symlib_get(void)
 {
-    pthread_once(&g_once, load);
-    return g_lib;
+    pthread_mutex_lock(&g_load_lock);
+    if (!g_tried) {
+        g_tried = 1;
+        load();
+    }
+    const hs_symlib *t = g_lib;
+    pthread_mutex_unlock(&g_load_lock);
+    return t;
 }
 
 void hs_symlib_preload(void)

@@ -5,10 +5,10 @@
  * relocate those libraries in every process started with the agent, and
  * most of them never symbolize (under `hotspur record` the program's files
  * are symbolized by record). It lives in libhotspur-symbolize.so, installed
- * beside libhotspur.so, which the agent dlopens the first time a profile is
- * to be symbolized in the process — or early, on the agent thread, when
- * every profile will be (see hs_symlib_preload) — never in a signal
- * handler. Both objects come from one build: the companion hands over a
+ * beside libhotspur.so, which the agent dlopens as it starts when every
+ * profile will be symbolized in the process (see hs_symlib_preload), else
+ * the first time one is (`hotspur ctl PID dump` under record, on the agent
+ * thread) — never in a signal handler. Both objects come from one build: the companion hands over a
  * table of its functions, checked against the agent's version and its
  * profile model's size.
  */
@@ -44,9 +44,11 @@ typedef struct {
 const hs_symlib *hs_symlib_get(void);
 
 /* Load it now if profiles will be symbolized in this process (not under
- * `hotspur record`'s deferred symbols, or uploads): on the agent thread as
- * it starts, or at start when there is no agent thread, so a write caused
- * by a signal or a crash finds it loaded. */
+ * `hotspur record`'s deferred symbols, or uploads): called as the agent
+ * starts, before the program runs, so that neither a write caused by a
+ * signal or a crash nor the program's fork meets a load under way (a
+ * fork during another thread's dlopen leaves the child a half-loaded
+ * library, and glibc's loader locks held). */
 void hs_symlib_preload(void);
 
 #endif

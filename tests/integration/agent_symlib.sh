@@ -3,7 +3,8 @@
 # process (src/agent/symlib.h). Checks: the agent itself needs none of the
 # symbolizer's libraries; under `hotspur record` (symbols deferred) a
 # program never maps them, and its profile is still symbolized (by record);
-# without record the agent thread loads it early and the profile has names;
+# without record the agent loads it as it starts and the profile has names;
+# a program forking from its first moment is not hurt;
 # found beside an agent preloaded by a relative path after the program
 # changed directory; a missing companion gives one clear message, the
 # program's own exit status and a profile of addresses that `hotspur
@@ -28,13 +29,23 @@ fi
 "$HOTSPUR" top -n 100 rec.pb.gz >rec.top || fail "cannot read rec.pb.gz"
 grep -q 'Showing' rec.top || fail "rec.pb.gz: no report: $(cat rec.top)"
 
-# Without record: the agent thread loads it early; the profile has names.
+# Without record: loaded as the agent starts; the profile has names.
 HOTSPUR_OUTPUT="$TMP/plain.pb.gz" HOTSPUR_CPU_HZ=500 LD_PRELOAD="$AGENT_PRELOAD" \
     bash -c 'sleep 0.3; cat /proc/$$/maps >plain.maps; true' 2>plain.err || fail "bash under the agent failed"
-grep -q libhotspur-symbolize plain.maps || fail "the agent thread did not load the symbolizer in 0.3 s"
+grep -q libhotspur-symbolize plain.maps || fail "the agent did not load the symbolizer at start"
 HOTSPUR_OUTPUT="$TMP/burn.pb.gz" LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/cd_burn" 300 2>burn.err ||
     fail "cd_burn failed: $(cat burn.err)"
 "$HOTSPUR" top -n 100 burn.pb.gz | grep -q 'cd_burn_work' || fail "burn.pb.gz is not symbolized in the process"
+
+mkdir fe
+# A program that forks from its first moment: no child may meet the load
+# half done (it was on the agent thread, racing with main: children got
+# relocation errors or hung at exit).
+for i in 1 2 3 4 5; do
+    HOTSPUR_OUTPUT="$TMP/fe/fe.%p.pb.gz" LD_PRELOAD="$AGENT_PRELOAD" timeout 60 "$PROGS/fork_early" 50 2>fe.err ||
+        fail "fork_early under the agent: status $? (124: hung): $(cat fe.err)"
+    grep -q 'hotspur:' fe.err && fail "fork_early under the agent: $(cat fe.err)"
+done
 
 # A relative preload path, resolved after the program changed directory:
 # the periodic profile is symbolized in the process when the window ends.
