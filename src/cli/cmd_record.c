@@ -386,8 +386,9 @@ static size_t find_files(const char *path, const record_types *t, long root, fou
 }
 
 /* Symbolize a profile the agent left unsymbolized, in place (with sym,
- * shared by the files of the run); then one summary line (and the leak
- * report) on out. */
+ * shared by the files of the run; a file with nothing to symbolize, as a
+ * short process's without samples, is left as written); then one summary
+ * line (and the leak report) on out. */
 static void summarize(FILE *out, hs_symbolizer *sym, const char *path, size_t file)
 {
     char err[256];
@@ -397,7 +398,8 @@ static void summarize(FILE *out, hs_symbolizer *sym, const char *path, size_t fi
         return;
     }
     snprintf(err, sizeof err, "out of memory");
-    if (hs_symbolize_with_mappings(sym, p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0)
+    if (hs_symbolize_needed(p) &&
+        (hs_symbolize_with_mappings(sym, p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0))
         fprintf(out, "hotspur: %s: cannot symbolize: %s\n", path, err);
     const char *type = record_files[file].type, *comp = record_files[file].companion;
     char a[32], b[32];

@@ -28,7 +28,7 @@ static void add_own_vdso(hs_symbolizer *s, uint64_t start, uint64_t limit)
     hs_symbolizer_add_image(s, "[vdso]", eh, size, start - lowest, start, limit);
 }
 
-static int needs_symbols(const hs_profile *p)
+int hs_symbolize_needed(const hs_profile *p)
 {
     for (size_t i = 0; i < p->n_locations; i++)
         if (p->locations[i].n_lines == 0)
@@ -38,7 +38,7 @@ static int needs_symbols(const hs_profile *p)
 
 int hs_symbolize_from_mappings(hs_profile *p)
 {
-    if (!needs_symbols(p))
+    if (!hs_symbolize_needed(p))
         return 0;
     hs_symbolizer *s = hs_symbolizer_new();
     if (!s)
@@ -50,7 +50,7 @@ int hs_symbolize_from_mappings(hs_profile *p)
 
 int hs_symbolize_with_mappings(hs_symbolizer *s, hs_profile *p)
 {
-    if (!needs_symbols(p))
+    if (!hs_symbolize_needed(p))
         return 0;
     hs_symbolizer_clear_modules(s);
     for (size_t i = 0; i < p->n_mappings; i++) {

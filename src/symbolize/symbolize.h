@@ -84,6 +84,9 @@ const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);
  * added already. 0 on success, -1 on out of memory. */
 int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p);
 
+/* Whether some location of p has no lines (something to symbolize). */
+int hs_symbolize_needed(const hs_profile *p);
+
 /* Symbolize the locations of p that have no lines from p's own mappings:
  * files from disk, "[vdso]" from this process's vDSO. 0, or -1 on out of
  * memory (unknown addresses are not an error). */
