@@ -385,6 +385,13 @@ static inline bool hs_walk_keep(const hs_walk_node *n, int64_t min_keep)
 int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ctx, char *err,
                      size_t errlen);
 
+/* Every node of the same tree, unordered and faster than a walk: fn(ctx,
+ * n, count) stands for count nodes with n's total and base_total (a chain
+ * of single children at depths n->depth, n->depth + 1, ...; n's node and
+ * self are the first's). 0, or -1 with a message on out of memory. */
+typedef void (*hs_tally_fn)(void *ctx, const hs_walk_node *n, size_t count);
+int hs_calltree_tally(const hs_view *v, hs_tally_fn fn, void *ctx, char *err, size_t errlen);
+
 /* The view node ids the call tree uses, in the order they first appear
  * in it (tree node creation order): *order is malloc'd (free it), *n its
  * length. 0, or -1 with a message on out of memory. */

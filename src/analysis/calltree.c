@@ -288,8 +288,10 @@ static int cmp_group(const void *pa, const void *pb, void *arg)
     return a->first < b->first ? -1 : a->first > b->first;
 }
 
-int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ctx, char *err,
-                     size_t errlen)
+/* The walk (fn), or the tally (tally: every node, unordered, chains in
+ * one call). */
+static int walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, hs_tally_fn tally, void *ctx,
+                char *err, size_t errlen)
 {
     const hs_stack *us;
     size_t nu, n = 0, pend_cap = 0, kids_cap = 0, kn_cap = 0, np = 0;
@@ -326,8 +328,10 @@ int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ct
         wgroup g = pend[--np];
         hs_walk_node cur = g.nd;
         uint32_t lo = g.lo, hi = g.hi, d = cur.depth;
+        if (tally)
+            tally(ctx, &cur, 1);
         if (lo == hi) { /* only the root of a view without stacks */
-            if ((rc = fn(ctx, &cur, NULL, 0)) != 0)
+            if (fn && (rc = fn(ctx, &cur, NULL, 0)) != 0)
                 goto done;
             continue;
         }
@@ -348,8 +352,15 @@ int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ct
                     cs = hs_wrap_add(cs, ws[i].value);
                     cbs = hs_wrap_add(cbs, ws[i].base);
                 }
+            if (tally) { /* c - d nodes of cur's totals; self at the last */
+                hs_walk_node run = {f[d], d + 1, 0, cur.total, 0, cur.base_total};
+                if (c - d > 1)
+                    tally(ctx, &run, c - d - 1);
+                cur = (hs_walk_node){f[c - 1], c, cs, cur.total, cbs, cur.base_total};
+                tally(ctx, &cur, 1);
+            }
             bool entered = true;
-            for (uint32_t k = d; k < c && entered; k++) {
+            for (uint32_t k = d; k < c && entered && fn; k++) {
                 hs_walk_node kid = {f[k], k + 1, k + 1 == c ? cs : 0, cur.total,
                                     k + 1 == c ? cbs : 0, cur.base_total};
                 if ((rc = fn(ctx, &cur, &kid, 1)) != 0)
@@ -407,14 +418,16 @@ int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ct
         memcpy(ws + lo, tmp + lo, (size_t)(hi - lo) * sizeof *ws);
         for (size_t gi = 0; gi < nk; gi++)
             group_of[kids[gi].nd.node] = UINT32_MAX;
-        if (nk > 1)
+        if (nk > 1 && fn)
             qsort_r(kids, nk, sizeof *kids, cmp_group, (void *)v->nodes);
         if (HS_VEC_RESERVE(kn, kn_cap, nk + 1) < 0 || HS_VEC_RESERVE(pend, pend_cap, np + nk + 1) < 0)
             goto oom;
-        for (size_t gi = 0; gi < nk; gi++)
-            kn[gi] = kids[gi].nd;
-        if ((rc = fn(ctx, &cur, kn, nk)) != 0)
-            goto done;
+        if (fn) {
+            for (size_t gi = 0; gi < nk; gi++)
+                kn[gi] = kids[gi].nd;
+            if ((rc = fn(ctx, &cur, kn, nk)) != 0)
+                goto done;
+        }
         for (size_t gi = nk; gi-- > 0;) /* pushed last first: popped in order */
             if (hs_walk_keep(&kids[gi].nd, min_keep))
                 pend[np++] = kids[gi];
@@ -432,6 +445,17 @@ done:
     free(kids);
     free(kn);
     return rc;
+}
+
+int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ctx, char *err,
+                     size_t errlen)
+{
+    return walk(v, min_keep, fn, NULL, ctx, err, errlen);
+}
+
+int hs_calltree_tally(const hs_view *v, hs_tally_fn fn, void *ctx, char *err, size_t errlen)
+{
+    return walk(v, 0, NULL, fn, ctx, err, errlen);
 }
 
 int hs_calltree_first_use(const hs_view *v, uint32_t **order, size_t *n, char *err,

@@ -40,7 +40,7 @@ static void hs_html_text(FILE *out, const char *s)
  * the factor is below 1. */
 #define HS_FLAME_STEPS 16
 
-/* The first walk: how many tree nodes, and how many each threshold keeps. */
+/* The tally: how many tree nodes, and how many each threshold keeps. */
 typedef struct {
     size_t n, kept[HS_FLAME_STEPS];
     int64_t thr[HS_FLAME_STEPS];
@@ -53,25 +53,22 @@ static int64_t hs_abs64(int64_t v)
     return v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
 }
 
-static int hs_flame_count_node(void *ctx, const hs_walk_node *n, const hs_walk_node *kids,
-                               size_t n_kids)
+static void hs_flame_count_nodes(void *ctx, const hs_walk_node *n, size_t count)
 {
     hs_flame_count *c = ctx;
-    (void)kids;
-    (void)n_kids;
     int64_t m = hs_abs64(n->total);
     if (hs_abs64(n->base_total) > m)
         m = hs_abs64(n->base_total);
-    if (c->n++ == 0) { /* the root, first: the thresholds scale with it */
+    if (c->n == 0) { /* the root, first: the thresholds scale with it */
         c->root_total = n->total;
         c->root_base = n->base_total;
         for (double f = 1e-7; f < 1 && c->n_thr < HS_FLAME_STEPS; f *= 4)
             c->thr[c->n_thr++] = (int64_t)((double)m * f) + 1;
     }
+    c->n += count;
     /* kept by threshold k (hs_walk_keep) while m >= thr[k]; they grow */
     for (size_t k = 0; k < c->n_thr && m >= c->thr[k]; k++)
-        c->kept[k]++;
-    return 0;
+        c->kept[k] += count;
 }
 
 /* Smallest power-of-ten-ish threshold that keeps at most max nodes. */
@@ -178,7 +175,7 @@ static int hs_flame_write(const hs_view *v, const char *title, const char *palet
         return -1;
     }
     hs_flame_count cnt = {0};
-    if (hs_calltree_walk(v, 0, hs_flame_count_node, &cnt, err, errlen) != 0)
+    if (hs_calltree_tally(v, hs_flame_count_nodes, &cnt, err, errlen) != 0)
         return -1;
     if (cnt.n <= 1 || (cnt.root_total == 0 && cnt.root_base == 0))
         return hs_flame_empty(v, title, out, err, errlen);

@@ -224,7 +224,9 @@ void hs_wflush(hs_wbuf *w)
 void hs_wint(hs_wbuf *w, int64_t v)
 {
     static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-    char tmp[24], *e = tmp + sizeof tmp, *p = e;
+    /* digits right-aligned at tmp + 24, then 24 bytes copied (a constant
+     * size: no call) of which the first k count */
+    char tmp[48], *e = tmp + 24, *p = e;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     while (u >= 100) { /* two digits at a time */
         unsigned r = (unsigned)(u % 100);
@@ -240,11 +242,10 @@ void hs_wint(hs_wbuf *w, int64_t v)
     }
     if (v < 0)
         *--p = '-';
-    size_t k = (size_t)(e - p);
-    if (w->n + k > sizeof w->buf)
+    if (w->n + 24 > sizeof w->buf)
         hs_wflush(w);
-    memcpy(w->buf + w->n, p, k);
-    w->n += k;
+    memcpy(w->buf + w->n, p, 24);
+    w->n += (size_t)(e - p);
 }
 
 void hs_wmem(hs_wbuf *w, const void *p, size_t len)

@@ -497,10 +497,38 @@ static int walk_visit(void *ctx, const hs_walk_node *n, const hs_walk_node *kids
     return 0;
 }
 
+/* The tally: (total, base_total) of each node, as many times as nodes. */
+typedef struct {
+    int64_t (*tb)[2];
+    size_t n, cap;
+    bool root_first;
+} tally_check;
+
+static void tally_nodes(void *ctx, const hs_walk_node *n, size_t count)
+{
+    tally_check *c = ctx;
+    if (c->n == 0)
+        c->root_first = n->node == HS_NODE_NONE && n->depth == 0;
+    for (size_t i = 0; i < count; i++) {
+        assert_true(c->n < c->cap);
+        c->tb[c->n][0] = n->total;
+        c->tb[c->n++][1] = n->base_total;
+    }
+}
+
+static int cmp_tb(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
 /* Random stacks (with recursion, shared prefixes, ties in totals, empty
  * stacks, and in a diff base samples and negative values): the walk gives
  * the nodes of the tree, in its order, with the same values and children;
- * with a min_keep it skips exactly the subtrees of the small nodes. */
+ * with a min_keep it skips exactly the subtrees of the small nodes. The
+ * tally counts the same nodes with the same totals. */
 static void test_calltree_walk(void **state)
 {
     (void)state;
@@ -545,6 +573,23 @@ static void test_calltree_walk(void **state)
             if (min_keep == 0)
                 assert_int_equal(c.visited, t.n);
         }
+        /* the tally: the root first, then as many nodes as the tree's, with
+         * the same totals */
+        tally_check tc = {calloc(t.n + 1, sizeof *tc.tb), 0, t.n + 1, false};
+        int64_t(*want)[2] = calloc(t.n + 1, sizeof *want);
+        assert_true(tc.tb && want);
+        assert_int_equal(hs_calltree_tally(v, tally_nodes, &tc, err, sizeof err), 0);
+        assert_true(tc.root_first);
+        assert_int_equal(tc.n, t.n);
+        for (size_t i = 0; i < t.n; i++) {
+            want[i][0] = t.t[i].total;
+            want[i][1] = t.t[i].base_total;
+        }
+        qsort(tc.tb, tc.n, sizeof *tc.tb, cmp_tb);
+        qsort(want, t.n, sizeof *want, cmp_tb);
+        assert_memory_equal(tc.tb, want, t.n * sizeof *want);
+        free(tc.tb);
+        free(want);
         /* first use: node ids in tree creation order */
         uint32_t *order;
         size_t n_order, k = 0;
