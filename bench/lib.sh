@@ -95,3 +95,27 @@ bench_callgrind_ir() {
     fi
     awk '/^totals:/ { print $2; found = 1 } END { exit !found }' "$out"
 }
+
+# bench_large_profile BUILD SAMPLES LOCATIONS: print the path of bench's
+# large CPU profile (bench/gen_large_profile.c, built against BUILD's static
+# profile library), $BUILD/bench/large-SAMPLES-LOCATIONS.pb.gz, generating
+# it first when it is not there.
+bench_large_profile() {
+    local build=$1 samples=$2 locs=$3 here tmp
+    local profile=$build/bench/large-$samples-$locs.pb.gz
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    if [ ! -s "$profile" ]; then
+        mkdir -p "$build/bench"
+        tmp=$(mktemp -d)
+        # shellcheck disable=SC2046 # pkg-config prints several flags
+        if ! cc -O2 -I"$here/../src" -o "$tmp/gen" "$here/gen_large_profile.c" \
+            "$build/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate) >&2 ||
+            ! "$tmp/gen" "$profile.tmp" "$samples" "$locs" >&2; then
+            rm -rf "$tmp"
+            return 1
+        fi
+        rm -rf "$tmp"
+        mv "$profile.tmp" "$profile"
+    fi
+    echo "$profile"
+}
