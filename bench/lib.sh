@@ -119,3 +119,18 @@ bench_large_profile() {
     fi
     echo "$profile"
 }
+
+# bench_callgrind_builds NAME DIR...: for the callgrind benchmarks that
+# compare builds — valgrind is installed and each DIR has bin/hotspur, else
+# a one-line error and exit; sets BUILDS to the DIRs made absolute.
+bench_callgrind_builds() {
+    local name=$1 b
+    shift
+    command -v valgrind >/dev/null || { echo "$name: valgrind is needed" >&2; exit 1; }
+    BUILDS=()
+    for b in "$@"; do
+        b=$(cd "$b" && pwd)
+        [ -x "$b/bin/hotspur" ] || { echo "$name: $b/bin/hotspur is missing; build first" >&2; exit 1; }
+        BUILDS+=("$b")
+    done
+}
