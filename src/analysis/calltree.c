@@ -418,8 +418,17 @@ static int walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, hs_tally_fn t
         memcpy(ws + lo, tmp + lo, (size_t)(hi - lo) * sizeof *ws);
         for (size_t gi = 0; gi < nk; gi++)
             group_of[kids[gi].nd.node] = UINT32_MAX;
-        if (nk > 1 && fn)
+        if (nk > 16 && fn) {
             qsort_r(kids, nk, sizeof *kids, cmp_group, (void *)v->nodes);
+        } else if (nk > 1 && fn) { /* most nodes have a few children */
+            for (size_t a = 1; a < nk; a++) {
+                wgroup x = kids[a];
+                size_t b = a;
+                for (; b > 0 && cmp_group(&x, &kids[b - 1], (void *)v->nodes) < 0; b--)
+                    kids[b] = kids[b - 1];
+                kids[b] = x;
+            }
+        }
         if (HS_VEC_RESERVE(kn, kn_cap, nk + 1) < 0 || HS_VEC_RESERVE(pend, pend_cap, np + nk + 1) < 0)
             goto oom;
         if (fn) {
