@@ -29,8 +29,6 @@ typedef struct {
     uint32_t fn, node; /* function (strtab id) and the view node at this position */
     uint32_t callee;   /* UINT32_MAX for a self-cost record */
     uint32_t callee_node;
-    uint64_t address;  /* the node's, copied for the sort */
-    int64_t line;
     int64_t cost;
     int64_t count;
     size_t stamp; /* last sample (+1) that touched this record */
@@ -40,7 +38,6 @@ typedef struct {
     hs_cg_rec *recs;
     size_t cap;
     hs_map map;
-    const hs_node *nodes;
 } hs_cg;
 
 static hs_cg_rec *hs_cg_get(hs_cg *cg, uint32_t fn, uint32_t node, uint32_t callee)
@@ -64,14 +61,13 @@ static hs_cg_rec *hs_cg_get(hs_cg *cg, uint32_t fn, uint32_t node, uint32_t call
         r->node = node;
         r->callee = callee;
         r->callee_node = UINT32_MAX;
-        r->address = cg->nodes[node].address;
-        r->line = cg->nodes[node].line;
     }
     return &cg->recs[i];
 }
 
-static int hs_cg_cmp(const void *a, const void *b)
+static int hs_cg_cmp(const void *a, const void *b, void *arg)
 {
+    const hs_view *v = arg;
     const hs_cg_rec *x = a, *y = b;
     if (x->fn != y->fn)
         return x->fn < y->fn ? -1 : 1;
@@ -79,10 +75,11 @@ static int hs_cg_cmp(const void *a, const void *b)
     int xs = x->callee == UINT32_MAX, ys = y->callee == UINT32_MAX;
     if (xs != ys)
         return xs ? -1 : 1;
-    if (x->address != y->address)
-        return x->address < y->address ? -1 : 1;
-    if (x->line != y->line)
-        return x->line < y->line ? -1 : 1;
+    const hs_node *xn = &v->nodes[x->node], *yn = &v->nodes[y->node];
+    if (xn->address != yn->address)
+        return xn->address < yn->address ? -1 : 1;
+    if (xn->line != yn->line)
+        return xn->line < yn->line ? -1 : 1;
     if (x->node != y->node)
         return x->node < y->node ? -1 : 1;
     if (x->callee != y->callee)
@@ -164,7 +161,7 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
 {
     int rc = -1;
     hs_strtab *names = hs_strtab_new();
-    hs_cg cg = {.nodes = v->nodes};
+    hs_cg cg = {0};
     hs_wbuf *w = NULL;
     uint32_t *node_fn = NULL, *fn_file = NULL, *fn_obj = NULL;
     uint8_t *fn_seen = NULL, *fl_seen = NULL, *ob_seen = NULL;
@@ -240,7 +237,7 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
     }
     size_t n_recs = cg.map.n;
     if (n_recs)
-        qsort(cg.recs, n_recs, sizeof *cg.recs, hs_cg_cmp);
+        qsort_r(cg.recs, n_recs, sizeof *cg.recs, hs_cg_cmp, (void *)v);
 
     char event[128];
     hs_cg_event_name(v->sample_type ? v->sample_type : "", event, sizeof event);
