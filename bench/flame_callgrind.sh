@@ -17,13 +17,7 @@ fi
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=bench/lib.sh
 source "$HERE/lib.sh"
-command -v valgrind >/dev/null || { echo "flame_callgrind: valgrind is needed" >&2; exit 1; }
-BUILDS=()
-for b in "$@"; do
-    b=$(cd "$b" && pwd)
-    [ -x "$b/bin/hotspur" ] || { echo "flame_callgrind: $b/bin/hotspur is missing; build first" >&2; exit 1; }
-    BUILDS+=("$b")
-done
+bench_callgrind_builds flame_callgrind "$@"
 TMP=$(mktemp -d)
 VG_PID=""
 cleanup() {

@@ -51,15 +51,7 @@ command -v go >/dev/null || { echo "large_profile: go (golang-go) is not install
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-PROFILE=$BUILD/bench/large-$SAMPLES-$LOCATIONS.pb.gz
-mkdir -p "$BUILD/bench"
-if [ ! -s "$PROFILE" ]; then
-    # shellcheck disable=SC2046 # pkg-config prints several flags
-    cc -O2 -I"$ROOT/src" -o "$TMP/gen" "$HERE/gen_large_profile.c" \
-        "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate)
-    "$TMP/gen" "$PROFILE.tmp" "$SAMPLES" "$LOCATIONS"
-    mv "$PROFILE.tmp" "$PROFILE"
-fi
+PROFILE=$(bench_large_profile "$BUILD" "$SAMPLES" "$LOCATIONS")
 FILE_MB=$(awk -v b="$(stat -c %s "$PROFILE")" 'BEGIN { printf "%.1f", b / 1048576 }')
 RAW_BYTES=$(gzip -dc "$PROFILE" | wc -c)
 RAW_MB=$(awk -v b="$RAW_BYTES" 'BEGIN { printf "%.1f", b / 1048576 }')

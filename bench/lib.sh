@@ -95,3 +95,42 @@ bench_callgrind_ir() {
     fi
     awk '/^totals:/ { print $2; found = 1 } END { exit !found }' "$out"
 }
+
+# bench_large_profile BUILD SAMPLES LOCATIONS: print the path of bench's
+# large CPU profile (bench/gen_large_profile.c, built against BUILD's static
+# profile library), $BUILD/bench/large-SAMPLES-LOCATIONS.pb.gz, generating
+# it first when it is not there.
+bench_large_profile() {
+    local build=$1 samples=$2 locs=$3 here tmp
+    local profile=$build/bench/large-$samples-$locs.pb.gz
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    if [ ! -s "$profile" ]; then
+        mkdir -p "$build/bench"
+        tmp=$(mktemp -d)
+        # shellcheck disable=SC2046 # pkg-config prints several flags
+        if ! cc -O2 -I"$here/../src" -o "$tmp/gen" "$here/gen_large_profile.c" \
+            "$build/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate) >&2 ||
+            ! "$tmp/gen" "$profile.tmp" "$samples" "$locs" >&2; then
+            rm -rf "$tmp"
+            return 1
+        fi
+        rm -rf "$tmp"
+        mv "$profile.tmp" "$profile"
+    fi
+    echo "$profile"
+}
+
+# bench_callgrind_builds NAME DIR...: for the callgrind benchmarks that
+# compare builds — valgrind is installed and each DIR has bin/hotspur, else
+# a one-line error and exit; sets BUILDS to the DIRs made absolute.
+bench_callgrind_builds() {
+    local name=$1 b
+    shift
+    command -v valgrind >/dev/null || { echo "$name: valgrind is needed" >&2; exit 1; }
+    BUILDS=()
+    for b in "$@"; do
+        b=$(cd "$b" && pwd)
+        [ -x "$b/bin/hotspur" ] || { echo "$name: $b/bin/hotspur is missing; build first" >&2; exit 1; }
+        BUILDS+=("$b")
+    done
+}

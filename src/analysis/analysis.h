@@ -352,6 +352,52 @@ int hs_calltree_build_stacks(const hs_stack *stacks, size_t n_stacks, const hs_n
                              char *err, size_t errlen);
 void hs_calltree_free(hs_calltree *t);
 
+/* The same tree walked without building it (flame, collapsed, speedscope):
+ * its nodes, in the pre-order of a walk of hs_calltree (children sorted by
+ * total descending, then name, then creation order), come from v's
+ * distinct stacks grouped level by level, so memory is in the number of
+ * distinct stacks and the depth, not in the number of tree nodes. */
+typedef struct {
+    uint32_t node;  /* view node id; HS_NODE_NONE for the root */
+    uint32_t depth; /* root 0 */
+    int64_t self, total;
+    int64_t base_self, base_total;
+} hs_walk_node;
+
+/* Called for each node n entered, with its children (sorted). A non-zero
+ * return stops the walk, and hs_calltree_walk returns it. */
+typedef int (*hs_walk_fn)(void *ctx, const hs_walk_node *n, const hs_walk_node *kids,
+                          size_t n_kids);
+
+/* Is n entered by a walk with this min_keep? (|total| or |base_total| at
+ * least min_keep; every node when min_keep is 0) */
+static inline bool hs_walk_keep(const hs_walk_node *n, int64_t min_keep)
+{
+    int64_t t = n->total < 0 ? (n->total == INT64_MIN ? INT64_MAX : -n->total) : n->total;
+    int64_t b = n->base_total < 0 ? (n->base_total == INT64_MIN ? INT64_MAX : -n->base_total)
+                                  : n->base_total;
+    return t >= min_keep || b >= min_keep;
+}
+
+/* Walk v's call tree from the root: fn sees every entered node; children
+ * not kept (hs_walk_keep) are passed to their parent's fn but not entered.
+ * 0, fn's non-zero return, or -1 with a message on out of memory. */
+int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ctx, char *err,
+                     size_t errlen);
+
+/* Every node of the same tree, unordered and faster than a walk: fn(ctx,
+ * n, count) stands for count nodes with n's total and base_total (a chain
+ * of single children at depths n->depth, n->depth + 1, ...; n's node and
+ * self are the first's). 0, or -1 with a message on out of memory. */
+typedef void (*hs_tally_fn)(void *ctx, const hs_walk_node *n, size_t count);
+int hs_calltree_tally(const hs_view *v, hs_tally_fn fn, void *ctx, char *err, size_t errlen);
+
+/* The view node ids the call tree uses, in the order they first appear
+ * in it (tree node creation order): *order is malloc'd (free it), *n its
+ * length. 0, or -1 with a message on out of memory. */
+int hs_calltree_first_use(const hs_view *v, uint32_t **order, size_t *n, char *err,
+                          size_t errlen);
+
 /* ------------------------------------------------------------------ */
 /* call graph (top, peek, graph, tree, diff)                           */
 /* ------------------------------------------------------------------ */

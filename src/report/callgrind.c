@@ -102,23 +102,26 @@ static void hs_cg_event_name(const char *s, char *out, size_t outlen)
 }
 
 /* Names printed in the file must not contain newlines. */
-static void hs_cg_name(FILE *out, const char *s)
+static void hs_cg_name(hs_wbuf *w, const char *s)
 {
     for (; *s; s++)
-        putc(*s == '\n' || *s == '\r' ? ' ' : *s, out);
+        hs_wchar(w, *s == '\n' || *s == '\r' ? ' ' : *s);
 }
 
 /* "key=(id) name" the first time, "key=(id)" after. seen[] is indexed by
  * strtab id; ids in the file are strtab id + 1. */
-static void hs_cg_ref(FILE *out, const char *key, uint32_t id, const char *name, uint8_t *seen)
+static void hs_cg_ref(hs_wbuf *w, const char *key, uint32_t id, const char *name, uint8_t *seen)
 {
-    fprintf(out, "%s=(%" PRIu32 ")", key, id + 1);
+    hs_wmem(w, key, strlen(key));
+    hs_wmem(w, "=(", 2);
+    hs_wint(w, (int64_t)id + 1);
+    hs_wchar(w, ')');
     if (!seen[id]) {
         seen[id] = 1;
-        putc(' ', out);
-        hs_cg_name(out, *name ? name : "???");
+        hs_wchar(w, ' ');
+        hs_cg_name(w, *name ? name : "???");
     }
-    putc('\n', out);
+    hs_wchar(w, '\n');
 }
 
 /* Per mapping, the offset from runtime to file addresses (KCachegrind
@@ -144,11 +147,14 @@ static uint64_t hs_cg_file_addr(hs_cg_addr *a, uint64_t addr)
 }
 
 /* A position: "LINE", or "0xADDR LINE" with positions: instr line. */
-static void hs_cg_pos(FILE *out, hs_cg_addr *a, const hs_node *n)
+static void hs_cg_pos(hs_wbuf *w, hs_cg_addr *a, const hs_node *n)
 {
-    if (a)
-        fprintf(out, "0x%" PRIx64 " ", hs_cg_file_addr(a, n->address));
-    fprintf(out, "%" PRId64, n->line > 0 ? n->line : 0);
+    if (a) {
+        char hex[24];
+        int k = snprintf(hex, sizeof hex, "0x%" PRIx64 " ", hs_cg_file_addr(a, n->address));
+        hs_wmem(w, hex, (size_t)k);
+    }
+    hs_wint(w, n->line > 0 ? n->line : 0);
 }
 
 int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
@@ -156,6 +162,7 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
     int rc = -1;
     hs_strtab *names = hs_strtab_new();
     hs_cg cg = {0};
+    hs_wbuf *w = NULL;
     uint32_t *node_fn = NULL, *fn_file = NULL, *fn_obj = NULL;
     uint8_t *fn_seen = NULL, *fl_seen = NULL, *ob_seen = NULL;
     bool instr = v->granularity == HS_GRAN_ADDRESSES;
@@ -248,37 +255,47 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
     fn_seen = calloc(n_ids ? n_ids : 1, 1);
     fl_seen = calloc(n_ids ? n_ids : 1, 1);
     ob_seen = calloc(n_ids ? n_ids : 1, 1);
-    if (!fn_seen || !fl_seen || !ob_seen)
+    w = malloc(sizeof *w);
+    if (!fn_seen || !fl_seen || !ob_seen || !w)
         goto oom;
+    w->out = out;
+    w->n = 0;
     uint32_t cur_fn = UINT32_MAX;
     for (size_t i = 0; i < n_recs; i++) {
         const hs_cg_rec *r = &cg.recs[i];
         if (r->fn != cur_fn) {
             cur_fn = r->fn;
             uint32_t fl = fn_file[r->fn] == UINT32_MAX ? empty : fn_file[r->fn];
-            putc('\n', out);
+            hs_wchar(w, '\n');
             if (fn_obj[r->fn] != UINT32_MAX)
-                hs_cg_ref(out, "ob", fn_obj[r->fn], hs_strtab_get(names, fn_obj[r->fn]), ob_seen);
-            hs_cg_ref(out, "fl", fl, hs_strtab_get(names, fl), fl_seen);
-            hs_cg_ref(out, "fn", r->fn, hs_strtab_get(names, r->fn), fn_seen);
+                hs_cg_ref(w, "ob", fn_obj[r->fn], hs_strtab_get(names, fn_obj[r->fn]), ob_seen);
+            hs_cg_ref(w, "fl", fl, hs_strtab_get(names, fl), fl_seen);
+            hs_cg_ref(w, "fn", r->fn, hs_strtab_get(names, r->fn), fn_seen);
         }
         const hs_node *at = &v->nodes[r->node];
         if (r->callee == UINT32_MAX) {
-            hs_cg_pos(out, ia, at);
-            fprintf(out, " %" PRId64 "\n", r->cost);
+            hs_cg_pos(w, ia, at);
+            hs_wchar(w, ' ');
+            hs_wint(w, r->cost);
+            hs_wchar(w, '\n');
             continue;
         }
         uint32_t cfl = fn_file[r->callee] == UINT32_MAX ? empty : fn_file[r->callee];
         if (fn_obj[r->callee] != UINT32_MAX)
-            hs_cg_ref(out, "cob", fn_obj[r->callee], hs_strtab_get(names, fn_obj[r->callee]), ob_seen);
-        hs_cg_ref(out, "cfl", cfl, hs_strtab_get(names, cfl), fl_seen);
-        hs_cg_ref(out, "cfn", r->callee, hs_strtab_get(names, r->callee), fn_seen);
-        fprintf(out, "calls=%" PRId64 " ", r->count);
-        hs_cg_pos(out, ia, &v->nodes[r->callee_node]);
-        putc('\n', out);
-        hs_cg_pos(out, ia, at);
-        fprintf(out, " %" PRId64 "\n", r->cost);
+            hs_cg_ref(w, "cob", fn_obj[r->callee], hs_strtab_get(names, fn_obj[r->callee]), ob_seen);
+        hs_cg_ref(w, "cfl", cfl, hs_strtab_get(names, cfl), fl_seen);
+        hs_cg_ref(w, "cfn", r->callee, hs_strtab_get(names, r->callee), fn_seen);
+        hs_wmem(w, "calls=", 6);
+        hs_wint(w, r->count);
+        hs_wchar(w, ' ');
+        hs_cg_pos(w, ia, &v->nodes[r->callee_node]);
+        hs_wchar(w, '\n');
+        hs_cg_pos(w, ia, at);
+        hs_wchar(w, ' ');
+        hs_wint(w, r->cost);
+        hs_wchar(w, '\n');
     }
+    hs_wflush(w);
     fprintf(out, "\ntotals: %" PRId64 "\n", total);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
@@ -289,6 +306,7 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
 oom:
     snprintf(err, errlen, "out of memory writing callgrind");
 done:
+    free(w);
     free(fn_seen);
     free(fl_seen);
     free(ob_seen);

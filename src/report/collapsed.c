@@ -7,90 +7,88 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/vec.h"
 #include "report/export.h"
 #include "report/stacks.h"
 
-/* Grow *buf to hold at least need bytes. */
-static int hs_grow(char **buf, size_t *cap, size_t need)
+#define HS_DIRTY ((size_t)1 << (sizeof(size_t) * 8 - 1))
+
+/* The walk's state: the path down to the node being visited. */
+typedef struct {
+    const hs_view *v;
+    hs_wbuf *w;
+    char *path;
+    size_t path_cap, *off, off_cap; /* off[d]: length of the path down to depth d */
+    size_t *name_len; /* per view node, SIZE_MAX until measured (| HS_DIRTY) */
+} hs_collapsed;
+
+static int hs_collapsed_node(void *ctx, const hs_walk_node *nd, const hs_walk_node *kids,
+                             size_t n_kids)
 {
-    if (need <= *cap)
+    hs_collapsed *c = ctx;
+    (void)kids;
+    (void)n_kids;
+    uint32_t d = nd->depth;
+    if (d == 0) /* the root: no frame, no line */
         return 0;
-    size_t nc = *cap ? *cap : 256;
-    while (nc < need)
-        nc *= 2;
-    char *b = realloc(*buf, nc);
-    if (!b)
-        return -1;
-    *buf = b;
-    *cap = nc;
+    if (HS_VEC_RESERVE(c->off, c->off_cap, (size_t)d + 1) < 0)
+        return 1; /* out of memory */
+    size_t base = d == 1 ? 0 : c->off[d - 1];
+    const char *name = c->v->nodes[nd->node].name;
+    size_t *len = &c->name_len[nd->node];
+    if (*len == SIZE_MAX) /* length, top bit: has ';' or '\n' */
+        *len = strlen(name) | (strpbrk(name, ";\n") ? HS_DIRTY : 0);
+    size_t nl = *len & ~HS_DIRTY;
+    if (HS_VEC_RESERVE(c->path, c->path_cap, base + nl + 2) < 0)
+        return 1;
+    if (d > 1)
+        c->path[base++] = ';';
+    /* ';' separates frames and '\n' lines: keep names from breaking them */
+    if (*len & HS_DIRTY) {
+        for (size_t k = 0; k < nl; k++)
+            c->path[base + k] = name[k] == ';' ? ':' : name[k] == '\n' ? ' ' : name[k];
+    } else {
+        memcpy(c->path + base, name, nl);
+    }
+    c->off[d] = base + nl;
+    if (nd->self != 0) {
+        hs_wmem(c->w, c->path, c->off[d]);
+        hs_wchar(c->w, ' ');
+        hs_wint(c->w, nd->self);
+        hs_wchar(c->w, '\n');
+    }
     return 0;
 }
-
-#define HS_DIRTY ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
 {
     int rc = -1;
-    hs_calltree t = {0};
-    char *path = NULL;
-    size_t path_cap = 0, *off = NULL, off_cap = 0;
-    size_t *name_len = NULL; /* per view node, SIZE_MAX until measured (| HS_DIRTY) */
-
-    if (hs_calltree_build(v, &t, err, errlen) != 0)
-        return -1;
-    name_len = malloc((v->n_nodes + 1) * sizeof *name_len);
-    if (!name_len)
-        goto oom;
-    memset(name_len, 0xff, (v->n_nodes + 1) * sizeof *name_len);
-    /* Pre-order walk; off[d] is the length of the path down to depth d. */
-    for (uint32_t node = t.t[0].first_child; node; node = hs_calltree_next(&t, node)) {
-        const hs_tree_node *nd = &t.t[node];
-        uint32_t d = nd->depth;
-        if (d + 1 > off_cap) {
-            size_t nc = off_cap ? off_cap * 2 : 64;
-            while (nc < d + 1)
-                nc *= 2;
-            size_t *no = realloc(off, nc * sizeof *no);
-            if (!no)
-                goto oom;
-            off = no;
-            off_cap = nc;
-        }
-        size_t base = d == 1 ? 0 : off[d - 1];
-        const char *name = v->nodes[nd->node].name;
-        if (name_len[nd->node] == SIZE_MAX) /* length, top bit: has ';' or '\n' */
-            name_len[nd->node] = strlen(name) | (strpbrk(name, ";\n") ? HS_DIRTY : 0);
-        size_t nl = name_len[nd->node] & ~HS_DIRTY;
-        if (hs_grow(&path, &path_cap, base + nl + 2) != 0)
-            goto oom;
-        if (d > 1)
-            path[base++] = ';';
-        /* ';' separates frames and '\n' lines: keep names from breaking them */
-        if (name_len[nd->node] & HS_DIRTY) {
-            for (size_t k = 0; k < nl; k++)
-                path[base + k] = name[k] == ';' ? ':' : name[k] == '\n' ? ' ' : name[k];
-        } else {
-            memcpy(path + base, name, nl);
-        }
-        off[d] = base + nl;
-        if (nd->self != 0) {
-            fwrite(path, 1, off[d], out);
-            fprintf(out, " %" PRId64 "\n", nd->self);
-        }
+    hs_collapsed c = {.v = v};
+    c.w = malloc(sizeof *c.w);
+    c.name_len = malloc((v->n_nodes + 1) * sizeof *c.name_len);
+    if (!c.w || !c.name_len) {
+        snprintf(err, errlen, "out of memory writing collapsed stacks");
+        goto done;
     }
+    c.w->out = out;
+    c.w->n = 0;
+    memset(c.name_len, 0xff, (v->n_nodes + 1) * sizeof *c.name_len);
+    int r = hs_calltree_walk(v, 0, hs_collapsed_node, &c, err, errlen);
+    if (r > 0) /* from hs_collapsed_node */
+        snprintf(err, errlen, "out of memory writing collapsed stacks");
+    if (r != 0)
+        goto done;
+    hs_wflush(c.w);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
         goto done;
     }
     rc = 0;
-    goto done;
-oom:
-    snprintf(err, errlen, "out of memory writing collapsed stacks");
 done:
-    free(path);
-    free(off);
-    free(name_len);
-    hs_calltree_free(&t);
+    free(c.w);
+    free(c.path);
+    free(c.off);
+    free(c.name_len);
     return rc;
 }
 

@@ -21,44 +21,6 @@ extern const size_t hs_flame_html_len;
 #define HS_FLAME_MARKER "/*@HS_DATA@*/"
 #define HS_FLAME_MAX_NODES 1500000
 
-/* A tiny buffered writer for millions of numbers (fprintf is slow). */
-typedef struct {
-    FILE *out;
-    char buf[1 << 16];
-    size_t n;
-} hs_wbuf;
-
-static void hs_wflush(hs_wbuf *w)
-{
-    if (w->n)
-        fwrite(w->buf, 1, w->n, w->out);
-    w->n = 0;
-}
-
-static void hs_wint(hs_wbuf *w, int64_t v)
-{
-    char tmp[24];
-    size_t k = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[k++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        tmp[k++] = '-';
-    if (w->n + k + 2 > sizeof w->buf)
-        hs_wflush(w);
-    while (k)
-        w->buf[w->n++] = tmp[--k];
-}
-
-static void hs_wchar(hs_wbuf *w, char c)
-{
-    if (w->n + 1 > sizeof w->buf)
-        hs_wflush(w);
-    w->buf[w->n++] = c;
-}
-
 /* Text for HTML element content. */
 static void hs_html_text(FILE *out, const char *s)
 {
@@ -74,34 +36,104 @@ static void hs_html_text(FILE *out, const char *s)
     }
 }
 
+/* Thinning thresholds, as tried in order: root * 1e-7 * 4^k + 1 while
+ * the factor is below 1. */
+#define HS_FLAME_STEPS 16
+
+/* The tally: how many tree nodes, and how many each threshold keeps. */
+typedef struct {
+    size_t n, kept[HS_FLAME_STEPS];
+    int64_t thr[HS_FLAME_STEPS];
+    size_t n_thr;
+    int64_t root_total, root_base;
+} hs_flame_count;
+
 static int64_t hs_abs64(int64_t v)
 {
     return v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
 }
 
-/* Is node i big enough to keep at threshold thr? */
-static int hs_flame_keep(const hs_tree_node *t, uint32_t i, int64_t thr)
+static void hs_flame_count_nodes(void *ctx, const hs_walk_node *n, size_t count)
 {
-    return hs_abs64(t[i].total) >= thr || hs_abs64(t[i].base_total) >= thr;
+    hs_flame_count *c = ctx;
+    int64_t m = hs_abs64(n->total);
+    if (hs_abs64(n->base_total) > m)
+        m = hs_abs64(n->base_total);
+    if (c->n == 0) { /* the root, first: the thresholds scale with it */
+        c->root_total = n->total;
+        c->root_base = n->base_total;
+        for (double f = 1e-7; f < 1 && c->n_thr < HS_FLAME_STEPS; f *= 4)
+            c->thr[c->n_thr++] = (int64_t)((double)m * f) + 1;
+    }
+    c->n += count;
+    /* kept by threshold k (hs_walk_keep) while m >= thr[k]; they grow */
+    for (size_t k = 0; k < c->n_thr && m >= c->thr[k]; k++)
+        c->kept[k] += count;
 }
 
 /* Smallest power-of-ten-ish threshold that keeps at most max nodes. */
-static int64_t hs_flame_threshold(const hs_calltree *ct, size_t max)
+static int64_t hs_flame_threshold(const hs_flame_count *c, size_t max)
 {
-    if (ct->n <= max)
+    if (c->n <= max)
         return 0;
-    int64_t root = hs_abs64(ct->t[0].total);
-    if (hs_abs64(ct->t[0].base_total) > root)
-        root = hs_abs64(ct->t[0].base_total);
-    for (double f = 1e-7; f < 1; f *= 4) {
-        int64_t thr = (int64_t)((double)root * f) + 1;
-        size_t kept = 0;
-        for (size_t i = 0; i < ct->n; i++)
-            kept += hs_flame_keep(ct->t, (uint32_t)i, thr);
-        if (kept <= max)
-            return thr;
-    }
+    for (size_t k = 0; k < c->n_thr; k++)
+        if (c->kept[k] <= max)
+            return c->thr[k];
     return INT64_MAX;
+}
+
+/* The second walk: one [name, depth, total(, base)] per node entered, and
+ * one for its children too small to enter, merged. */
+typedef struct {
+    hs_wbuf *w;
+    const uint32_t *name_ix;
+    size_t n_nodes;
+    uint32_t tiny_name;
+    int64_t thr;
+    bool diff;
+    size_t emitted, merged;
+} hs_flame_emit;
+
+static int hs_flame_emit_node(void *ctx, const hs_walk_node *nd, const hs_walk_node *kids,
+                              size_t n_kids)
+{
+    hs_flame_emit *e = ctx;
+    hs_wbuf *w = e->w;
+    if (e->emitted++)
+        hs_wchar(w, ',');
+    if (e->emitted % 16 == 0)
+        hs_wchar(w, '\n');
+    hs_wint(w, nd->node >= e->n_nodes ? 0 : e->name_ix[nd->node]);
+    hs_wchar(w, ',');
+    hs_wint(w, nd->depth);
+    hs_wchar(w, ',');
+    hs_wint(w, nd->total);
+    if (e->diff) {
+        hs_wchar(w, ',');
+        hs_wint(w, nd->base_total);
+    }
+    int64_t small = 0, small_base = 0;
+    size_t n_small = 0;
+    for (size_t k = 0; e->thr && k < n_kids; k++)
+        if (!hs_walk_keep(&kids[k], e->thr)) {
+            small = hs_sat_add(small, kids[k].total);
+            small_base = hs_sat_add(small_base, kids[k].base_total);
+            n_small++;
+        }
+    if (n_small) {
+        e->merged += n_small;
+        hs_wchar(w, ',');
+        hs_wint(w, e->tiny_name);
+        hs_wchar(w, ',');
+        hs_wint(w, nd->depth + 1);
+        hs_wchar(w, ',');
+        hs_wint(w, small);
+        if (e->diff) {
+            hs_wchar(w, ',');
+            hs_wint(w, small_base);
+        }
+    }
+    return 0;
 }
 
 /* An explicit page for a view without samples (empty profile, or filters
@@ -132,8 +164,8 @@ static int hs_flame_empty(const hs_view *v, const char *title, FILE *out, char *
 static int hs_flame_write(const hs_view *v, const char *title, const char *palette, bool diff,
                           FILE *out, char *err, size_t errlen)
 {
-    hs_calltree ct = {0};
-    uint32_t *stack = NULL, *name_ix = NULL, *name_order = NULL;
+    uint32_t *name_ix = NULL, *name_order = NULL;
+    size_t n_used = 0;
     hs_wbuf *w = NULL;
     int rc = -1;
     const char *tpl = (const char *)hs_flame_html;
@@ -142,23 +174,22 @@ static int hs_flame_write(const hs_view *v, const char *title, const char *palet
         snprintf(err, errlen, "flame graph template has no data marker");
         return -1;
     }
-    if (hs_calltree_build(v, &ct, err, errlen) != 0)
+    hs_flame_count cnt = {0};
+    if (hs_calltree_tally(v, hs_flame_count_nodes, &cnt, err, errlen) != 0)
         return -1;
-    if (ct.n <= 1 || (ct.t[0].total == 0 && ct.t[0].base_total == 0)) {
-        hs_calltree_free(&ct);
+    if (cnt.n <= 1 || (cnt.root_total == 0 && cnt.root_base == 0))
         return hs_flame_empty(v, title, out, err, errlen);
-    }
+    if (hs_calltree_first_use(v, &name_order, &n_used, err, errlen) != 0)
+        return -1;
     w = malloc(sizeof *w);
-    stack = malloc((ct.n + 1) * sizeof *stack);
     name_ix = calloc(v->n_nodes + 1, sizeof *name_ix);
-    name_order = malloc((v->n_nodes + 1) * sizeof *name_order);
-    if (!w || !stack || !name_ix || !name_order) {
+    if (!w || !name_ix) {
         snprintf(err, errlen, "out of memory writing the flame graph");
         goto done;
     }
     w->out = out;
     w->n = 0;
-    int64_t thr = hs_flame_threshold(&ct, HS_FLAME_MAX_NODES);
+    int64_t thr = hs_flame_threshold(&cnt, HS_FLAME_MAX_NODES);
 
     fwrite(tpl, 1, (size_t)(mark - tpl), out);
     fputs("{\"title\":", out);
@@ -173,80 +204,24 @@ static int hs_flame_write(const hs_view *v, const char *title, const char *palet
     hs_json_string(out, palette ? palette : "hot");
     /* names: only those the tree uses, numbered by first use (0 is the
      * root's "all"), then one more for merged tiny frames */
-    uint32_t n_names = 1;
-    for (size_t i = 1; i < ct.n; i++) {
-        uint32_t id = ct.t[i].node;
-        if (id < v->n_nodes && !name_ix[id]) {
-            name_ix[id] = n_names;
-            name_order[n_names++] = id;
-        }
-    }
     fputs(",\"names\":[\"all\"", out);
-    for (uint32_t k = 1; k < n_names; k++) {
+    for (size_t k = 0; k < n_used; k++) {
+        name_ix[name_order[k]] = (uint32_t)k + 1;
         putc(',', out);
-        if (k % 64 == 0)
+        if ((k + 1) % 64 == 0)
             putc('\n', out);
         const char *nm = v->nodes[name_order[k]].name;
         hs_json_string(out, nm ? nm : "");
     }
     fputs(",\"[tiny frames]\"]", out);
-    uint32_t tiny_name = n_names;
 
-    /* nodes, pre-order, with an explicit stack (stacks can be deep) */
+    /* nodes, pre-order */
     fputs(",\"nodes\":[\n", out);
-    size_t sp = 0, emitted = 0, merged = 0;
-    int stride_diff = diff;
-    stack[sp++] = 0;
-    while (sp) {
-        uint32_t i = stack[--sp];
-        const hs_tree_node *nd = &ct.t[i];
-        if (emitted++)
-            hs_wchar(w, ',');
-        if (emitted % 16 == 0)
-            hs_wchar(w, '\n');
-        hs_wint(w, i == 0 || nd->node >= v->n_nodes ? 0 : name_ix[nd->node]);
-        hs_wchar(w, ',');
-        hs_wint(w, nd->depth);
-        hs_wchar(w, ',');
-        hs_wint(w, nd->total);
-        if (stride_diff) {
-            hs_wchar(w, ',');
-            hs_wint(w, nd->base_total);
-        }
-        /* children: merge the too-small ones first, then push the kept ones
-         * in reverse so they pop in order */
-        int64_t small = 0, small_base = 0;
-        size_t n_small = 0, first = sp;
-        for (uint32_t c = nd->first_child; c; c = ct.t[c].next_sibling) {
-            if (thr && !hs_flame_keep(ct.t, c, thr)) {
-                small = hs_sat_add(small, ct.t[c].total);
-                small_base = hs_sat_add(small_base, ct.t[c].base_total);
-                n_small++;
-                continue;
-            }
-            stack[sp++] = c;
-        }
-        for (size_t a = first, b = sp; a + 1 < b; a++, b--) {
-            uint32_t tmp = stack[a];
-            stack[a] = stack[b - 1];
-            stack[b - 1] = tmp;
-        }
-        if (n_small) {
-            merged += n_small;
-            hs_wchar(w, ',');
-            hs_wint(w, tiny_name);
-            hs_wchar(w, ',');
-            hs_wint(w, nd->depth + 1);
-            hs_wchar(w, ',');
-            hs_wint(w, small);
-            if (stride_diff) {
-                hs_wchar(w, ',');
-                hs_wint(w, small_base);
-            }
-        }
-    }
+    hs_flame_emit e = {w, name_ix, v->n_nodes, (uint32_t)n_used + 1, thr, diff, 0, 0};
+    if (hs_calltree_walk(v, thr, hs_flame_emit_node, &e, err, errlen) != 0)
+        goto done;
     hs_wflush(w);
-    fprintf(out, "],\"merged\":%zu}", merged);
+    fprintf(out, "],\"merged\":%zu}", e.merged);
     const char *rest = mark + strlen(HS_FLAME_MARKER);
     fwrite(rest, 1, hs_flame_html_len - (size_t)(rest - tpl), out);
     if (fflush(out) != 0 || ferror(out)) {
@@ -256,10 +231,8 @@ static int hs_flame_write(const hs_view *v, const char *title, const char *palet
     rc = 0;
 done:
     free(w);
-    free(stack);
     free(name_ix);
     free(name_order);
-    hs_calltree_free(&ct);
     return rc;
 }
 

@@ -2,7 +2,7 @@
  * profile type of speedscope's file format): a shared frame table and, for
  * each view given (one per sample type of the profile), one profile with
  * one sample per distinct stack, weighted by the view's value. Distinct
- * stacks come from the call tree, so the file stays small however many
+ * stacks come from a walk of the call tree, so the file stays small however many
  * samples the profile holds. Every frame carries a file and line when the
  * profile knows one: the node's own, or at function granularity the
  * function's file and start line (else the smallest line sampled in it). */
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/vec.h"
 #include "report/export.h"
 #include "report/stacks.h"
 
@@ -71,19 +72,65 @@ static int function_positions(const hs_profile *p, hs_strtab *names, fn_pos **ou
     return 0;
 }
 
+/* One profile's walk: a sample per tree node with a self value, its path
+ * of frames from the root; the weights are kept for after. */
+typedef struct {
+    const hs_view *v;
+    const uint32_t *frame_of; /* node id -> frame + 1 */
+    hs_wbuf *w;
+    uint32_t *path;
+    size_t path_cap;
+    int64_t *weights;
+    size_t n_weights, weights_cap;
+} hs_ss_walk;
+
+static int hs_ss_node(void *ctx, const hs_walk_node *nd, const hs_walk_node *kids, size_t n_kids)
+{
+    hs_ss_walk *c = ctx;
+    (void)kids;
+    (void)n_kids;
+    if (nd->depth == 0) { /* the root, first: the profile's header */
+        const hs_view *v = c->v;
+        fputs("{\"type\":\"sampled\",\"name\":", c->w->out);
+        hs_json_string(c->w->out, v->sample_type ? v->sample_type : "");
+        fprintf(c->w->out,
+                ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64 ",\"samples\":[",
+                hs_speedscope_unit(v->unit ? v->unit : ""), nd->total);
+        return 0;
+    }
+    if (HS_VEC_RESERVE(c->path, c->path_cap, nd->depth) < 0)
+        return 1; /* out of memory */
+    c->path[nd->depth - 1] = c->frame_of[nd->node] - 1;
+    if (nd->self == 0)
+        return 0;
+    if (HS_VEC_RESERVE(c->weights, c->weights_cap, c->n_weights + 1) < 0)
+        return 1;
+    hs_wmem(c->w, c->n_weights ? ",\n[" : "\n[", c->n_weights ? 3 : 2);
+    c->weights[c->n_weights++] = nd->self;
+    for (uint32_t d = 0; d < nd->depth; d++) {
+        if (d)
+            hs_wchar(c->w, ',');
+        hs_wint(c->w, c->path[d]);
+    }
+    hs_wchar(c->w, ']');
+    return 0;
+}
+
 int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
                                const char *name, FILE *out, char *err, size_t errlen)
 {
     int rc = -1;
-    hs_calltree *trees = calloc(nv, sizeof *trees);
     uint32_t **frame_of = calloc(nv, sizeof *frame_of); /* per view: node id -> frame + 1 */
     hs_strtab *keys = hs_strtab_new(), *fnames = hs_strtab_new();
     fn_pos *pos = NULL;
     size_t n_pos = 0;
-    uint32_t *path = NULL;
-    size_t path_cap = 0;
-    if (!trees || !frame_of || !keys || !fnames)
+    uint32_t *order = NULL;
+    hs_ss_walk c = {0};
+    c.w = malloc(sizeof *c.w);
+    if (!frame_of || !keys || !fnames || !c.w)
         goto oom;
+    c.w->out = out;
+    c.w->n = 0;
     if (nv && vs[0]->profile && function_positions(vs[0]->profile, fnames, &pos, &n_pos) < 0)
         goto oom;
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);
@@ -93,15 +140,14 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
     uint32_t n_frames = 0;
     for (size_t vi = 0; vi < nv; vi++) {
         const hs_view *v = vs[vi];
-        if (hs_calltree_build(v, &trees[vi], err, errlen) != 0)
+        size_t n_order;
+        free(order);
+        if (hs_calltree_first_use(v, &order, &n_order, err, errlen) != 0)
             goto done;
         if (!(frame_of[vi] = calloc(v->n_nodes ? v->n_nodes : 1, sizeof **frame_of)))
             goto oom;
-        const hs_calltree *t = &trees[vi];
-        for (size_t i = 1; i < t->n; i++) {
-            uint32_t id = t->t[i].node;
-            if (frame_of[vi][id])
-                continue;
+        for (size_t i = 0; i < n_order; i++) {
+            uint32_t id = order[i];
             const hs_node *nd = &v->nodes[id];
             const char *file = nd->file ? nd->file : "";
             int64_t line = nd->line;
@@ -138,45 +184,26 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
     }
     fputs("]},\"profiles\":[", out);
     for (size_t vi = 0; vi < nv; vi++) {
-        const hs_view *v = vs[vi];
-        const hs_calltree *t = &trees[vi];
-        fputs(vi ? ",\n{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
-        hs_json_string(out, v->sample_type ? v->sample_type : "");
-        fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64 ",\"samples\":[",
-                hs_speedscope_unit(v->unit ? v->unit : ""), t->t[0].total);
-        /* One sample per tree node with a self value: its path from the root. */
-        size_t n_out = 0;
-        for (uint32_t node = t->t[0].first_child; node; node = hs_calltree_next(t, node)) {
-            const hs_tree_node *nd = &t->t[node];
-            if (nd->depth > path_cap) {
-                size_t nc = path_cap ? path_cap * 2 : 64;
-                while (nc < nd->depth)
-                    nc *= 2;
-                uint32_t *np = realloc(path, nc * sizeof *np);
-                if (!np)
-                    goto oom;
-                path = np;
-                path_cap = nc;
-            }
-            path[nd->depth - 1] = frame_of[vi][nd->node] - 1;
-            if (nd->self == 0)
-                continue;
-            fputs(n_out++ ? ",\n[" : "\n[", out);
-            for (uint32_t d = 0; d < nd->depth; d++)
-                fprintf(out, d ? ",%" PRIu32 : "%" PRIu32, path[d]);
-            putc(']', out);
+        if (vi)
+            fputs(",\n", out);
+        c.v = vs[vi];
+        c.frame_of = frame_of[vi];
+        c.n_weights = 0;
+        int r = hs_calltree_walk(vs[vi], 0, hs_ss_node, &c, err, errlen);
+        if (r > 0)
+            goto oom;
+        if (r != 0)
+            goto done;
+        hs_wmem(c.w, "],\"weights\":[", 13);
+        for (size_t i = 0; i < c.n_weights; i++) {
+            if (i)
+                hs_wchar(c.w, ',');
+            hs_wint(c.w, c.weights[i]);
+            if ((i + 1) % 32 == 0)
+                hs_wchar(c.w, '\n');
         }
-        fputs("],\"weights\":[", out);
-        n_out = 0;
-        for (uint32_t node = t->t[0].first_child; node; node = hs_calltree_next(t, node)) {
-            const hs_tree_node *nd = &t->t[node];
-            if (nd->self == 0)
-                continue;
-            fprintf(out, n_out++ ? ",%" PRId64 : "%" PRId64, nd->self);
-            if (n_out % 32 == 0)
-                putc('\n', out);
-        }
-        fputs("]}", out);
+        hs_wmem(c.w, "]}", 2);
+        hs_wflush(c.w);
     }
     fputs("]}\n", out);
     if (fflush(out) != 0 || ferror(out)) {
@@ -188,14 +215,14 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
 oom:
     snprintf(err, errlen, "out of memory writing speedscope JSON");
 done:
-    free(path);
+    free(c.w);
+    free(c.path);
+    free(c.weights);
+    free(order);
     free(pos);
     for (size_t vi = 0; frame_of && vi < nv; vi++)
         free(frame_of[vi]);
     free(frame_of);
-    for (size_t vi = 0; trees && vi < nv; vi++)
-        hs_calltree_free(&trees[vi]);
-    free(trees);
     hs_strtab_free(keys);
     hs_strtab_free(fnames);
     return rc;

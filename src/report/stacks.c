@@ -212,6 +212,55 @@ void hs_json_string(FILE *out, const char *s)
     putc('"', out);
 }
 
+/* ---------------------------------------------------------------- wbuf */
+
+void hs_wflush(hs_wbuf *w)
+{
+    if (w->n)
+        fwrite(w->buf, 1, w->n, w->out);
+    w->n = 0;
+}
+
+void hs_wint(hs_wbuf *w, int64_t v)
+{
+    static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    /* digits right-aligned at tmp + 24, then 24 bytes copied (a constant
+     * size: no call) of which the first k count */
+    char tmp[48], *e = tmp + 24, *p = e;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    while (u >= 100) { /* two digits at a time */
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        p -= 2;
+        memcpy(p, d2 + 2 * r, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, d2 + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
+    if (v < 0)
+        *--p = '-';
+    if (w->n + 24 > sizeof w->buf)
+        hs_wflush(w);
+    memcpy(w->buf + w->n, p, 24);
+    w->n += (size_t)(e - p);
+}
+
+void hs_wmem(hs_wbuf *w, const void *p, size_t len)
+{
+    if (w->n + len > sizeof w->buf) {
+        hs_wflush(w);
+        if (len > sizeof w->buf) {
+            fwrite(p, 1, len, w->out);
+            return;
+        }
+    }
+    memcpy(w->buf + w->n, p, len);
+    w->n += len;
+}
+
 /* ---------------------------------------------------------------- map */
 
 int hs_map_init(hs_map *m)

@@ -61,6 +61,26 @@ static inline int64_t hs_sat_add(int64_t a, int64_t b)
     return r;
 }
 
+/* A buffered writer for millions of numbers and short strings (stdio's
+ * fprintf and putc are slow at that rate). Flush before using out directly;
+ * write errors show in ferror(out). */
+typedef struct {
+    FILE *out;
+    size_t n;
+    char buf[1 << 16];
+} hs_wbuf;
+
+void hs_wflush(hs_wbuf *w);
+/* v in decimal */
+void hs_wint(hs_wbuf *w, int64_t v);
+void hs_wmem(hs_wbuf *w, const void *p, size_t len);
+static inline void hs_wchar(hs_wbuf *w, char c)
+{
+    if (w->n == sizeof w->buf)
+        hs_wflush(w);
+    w->buf[w->n++] = c;
+}
+
 /* Write s as a JSON string literal (with quotes), escaping '<' too so that
  * the output can sit inside an HTML <script> element. */
 void hs_json_string(FILE *out, const char *s);

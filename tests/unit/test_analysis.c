@@ -437,6 +437,182 @@ static void test_calltree(void **state)
     hs_profile_free(p);
 }
 
+/* ---- hs_calltree_walk against the call tree it must reproduce ---- */
+
+typedef struct {
+    const hs_calltree *t;
+    int64_t min_keep;
+    uint32_t at; /* the tree node the walk should be at; 0 before the first */
+    bool started;
+    size_t visited;
+} walk_check;
+
+static bool tree_keep(const hs_tree_node *n, int64_t min_keep)
+{
+    hs_walk_node w = {n->node, n->depth, n->self, n->total, n->base_self, n->base_total};
+    return hs_walk_keep(&w, min_keep);
+}
+
+/* The tree node after i in a pre-order walk that skips the children that
+ * are not kept. */
+static uint32_t tree_next_kept(const hs_calltree *t, uint32_t i, int64_t min_keep)
+{
+    for (uint32_t c = t->t[i].first_child; c; c = t->t[c].next_sibling)
+        if (tree_keep(&t->t[c], min_keep))
+            return c;
+    for (; i; i = t->t[i].parent)
+        for (uint32_t s = t->t[i].next_sibling; s; s = t->t[s].next_sibling)
+            if (tree_keep(&t->t[s], min_keep))
+                return s;
+    return 0;
+}
+
+static void assert_same_node(const hs_walk_node *w, const hs_tree_node *n)
+{
+    assert_int_equal(w->node, n->node);
+    assert_int_equal(w->depth, n->depth);
+    assert_int_equal(w->self, n->self);
+    assert_int_equal(w->total, n->total);
+    assert_int_equal(w->base_self, n->base_self);
+    assert_int_equal(w->base_total, n->base_total);
+}
+
+static int walk_visit(void *ctx, const hs_walk_node *n, const hs_walk_node *kids, size_t n_kids)
+{
+    walk_check *c = ctx;
+    if (c->started) {
+        c->at = tree_next_kept(c->t, c->at, c->min_keep);
+        assert_int_not_equal(c->at, 0); /* the walk goes on after the tree's end */
+    }
+    c->started = true;
+    c->visited++;
+    const hs_tree_node *tn = &c->t->t[c->at];
+    assert_same_node(n, tn);
+    size_t k = 0;
+    for (uint32_t ch = tn->first_child; ch; ch = c->t->t[ch].next_sibling, k++) {
+        assert_true(k < n_kids);
+        assert_same_node(&kids[k], &c->t->t[ch]);
+    }
+    assert_int_equal(k, n_kids);
+    return 0;
+}
+
+/* The tally: (total, base_total) of each node, as many times as nodes. */
+typedef struct {
+    int64_t (*tb)[2];
+    size_t n, cap;
+    bool root_first;
+} tally_check;
+
+static void tally_nodes(void *ctx, const hs_walk_node *n, size_t count)
+{
+    tally_check *c = ctx;
+    if (c->n == 0)
+        c->root_first = n->node == HS_NODE_NONE && n->depth == 0;
+    for (size_t i = 0; i < count; i++) {
+        assert_true(c->n < c->cap);
+        c->tb[c->n][0] = n->total;
+        c->tb[c->n++][1] = n->base_total;
+    }
+}
+
+static int cmp_tb(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Random stacks (with recursion, shared prefixes, ties in totals, empty
+ * stacks, and in a diff base samples and negative values): the walk gives
+ * the nodes of the tree, in its order, with the same values and children;
+ * with a min_keep it skips exactly the subtrees of the small nodes. The
+ * tally counts the same nodes with the same totals. */
+static void test_calltree_walk(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+    static const char *const fns[] = {"a", "b", "c", "d", "e", "f"};
+    for (int round = 0; round < 40; round++) {
+        hs_profile *ps[2];
+        for (int k = 0; k < 2; k++) {
+            hs_profile *p = ps[k] = hs_profile_new();
+            assert_non_null(p);
+            assert_true(hs_profile_add_sample_type(p, "samples", "count") >= 0);
+            assert_true(hs_profile_add_sample_type(p, "cpu", "nanoseconds") >= 0);
+            uint64_t locs[6];
+            for (int f = 0; f < 6; f++)
+                assert_true((locs[f] = add_loc(p, 0, 0x1000 + (uint64_t)f, fns[f], "x.c", 0)) != 0);
+            int n_samples = 1 + (int)(rng % 60);
+            for (int s = 0; s < n_samples; s++) {
+                uint64_t st[12];
+                rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                size_t n = rng % 9;
+                /* few distinct first frames and small alphabets: shared prefixes */
+                for (size_t i = 0; i < n; i++) {
+                    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                    st[i] = locs[i == 0 ? rng % 2 : rng % (round % 3 ? 3 : 6)];
+                }
+                int64_t v = (int64_t)(rng >> 40) % 4; /* 0 and equal values: ties */
+                add_sample(p, st, n, v, v * 10, "alpha", 0);
+            }
+        }
+        hs_analysis_options o;
+        opts(&o, HS_KIND_NOTRIM);
+        char err[256];
+        hs_view *v = round % 2 ? hs_view_build(ps, 1, ps + 1, 1, &o, err, sizeof err)
+                               : hs_view_build(ps, 1, NULL, 0, &o, err, sizeof err);
+        assert_non_null(v);
+        hs_calltree t;
+        assert_int_equal(hs_calltree_build(v, &t, err, sizeof err), 0);
+        for (int64_t min_keep = 0; min_keep <= 80; min_keep += 40) {
+            walk_check c = {&t, min_keep, 0, false, 0};
+            assert_int_equal(hs_calltree_walk(v, min_keep, walk_visit, &c, err, sizeof err), 0);
+            assert_int_equal(tree_next_kept(&t, c.at, min_keep), 0); /* the walk saw all */
+            if (min_keep == 0)
+                assert_int_equal(c.visited, t.n);
+        }
+        /* the tally: the root first, then as many nodes as the tree's, with
+         * the same totals */
+        tally_check tc = {calloc(t.n + 1, sizeof *tc.tb), 0, t.n + 1, false};
+        int64_t(*want)[2] = calloc(t.n + 1, sizeof *want);
+        assert_true(tc.tb && want);
+        assert_int_equal(hs_calltree_tally(v, tally_nodes, &tc, err, sizeof err), 0);
+        assert_true(tc.root_first);
+        assert_int_equal(tc.n, t.n);
+        for (size_t i = 0; i < t.n; i++) {
+            want[i][0] = t.t[i].total;
+            want[i][1] = t.t[i].base_total;
+        }
+        qsort(tc.tb, tc.n, sizeof *tc.tb, cmp_tb);
+        qsort(want, t.n, sizeof *want, cmp_tb);
+        assert_memory_equal(tc.tb, want, t.n * sizeof *want);
+        free(tc.tb);
+        free(want);
+        /* first use: node ids in tree creation order */
+        uint32_t *order;
+        size_t n_order, k = 0;
+        assert_int_equal(hs_calltree_first_use(v, &order, &n_order, err, sizeof err), 0);
+        bool *seen = calloc(v->n_nodes + 1, 1);
+        assert_non_null(seen);
+        for (size_t i = 1; i < t.n; i++)
+            if (!seen[t.t[i].node]) {
+                seen[t.t[i].node] = true;
+                assert_true(k < n_order);
+                assert_int_equal(order[k++], t.t[i].node);
+            }
+        assert_int_equal(k, n_order);
+        free(seen);
+        free(order);
+        hs_calltree_free(&t);
+        hs_view_free(v);
+        hs_analysis_options_free(&o);
+        hs_profile_free(ps[0]);
+        hs_profile_free(ps[1]);
+    }
+}
+
 static void test_diff(void **state)
 {
     (void)state;
@@ -751,6 +927,7 @@ int main(void)
         cmocka_unit_test(test_granularity),
         cmocka_unit_test(test_trimming),
         cmocka_unit_test(test_calltree),
+        cmocka_unit_test(test_calltree_walk),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_filter_profile),
