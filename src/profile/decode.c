@@ -55,9 +55,10 @@ typedef struct {
     const unsigned char *pf_pos; /* lookahead: the end of the last sample peeked at */
     uint64_t pf_h;               /* and the hash of its location ids */
     bool pf_valid;
-    const unsigned char *pf_ids[2]; /* the last two id runs hashed ahead, */
-    uint64_t pf_hs[2];              /* their hashes (reused when decoded) */
+    const unsigned char *pf_ids[4]; /* the last id runs hashed ahead (the sample */
+    uint64_t pf_hs[4];              /* decoded is the third last), their hashes */
     unsigned pf_next;
+    int64_t *values; /* every sample's values: n_types per sample, in sample order */
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
     size_t page;     /* the page size, a power of two */
     size_t released; /* bytes of the input handed back so far */
@@ -67,7 +68,7 @@ typedef struct {
 
 __attribute__((format(printf, 2, 3))) static void hs_dec_fail(hs_dec *d, const char *fmt, ...)
 {
-    if (d->failed)
+    if (!d || d->failed) /* no decoder: a quiet read (the lookahead, the fast path) */
         return;
     d->failed = true;
     va_list ap;
@@ -78,6 +79,8 @@ __attribute__((format(printf, 2, 3))) static void hs_dec_fail(hs_dec *d, const c
 
 static int hs_bad_wire(hs_dec *d, const unsigned char *at, const char *what)
 {
+    if (!d)
+        return -1;
     return HS_FAIL(d, "not a pprof profile (protobuf decoding failed: %s at byte %zu)", what,
                    (size_t)(at - d->base));
 }
@@ -131,10 +134,16 @@ static inline int hs_rd_varint(hs_dec *d, hs_rd *r, uint64_t *v)
 }
 
 /* The next field's number and wire type; 0 at the end, 1 on a field, -1 on error. */
-static int hs_rd_tag(hs_dec *d, hs_rd *r, uint32_t *field, int *wt)
+static inline int hs_rd_tag(hs_dec *d, hs_rd *r, uint32_t *field, int *wt)
 {
     if (r->p == r->end)
         return 0;
+    if (*r->p >= 8 && !(*r->p & 0x80)) { /* one byte, field number 1..15 */
+        *field = *r->p >> 3;
+        *wt = *r->p & 7;
+        r->p++;
+        return 1;
+    }
     /* at most 5 bytes, the field number kept to 32 bits (as protobuf-c) */
     const unsigned char *at = r->p;
     uint64_t t;
@@ -150,7 +159,7 @@ static int hs_rd_tag(hs_dec *d, hs_rd *r, uint32_t *field, int *wt)
 }
 
 /* A length-delimited field's contents. */
-static int hs_rd_bytes(hs_dec *d, hs_rd *r, hs_rd *sub)
+static inline int hs_rd_bytes(hs_dec *d, hs_rd *r, hs_rd *sub)
 {
     const unsigned char *at = r->p;
     uint64_t n;
@@ -164,7 +173,7 @@ static int hs_rd_bytes(hs_dec *d, hs_rd *r, hs_rd *sub)
     return 0;
 }
 
-static int hs_rd_skip(hs_dec *d, hs_rd *r, int wt)
+static inline int hs_rd_skip(hs_dec *d, hs_rd *r, int wt)
 {
     const unsigned char *at = r->p;
     uint64_t v;
@@ -488,14 +497,14 @@ static uint64_t hs_hash_ahead(hs_dec *d, const hs_rd *ids)
     uint64_t h = hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
     d->pf_ids[d->pf_next] = ids->p;
     d->pf_hs[d->pf_next] = h;
-    d->pf_next ^= 1;
+    d->pf_next = (d->pf_next + 1) & 3;
     return h;
 }
 
 /* The hash of a packed id run (hashed ahead already, or now). */
 static uint64_t hs_ids_hash(const hs_dec *d, const hs_rd *ids)
 {
-    for (unsigned i = 0; i < 2; i++)
+    for (unsigned i = 0; i < 4; i++)
         if (d->pf_ids[i] == ids->p)
             return d->pf_hs[i];
     return hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
@@ -532,8 +541,63 @@ static uint64_t *hs_add_shared(hs_dec *d, uint64_t h, const uint64_t *ids, size_
     return copy + 2;
 }
 
+/* Whether a packed id run decodes to exactly the ids of a shared array. */
+static bool hs_same_ids(const uint64_t *ids, hs_rd run)
+{
+    size_t n = ids[-1];
+    uint64_t v;
+    for (size_t j = 0; j < n; j++)
+        if (run.p == run.end || hs_rd_varint(NULL, &run, &v) != 0 || v != ids[j])
+            return false;
+    return run.p == run.end;
+}
+
+/* The sample every encoder writes when it has no labels: one packed
+ * location_id run, then one packed run of exactly n_types values. Such a
+ * sample whose ids an earlier one had costs a hash of its bytes, a lookup
+ * and one decoding of the ids (compared as they are read): no counting
+ * pass, no copy. 1 when decoded; 0 when the sample has another form or
+ * anything in it is off (hs_dec_sample then decodes it, with its errors);
+ * -1 on out of memory. */
+static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
+{
+    hs_rd ids, vals, r = sub;
+    if (r.p == r.end || *r.p++ != (1 << 3 | WT_LEN) || hs_rd_bytes(NULL, &r, &ids) != 0 ||
+        r.p == r.end || *r.p++ != (2 << 3 | WT_LEN) || hs_rd_bytes(NULL, &r, &vals) != 0 ||
+        r.p != r.end)
+        return 0;
+    uint64_t *out = (uint64_t *)d->values + index * d->n_types;
+    size_t k = 0;
+    for (; vals.p < vals.end; k++)
+        if (k == d->n_types || hs_rd_varint(NULL, &vals, &out[k]) != 0)
+            return 0;
+    if (k != d->n_types)
+        return 0;
+    uint64_t h = hs_ids_hash(d, &ids), v;
+    uint64_t *shared = NULL;
+    for (size_t it = HS_HMAP_START; !shared && hs_hmap_next(&d->stacks, h, &it, &v);)
+        if (hs_same_ids((uint64_t *)(uintptr_t)v, ids))
+            shared = (uint64_t *)(uintptr_t)v;
+    if (!shared) {
+        size_t n = 0;
+        if (hs_scratch(d, (size_t)(ids.end - ids.p) + 1) != 0)
+            return -1;
+        if (hs_rd_packed(NULL, &ids, d->scratch, &n) != 0)
+            return 0;
+        if (!(shared = hs_add_shared(d, h, d->scratch, n)))
+            return HS_FAIL(d, "out of memory");
+    }
+    d->stack_of[index] = (uint32_t)shared[-2];
+    d->p->samples[d->p->n_samples++] =
+        (hs_sample){.location_ids = shared, .n_locations = shared[-1], .values = (int64_t *)out};
+    return 1;
+}
+
 static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
 {
+    int fast = hs_dec_sample_fast(d, sub, index);
+    if (fast != 0)
+        return fast < 0 ? -1 : 0;
     hs_sample s = {0};
     uint32_t f;
     int wt, t;
@@ -571,10 +635,10 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
         return HS_FAIL(d, "sample %zu has %zu values, expected %zu", index, n_vals, d->n_types);
     bool shareable = id_fields == 1 && ids_run.p != NULL;
     hs_arena *a = hs_profile_arena(d->p);
-    s.values = hs_arena_alloc(a, (n_vals ? n_vals : 1) * sizeof *s.values);
+    s.values = d->values + index * d->n_types;
     if (n_labels)
         s.labels = hs_arena_alloc(a, n_labels * sizeof *s.labels);
-    if (!s.values || (n_labels && !s.labels) || hs_scratch(d, n_ids) != 0)
+    if ((n_labels && !s.labels) || hs_scratch(d, n_ids) != 0)
         return HS_FAIL(d, "out of memory");
     size_t ki = 0, kv = 0, kl = 0;
     uint64_t *vals = (uint64_t *)s.values;
@@ -637,16 +701,11 @@ static bool hs_peek_sample_ids(const unsigned char *q, const unsigned char *end,
                                const unsigned char **next)
 {
     hs_rd r = {q, end}, sub;
-    uint64_t t, n;
-    hs_dec quiet = {.base = q, .failed = true}; /* errors are not reported */
-    if (hs_rd_varint(&quiet, &r, &t) != 0 || t != (2 << 3 | WT_LEN) ||
-        hs_rd_bytes(&quiet, &r, &sub) != 0)
-        return false;
+    if (r.p == r.end || *r.p++ != (2 << 3 | WT_LEN) || hs_rd_bytes(NULL, &r, &sub) != 0)
+        return false; /* (no decoder: errors are not reported) */
     *next = r.p;
-    if (hs_rd_varint(&quiet, &sub, &t) != 0 || t != (1 << 3 | WT_LEN) ||
-        hs_rd_varint(&quiet, &sub, &n) != 0 || n > (uint64_t)(sub.end - sub.p))
+    if (sub.p == sub.end || *sub.p++ != (1 << 3 | WT_LEN) || hs_rd_bytes(NULL, &sub, ids) != 0)
         return false;
-    *ids = (hs_rd){sub.p, sub.p + n};
     return true;
 }
 
@@ -796,9 +855,14 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
     d.stack_of = malloc((c.samples ? c.samples : 1) * sizeof *d.stack_of);
     if (d.stack_of)
         memset(d.stack_of, 0xff, (c.samples ? c.samples : 1) * sizeof *d.stack_of);
+    /* one block for every sample's values (a count that overflows fails) */
+    size_t n_values = c.samples * d.n_types;
+    if (d.n_types && n_values / d.n_types != c.samples)
+        n_values = SIZE_MAX;
+    d.values = n_values <= SIZE_MAX / 8 ? hs_arena_alloc(hs_profile_arena(p), n_values * 8) : NULL;
     if (hs_profile_reserve_tables(p, d.n_strings, c.mappings, c.functions, c.locations) != 0 ||
         hs_profile_reserve_samples(p, c.samples) != 0 || hs_hmap_init(&d.stacks, 1024) != 0 ||
-        !d.stack_of)
+        !d.stack_of || !d.values)
         rc = HS_FAIL(&d, "out of memory");
     if (rc == 0)
         rc = hs_pass2(&d, all);
