@@ -265,6 +265,17 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
     uint32_t empty = hs_an_strtab_intern(&pv->strs, "");
     if (empty == UINT32_MAX)
         return -1;
+    /* a mapping's file name and, at function granularity, a named
+     * function's node are the same in every location: found once (node + 1,
+     * strtab id + 1; 0 = not yet) */
+    bool by_function = c->gran == HS_GRAN_FUNCTIONS && !c->obj_names;
+    uint32_t *fn_node = by_function ? calloc(p->n_functions + 1, sizeof *fn_node) : NULL;
+    uint32_t *map_obj = calloc(p->n_mappings + 1, sizeof *map_obj);
+    if ((by_function && !fn_node) || !map_obj) {
+        free(fn_node);
+        free(map_obj);
+        return -1;
+    }
     for (size_t i = 0; i < p->n_locations; i++) {
         const hs_location *L = &p->locations[i];
         loc_info *li = &c->li[i];
@@ -381,9 +392,10 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         /* node list, outermost line first */
         uint32_t obj = empty;
         if (m) {
-            obj = hs_an_strtab_intern(&pv->strs, hs_profile_string(p, m->filename));
-            if (obj == UINT32_MAX)
+            uint32_t *mo = &map_obj[m - p->mappings];
+            if (!*mo && (*mo = hs_an_strtab_intern(&pv->strs, hs_profile_string(p, m->filename)) + 1) == 0)
                 goto oom;
+            obj = *mo - 1;
         }
         li->off = (uint32_t)c->n_lists;
         uint64_t addr = c->gran == HS_GRAN_ADDRESSES ? L->address : 0;
@@ -399,6 +411,13 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     continue;
                 const hs_line *ln = &L->lines[kk];
                 const hs_function *fn = line_fn(p, ln);
+                uint32_t *fnc = fn && fn_node && fn->name ? &fn_node[fn - p->functions] : NULL;
+                if (fnc && *fnc) {
+                    if (list_push(c, *fnc - 1, first ? 0 : 1) < 0)
+                        goto oom;
+                    first = false;
+                    continue;
+                }
                 node_key k = {empty, empty, empty, 0, 0, addr};
                 if (!fn) {
                     k.objfile = obj;
@@ -438,15 +457,21 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                 uint32_t id = node_intern(pv, &k);
                 if (id == UINT32_MAX || list_push(c, id, first ? 0 : 1) < 0)
                     goto oom;
+                if (fnc && *hs_profile_string(p, fn->name))
+                    *fnc = id + 1;
                 first = false;
             }
         }
         li->n = (uint32_t)(c->n_lists - li->off);
     }
     free(keep);
+    free(fn_node);
+    free(map_obj);
     return 0;
 oom:
     free(keep);
+    free(fn_node);
+    free(map_obj);
     return -1;
 }
 
@@ -685,10 +710,12 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             goto out;
         }
         size_t off = pv->arena_n;
-        for (size_t k = n; k-- > 0;) {
+        for (size_t k = n; k-- > 0;) { /* a location has one or two nodes: no memcpy calls */
             const loc_info *li = &c.li[locs[k] - p->locations];
-            memcpy(pv->arena + pv->arena_n, c.lists + li->off, li->n * sizeof(uint32_t));
-            memcpy(pv->inl_arena + pv->arena_n, c.inls + li->off, li->n);
+            for (uint32_t j = 0; j < li->n; j++) {
+                pv->arena[pv->arena_n + j] = c.lists[li->off + j];
+                pv->inl_arena[pv->arena_n + j] = c.inls[li->off + j];
+            }
             pv->arena_n += li->n;
         }
         hs_stack *st = &pv->stacks[pv->n_stacks];
