@@ -1133,25 +1133,31 @@ done:
 
 /* ---- identical stacks summed, for the graph and the call tree ---- */
 
+/* Two passes: each stack's first equal (rep[i], by a hash map over the
+ * view's own stacks), then the sums. When no stacks are equal and none is
+ * zero, the view's stacks are the answer and nothing is copied: on a large
+ * profile decoded with shared stacks that is the common case, and the copy
+ * was the peak of the process's memory. */
 int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
 {
     struct hs_view_private *pv = v->priv;
     if (pv->ustacks_done) {
-        *out = pv->ustacks;
+        *out = pv->ustacks ? pv->ustacks : v->stacks;
         *n = pv->n_ustacks;
         return 0;
     }
-    hs_an_map map;
-    if (hs_an_map_init(&map, v->n_stacks / 4 + 16) < 0)
+    if (v->n_stacks >= UINT32_MAX)
         return -1;
-    hs_stack *u = malloc((v->n_stacks + 1) * sizeof *u);
-    if (!u) {
-        hs_an_map_free(&map);
+    hs_an_map map;
+    uint32_t *rep = malloc((v->n_stacks + 1) * sizeof *rep); /* UINT32_MAX: a zero stack */
+    if (!rep || hs_an_map_init(&map, v->n_stacks) < 0) {
+        free(rep);
         return -1;
     }
     size_t nu = 0;
     for (size_t i = 0; i < v->n_stacks; i++) {
         const hs_stack *st = &v->stacks[i];
+        rep[i] = UINT32_MAX;
         if (st->value == 0 && st->base == 0 && st->div == 0)
             continue;
         uint64_t h = st->n;
@@ -1161,31 +1167,52 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
         size_t slot = (size_t)-1;
         uint32_t id;
         while ((id = hs_an_map_next(&map, h, &slot)) != UINT32_MAX) {
-            const hs_stack *o = &u[id];
+            const hs_stack *o = &v->stacks[id];
             if (o->n == st->n && memcmp(o->nodes, st->nodes, st->n * sizeof *st->nodes) == 0 &&
                 memcmp(o->inl, st->inl, st->n) == 0)
                 break;
         }
-        if (id != UINT32_MAX) {
-            u[id].value += st->value;
-            u[id].base += st->base;
-            u[id].div += st->div;
-            u[id].n_samples += st->n_samples;
-            continue;
+        if (id == UINT32_MAX) {
+            if (hs_an_map_put(&map, h, (uint32_t)i) < 0) {
+                free(rep);
+                hs_an_map_free(&map);
+                return -1;
+            }
+            id = (uint32_t)i;
+            nu++;
         }
-        u[nu] = *st;
-        if (hs_an_map_put(&map, h, (uint32_t)nu) < 0) {
-            free(u);
-            hs_an_map_free(&map);
-            return -1;
-        }
-        nu++;
+        rep[i] = id;
     }
     hs_an_map_free(&map);
+    hs_stack *u = NULL;
+    if (nu < v->n_stacks) {
+        u = malloc((nu + 1) * sizeof *u);
+        if (!u) {
+            free(rep);
+            return -1;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < v->n_stacks; i++) {
+            const hs_stack *st = &v->stacks[i];
+            if (rep[i] == UINT32_MAX)
+                continue;
+            if (rep[i] == i) { /* first of its kind: rep[i] becomes its index in u */
+                u[k] = *st;
+                rep[i] = (uint32_t)k++;
+                continue;
+            }
+            hs_stack *o = &u[rep[rep[i]]];
+            o->value += st->value;
+            o->base += st->base;
+            o->div += st->div;
+            o->n_samples += st->n_samples;
+        }
+    }
+    free(rep);
     pv->ustacks = u;
     pv->n_ustacks = nu;
     pv->ustacks_done = true;
-    *out = u;
+    *out = u ? u : v->stacks;
     *n = nu;
     return 0;
 }
