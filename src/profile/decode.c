@@ -39,6 +39,12 @@ typedef struct {
     const unsigned char *p, *end;
 } hs_rd;
 
+/* The lookahead over samples (hs_prefetch_samples): the map slots of the
+ * samples SLOT ahead and the shared arrays of those ARRAY ahead are fetched;
+ * the ring holds the hashes of the samples from the one decoded to SLOT
+ * ahead. */
+enum { HS_AHEAD_SLOT = 6, HS_AHEAD_ARRAY = 3, HS_AHEAD_RING = 8 };
+
 typedef struct {
     const unsigned char *base; /* start of the input, for error offsets */
     hs_profile *p;
@@ -52,12 +58,12 @@ typedef struct {
     uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
     size_t n_classes;
     uint8_t *checked;   /* per class: its ids were validated */
-    const unsigned char *pf_pos; /* lookahead: the end of the last sample peeked at */
-    uint64_t pf_h;               /* and the hash of its location ids */
-    bool pf_valid;
-    const unsigned char *pf_ids[4]; /* the last id runs hashed ahead (the sample */
-    uint64_t pf_hs[4];              /* decoded is the third last), their hashes */
-    unsigned pf_next;
+    const unsigned char *pf_pos; /* lookahead: where sample pf_seq starts (NULL: */
+    size_t pf_seq;               /* not a sample we can peek at) */
+    struct {
+        const unsigned char *ids; /* a packed id run hashed ahead, */
+        uint64_t h;               /* its hash (reused when the sample is decoded) */
+    } pf[HS_AHEAD_RING];          /* by sample index modulo the ring's size */
     int64_t *values; /* every sample's values: n_types per sample, in sample order */
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
     size_t page;     /* the page size, a power of two */
@@ -491,22 +497,11 @@ static int hs_dec_label(hs_dec *d, hs_rd sub, hs_label *out)
     return 0;
 }
 
-/* The hash of a sample's packed ids, remembered for hs_ids_hash. */
-static uint64_t hs_hash_ahead(hs_dec *d, const hs_rd *ids)
+/* The hash of sample `index`'s packed ids (hashed ahead already, or now). */
+static uint64_t hs_ids_hash(const hs_dec *d, size_t index, const hs_rd *ids)
 {
-    uint64_t h = hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
-    d->pf_ids[d->pf_next] = ids->p;
-    d->pf_hs[d->pf_next] = h;
-    d->pf_next = (d->pf_next + 1) & 3;
-    return h;
-}
-
-/* The hash of a packed id run (hashed ahead already, or now). */
-static uint64_t hs_ids_hash(const hs_dec *d, const hs_rd *ids)
-{
-    for (unsigned i = 0; i < 4; i++)
-        if (d->pf_ids[i] == ids->p)
-            return d->pf_hs[i];
+    if (d->pf[index % HS_AHEAD_RING].ids == ids->p)
+        return d->pf[index % HS_AHEAD_RING].h;
     return hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
 }
 
@@ -573,7 +568,7 @@ static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
             return 0;
     if (k != d->n_types)
         return 0;
-    uint64_t h = hs_ids_hash(d, &ids), v;
+    uint64_t h = hs_ids_hash(d, index, &ids), v;
     uint64_t *shared = NULL;
     for (size_t it = HS_HMAP_START; !shared && hs_hmap_next(&d->stacks, h, &it, &v);)
         if (hs_same_ids((uint64_t *)(uintptr_t)v, ids))
@@ -667,7 +662,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
     s.n_labels = n_labels;
     if (shareable) {
         /* the packed bytes are the key: equal bytes, equal ids */
-        uint64_t h = hs_ids_hash(d, &ids_run);
+        uint64_t h = hs_ids_hash(d, index, &ids_run);
         s.location_ids = hs_find_shared(d, h, d->scratch, n_ids);
         if (!s.location_ids)
             s.location_ids = hs_add_shared(d, h, d->scratch, n_ids);
@@ -709,36 +704,38 @@ static bool hs_peek_sample_ids(const unsigned char *q, const unsigned char *end,
     return true;
 }
 
-/* Two samples ahead of the one at `here`: the map slot of the next-but-one
- * sample's stack and the shared array of the next one are fetched into the
- * cache, so the lookups of hs_dec_sample do not wait for memory (they were
- * most of the decoding time of a large profile). Only a hint: nothing here
- * changes what is decoded. */
-static void hs_prefetch_samples(hs_dec *d, const unsigned char *here, const unsigned char *end)
+/* Before sample `index` (whose field ends at `here`) is decoded: the map
+ * slots of the samples up to HS_AHEAD_SLOT ahead and the shared array of the
+ * one HS_AHEAD_ARRAY ahead are fetched into the cache, so that the lookups
+ * of hs_dec_sample do not wait for memory (they were most of the decoding
+ * time of a large profile; one sample ahead was not enough). Only a hint:
+ * nothing here changes what is decoded. */
+static void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *here,
+                                const unsigned char *end)
 {
-    hs_rd ids;
-    const unsigned char *next;
-    if (d->pf_pos <= here) { /* fell behind (first sample, other fields) */
-        d->pf_valid = false;
+    if (d->pf_seq <= index) { /* fell behind (first sample, other fields) */
+        d->pf_seq = index + 1;
         d->pf_pos = here;
-        if (!hs_peek_sample_ids(here, end, &ids, &next))
-            return;
-        d->pf_h = hs_hash_ahead(d, &ids);
-        d->pf_valid = true;
+    }
+    while (d->pf_pos && d->pf_seq <= index + HS_AHEAD_SLOT) {
+        hs_rd ids;
+        const unsigned char *next;
+        if (!hs_peek_sample_ids(d->pf_pos, end, &ids, &next)) {
+            d->pf_pos = NULL;
+            break;
+        }
+        uint64_t h = hs_hmap_hash_bytes(ids.p, (size_t)(ids.end - ids.p), 0);
+        d->pf[d->pf_seq % HS_AHEAD_RING].ids = ids.p;
+        d->pf[d->pf_seq % HS_AHEAD_RING].h = h;
+        hs_hmap_prefetch(&d->stacks, h);
         d->pf_pos = next;
+        d->pf_seq++;
     }
-    if (d->pf_valid) {
-        uint64_t v;
-        size_t it = HS_HMAP_START;
-        if (hs_hmap_next(&d->stacks, d->pf_h, &it, &v))
-            __builtin_prefetch((const uint64_t *)(uintptr_t)v - 1);
-    }
-    d->pf_valid = hs_peek_sample_ids(d->pf_pos, end, &ids, &next);
-    if (d->pf_valid) {
-        d->pf_h = hs_hash_ahead(d, &ids);
-        hs_hmap_prefetch(&d->stacks, d->pf_h);
-        d->pf_pos = next;
-    }
+    size_t j = index + HS_AHEAD_ARRAY;
+    uint64_t v;
+    size_t it = HS_HMAP_START;
+    if (j < d->pf_seq && hs_hmap_next(&d->stacks, d->pf[j % HS_AHEAD_RING].h, &it, &v))
+        __builtin_prefetch((const uint64_t *)(uintptr_t)v - 1);
 }
 
 static int hs_pass2(hs_dec *d, hs_rd r)
@@ -756,7 +753,7 @@ static int hs_pass2(hs_dec *d, hs_rd r)
         case 2:
             rc = hs_rd_bytes(d, &r, &sub);
             if (rc == 0)
-                hs_prefetch_samples(d, r.p, r.end);
+                hs_prefetch_samples(d, p->n_samples, r.p, r.end);
             rc = rc || hs_dec_sample(d, sub, p->n_samples);
             break;
         case 3: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_mapping(d, sub); break;
