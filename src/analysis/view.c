@@ -627,6 +627,17 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             base_key = (int64_t)i;
     for (size_t s = 0; s < p->n_samples; s++) {
         const hs_sample *S = &p->samples[s];
+        /* the class entry of a sample 16 ahead and the stack of one 8 ahead
+         * are fetched into the cache: both tables are as large as the
+         * profile's distinct stacks and read in random order */
+        if (classes && s + 16 < p->n_samples) {
+            uint32_t k = hs_profile_sample_stack(p, s + 16, NULL);
+            if (k < n_classes)
+                __builtin_prefetch(&classes[k]);
+            k = hs_profile_sample_stack(p, s + 8, NULL);
+            if (k < n_classes && classes[k].ids && (classes[k].entry & 1))
+                __builtin_prefetch(&pv->stacks[classes[k].entry >> 1]);
+        }
         int64_t v = S->values[si];
         if (scale != 1.0)
             v = (int64_t)llround((double)v * scale);
