@@ -45,6 +45,68 @@ typedef struct {
  * ahead. */
 enum { HS_AHEAD_SLOT = 6, HS_AHEAD_ARRAY = 3, HS_AHEAD_RING = 8 };
 
+/* The shared id arrays by the hash of the packed bytes they were decoded
+ * from: open addressing (linear probing, load <= 1/2) over slots that hold
+ * the hash and the array (NULL: empty), so that a probe is one read of one
+ * cache line. (hs_hmap keeps its slots' occupancy in a second array: a
+ * second cache miss per sample, and the largest cost left in decoding a
+ * large profile.) Several arrays may share a hash; their order of probing
+ * is their order of insertion. */
+typedef struct {
+    uint64_t h;
+    uint64_t *ids;
+} hs_stack_slot;
+
+typedef struct {
+    hs_stack_slot *s;
+    size_t cap, n; /* cap: a power of two */
+} hs_stack_index;
+
+static int hs_stack_index_grow(hs_stack_index *x)
+{
+    size_t cap = x->cap ? x->cap * 2 : 1024;
+    hs_stack_slot *s = cap <= SIZE_MAX / sizeof *s ? calloc(cap, sizeof *s) : NULL;
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < x->cap; i++) /* old slot order keeps the probing order */
+        if (x->s[i].ids) {
+            size_t j = x->s[i].h & (cap - 1);
+            while (s[j].ids)
+                j = (j + 1) & (cap - 1);
+            s[j] = x->s[i];
+        }
+    free(x->s);
+    x->s = s;
+    x->cap = cap;
+    return 0;
+}
+
+static int hs_stack_index_add(hs_stack_index *x, uint64_t h, uint64_t *ids)
+{
+    if ((x->n + 1) * 2 > x->cap && hs_stack_index_grow(x) != 0)
+        return -1;
+    size_t i = h & (x->cap - 1);
+    while (x->s[i].ids)
+        i = (i + 1) & (x->cap - 1);
+    x->s[i] = (hs_stack_slot){h, ids};
+    x->n++;
+    return 0;
+}
+
+/* The next array under hash h: start with *it = SIZE_MAX; NULL when none. */
+static uint64_t *hs_stack_index_next(const hs_stack_index *x, uint64_t h, size_t *it)
+{
+    if (!x->cap)
+        return NULL;
+    size_t mask = x->cap - 1;
+    for (size_t i = *it == SIZE_MAX ? h & mask : (*it + 1) & mask; x->s[i].ids; i = (i + 1) & mask)
+        if (x->s[i].h == h) {
+            *it = i;
+            return x->s[i].ids;
+        }
+    return NULL;
+}
+
 typedef struct {
     const unsigned char *base; /* start of the input, for error offsets */
     hs_profile *p;
@@ -54,7 +116,7 @@ typedef struct {
     bool failed;
     uint64_t *scratch; /* location ids / values of one sample while decoding */
     size_t scratch_cap;
-    hs_hmap stacks; /* hash of a packed location_id field -> its arena id array */
+    hs_stack_index stacks; /* the shared id arrays, by the hash of their packed bytes */
     uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
     size_t n_classes;
     uint8_t *checked;   /* per class: its ids were validated */
@@ -511,12 +573,10 @@ static uint64_t hs_ids_hash(const hs_dec *d, size_t index, const hs_rd *ids)
 /* An earlier sample's array equal to ids[0..n) (hashed as h), or NULL. */
 static uint64_t *hs_find_shared(const hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
 {
-    uint64_t v;
-    for (size_t it = HS_HMAP_START; hs_hmap_next(&d->stacks, h, &it, &v);) {
-        uint64_t *cand = (uint64_t *)(uintptr_t)v;
+    uint64_t *cand;
+    for (size_t it = SIZE_MAX; (cand = hs_stack_index_next(&d->stacks, h, &it));)
         if (cand[-1] == n && memcmp(cand, ids, n * sizeof *ids) == 0)
             return cand;
-    }
     return NULL;
 }
 
@@ -531,7 +591,7 @@ static uint64_t *hs_add_shared(hs_dec *d, uint64_t h, const uint64_t *ids, size_
     copy[0] = d->n_classes++;
     copy[1] = n;
     memcpy(copy + 2, ids, n * sizeof *ids);
-    if (hs_hmap_add(&d->stacks, h, (uint64_t)(uintptr_t)(copy + 2)) != 0)
+    if (hs_stack_index_add(&d->stacks, h, copy + 2) != 0)
         return NULL;
     return copy + 2;
 }
@@ -568,11 +628,11 @@ static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
             return 0;
     if (k != d->n_types)
         return 0;
-    uint64_t h = hs_ids_hash(d, index, &ids), v;
-    uint64_t *shared = NULL;
-    for (size_t it = HS_HMAP_START; !shared && hs_hmap_next(&d->stacks, h, &it, &v);)
-        if (hs_same_ids((uint64_t *)(uintptr_t)v, ids))
-            shared = (uint64_t *)(uintptr_t)v;
+    uint64_t h = hs_ids_hash(d, index, &ids);
+    uint64_t *shared = NULL, *cand;
+    for (size_t it = SIZE_MAX; !shared && (cand = hs_stack_index_next(&d->stacks, h, &it));)
+        if (hs_same_ids(cand, ids))
+            shared = cand;
     if (!shared) {
         size_t n = 0;
         if (hs_scratch(d, (size_t)(ids.end - ids.p) + 1) != 0)
@@ -727,15 +787,15 @@ static void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *he
         uint64_t h = hs_hmap_hash_bytes(ids.p, (size_t)(ids.end - ids.p), 0);
         d->pf[d->pf_seq % HS_AHEAD_RING].ids = ids.p;
         d->pf[d->pf_seq % HS_AHEAD_RING].h = h;
-        hs_hmap_prefetch(&d->stacks, h);
+        if (d->stacks.cap)
+            __builtin_prefetch(&d->stacks.s[h & (d->stacks.cap - 1)]);
         d->pf_pos = next;
         d->pf_seq++;
     }
-    size_t j = index + HS_AHEAD_ARRAY;
-    uint64_t v;
-    size_t it = HS_HMAP_START;
-    if (j < d->pf_seq && hs_hmap_next(&d->stacks, d->pf[j % HS_AHEAD_RING].h, &it, &v))
-        __builtin_prefetch((const uint64_t *)(uintptr_t)v - 1);
+    size_t j = index + HS_AHEAD_ARRAY, it = SIZE_MAX;
+    const uint64_t *cand;
+    if (j < d->pf_seq && (cand = hs_stack_index_next(&d->stacks, d->pf[j % HS_AHEAD_RING].h, &it)))
+        __builtin_prefetch(cand - 1);
 }
 
 static int hs_pass2(hs_dec *d, hs_rd r)
@@ -858,7 +918,7 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
         n_values = SIZE_MAX;
     d.values = n_values <= SIZE_MAX / 8 ? hs_arena_alloc(hs_profile_arena(p), n_values * 8) : NULL;
     if (hs_profile_reserve_tables(p, d.n_strings, c.mappings, c.functions, c.locations) != 0 ||
-        hs_profile_reserve_samples(p, c.samples) != 0 || hs_hmap_init(&d.stacks, 1024) != 0 ||
+        hs_profile_reserve_samples(p, c.samples) != 0 || hs_stack_index_grow(&d.stacks) != 0 ||
         !d.stack_of || !d.values)
         rc = HS_FAIL(&d, "out of memory");
     if (rc == 0)
@@ -869,7 +929,7 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
         rc = hs_check_refs(&d);
     free(d.scratch);
     free(d.checked);
-    hs_hmap_free(&d.stacks);
+    free(d.stacks.s);
     if (rc != 0) {
         free(d.stack_of);
         hs_profile_free(p);
