@@ -11,8 +11,13 @@
  *     arena.
  * Samples with equal location ids share one (read-only) array: a CPU
  * profile of a million samples holds far fewer distinct stacks, and the
- * arrays were most of its memory. When the input is the gunzip's own
- * mapping, the pages already read are handed back as the model grows.
+ * arrays were most of its memory. The arrays are found by the hash of a
+ * sample's packed id bytes (hs_stack_index), hashed and fetched into the
+ * cache a few samples ahead; a label-less sample in the usual form (one
+ * packed id run, one packed value run) is compared with its array as its
+ * ids are read, without a counting pass or a copy (hs_dec_sample_fast).
+ * Every sample's values live in one block. When the input is the gunzip's
+ * own mapping, the pages already read are handed back as the model grows.
  *
  * Wire semantics are protobuf-c's, which did this before (checked against
  * it on thousands of mutated files): unknown fields are skipped, repeated
