@@ -167,12 +167,6 @@ hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t er
     return hs_decode(data, len, NULL, err, errlen);
 }
 
-hs_profile *hs_profile_decode_owned(void *data, size_t len, char *err, size_t errlen)
-{
-    hs_profile_input in = {data, len, 0};
-    return hs_decode(data, len, &in, err, errlen);
-}
-
 hs_profile *hs_profile_decode_input(hs_profile_input *in, char *err, size_t errlen)
 {
     return hs_decode(in->data, in->len, in, err, errlen);

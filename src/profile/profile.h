@@ -150,10 +150,6 @@ int hs_profile_default_index(const hs_profile *p);
  * Validates every reference (string indices, ids); returns NULL with a
  * one-line message in err on corrupt or hostile input. */
 hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen);
-/* The same, taking ownership of malloc'd `data`: it is freed (also on
- * error) as soon as it has been inflated, so a large file is not held
- * twice while it is decoded. */
-hs_profile *hs_profile_decode_owned(void *data, size_t len, char *err, size_t errlen);
 /* Read and decode a file ("-" reads stdin). */
 hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen);
 

@@ -700,6 +700,17 @@ static void test_write_and_read_file(void **state)
     assert_non_null(q);
     assert_profiles_equal(p, q);
     hs_profile_free(q);
+    /* a regular file is mapped, and released once decoded */
+    hs_profile_input in;
+    assert_int_equal(hs_profile_input_read(path, &in, err, sizeof err), 0);
+    assert_true(in.len > 0 && in.map_len == in.len);
+    q = hs_profile_decode_input(&in, err, sizeof err);
+    assert_non_null(q);
+    assert_null(in.data);
+    assert_profiles_equal(p, q);
+    hs_profile_free(q);
+    assert_int_equal(hs_profile_input_read(dir, &in, err, sizeof err), -1);
+    assert_string_equal(err, "is a directory");
     char missing[300];
     snprintf(missing, sizeof missing, "%s/nope/x.pb.gz", dir);
     assert_int_equal(hs_profile_write_file(p, missing, err, sizeof err), -1);
@@ -791,15 +802,19 @@ static void test_wire_forms(void **state)
     size_t len;
     void *gz = encode(q, &len);
     char err[256] = "";
-    hs_profile *r = hs_profile_decode_owned(gz, len, err, sizeof err); /* frees gz */
+    hs_profile_input in = {gz, len, 0};
+    hs_profile *r = hs_profile_decode_input(&in, err, sizeof err); /* frees gz */
     assert_non_null(r);
+    assert_null(in.data);
     assert_profiles_equal(q, r);
     hs_profile_free(q);
     hs_profile_free(r);
     void *junk = malloc(3);
     assert_non_null(junk);
     memcpy(junk, "\x1f\x8b\x08", 3);
-    assert_null(hs_profile_decode_owned(junk, 3, err, sizeof err)); /* frees junk too */
+    in = (hs_profile_input){junk, 3, 0};
+    assert_null(hs_profile_decode_input(&in, err, sizeof err)); /* frees junk too */
+    assert_null(in.data);
     /* bad framing */
     static const unsigned char wrong_type[] = {0x08, 0x01}; /* sample_type as a varint */
     expect_decode_error(wrong_type, sizeof wrong_type, "wrong wire type at byte 1");
