@@ -265,6 +265,17 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
     uint32_t empty = hs_an_strtab_intern(&pv->strs, "");
     if (empty == UINT32_MAX)
         return -1;
+    /* a mapping's file name and, at function granularity, a named
+     * function's node are the same in every location: found once (node + 1,
+     * strtab id + 1; 0 = not yet) */
+    bool by_function = c->gran == HS_GRAN_FUNCTIONS && !c->obj_names;
+    uint32_t *fn_node = by_function ? calloc(p->n_functions + 1, sizeof *fn_node) : NULL;
+    uint32_t *map_obj = calloc(p->n_mappings + 1, sizeof *map_obj);
+    if ((by_function && !fn_node) || !map_obj) {
+        free(fn_node);
+        free(map_obj);
+        return -1;
+    }
     for (size_t i = 0; i < p->n_locations; i++) {
         const hs_location *L = &p->locations[i];
         loc_info *li = &c->li[i];
@@ -381,9 +392,10 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         /* node list, outermost line first */
         uint32_t obj = empty;
         if (m) {
-            obj = hs_an_strtab_intern(&pv->strs, hs_profile_string(p, m->filename));
-            if (obj == UINT32_MAX)
+            uint32_t *mo = &map_obj[m - p->mappings];
+            if (!*mo && (*mo = hs_an_strtab_intern(&pv->strs, hs_profile_string(p, m->filename)) + 1) == 0)
                 goto oom;
+            obj = *mo - 1;
         }
         li->off = (uint32_t)c->n_lists;
         uint64_t addr = c->gran == HS_GRAN_ADDRESSES ? L->address : 0;
@@ -399,6 +411,13 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     continue;
                 const hs_line *ln = &L->lines[kk];
                 const hs_function *fn = line_fn(p, ln);
+                uint32_t *fnc = fn && fn_node && fn->name ? &fn_node[fn - p->functions] : NULL;
+                if (fnc && *fnc) {
+                    if (list_push(c, *fnc - 1, first ? 0 : 1) < 0)
+                        goto oom;
+                    first = false;
+                    continue;
+                }
                 node_key k = {empty, empty, empty, 0, 0, addr};
                 if (!fn) {
                     k.objfile = obj;
@@ -438,15 +457,21 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                 uint32_t id = node_intern(pv, &k);
                 if (id == UINT32_MAX || list_push(c, id, first ? 0 : 1) < 0)
                     goto oom;
+                if (fnc && *hs_profile_string(p, fn->name))
+                    *fnc = id + 1;
                 first = false;
             }
         }
         li->n = (uint32_t)(c->n_lists - li->off);
     }
     free(keep);
+    free(fn_node);
+    free(map_obj);
     return 0;
 oom:
     free(keep);
+    free(fn_node);
+    free(map_obj);
     return -1;
 }
 
@@ -602,6 +627,17 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             base_key = (int64_t)i;
     for (size_t s = 0; s < p->n_samples; s++) {
         const hs_sample *S = &p->samples[s];
+        /* the class entry of a sample 16 ahead and the stack of one 8 ahead
+         * are fetched into the cache: both tables are as large as the
+         * profile's distinct stacks and read in random order */
+        if (classes && s + 16 < p->n_samples) {
+            uint32_t k = hs_profile_sample_stack(p, s + 16, NULL);
+            if (k < n_classes)
+                __builtin_prefetch(&classes[k]);
+            k = hs_profile_sample_stack(p, s + 8, NULL);
+            if (k < n_classes && classes[k].ids && (classes[k].entry & 1))
+                __builtin_prefetch(&pv->stacks[classes[k].entry >> 1]);
+        }
         int64_t v = S->values[si];
         if (scale != 1.0)
             v = (int64_t)llround((double)v * scale);
@@ -685,10 +721,12 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             goto out;
         }
         size_t off = pv->arena_n;
-        for (size_t k = n; k-- > 0;) {
+        for (size_t k = n; k-- > 0;) { /* a location has one or two nodes: no memcpy calls */
             const loc_info *li = &c.li[locs[k] - p->locations];
-            memcpy(pv->arena + pv->arena_n, c.lists + li->off, li->n * sizeof(uint32_t));
-            memcpy(pv->inl_arena + pv->arena_n, c.inls + li->off, li->n);
+            for (uint32_t j = 0; j < li->n; j++) {
+                pv->arena[pv->arena_n + j] = c.lists[li->off + j];
+                pv->inl_arena[pv->arena_n + j] = c.inls[li->off + j];
+            }
             pv->arena_n += li->n;
         }
         hs_stack *st = &pv->stacks[pv->n_stacks];
@@ -1106,25 +1144,31 @@ done:
 
 /* ---- identical stacks summed, for the graph and the call tree ---- */
 
+/* Two passes: each stack's first equal (rep[i], by a hash map over the
+ * view's own stacks), then the sums. When no stacks are equal and none is
+ * zero, the view's stacks are the answer and nothing is copied: on a large
+ * profile decoded with shared stacks that is the common case, and the copy
+ * was the peak of the process's memory. */
 int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
 {
     struct hs_view_private *pv = v->priv;
     if (pv->ustacks_done) {
-        *out = pv->ustacks;
+        *out = pv->ustacks ? pv->ustacks : v->stacks;
         *n = pv->n_ustacks;
         return 0;
     }
-    hs_an_map map;
-    if (hs_an_map_init(&map, v->n_stacks / 4 + 16) < 0)
+    if (v->n_stacks >= UINT32_MAX)
         return -1;
-    hs_stack *u = malloc((v->n_stacks + 1) * sizeof *u);
-    if (!u) {
-        hs_an_map_free(&map);
+    hs_an_map map;
+    uint32_t *rep = malloc((v->n_stacks + 1) * sizeof *rep); /* UINT32_MAX: a zero stack */
+    if (!rep || hs_an_map_init(&map, v->n_stacks) < 0) {
+        free(rep);
         return -1;
     }
     size_t nu = 0;
     for (size_t i = 0; i < v->n_stacks; i++) {
         const hs_stack *st = &v->stacks[i];
+        rep[i] = UINT32_MAX;
         if (st->value == 0 && st->base == 0 && st->div == 0)
             continue;
         uint64_t h = st->n;
@@ -1134,31 +1178,52 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
         size_t slot = (size_t)-1;
         uint32_t id;
         while ((id = hs_an_map_next(&map, h, &slot)) != UINT32_MAX) {
-            const hs_stack *o = &u[id];
+            const hs_stack *o = &v->stacks[id];
             if (o->n == st->n && memcmp(o->nodes, st->nodes, st->n * sizeof *st->nodes) == 0 &&
                 memcmp(o->inl, st->inl, st->n) == 0)
                 break;
         }
-        if (id != UINT32_MAX) {
-            u[id].value += st->value;
-            u[id].base += st->base;
-            u[id].div += st->div;
-            u[id].n_samples += st->n_samples;
-            continue;
+        if (id == UINT32_MAX) {
+            if (hs_an_map_put(&map, h, (uint32_t)i) < 0) {
+                free(rep);
+                hs_an_map_free(&map);
+                return -1;
+            }
+            id = (uint32_t)i;
+            nu++;
         }
-        u[nu] = *st;
-        if (hs_an_map_put(&map, h, (uint32_t)nu) < 0) {
-            free(u);
-            hs_an_map_free(&map);
-            return -1;
-        }
-        nu++;
+        rep[i] = id;
     }
     hs_an_map_free(&map);
+    hs_stack *u = NULL;
+    if (nu < v->n_stacks) {
+        u = malloc((nu + 1) * sizeof *u);
+        if (!u) {
+            free(rep);
+            return -1;
+        }
+        size_t k = 0;
+        for (size_t i = 0; i < v->n_stacks; i++) {
+            const hs_stack *st = &v->stacks[i];
+            if (rep[i] == UINT32_MAX)
+                continue;
+            if (rep[i] == i) { /* first of its kind: rep[i] becomes its index in u */
+                u[k] = *st;
+                rep[i] = (uint32_t)k++;
+                continue;
+            }
+            hs_stack *o = &u[rep[rep[i]]];
+            o->value += st->value;
+            o->base += st->base;
+            o->div += st->div;
+            o->n_samples += st->n_samples;
+        }
+    }
+    free(rep);
     pv->ustacks = u;
     pv->n_ustacks = nu;
     pv->ustacks_done = true;
-    *out = u;
+    *out = u ? u : v->stacks;
     *n = nu;
     return 0;
 }

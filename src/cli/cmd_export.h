@@ -18,79 +18,39 @@
 #include "profile/profile.h"
 #include "report/export.h"
 
-/* Read a whole file ("-" = stdin) or URL (fetch.h) into a malloc'd buffer. */
-static inline char *hs_cli_slurp(const char *path, size_t *len, char *err, size_t errlen)
-{
-    if (hs_fetch_is_url(path)) {
-        char *data = NULL;
-        return hs_fetch_url(path, &data, len, err, errlen) == 0 ? data : NULL;
-    }
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (r == 0)
-            break;
-        if (n == cap) {
-            char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    int bad = ferror(f);
-    if (f != stdin)
-        fclose(f);
-    if (!buf) {
-        snprintf(err, errlen, "out of memory reading input");
-        return NULL;
-    }
-    if (bad) {
-        free(buf);
-        snprintf(err, errlen, "read error");
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 /* Load a profile: `from` is "pprof", "collapsed", "perf-script", or NULL /
- * "auto" to detect the format from the content. */
+ * "auto" to detect the format from the content. PATH is a file ("-" =
+ * stdin; a regular file is mapped, not copied) or a URL (fetch.h). */
 static inline hs_profile *hs_cli_load(const char *path, const char *from, char *err,
                                       size_t errlen)
 {
-    size_t len = 0;
-    char *data = hs_cli_slurp(path, &len, err, errlen);
-    if (!data)
+    hs_profile_input in = {NULL, 0, 0};
+    if (hs_fetch_is_url(path)) {
+        char *data = NULL;
+        if (hs_fetch_url(path, &data, &in.len, err, errlen) != 0)
+            return NULL;
+        in.data = (const unsigned char *)data;
+    } else if (hs_profile_input_read(path, &in, err, errlen) != 0) {
         return NULL;
+    }
     if (!from || strcmp(from, "auto") == 0) {
-        from = hs_import_detect(data, len);
+        from = hs_import_detect((const char *)in.data, in.len);
         if (!from) {
-            free(data);
+            hs_profile_input_free(&in);
             snprintf(err, errlen, "empty input");
             return NULL;
         }
     }
     hs_profile *p = NULL;
     if (strcmp(from, "pprof") == 0)
-        return hs_profile_decode_owned(data, len, err, errlen); /* frees data once inflated */
+        return hs_profile_decode_input(&in, err, errlen); /* released once inflated */
     if (strcmp(from, "collapsed") == 0)
-        p = hs_import_collapsed(data, len, err, errlen);
+        p = hs_import_collapsed((const char *)in.data, in.len, err, errlen);
     else if (strcmp(from, "perf-script") == 0)
-        p = hs_import_perf_script(data, len, err, errlen);
+        p = hs_import_perf_script((const char *)in.data, in.len, err, errlen);
     else
         snprintf(err, errlen, "unknown input format '%s' (pprof, collapsed, perf-script)", from);
-    free(data);
+    hs_profile_input_free(&in);
     return p;
 }
 

@@ -137,11 +137,11 @@ static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *
     return 0;
 }
 
-/* Decode gzipped (or not) bytes; `owned`: data is malloc'd and ours to free
- * as soon as it has been inflated. */
-static hs_profile *hs_decode(const void *data, size_t len, bool owned, char *err, size_t errlen)
+/* Decode gzipped (or not) bytes; `owner` (or NULL: borrowed) holds them and
+ * is released as soon as they have been inflated. */
+static hs_profile *hs_decode(const unsigned char *d, size_t len, hs_profile_input *owner, char *err,
+                             size_t errlen)
 {
-    const unsigned char *d = data;
     hs_profile *p = NULL;
     if (len > HS_MAX_DECODED) {
         snprintf(err, errlen, "profile larger than 2 GiB");
@@ -151,27 +151,25 @@ static hs_profile *hs_decode(const void *data, size_t len, bool owned, char *err
         hs_mbuf raw = {NULL, 0};
         size_t rawlen;
         int rc = hs_gunzip(d, len, &raw, &rawlen, err, errlen);
-        if (owned) {
-            free((void *)data);
-            owned = false;
-        }
+        if (owner)
+            hs_profile_input_free(owner);
         if (rc == 0)
             p = hs_profile_decode_pb(raw.p, rawlen, true, err, errlen);
         hs_mbuf_free(&raw);
     }
-    if (owned)
-        free((void *)data);
+    if (owner)
+        hs_profile_input_free(owner);
     return p;
 }
 
 hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen)
 {
-    return hs_decode(data, len, false, err, errlen);
+    return hs_decode(data, len, NULL, err, errlen);
 }
 
-hs_profile *hs_profile_decode_owned(void *data, size_t len, char *err, size_t errlen)
+hs_profile *hs_profile_decode_input(hs_profile_input *in, char *err, size_t errlen)
 {
-    return hs_decode(data, len, true, err, errlen);
+    return hs_decode(in->data, in->len, in, err, errlen);
 }
 
 /* ---- files ---- */
@@ -189,16 +187,23 @@ static int hs_grow_buffer(unsigned char **buf, size_t *cap)
     return 0;
 }
 
-static int hs_read_all(int fd, unsigned char **out, size_t *outlen, char *err, size_t errlen)
+/* A regular file of st_size bytes is mapped; anything else is read. */
+static int hs_read_all(int fd, hs_profile_input *in, char *err, size_t errlen)
 {
     struct stat st;
     size_t cap = 1 << 16, used = 0;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
         return HS_ERR("is a directory");
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        cap = (size_t)st.st_size + 1;
-    if (cap > HS_MAX_DECODED + 1)
-        return HS_ERR("file larger than 2 GiB");
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        if ((uint64_t)st.st_size > HS_MAX_DECODED)
+            return HS_ERR("file larger than 2 GiB");
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (m != MAP_FAILED) {
+            *in = (hs_profile_input){m, (size_t)st.st_size, (size_t)st.st_size};
+            return 0;
+        }
+        cap = (size_t)st.st_size + 1; /* not mappable: read it */
+    }
     unsigned char *buf = malloc(cap);
     if (!buf)
         return HS_ERR("out of memory");
@@ -219,27 +224,37 @@ static int hs_read_all(int fd, unsigned char **out, size_t *outlen, char *err, s
             break;
         used += (size_t)n;
     }
-    *out = buf;
-    *outlen = used;
+    *in = (hs_profile_input){buf, used, 0};
     return 0;
+}
+
+int hs_profile_input_read(const char *path, hs_profile_input *in, char *err, size_t errlen)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return HS_ERR("%s", strerror(errno));
+    int rc = hs_read_all(fd, in, err, errlen);
+    if (!is_stdin)
+        close(fd); /* a mapping outlives its descriptor */
+    return rc;
+}
+
+void hs_profile_input_free(hs_profile_input *in)
+{
+    if (in->map_len)
+        (void)munmap((void *)(uintptr_t)in->data, in->map_len);
+    else
+        free((void *)(uintptr_t)in->data);
+    *in = (hs_profile_input){NULL, 0, 0};
 }
 
 hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen)
 {
-    bool is_stdin = strcmp(path, "-") == 0;
-    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
+    hs_profile_input in;
+    if (hs_profile_input_read(path, &in, err, errlen) != 0)
         return NULL;
-    }
-    unsigned char *buf = NULL;
-    size_t len = 0;
-    int rc = hs_read_all(fd, &buf, &len, err, errlen);
-    if (!is_stdin)
-        close(fd);
-    if (rc != 0)
-        return NULL;
-    return hs_profile_decode_owned(buf, len, err, errlen);
+    return hs_profile_decode_input(&in, err, errlen);
 }
 
 /* ---- model -> protobuf ---- */

@@ -11,8 +11,13 @@
  *     arena.
  * Samples with equal location ids share one (read-only) array: a CPU
  * profile of a million samples holds far fewer distinct stacks, and the
- * arrays were most of its memory. When the input is the gunzip's own
- * mapping, the pages already read are handed back as the model grows.
+ * arrays were most of its memory. The arrays are found by the hash of a
+ * sample's packed id bytes (hs_stack_index), hashed and fetched into the
+ * cache a few samples ahead; a label-less sample in the usual form (one
+ * packed id run, one packed value run) is compared with its array as its
+ * ids are read, without a counting pass or a copy (hs_dec_sample_fast).
+ * Every sample's values live in one block. When the input is the gunzip's
+ * own mapping, the pages already read are handed back as the model grows.
  *
  * Wire semantics are protobuf-c's, which did this before (checked against
  * it on thousands of mutated files): unknown fields are skipped, repeated
@@ -39,6 +44,74 @@ typedef struct {
     const unsigned char *p, *end;
 } hs_rd;
 
+/* The lookahead over samples (hs_prefetch_samples): the map slots of the
+ * samples SLOT ahead and the shared arrays of those ARRAY ahead are fetched;
+ * the ring holds the hashes of the samples from the one decoded to SLOT
+ * ahead. */
+enum { HS_AHEAD_SLOT = 6, HS_AHEAD_ARRAY = 3, HS_AHEAD_RING = 8 };
+
+/* The shared id arrays by the hash of the packed bytes they were decoded
+ * from: open addressing (linear probing, load <= 1/2) over slots that hold
+ * the hash and the array (NULL: empty), so that a probe is one read of one
+ * cache line. (hs_hmap keeps its slots' occupancy in a second array: a
+ * second cache miss per sample, and the largest cost left in decoding a
+ * large profile.) Several arrays may share a hash; their order of probing
+ * is their order of insertion. */
+typedef struct {
+    uint64_t h;
+    uint64_t *ids;
+} hs_stack_slot;
+
+typedef struct {
+    hs_stack_slot *s;
+    size_t cap, n; /* cap: a power of two */
+} hs_stack_index;
+
+static int hs_stack_index_grow(hs_stack_index *x)
+{
+    size_t cap = x->cap ? x->cap * 2 : 1024;
+    hs_stack_slot *s = cap <= SIZE_MAX / sizeof *s ? calloc(cap, sizeof *s) : NULL;
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < x->cap; i++) /* old slot order keeps the probing order */
+        if (x->s[i].ids) {
+            size_t j = x->s[i].h & (cap - 1);
+            while (s[j].ids)
+                j = (j + 1) & (cap - 1);
+            s[j] = x->s[i];
+        }
+    free(x->s);
+    x->s = s;
+    x->cap = cap;
+    return 0;
+}
+
+static int hs_stack_index_add(hs_stack_index *x, uint64_t h, uint64_t *ids)
+{
+    if ((x->n + 1) * 2 > x->cap && hs_stack_index_grow(x) != 0)
+        return -1;
+    size_t i = h & (x->cap - 1);
+    while (x->s[i].ids)
+        i = (i + 1) & (x->cap - 1);
+    x->s[i] = (hs_stack_slot){h, ids};
+    x->n++;
+    return 0;
+}
+
+/* The next array under hash h: start with *it = SIZE_MAX; NULL when none. */
+static uint64_t *hs_stack_index_next(const hs_stack_index *x, uint64_t h, size_t *it)
+{
+    if (!x->cap)
+        return NULL;
+    size_t mask = x->cap - 1;
+    for (size_t i = *it == SIZE_MAX ? h & mask : (*it + 1) & mask; x->s[i].ids; i = (i + 1) & mask)
+        if (x->s[i].h == h) {
+            *it = i;
+            return x->s[i].ids;
+        }
+    return NULL;
+}
+
 typedef struct {
     const unsigned char *base; /* start of the input, for error offsets */
     hs_profile *p;
@@ -48,16 +121,17 @@ typedef struct {
     bool failed;
     uint64_t *scratch; /* location ids / values of one sample while decoding */
     size_t scratch_cap;
-    hs_hmap stacks; /* hash of a packed location_id field -> its arena id array */
+    hs_stack_index stacks; /* the shared id arrays, by the hash of their packed bytes */
     uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
     size_t n_classes;
     uint8_t *checked;   /* per class: its ids were validated */
-    const unsigned char *pf_pos; /* lookahead: the end of the last sample peeked at */
-    uint64_t pf_h;               /* and the hash of its location ids */
-    bool pf_valid;
-    const unsigned char *pf_ids[2]; /* the last two id runs hashed ahead, */
-    uint64_t pf_hs[2];              /* their hashes (reused when decoded) */
-    unsigned pf_next;
+    const unsigned char *pf_pos; /* lookahead: where sample pf_seq starts (NULL: */
+    size_t pf_seq;               /* not a sample we can peek at) */
+    struct {
+        const unsigned char *ids; /* a packed id run hashed ahead, */
+        uint64_t h;               /* its hash (reused when the sample is decoded) */
+    } pf[HS_AHEAD_RING];          /* by sample index modulo the ring's size */
+    int64_t *values; /* every sample's values: n_types per sample, in sample order */
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
     size_t page;     /* the page size, a power of two */
     size_t released; /* bytes of the input handed back so far */
@@ -67,7 +141,7 @@ typedef struct {
 
 __attribute__((format(printf, 2, 3))) static void hs_dec_fail(hs_dec *d, const char *fmt, ...)
 {
-    if (d->failed)
+    if (!d || d->failed) /* no decoder: a quiet read (the lookahead, the fast path) */
         return;
     d->failed = true;
     va_list ap;
@@ -78,6 +152,8 @@ __attribute__((format(printf, 2, 3))) static void hs_dec_fail(hs_dec *d, const c
 
 static int hs_bad_wire(hs_dec *d, const unsigned char *at, const char *what)
 {
+    if (!d)
+        return -1;
     return HS_FAIL(d, "not a pprof profile (protobuf decoding failed: %s at byte %zu)", what,
                    (size_t)(at - d->base));
 }
@@ -131,10 +207,16 @@ static inline int hs_rd_varint(hs_dec *d, hs_rd *r, uint64_t *v)
 }
 
 /* The next field's number and wire type; 0 at the end, 1 on a field, -1 on error. */
-static int hs_rd_tag(hs_dec *d, hs_rd *r, uint32_t *field, int *wt)
+static inline int hs_rd_tag(hs_dec *d, hs_rd *r, uint32_t *field, int *wt)
 {
     if (r->p == r->end)
         return 0;
+    if (*r->p >= 8 && !(*r->p & 0x80)) { /* one byte, field number 1..15 */
+        *field = *r->p >> 3;
+        *wt = *r->p & 7;
+        r->p++;
+        return 1;
+    }
     /* at most 5 bytes, the field number kept to 32 bits (as protobuf-c) */
     const unsigned char *at = r->p;
     uint64_t t;
@@ -150,7 +232,7 @@ static int hs_rd_tag(hs_dec *d, hs_rd *r, uint32_t *field, int *wt)
 }
 
 /* A length-delimited field's contents. */
-static int hs_rd_bytes(hs_dec *d, hs_rd *r, hs_rd *sub)
+static inline int hs_rd_bytes(hs_dec *d, hs_rd *r, hs_rd *sub)
 {
     const unsigned char *at = r->p;
     uint64_t n;
@@ -164,7 +246,7 @@ static int hs_rd_bytes(hs_dec *d, hs_rd *r, hs_rd *sub)
     return 0;
 }
 
-static int hs_rd_skip(hs_dec *d, hs_rd *r, int wt)
+static inline int hs_rd_skip(hs_dec *d, hs_rd *r, int wt)
 {
     const unsigned char *at = r->p;
     uint64_t v;
@@ -482,22 +564,11 @@ static int hs_dec_label(hs_dec *d, hs_rd sub, hs_label *out)
     return 0;
 }
 
-/* The hash of a sample's packed ids, remembered for hs_ids_hash. */
-static uint64_t hs_hash_ahead(hs_dec *d, const hs_rd *ids)
+/* The hash of sample `index`'s packed ids (hashed ahead already, or now). */
+static uint64_t hs_ids_hash(const hs_dec *d, size_t index, const hs_rd *ids)
 {
-    uint64_t h = hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
-    d->pf_ids[d->pf_next] = ids->p;
-    d->pf_hs[d->pf_next] = h;
-    d->pf_next ^= 1;
-    return h;
-}
-
-/* The hash of a packed id run (hashed ahead already, or now). */
-static uint64_t hs_ids_hash(const hs_dec *d, const hs_rd *ids)
-{
-    for (unsigned i = 0; i < 2; i++)
-        if (d->pf_ids[i] == ids->p)
-            return d->pf_hs[i];
+    if (d->pf[index % HS_AHEAD_RING].ids == ids->p)
+        return d->pf[index % HS_AHEAD_RING].h;
     return hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
 }
 
@@ -507,12 +578,10 @@ static uint64_t hs_ids_hash(const hs_dec *d, const hs_rd *ids)
 /* An earlier sample's array equal to ids[0..n) (hashed as h), or NULL. */
 static uint64_t *hs_find_shared(const hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
 {
-    uint64_t v;
-    for (size_t it = HS_HMAP_START; hs_hmap_next(&d->stacks, h, &it, &v);) {
-        uint64_t *cand = (uint64_t *)(uintptr_t)v;
+    uint64_t *cand;
+    for (size_t it = SIZE_MAX; (cand = hs_stack_index_next(&d->stacks, h, &it));)
         if (cand[-1] == n && memcmp(cand, ids, n * sizeof *ids) == 0)
             return cand;
-    }
     return NULL;
 }
 
@@ -527,13 +596,68 @@ static uint64_t *hs_add_shared(hs_dec *d, uint64_t h, const uint64_t *ids, size_
     copy[0] = d->n_classes++;
     copy[1] = n;
     memcpy(copy + 2, ids, n * sizeof *ids);
-    if (hs_hmap_add(&d->stacks, h, (uint64_t)(uintptr_t)(copy + 2)) != 0)
+    if (hs_stack_index_add(&d->stacks, h, copy + 2) != 0)
         return NULL;
     return copy + 2;
 }
 
+/* Whether a packed id run decodes to exactly the ids of a shared array. */
+static bool hs_same_ids(const uint64_t *ids, hs_rd run)
+{
+    size_t n = ids[-1];
+    uint64_t v;
+    for (size_t j = 0; j < n; j++)
+        if (run.p == run.end || hs_rd_varint(NULL, &run, &v) != 0 || v != ids[j])
+            return false;
+    return run.p == run.end;
+}
+
+/* The sample every encoder writes when it has no labels: one packed
+ * location_id run, then one packed run of exactly n_types values. Such a
+ * sample whose ids an earlier one had costs a hash of its bytes, a lookup
+ * and one decoding of the ids (compared as they are read): no counting
+ * pass, no copy. 1 when decoded; 0 when the sample has another form or
+ * anything in it is off (hs_dec_sample then decodes it, with its errors);
+ * -1 on out of memory. */
+static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
+{
+    hs_rd ids, vals, r = sub;
+    if (r.p == r.end || *r.p++ != (1 << 3 | WT_LEN) || hs_rd_bytes(NULL, &r, &ids) != 0 ||
+        r.p == r.end || *r.p++ != (2 << 3 | WT_LEN) || hs_rd_bytes(NULL, &r, &vals) != 0 ||
+        r.p != r.end)
+        return 0;
+    uint64_t *out = (uint64_t *)d->values + index * d->n_types;
+    size_t k = 0;
+    for (; vals.p < vals.end; k++)
+        if (k == d->n_types || hs_rd_varint(NULL, &vals, &out[k]) != 0)
+            return 0;
+    if (k != d->n_types)
+        return 0;
+    uint64_t h = hs_ids_hash(d, index, &ids);
+    uint64_t *shared = NULL, *cand;
+    for (size_t it = SIZE_MAX; !shared && (cand = hs_stack_index_next(&d->stacks, h, &it));)
+        if (hs_same_ids(cand, ids))
+            shared = cand;
+    if (!shared) {
+        size_t n = 0;
+        if (hs_scratch(d, (size_t)(ids.end - ids.p) + 1) != 0)
+            return -1;
+        if (hs_rd_packed(NULL, &ids, d->scratch, &n) != 0)
+            return 0;
+        if (!(shared = hs_add_shared(d, h, d->scratch, n)))
+            return HS_FAIL(d, "out of memory");
+    }
+    d->stack_of[index] = (uint32_t)shared[-2];
+    d->p->samples[d->p->n_samples++] =
+        (hs_sample){.location_ids = shared, .n_locations = shared[-1], .values = (int64_t *)out};
+    return 1;
+}
+
 static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
 {
+    int fast = hs_dec_sample_fast(d, sub, index);
+    if (fast != 0)
+        return fast < 0 ? -1 : 0;
     hs_sample s = {0};
     uint32_t f;
     int wt, t;
@@ -571,10 +695,10 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
         return HS_FAIL(d, "sample %zu has %zu values, expected %zu", index, n_vals, d->n_types);
     bool shareable = id_fields == 1 && ids_run.p != NULL;
     hs_arena *a = hs_profile_arena(d->p);
-    s.values = hs_arena_alloc(a, (n_vals ? n_vals : 1) * sizeof *s.values);
+    s.values = d->values + index * d->n_types;
     if (n_labels)
         s.labels = hs_arena_alloc(a, n_labels * sizeof *s.labels);
-    if (!s.values || (n_labels && !s.labels) || hs_scratch(d, n_ids) != 0)
+    if ((n_labels && !s.labels) || hs_scratch(d, n_ids) != 0)
         return HS_FAIL(d, "out of memory");
     size_t ki = 0, kv = 0, kl = 0;
     uint64_t *vals = (uint64_t *)s.values;
@@ -603,7 +727,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
     s.n_labels = n_labels;
     if (shareable) {
         /* the packed bytes are the key: equal bytes, equal ids */
-        uint64_t h = hs_ids_hash(d, &ids_run);
+        uint64_t h = hs_ids_hash(d, index, &ids_run);
         s.location_ids = hs_find_shared(d, h, d->scratch, n_ids);
         if (!s.location_ids)
             s.location_ids = hs_add_shared(d, h, d->scratch, n_ids);
@@ -637,49 +761,46 @@ static bool hs_peek_sample_ids(const unsigned char *q, const unsigned char *end,
                                const unsigned char **next)
 {
     hs_rd r = {q, end}, sub;
-    uint64_t t, n;
-    hs_dec quiet = {.base = q, .failed = true}; /* errors are not reported */
-    if (hs_rd_varint(&quiet, &r, &t) != 0 || t != (2 << 3 | WT_LEN) ||
-        hs_rd_bytes(&quiet, &r, &sub) != 0)
-        return false;
+    if (r.p == r.end || *r.p++ != (2 << 3 | WT_LEN) || hs_rd_bytes(NULL, &r, &sub) != 0)
+        return false; /* (no decoder: errors are not reported) */
     *next = r.p;
-    if (hs_rd_varint(&quiet, &sub, &t) != 0 || t != (1 << 3 | WT_LEN) ||
-        hs_rd_varint(&quiet, &sub, &n) != 0 || n > (uint64_t)(sub.end - sub.p))
+    if (sub.p == sub.end || *sub.p++ != (1 << 3 | WT_LEN) || hs_rd_bytes(NULL, &sub, ids) != 0)
         return false;
-    *ids = (hs_rd){sub.p, sub.p + n};
     return true;
 }
 
-/* Two samples ahead of the one at `here`: the map slot of the next-but-one
- * sample's stack and the shared array of the next one are fetched into the
- * cache, so the lookups of hs_dec_sample do not wait for memory (they were
- * most of the decoding time of a large profile). Only a hint: nothing here
- * changes what is decoded. */
-static void hs_prefetch_samples(hs_dec *d, const unsigned char *here, const unsigned char *end)
+/* Before sample `index` (whose field ends at `here`) is decoded: the map
+ * slots of the samples up to HS_AHEAD_SLOT ahead and the shared array of the
+ * one HS_AHEAD_ARRAY ahead are fetched into the cache, so that the lookups
+ * of hs_dec_sample do not wait for memory (they were most of the decoding
+ * time of a large profile; one sample ahead was not enough). Only a hint:
+ * nothing here changes what is decoded. */
+static void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *here,
+                                const unsigned char *end)
 {
-    hs_rd ids;
-    const unsigned char *next;
-    if (d->pf_pos <= here) { /* fell behind (first sample, other fields) */
-        d->pf_valid = false;
+    if (d->pf_seq <= index) { /* fell behind (first sample, other fields) */
+        d->pf_seq = index + 1;
         d->pf_pos = here;
-        if (!hs_peek_sample_ids(here, end, &ids, &next))
-            return;
-        d->pf_h = hs_hash_ahead(d, &ids);
-        d->pf_valid = true;
+    }
+    while (d->pf_pos && d->pf_seq <= index + HS_AHEAD_SLOT) {
+        hs_rd ids;
+        const unsigned char *next;
+        if (!hs_peek_sample_ids(d->pf_pos, end, &ids, &next)) {
+            d->pf_pos = NULL;
+            break;
+        }
+        uint64_t h = hs_hmap_hash_bytes(ids.p, (size_t)(ids.end - ids.p), 0);
+        d->pf[d->pf_seq % HS_AHEAD_RING].ids = ids.p;
+        d->pf[d->pf_seq % HS_AHEAD_RING].h = h;
+        if (d->stacks.cap)
+            __builtin_prefetch(&d->stacks.s[h & (d->stacks.cap - 1)]);
         d->pf_pos = next;
+        d->pf_seq++;
     }
-    if (d->pf_valid) {
-        uint64_t v;
-        size_t it = HS_HMAP_START;
-        if (hs_hmap_next(&d->stacks, d->pf_h, &it, &v))
-            __builtin_prefetch((const uint64_t *)(uintptr_t)v - 1);
-    }
-    d->pf_valid = hs_peek_sample_ids(d->pf_pos, end, &ids, &next);
-    if (d->pf_valid) {
-        d->pf_h = hs_hash_ahead(d, &ids);
-        hs_hmap_prefetch(&d->stacks, d->pf_h);
-        d->pf_pos = next;
-    }
+    size_t j = index + HS_AHEAD_ARRAY, it = SIZE_MAX;
+    const uint64_t *cand;
+    if (j < d->pf_seq && (cand = hs_stack_index_next(&d->stacks, d->pf[j % HS_AHEAD_RING].h, &it)))
+        __builtin_prefetch(cand - 1);
 }
 
 static int hs_pass2(hs_dec *d, hs_rd r)
@@ -697,7 +818,7 @@ static int hs_pass2(hs_dec *d, hs_rd r)
         case 2:
             rc = hs_rd_bytes(d, &r, &sub);
             if (rc == 0)
-                hs_prefetch_samples(d, r.p, r.end);
+                hs_prefetch_samples(d, p->n_samples, r.p, r.end);
             rc = rc || hs_dec_sample(d, sub, p->n_samples);
             break;
         case 3: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_mapping(d, sub); break;
@@ -796,9 +917,14 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
     d.stack_of = malloc((c.samples ? c.samples : 1) * sizeof *d.stack_of);
     if (d.stack_of)
         memset(d.stack_of, 0xff, (c.samples ? c.samples : 1) * sizeof *d.stack_of);
+    /* one block for every sample's values (a count that overflows fails) */
+    size_t n_values = c.samples * d.n_types;
+    if (d.n_types && n_values / d.n_types != c.samples)
+        n_values = SIZE_MAX;
+    d.values = n_values <= SIZE_MAX / 8 ? hs_arena_alloc(hs_profile_arena(p), n_values * 8) : NULL;
     if (hs_profile_reserve_tables(p, d.n_strings, c.mappings, c.functions, c.locations) != 0 ||
-        hs_profile_reserve_samples(p, c.samples) != 0 || hs_hmap_init(&d.stacks, 1024) != 0 ||
-        !d.stack_of)
+        hs_profile_reserve_samples(p, c.samples) != 0 || hs_stack_index_grow(&d.stacks) != 0 ||
+        !d.stack_of || !d.values)
         rc = HS_FAIL(&d, "out of memory");
     if (rc == 0)
         rc = hs_pass2(&d, all);
@@ -808,7 +934,7 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
         rc = hs_check_refs(&d);
     free(d.scratch);
     free(d.checked);
-    hs_hmap_free(&d.stacks);
+    free(d.stacks.s);
     if (rc != 0) {
         free(d.stack_of);
         hs_profile_free(p);

@@ -150,12 +150,26 @@ int hs_profile_default_index(const hs_profile *p);
  * Validates every reference (string indices, ids); returns NULL with a
  * one-line message in err on corrupt or hostile input. */
 hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen);
-/* The same, taking ownership of malloc'd `data`: it is freed (also on
- * error) as soon as it has been inflated, so a large file is not held
- * twice while it is decoded. */
-hs_profile *hs_profile_decode_owned(void *data, size_t len, char *err, size_t errlen);
 /* Read and decode a file ("-" reads stdin). */
 hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen);
+
+/* A file's bytes, for the decoder or an importer. A regular file is mapped
+ * read-only (nothing is copied and no page zero-filled: on a large profile
+ * reading into memory was a tenth of `hotspur top`; the file must not be
+ * truncated while it is mapped), anything else ("-" for stdin, a pipe) is
+ * read into memory. */
+typedef struct {
+    const unsigned char *data;
+    size_t len;
+    size_t map_len; /* the mapping's length; 0: data is malloc'd */
+} hs_profile_input;
+/* 0, or -1 with a message (the file's error, "is a directory", ...). */
+int hs_profile_input_read(const char *path, hs_profile_input *in, char *err, size_t errlen);
+/* Release the bytes (unmap or free); *in is emptied. */
+void hs_profile_input_free(hs_profile_input *in);
+/* hs_profile_decode of the bytes, which are released as soon as they are
+ * inflated (also on error): a large file is not held twice. */
+hs_profile *hs_profile_decode_input(hs_profile_input *in, char *err, size_t errlen);
 /* Encode as gzipped profile.proto into a malloc'd buffer. 0 on success. */
 int hs_profile_encode(const hs_profile *p, void **out, size_t *outlen, char *err, size_t errlen);
 /* Encode and write to path atomically (temp file + rename; not fsync'd:

@@ -1,7 +1,9 @@
 /* test_profile_codec.c — the profile model and the pprof codec: lossless
  * round trips (gzipped and raw), arbitrary ids, validation of every
- * reference, bounded decompression, and a few thousand corrupt, random and
- * mutated inputs that must each give NULL or a consistent profile. */
+ * reference, bounded decompression, a few thousand corrupt, random and
+ * mutated inputs that must each give NULL or a consistent profile, and the
+ * direct wire decoder against protobuf-c's generated unpacker on the same
+ * mutated bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
+#include "profile.pb-c.h"
 #include "profile/profile.h"
 
 /* ---- helpers ---- */
@@ -537,6 +540,126 @@ static void test_fuzz_random_and_mutated(void **state)
     hs_profile_free(p);
 }
 
+/* A profile whose samples take every path of the decoder: label-less ones
+ * (one packed id run, one packed value run: the fast path) over a few
+ * stacks that repeat, labelled ones, empty ones; ids above 127, so their
+ * varints take two bytes. */
+static hs_profile *build_many_samples(size_t n)
+{
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    assert_int_equal(hs_profile_add_sample_type(p, "samples", "count"), 0);
+    assert_int_equal(hs_profile_add_sample_type(p, "cpu", "nanoseconds"), 1);
+    uint64_t m = hs_profile_add_mapping(p, 0x400000, 0x500000, 0, "/bin/x", "");
+    enum { NLOC = 300 };
+    uint64_t loc[NLOC];
+    for (size_t i = 0; i < NLOC; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "fn%zu", i % 170);
+        hs_line ln = {hs_profile_add_function(p, name, name, "x.c", (int64_t)(i % 170)), (int64_t)i, 0};
+        loc[i] = hs_profile_add_location(p, m, 0x400000 + i * 4, &ln, 1);
+        assert_true(loc[i] != 0);
+    }
+    hs_label lab = {hs_profile_str(p, "thread"), hs_profile_str(p, "w1"), 0, 0};
+    for (size_t s = 0; s < n; s++) {
+        uint64_t st[8];
+        size_t shape = s % 5, depth = s % 7 == 6 ? 0 : 1 + (shape * 3) % 8;
+        for (size_t k = 0; k < depth; k++)
+            st[k] = loc[(shape * 61 + k * 37 + 200) % NLOC];
+        int64_t v[2] = {(int64_t)(s % 3), (int64_t)(s * 1000003)};
+        assert_int_equal(hs_profile_add_sample(p, st, depth, v, s % 4 == 3 ? &lab : NULL, s % 4 == 3), 0);
+    }
+    return p;
+}
+
+/* Our decoder accepted b[0..n): protobuf-c must too, and read the same. */
+static void assert_same_as_protobuf_c(const unsigned char *b, size_t n, const hs_profile *q)
+{
+    Perftools__Profiles__Profile *m = perftools__profiles__profile__unpack(NULL, n, b);
+    if (!m)
+        fail_msg("decoded %zu bytes that protobuf-c rejects", n);
+    assert_int_equal(q->n_samples, m->n_sample);
+    for (size_t i = 0; i < q->n_samples; i++) {
+        const hs_sample *s = &q->samples[i];
+        const Perftools__Profiles__Sample *ms = m->sample[i];
+        assert_int_equal(s->n_locations, ms->n_location_id);
+        for (size_t k = 0; k < s->n_locations; k++)
+            assert_int_equal(s->location_ids[k], ms->location_id[k]);
+        assert_int_equal(q->n_sample_types, ms->n_value);
+        for (size_t k = 0; k < ms->n_value; k++)
+            assert_int_equal(s->values[k], ms->value[k]);
+        assert_int_equal(s->n_labels, ms->n_label);
+        for (size_t k = 0; k < s->n_labels; k++)
+            assert_true(s->labels[k].key == ms->label[k]->key && s->labels[k].str == ms->label[k]->str &&
+                        s->labels[k].num == ms->label[k]->num &&
+                        s->labels[k].num_unit == ms->label[k]->num_unit);
+    }
+    assert_int_equal(q->n_locations, m->n_location);
+    for (size_t i = 0; i < q->n_locations; i++) {
+        const hs_location *l = &q->locations[i];
+        const Perftools__Profiles__Location *ml = m->location[i];
+        assert_true(l->id == ml->id && l->mapping_id == ml->mapping_id && l->address == ml->address &&
+                    l->is_folded == (ml->is_folded != 0));
+        assert_int_equal(l->n_lines, ml->n_line);
+        for (size_t k = 0; k < l->n_lines; k++)
+            assert_true(l->lines[k].function_id == ml->line[k]->function_id &&
+                        l->lines[k].line == ml->line[k]->line && l->lines[k].column == ml->line[k]->column);
+    }
+    assert_int_equal(q->n_functions, m->n_function);
+    for (size_t i = 0; i < q->n_functions; i++)
+        assert_true(q->functions[i].id == m->function[i]->id && q->functions[i].name == m->function[i]->name &&
+                    q->functions[i].filename == m->function[i]->filename &&
+                    q->functions[i].start_line == m->function[i]->start_line);
+    assert_int_equal(q->n_mappings, m->n_mapping);
+    for (size_t i = 0; i < q->n_mappings; i++)
+        assert_true(q->mappings[i].id == m->mapping[i]->id &&
+                    q->mappings[i].memory_start == m->mapping[i]->memory_start &&
+                    q->mappings[i].filename == m->mapping[i]->filename);
+    assert_int_equal(q->n_strings, m->n_string_table);
+    for (size_t i = 1; i < q->n_strings; i++)
+        assert_string_equal(q->strings[i], m->string_table[i]);
+    perftools__profiles__profile__free_unpacked(m, NULL);
+}
+
+static void test_decode_vs_protobuf_c(void **state)
+{
+    (void)state;
+    hs_profile *p = build_many_samples(400);
+    size_t len, rawlen, ok = 0;
+    unsigned char *gz = encode(p, &len);
+    unsigned char *raw = gunzip(gz, len, &rawlen);
+    unsigned char *b = malloc(rawlen);
+    assert_non_null(b);
+    char err[256];
+    for (int i = 0; i < 6000; i++) {
+        size_t n = rawlen;
+        memcpy(b, raw, n);
+        int flips = i == 0 ? 0 : 1 + (int)(rng() % 3);
+        for (int f = 0; f < flips; f++) {
+            size_t at = rng() % n;
+            switch (rng() % 4) {
+            case 0: b[at] ^= (unsigned char)(1u << (rng() % 8)); break;
+            case 1: b[at] = (unsigned char)rng(); break;
+            case 2: b[at] = (unsigned char)(b[at] | 0x80); break; /* a varint runs on */
+            default: b[at] = (unsigned char)(b[at] & 0x7f); break; /* a varint stops early */
+            }
+        }
+        if (rng() % 8 == 0)
+            n -= rng() % n;
+        hs_profile *q = hs_profile_decode(b, n, err, sizeof err);
+        if (!q)
+            continue;
+        assert_same_as_protobuf_c(b, n, q);
+        hs_profile_free(q);
+        ok++;
+    }
+    assert_true(ok > 100); /* most single changes of a value keep the file valid */
+    free(b);
+    free(gz);
+    free(raw);
+    hs_profile_free(p);
+}
+
 /* A small gzip file that inflates to hundreds of MB of zeros is refused. */
 static void test_gzip_bomb(void **state)
 {
@@ -577,6 +700,17 @@ static void test_write_and_read_file(void **state)
     assert_non_null(q);
     assert_profiles_equal(p, q);
     hs_profile_free(q);
+    /* a regular file is mapped, and released once decoded */
+    hs_profile_input in;
+    assert_int_equal(hs_profile_input_read(path, &in, err, sizeof err), 0);
+    assert_true(in.len > 0 && in.map_len == in.len);
+    q = hs_profile_decode_input(&in, err, sizeof err);
+    assert_non_null(q);
+    assert_null(in.data);
+    assert_profiles_equal(p, q);
+    hs_profile_free(q);
+    assert_int_equal(hs_profile_input_read(dir, &in, err, sizeof err), -1);
+    assert_string_equal(err, "is a directory");
     char missing[300];
     snprintf(missing, sizeof missing, "%s/nope/x.pb.gz", dir);
     assert_int_equal(hs_profile_write_file(p, missing, err, sizeof err), -1);
@@ -668,15 +802,19 @@ static void test_wire_forms(void **state)
     size_t len;
     void *gz = encode(q, &len);
     char err[256] = "";
-    hs_profile *r = hs_profile_decode_owned(gz, len, err, sizeof err); /* frees gz */
+    hs_profile_input in = {gz, len, 0};
+    hs_profile *r = hs_profile_decode_input(&in, err, sizeof err); /* frees gz */
     assert_non_null(r);
+    assert_null(in.data);
     assert_profiles_equal(q, r);
     hs_profile_free(q);
     hs_profile_free(r);
     void *junk = malloc(3);
     assert_non_null(junk);
     memcpy(junk, "\x1f\x8b\x08", 3);
-    assert_null(hs_profile_decode_owned(junk, 3, err, sizeof err)); /* frees junk too */
+    in = (hs_profile_input){junk, 3, 0};
+    assert_null(hs_profile_decode_input(&in, err, sizeof err)); /* frees junk too */
+    assert_null(in.data);
     /* bad framing */
     static const unsigned char wrong_type[] = {0x08, 0x01}; /* sample_type as a varint */
     expect_decode_error(wrong_type, sizeof wrong_type, "wrong wire type at byte 1");
@@ -705,6 +843,7 @@ int main(void)
         cmocka_unit_test(test_empty_and_minimal),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_fuzz_random_and_mutated),
+        cmocka_unit_test(test_decode_vs_protobuf_c),
         cmocka_unit_test(test_gzip_bomb),
         cmocka_unit_test(test_write_and_read_file),
         cmocka_unit_test(test_large),
