@@ -69,6 +69,7 @@ typedef struct {
     _Atomic int wall_on, lock_on;
     bool root;             /* the process `hotspur record` started (or no record) */
     int64_t window_wall_ns; /* start of what the next profile covers */
+    int64_t write_end_ns;   /* while the files of a dump are written: its end (one for every type) */
     int dumps;             /* dumps so far (the %n of the last one) */
     bool exiting;          /* the exit write is under way */
     bool exit_numbered;    /* a dump took the exit write's name: number it */
