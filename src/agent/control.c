@@ -78,6 +78,11 @@ int hs_control_window_open(void)
     return atomic_load(&g_window_open);
 }
 
+int hs_control_window_close(void)
+{
+    return atomic_exchange(&g_window_open, 0);
+}
+
 /* ---- the socket ---- */
 
 static int socket_dir(char *dir, size_t len)
@@ -580,11 +585,7 @@ static void *control_main(void *unused)
         }
         if (now >= window_end) {
             window_samplers(0);
-            if (hs_g.cfg.continuous)
-                hs_upload_window();
-            else
-                hs_agent_dump(NULL, NULL, NULL);
-            atomic_store(&g_window_open, 0);
+            hs_agent_window_end(); /* unless the exit write took it */
             window_end = INT64_MAX;
         }
     }
