@@ -475,6 +475,10 @@ static int write_all(const char *tmpl, int seq, int leaks, void (*on_file)(const
 static int write_base(const char *base, int leaks, void (*on_file)(const char *, void *), void *arg)
 {
     int n = 0, failed = 0, r;
+    /* Every file of the dump ends where the dump began: the time spent
+     * writing the first ones (symbolized here: seconds on a loaded
+     * machine) is not in the later ones' windows. */
+    hs_g.write_end_ns = hs_now_ns(CLOCK_REALTIME);
 #define ONE(cond, type, comp, kind)                                   \
     if (cond) {                                                      \
         r = write_one(base, type, comp, kind, on_file, arg);         \
@@ -492,17 +496,13 @@ static int write_base(const char *base, int leaks, void (*on_file)(const char *,
     ONE(leaks && hs_heap_scan_leaks(&bytes) >= 0, "heap", "leaks", 5)
 #undef ONE
     hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
+    hs_g.write_end_ns = 0;
     return failed ? -1 : n;
 }
 
-int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg)
+/* hs_agent_dump with the dump lock held. */
+static int dump_locked(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg)
 {
-    if (!hs_g.started) {
-        errno = ESRCH;
-        return -1;
-    }
-    hs_self.in_agent++;
-    pthread_mutex_lock(&g_dump_lock);
     /* Numbered: dumps to the configured name; a name the caller chose is
      * used as it is. If that is the name the exit write would use, the exit
      * write gets a number instead of overwriting it. */
@@ -515,7 +515,18 @@ int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg)
     } else {
         hs_g.exit_numbered = true; /* the configured name is numbered now */
     }
-    int n = write_all(tmpl, seq, 0, on_file, arg);
+    return write_all(tmpl, seq, 0, on_file, arg);
+}
+
+int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg)
+{
+    if (!hs_g.started) {
+        errno = ESRCH;
+        return -1;
+    }
+    hs_self.in_agent++;
+    pthread_mutex_lock(&g_dump_lock);
+    int n = dump_locked(tmpl, on_file, arg);
     pthread_mutex_unlock(&g_dump_lock);
     hs_self.in_agent--;
     return n;
@@ -540,16 +551,18 @@ static int collect_locked(void (*fn)(const char *, void *, size_t, int64_t, int6
     return n;
 }
 
-int hs_agent_collect(void (*fn)(const char *, void *, size_t, int64_t, int64_t, void *), void *arg)
+void hs_agent_window_end(void)
 {
-    if (!hs_g.started)
-        return 0;
     hs_self.in_agent++;
     pthread_mutex_lock(&g_dump_lock);
-    int n = collect_locked(fn, arg);
+    if (hs_g.started && hs_control_window_close()) {
+        if (hs_g.cfg.continuous)
+            collect_locked(hs_upload_queue, NULL);
+        else
+            dump_locked(NULL, NULL, NULL);
+    }
     pthread_mutex_unlock(&g_dump_lock);
     hs_self.in_agent--;
-    return n;
 }
 
 static void relocate_in(hs_stacktab *t, uint64_t lo, uint64_t hi, uint64_t to)
@@ -647,9 +660,9 @@ void hs_agent_final_write(void)
     /* In periodic mode only an open window is left to write; in continuous
      * mode it is uploaded, with a short bounded wait. */
     hs_g.exiting = true;
-    if (hs_g.cfg.continuous && hs_control_window_open())
+    if (hs_g.cfg.continuous && hs_control_window_close())
         collect_locked(hs_upload_queue, NULL);
-    else if (!hs_g.cfg.continuous && (!hs_g.cfg.period_ns || hs_control_window_open()))
+    else if (!hs_g.cfg.continuous && (!hs_g.cfg.period_ns || hs_control_window_close()))
         write_all(NULL, hs_g.exit_numbered ? hs_g.dumps + 1 : 0, hs_g.cfg.leaks, NULL, NULL);
     pthread_mutex_unlock(&g_dump_lock);
     if (hs_g.cfg.continuous)

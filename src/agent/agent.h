@@ -70,6 +70,7 @@ typedef struct {
     _Atomic int wall_on, lock_on;
     bool root;             /* the process `hotspur record` started (or no record) */
     int64_t window_wall_ns; /* start of what the next profile covers */
+    int64_t write_end_ns;   /* while the files of a dump are written: its end (one for every type) */
     int dumps;             /* dumps so far (the %n of the last one) */
     bool exiting;          /* the exit write is under way */
     bool before_exec;      /* the write before exec is under way */
@@ -116,12 +117,12 @@ void hs_agent_relocate_frames(uint64_t lo, uint64_t hi, uint64_t to);
  * passed to on_file (may be NULL). Returns the number of files written, or
  * -1 if any failed. Serialized with other dumps and the exit write. */
 int hs_agent_dump(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg);
-/* Continuous mode: encode every enabled profile (the window since the last
- * dump or mark) and pass each to fn with its type ("cpu", "wall", "lock",
- * "heap"); fn owns enc->data. Serialized like dumps. Returns how many. */
-int hs_agent_collect(void (*fn)(const char *type, void *data, size_t len, int64_t start_ns,
-                                int64_t duration_ns, void *arg),
-                     void *arg);
+/* The agent thread at a window's end: upload it (continuous mode: every
+ * enabled type, encoded and queued) or write it as the next numbered dump
+ * (periodic), unless the exit write took it first. The window is closed
+ * (hs_control_window_close) under the dump lock, so exactly one of them
+ * has it. */
+void hs_agent_window_end(void);
 /* Pause or resume every sampler; what was collected is kept. */
 void hs_agent_pause(void);
 void hs_agent_resume(void);

@@ -78,6 +78,11 @@ int hs_control_window_open(void)
     return atomic_load(&g_window_open);
 }
 
+int hs_control_window_close(void)
+{
+    return atomic_exchange(&g_window_open, 0);
+}
+
 /* ---- the socket ---- */
 
 static int socket_dir(char *dir, size_t len)
@@ -163,25 +168,9 @@ static void types_list(char *out, size_t len)
         out[n - 1] = 0;
 }
 
-static void handle(int fd)
+/* Answer request `line` (one line, without its newline) on fd. */
+static void handle(int fd, const char *line)
 {
-    struct ucred cred;
-    socklen_t cl = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != getuid()) {
-        reply(fd, "error permission denied: not the same user\n");
-        return;
-    }
-    struct timeval tv = {0, 200000}; /* a silent client can't hold the thread long */
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    char line[PATH_MAX + 16];
-    size_t n = 0;
-    while (n < sizeof line - 1) {
-        ssize_t k = read(fd, line + n, 1);
-        if (k <= 0 || line[n] == '\n')
-            break;
-        n++;
-    }
-    line[n] = 0;
     if (strcmp(line, "status") == 0) {
         char comm[32] = "?", types[64];
         FILE *f = fopen("/proc/self/comm", "re");
@@ -215,6 +204,128 @@ static void handle(int fd)
     } else {
         reply(fd, "error unknown request '%.64s' (want status, dump, stop or start)\n", line);
     }
+}
+
+/* ---- clients ----
+ * A connection is read as its bytes come, in the thread's poll loop: a
+ * client slowed down by a loaded machine is answered, and a silent one
+ * never holds the thread (wall ticks, periodic windows) nor other clients. */
+
+#define N_CLIENTS 4
+#define CLIENT_WAIT_NS 10000000000LL /* to send the request line (ctl waits 10 s too) */
+
+typedef struct {
+    hs_fd fd; /* fd.fd < 0: free */
+    int64_t deadline;
+    size_t n;
+    char line[PATH_MAX + 16];
+} client;
+
+static client g_clients[N_CLIENTS] = {[0 ... N_CLIENTS - 1] = {.fd = {.fd = -1}}};
+
+static void client_close(client *c)
+{
+    hs_fd_drop(&c->fd);
+}
+
+static void clients_close_all(void)
+{
+    for (int i = 0; i < N_CLIENTS; i++)
+        client_close(&g_clients[i]);
+}
+
+/* Read what client c sent; once its line is complete (newline, end of
+ * stream, or full), answer it and close. */
+static void client_read(client *c)
+{
+    for (;;) {
+        ssize_t k = read(c->fd.fd, c->line + c->n, sizeof c->line - 1 - c->n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return; /* the rest later */
+        if (k < 0) {
+            client_close(c);
+            return;
+        }
+        c->n += (size_t)k;
+        c->line[c->n] = 0;
+        char *nl = strchr(c->line, '\n');
+        if (!nl && k > 0 && c->n < sizeof c->line - 1)
+            continue;
+        if (nl)
+            *nl = 0;
+        /* The socket stays non-blocking: an answer is a few lines, which
+         * fit its buffer, and a client that doesn't read can't hold us. */
+        handle(c->fd.fd, c->line);
+        client_close(c);
+        return;
+    }
+}
+
+/* A connection waits on the listening socket: take it into a free slot. */
+static void client_accept(int64_t now)
+{
+    client *c = NULL;
+    for (int i = 0; i < N_CLIENTS && !c; i++)
+        if (g_clients[i].fd.fd < 0)
+            c = &g_clients[i];
+    int fd = accept4(g_listen.fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0 || !c) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0 || cred.uid != getuid()) {
+        reply(fd, "error permission denied: not the same user\n");
+        close(fd);
+        return;
+    }
+    if (hs_fd_keep(&c->fd, fd) != 0)
+        return;
+    c->n = 0;
+    c->deadline = now + CLIENT_WAIT_NS;
+    client_read(c); /* usually all there already */
+}
+
+/* One poll entry per client (fd -1 when free or no longer ours); the
+ * earliest deadline of a waiting client into *next. */
+static void clients_poll_set(struct pollfd *p, int64_t *next)
+{
+    for (int i = 0; i < N_CLIENTS; i++) {
+        client *c = &g_clients[i];
+        if (c->fd.fd >= 0 && !hs_fd_valid(&c->fd))
+            c->fd.fd = -1; /* the program closed it: never ours to close now */
+        p[i] = (struct pollfd){c->fd.fd, POLLIN, 0};
+        if (c->fd.fd >= 0 && c->deadline < *next)
+            *next = c->deadline;
+    }
+}
+
+/* After poll: read the clients that sent something, close the late ones. */
+static void clients_serve(const struct pollfd *p, int64_t now)
+{
+    for (int i = 0; i < N_CLIENTS; i++) {
+        client *c = &g_clients[i];
+        if (c->fd.fd < 0 || p[i].fd != c->fd.fd)
+            continue;
+        if (p[i].revents)
+            client_read(c);
+        if (c->fd.fd >= 0 && now >= c->deadline) {
+            reply(c->fd.fd, "error no request line within %lld s\n", CLIENT_WAIT_NS / 1000000000LL);
+            client_close(c);
+        }
+    }
+}
+
+static int clients_full(void)
+{
+    for (int i = 0; i < N_CLIENTS; i++)
+        if (g_clients[i].fd.fd < 0)
+            return 0;
+    return 1;
 }
 
 /* ---- fatal signals ---- */
@@ -425,14 +536,15 @@ static void *control_main(void *unused)
             next = window_end;
         if (populate_at < next)
             next = populate_at;
+        check_fds(now);
+        struct pollfd p[2 + N_CLIENTS] = {{clients_full() ? -1 : g_listen.fd, POLLIN, 0}, {g_wake[0].fd, POLLIN, 0}};
+        clients_poll_set(p + 2, &next);
         int timeout = next == INT64_MAX ? 1000 : (int)((next - now + 999999) / 1000000);
         if (timeout < 0)
             timeout = 0;
         if (timeout > 1000)
             timeout = 1000; /* notice g_stop */
-        check_fds(now);
-        struct pollfd p[2] = {{g_listen.fd, POLLIN, 0}, {g_wake[0].fd, POLLIN, 0}};
-        int r = poll(p, 2, timeout); /* a negative fd is ignored */
+        int r = poll(p, 2 + N_CLIENTS, timeout); /* a negative fd is ignored */
         if (r > 0 && (p[1].revents & POLLIN) && hs_fd_valid(&g_wake[0])) {
             char sig;
             if (read(g_wake[0].fd, &sig, 1) == 1) {
@@ -446,14 +558,10 @@ static void *control_main(void *unused)
                 return NULL;
             }
         }
-        if (r > 0 && (p[0].revents & POLLIN) && hs_fd_valid(&g_listen)) {
-            int c = accept4(g_listen.fd, NULL, NULL, SOCK_CLOEXEC);
-            if (c >= 0) {
-                handle(c);
-                close(c);
-            }
-        }
         now = hs_now_ns(CLOCK_MONOTONIC);
+        clients_serve(p + 2, now);
+        if (r > 0 && (p[0].revents & POLLIN) && hs_fd_valid(&g_listen))
+            client_accept(now);
         if (now >= populate_at) {
             hs_agent_populate_tables();
             populate_at = INT64_MAX;
@@ -480,11 +588,7 @@ static void *control_main(void *unused)
         }
         if (now >= window_end) {
             window_samplers(0);
-            if (hs_g.cfg.continuous)
-                hs_upload_window();
-            else
-                hs_agent_dump(NULL, NULL, NULL);
-            atomic_store(&g_window_open, 0);
+            hs_agent_window_end(); /* unless the exit write took it */
             window_end = INT64_MAX;
         }
     }
@@ -542,6 +646,7 @@ void hs_control_forget_parent(void)
     hs_fd_drop(&g_listen);
     g_path[0] = 0;
     close_wake();
+    clients_close_all(); /* the parent answers them */
 }
 
 void hs_control_after_fork(void)

@@ -19,5 +19,7 @@ void hs_control_after_fork(void);
 int hs_control_write_before_exit(void);
 /* Periodic mode: whether a profile's window is open now. */
 int hs_control_window_open(void);
+/* Close the window: whether it was open (the caller has it then). */
+int hs_control_window_close(void);
 
 #endif

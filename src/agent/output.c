@@ -225,7 +225,7 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
     if (default_type)
         b.p->default_sample_type = hs_profile_str(b.p, default_type);
     hs_profile_set_period(b.p, period_type.type, period_type.unit, period);
-    int64_t now = enc && enc->end_ns ? enc->end_ns : hs_now_ns(CLOCK_REALTIME);
+    int64_t now = enc && enc->end_ns ? enc->end_ns : hs_g.write_end_ns ? hs_g.write_end_ns : hs_now_ns(CLOCK_REALTIME);
     b.p->time_nanos = hs_g.window_wall_ns;
     b.p->duration_nanos = now - hs_g.window_wall_ns;
     if (add_samples(&b, t, fn, arg, advance) != 0)

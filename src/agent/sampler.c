@@ -627,6 +627,13 @@ int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight)
     return rc;
 }
 
+void hs_sampler_wall_drop_owed(void)
+{
+    int n = g_threads ? atomic_load(&g_nthreads) : 0;
+    for (int i = 0; i < n && i < MAX_THREADS; i++)
+        atomic_store(&g_threads[i].wall_pending, 0);
+}
+
 /* (slot s is the caller's, or was checked to be t's) */
 static int64_t wall_credit(thread_slot *s, int64_t now, int64_t epoch)
 {

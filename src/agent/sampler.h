@@ -46,6 +46,9 @@ int hs_sampler_threads(hs_thread_info *out, int max);
  * the next time it runs (never inside a system call). Weights asked for
  * before it runs add up. 0, or -1 if the thread has no such timer. */
 int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight_ns);
+/* Drop the weights asked for and not yet taken (at a mark: that time was
+ * before it, and goes to no window). */
+void hs_sampler_wall_drop_owed(void);
 /* The wall time thread t lived since its previous credit (or its start),
  * counted from epoch at the earliest, and credit it up to now: each
  * interval of a thread's life is handed out once, to a sample or, at its

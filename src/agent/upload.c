@@ -2,7 +2,7 @@
  *
  * control.c places one window of HOTSPUR_DURATION at a random point of
  * every HOTSPUR_PERIOD (hs_upload_phase: Cloud Profiler's scheme, so a
- * fleet does not upload in step) and at its end calls hs_upload_window(),
+ * fleet does not upload in step) and at its end calls hs_agent_window_end(),
  * which encodes every enabled type (symbolized, gzipped pprof) on the agent
  * thread and queues it. A second thread of the agent's own ("hotspur-up",
  * every signal blocked, never profiled, its allocations not recorded)
@@ -356,11 +356,6 @@ void hs_upload_queue(const char *type, void *data, size_t len, int64_t start_ns,
     pthread_cond_signal(&g_wake);
     pthread_mutex_unlock(&g_lock);
     hs_self.in_agent--;
-}
-
-void hs_upload_window(void)
-{
-    hs_agent_collect(hs_upload_queue, NULL);
 }
 
 /* ---- HTTP ---- */

@@ -14,10 +14,8 @@
 int hs_upload_start(void);
 /* Where a window starts in its period: uniform in [0, slack] nanoseconds. */
 int64_t hs_upload_phase(int64_t slack);
-/* On the agent thread at a window's end: encode every enabled type and
- * queue it. */
-void hs_upload_window(void);
-/* Queue one encoded profile (takes data); hs_agent_collect's callback. */
+/* Queue one encoded profile (takes data); at a window's end, for every
+ * enabled type (hs_agent_window_end). */
 void hs_upload_queue(const char *type, void *data, size_t len, int64_t start_ns, int64_t duration_ns,
                      void *arg);
 /* At exit: send what is queued for at most 2 s, then stop; report what

@@ -87,6 +87,10 @@ int64_t hs_wall_epoch(void)
 void hs_wall_mark(void)
 {
     atomic_store(&g_epoch, hs_now_ns(CLOCK_MONOTONIC));
+    /* A running thread asked for a sample before the mark takes it after:
+     * its weight is time before the mark (all of a dump's length when the
+     * dump held the agent thread up), not the new window's. */
+    hs_sampler_wall_drop_owed();
 }
 
 static int64_t thread_cpu_ns(int32_t tid)

@@ -24,10 +24,10 @@ while IFS=$'\t' read -r k _ _ _ _ _ _ _ _ _ _ _ start dur _; do
     to=$(awk -v s="$start" -v d="$dur" -v t0="$t0" 'BEGIN { printf "%.2f", (s + d) / 1e9 - t0 }')
     echo "window ${from}..${to} s: ${all} ns CPU, phase_a ${a}, phase_b ${b}"
     if [ "$(awk -v d="$dur" 'BEGIN { print (d >= 0.95e9) }')" = 1 ]; then
-        # A full 1 s window of one busy thread: at most about 1 s of CPU
-        # (less on a loaded machine: the program burns wall time), never
-        # what accumulated since the start.
-        awk -v c="$all" 'BEGIN { exit !(c >= 0.1e9 && c <= 1.3e9) }' || fail "window at ${from} s: ${all} ns of CPU, want <= ~1 s"
+        # A full 1 s window of one busy thread: some CPU, at most about
+        # 1 s (how much less depends on the machine's load: the program
+        # burns wall time), never what accumulated since the start.
+        awk -v c="$all" 'BEGIN { exit !(c > 0 && c <= 1.3e9) }' || fail "window at ${from} s: ${all} ns of CPU, want some, <= ~1 s"
     fi
     if awk -v t="$to" 'BEGIN { exit !(t <= 3.95) }'; then
         awk -v a="$a" -v c="$all" 'BEGIN { exit !(a >= 0.9 * c) }' || fail "window ${from}..${to} s: phase_a is ${a} of ${all}"
