@@ -606,7 +606,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
                          "pid UInt64, id String, service String, type String, version String, "
                          "label_keys Array(String), label_values Array(String), duration_ns Int64, "
                          "sample_types Array(String), sample_units Array(String), default_index UInt8, "
-                         "period_type String, period_unit String, period Int64) "
+                         "period_type String, period_unit String, period Int64, sid UInt64) "
                          "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack) "
                          "SETTINGS index_granularity = 1024",
                          db, L);
@@ -1096,11 +1096,28 @@ static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char
     return 0;
 }
 
+/* The series id of p: the XXH3 hash of its version and labels
+ * (version NUL key NUL value NUL ...), on every row of the profile. */
+static uint64_t sid_of(const hs_store_profile *p)
+{
+    ch_buf b = {0};
+    buf_add(&b, p->version ? p->version : "", p->version ? strlen(p->version) + 1 : 1);
+    for (size_t i = 0; i < p->n_labels; i++) {
+        buf_add(&b, p->labels[i].key, strlen(p->labels[i].key) + 1);
+        buf_add(&b, p->labels[i].value, strlen(p->labels[i].value) + 1);
+    }
+    /* (out of memory: 0, a series shared with others; a filtered merge
+     * still reads the profile's exact version and labels) */
+    uint64_t h = b.oom ? 0 : hs_stack_hash(b.p, b.len);
+    free(b.p);
+    return h;
+}
+
 /* The rows of profile p (token ins) for the samples table. */
 static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
 {
     uint16_t day = day_of(p->start_ns);
-    uint64_t kind = kind_of(p->service, p->type), pid = hs_stack_hash(p->id, strlen(p->id));
+    uint64_t kind = kind_of(p->service, p->type), pid = hs_stack_hash(p->id, strlen(p->id)), sid = sid_of(p);
     for (size_t k = 0; k <= p->n_samples; k++) {
         int row = k > 0;
         const hs_store_sample *sm = row ? &p->samples[k - 1] : NULL;
@@ -1117,7 +1134,7 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_str(b, row ? "" : p->id);
         rb_str(b, row ? "" : p->service);
         rb_str(b, row ? "" : p->type);
-        rb_str(b, row ? "" : p->version);
+        rb_str(b, p->version); /* on every row: the version rollup keys it */
         size_t nl = row ? 0 : p->n_labels, nt = row ? 0 : p->types.n;
         rb_varint(b, nl);
         for (size_t i = 0; i < nl; i++)
@@ -1136,6 +1153,7 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_str(b, row ? "" : p->types.period_type);
         rb_str(b, row ? "" : p->types.period_unit);
         rb_i64(b, row ? 0 : p->types.period);
+        rb_u64(b, sid);
     }
 }
 

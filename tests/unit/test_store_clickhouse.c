@@ -278,7 +278,7 @@ static void test_copies(void **state)
     snprintf(q, sizeof q,
              "INSERT INTO %s.samples SELECT day, rowtype, kind, start_ns, ins + 7, stack, v0 * 1000, v1 * 1000, v2, "
              "v3, pid, id, service, type, version, label_keys, label_values, duration_ns, sample_types, "
-             "sample_units, default_index, period_type, period_unit, period FROM %s.samples WHERE ins GLOBAL IN "
+             "sample_units, default_index, period_type, period_unit, period, sid FROM %s.samples WHERE ins GLOBAL IN "
              "(SELECT ins FROM %s.samples WHERE rowtype = 0 AND id = 'copied')",
              db, db, db);
     free(sql(q));
