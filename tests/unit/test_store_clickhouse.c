@@ -518,8 +518,10 @@ static void same_merge(hs_store *a, hs_store *b, const hs_store_query *q, hs_sto
     assert_int_equal(ma->min_start_ns, mb.min_start_ns);
     assert_int_equal(ma->max_end_ns, mb.max_end_ns);
     assert_int_equal(ma->n_rows, mb.n_rows);
-    qsort(ma->rows, ma->n_rows, sizeof *ma->rows, row_cmp);
-    qsort(mb.rows, mb.n_rows, sizeof *mb.rows, row_cmp);
+    if (ma->n_rows) { /* (rows may be NULL when there are none) */
+        qsort(ma->rows, ma->n_rows, sizeof *ma->rows, row_cmp);
+        qsort(mb.rows, mb.n_rows, sizeof *mb.rows, row_cmp);
+    }
     for (size_t i = 0; i < ma->n_rows; i++) {
         assert_true(ma->rows[i].stack == mb.rows[i].stack);
         for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
