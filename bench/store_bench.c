@@ -9,7 +9,8 @@
  * times merges (median of --runs, the stores' runs interleaved: store 1,
  * store 2, store 1, ... so a change in the machine's load hits both): of
  * every stored profile, of the last 24 hours (a range cut inside hours),
- * of one version (20%), of one instance (0.1%); a series and a label
+ * of one version (20%), of one version in the last 24 hours, of one
+ * instance (0.1%), of one zone (a label half the profiles have); a series and a label
  * listing; and reads the bytes stored per profile. Profiles are generated
  * and decomposed beforehand: a pool of --pool distinct ones (default 512),
  * which the fill cycles through with a new id, instance label (1000
@@ -366,12 +367,19 @@ int main(int argc, char **argv)
         ver.n_versions = 1;
         if (timed("merge_one_version", q_merge, &ver, runs, stored, -1, 0))
             return 1;
-        hs_store_query one = q;
-        hs_store_label lb = {"instance", "host-7"};
-        one.labels = &lb;
-        one.n_labels = 1;
-        if (timed("merge_one_instance", q_merge, &one, runs, stored, -1, 0))
+        hs_store_query ver_day = ver;
+        ver_day.from_ns = day.from_ns;
+        if (timed("merge_version_day", q_merge, &ver_day, runs, stored, -1, 0))
             return 1;
+        static const hs_store_label lb[2] = {{"instance", "host-7"}, {"zone", "eu-west1-b"}};
+        static const char *const lb_name[2] = {"merge_one_instance", "merge_one_zone"};
+        for (int k = 0; k < 2; k++) {
+            hs_store_query one = q;
+            one.labels = &lb[k];
+            one.n_labels = 1;
+            if (timed(lb_name[k], q_merge, &one, runs, stored, -1, 0))
+                return 1;
+        }
         if (timed("series", q_series, &q, runs, stored, (int64_t)stored, 0))
             return 1;
         if (timed("label_values", q_labels, &q, runs, stored, -1, 0))

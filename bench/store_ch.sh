@@ -3,7 +3,8 @@
 # the same generated profiles (bench/store_bench.c, bench/store_gen.h: a
 # simulated fleet of one service, 1000 instances, 5 versions, 100 profiles
 # a minute): ingest rate, merged flame graph latency (every stored profile,
-# the last 24 hours, one version, one instance), series and label listing,
+# the last 24 hours, one version, one version in the last 24 hours, one
+# instance, one zone), series and label listing,
 # bytes per profile, at each size of BENCH_STORE_SIZES (default
 # 10000,100000; the issue's figures add 1000000: ~30 min of filling here).
 #
@@ -81,14 +82,25 @@ END {
     print ""
     printf "Measured %s on %d cores of \"%s\"; load average at the end %s (a machine shared with other builds: every figure is wall time; both stores get the same puts one after the other, and each query'"'"'s runs alternate between them).\n\n", date, ncpu, cpu, load
     printf "Produced by: `%s` (one bench/store_bench.c run against `sqlite:DIR` and `clickhouse://127.0.0.1:PORT/hs_bench`, a throwaway ClickHouse %s server on the same machine).\n\n", inv, ver
-    printf "Profiles: a simulated fleet of one service: bench/store_gen.h CPU profiles (%s pprof samples over %s distinct stacks each), 1000 instances, 5 versions rolling, 100 profiles a minute (1 000 000 profiles span ~7 days); puts of %s profiles. Queries, medians of %d runs: every stored profile (\"all\"; ClickHouse reads its whole hours from the rollup), the last 24 hours from 10 minutes past an hour (rollup plus the partial hour from the samples), one version (20%%, a filter the rollup does not key: samples), one instance (0.1%%, samples). ClickHouse / SQLite > 1 means ClickHouse is slower.\n\n", a["profile_pprof_samples"], a["profile_distinct_stacks"], a["batch"], runs
-    print "| stored profiles | ingest profiles/s SQLite | ClickHouse | merge all ms SQLite | ClickHouse | CH / SQLite | last 24 h ms SQLite | ClickHouse | one version ms SQLite | ClickHouse | one instance ms SQLite | ClickHouse | bytes/profile SQLite | ClickHouse |"
-    print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    printf "Profiles: a simulated fleet of one service: bench/store_gen.h CPU profiles (%s pprof samples over %s distinct stacks each), 1000 instances, 5 versions rolling, 100 profiles a minute (1 000 000 profiles span ~7 days); puts of %s profiles. Queries, medians of %d runs: every stored profile (\"all\"; ClickHouse reads its whole hours from the rollup), the last 24 hours from 10 minutes past an hour (rollup plus the partial hour from the samples), one version (20%%: ClickHouse reads its whole hours from the version rollup), one version in the last 24 hours, one instance (0.1%%: the samples of its series), one zone (50%%: the samples of its series). ClickHouse / SQLite > 1 means ClickHouse is slower.\n\n", a["profile_pprof_samples"], a["profile_distinct_stacks"], a["batch"], runs
+    print "| stored profiles | ingest profiles/s SQLite | ClickHouse | merge all ms SQLite | ClickHouse | CH / SQLite | last 24 h ms SQLite | ClickHouse | bytes/profile SQLite | ClickHouse |"
+    print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for (i = 1; i <= n; i++) {
         s = sz[i]
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", s, pair("ingest_per_s_at_" s), pair("merge_ms_at_" s),
-            r(b["merge_ms_at_" s], a["merge_ms_at_" s]), pair("merge_day_ms_at_" s), pair("merge_one_version_ms_at_" s),
-            pair("merge_one_instance_ms_at_" s), pair("bytes_per_profile_at_" s)
+        printf "| %s | %s | %s | %s | %s | %s |\n", s, pair("ingest_per_s_at_" s), pair("merge_ms_at_" s),
+            r(b["merge_ms_at_" s], a["merge_ms_at_" s]), pair("merge_day_ms_at_" s), pair("bytes_per_profile_at_" s)
+    }
+    print ""
+    print "Filtered merges:"
+    print ""
+    print "| stored profiles | one version ms SQLite | ClickHouse | CH / SQLite | one version, last 24 h ms SQLite | ClickHouse | one instance ms SQLite | ClickHouse | CH / SQLite | one zone ms SQLite | ClickHouse |"
+    print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    for (i = 1; i <= n; i++) {
+        s = sz[i]
+        printf "| %s | %s | %s | %s | %s | %s | %s |\n", s, pair("merge_one_version_ms_at_" s),
+            r(b["merge_one_version_ms_at_" s], a["merge_one_version_ms_at_" s]), pair("merge_version_day_ms_at_" s),
+            pair("merge_one_instance_ms_at_" s), r(b["merge_one_instance_ms_at_" s], a["merge_one_instance_ms_at_" s]),
+            pair("merge_one_zone_ms_at_" s)
     }
     print ""
     print "| stored profiles | series ms SQLite | ClickHouse | label values ms SQLite | ClickHouse | merge all spread ms SQLite | ClickHouse |"

@@ -21,19 +21,21 @@
  *            for that day), so retention drops whole days of stacks
  *            with their profiles. Merges fold duplicate (day, hash) rows
  *            eventually; reads never depend on it (GROUP BY hash, any()).
- *   samples  one row per profile (rowtype = 0: id, service, type, version,
- *            labels, duration, sample types; v0..v3 = its totals) and one
- *            per sample (rowtype = 1: stack, v0..v3), both with day, kind (the
- *            XXH3 hash of service NUL type), start_ns, pid (the XXH3 hash
- *            of the id) and ins (below). MergeTree, PARTITION BY day,
- *            ORDER BY (rowtype, kind, start_ns, ins, stack): the profiles are
- *            one range of the key, a time range of one service and type
- *            another, and a merged flame graph reads only the latter.
+ *   samples  one row per profile (rowtype = 0: id, service, type, labels,
+ *            duration, sample types; v0..v3 = its totals) and one per
+ *            sample (rowtype = 1: stack, v0..v3), both with day, kind (the
+ *            XXH3 hash of service NUL type), start_ns, version, sid (the
+ *            series id: XXH3 of version and labels), pid (the XXH3 hash of
+ *            the id) and ins (below). MergeTree, PARTITION BY day, ORDER BY
+ *            (rowtype, kind, hour, sid, start_ns, ins, stack), hour being
+ *            intDiv(start_ns, 1 h) (CH_HOUR_KEY; queries state it next to
+ *            their start_ns bounds): the profiles are one range of the
+ *            key, a time range of one service and type another (whole
+ *            hours, then the partial ones by start_ns), and within each
+ *            hour a series' rows are together, so a version or label
+ *            filter (sid IN ...) reads only its series' granules.
  *            index_granularity 1024 (not 8192): a granule then holds the
- *            samples of ~3 profiles instead of ~25, so a label or version
- *            selection (by (start_ns, ins), see below) reads ~1/6 of the
- *            rows it would (measured: 1.4 M instead of 8.6 M of 32.7 M rows
- *            for 1% of 100 000 profiles); a full merge reads the same.
+ *            samples of ~3 profiles instead of ~25.
  *   rollup   (day, kind, bucket, rowtype, stack, profiles, v0..v3)
  *            SummingMergeTree, PARTITION BY day, ORDER BY (kind, bucket,
  *            rowtype, stack): per hour (bucket = its first ns) the sums of
@@ -49,12 +51,25 @@
  *            stored before the rollup existed, or a view insert that
  *            failed, fall back to the samples rather than a wrong answer).
  *            URL option rollup=0 never reads it (the tests compare both).
+ *   rollup_version  the same per version too: ORDER BY (kind, bucket,
+ *            rowtype, version, stack), its own view; merges filtered by
+ *            versions only read their whole hours from it, on the same
+ *            conditions.
+ *   series   (day, kind, sid, version, label_keys, label_values, profiles)
+ *            SummingMergeTree(profiles), PARTITION BY day, ORDER BY (kind,
+ *            sid): per day the version and labels of every series id and
+ *            its count of profile rows, filled by a view over the profile
+ *            rows. A version or label filter is resolved here to the sids
+ *            that match (a few rows per series and day), when the table
+ *            counts every profile row of the range's days (else, or with
+ *            rollup=0, the exact way: profile rows chosen by id).
  *   retention (before_ns) Log: the watermark (see ch_retain).
- * In a cluster, stacks, samples and rollup are *_local tables on every
- * shard and Distributed tables of the same names shard stacks by hash and
- * samples by pid, so all the rows of a profile, and every copy of one id,
- * live on one shard (and its rollup rows with them: each shard's view
- * writes its own rollup_local).
+ * In a cluster, stacks, samples, the rollups and series are *_local
+ * tables on every shard and Distributed tables of the same names shard
+ * stacks by hash and samples by pid, so all the rows of a profile, and
+ * every copy of one id, live on one shard (and its rollup and series rows
+ * with them: each shard's views write its own *_local tables, and a
+ * shard resolves sids from its own series_local).
  *
  * Idempotency (ClickHouse has no unique constraint). A put
  *   1. drops the batch's repeated ids and the ids already stored (looked up
@@ -72,15 +87,15 @@
  * after a timeout) can both pass step 1. Each stored copy has its own
  * random 64-bit token, ins, on all its rows, and every query reads only
  * the copy with the smallest token per id: profile-level answers (and
- * filtered merges) with
+ * merges by ids) with
  *   (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) ... GROUP BY id)
- * over the (few) profile rows, a prefix of the ordering key, so only the
- * granules of the chosen profiles' rows are read; unfiltered merges with
+ * over the (few) profile rows; other merges with
  *   ins NOT IN (<the other copies' tokens>)
  * a set that is empty unless such a race happened (found by a GROUP BY of
  * the integer pid, HAVING count() > 1, over the profile rows: only ids
  * stored twice are then grouped by their string), so the common merge
- * reads the sample rows with no token test. All these subqueries run on
+ * reads the sample rows with no token test (a filtered merge with copies
+ * among its profiles takes the exact way). All these subqueries run on
  * each shard over its local table (an
  * id's copies are co-located), on one server or a cluster alike, without
  * ZooKeeper or Replicated tables.
@@ -127,6 +142,10 @@
 #define CH_MAX_BLOCK 8000000       /* rows of one put: one INSERT block */
 #define CH_CACHE_MAX (1u << 21)    /* (day, stack) pairs known stored */
 #define CH_BUCKET_NS (3600LL * 1000000000LL) /* a rollup bucket: one hour */
+/* The hour of a row in the samples' ordering key; queries repeat this very
+ * expression as a condition (ClickHouse 18.16 uses a key expression's own
+ * conditions, not those on start_ns, to skip granules). */
+#define CH_HOUR_KEY "intDiv(start_ns, 3600000000000)"
 
 /* ---- growable buffer ---- */
 
@@ -582,6 +601,66 @@ static int ch_each(ch_store *s, const char *sql, char *err, size_t errlen)
 
 /* ---- schema ---- */
 
+/* The DDL of a rollup NAME keyed by (kind, bucket, rowtype, [col,] stack)
+ * (col: "" or a String column of samples) and of its materialized view
+ * NAME_mv over samples (*tbl, *mv: malloc'd, or NULL on out of memory). */
+static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, const char *col)
+{
+    const char *sep = *col ? ", " : "";
+    int a = asprintf(tbl,
+                     "CREATE TABLE IF NOT EXISTS %s.%s%s (day Date, kind UInt64, bucket Int64, rowtype UInt8%s%s%s, "
+                     "stack UInt64, profiles UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
+                     "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype%s%s, stack)",
+                     db, name, L, sep, col, *col ? " String" : "", sep, col);
+    if (a < 0)
+        *tbl = NULL;
+    int b = asprintf(mv,
+                     "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv%s TO %s.%s%s AS SELECT day, kind, "
+                     "intDiv(start_ns, %lld) * %lld AS bucket, rowtype%s%s, stack, sum(rowtype = 0) AS profiles, "
+                     "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples%s "
+                     "WHERE start_ns >= 0 GROUP BY day, kind, bucket, rowtype%s%s, stack",
+                     db, name, L, db, name, L, CH_BUCKET_NS, CH_BUCKET_NS, sep, col, db, L, sep, col);
+    if (b < 0)
+        *mv = NULL;
+}
+
+/* 0 if every host's samples table has this version's layout (the series
+ * id, the key it leads); -1 with a message for a database an older
+ * hotspur created, whose rows have neither: its answers would be wrong. */
+static int schema_current(ch_store *s, char *err, size_t errlen)
+{
+    ch_buf q = {0};
+    buf_str(&q, "SELECT count() FROM system.columns WHERE database = ");
+    buf_quote(&q, s->db);
+    buf_printf(&q, " AND table = 'samples%s' AND name = 'sid' FORMAT RowBinary", s->local);
+    if (q.oom) {
+        set_err(err, errlen, "clickhouse: out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
+        ch_buf ans = {0};
+        int cf;
+        rc = ch_http(s, h, CH_QUERY, q.p, NULL, "", &ans, &cf, err, errlen);
+        if (rc)
+            break;
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        uint64_t n = rd_u64(&r);
+        free(ans.p);
+        if (r.bad) {
+            rc = malformed(err, errlen, "schema");
+        } else if (n != 1) {
+            set_err(err, errlen,
+                    "clickhouse %s:%d: database %s was created by an older hotspur (its samples table has no "
+                    "series id): give this version a new database (docs/fleet.md, \"An existing database\")",
+                    s->hosts[h].host, s->hosts[h].port, s->db);
+            rc = -1;
+        }
+    }
+    free(q.p);
+    return rc;
+}
+
 static int ch_schema(ch_store *s, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->mu);
@@ -591,7 +670,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
         return 0;
     const char *L = s->local, *db = s->db;
     int rc = 0;
-    enum { N_DDL = 6 };
+    enum { N_DDL = 10, N_BASE = 4 /* created before the schema check */ };
     const char *ddl[N_DDL];
     char *owned[N_DDL] = {0};
     int ok_ddl[N_DDL];
@@ -606,28 +685,34 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
                          "pid UInt64, id String, service String, type String, version String, "
                          "label_keys Array(String), label_values Array(String), duration_ns Int64, "
                          "sample_types Array(String), sample_units Array(String), default_index UInt8, "
-                         "period_type String, period_unit String, period Int64) "
-                         "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns, ins, stack) "
-                         "SETTINGS index_granularity = 1024",
-                         db, L);
+                         "period_type String, period_unit String, period Int64, sid UInt64) "
+                         "ENGINE = MergeTree() PARTITION BY day ORDER BY (rowtype, kind, %s, sid, start_ns, "
+                         "ins, stack) SETTINGS index_granularity = 1024",
+                         db, L, CH_HOUR_KEY);
     /* Not distributed: every host keeps its own copy of the watermark. */
     ok_ddl[3] = asprintf(&owned[3], "CREATE TABLE IF NOT EXISTS %s.retention (before_ns Int64) ENGINE = Log", db);
     /* The rollup: per (kind, hour, row type, stack) sums of the sample
-     * rows, and per (kind, hour) the profile rows' count and totals. */
-    ok_ddl[4] = asprintf(&owned[4],
-                         "CREATE TABLE IF NOT EXISTS %s.rollup%s (day Date, kind UInt64, bucket Int64, "
-                         "rowtype UInt8, stack UInt64, profiles UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
-                         "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype, stack)",
+     * rows, and per (kind, hour) the profile rows' count and totals;
+     * filled by ClickHouse from every block inserted into samples (on
+     * each shard, from its local table), folded within the block. The
+     * version rollup: the same per version as well (the sample rows carry
+     * their profile's version), for merges of some versions. */
+    rollup_ddl(&owned[4], &owned[5], db, L, "rollup", "");
+    rollup_ddl(&owned[6], &owned[7], db, L, "rollup_version", "version");
+    ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = 0; /* (NULL if out of memory) */
+    /* The series of each day and kind: sid -> version and labels, and
+     * how many profile rows it has (to tell that it misses none). */
+    ok_ddl[8] = asprintf(&owned[8],
+                         "CREATE TABLE IF NOT EXISTS %s.series%s (day Date, kind UInt64, sid UInt64, "
+                         "version String, label_keys Array(String), label_values Array(String), profiles UInt64) "
+                         "ENGINE = SummingMergeTree((profiles)) PARTITION BY day ORDER BY (kind, sid)",
                          db, L);
-    /* Filled by ClickHouse from every block inserted into samples (on each
-     * shard, from its local table), folded within the block. */
-    ok_ddl[5] = asprintf(&owned[5],
-                         "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.rollup_mv%s TO %s.rollup%s AS SELECT day, "
-                         "kind, intDiv(start_ns, %lld) * %lld AS bucket, rowtype, stack, "
-                         "sum(rowtype = 0) AS profiles, sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, "
-                         "sum(v3) AS v3 FROM %s.samples%s WHERE start_ns >= 0 "
-                         "GROUP BY day, kind, bucket, rowtype, stack",
-                         db, L, db, L, CH_BUCKET_NS, CH_BUCKET_NS, db, L);
+    ok_ddl[9] = asprintf(&owned[9],
+                         "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.series_mv%s TO %s.series%s AS SELECT day, "
+                         "kind, sid, any(version) AS version, any(label_keys) AS label_keys, "
+                         "any(label_values) AS label_values, count() AS profiles FROM %s.samples%s "
+                         "WHERE rowtype = 0 GROUP BY day, kind, sid",
+                         db, L, db, L, db, L);
     for (int i = 0; i < N_DDL; i++) {
         if (ok_ddl[i] < 0)
             owned[i] = NULL; /* (asprintf leaves it undefined) */
@@ -638,14 +723,18 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
             goto out;
         }
     }
-    for (int i = 0; i < N_DDL && rc == 0; i++)
+    for (int i = 0; i < N_BASE && rc == 0; i++)
+        rc = ch_each(s, ddl[i], err, errlen);
+    if (rc == 0)
+        rc = schema_current(s, err, errlen);
+    for (int i = N_BASE; i < N_DDL && rc == 0; i++)
         rc = ch_each(s, ddl[i], err, errlen);
     if (rc == 0 && s->cluster) {
-        /* (rollup is only read through its Distributed table: the
-         * materialized view writes each shard's own.) */
-        static const char *const tables[3] = {"stacks", "samples", "rollup"};
-        static const char *const keys[3] = {", hash", ", pid", ""};
-        for (int i = 0; i < 3 && rc == 0; i++) {
+        /* (the rollups and series are only read through their Distributed
+         * tables: the materialized views write each shard's own.) */
+        static const char *const tables[5] = {"stacks", "samples", "rollup", "rollup_version", "series"};
+        static const char *const keys[5] = {", hash", ", pid", "", "", ""};
+        for (int i = 0; i < 5 && rc == 0; i++) {
             ch_buf d = {0};
             buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
@@ -1096,11 +1185,28 @@ static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char
     return 0;
 }
 
+/* The series id of p: the XXH3 hash of its version and labels
+ * (version NUL key NUL value NUL ...), on every row of the profile. */
+static uint64_t sid_of(const hs_store_profile *p)
+{
+    ch_buf b = {0};
+    buf_add(&b, p->version ? p->version : "", p->version ? strlen(p->version) + 1 : 1);
+    for (size_t i = 0; i < p->n_labels; i++) {
+        buf_add(&b, p->labels[i].key, strlen(p->labels[i].key) + 1);
+        buf_add(&b, p->labels[i].value, strlen(p->labels[i].value) + 1);
+    }
+    /* (out of memory: 0, a series shared with others; a filtered merge
+     * still reads the profile's exact version and labels) */
+    uint64_t h = b.oom ? 0 : hs_stack_hash(b.p, b.len);
+    free(b.p);
+    return h;
+}
+
 /* The rows of profile p (token ins) for the samples table. */
 static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
 {
     uint16_t day = day_of(p->start_ns);
-    uint64_t kind = kind_of(p->service, p->type), pid = hs_stack_hash(p->id, strlen(p->id));
+    uint64_t kind = kind_of(p->service, p->type), pid = hs_stack_hash(p->id, strlen(p->id)), sid = sid_of(p);
     for (size_t k = 0; k <= p->n_samples; k++) {
         int row = k > 0;
         const hs_store_sample *sm = row ? &p->samples[k - 1] : NULL;
@@ -1117,7 +1223,7 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_str(b, row ? "" : p->id);
         rb_str(b, row ? "" : p->service);
         rb_str(b, row ? "" : p->type);
-        rb_str(b, row ? "" : p->version);
+        rb_str(b, p->version); /* on every row: the version rollup keys it */
         size_t nl = row ? 0 : p->n_labels, nt = row ? 0 : p->types.n;
         rb_varint(b, nl);
         for (size_t i = 0; i < nl; i++)
@@ -1136,6 +1242,7 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_str(b, row ? "" : p->types.period_type);
         rb_str(b, row ? "" : p->types.period_unit);
         rb_i64(b, row ? 0 : p->types.period);
+        rb_u64(b, sid);
     }
 }
 
@@ -1326,27 +1433,21 @@ static void where_rows(ch_buf *b, const hs_store_query *q, int64_t wm, int row)
     if (q->service && q->type)
         buf_printf(b, " AND kind = %" PRIu64, kind_of(q->service, q->type));
     if (from > 0) {
-        buf_printf(b, " AND start_ns >= %" PRId64 " AND day >= ", from);
+        buf_printf(b, " AND start_ns >= %" PRId64 " AND " CH_HOUR_KEY " >= %" PRId64 " AND day >= ", from,
+                   (int64_t)(from / CH_BUCKET_NS));
         buf_day(b, day_of(from));
     }
     if (q->until_ns) {
-        buf_printf(b, " AND start_ns < %" PRId64 " AND day <= ", q->until_ns);
+        buf_printf(b, " AND start_ns < %" PRId64 " AND " CH_HOUR_KEY " <= %" PRId64 " AND day <= ", q->until_ns,
+                   (int64_t)(q->until_ns / CH_BUCKET_NS));
         buf_day(b, day_of(q->until_ns));
     }
 }
 
-/* Every condition of q on the profile rows. */
-static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
+/* The version and label conditions of q (on the profile rows' or the
+ * series' columns of the same names). */
+static void where_attrs(ch_buf *b, const hs_store_query *q)
 {
-    where_rows(b, q, wm, 0);
-    if (q->service) {
-        buf_str(b, " AND service = ");
-        buf_quote(b, q->service);
-    }
-    if (q->type) {
-        buf_str(b, " AND type = ");
-        buf_quote(b, q->type);
-    }
     if (q->n_versions) {
         buf_str(b, " AND version IN (");
         for (size_t i = 0; i < q->n_versions; i++) {
@@ -1363,6 +1464,21 @@ static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
         buf_quote(b, q->labels[i].value);
         buf_str(b, ", label_keys, label_values)");
     }
+}
+
+/* Every condition of q on the profile rows. */
+static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
+{
+    where_rows(b, q, wm, 0);
+    if (q->service) {
+        buf_str(b, " AND service = ");
+        buf_quote(b, q->service);
+    }
+    if (q->type) {
+        buf_str(b, " AND type = ");
+        buf_quote(b, q->type);
+    }
+    where_attrs(b, q);
     if (q->n_ids) {
         buf_str(b, " AND id IN (");
         for (size_t i = 0; i < q->n_ids; i++) {
@@ -1376,10 +1492,9 @@ static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
 
 /* " AND (start_ns, ins) IN (...)": the rows (profile or sample rows) of
  * the chosen copy, the smallest token, of each id among the selected
- * profiles, evaluated on each shard over its local rows. The pair is a
- * prefix of the ordering key after (rowtype, kind), so ClickHouse reads
- * only the granules holding those profiles' rows instead of testing every
- * row of the time range (a copy's rows all carry its profile's start_ns). */
+ * profiles, evaluated on each shard over its local rows (a copy's rows all
+ * carry its profile's start_ns). The exact way, for id selections and
+ * whenever the series index cannot be trusted (where_sids). */
 static void where_chosen(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
 {
     buf_printf(b, " AND (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) FROM %s.samples%s WHERE ", s->db,
@@ -1399,24 +1514,67 @@ static void where_not_losers(ch_buf *b, const uint64_t *losers, size_t n_losers)
     buf_str(b, ")");
 }
 
-/* With version, label or id filters, or more than CH_IN_CHUNK copies to
- * leave out: the chosen copies are resolved by a subquery over the profile
- * rows; otherwise every row of the kind and time range is selected but for
- * the other copies of an id (left by two servers racing), listed by the
- * caller in losers: almost always none. */
-static int use_chosen(const hs_store_query *q, size_t n_losers)
+/* " AND day >= ... AND day <= ...": the days of q's range from
+ * max(from, watermark). */
+static void where_days(ch_buf *b, const hs_store_query *q, int64_t wm)
 {
-    return q->n_versions || q->n_labels || q->n_ids || n_losers > CH_IN_CHUNK;
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    if (from > 0) {
+        buf_str(b, " AND day >= ");
+        buf_day(b, day_of(from));
+    }
+    if (q->until_ns) {
+        buf_str(b, " AND day <= ");
+        buf_day(b, day_of(q->until_ns));
+    }
 }
 
-/* " WHERE ..." (after FROM samples): the samples of the selection, one
+/* " AND sid IN (...)": the rows of the series whose version and labels
+ * q selects, looked up in the series table (a few rows per series and
+ * day) on each shard. sid follows (rowtype, kind, hour) in the samples'
+ * key, so within each hour ClickHouse reads only the selected series'
+ * granules. Exact only when the series table holds every profile row of
+ * the days (checked by the merge, series_check) and no id is stored twice
+ * among them: else the caller takes where_chosen. */
+static void where_sids(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
+{
+    buf_printf(b, " AND sid IN (SELECT sid FROM %s.series%s WHERE kind = %" PRIu64, s->db, s->local,
+               kind_of(q->service, q->type));
+    where_days(b, q, wm);
+    where_attrs(b, q);
+    buf_str(b, ")");
+}
+
+/* How a merge selects its rows. */
+typedef enum {
+    CH_ALL,    /* no filter: every row of the kind and range but the losers */
+    CH_SERIES, /* versions or labels: the selected series' rows (where_sids) */
+    CH_CHOSEN, /* the exact way (where_chosen): ids, or the others unsure */
+} ch_sel;
+
+/* " AND ..." selecting the rows of sel (profile or sample rows: after
+ * where_rows or where_profiles), but for the other copies of an id (left
+ * by two servers racing) listed in losers: almost always none. */
+static void where_sel(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+                      const uint64_t *losers, size_t n_losers)
+{
+    if (sel == CH_CHOSEN) {
+        where_chosen(b, s, q, wm);
+        return;
+    }
+    if (sel == CH_SERIES)
+        where_sids(b, s, q, wm);
+    where_not_losers(b, losers, n_losers);
+}
+
+/* " WHERE ..." (after FROM samples): the sample rows of the selection, one
  * copy per id (where_chosen as PREWHERE on one server: ClickHouse then
  * reads the other columns only of the rows of selected profiles; a
  * Distributed table of 18.16 takes no PREWHERE). */
-static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const uint64_t *losers,
-                          size_t n_losers)
+static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+                          const uint64_t *losers, size_t n_losers)
 {
-    if (use_chosen(q, n_losers)) {
+    if (sel == CH_CHOSEN) {
         if (s->cluster) {
             buf_str(b, " WHERE ");
             where_rows(b, q, wm, 1);
@@ -1431,7 +1589,7 @@ static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q,
     }
     buf_str(b, " WHERE ");
     where_rows(b, q, wm, 1);
-    where_not_losers(b, losers, n_losers);
+    where_sel(b, s, q, wm, sel, losers, n_losers);
 }
 
 static int need_service_type(const hs_store_query *q, char *err, size_t errlen)
@@ -1721,11 +1879,12 @@ static int same_types(const hs_store_types *a, const hs_store_types *b)
 /* ---- merge ---- */
 
 /* The whole hours [*b0, *b1) (*b1 == 0: no upper bound) of q's range that
- * the rollup may answer: only with no version, label or id filter (the
- * rollup keys none of them), and only a non-empty range. */
+ * a rollup may answer: only with no label or id filter (the rollups key
+ * neither; versions are the version rollup's), and only a non-empty
+ * range. */
 static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, int64_t *b0, int64_t *b1)
 {
-    if (!s->rollup || q->n_versions || q->n_labels || q->n_ids)
+    if (!s->rollup || q->n_labels || q->n_ids)
         return 0;
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from < 0)
@@ -1742,22 +1901,25 @@ static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, 
     return 1;
 }
 
-/* The rollup rows of q's kind in the hours [b0, b1). */
-static void where_buckets(ch_buf *b, const hs_store_query *q, int64_t b0, int64_t b1)
+/* " FROM DB.rollup WHERE ...": the rollup rows of q's kind (and versions:
+ * then from the version rollup) in the hours [b0, b1), after rowtype. */
+static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t b0, int64_t b1, int row)
 {
-    buf_printf(b, "kind = %" PRIu64 " AND bucket >= %" PRId64 " AND day >= ", kind_of(q->service, q->type), b0);
+    buf_printf(b, " FROM %s.%s WHERE rowtype = %d AND kind = %" PRIu64 " AND bucket >= %" PRId64 " AND day >= ",
+               s->db, q->n_versions ? "rollup_version" : "rollup", row, kind_of(q->service, q->type), b0);
     buf_day(b, day_of(b0));
     if (b1) {
         buf_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
         buf_day(b, day_of(b1 - 1));
     }
+    where_attrs(b, q); /* (versions only: rollup_range) */
 }
 
-/* The merge from the rollup: its hours [b0, b1), summed on each shard,
- * plus the sample rows of the range's partial hours at either end; nv
- * value columns. */
-static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1,
-                         size_t nv)
+/* The merge from a rollup: its hours [b0, b1), summed on each shard,
+ * plus the sample rows of the range's partial hours at either end (of the
+ * rows sel selects); nv value columns. */
+static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel, int64_t b0,
+                         int64_t b1, size_t nv)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     /* (from <= 0: no lower bound, and profiles before 1970 are only in
@@ -1769,8 +1931,7 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
     buf_str(b, " FROM (SELECT stack");
     for (size_t v = 0; v < nv; v++)
         buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
-    buf_printf(b, " FROM %s.rollup WHERE rowtype = 1 AND ", s->db);
-    where_buckets(b, q, b0, b1);
+    from_buckets(b, s, q, b0, b1, 1);
     buf_str(b, " GROUP BY stack");
     if (head || tail) {
         buf_str(b, " UNION ALL SELECT stack");
@@ -1778,14 +1939,36 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
             buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
         buf_printf(b, " FROM %s.samples WHERE ", s->db);
         where_rows(b, q, wm, 1);
+        where_sel(b, s, q, wm, sel, NULL, 0);
+        /* (each bound also on the key's hour, which prunes granules) */
         buf_str(b, " AND (");
         if (head)
-            buf_printf(b, "start_ns < %" PRId64, b0);
+            buf_printf(b, "(start_ns < %" PRId64 " AND " CH_HOUR_KEY " <= %" PRId64 ")", b0,
+                       (int64_t)(b0 / CH_BUCKET_NS));
         if (tail)
-            buf_printf(b, "%sstart_ns >= %" PRId64, head ? " OR " : "", b1);
+            buf_printf(b, "%s(start_ns >= %" PRId64 " AND " CH_HOUR_KEY " >= %" PRId64 ")", head ? " OR " : "", b1,
+                       (int64_t)(b1 / CH_BUCKET_NS));
         buf_str(b, ") GROUP BY stack");
     }
     buf_str(b, ") GROUP BY stack FORMAT RowBinary");
+}
+
+/* ", (profile rows of the days), (the series' count of them)": the
+ * series table holds every profile row of q's kind in the days of its
+ * range when the two are equal (both count every copy; a series row lost
+ * with a failed view insert, or rows stored before the series existed,
+ * make them differ). Whole days: both tables are partitioned by day and
+ * dropped together. */
+static void series_check(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
+{
+    uint64_t kind = kind_of(q->service, q->type);
+    for (int t = 0; t < 2; t++) {
+        buf_printf(b, t ? ", (SELECT sum(profiles) FROM %s.series WHERE kind = %" PRIu64
+                        : ", (SELECT count() FROM %s.samples WHERE rowtype = 0 AND kind = %" PRIu64,
+                   s->db, kind);
+        where_days(b, q, wm);
+        buf_str(b, ")");
+    }
 }
 
 /* The tokens of the copies to leave out of q's range (none unless two
@@ -1839,42 +2022,47 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     int rc = watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    /* The profiles: count, totals, time span, sample types. Without
-     * filters also whether any id may be stored twice in the range (a
-     * GROUP BY of the integer pid over the profile rows of the kind): if
-     * so, the copies to leave out are found (find_losers) and the totals
-     * asked again without them. And when the rollup may answer, the
-     * profiles in its hours by both tables. */
+    /* The profiles: count, totals, time span, sample types. Unless the
+     * selection is the exact one (ids, or ?rollup=0), also whether any id
+     * may be stored twice among them (a GROUP BY of the integer pid over
+     * the profile rows): if so, the copies to leave out are found
+     * (find_losers; with a version or label filter simply the exact way)
+     * and the totals asked again without them. When a rollup may answer,
+     * the profiles in its hours by both tables; with a version or label
+     * filter, whether the series table may be trusted (series_check). */
     ch_buf b = {0}, ans = {0};
     uint64_t *losers = NULL;
     size_t n_losers = 0;
-    int unfiltered = !q->n_versions && !q->n_labels && !q->n_ids, roll = 0;
+    int filtered = q->n_versions || q->n_labels, roll = 0;
+    ch_sel sel = q->n_ids || (filtered && !s->rollup) ? CH_CHOSEN : filtered ? CH_SERIES : CH_ALL;
     int64_t b0 = 0, b1 = 0;
     char *blk = NULL;
     for (int pass = 0;; pass++) {
-        int probe = unfiltered && pass == 0;
-        roll = n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
+        if (n_losers > CH_IN_CHUNK)
+            sel = CH_CHOSEN;
+        int probe = sel != CH_CHOSEN && pass == 0, check = sel == CH_SERIES;
+        roll = sel != CH_CHOSEN && n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
         buf_printf(&b, "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
                        "max(start_ns + duration_ns)");
         if (probe) {
             buf_printf(&b, ", (SELECT count() FROM (SELECT pid FROM %s.samples WHERE ", s->db);
             where_rows(&b, q, wm, 0);
+            where_sel(&b, s, q, wm, sel, NULL, 0);
             buf_str(&b, " GROUP BY pid HAVING count() > 1))");
         }
         if (roll) {
             buf_printf(&b, ", countIf(start_ns >= %" PRId64, b0);
             if (b1)
                 buf_printf(&b, " AND start_ns < %" PRId64, b1);
-            buf_printf(&b, "), (SELECT sum(profiles) FROM %s.rollup WHERE rowtype = 0 AND ", s->db);
-            where_buckets(&b, q, b0, b1);
+            buf_str(&b, "), (SELECT sum(profiles)");
+            from_buckets(&b, s, q, b0, b1, 0);
             buf_str(&b, ")");
         }
+        if (check)
+            series_check(&b, s, q, wm);
         buf_printf(&b, " FROM %s.samples WHERE ", s->db);
         where_profiles(&b, q, wm);
-        if (use_chosen(q, n_losers))
-            where_chosen(&b, s, q, wm);
-        else
-            where_not_losers(&b, losers, n_losers);
+        where_sel(&b, s, q, wm, sel, losers, n_losers);
         buf_str(&b, " FORMAT RowBinary");
         rc = run(s, &b, &ans, err, errlen);
         if (rc) {
@@ -1889,6 +2077,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         out->max_end_ns = rd_i64(&r);
         int bad = r.bad;
         uint64_t twice = probe ? rd_u64(&r) : 0, raw = roll ? rd_u64(&r) : 0, rolled = roll ? rd_u64(&r) : 0;
+        uint64_t in_days = check ? rd_u64(&r) : 0, in_series = check ? rd_u64(&r) : 0;
         free(ans.p);
         ans = (ch_buf){0};
         if (bad || r.bad) {
@@ -1897,12 +2086,19 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             return malformed(err, errlen, "merge totals");
         }
         /* The rollup only when it holds exactly the profiles the samples
-         * hold in those hours: else (rows stored before the rollup
-         * existed, a failed view insert, a kind shared by two services)
-         * the raw rows answer. */
+         * hold in those hours: else (a failed view insert, a kind shared
+         * by two services) the raw rows answer. */
         roll = roll && raw > 0 && raw == rolled;
+        if (check && in_days != in_series) {
+            sel = CH_CHOSEN; /* the series table misses rows: the exact way */
+            continue;
+        }
         if (!twice)
             break;
+        if (sel == CH_SERIES) {
+            sel = CH_CHOSEN;
+            continue;
+        }
         rc = find_losers(s, q, wm, &losers, &n_losers, err, errlen);
         if (rc)
             return rc;
@@ -1936,13 +2132,13 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     /* The stacks: one GROUP BY inside ClickHouse, summing only the value
      * columns the type has (the others are 0: not read at all). */
     if (roll) {
-        merge_rollup(&b, s, q, wm, b0, b1, out->types.n);
+        merge_rollup(&b, s, q, wm, sel, b0, b1, out->types.n);
     } else {
         buf_str(&b, "SELECT stack");
         for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
             buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
         buf_printf(&b, " FROM %s.samples", s->db);
-        where_samples(&b, s, q, wm, losers, n_losers);
+        where_samples(&b, s, q, wm, sel, losers, n_losers);
         buf_str(&b, " GROUP BY stack FORMAT RowBinary");
     }
     free(losers);
@@ -2186,13 +2382,14 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     time_t bt = (time_t)boundary * 86400;
     struct tm tm;
     gmtime_r(&bt, &tm);
-    char mark[160], parts[512];
+    char mark[160], parts[640];
     snprintf(mark, sizeof mark, "INSERT INTO %s.retention VALUES (%" PRId64 ")", s->db, before_ns);
     /* A Date partition's id is YYYYMMDD. */
     snprintf(parts, sizeof parts,
              "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('samples%s', 'stacks%s', 'rollup%s') AND partition_id < '%04d%02d%02d' FORMAT RowBinary",
-             s->db, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'series%s') AND "
+             "partition_id < '%04d%02d%02d' FORMAT RowBinary",
+             s->db, s->local, s->local, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);

@@ -163,10 +163,11 @@ pass "merged profile = hotspur merge (top, tree, convert, flame)"
 
 # ---- ClickHouse: the rollup's answers are the samples' ----
 if [ "${HS_QUERY_BACKEND:-sqlite}" = clickhouse ]; then
-    # A second server on the same database that never reads the rollup:
-    # every answer byte for byte the same, for ranges of whole hours (the
-    # rollup answers them) and ranges cut inside hours (their ends come
-    # from the samples).
+    # A second server on the same database that never reads the rollups
+    # nor the series table: every answer byte for byte the same, for
+    # ranges of whole hours (the rollups answer them) and ranges cut
+    # inside hours (their ends come from the samples), unfiltered and by
+    # version (the version rollup), label (the series table) and both.
     main=("$SERVER_PID" "$SERVER_URL" "$SERVER_LOG" "$SERVER_DATA")
     server_start --store "clickhouse://127.0.0.1:$CH_H/hs_main?rollup=0"
     RAW="$SERVER_URL/api/v1"
@@ -174,16 +175,18 @@ if [ "${HS_QUERY_BACKEND:-sqlite}" = clickhouse ]; then
     hour=$((t0 / 3600 * 3600))
     for r in "from=0" "from=$hour" "from=$((hour - 3600))&until=$((hour + 7200))" "from=$((t0 - 1))" \
         "from=$hour&until=$((t0 + 61))" "from=$((t0 + 30))"; do
-        for ep in "flamegraph?sample_index=samples" "functions?sample_index=samples" "profile?agg=sum"; do
-            a=$(server_curl roll.out "$A/${ep%%\?*}?$base&$r&${ep#*\?}")
-            b=$(server_curl raw.out "$RAW/${ep%%\?*}?$base&$r&${ep#*\?}")
-            [ "$a" = 200 ] && [ "$b" = 200 ] || fail "$ep $r: HTTP $a (rollup) and $b (samples only)"
-            cmp -s roll.out raw.out || fail "$ep $r: the rollup's answer differs from the samples' ($(head -c 300 roll.out) vs $(head -c 300 raw.out))"
+        for f in "" "&version=v2" "&label=instance=a" "&version=v2&label=instance=a" "&version=v1&version=v2"; do
+            for ep in "flamegraph?sample_index=samples" "functions?sample_index=samples" "profile?agg=sum"; do
+                a=$(server_curl roll.out "$A/${ep%%\?*}?$base&$r$f&${ep#*\?}")
+                b=$(server_curl raw.out "$RAW/${ep%%\?*}?$base&$r$f&${ep#*\?}")
+                [ "$a" = 200 ] && [ "$b" = 200 ] || fail "$ep $r$f: HTTP $a (rollup) and $b (samples only)"
+                cmp -s roll.out raw.out || fail "$ep $r$f: the rollup's answer differs from the samples' ($(head -c 300 roll.out) vs $(head -c 300 raw.out))"
+            done
         done
     done
     server_stop "$raw_pid" || fail "the rollup=0 server did not exit 0"
     SERVER_PID=${main[0]} SERVER_URL=${main[1]} SERVER_LOG=${main[2]} SERVER_DATA=${main[3]}
-    pass "ClickHouse: rollup and samples-only answers identical (6 ranges, flame graph, functions, pprof)"
+    pass "ClickHouse: rollup and samples-only answers identical (6 ranges x 5 filters, flame graph, functions, pprof)"
 fi
 
 # ---- functions = top's flat/cum; flame graph totals ----

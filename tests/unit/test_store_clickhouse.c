@@ -16,6 +16,10 @@
  *   rollup              merges read whole hours from the rollup, the rest
  *                       from the samples, with the samples' own answer;
  *                       an inconsistent rollup is not read;
+ *   filtered            merges by versions, labels, both: the exact
+ *                       answer, read from the version rollup and through
+ *                       the series table, neither read when inconsistent;
+ *   old_schema          a database of an older hotspur is refused at open;
  *   quoting             quotes, backslashes, control bytes in every string;
  *   big_put             one put of 300 profiles and 15000 new stacks (more
  *                       than one query may list): all stored, all found;
@@ -278,7 +282,7 @@ static void test_copies(void **state)
     snprintf(q, sizeof q,
              "INSERT INTO %s.samples SELECT day, rowtype, kind, start_ns, ins + 7, stack, v0 * 1000, v1 * 1000, v2, "
              "v3, pid, id, service, type, version, label_keys, label_values, duration_ns, sample_types, "
-             "sample_units, default_index, period_type, period_unit, period FROM %s.samples WHERE ins GLOBAL IN "
+             "sample_units, default_index, period_type, period_unit, period, sid FROM %s.samples WHERE ins GLOBAL IN "
              "(SELECT ins FROM %s.samples WHERE rowtype = 0 AND id = 'copied')",
              db, db, db);
     free(sql(q));
@@ -289,12 +293,19 @@ static void test_copies(void **state)
     hs_store_query sel = {.service = "svc", .type = "cpu"};
     hs_store_merged m;
     /* Exactly one of the two copies: either the original's values or the
-     * copy's, never their sum, with and without a label filter (the two
-     * ways a merge excludes copies). */
+     * copy's, never their sum, with and without version and label
+     * filters, over every profile and over whole hours (a rollup's range;
+     * it summed both copies), as every way a merge selects rows excludes
+     * copies. */
     hs_store_label zone = {"zone", "z1"};
-    for (int filtered = 0; filtered < 2; filtered++) {
-        sel.labels = filtered ? &zone : NULL;
-        sel.n_labels = filtered ? 1 : 0;
+    const char *v1[1] = {"v1"};
+    for (int f = 0; f < 8; f++) {
+        sel.labels = f & 1 ? &zone : NULL;
+        sel.n_labels = f & 1 ? 1 : 0;
+        sel.versions = f & 2 ? v1 : NULL;
+        sel.n_versions = f & 2 ? 1 : 0;
+        sel.from_ns = f & 4 ? t0 / (3600 * SEC) * 3600 * SEC : 0;
+        sel.until_ns = f & 4 ? sel.from_ns + 2 * 3600 * SEC : 0;
         assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
         assert_int_equal(m.n_profiles, 2);
         int64_t leaf = merged_value(&m, st.st[0].hash, 1), other = merged_value(&m, st.st[2].hash, 1);
@@ -305,8 +316,7 @@ static void test_copies(void **state)
         assert_int_equal(m.totals[1] - 300 == 60, leaf == 110);
         hs_store_merged_free(&m);
     }
-    sel.labels = NULL;
-    sel.n_labels = 0;
+    sel = (hs_store_query){.service = "svc", .type = "cpu"};
 
     hs_store_profile_row *rows;
     size_t n;
@@ -508,14 +518,29 @@ static void same_merge(hs_store *a, hs_store *b, const hs_store_query *q, hs_sto
     assert_int_equal(ma->min_start_ns, mb.min_start_ns);
     assert_int_equal(ma->max_end_ns, mb.max_end_ns);
     assert_int_equal(ma->n_rows, mb.n_rows);
-    qsort(ma->rows, ma->n_rows, sizeof *ma->rows, row_cmp);
-    qsort(mb.rows, mb.n_rows, sizeof *mb.rows, row_cmp);
+    if (ma->n_rows) { /* (rows may be NULL when there are none) */
+        qsort(ma->rows, ma->n_rows, sizeof *ma->rows, row_cmp);
+        qsort(mb.rows, mb.n_rows, sizeof *mb.rows, row_cmp);
+    }
     for (size_t i = 0; i < ma->n_rows; i++) {
         assert_true(ma->rows[i].stack == mb.rows[i].stack);
         for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
             assert_int_equal(ma->rows[i].values[v], mb.rows[i].values[v]);
     }
     hs_store_merged_free(&mb);
+}
+
+/* A second store on database db (open_db first) that never reads the
+ * rollups nor the series table (?rollup=0): every merge the exact way. */
+static hs_store *open_exact(const char *db)
+{
+    char url[600], err[512] = "";
+    url_of(url, sizeof url - 16, db);
+    strcat(url, strchr(url, '?') ? "&rollup=0" : "?rollup=0");
+    hs_store *raw = hs_store_open(url, err, sizeof err);
+    if (!raw)
+        fail_msg("open %s: %s", url, err);
+    return raw;
 }
 
 /* The rollup: a merge whose range holds whole hours reads them from it
@@ -530,13 +555,8 @@ static void test_rollup(void **state)
     NEED_SERVER();
     const char *db = "hs_ch_rollup";
     const int64_t H = 3600 * SEC;
-    hs_store *s = open_db(db);
-    char url[600], err[512] = "";
-    url_of(url, sizeof url - 16, db);
-    strcat(url, strchr(url, '?') ? "&rollup=0" : "?rollup=0");
-    hs_store *raw = hs_store_open(url, err, sizeof err);
-    if (!raw)
-        fail_msg("open %s: %s", url, err);
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "";
     stacks3 st;
     make_stacks(&st, "other");
     enum { N = 12 };
@@ -604,6 +624,180 @@ static void test_rollup(void **state)
     hs_store_close(raw);
     hs_store_close(s);
     free_stacks(&st);
+    drop_db(db);
+}
+
+/* Filtered merges: by versions, labels, both, over ranges cut anywhere,
+ * give the answer of the exact way (?rollup=0: profile rows chosen by id,
+ * no rollup, no series table) and the sums the test computes. A version
+ * filter reads its whole hours from the version rollup (a row only it has
+ * shows), a label filter the series table (a series row that also maps
+ * another series' id to the filter's labels shows, for the rows: the
+ * totals stay exact); a series table that misses or adds profile rows of
+ * the days is not used at all. */
+static void test_filtered(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_filtered";
+    const int64_t H = 3600 * SEC;
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "";
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 24 };
+    static const char *const inst[3] = {"i-1", "i-2", "i-3"}, *const zone[2] = {"z1", "z2"};
+    static const char *const ver[2] = {"v1", "v2"};
+    test_profile p[N];
+    int64_t h0 = 19675 * DAY + 22 * H; /* 22:00: the hours span two days */
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "f%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * 20 * 60 * SEC, i + 1, i % 2);
+        p[i].p.version = ver[(i / 3) % 2];
+        p[i].labels[0].value = inst[i % 3];
+        p[i].labels[1].value = zone[(i / 2) % 2];
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(hs_store_put(s, ps + k * (N / 3), N / 3, &d, err, sizeof err), 0);
+    hs_store_label l_inst = {"instance", "i-2"}, l_zone = {"zone", "z1"}, l_none = {"instance", "i-9"};
+    hs_store_label both[2] = {{"instance", "i-1"}, {"zone", "z2"}};
+    const char *v1[1] = {"v1"}, *v12[2] = {"v1", "v2"}, *vx[1] = {"nope"};
+    struct {
+        const char *const *versions;
+        size_t n_versions;
+        const hs_store_label *labels;
+        size_t n_labels;
+    } filters[] = {{v1, 1, NULL, 0},    {v12, 2, NULL, 0},   {vx, 1, NULL, 0},     {NULL, 0, &l_inst, 1},
+                   {NULL, 0, &l_zone, 1}, {NULL, 0, both, 2}, {NULL, 0, &l_none, 1}, {v1, 1, &l_zone, 1},
+                   {v12, 2, &l_inst, 1}};
+    static const int64_t mins[][2] = {{0, 0}, {0, 300}, {10, 245}, {-60, 120}, {60, 0}, {61, 0}, {60, 180}, {0, 59}};
+    hs_store_merged m;
+    for (size_t f = 0; f < sizeof filters / sizeof *filters; f++) {
+        for (size_t k = 0; k < sizeof mins / sizeof *mins; k++) {
+            hs_store_query q = {.service = "svc", .type = "cpu", .versions = filters[f].versions,
+                                .n_versions = filters[f].n_versions, .labels = filters[f].labels,
+                                .n_labels = filters[f].n_labels};
+            if (mins[k][0] || mins[k][1]) {
+                q.from_ns = h0 + mins[k][0] * 60 * SEC;
+                q.until_ns = mins[k][1] ? h0 + mins[k][1] * 60 * SEC : 0;
+            }
+            /* What it selects, worked out here. */
+            int64_t want_n = 0, want_leaf = 0;
+            for (int i = 0; i < N; i++) {
+                int ok = p[i].p.start_ns >= q.from_ns && (!q.until_ns || p[i].p.start_ns < q.until_ns);
+                if (q.n_versions) {
+                    int any = 0;
+                    for (size_t v = 0; v < q.n_versions; v++)
+                        any |= strcmp(q.versions[v], p[i].p.version) == 0;
+                    ok &= any;
+                }
+                for (size_t l = 0; l < q.n_labels; l++) {
+                    int any = 0;
+                    for (size_t j = 0; j < p[i].p.n_labels; j++)
+                        any |= strcmp(p[i].labels[j].key, q.labels[l].key) == 0 &&
+                               strcmp(p[i].labels[j].value, q.labels[l].value) == 0;
+                    ok &= any;
+                }
+                want_n += ok;
+                want_leaf += ok ? i + 1 : 0;
+            }
+            same_merge(s, raw, &q, &m);
+            assert_int_equal(m.n_profiles, want_n);
+            assert_int_equal(merged_value(&m, st.st[0].hash, 1), want_n ? want_leaf : -1);
+            hs_store_merged_free(&m);
+        }
+    }
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char q[1024];
+    /* A row only the version rollup has, for v1 in [h0 + 2 h, h0 + 3 h). */
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.rollup_version%s SELECT day, kind, bucket, 1, version, 424242, 0, 5, 7, 0, 0 FROM "
+             "%s.rollup_version WHERE rowtype = 0 AND version = 'v1' AND bucket = %" PRId64 " LIMIT 1",
+             db, L, db, h0 + 2 * H);
+    free(sql(q));
+    hs_store_query vq = {.service = "svc", .type = "cpu", .versions = v1, .n_versions = 1}, vcut = vq, vlab = vq;
+    vq.from_ns = h0;
+    vq.until_ns = h0 + 5 * H;
+    vcut.from_ns = h0 + 2 * H + 60 * SEC; /* that hour only in part */
+    vlab.labels = &l_zone;
+    vlab.n_labels = 1;
+    assert_int_equal(hs_store_merge(s, &vq, &m, err, sizeof err), 0);
+    assert_int_equal(merged_value(&m, 424242, 1), 7);
+    hs_store_merged_free(&m);
+    assert_int_equal(hs_store_merge(raw, &vq, &m, err, sizeof err), 0);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    same_merge(s, raw, &vcut, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    same_merge(s, raw, &vlab, &m);
+    hs_store_merged_free(&m);
+
+    /* On every shard: i-2's series rows once more, under the labels
+     * instance=i-1, zone=z1 and counting no profile (as if two series
+     * ids collided), on a day of their own (no merge folds them into the
+     * real rows). */
+    hs_store_query lq = {.service = "svc", .type = "cpu", .labels = both, .n_labels = 1}; /* instance=i-1 */
+    hs_store_merged mr;
+    assert_int_equal(hs_store_merge(raw, &lq, &mr, err, sizeof err), 0);
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.series%s SELECT toDate('2023-11-09'), kind, sid, version, label_keys, ['i-1', 'z1'], 0 FROM "
+             "%s.series%s WHERE has(label_values, 'i-2')",
+             db, L, db, L);
+    for (size_t h = 0; h < n_hosts(); h++)
+        free(sql_on(h, q));
+    assert_int_equal(hs_store_merge(s, &lq, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, mr.n_profiles); /* the totals: the exact labels */
+    assert_int_equal(m.totals[1], mr.totals[1]);
+    /* the rows: i-2's samples too */
+    assert_true(merged_value(&m, st.st[0].hash, 1) > merged_value(&mr, st.st[0].hash, 1));
+    hs_store_merged_free(&m);
+    hs_store_merged_free(&mr);
+    /* A series table whose count of the days' profile rows is off by one
+     * is not read: the exact answer again. */
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.series%s SELECT day, kind, sid, version, label_keys, label_values, 1 FROM %s.series "
+             "WHERE has(label_values, 'i-3') LIMIT 1",
+             db, L, db);
+    free(sql(q));
+    same_merge(s, raw, &lq, &m);
+    hs_store_merged_free(&m);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* A database an older hotspur created (samples without the series id):
+ * refused at open with a message saying so, not answered wrongly. */
+static void test_old_schema(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_old";
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    drop_db(db);
+    char q[512];
+    for (size_t h = 0; h < n_hosts(); h++) {
+        snprintf(q, sizeof q, "CREATE DATABASE %s", db);
+        free(sql_on(h, q));
+        snprintf(q, sizeof q,
+                 "CREATE TABLE %s.samples%s (day Date, rowtype UInt8, kind UInt64, start_ns Int64) ENGINE = "
+                 "MergeTree() PARTITION BY day ORDER BY (rowtype, kind, start_ns)",
+                 db, L);
+        free(sql_on(h, q));
+    }
+    char url[512], err[512] = "";
+    url_of(url, sizeof url, db);
+    hs_store *s = hs_store_open(url, err, sizeof err);
+    if (s)
+        fail_msg("%s opened a database of an older schema", url);
+    print_message("old schema: %s\n", err);
+    assert_non_null(strstr(err, "older hotspur"));
     drop_db(db);
 }
 
@@ -884,6 +1078,8 @@ int main(void)
         cmocka_unit_test(test_concurrent_same_id),
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_rollup),
+        cmocka_unit_test(test_filtered),
+        cmocka_unit_test(test_old_schema),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_big_put),
         cmocka_unit_test(test_recovery),
