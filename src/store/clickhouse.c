@@ -127,6 +127,14 @@
 #define CH_MAX_BLOCK 8000000       /* rows of one put: one INSERT block */
 #define CH_CACHE_MAX (1u << 21)    /* (day, stack) pairs known stored */
 #define CH_BUCKET_NS (3600LL * 1000000000LL) /* a rollup bucket: one hour */
+/* hotspur serve's group commit on ClickHouse (server/batch.c,
+ * docs/fleet.md): every INSERT makes a part of each table (and the
+ * rollup's), and ClickHouse's work per profile falls as parts grow, so a
+ * batch grows while another is being written, up to 200 ms; past that a
+ * second INSERT goes at once (two in flight). */
+#define CH_BATCH_PROFILES 512
+#define CH_BATCH_WAIT_MS 200
+#define CH_BATCH_WRITERS 2
 
 /* ---- growable buffer ---- */
 
@@ -2270,6 +2278,8 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
 
 static const hs_store_ops ch_ops = {
     .name = "clickhouse",
+    .batching = {.max_profiles = CH_BATCH_PROFILES, .wait_ms = CH_BATCH_WAIT_MS, .writers = CH_BATCH_WRITERS,
+                 .linger = 0},
     .close = ch_close,
     .put = ch_put,
     .strings = ch_strings,
