@@ -14,13 +14,14 @@
  * batch's first upload was queued. Without linger it also takes it as soon
  * as no request is announced and no other put is in flight: requests
  * announce themselves when they start decoding (hs_batcher_expect), so a
- * lone upload does not wait for company, and while another put is in
- * flight the store is busy anyway, so the batch grows rather than compete
- * with it (ClickHouse: every INSERT makes new parts, and ClickHouse's work
- * per profile falls as parts grow). With linger it always waits the whole
- * window. Up to `writers` puts are in flight at once: a put still running
- * when the next batch's window is over no longer holds it back, so a slow
- * store gets several large INSERTs at once; when every writer is busy,
+ * lone upload does not wait for company. While another put is in flight
+ * the store is busy anyway, so a batch grows until it holds min_parallel
+ * profiles rather than compete with it in small pieces (ClickHouse: every
+ * INSERT makes new parts, and ClickHouse's work per profile falls as parts
+ * grow). With linger it always waits the whole window. Up to `writers`
+ * puts are in flight at once: a batch of min_parallel profiles, or one
+ * whose window is over, goes beside the puts in flight, so a slow or
+ * multi-core store gets several large INSERTs at once; when every writer is busy,
  * uploads queue and the next free writer takes them at once (their window
  * is over), so under load batches grow by themselves.
  *
@@ -141,11 +142,12 @@ static struct timespec hs_after(struct timespec ts, int ms)
 }
 
 /* Without linger, may the batch go before its window is over? When no
- * request is announced and no other put is in flight: while one is, the
- * store is busy anyway and the batch grows instead of competing with it. */
+ * request is announced and either no other put is in flight or the batch
+ * holds min_parallel profiles: while a put is in flight, the store is busy
+ * anyway, and a small batch beside it would only cost a part of its own. */
 static bool hs_batch_may_go(const hs_batcher *b)
 {
-    return !b->cfg.linger && b->expected == 0 && b->putting == 0;
+    return !b->cfg.linger && b->expected == 0 && (b->putting == 0 || b->queued >= b->cfg.min_parallel);
 }
 
 /* Wait (b->mu held, b->gathering ours) until the batch at the head of the
@@ -245,6 +247,8 @@ hs_batcher *hs_batcher_new(hs_store *st, const hs_store_batching *cfg)
         b->cfg.max_profiles = 1;
     if (b->cfg.writers < 1)
         b->cfg.writers = 1;
+    if (b->cfg.min_parallel == 0 || b->cfg.min_parallel > b->cfg.max_profiles)
+        b->cfg.min_parallel = b->cfg.max_profiles; /* never beside another put before the window is over */
     if (!(b->memo = hs_stack_memo_new(HS_INGEST_MEMO_BYTES)) ||
         !(b->threads = calloc((size_t)b->cfg.writers, sizeof *b->threads))) {
         hs_stack_memo_free(b->memo);

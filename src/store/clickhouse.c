@@ -129,12 +129,14 @@
 #define CH_BUCKET_NS (3600LL * 1000000000LL) /* a rollup bucket: one hour */
 /* hotspur serve's group commit on ClickHouse (server/batch.c,
  * docs/fleet.md): every INSERT makes a part of each table (and the
- * rollup's), and ClickHouse's work per profile falls as parts grow, so a
- * batch grows while another is being written, up to 200 ms; past that a
- * second INSERT goes at once (two in flight). */
+ * rollup's), and ClickHouse's work per profile falls as parts grow (CPU
+ * per profile ~8 ms at 4 profiles per INSERT, ~1.2 ms at 31:
+ * bench/store_ch_ingest.sh), so while one INSERT is being written the next
+ * batch grows to 16 profiles (or 200 ms) before it goes beside it. */
 #define CH_BATCH_PROFILES 512
 #define CH_BATCH_WAIT_MS 200
 #define CH_BATCH_WRITERS 2
+#define CH_BATCH_MIN_PARALLEL 16
 
 /* ---- growable buffer ---- */
 
@@ -2279,7 +2281,7 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
 static const hs_store_ops ch_ops = {
     .name = "clickhouse",
     .batching = {.max_profiles = CH_BATCH_PROFILES, .wait_ms = CH_BATCH_WAIT_MS, .writers = CH_BATCH_WRITERS,
-                 .linger = 0},
+                 .linger = 0, .min_parallel = CH_BATCH_MIN_PARALLEL},
     .close = ch_close,
     .put = ch_put,
     .strings = ch_strings,

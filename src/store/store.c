@@ -45,6 +45,7 @@ void hs_store_batching_get(const hs_store *s, const hs_store_batching *over, hs_
         .wait_ms = d->max_profiles ? d->wait_ms : 10,
         .writers = d->writers > 0 ? d->writers : 1,
         .linger = d->linger > 0,
+        .min_parallel = d->min_parallel ? d->min_parallel : 1,
     };
     if (!over)
         return;
@@ -56,6 +57,8 @@ void hs_store_batching_get(const hs_store *s, const hs_store_batching *over, hs_
         out->writers = over->writers;
     if (over->linger)
         out->linger = over->linger > 0;
+    if (over->min_parallel)
+        out->min_parallel = over->min_parallel;
 }
 
 int hs_store_put_marked(hs_store *s, const hs_store_profile *const *profiles, size_t n, unsigned char *dup,

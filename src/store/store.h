@@ -162,14 +162,16 @@ int hs_store_put_marked(hs_store *s, const hs_store_profile *const *profiles, si
 /* How `hotspur serve` groups uploads into puts for a backend (its group
  * commit, server/batch.c): at most max_profiles per put; a put waits up to
  * wait_ms from its first upload for more; up to writers puts are in flight
- * at once; linger: wait the whole wait_ms (else the put goes as soon as no
- * upload is announced, so a lone upload does not wait). Each backend has
- * its defaults (ops->batching). */
+ * at once, but while one is, the next grows until it holds min_parallel
+ * profiles (or its wait is over); linger: wait the whole wait_ms (else the
+ * put goes as soon as no upload is announced, so a lone upload does not
+ * wait). Each backend has its defaults (ops->batching). */
 typedef struct {
     size_t max_profiles;
     int wait_ms;
     int writers;
     int linger; /* 1 or 0 */
+    size_t min_parallel;
 } hs_store_batching;
 #define HS_STORE_BATCH_MAX_PROFILES 1024 /* the largest max_profiles accepted */
 #define HS_STORE_BATCH_MAX_WAIT_MS 10000

@@ -1099,6 +1099,40 @@ static void test_batcher_writers(void **state)
     }
     hs_batcher_free(b);
 
+    /* 2b. min_parallel 2, a window far longer than the test: two uploads
+     * that come while the first put is held go beside it at once */
+    f.puts = 0;
+    f.max_in_put = 0;
+    b = hs_batcher_new(&f.base,
+                       &(hs_store_batching){.max_profiles = 64, .wait_ms = 10000, .writers = 2, .min_parallel = 2});
+    assert_non_null(b);
+    pthread_mutex_lock(&f.mu);
+    f.hold = 1;
+    pthread_mutex_unlock(&f.mu);
+    start_submit(&th[0], &s[0], b, &tmpl, "m0");
+    pthread_mutex_lock(&f.mu);
+    fake_wait_puts(&f, 1);
+    pthread_mutex_unlock(&f.mu);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    start_submit(&th[1], &s[1], b, &tmpl, "m1");
+    start_submit(&th[2], &s[2], b, &tmpl, "m2");
+    pthread_mutex_lock(&f.mu);
+    fake_wait_puts(&f, 2);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* well before the 10 s window (it would go only then without min_parallel) */
+    assert_true(t1.tv_sec - t0.tv_sec < 8);
+    assert_int_equal(f.max_in_put, 2);
+    assert_int_equal(f.put_sizes[1], 2);
+    f.hold = 0;
+    pthread_cond_broadcast(&f.cv);
+    pthread_mutex_unlock(&f.mu);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(s[i].rc, 0);
+    }
+    hs_batcher_free(b);
+
     /* 3. linger: uploads that come one after the other, none announced,
      * within the window (2 s) are one put; without linger the first would
      * have gone alone */
