@@ -9,9 +9,8 @@
 # instances; at most BENCH_INGEST_REQUESTS uploads (default 3000) and 30 s
 # per run. The clients are closed-loop (each waits for its answer), so at
 # most CLIENTS uploads are in flight and a group commit holds at most that
-# many: the ClickHouse rows are run again with BENCH_INGEST_FLEET_CLIENTS
-# (default 64; 0 skips them), closer to a fleet's many agents uploading at
-# once. Per row, besides the rate: profiles per INSERT into samples and
+# many: the rows are run again with BENCH_INGEST_FLEET_CLIENTS (default 64;
+# 0 skips them), closer to a fleet's many agents uploading at once. Per row, besides the rate: profiles per INSERT into samples and
 # the mean time ClickHouse spent in those INSERTs and in the id checks (its
 # query_log), and the CPU the serve processes and ClickHouse used per stored
 # profile (/proc/PID/stat) — the per-batch cost breakdown.
@@ -130,7 +129,7 @@ run() {
                   s["uploads_failed"], n, s["per_s"], n, m["p50_ms"], n, m["p99_ms"]
               printf "%s_clients %d\n%s_inst %d\n", n, cl, n, inst
               printf "%s_serve_cpu %.2f\n%s_ch_cpu %.2f\n", n, ok ? t[2] * 1000 / t[4] / ok : 0, n,
-                  ok && n != "sqlite" ? t[3] * 1000 / t[4] / ok : 0
+                  ok && n !~ /^sqlite/ ? t[3] * 1000 / t[4] / ok : 0
               printf "%s_per_insert %s\n%s_insert_ms %s\n%s_idcheck_ms %s\n", n,
                   ch["inserts"] ? sprintf("%.1f", ok / ch["inserts"]) : "-", n, ch["inserts"] ? ch["insert_ms"] : "-",
                   n, ch["inserts"] ? ch["idcheck_ms"] : "-" }' >>"$TMP/out"
@@ -156,8 +155,11 @@ ch_rows() {
 ch_rows ch1 ch2 "$CLIENTS"
 ROWS="sqlite ch1 ch2"
 if [ "$FLEET" -gt 0 ]; then
+    serve sqlitef --data "$TMP/sqlitef"
+    run sqlitef "$FLEET" - "$URL"
+    stop_all
     ch_rows fleet1 fleet2 "$FLEET"
-    ROWS="$ROWS fleet1 fleet2"
+    ROWS="$ROWS sqlitef fleet1 fleet2"
 fi
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
@@ -166,9 +168,9 @@ awk -v inv="$INVOCATION" -v rows="$ROWS" -v load="$LOAD" -v cpu="$CPU" -v ncpu="
     -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v req="$REQUESTS" '
 { v[$1] = $2 }
 function row(n) {
-    printf "| %s, %d instance%s | %d | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", (n == "sqlite" ? "SQLite" : "ClickHouse"),
+    printf "| %s, %d instance%s | %d | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", (n ~ /^sqlite/ ? "SQLite" : "ClickHouse"),
         v[n "_inst"], (v[n "_inst"] > 1 ? "s" : ""), v[n "_clients"], v[n "_ok"], v[n "_failed"], v[n "_per_s"], v[n "_p50"], v[n "_p99"],
-        v[n "_per_insert"], v[n "_insert_ms"], v[n "_idcheck_ms"], v[n "_serve_cpu"], (n == "sqlite" ? "-" : v[n "_ch_cpu"]) }
+        v[n "_per_insert"], v[n "_insert_ms"], v[n "_idcheck_ms"], v[n "_serve_cpu"], (n ~ /^sqlite/ ? "-" : v[n "_ch_cpu"]) }
 END {
     print "## Server ingest over HTTP: ClickHouse, 1 and 2 serve instances\n"
     printf "Measured %s on %d cores of \"%s\"; load average at the end %s (a shared machine: clients, servers, ClickHouse and everyone else share the two cores).\n\n", date, ncpu, cpu, load
