@@ -4,7 +4,9 @@
 #include "cli/cli_options.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/fetch.h"
@@ -18,6 +20,17 @@ int hs_cli_fail(const char *cmd, const char *what, const char *msg)
     else
         fprintf(stderr, "hotspur %s: %s\n", cmd, msg);
     return 2;
+}
+
+int hs_cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 /* The group a shared option code belongs to. */

@@ -76,6 +76,9 @@ struct hs_cli_spec {
 int hs_cli_parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_options *o,
                  void *ctx, const char **output, int *first);
 
+/* A decimal integer in [lo, hi], the whole of s, into *out: 0, or -1. */
+int hs_cli_parse_long(const char *s, long lo, long hi, long *out);
+
 /* Print "hotspur CMD: [what: ]msg" on stderr; returns 2. */
 int hs_cli_fail(const char *cmd, const char *what, const char *msg);
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent/control_path.h"
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 
 #define CTL_DEFAULT_TIMEOUT 10.0 /* seconds to wait for an answer */
@@ -98,10 +99,8 @@ static int ctl_sock_path(const char *dir, pid_t pid, char *out, size_t outlen)
 
 static int ctl_parse_pid(const char *s, pid_t *pid)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v <= 0 || v > INT_MAX)
+    long v;
+    if (hs_cli_parse_long(s, 1, INT_MAX, &v) < 0)
         return -1;
     *pid = (pid_t)v;
     return 0;

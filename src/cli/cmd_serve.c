@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "server/server.h"
 
@@ -44,6 +45,15 @@ static const char serve_usage[] =
     "  --source-path DIR    serve source lines (GET /api/v1/source) of files under\n"
     "                       DIR only; repeatable; without it no source is served\n"
     "  --max-body SIZE      largest request body (default 16m; k, m, g suffixes)\n"
+    "  --batch-max N        group commit: at most N profiles per store write\n"
+    "                       (1..1024; default SQLite 128, ClickHouse 512)\n"
+    "  --batch-wait MS      a write waits up to MS after its first upload for\n"
+    "                       more (0..10000; default SQLite 10, ClickHouse 50)\n"
+    "  --batch-linger yes|no  always wait the whole --batch-wait (default SQLite\n"
+    "                       no: a write goes as soon as no upload is on its way\n"
+    "                       and no other write is in flight; ClickHouse yes)\n"
+    "  --batch-writers N    store writes in flight at once (1..16; default\n"
+    "                       SQLite 1, ClickHouse 2); see docs/fleet.md\n"
     "  -h, --help           show this help\n"
     "\n"
     "The HTTP API is described in docs/server.md.\n";
@@ -137,7 +147,7 @@ static int serve_fail(const char *msg, const char *arg)
 }
 
 enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_SCRAPE, OPT_SCRAPE_PERIOD,
-       OPT_SOURCE_PATH, OPT_MAX_BODY };
+       OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS };
 
 int hs_cmd_serve(int argc, char **argv)
 {
@@ -151,6 +161,10 @@ int hs_cmd_serve(int argc, char **argv)
         {"scrape-period", required_argument, NULL, OPT_SCRAPE_PERIOD},
         {"source-path", required_argument, NULL, OPT_SOURCE_PATH},
         {"max-body", required_argument, NULL, OPT_MAX_BODY},
+        {"batch-max", required_argument, NULL, OPT_BATCH_MAX},
+        {"batch-wait", required_argument, NULL, OPT_BATCH_WAIT},
+        {"batch-linger", required_argument, NULL, OPT_BATCH_LINGER},
+        {"batch-writers", required_argument, NULL, OPT_BATCH_WRITERS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -171,6 +185,7 @@ int hs_cmd_serve(int argc, char **argv)
     }
     int c;
     int64_t secs;
+    long num;
     opterr = 0;
     optind = 0;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -220,6 +235,34 @@ int hs_cmd_serve(int argc, char **argv)
                 serve_fail("bad --max-body (e.g. 16m, at most 16g)", optarg);
                 goto done;
             }
+            break;
+        case OPT_BATCH_MAX:
+            if (hs_cli_parse_long(optarg, 1, HS_STORE_BATCH_MAX_PROFILES, &num) < 0) {
+                serve_fail("bad --batch-max (1..1024)", optarg);
+                goto done;
+            }
+            cfg.batch.max_profiles = (size_t)num;
+            break;
+        case OPT_BATCH_WAIT:
+            if (hs_cli_parse_long(optarg, 0, HS_STORE_BATCH_MAX_WAIT_MS, &num) < 0) {
+                serve_fail("bad --batch-wait (0..10000 ms)", optarg);
+                goto done;
+            }
+            cfg.batch.wait_ms = num ? (int)num : -1; /* 0 in the overrides is "the default" */
+            break;
+        case OPT_BATCH_LINGER:
+            if (strcmp(optarg, "yes") && strcmp(optarg, "no")) {
+                serve_fail("--batch-linger wants yes or no, not", optarg);
+                goto done;
+            }
+            cfg.batch.linger = strcmp(optarg, "yes") == 0 ? 1 : -1;
+            break;
+        case OPT_BATCH_WRITERS:
+            if (hs_cli_parse_long(optarg, 1, HS_STORE_BATCH_MAX_WRITERS, &num) < 0) {
+                serve_fail("bad --batch-writers (1..16)", optarg);
+                goto done;
+            }
+            cfg.batch.writers = (int)num;
             break;
         case ':':
             serve_fail("option needs an argument:", argv[optind - 1]);

@@ -1,14 +1,29 @@
 /* batch.c — group commit between the ingest handlers and the store.
  *
  * Every ingest request decomposes its profile on its own thread, then hands
- * it to hs_batcher_submit, which queues it and sleeps. One writer thread
+ * it to hs_batcher_submit, which queues it and sleeps. A writer thread
  * takes what is queued, stores it with a single hs_store_put — one
- * transaction, one fsync for the whole batch — and then wakes each
- * submitter with its own result. Requests announce themselves when they
- * start decoding (hs_batcher_expect): the writer waits for the announced
- * ones (at most max_wait_ms, at most max_batch profiles) and commits at
- * once when none is coming, so a lone upload does not wait for company. A request is therefore answered only once its profile is durable,
- * and N concurrent uploads cost one commit instead of N.
+ * transaction and fsync (SQLite), one INSERT per table (ClickHouse) for the
+ * whole batch — and then wakes each submitter with its own result. A
+ * request is therefore answered only once its profile is durable, and N
+ * concurrent uploads cost one commit instead of N.
+ *
+ * How a batch forms (hs_store_batching; each backend has its defaults,
+ * `hotspur serve --batch-*` overrides them): one writer at a time gathers.
+ * It takes the batch once max_profiles are queued or wait_ms after the
+ * batch's first upload was queued. Without linger it also takes it as soon
+ * as no request is announced and no other put is in flight: requests
+ * announce themselves when they start decoding (hs_batcher_expect), so a
+ * lone upload does not wait for company. While another put is in flight
+ * the store is busy anyway, so a batch grows until it holds min_parallel
+ * profiles rather than compete with it in small pieces (ClickHouse: every
+ * INSERT makes new parts, and ClickHouse's work per profile falls as parts
+ * grow). With linger it always waits the whole window. Up to `writers`
+ * puts are in flight at once: a batch of min_parallel profiles, or one
+ * whose window is over, goes beside the puts in flight, so a slow or
+ * multi-core store gets several large INSERTs at once; when every writer is busy,
+ * uploads queue and the next free writer takes them at once (their window
+ * is over), so under load batches grow by themselves.
  *
  * Per-profile results: the store's put says which profiles it skipped as
  * duplicates (id already stored, or repeating an earlier one of the batch;
@@ -42,21 +57,25 @@ typedef struct hs_batch_req {
     char *err;
     size_t errlen;
     bool done;
+    struct timespec queued_at; /* CLOCK_MONOTONIC */
     pthread_cond_t cv;
     struct hs_batch_req *next;
 } hs_batch_req;
 
 struct hs_batcher {
     hs_store *st;
-    size_t max_batch;
-    int max_wait_ms;
+    hs_store_batching cfg;
     pthread_mutex_t mu;
-    pthread_cond_t cv_work; /* the writer waits here for requests */
+    pthread_cond_t cv_idle; /* idle writers wait here for a batch to start */
+    pthread_cond_t cv_fill; /* the gathering writer waits here for more */
     hs_batch_req *head, *tail;
     size_t queued; /* profiles in the queue */
     long expected; /* requests announced, not yet submitted */
+    bool gathering; /* a writer is forming the next batch */
+    int putting;    /* writers waiting for the store */
     bool stopping;
-    pthread_t thread;
+    pthread_t *threads;
+    int n_threads;
     hs_stack_memo *memo; /* shared by every ingest thread's decompositions */
 };
 
@@ -110,55 +129,52 @@ static void hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
         hs_req_fail(r[i], rc == HS_STORE_UNAVAILABLE ? HS_STORE_UNAVAILABLE : -1, err[0] ? err : "store failed");
 }
 
-static void hs_deadline(struct timespec *ts, int ms)
+/* ts + ms */
+static struct timespec hs_after(struct timespec ts, int ms)
 {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
     }
+    return ts;
+}
+
+/* Without linger, may the batch go before its window is over? When no
+ * request is announced and either no other put is in flight or the batch
+ * holds min_parallel profiles: while a put is in flight, the store is busy
+ * anyway, and a small batch beside it would only cost a part of its own. */
+static bool hs_batch_may_go(const hs_batcher *b)
+{
+    return !b->cfg.linger && b->expected == 0 && (b->putting == 0 || b->queued >= b->cfg.min_parallel);
+}
+
+/* Wait (b->mu held, b->gathering ours) until the batch at the head of the
+ * queue should go: max_profiles queued, its window over, stopping, or
+ * hs_batch_may_go. */
+static void hs_batch_gather(hs_batcher *b)
+{
+    if (b->cfg.wait_ms <= 0)
+        return;
+    struct timespec until = hs_after(b->head->queued_at, b->cfg.wait_ms);
+    while (b->queued < b->cfg.max_profiles && !b->stopping && !hs_batch_may_go(b))
+        if (pthread_cond_timedwait(&b->cv_fill, &b->mu, &until) == ETIMEDOUT)
+            break;
 }
 
 static void *hs_batch_writer(void *arg)
 {
     hs_batcher *b = arg;
-    size_t cap = 0;
-    hs_batch_req **taken = NULL;
+    /* every request has a profile: a batch is at most max_profiles requests */
+    hs_batch_req **taken = malloc(b->cfg.max_profiles * sizeof *taken);
     pthread_mutex_lock(&b->mu);
     for (;;) {
-        while (!b->head && !b->stopping)
-            pthread_cond_wait(&b->cv_work, &b->mu);
+        while (b->gathering || (!b->head && !b->stopping))
+            pthread_cond_wait(&b->cv_idle, &b->mu);
         if (!b->head)
             break; /* stopping and drained */
-        if (b->max_wait_ms > 0 && b->queued < b->max_batch && b->expected > 0 && !b->stopping) {
-            struct timespec until;
-            hs_deadline(&until, b->max_wait_ms);
-            while (b->queued < b->max_batch && b->expected > 0 && !b->stopping)
-                if (pthread_cond_timedwait(&b->cv_work, &b->mu, &until) == ETIMEDOUT)
-                    break;
-        }
-        /* Take whole requests, up to max_batch profiles (at least one request). */
-        size_t n = 0, profiles = 0;
-        while (b->head && (n == 0 || profiles + b->head->n <= b->max_batch)) {
-            if (n == cap) {
-                size_t nc = cap ? cap * 2 : 64;
-                hs_batch_req **t = realloc(taken, nc * sizeof *t);
-                if (!t)
-                    break;
-                taken = t;
-                cap = nc;
-            }
-            hs_batch_req *r = b->head;
-            b->head = r->next;
-            if (!b->head)
-                b->tail = NULL;
-            b->queued -= r->n;
-            profiles += r->n;
-            taken[n++] = r;
-        }
-        if (n == 0) { /* out of memory for the list: fail the first request */
+        if (!taken) { /* out of memory at start: fail what comes, one by one */
             hs_batch_req *r = b->head;
             b->head = r->next;
             if (!b->head)
@@ -169,9 +185,30 @@ static void *hs_batch_writer(void *arg)
             pthread_cond_signal(&r->cv);
             continue;
         }
+        b->gathering = true;
+        hs_batch_gather(b);
+        /* Take whole requests, up to max_profiles (at least one request). */
+        size_t n = 0, profiles = 0;
+        while (b->head && (n == 0 || profiles + b->head->n <= b->cfg.max_profiles)) {
+            hs_batch_req *r = b->head;
+            b->head = r->next;
+            if (!b->head)
+                b->tail = NULL;
+            b->queued -= r->n;
+            profiles += r->n;
+            taken[n++] = r;
+        }
+        b->gathering = false;
+        if (b->stopping) /* every writer drains what is left, then ends */
+            pthread_cond_broadcast(&b->cv_idle);
+        else if (b->head) /* the rest is the next batch: another writer's */
+            pthread_cond_signal(&b->cv_idle);
+        b->putting++;
         pthread_mutex_unlock(&b->mu);
         hs_batch_put(b->st, taken, n);
         pthread_mutex_lock(&b->mu);
+        if (--b->putting == 0 && b->gathering && hs_batch_may_go(b))
+            pthread_cond_signal(&b->cv_fill);
         for (size_t i = 0; i < n; i++) {
             taken[i]->done = true;
             pthread_cond_signal(&taken[i]->cv);
@@ -182,40 +219,71 @@ static void *hs_batch_writer(void *arg)
     return NULL;
 }
 
-hs_batcher *hs_batcher_new(hs_store *st, size_t max_batch, int max_wait_ms)
+static void hs_batcher_destroy(hs_batcher *b)
+{
+    pthread_mutex_lock(&b->mu);
+    b->stopping = true;
+    pthread_cond_broadcast(&b->cv_idle);
+    pthread_cond_broadcast(&b->cv_fill);
+    pthread_mutex_unlock(&b->mu);
+    for (int i = 0; i < b->n_threads; i++)
+        pthread_join(b->threads[i], NULL);
+    pthread_cond_destroy(&b->cv_idle);
+    pthread_cond_destroy(&b->cv_fill);
+    pthread_mutex_destroy(&b->mu);
+    hs_stack_memo_free(b->memo);
+    free(b->threads);
+    free(b);
+}
+
+hs_batcher *hs_batcher_new(hs_store *st, const hs_store_batching *cfg)
 {
     hs_batcher *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
     b->st = st;
-    b->max_batch = max_batch ? max_batch : 1;
-    b->max_wait_ms = max_wait_ms > 0 ? max_wait_ms : 0;
-    if (!(b->memo = hs_stack_memo_new(HS_INGEST_MEMO_BYTES))) {
+    b->cfg = *cfg;
+    if (b->cfg.max_profiles == 0)
+        b->cfg.max_profiles = 1;
+    if (b->cfg.writers < 1)
+        b->cfg.writers = 1;
+    if (b->cfg.min_parallel == 0 || b->cfg.min_parallel > b->cfg.max_profiles)
+        b->cfg.min_parallel = b->cfg.max_profiles; /* never beside another put before the window is over */
+    if (!(b->memo = hs_stack_memo_new(HS_INGEST_MEMO_BYTES)) ||
+        !(b->threads = calloc((size_t)b->cfg.writers, sizeof *b->threads))) {
+        hs_stack_memo_free(b->memo);
         free(b);
         return NULL;
     }
     pthread_condattr_t ca;
     if (pthread_condattr_init(&ca) != 0) {
         hs_stack_memo_free(b->memo);
+        free(b->threads);
         free(b);
         return NULL;
     }
     int ok = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0 && pthread_mutex_init(&b->mu, NULL) == 0;
-    if (ok && pthread_cond_init(&b->cv_work, &ca) != 0) {
+    if (ok && pthread_cond_init(&b->cv_fill, &ca) != 0) {
+        pthread_mutex_destroy(&b->mu);
+        ok = 0;
+    }
+    if (ok && pthread_cond_init(&b->cv_idle, NULL) != 0) {
+        pthread_cond_destroy(&b->cv_fill);
         pthread_mutex_destroy(&b->mu);
         ok = 0;
     }
     pthread_condattr_destroy(&ca);
     if (!ok) {
         hs_stack_memo_free(b->memo);
+        free(b->threads);
         free(b);
         return NULL;
     }
-    if (pthread_create(&b->thread, NULL, hs_batch_writer, b) != 0) {
-        pthread_cond_destroy(&b->cv_work);
-        pthread_mutex_destroy(&b->mu);
-        hs_stack_memo_free(b->memo);
-        free(b);
+    for (; b->n_threads < b->cfg.writers; b->n_threads++)
+        if (pthread_create(&b->threads[b->n_threads], NULL, hs_batch_writer, b) != 0)
+            break;
+    if (b->n_threads == 0) {
+        hs_batcher_destroy(b);
         return NULL;
     }
     return b;
@@ -226,19 +294,18 @@ hs_stack_memo *hs_batcher_stack_memo(hs_batcher *b)
     return b->memo;
 }
 
+size_t hs_batcher_queued(hs_batcher *b)
+{
+    pthread_mutex_lock(&b->mu);
+    size_t n = b->queued;
+    pthread_mutex_unlock(&b->mu);
+    return n;
+}
+
 void hs_batcher_free(hs_batcher *b)
 {
-    if (!b)
-        return;
-    pthread_mutex_lock(&b->mu);
-    b->stopping = true;
-    pthread_cond_signal(&b->cv_work);
-    pthread_mutex_unlock(&b->mu);
-    pthread_join(b->thread, NULL);
-    pthread_cond_destroy(&b->cv_work);
-    pthread_mutex_destroy(&b->mu);
-    hs_stack_memo_free(b->memo);
-    free(b);
+    if (b)
+        hs_batcher_destroy(b);
 }
 
 int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size_t n, int *results,
@@ -253,6 +320,7 @@ int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size
         snprintf(err, errlen, "out of resources");
         return -1;
     }
+    clock_gettime(CLOCK_MONOTONIC, &r.queued_at);
     pthread_mutex_lock(&b->mu);
     if (b->stopping) {
         pthread_mutex_unlock(&b->mu);
@@ -260,7 +328,6 @@ int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size
         snprintf(err, errlen, "the server is shutting down");
         return HS_STORE_UNAVAILABLE;
     }
-    bool was_empty = !b->head;
     if (b->tail)
         b->tail->next = &r;
     else
@@ -269,10 +336,12 @@ int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size
     b->queued += n;
     if (b->expected > 0)
         b->expected--;
-    /* wake the writer: the first of a batch, a full batch, or the last one
-     * it was waiting for */
-    if (was_empty || b->queued >= b->max_batch || b->expected == 0)
-        pthread_cond_signal(&b->cv_work);
+    /* wake a writer: an idle one to start a batch, or the gathering one
+     * when the batch is full or may go now */
+    if (!b->gathering)
+        pthread_cond_signal(&b->cv_idle);
+    else if (b->queued >= b->cfg.max_profiles || hs_batch_may_go(b))
+        pthread_cond_signal(&b->cv_fill);
     while (!r.done)
         pthread_cond_wait(&r.cv, &b->mu);
     pthread_mutex_unlock(&b->mu);
@@ -286,8 +355,8 @@ void hs_batcher_expect(hs_batcher *b, int n)
     b->expected += n;
     if (b->expected < 0)
         b->expected = 0;
-    if (b->expected == 0)
-        pthread_cond_signal(&b->cv_work); /* nothing more is coming */
+    if (b->gathering && hs_batch_may_go(b))
+        pthread_cond_signal(&b->cv_fill); /* nothing more is coming */
     pthread_mutex_unlock(&b->mu);
 }
 

@@ -39,8 +39,6 @@
 #include <zlib.h>
 
 #define HS_MAX_PARAMS 256
-#define HS_BATCH_MAX 128      /* profiles per group commit */
-#define HS_BATCH_WAIT_MS 10   /* how long a commit waits for company */
 #define HS_RETAIN_EVERY_S 3600
 #define HS_STACK_CACHE_BYTES ((size_t)64 << 20) /* stack records kept for queries */
 
@@ -726,7 +724,9 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
     s->store = hs_store_open(cfg->store_url, err, errlen);
     if (!s->store)
         goto fail;
-    s->batcher = hs_batcher_new(s->store, HS_BATCH_MAX, HS_BATCH_WAIT_MS);
+    hs_store_batching batching;
+    hs_store_batching_get(s->store, &cfg->batch, &batching);
+    s->batcher = hs_batcher_new(s->store, &batching);
     if (!s->batcher) {
         snprintf(err, errlen, "cannot start the ingest batcher");
         goto fail;

@@ -70,7 +70,9 @@ int hs_respond_error(hs_http_response *rs, int status, const char *fmt, ...)
 
 /* ---- batch.c ---- */
 typedef struct hs_batcher hs_batcher;
-hs_batcher *hs_batcher_new(hs_store *st, size_t max_batch, int max_wait_ms);
+/* Writers, batch size and window: cfg (see hs_store_batching;
+ * hs_store_batching_get gives a store's defaults). */
+hs_batcher *hs_batcher_new(hs_store *st, const hs_store_batching *cfg);
 void hs_batcher_free(hs_batcher *b); /* flushes what is queued first */
 /* Queue p (the batcher copies nothing: p must stay valid until this
  * returns) and wait until it is stored. 0, 1 when it was a duplicate, -1 or
@@ -82,14 +84,16 @@ int hs_batcher_submit_many(hs_batcher *b, const hs_store_profile *const *p, size
                            char *err, size_t errlen);
 /* A request that will submit soon (it is decoding its body) says so with
  * +1, and -1 if it ends up not submitting; a submit takes one back. The
- * writer commits at once when nothing is announced, else it waits (at most
- * max_wait_ms) for the announced ones to join the batch. */
+ * writer commits at once when nothing is announced (unless cfg.linger),
+ * else it waits (at most wait_ms) for the announced ones to join the batch. */
 void hs_batcher_expect(hs_batcher *b, int n);
 /* The decomposition memo every ingest request shares (hs_stack_memo:
  * stacks that repeat across uploads are encoded once), at most
  * HS_INGEST_MEMO_BYTES before it is emptied. */
 #define HS_INGEST_MEMO_BYTES ((size_t)64 << 20)
 hs_stack_memo *hs_batcher_stack_memo(hs_batcher *b);
+/* Profiles queued that no writer has taken yet (tests, diagnostics). */
+size_t hs_batcher_queued(hs_batcher *b);
 
 /* ---- ingest.c ---- */
 /* Each returns the HTTP status it answered with and fills rs. */
@@ -132,6 +136,7 @@ typedef struct {
     const char *const *source_paths;
     size_t n_source_paths;
     hs_limits limits;
+    hs_store_batching batch; /* overrides of the store's group commit (zeros: its defaults) */
 } hs_server_config;
 
 typedef struct hs_server hs_server;

@@ -146,6 +146,17 @@
  * expression as a condition (ClickHouse 18.16 uses a key expression's own
  * conditions, not those on start_ns, to skip granules). */
 #define CH_HOUR_KEY "intDiv(start_ns, 3600000000000)"
+/* hotspur serve's group commit on ClickHouse (server/batch.c,
+ * docs/fleet.md): every INSERT makes a part of each table (and the
+ * rollup's), and ClickHouse's work per profile falls as parts grow (CPU
+ * per profile ~9 ms at 4 profiles per INSERT, ~1.2 ms at 31:
+ * bench/store_ch_ingest.sh), so a batch lingers 50 ms for company (at most
+ * 20 INSERTs a second per instance; an agent does not mind 50 ms), and two
+ * go at once when ClickHouse is slower than that. */
+#define CH_BATCH_PROFILES 512
+#define CH_BATCH_WAIT_MS 50
+#define CH_BATCH_WRITERS 2
+#define CH_BATCH_MIN_PARALLEL 16 /* with --batch-linger no */
 
 /* ---- growable buffer ---- */
 
@@ -2467,6 +2478,8 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
 
 static const hs_store_ops ch_ops = {
     .name = "clickhouse",
+    .batching = {.max_profiles = CH_BATCH_PROFILES, .wait_ms = CH_BATCH_WAIT_MS, .writers = CH_BATCH_WRITERS,
+                 .linger = 1, .min_parallel = CH_BATCH_MIN_PARALLEL},
     .close = ch_close,
     .put = ch_put,
     .strings = ch_strings,

@@ -1574,6 +1574,9 @@ static int sq_stats(hs_store *s_, hs_store_stats *out, char *err, size_t errlen)
 
 static const hs_store_ops sqlite_ops = {
     .name = "sqlite",
+    /* One writer (SQLite has one); a commit (one fsync) goes as soon as no
+     * announced upload is left to wait for, at most 10 ms after its first. */
+    .batching = {.max_profiles = 128, .wait_ms = 10, .writers = 1, .linger = 0},
     .close = sq_close,
     .put = sq_put,
     .strings = sq_strings,

@@ -37,6 +37,30 @@ void hs_store_close(hs_store *s)
         s->ops->close(s);
 }
 
+void hs_store_batching_get(const hs_store *s, const hs_store_batching *over, hs_store_batching *out)
+{
+    const hs_store_batching *d = &s->ops->batching;
+    *out = (hs_store_batching){
+        .max_profiles = d->max_profiles ? d->max_profiles : 128,
+        .wait_ms = d->max_profiles ? d->wait_ms : 10,
+        .writers = d->writers > 0 ? d->writers : 1,
+        .linger = d->linger > 0,
+        .min_parallel = d->min_parallel ? d->min_parallel : 1,
+    };
+    if (!over)
+        return;
+    if (over->max_profiles)
+        out->max_profiles = over->max_profiles;
+    if (over->wait_ms)
+        out->wait_ms = over->wait_ms > 0 ? over->wait_ms : 0; /* < 0: no wait at all */
+    if (over->writers > 0)
+        out->writers = over->writers;
+    if (over->linger)
+        out->linger = over->linger > 0;
+    if (over->min_parallel)
+        out->min_parallel = over->min_parallel;
+}
+
 int hs_store_put_marked(hs_store *s, const hs_store_profile *const *profiles, size_t n, unsigned char *dup,
                         size_t *duplicates, char *err, size_t errlen)
 {

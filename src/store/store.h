@@ -159,6 +159,28 @@ int hs_store_put(hs_store *s, const hs_store_profile *const *profiles, size_t n,
 int hs_store_put_marked(hs_store *s, const hs_store_profile *const *profiles, size_t n,
                         unsigned char *dup, size_t *duplicates, char *err, size_t errlen);
 
+/* How `hotspur serve` groups uploads into puts for a backend (its group
+ * commit, server/batch.c): at most max_profiles per put; a put waits up to
+ * wait_ms from its first upload for more; up to writers puts are in flight
+ * at once, but while one is, the next grows until it holds min_parallel
+ * profiles (or its wait is over); linger: wait the whole wait_ms (else the
+ * put goes as soon as no upload is announced, so a lone upload does not
+ * wait). Each backend has its defaults (ops->batching). */
+typedef struct {
+    size_t max_profiles;
+    int wait_ms;
+    int writers;
+    int linger; /* 1 or 0 */
+    size_t min_parallel;
+} hs_store_batching;
+#define HS_STORE_BATCH_MAX_PROFILES 1024 /* the largest max_profiles accepted */
+#define HS_STORE_BATCH_MAX_WAIT_MS 10000
+#define HS_STORE_BATCH_MAX_WRITERS 16
+/* s's defaults, with the fields of over that are not 0 in their place
+ * (over may be NULL; there wait_ms < 0 means no wait and linger < 0 no
+ * linger). */
+void hs_store_batching_get(const hs_store *s, const hs_store_batching *over, hs_store_batching *out);
+
 /* Listings for the selectors, over profiles selected by q (service/type may
  * be NULL). Each returns a malloc'd array of malloc'd strings, sorted, in
  * *out and its length in *n; free with hs_store_strings_free. */
@@ -222,6 +244,7 @@ typedef struct hs_store_ops {
                     char *err, size_t errlen);
     int (*retain)(hs_store *s, int64_t before_ns, char *err, size_t errlen);
     int (*stats)(hs_store *s, hs_store_stats *out, char *err, size_t errlen);
+    hs_store_batching batching; /* the server's group commit for it (zeros: 128, 10 ms, 1, no linger) */
 } hs_store_ops;
 
 /* what for ops->strings */

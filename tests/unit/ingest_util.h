@@ -47,7 +47,7 @@ static ingest_env *iu_env_new(void)
         free(e);
         return NULL;
     }
-    e->b = hs_batcher_new(e->st, 64, 2);
+    e->b = hs_batcher_new(e->st, &(hs_store_batching){.max_profiles = 64, .wait_ms = 2, .writers = 1});
     hs_limits_default(&e->lim);
     return e;
 }

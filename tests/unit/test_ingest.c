@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 #include <pthread.h>
+#include <time.h>
 
 #include "ingest_util.h"
 #include "store/stack.h"
@@ -800,6 +801,10 @@ static void test_concurrent_group_commit(void **state)
 typedef struct {
     hs_store base;
     pthread_mutex_t mu;
+    pthread_cond_t cv; /* puts wait here while hold is set; put_sizes change */
+    int hold;
+    int in_put, max_in_put; /* puts in flight now, at most */
+    size_t put_sizes[64];  /* of the first 64 puts */
     int puts;
     size_t max_put;
     int unavailable;
@@ -821,9 +826,17 @@ static int fake_put(hs_store *s, const hs_store_profile *const *p, size_t n, uns
 {
     fake_store *f = (fake_store *)s;
     pthread_mutex_lock(&f->mu);
+    if (f->puts < 64)
+        f->put_sizes[f->puts] = n;
     f->puts++;
     if (n > f->max_put)
         f->max_put = n;
+    if (++f->in_put > f->max_in_put)
+        f->max_in_put = f->in_put;
+    pthread_cond_broadcast(&f->cv);
+    while (f->hold)
+        pthread_cond_wait(&f->cv, &f->mu);
+    f->in_put--;
     int rc = 0;
     if (f->unavailable) {
         snprintf(err, errlen, "connection refused");
@@ -891,22 +904,31 @@ static void submit_batch(hs_batcher *b, submitter *s, const char *const *ids, si
         pthread_join(th[i], NULL);
 }
 
+/* The profile every fake submit stores: cpu_prof decomposed, service svc. */
+static void fake_template(hs_profile **p, hs_stack_parts **parts, hs_store_profile *tmpl)
+{
+    char err[256];
+    *p = iu_build(&cpu_prof);
+    *tmpl = (hs_store_profile){0};
+    assert_int_equal(hs_stack_decompose(*p, NULL, tmpl, parts, err, sizeof err), 0);
+    tmpl->service = "svc";
+    tmpl->type = "cpu";
+    tmpl->version = "";
+}
+
 static void test_batcher_results(void **state)
 {
     (void)state;
     fake_store f = {.base = {.ops = &fake_ops}};
     pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
     /* the writer waits up to 5 s for announced requests: the batches below
      * are complete long before */
-    hs_batcher *b = hs_batcher_new(&f.base, 64, 5000);
-    hs_profile *p = iu_build(&cpu_prof);
+    hs_batcher *b = hs_batcher_new(&f.base, &(hs_store_batching){.max_profiles = 64, .wait_ms = 5000, .writers = 1});
+    hs_profile *p;
     hs_stack_parts *parts;
-    hs_store_profile tmpl = {0};
-    char err[256];
-    assert_int_equal(hs_stack_decompose(p, NULL, &tmpl, &parts, err, sizeof err), 0);
-    tmpl.service = "svc";
-    tmpl.type = "cpu";
-    tmpl.version = "";
+    hs_store_profile tmpl;
+    fake_template(&p, &parts, &tmpl);
     submitter s[16];
 
     /* 8 concurrent submits: one put of 8 */
@@ -977,6 +999,178 @@ static void test_batcher_results(void **state)
     pthread_mutex_destroy(&f.mu);
 }
 
+/* Wait (f->mu held) until the fake has seen `puts` puts. */
+static void fake_wait_puts(fake_store *f, int puts)
+{
+    while (f->puts < puts)
+        pthread_cond_wait(&f->cv, &f->mu);
+}
+
+static void start_submit(pthread_t *th, submitter *s, hs_batcher *b, const hs_store_profile *tmpl, const char *id)
+{
+    *s = (submitter){.b = b, .prof = *tmpl};
+    snprintf(s->prof.id, sizeof s->prof.id, "%s", id);
+    assert_int_equal(pthread_create(th, NULL, submit_one, s), 0);
+}
+
+/* Wait (at most 30 s) until n profiles are queued that no writer took. */
+static void wait_queued(hs_batcher *b, size_t n)
+{
+    for (int i = 0; i < 3000 && hs_batcher_queued(b) != n; i++) {
+        struct timespec ts = {0, 10 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(hs_batcher_queued(b), n);
+}
+
+/* Several writers and the window: while a put is in flight, the next
+ * batch grows (no second put of a few profiles at once) until the window
+ * is over; then it goes beside the first (two puts in flight). */
+static void test_batcher_writers(void **state)
+{
+    (void)state;
+    fake_store f = {.base = {.ops = &fake_ops}};
+    pthread_mutex_init(&f.mu, NULL);
+    pthread_cond_init(&f.cv, NULL);
+    hs_profile *p;
+    hs_stack_parts *parts;
+    hs_store_profile tmpl;
+    fake_template(&p, &parts, &tmpl);
+    submitter s[8];
+    pthread_t th[8];
+
+    /* 1. a window far longer than the test: the first put is held; four
+     * uploads that come meanwhile (none announced) wait for it to end and
+     * then go as one put, not as four, though a second writer is idle */
+    hs_batcher *b = hs_batcher_new(&f.base, &(hs_store_batching){.max_profiles = 64, .wait_ms = 10000, .writers = 2});
+    assert_non_null(b);
+    pthread_mutex_lock(&f.mu);
+    f.hold = 1;
+    pthread_mutex_unlock(&f.mu);
+    start_submit(&th[0], &s[0], b, &tmpl, "w0");
+    pthread_mutex_lock(&f.mu);
+    fake_wait_puts(&f, 1);
+    pthread_mutex_unlock(&f.mu);
+    for (int i = 1; i < 5; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "w%d", i);
+        start_submit(&th[i], &s[i], b, &tmpl, id);
+    }
+    wait_queued(b, 4);
+    pthread_mutex_lock(&f.mu);
+    assert_int_equal(f.puts, 1); /* still only the held one */
+    f.hold = 0;
+    pthread_cond_broadcast(&f.cv);
+    fake_wait_puts(&f, 2);
+    pthread_mutex_unlock(&f.mu);
+    for (int i = 0; i < 5; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(s[i].rc, 0);
+    }
+    assert_int_equal(f.puts, 2);
+    assert_int_equal(f.put_sizes[0], 1);
+    assert_int_equal(f.put_sizes[1], 4);
+    assert_int_equal(f.max_in_put, 1);
+    hs_batcher_free(b);
+
+    /* 2. a short window (50 ms): the uploads that come while the first put
+     * is held go once it is over, beside it — two puts in flight */
+    f.puts = 0;
+    f.max_in_put = 0;
+    b = hs_batcher_new(&f.base, &(hs_store_batching){.max_profiles = 64, .wait_ms = 50, .writers = 2});
+    assert_non_null(b);
+    pthread_mutex_lock(&f.mu);
+    f.hold = 1;
+    pthread_mutex_unlock(&f.mu);
+    start_submit(&th[0], &s[0], b, &tmpl, "x0");
+    pthread_mutex_lock(&f.mu);
+    fake_wait_puts(&f, 1);
+    pthread_mutex_unlock(&f.mu);
+    start_submit(&th[1], &s[1], b, &tmpl, "x1");
+    pthread_mutex_lock(&f.mu);
+    fake_wait_puts(&f, 2); /* would wait forever with one writer */
+    assert_int_equal(f.max_in_put, 2);
+    f.hold = 0;
+    pthread_cond_broadcast(&f.cv);
+    pthread_mutex_unlock(&f.mu);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(s[i].rc, 0);
+    }
+    hs_batcher_free(b);
+
+    /* 2b. min_parallel 2, a window far longer than the test: two uploads
+     * that come while the first put is held go beside it at once */
+    f.puts = 0;
+    f.max_in_put = 0;
+    b = hs_batcher_new(&f.base,
+                       &(hs_store_batching){.max_profiles = 64, .wait_ms = 10000, .writers = 2, .min_parallel = 2});
+    assert_non_null(b);
+    pthread_mutex_lock(&f.mu);
+    f.hold = 1;
+    pthread_mutex_unlock(&f.mu);
+    start_submit(&th[0], &s[0], b, &tmpl, "m0");
+    pthread_mutex_lock(&f.mu);
+    fake_wait_puts(&f, 1);
+    pthread_mutex_unlock(&f.mu);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    start_submit(&th[1], &s[1], b, &tmpl, "m1");
+    start_submit(&th[2], &s[2], b, &tmpl, "m2");
+    pthread_mutex_lock(&f.mu);
+    fake_wait_puts(&f, 2);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    /* well before the 10 s window (it would go only then without min_parallel) */
+    assert_true(t1.tv_sec - t0.tv_sec < 8);
+    assert_int_equal(f.max_in_put, 2);
+    assert_int_equal(f.put_sizes[1], 2);
+    f.hold = 0;
+    pthread_cond_broadcast(&f.cv);
+    pthread_mutex_unlock(&f.mu);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(s[i].rc, 0);
+    }
+    hs_batcher_free(b);
+
+    /* 3. linger: uploads that come one after the other, none announced,
+     * within the window (2 s) are one put; without linger the first would
+     * have gone alone */
+    f.puts = 0;
+    b = hs_batcher_new(&f.base,
+                       &(hs_store_batching){.max_profiles = 64, .wait_ms = 2000, .writers = 1, .linger = 1});
+    assert_non_null(b);
+    for (int i = 0; i < 3; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "y%d", i);
+        start_submit(&th[i], &s[i], b, &tmpl, id);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(s[i].rc, 0);
+    }
+    assert_int_equal(f.puts, 1);
+    assert_int_equal(f.put_sizes[0], 3);
+    hs_batcher_free(b);
+
+    /* 4. stopping while writers wait and one gathers: every queued upload
+     * is stored, and free returns */
+    f.puts = 0;
+    b = hs_batcher_new(&f.base, &(hs_store_batching){.max_profiles = 64, .wait_ms = 10000, .writers = 3, .linger = 1});
+    assert_non_null(b);
+    start_submit(&th[0], &s[0], b, &tmpl, "z0");
+    wait_queued(b, 1);
+    hs_batcher_free(b);
+    pthread_join(th[0], NULL);
+    assert_int_equal(s[0].rc, 0);
+    assert_int_equal(f.puts, 1);
+
+    hs_stack_parts_free(parts);
+    hs_profile_free(p);
+    pthread_cond_destroy(&f.cv);
+    pthread_mutex_destroy(&f.mu);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -994,6 +1188,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pyro_multipart_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_group_commit, setup, teardown),
         cmocka_unit_test(test_batcher_results),
+        cmocka_unit_test(test_batcher_writers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

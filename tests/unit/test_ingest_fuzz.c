@@ -164,7 +164,7 @@ static void test_fuzz(void **state)
     ingest_env *e = iu_env_new();
     assert_non_null(e);
     hs_batcher_free(e->b);
-    e->b = hs_batcher_new(e->st, 16, 0);
+    e->b = hs_batcher_new(e->st, &(hs_store_batching){.max_profiles = 16, .writers = 1});
     e->lim.max_decompressed = (size_t)1 << 20;
     e->lim.max_samples = 400;
     e->lim.max_depth = 12;
