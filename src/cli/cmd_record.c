@@ -332,9 +332,10 @@ static size_t find_files(const char *path, const record_types *t, long root, fou
     DIR *d = opendir(slash ? dir : ".");
     struct dirent *de;
     while (d && (de = readdir(d))) {
-        if (strncmp(de->d_name, stem, sl) != 0 || de->d_name[sl] != '.')
+        /* (-o without ".pb.gz": the first process's file is the stem itself) */
+        if (strncmp(de->d_name, stem, sl) != 0 || (de->d_name[sl] != '.' && de->d_name[sl] != 0))
             continue;
-        const char *p = de->d_name + sl + 1;
+        const char *p = de->d_name + sl + (de->d_name[sl] != 0);
         long pid = number_part(&p), exec = 0, part;
         if (strncmp(p, "exec", 4) == 0) {
             const char *q = p + 4;

@@ -9,6 +9,7 @@
 #    bounded time (--wait) and lists its file; one still running is named
 #    with the file it will write, and `hotspur symbolize` names that file's
 #    frames once it is there;
+#  - -o NAME without .pb.gz: NAME is listed;
 #  - a static program (and, when the test runs as root, a set-user-ID one)
 #    gets a message saying the agent could not run in it.
 source "$(dirname "$0")/lib.sh"
@@ -22,6 +23,14 @@ grep -q "^hotspur: wrote $TMP/$part " ex.err || fail "record did not list $part:
 grep -q "^hotspur: wrote $TMP/ex.pb.gz " ex.err || fail "record did not list the exec'd image's ex.pb.gz"
 [ "$(through "$part" ender_work)" -gt 0 ] || fail "$part has no ender_work"
 ! grep -q "no profile" ex.err || fail "record said no profile was written: $(cat ex.err)"
+
+# -o without the .pb.gz suffix: the file is listed under its own name (record
+# said "no profile written" while it had been)
+"$HOTSPUR" record -o plain -- /bin/true 2>plain.err || fail "record -o plain failed: $(cat plain.err)"
+cat plain.err
+[ -s plain ] || fail "record -o plain wrote no file plain"
+grep -q "^hotspur: wrote $TMP/plain " plain.err || fail "record did not list plain: $(cat plain.err)"
+! grep -q "no profile" plain.err || fail "record said no profile was written: $(cat plain.err)"
 
 # ctl dump, then the exit file is part 2
 echo 0 >phase
