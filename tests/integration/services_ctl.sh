@@ -97,6 +97,23 @@ silent.close()
 PY
 cat slow.txt
 
+# Clients that leave before the answer (a ctl killed by ^C): the agent's
+# reply to a closed socket must not raise SIGPIPE in the program (it writes
+# on the agent thread, which blocks every signal).
+env -u LD_PRELOAD python3 - "$defdir/$pid.sock" >gone.txt 2>&1 <<'PY' || fail "leaving clients: $(cat gone.txt)"
+import socket, sys
+for i in range(200):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.sendall(b"status\n")
+    s.close()
+print("200 clients sent 'status' and left at once")
+PY
+cat gone.txt
+sleep 0.5
+kill -0 "$pid" 2>/dev/null || fail "the daemon died after clients left before their answer: $(cat daemon.err)"
+[ "$(rc "$HOTSPUR" ctl "$pid" status)" = 0 ] || fail "ctl status after leaving clients: $(cat err.txt)"
+
 # Another uid. As root we can be someone else; otherwise this part can't run.
 if [ "$(id -u)" = 0 ]; then
     bindir=$(mktemp -d /tmp/hs-ctl-XXXXXX)
