@@ -36,7 +36,6 @@
 #include "agent/control.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -335,7 +334,7 @@ static void on_fatal(int sig)
     int saved = errno, none = 0;
     if (atomic_compare_exchange_strong(&g_fatal, &none, sig) && hs_fd_valid(&g_wake[1])) {
         char c = (char)sig;
-        if (write(g_wake[1].fd, &c, 1) == 1) {
+        if (send(g_wake[1].fd, &c, 1, MSG_NOSIGNAL) == 1) {
             errno = saved;
             return; /* the agent thread writes, then ends the process */
         }
@@ -355,7 +354,7 @@ static int write_on_agent_thread(void)
     if (!atomic_load(&g_running) || !hs_fd_valid(&g_wake[1]))
         return -1;
     char c = WAKE_WRITE;
-    if (write(g_wake[1].fd, &c, 1) != 1)
+    if (send(g_wake[1].fd, &c, 1, MSG_NOSIGNAL) != 1)
         return -1;
     for (int i = 0; i < 10000 && !atomic_load(&g_written); i++) {
         struct timespec ms = {0, 1000000};
@@ -390,10 +389,13 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 }
 
 /* Take over the fatal signals the program left at their default action. */
+/* The wake channel is a socket pair, written with MSG_NOSIGNAL: a program
+ * thread that writes to it (a fatal signal, _exit) never gets SIGPIPE, even
+ * if the agent thread's end is gone. */
 static int open_wake(void)
 {
     int p[2];
-    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0)
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, p) != 0)
         return -1;
     if (hs_fd_keep(&g_wake[0], p[0]) != 0) {
         close(p[1]);
@@ -610,6 +612,14 @@ static int start_thread(void)
                 strerror(errno));
     if (g_listen.fd < 0 && !hs_g.cfg.period_ns && !hs_g.cfg.wall_hz)
         return 0; /* nothing for a thread to do */
+    /* Both ends before the thread runs: its check_fds, seeing one end set
+     * and the other not yet, took the pair for lost and closed the read
+     * end; the exit write then raised SIGPIPE in the program (a profiled
+     * make -j2, ~2 000 processes, died of it, "Broken pipe", in about one
+     * build of five). Without the pair the thread still runs, without
+     * fatal-signal writes (catch_fatal gives up). */
+    if (g_wake[0].fd < 0)
+        (void)open_wake();
     sigset_t all, old;
     sigfillset(&all);
     hs_sampler_real_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits it */
