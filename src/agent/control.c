@@ -410,7 +410,7 @@ static int open_wake(void)
 
 static void catch_fatal(void)
 {
-    if (g_wake[0].fd < 0 && open_wake() != 0)
+    if (g_wake[0].fd < 0) /* start_thread opens it before the thread runs */
         return;
     for (size_t i = 0; i < N_FATAL; i++) {
         struct sigaction old;
