@@ -114,6 +114,49 @@ static char *next_option_word(int argc, char **argv, const struct option *t, cha
     return NULL;
 }
 
+/* pprof's output-format flags (-tags, -svg, ...) are hotspur commands:
+ * the command to name when one is given as an option, or NULL. */
+static const char *pprof_report_command(const char *name, size_t len)
+{
+    static const char *const map[][2] = {
+        {"top", "hotspur top"},       {"text", "hotspur top"},
+        {"peek", "hotspur peek"},     {"tree", "hotspur tree"},
+        {"traces", "hotspur traces"}, {"tags", "hotspur tags"},
+        {"disasm", "hotspur disasm"}, {"raw", "hotspur raw"},
+        {"list", "hotspur list"},     {"weblist", "hotspur list"},
+        {"dot", "hotspur graph"},     {"svg", "hotspur graph -o FILE.svg"},
+        {"png", "hotspur graph -o FILE.png"}, {"pdf", "hotspur graph -o FILE.pdf"},
+        {"gif", "hotspur graph -o FILE.gif"}, {"ps", "hotspur graph -o FILE.ps"},
+        {"callgrind", "hotspur convert --to callgrind"},
+        {"kcachegrind", "hotspur convert --to callgrind"},
+        {"proto", "hotspur convert --to pprof"},
+        {"web", "hotspur graph -o FILE.svg"}, {"http", "hotspur web"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strlen(map[i][0]) == len && strncmp(map[i][0], name, len) == 0)
+            return map[i][1];
+    return NULL;
+}
+
+/* A message for an option word that is none of t's names but one of
+ * pprof's report flags (-tags, -svg, ...), which getopt could otherwise
+ * take for an abbreviation of ours (--tags for --tagshow, then "missing
+ * arguments"), or 0. */
+static int pprof_report_flag(const char *word, const struct option *t, char *msg, size_t msglen)
+{
+    const char *name = word + (word[1] == '-' ? 2 : 1);
+    size_t len = strcspn(name, "=");
+    const char *report = pprof_report_command(name, len);
+    if (!report)
+        return 0;
+    for (const struct option *o = t; o->name; o++)
+        if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+            return 0;
+    snprintf(msg, msglen, "unknown option '%s': pprof's -%.*s report is `%s` (see hotspur --help)", word,
+             (int)len, name, report);
+    return 1;
+}
+
 static void print_help(const hs_cli_spec *s)
 {
     s->usage(stdout);
@@ -149,6 +192,8 @@ static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_option
          * not a short option (web's -o would be --open): not ours */
         if (a && a[1] != '-' && a[2] == '\0' && !strchr(shortopts + 1, a[1]))
             goto unknown;
+        if (a && pprof_report_flag(a, table, msg, sizeof msg))
+            return hs_cli_fail(s->name, NULL, msg);
         if ((c = getopt_long_only(argc, argv, shortopts, table, NULL)) == -1)
             break;
         if (!a) /* cannot happen: getopt found an option; keep messages sane */

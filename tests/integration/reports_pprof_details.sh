@@ -9,6 +9,7 @@
 #  - `graph -o x.png|pdf|gif|ps|svg` renders with dot in that format, an
 #    unknown extension is refused (exit 2, nothing written);
 #  - single-dash pprof spellings (-cum, -nodecount=3, -focus=RE) work;
+#    pprof's report flags (-tags, -svg) are refused, naming the command;
 #  - an output path that is a directory or in a missing directory: exit 2.
 source "$(dirname "$0")/lib.sh"
 command -v go >/dev/null || fail "go (golang-go) is not installed"
@@ -87,7 +88,20 @@ diff long.txt short.txt || fail "-cum -nodecount=3 differs from --cum --nodecoun
 "$HOTSPUR" top --focus compute_a two.pb.gz > f2.txt
 diff f1.txt f2.txt || fail "-focus=RE differs from --focus RE"
 "$HOTSPUR" top -n 2 two.pb.gz | tail -2 | grep -q compute || fail "-n 2 no longer works"
-pass "single-dash pprof spellings"
+"$HOTSPUR" top -n2 two.pb.gz | tail -2 | grep -q compute || fail "-n2 no longer works"
+# pprof's report flags name the hotspur command (getopt took --tags for an
+# abbreviation of --tagshow and then said "missing arguments")
+for spec in "--tags|pprof's -tags report is \`hotspur tags\`" "-tags|\`hotspur tags\`" \
+            "-svg|hotspur graph -o FILE.svg" "-callgrind|hotspur convert --to callgrind"; do
+    opt=${spec%%|*}
+    rc=0; "$HOTSPUR" top "$opt" two.pb.gz >out.txt 2>err.txt || rc=$?
+    [ "$rc" = 2 ] || fail "top $opt: exit $rc, want 2"
+    [ ! -s out.txt ] || fail "top $opt printed a report"
+    grep -qF -- "${spec#*|}" err.txt || fail "top $opt: unclear message: $(cat err.txt)"
+done
+"$HOTSPUR" top --cu two.pb.gz >abbrev.txt || fail "--cu (an abbreviation of --cum) refused"
+diff long.txt <("$HOTSPUR" top --cu --nodec 3 two.pb.gz) || fail "--cu --nodec 3 differs from --cum --nodecount 3"
+pass "single-dash pprof spellings; pprof report flags refused with the command to use"
 
 mkdir -p adir
 for cmd in "flame -o adir" "flame -o nodir/x.html" "graph -o adir" "convert --to collapsed -o adir" \
