@@ -43,6 +43,10 @@ int hs_acli_load(const char *cmd, const char *from, char **files, int n, bool pr
             return hs_cli_fail(cmd, files[i], msg);
         }
     }
+    if (hs_collapsed_align(ps, (size_t)n, msg, sizeof msg) < 0) {
+        hs_acli_free_profiles(ps, n);
+        return hs_cli_fail(cmd, NULL, msg);
+    }
     *out = ps;
     return 0;
 }
@@ -128,6 +132,10 @@ int hs_acli_load_merged(const char *cmd, char **files, int n, const hs_analysis_
             return hs_cli_fail(cmd, o->base[i], msg);
         }
         hs_analysis_negate(ps[total++]); /* pprof's -base: Scale(-1), then merge */
+    }
+    if (hs_collapsed_align(ps, (size_t)total, msg, sizeof msg) < 0) {
+        hs_acli_free_profiles(ps, total);
+        return hs_cli_fail(cmd, NULL, msg);
     }
     *out = o && o->diff_base ? hs_analysis_merge_marked(ps, (size_t)total, (size_t)n, msg, sizeof msg)
                              : hs_analysis_merge(ps, (size_t)total, msg, sizeof msg);

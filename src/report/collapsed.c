@@ -189,6 +189,65 @@ static int hs_collapsed_decimals(const char *data, size_t len)
     return best;
 }
 
+/* The unit of an imported collapsed profile with d decimals (0..6). */
+static const char *const hs_collapsed_units[] = {"count",       "count/10",     "count/100",
+                                                 "count/1000",  "count/10000",  "count/100000",
+                                                 "count/1000000"};
+#define HS_COLLAPSED_FRACTION_COMMENT "fractional counts: values are counts times 10^decimals (see the unit)"
+
+/* The decimals of p if it is shaped as hs_import_collapsed makes profiles
+ * (one sample type "samples" in one of hs_collapsed_units), else -1. */
+static int hs_collapsed_profile_decimals(const hs_profile *p)
+{
+    if (p->n_sample_types != 1 || strcmp(hs_profile_string(p, p->sample_types[0].type), "samples") != 0)
+        return -1;
+    const char *unit = hs_profile_string(p, p->sample_types[0].unit);
+    for (int d = 0; d < (int)(sizeof hs_collapsed_units / sizeof hs_collapsed_units[0]); d++)
+        if (strcmp(unit, hs_collapsed_units[d]) == 0)
+            return d;
+    return -1;
+}
+
+int hs_collapsed_align(hs_profile *const *ps, size_t n, char *err, size_t errlen)
+{
+    int most = -1, fewest = 7;
+    for (size_t i = 0; i < n; i++) {
+        int d = hs_collapsed_profile_decimals(ps[i]);
+        if (d < 0)
+            return 0; /* not all collapsed imports: nothing to align */
+        most = d > most ? d : most;
+        fewest = d < fewest ? d : fewest;
+    }
+    if (n < 2 || most == fewest)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        hs_profile *p = ps[i];
+        int d = hs_collapsed_profile_decimals(p);
+        int64_t scale = 1;
+        for (int k = d; k < most; k++)
+            scale *= 10;
+        if (scale == 1)
+            continue;
+        for (size_t s = 0; s < p->n_samples; s++) {
+            int64_t *v = &p->samples[s].values[0];
+            if (*v > INT64_MAX / scale || *v < INT64_MIN / scale) {
+                snprintf(err, errlen, "counts too large to compare with a file of %d decimals", most);
+                return -1;
+            }
+            *v *= scale;
+        }
+        int64_t unit = hs_profile_str(p, hs_collapsed_units[most]);
+        if (unit < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        p->sample_types[0].unit = p->period_type.unit = unit;
+        if (d == 0)
+            hs_profile_add_comment(p, HS_COLLAPSED_FRACTION_COMMENT);
+    }
+    return 0;
+}
+
 hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t errlen)
 {
     hs_profile *p = hs_profile_new();
@@ -200,13 +259,11 @@ hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t 
     /* Fractional counts (flamegraph.pl takes them) are kept exact by scaling:
      * 1.5 with 3 decimals is 1500 "samples/1000". */
     int decimals = hs_collapsed_decimals(data, len);
-    static const char *const units[] = {"count", "count/10", "count/100", "count/1000",
-                                        "count/10000", "count/100000", "count/1000000"};
-    if (hs_profile_add_sample_type(p, "samples", units[decimals]) < 0)
+    if (hs_profile_add_sample_type(p, "samples", hs_collapsed_units[decimals]) < 0)
         goto oom;
-    hs_profile_set_period(p, "samples", units[decimals], 1);
+    hs_profile_set_period(p, "samples", hs_collapsed_units[decimals], 1);
     if (decimals)
-        hs_profile_add_comment(p, "fractional counts: values are counts times 10^decimals (see the unit)");
+        hs_profile_add_comment(p, HS_COLLAPSED_FRACTION_COMMENT);
 
     size_t pos = 0;
     while (pos < len) {

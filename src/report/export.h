@@ -72,6 +72,13 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
  * is the last field) to a profile with one sample type, samples/count. */
 hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t errlen);
 
+/* Collapsed imports read together (diff, merge, --base, several inputs)
+ * whose counts have different decimals (1 vs 0.5: units count and
+ * count/10) are brought to the most decimals of them, so they compare and
+ * merge. Does nothing unless every profile is such an import. 0, or -1
+ * with a message (a count that no longer fits). */
+int hs_collapsed_align(hs_profile *const *ps, size_t n, char *err, size_t errlen);
+
 /* `perf script` text: a header line per sample (comm pid/tid [cpu] time:
  * [period] event:), its frames indented ("addr sym+off (dso)"), samples
  * separated by blank lines. Sample types samples/count and, when perf

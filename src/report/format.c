@@ -113,6 +113,16 @@ double hs_scale(int64_t value, const char *from_unit, const char *to_unit, const
     for (size_t i = 0; i < HS_N(hs_families); i++)
         if (hs_convert(&hs_families[i], value, from_unit, to_unit, &v, out_unit))
             return v;
+    /* "count/10" ... "count/1000000": fractional counts imported from
+     * collapsed stacks (report/collapsed.c), printed as the counts they are */
+    if (strncmp(from_unit, "count/1", 7) == 0 && strspn(from_unit + 7, "0") == strlen(from_unit + 7) &&
+        from_unit[7] != '\0') {
+        double v = (double)value;
+        for (const char *z = from_unit + 7; *z; z++)
+            v /= 10;
+        *out_unit = "";
+        return v;
+    }
     static const char *const plain[] = {"count", "sample", "unit", "minimum", "auto"};
     *out_unit = to_unit;
     for (size_t i = 0; i < HS_N(plain); i++)

@@ -131,7 +131,16 @@ done
 "$HOTSPUR" top "$SRC/tests/data/perf-script-busy.txt" | grep -q ' spin$' ||
     fail "top cannot read perf script text"
 printf 'main;a 1.5\nmain;b 0.5\n' > frac.folded
-"$HOTSPUR" top frac.folded | grep -Eq '^15count/10 75\.00% .* a$' || fail "fractional counts: $("$HOTSPUR" top frac.folded)"
+"$HOTSPUR" top frac.folded | grep -Eq '^ +1\.50 75\.00% .* a$' || fail "fractional counts: $("$HOTSPUR" top frac.folded)"
+# a file with fractional counts against one with whole counts: brought to
+# the same unit (count/10), so diff, merge and --base compare them
+"$HOTSPUR" diff x.folded frac.folded > fd.txt 2>err.txt || fail "diff of whole and fractional counts: $(cat err.txt)"
+grep -Eq '^ +10 +0\.50 +-9\.50 +-95\.00% +b$' fd.txt && grep -Eq '^ +0 +1\.50 +\+1\.50 +new +a$' fd.txt ||
+    fail "diff of whole and fractional counts: $(cat fd.txt)"
+"$HOTSPUR" merge x.folded frac.folded -o mf.pb.gz 2>/dev/null || fail "merge of whole and fractional counts failed"
+"$HOTSPUR" top mf.pb.gz | grep -Eq '^ +10\.50 +.* b$' || fail "merged whole and fractional counts: $("$HOTSPUR" top mf.pb.gz)"
+"$HOTSPUR" top --base frac.folded x.folded | grep -Eq '^ +-1\.50 .* a$' ||
+    fail "--base of fractional counts: $("$HOTSPUR" top --base frac.folded x.folded)"
 printf 'main;a 1\nmain;b -2\n' > neg.folded
 rc=0; "$HOTSPUR" top neg.folded 2>err.txt || rc=$?
 [ "$rc" = 2 ] && grep -q 'line 2: negative count' err.txt || fail "negative count: exit $rc, $(cat err.txt)"

@@ -63,6 +63,12 @@ static void test_counts_and_unknown(void **state)
     const char *u;
     assert_true(hs_scale(5, "count", "minimum", &u) == 5.0);
     assert_string_equal(u, "");
+    /* fractional counts imported from collapsed stacks print as counts */
+    assert_string_equal(fmt(15, "count/10", "auto"), "1.50");
+    assert_string_equal(fmt(-15, "count/10", "count/10"), "-1.50");
+    assert_string_equal(fmt(2000, "count/1000", "auto"), "2");
+    assert_string_equal(fmt(20, "count/1x", "count/1x"), "20count/1x");
+    assert_string_equal(fmt(20, "count/1", "count/1"), "20count/1");
 }
 
 static const char *pct(int64_t v, int64_t total)
