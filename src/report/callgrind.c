@@ -258,8 +258,7 @@ int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
     w = malloc(sizeof *w);
     if (!fn_seen || !fl_seen || !ob_seen || !w)
         goto oom;
-    w->out = out;
-    w->n = 0;
+    hs_wbuf_init(w, out);
     uint32_t cur_fn = UINT32_MAX;
     for (size_t i = 0; i < n_recs; i++) {
         const hs_cg_rec *r = &cg.recs[i];

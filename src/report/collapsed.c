@@ -93,26 +93,32 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
     char *names = NULL;
     size_t *name_off = NULL;
     c.w = malloc(sizeof *c.w);
+    if (c.w)
+        hs_wbuf_init(c.w, out);
     if (!c.w || hs_collapsed_names(v, &names, &name_off) != 0) {
         snprintf(err, errlen, "out of memory writing collapsed stacks");
         goto done;
     }
     c.names = names;
     c.name_off = name_off;
-    c.w->out = out;
-    c.w->n = 0;
+    /* the output is about the size of the decoded profile: a thread writes
+     * it (else, without one, this one does) */
+    (void)hs_wbuf_thread(c.w);
     int r = hs_calltree_walk(v, 0, hs_collapsed_node, &c, err, errlen);
     if (r > 0) /* from hs_collapsed_node */
         snprintf(err, errlen, "out of memory writing collapsed stacks");
     if (r != 0)
         goto done;
     hs_wflush(c.w);
+    hs_wbuf_end(c.w);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
         goto done;
     }
     rc = 0;
 done:
+    if (c.w)
+        hs_wbuf_end(c.w);
     free(c.w);
     free(c.path);
     free(c.off);
