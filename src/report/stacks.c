@@ -1,4 +1,5 @@
-/* stacks.c — the string intern table, pair map and JSON string writer
+/* stacks.c — the string intern table, pair map, buffered writer (and its
+ * writer thread) and JSON string writer
  * shared by the exporters and importers (see stacks.h). */
 #include "report/stacks.h"
 

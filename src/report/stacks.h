@@ -1,7 +1,8 @@
 /* stacks.h — small containers shared by the exporters and importers in
  * report/: a string intern table, a hash map from a pair of uint64 to a
- * dense index, a pre-order walk of analysis' call tree, saturating adds and
- * JSON string output. Nothing here knows a file format.
+ * dense index, a pre-order walk of analysis' call tree, saturating adds, a
+ * buffered writer (optionally with a writer thread of its own) and JSON
+ * string output. Nothing here knows a file format.
  */
 #ifndef HS_REPORT_STACKS_H
 #define HS_REPORT_STACKS_H
