@@ -190,6 +190,50 @@ static void test_wbuf_threaded_same_bytes(void **state)
     free(b);
 }
 
+/* hs_wint as printf: every power of ten, one less and one more, both
+ * signs, and the limits */
+static void test_wint_matches_printf(void **state)
+{
+    (void)state;
+    char *buf = NULL, want[64];
+    size_t len;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    hs_wbuf *w = malloc(sizeof *w);
+    assert_non_null(w);
+    hs_wbuf_init(w, f);
+    int64_t vals[64 * 3 + 4];
+    size_t n = 0;
+    int64_t p = 1;
+    for (int e = 0; e <= 18; e++, p *= 10) {
+        vals[n++] = p;
+        vals[n++] = p - 1;
+        vals[n++] = p + 1;
+        vals[n++] = -p;
+        vals[n++] = -(p - 1);
+        vals[n++] = -(p + 1);
+    }
+    vals[n++] = INT64_MAX;
+    vals[n++] = INT64_MIN;
+    vals[n++] = INT64_MAX - 1;
+    vals[n++] = INT64_MIN + 1;
+    for (size_t i = 0; i < n; i++) {
+        hs_wint(w, vals[i]);
+        hs_wchar(w, '\n');
+    }
+    hs_wflush(w);
+    free(w);
+    assert_int_equal(fclose(f), 0);
+    const char *at = buf;
+    for (size_t i = 0; i < n; i++) {
+        int wl = snprintf(want, sizeof want, "%lld\n", (long long)vals[i]);
+        assert_memory_equal(at, want, (size_t)wl);
+        at += wl;
+    }
+    assert_int_equal((size_t)(at - buf), len);
+    free(buf);
+}
+
 static void test_write_error_reported(void **state)
 {
     (void)state;
@@ -217,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_names_cannot_break_lines),
         cmocka_unit_test(test_large_output_whole_and_in_order),
         cmocka_unit_test(test_wbuf_threaded_same_bytes),
+        cmocka_unit_test(test_wint_matches_printf),
         cmocka_unit_test(test_write_error_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
