@@ -205,7 +205,9 @@ static void test_wint_matches_printf(void **state)
     int64_t vals[64 * 3 + 4];
     size_t n = 0;
     int64_t p = 1;
-    for (int e = 0; e <= 18; e++, p *= 10) {
+    for (int e = 0; e <= 18; e++) {
+        if (e)
+            p *= 10;
         vals[n++] = p;
         vals[n++] = p - 1;
         vals[n++] = p + 1;
