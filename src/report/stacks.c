@@ -3,6 +3,7 @@
  * shared by the exporters and importers (see stacks.h). */
 #include "report/stacks.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -230,6 +231,7 @@ struct hs_wthread {
     const char *job;
     size_t job_n;
     bool quit;
+    int err; /* errno of the first write that failed, 0: none */
 };
 
 void hs_wbuf_init(hs_wbuf *w, FILE *out)
@@ -253,8 +255,11 @@ static void *hs_wthread_main(void *arg)
         const char *p = t->job;
         size_t n = t->job_n;
         pthread_mutex_unlock(&t->mu);
-        fwrite(p, 1, n, t->out); /* an error shows in ferror(out) */
+        /* an error shows in ferror(out), and its errno after hs_wbuf_end */
+        int e = fwrite(p, 1, n, t->out) == n ? 0 : errno;
         pthread_mutex_lock(&t->mu);
+        if (!t->err)
+            t->err = e;
         t->job = NULL;
         pthread_cond_broadcast(&t->cv);
     }
@@ -315,6 +320,8 @@ void hs_wbuf_end(hs_wbuf *w)
     pthread_cond_broadcast(&t->cv);
     pthread_mutex_unlock(&t->mu);
     pthread_join(t->tid, NULL); /* it writes its job, if any, first */
+    if (t->err) /* errno is per thread: the caller's strerror(errno) wants it */
+        errno = t->err;
     pthread_cond_destroy(&t->cv);
     pthread_mutex_destroy(&t->mu);
     hs_wthread_free(t);

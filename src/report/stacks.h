@@ -85,7 +85,8 @@ void hs_wbuf_init(hs_wbuf *w, FILE *out);
 int hs_wbuf_thread(hs_wbuf *w);
 /* Wait for the thread to write what it was given and end it (nothing when
  * there is none); what is still in the buffer is dropped: hs_wflush first
- * to keep it. Call on every path once hs_wbuf_thread succeeded. */
+ * to keep it. After a failed write errno is that write's. Call on every
+ * path once hs_wbuf_thread succeeded. */
 void hs_wbuf_end(hs_wbuf *w);
 void hs_wflush(hs_wbuf *w);
 /* v in decimal */
