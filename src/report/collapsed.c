@@ -60,10 +60,8 @@ static int hs_collapsed_node(void *ctx, const hs_walk_node *nd, const hs_walk_no
                              size_t n_kids)
 {
     hs_collapsed *c = ctx;
-    /* the children are entered next: start loading their names (misses,
-     * else), while the walk groups their stacks */
-    for (size_t k = 0; k < n_kids; k++)
-        __builtin_prefetch(c->names + c->name_off[kids[k].node]);
+    (void)kids;
+    (void)n_kids;
     uint32_t d = nd->depth;
     if (d == 0) /* the root: no frame, no line */
         return 0;
