@@ -6,14 +6,15 @@
 # library) writes a CPU profile of BENCH_SAMPLES samples (default 1 000 000)
 # over BENCH_LOCATIONS locations (default 200 000). Then, BENCH_RUNS times
 # each (default 3, interleaved so machine load falls on all alike), it times
-#   hotspur top, hotspur flame, hotspur convert --to collapsed,
+#   hotspur top, hotspur flame, hotspur convert --to collapsed (and --to
+#   speedscope, callgrind and pprof: every convert output),
 #   go tool pprof -top, go tool pprof -traces
 # with /usr/bin/time (wall seconds, user+sys CPU seconds and peak RSS), and
 # prints medians and the ratios go/hotspur (top vs -top; flame and convert
 # vs -top and -traces: each is one full pass over every sample, as -traces
 # is). Peak RSS is also given as a multiple of the profile's decoded
-# (gunzipped) size. BENCH_BASE=OTHER_BUILD_DIR adds that build's three
-# hotspur commands to the same interleaved runs ("before" rows, and the
+# (gunzipped) size. BENCH_BASE=OTHER_BUILD_DIR adds that build's hotspur
+# commands to the same interleaved runs ("before" rows, and the
 # speedup of BUILD over it). Writes the "## Analysis speed on a large
 # profile" section of docs/BENCHMARKS.md (other sections are kept) unless
 # BENCH_NO_DOC=1. Not part of `make check`.
@@ -62,6 +63,9 @@ CASES=(
     "hotspur top|'$HOTSPUR' top '$PROFILE'"
     "hotspur flame|'$HOTSPUR' flame '$PROFILE' -o '$TMP/f.html'"
     "hotspur convert --to collapsed|'$HOTSPUR' convert '$PROFILE' --to collapsed -o '$TMP/c.txt'"
+    "hotspur convert --to speedscope|'$HOTSPUR' convert '$PROFILE' --to speedscope -o '$TMP/c.json'"
+    "hotspur convert --to callgrind|'$HOTSPUR' convert '$PROFILE' --to callgrind -o '$TMP/c.out'"
+    "hotspur convert --to pprof|'$HOTSPUR' convert '$PROFILE' --to pprof -o '$TMP/c.pb.gz'"
     "go tool pprof -top|go tool pprof -top '$PROFILE'"
     "go tool pprof -traces|go tool pprof -traces '$PROFILE'"
 )
@@ -71,6 +75,9 @@ if [ -n "$BASE_BUILD" ]; then
         "before: hotspur top|'$B' top '$PROFILE'"
         "before: hotspur flame|'$B' flame '$PROFILE' -o '$TMP/f.html'"
         "before: hotspur convert --to collapsed|'$B' convert '$PROFILE' --to collapsed -o '$TMP/c.txt'"
+        "before: hotspur convert --to speedscope|'$B' convert '$PROFILE' --to speedscope -o '$TMP/c.json'"
+        "before: hotspur convert --to callgrind|'$B' convert '$PROFILE' --to callgrind -o '$TMP/c.out'"
+        "before: hotspur convert --to pprof|'$B' convert '$PROFILE' --to pprof -o '$TMP/c.pb.gz'"
     )
 fi
 # warm up: page cache, go's tool binary
@@ -123,11 +130,15 @@ END {
     printf "Ratios of median wall times (go tool pprof / hotspur; goals: each hotspur command <= 1.0 s, <= 3x the decoded size in RSS, >= 20x faster than go tool pprof):\n\n"
     printf "- `top` vs `pprof -top`: **%.1fx**\n", gt / med["hotspur top"]
     printf "- `flame` vs `pprof -top`: **%.1fx**; vs `pprof -traces`: **%.1fx**\n", gt / med["hotspur flame"], gr / med["hotspur flame"]
-    printf "- `convert --to collapsed` vs `pprof -top`: **%.1fx**; vs `pprof -traces`: **%.1fx**\n", gt / med["hotspur convert --to collapsed"], gr / med["hotspur convert --to collapsed"]
+    split("collapsed speedscope callgrind pprof", fmts, " ")
+    for (i = 1; i <= 4; i++) {
+        c = "hotspur convert --to " fmts[i]
+        printf "- `convert --to %s` vs `pprof -top`: **%.1fx**; vs `pprof -traces`: **%.1fx**\n", fmts[i], gt / med[c], gr / med[c]
+    }
     if (base != "") {
         printf "\nThis build vs before (median wall; median CPU):\n\n"
-        split("hotspur top|hotspur flame|hotspur convert --to collapsed", cs, "|")
-        for (i = 1; i <= 3; i++)
+        split("hotspur top|hotspur flame|hotspur convert --to collapsed|hotspur convert --to speedscope|hotspur convert --to callgrind|hotspur convert --to pprof", cs, "|")
+        for (i = 1; i <= 6; i++)
             printf "- `%s`: **%.1fx** faster; CPU %.1fx\n", substr(cs[i], 9), med["before: " cs[i]] / med[cs[i]], mc["before: " cs[i]] / mc[cs[i]]
     }
 }' "$TMP/results" >"$TMP/section.md"

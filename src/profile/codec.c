@@ -174,57 +174,52 @@ hs_profile *hs_profile_decode_input(hs_profile_input *in, char *err, size_t errl
 
 /* ---- files ---- */
 
-static int hs_grow_buffer(unsigned char **buf, size_t *cap)
-{
-    size_t ncap = *cap * 2;
-    if (ncap > HS_MAX_DECODED + 1)
-        ncap = HS_MAX_DECODED + 1;
-    unsigned char *n = realloc(*buf, ncap);
-    if (!n)
-        return -1;
-    *buf = n;
-    *cap = ncap;
-    return 0;
-}
-
-/* A regular file of st_size bytes is mapped; anything else is read. */
+/* The whole of fd, read into an anonymous mapping (hs_mbuf): a regular
+ * file's size first, prefaulted in one go (MAP_POPULATE: cheaper than a
+ * fault per page), grown by doubling for a pipe or a file that grows
+ * meanwhile. Read, not mapped: a mapped file truncated by another process
+ * while we read the mapping ends us with SIGBUS; read(2) just sees the
+ * shorter file (then the decoder's "truncated" error). */
 static int hs_read_all(int fd, hs_profile_input *in, char *err, size_t errlen)
 {
     struct stat st;
     size_t cap = 1 << 16, used = 0;
+    int populate = 0;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
         return HS_ERR("is a directory");
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
         if ((uint64_t)st.st_size > HS_MAX_DECODED)
             return HS_ERR("file larger than 2 GiB");
-        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (m != MAP_FAILED) {
-            *in = (hs_profile_input){m, (size_t)st.st_size, (size_t)st.st_size};
-            return 0;
-        }
-        cap = (size_t)st.st_size + 1; /* not mappable: read it */
+        cap = (size_t)st.st_size + 1; /* + 1: the end shows as a read of 0 */
+        populate = MAP_POPULATE;
     }
-    unsigned char *buf = malloc(cap);
-    if (!buf)
+    hs_mbuf b = {mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | populate, -1, 0), cap};
+    if (b.p == MAP_FAILED)
         return HS_ERR("out of memory");
     for (;;) {
-        if (used == cap && (cap > HS_MAX_DECODED || hs_grow_buffer(&buf, &cap) != 0)) {
-            free(buf);
-            return HS_ERR(cap > HS_MAX_DECODED ? "file larger than 2 GiB" : "out of memory");
+        if (used == b.cap) {
+            if (b.cap > HS_MAX_DECODED) {
+                hs_mbuf_free(&b);
+                return HS_ERR("file larger than 2 GiB");
+            }
+            if (hs_mbuf_reserve(&b, b.cap * 2 > HS_MAX_DECODED + 1 ? HS_MAX_DECODED + 1 : b.cap * 2) != 0) {
+                hs_mbuf_free(&b);
+                return HS_ERR("out of memory");
+            }
         }
-        ssize_t n = read(fd, buf + used, cap - used);
+        ssize_t n = read(fd, b.p + used, b.cap - used);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
             int e = errno;
-            free(buf);
+            hs_mbuf_free(&b);
             return HS_ERR("%s", strerror(e));
         }
         if (n == 0)
             break;
         used += (size_t)n;
     }
-    *in = (hs_profile_input){buf, used, 0};
+    *in = (hs_profile_input){b.p, used, b.cap};
     return 0;
 }
 
@@ -236,7 +231,7 @@ int hs_profile_input_read(const char *path, hs_profile_input *in, char *err, siz
         return HS_ERR("%s", strerror(errno));
     int rc = hs_read_all(fd, in, err, errlen);
     if (!is_stdin)
-        close(fd); /* a mapping outlives its descriptor */
+        close(fd);
     return rc;
 }
 

@@ -153,11 +153,9 @@ hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t er
 /* Read and decode a file ("-" reads stdin). */
 hs_profile *hs_profile_read_file(const char *path, char *err, size_t errlen);
 
-/* A file's bytes, for the decoder or an importer. A regular file is mapped
- * read-only (nothing is copied and no page zero-filled: on a large profile
- * reading into memory was a tenth of `hotspur top`; the file must not be
- * truncated while it is mapped), anything else ("-" for stdin, a pipe) is
- * read into memory. */
+/* A file's bytes, for the decoder or an importer: read (not mapped: a
+ * file truncated meanwhile by another process is then only shorter, where
+ * a mapping of it would end us with SIGBUS) into an anonymous mapping. */
 typedef struct {
     const unsigned char *data;
     size_t len;

@@ -187,8 +187,7 @@ static int hs_flame_write(const hs_view *v, const char *title, const char *palet
         snprintf(err, errlen, "out of memory writing the flame graph");
         goto done;
     }
-    w->out = out;
-    w->n = 0;
+    hs_wbuf_init(w, out);
     int64_t thr = hs_flame_threshold(&cnt, HS_FLAME_MAX_NODES);
 
     fwrite(tpl, 1, (size_t)(mark - tpl), out);

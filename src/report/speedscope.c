@@ -129,8 +129,7 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
     c.w = malloc(sizeof *c.w);
     if (!frame_of || !keys || !fnames || !c.w)
         goto oom;
-    c.w->out = out;
-    c.w->n = 0;
+    hs_wbuf_init(c.w, out);
     if (nv && vs[0]->profile && function_positions(vs[0]->profile, fnames, &pos, &n_pos) < 0)
         goto oom;
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);

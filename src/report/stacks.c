@@ -1,8 +1,12 @@
-/* stacks.c — the string intern table, pair map and JSON string writer
+/* stacks.c — the string intern table, pair map, buffered writer (and its
+ * writer thread) and JSON string writer
  * shared by the exporters and importers (see stacks.h). */
 #include "report/stacks.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,20 +218,158 @@ void hs_json_string(FILE *out, const char *s)
 
 /* ---------------------------------------------------------------- wbuf */
 
+/* The writer thread's buffers (HS_WTHREAD_SIZE each) and hand-over: job
+ * is the buffer given to write (NULL: none), under mu. */
+#define HS_WTHREAD_SIZE ((size_t)1 << 18)
+
+struct hs_wthread {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* job set or quit (to the thread); job done (to the caller) */
+    FILE *out;
+    char *bufs[2];
+    const char *job;
+    size_t job_n;
+    bool quit;
+    int err; /* errno of the first write that failed, 0: none */
+};
+
+void hs_wbuf_init(hs_wbuf *w, FILE *out)
+{
+    w->out = out;
+    w->n = 0;
+    w->cap = sizeof w->own;
+    w->buf = w->own;
+    w->thr = NULL;
+}
+
+static void *hs_wthread_main(void *arg)
+{
+    hs_wthread *t = arg;
+    pthread_mutex_lock(&t->mu);
+    for (;;) {
+        while (!t->job && !t->quit)
+            pthread_cond_wait(&t->cv, &t->mu);
+        if (!t->job)
+            break;
+        const char *p = t->job;
+        size_t n = t->job_n;
+        pthread_mutex_unlock(&t->mu);
+        /* an error shows in ferror(out), and its errno after hs_wbuf_end */
+        int e = fwrite(p, 1, n, t->out) == n ? 0 : errno;
+        pthread_mutex_lock(&t->mu);
+        if (!t->err)
+            t->err = e;
+        t->job = NULL;
+        pthread_cond_broadcast(&t->cv);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+static void hs_wthread_free(hs_wthread *t)
+{
+    free(t->bufs[0]);
+    free(t->bufs[1]);
+    free(t);
+}
+
+int hs_wbuf_thread(hs_wbuf *w)
+{
+    if (w->thr)
+        return 0;
+    hs_wthread *t = calloc(1, sizeof *t);
+    if (!t)
+        return -1;
+    t->out = w->out;
+    t->bufs[0] = malloc(HS_WTHREAD_SIZE);
+    t->bufs[1] = malloc(HS_WTHREAD_SIZE);
+    if (!t->bufs[0] || !t->bufs[1]) {
+        hs_wthread_free(t);
+        return -1;
+    }
+    if (pthread_mutex_init(&t->mu, NULL) != 0) {
+        hs_wthread_free(t);
+        return -1;
+    }
+    if (pthread_cond_init(&t->cv, NULL) != 0) {
+        pthread_mutex_destroy(&t->mu);
+        hs_wthread_free(t);
+        return -1;
+    }
+    if (pthread_create(&t->tid, NULL, hs_wthread_main, t) != 0) {
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->mu);
+        hs_wthread_free(t);
+        return -1;
+    }
+    hs_wflush(w); /* what was buffered before goes first */
+    w->thr = t;
+    w->buf = t->bufs[0];
+    w->cap = HS_WTHREAD_SIZE;
+    return 0;
+}
+
+void hs_wbuf_end(hs_wbuf *w)
+{
+    hs_wthread *t = w->thr;
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->mu);
+    t->quit = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->tid, NULL); /* it writes its job, if any, first */
+    if (t->err) /* errno is per thread: the caller's strerror(errno) wants it */
+        errno = t->err;
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    hs_wthread_free(t);
+    w->thr = NULL;
+    w->buf = w->own;
+    w->cap = sizeof w->own;
+    w->n = 0;
+}
+
 void hs_wflush(hs_wbuf *w)
 {
-    if (w->n)
+    hs_wthread *t = w->thr;
+    if (!w->n)
+        return;
+    if (!t) {
         fwrite(w->buf, 1, w->n, w->out);
+        w->n = 0;
+        return;
+    }
+    pthread_mutex_lock(&t->mu);
+    while (t->job) /* the other buffer is still being written */
+        pthread_cond_wait(&t->cv, &t->mu);
+    t->job = w->buf;
+    t->job_n = w->n;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    w->buf = w->buf == t->bufs[0] ? t->bufs[1] : t->bufs[0];
     w->n = 0;
 }
 
 void hs_wint(hs_wbuf *w, int64_t v)
 {
     static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-    /* digits right-aligned at tmp + 24, then 24 bytes copied (a constant
-     * size: no call) of which the first k count */
-    char tmp[48], *e = tmp + 24, *p = e;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    static const uint64_t pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+                                       10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+                                       100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+                                       100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+                                       100000000000000000ULL, 1000000000000000000ULL,
+                                       10000000000000000000ULL};
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, u1 = u | 1;
+    /* digits: t ~ log10 from the bit length (1233 / 4096 ~ log10 2), one
+     * less when below 10^t; then the sign */
+    unsigned t = ((unsigned)(64 - __builtin_clzll(u1)) * 1233) >> 12;
+    size_t k = t + 1 - (u1 < pow10[t]) + (v < 0);
+    if (w->n + k > w->cap)
+        hs_wflush(w);
+    char *p = w->buf + w->n + k; /* written from the last digit back */
+    w->n += k;
     while (u >= 100) { /* two digits at a time */
         unsigned r = (unsigned)(u % 100);
         u /= 100;
@@ -242,17 +384,24 @@ void hs_wint(hs_wbuf *w, int64_t v)
     }
     if (v < 0)
         *--p = '-';
-    if (w->n + 24 > sizeof w->buf)
-        hs_wflush(w);
-    memcpy(w->buf + w->n, p, 24);
-    w->n += (size_t)(e - p);
 }
 
 void hs_wmem(hs_wbuf *w, const void *p, size_t len)
 {
-    if (w->n + len > sizeof w->buf) {
+    if (w->n + len > w->cap) {
         hs_wflush(w);
-        if (len > sizeof w->buf) {
+        if (len > w->cap) {
+            if (w->thr) { /* in pieces, each through the thread (out is its) */
+                for (const char *s = p; len;) {
+                    size_t k = len < w->cap ? len : w->cap;
+                    memcpy(w->buf, s, k);
+                    w->n = k;
+                    hs_wflush(w);
+                    s += k;
+                    len -= k;
+                }
+                return;
+            }
             fwrite(p, 1, len, w->out);
             return;
         }

@@ -1,7 +1,8 @@
 /* stacks.h — small containers shared by the exporters and importers in
  * report/: a string intern table, a hash map from a pair of uint64 to a
- * dense index, a pre-order walk of analysis' call tree, saturating adds and
- * JSON string output. Nothing here knows a file format.
+ * dense index, a pre-order walk of analysis' call tree, saturating adds, a
+ * buffered writer (optionally with a writer thread of its own) and JSON
+ * string output. Nothing here knows a file format.
  */
 #ifndef HS_REPORT_STACKS_H
 #define HS_REPORT_STACKS_H
@@ -63,20 +64,37 @@ static inline int64_t hs_sat_add(int64_t a, int64_t b)
 
 /* A buffered writer for millions of numbers and short strings (stdio's
  * fprintf and putc are slow at that rate). Flush before using out directly;
- * write errors show in ferror(out). */
+ * write errors show in ferror(out). With hs_wbuf_thread, a thread of its
+ * own does the writing: hs_wflush hands it the full buffer and the caller
+ * fills a second one meanwhile (write(2) off the caller's path: the
+ * collapsed stacks of bench's large profile are 136 MB); out is then the
+ * thread's until hs_wbuf_end. */
+#define HS_WBUF_SIZE (1 << 16)
+typedef struct hs_wthread hs_wthread;
 typedef struct {
     FILE *out;
-    size_t n;
-    char buf[1 << 16];
+    size_t n, cap;
+    char *buf;       /* being filled: own, or one of the thread's two */
+    hs_wthread *thr; /* NULL: hs_wflush writes itself */
+    char own[HS_WBUF_SIZE];
 } hs_wbuf;
 
+void hs_wbuf_init(hs_wbuf *w, FILE *out);
+/* Start the writer thread. 0, or -1 (out of memory or no thread: then w
+ * stays as it was and hs_wflush writes itself). */
+int hs_wbuf_thread(hs_wbuf *w);
+/* Wait for the thread to write what it was given and end it (nothing when
+ * there is none); what is still in the buffer is dropped: hs_wflush first
+ * to keep it. After a failed write errno is that write's. Call on every
+ * path once hs_wbuf_thread succeeded. */
+void hs_wbuf_end(hs_wbuf *w);
 void hs_wflush(hs_wbuf *w);
 /* v in decimal */
 void hs_wint(hs_wbuf *w, int64_t v);
 void hs_wmem(hs_wbuf *w, const void *p, size_t len);
 static inline void hs_wchar(hs_wbuf *w, char c)
 {
-    if (w->n == sizeof w->buf)
+    if (w->n == w->cap)
         hs_wflush(w);
     w->buf[w->n++] = c;
 }
