@@ -3,15 +3,18 @@
 # under record). Counted, not timed: its control socket is bound only once
 # the process has run 50 ms, so /bin/true creates and deletes no socket
 # file (on ext4 a file created and deleted per process cost ~0.2 ms); the
-# main thread's stack bounds come without reading /proc/self/maps. A
+# main thread's stack bounds come without reading /proc/self/maps; libm is
+# not loaded unless the heap is profiled. A
 # process that lives gets its socket (hotspur ctl reaches it) and removes it
 # at exit, also when it ends while the socket is being bound.
 source "$(dirname "$0")/lib.sh"
 command -v strace >/dev/null || fail "strace is missing (scripts/install-deps)"
 export HOTSPUR_RUNTIME_DIR="$TMP/rt"
 
+# (symbols deferred as under record: else the symbolizer, which needs libm, is loaded)
 strace -f -qq -e trace=bind,unlink,mkdir,openat -o "$TMP/true.strace" \
-    env HOTSPUR_OUTPUT="$TMP/true.pb.gz" LD_PRELOAD="$AGENT_PRELOAD" /bin/true || fail "/bin/true under the agent failed"
+    env HOTSPUR_OUTPUT="$TMP/true.pb.gz" HOTSPUR_DEFER_SYMBOLS=1 LD_PRELOAD="$AGENT_PRELOAD" /bin/true ||
+    fail "/bin/true under the agent failed"
 [ -s true.pb.gz ] || fail "/bin/true wrote no profile"
 ! grep -E '^[0-9]+ +(bind|unlink|mkdir)\(' true.strace | grep -v 'true\.pb\.gz' | grep . ||
     fail "/bin/true under the agent made its control socket"
@@ -19,6 +22,8 @@ if [ -z "$asan_rt" ]; then # (ASan's runtime reads the maps itself)
     ! grep '/proc/self/maps' true.strace || fail "/bin/true under the agent read /proc/self/maps"
 fi
 [ ! -e rt ] || [ -z "$(ls rt)" ] || fail "a socket file was left: $(ls rt)"
+# libm is the heap profiler's (dlopened when it starts): not loaded for CPU.
+! grep 'libm\.so' true.strace || fail "/bin/true under the agent (CPU only) loaded libm"
 
 # A process that lives: its socket appears, answers, and is gone at exit.
 LD_PRELOAD="$AGENT_PRELOAD" HOTSPUR_OUTPUT="$TMP/sleep.pb.gz" sleep 2 &
