@@ -175,6 +175,8 @@ pid_t hs_gettid(void)
 void hs_thread_identify(void)
 {
     hs_self.tid = hs_gettid();
+    if (hs_unwind_initial_stack(&hs_self.stack) == 0)
+        return; /* without the /proc/self/maps glibc reads for it */
     pthread_attr_t attr;
     void *addr;
     size_t size;

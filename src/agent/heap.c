@@ -40,8 +40,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/lib-names.h>
 #include <link.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +148,24 @@ static void resolve(void)
         route();
 }
 
+/* libm's log and exp, for the heap profiler only: loaded as it starts,
+ * so that a process profiling CPU alone never maps libm (its loading and
+ * ifunc relocations were a tenth of the loader's work at every start). */
+static double (*m_log)(double), (*m_exp)(double);
+
+static int load_libm(void)
+{
+    void *h = m_log && m_exp ? NULL : dlopen(LIBM_SO, RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+        *(void **)&m_log = dlsym(h, "log");
+        *(void **)&m_exp = dlsym(h, "exp");
+    }
+    if (m_log && m_exp)
+        return 0;
+    fprintf(stderr, "hotspur: cannot load %s for the heap profiler: %s\n", LIBM_SO, h ? "no log or exp" : dlerror());
+    return -1;
+}
+
 /* ---- state ---- */
 
 typedef struct {
@@ -186,6 +204,8 @@ static void *map_zeroed(size_t bytes)
 int hs_heap_start(void)
 {
     resolve();
+    if (load_libm() != 0)
+        return -1;
     H.rate = hs_g.cfg.heap_rate;
     H.exact = H.rate <= 1;
     uint64_t cap = 1024;
@@ -264,7 +284,7 @@ static uint64_t next_random(hs_thread *t)
 static int64_t next_interval(hs_thread *t)
 {
     double u = ((double)(next_random(t) >> 11) + 1.0) / 9007199254740993.0; /* (0,1] */
-    double v = -log(u) * (double)H.rate;
+    double v = -m_log(u) * (double)H.rate;
     return v < 1.0 ? 1 : (int64_t)v;
 }
 
@@ -298,7 +318,7 @@ static int64_t weight(uint64_t size)
 {
     if (H.exact || size == 0)
         return (int64_t)size;
-    double s = 1.0 / (1.0 - exp(-(double)size / (double)H.rate));
+    double s = 1.0 / (1.0 - m_exp(-(double)size / (double)H.rate));
     return (int64_t)((double)size * s);
 }
 
@@ -642,7 +662,7 @@ static double scale_for(int64_t objs, int64_t bytes)
     if (H.rate <= 1 || objs <= 0 || bytes <= 0)
         return 1.0;
     double avg = (double)bytes / (double)objs;
-    return 1.0 / (1.0 - exp(-avg / (double)H.rate));
+    return 1.0 / (1.0 - m_exp(-avg / (double)H.rate));
 }
 
 int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, const int64_t cur[4],

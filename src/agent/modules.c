@@ -25,6 +25,11 @@ typedef struct {
     int failed;
 } collect_t;
 
+/* First capacity of a module array: 16 records of ~4 KiB stay under
+ * malloc's mmap threshold (32 took a fresh mapping, faulted in and
+ * unmapped again at every process's exit write). */
+#define FIRST_CAP 16
+
 static void build_id_hex(const struct dl_phdr_info *info, char out[41])
 {
     out[0] = 0;
@@ -71,7 +76,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
     if (hi == 0)
         return 0;
     if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 32;
+        size_t cap = c->cap ? c->cap * 2 : FIRST_CAP;
         hs_module *m = realloc(c->mods, cap * sizeof *m);
         if (!m) {
             c->failed = 1;
@@ -134,7 +139,7 @@ static int add_history(collect_t *c)
         if (overlaps(&cur, &g_history.mods[i]))
             continue;
         if (c->n == c->cap) {
-            size_t cap = c->cap ? c->cap * 2 : 32;
+            size_t cap = c->cap ? c->cap * 2 : FIRST_CAP;
             hs_module *m = realloc(c->mods, cap * sizeof *m);
             if (!m) {
                 pthread_mutex_unlock(&g_history_lock);
@@ -185,7 +190,7 @@ static void retire_unloaded(const collect_t *before)
         if (still || m->image || m->end - m->start >= RETIRED_STRIDE)
             continue;
         if (g_history.n == g_history.cap) {
-            size_t cap = g_history.cap ? g_history.cap * 2 : 32;
+            size_t cap = g_history.cap ? g_history.cap * 2 : FIRST_CAP;
             hs_module *h = realloc(g_history.mods, cap * sizeof *h);
             if (!h)
                 break;

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <string.h>
 #include <stdatomic.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -72,6 +74,37 @@ __attribute__((no_sanitize_address)) static bool read_u64(const mem_t *m, uint64
     struct iovec local = {out, 8};
     struct iovec remote = {(void *)(uintptr_t)addr, 8};
     return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 8;
+}
+
+/* ---- the initial thread's stack ---- */
+
+extern void *__libc_stack_end; /* ld.so's: the stack pointer at the program's entry */
+
+/* As glibc takes them: the top is the page boundary above the entry's
+ * stack pointer (above it are the arguments and the environment), the
+ * bottom the stack limit below the end of the stack mapping. That end is
+ * found without /proc/self/maps: the kernel puts the program's file name
+ * (AT_EXECFN) in the highest bytes of the mapping, 8 below its end. */
+int hs_unwind_initial_stack(hs_stack_bounds *b)
+{
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    long page = sysconf(_SC_PAGESIZE);
+    struct rlimit rl;
+    if (!fn || page <= 0 || getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return -1;
+    uintptr_t p = (uintptr_t)page, entry = (uintptr_t)__libc_stack_end;
+    uintptr_t end = ((uintptr_t)fn + strlen(fn) + 1 + 8 + p - 1) & ~(p - 1);
+    uintptr_t size = (uintptr_t)rl.rlim_cur & ~(p - 1);
+    if (!(entry < (uintptr_t)fn && end - entry < size && size < end))
+        return -1;
+    uintptr_t lo = end - size, hi = (entry & ~(p - 1)) + p;
+    /* A fork child of another thread runs on that thread's stack. */
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    if (here < lo || here >= hi)
+        return -1;
+    b->lo = lo;
+    b->hi = hi;
+    return 0;
 }
 
 /* ---- DWARF primitive decoding (unwind tables are mapped, trusted memory) ---- */

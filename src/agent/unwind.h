@@ -36,6 +36,13 @@ int hs_unwind_here(const hs_stack_bounds *bounds, uint64_t *pcs, int max, int sk
  * end the stack early. Same output convention. */
 int hs_unwind_from(uint64_t pc, uint64_t sp, const hs_stack_bounds *bounds, uint64_t *pcs, int max);
 
+/* The initial (main) thread's stack, if the caller runs on it: the bounds
+ * pthread_getattr_np gives, without the /proc/self/maps it reads for that
+ * thread (~150 000 instructions, a fifth of a short process's start under
+ * the agent). 0, or -1 (another thread's stack, no stack limit, or a layout
+ * not understood: ask glibc). */
+int hs_unwind_initial_stack(hs_stack_bounds *b);
+
 /* Code is about to be unloaded (dlclose): drop cached unwind rules. */
 void hs_unwind_forget_code(void);
 

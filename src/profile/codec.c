@@ -430,7 +430,12 @@ static int hs_gzip(const unsigned char *in, size_t len, void **out, size_t *outl
     while (wbits < MAX_WBITS && ((size_t)1 << wbits) < len)
         wbits++;
     int mem_level = wbits - 7 < 8 ? wbits - 7 : 8;
-    if (deflateInit2(&z, 6, Z_DEFLATED, 16 + wbits, mem_level, Z_DEFAULT_STRATEGY) != Z_OK)
+    /* An input that fits one 4 KiB filesystem block as it is (the profile
+     * of a process without samples: ~1 KB) is stored, not compressed: it
+     * takes that block either way, and zlib's Huffman trees cost ~200 000
+     * instructions, a third of such a process's start under the agent. */
+    int level = len + 64 <= 4096 ? 0 : 6;
+    if (deflateInit2(&z, level, Z_DEFLATED, 16 + wbits, mem_level, Z_DEFAULT_STRATEGY) != Z_OK)
         return HS_ERR("zlib init failed");
     size_t cap = deflateBound(&z, len) + 64;
     unsigned char *buf = malloc(cap);

@@ -300,6 +300,35 @@ static void test_round_trip_raw(void **state)
     hs_profile_free(q);
 }
 
+static hs_profile *build_many_samples(size_t n);
+
+/* A profile that fits one 4 KiB block as it is is stored in the gzip
+ * (no Huffman trees to build), a larger one compressed; both read back. */
+static void test_small_stored_large_compressed(void **state)
+{
+    (void)state;
+    hs_profile *small = build_sample_profile(), *large = build_many_samples(3000);
+    size_t slen, srawlen, llen, lrawlen;
+    unsigned char *sbuf = encode(small, &slen), *lbuf = encode(large, &llen);
+    unsigned char *sraw = gunzip(sbuf, slen, &srawlen), *lraw = gunzip(lbuf, llen, &lrawlen);
+    assert_true(srawlen + 64 <= 4096);
+    assert_true(slen > srawlen && slen <= 4096);
+    assert_memory_equal(sraw, sbuf + slen - 8 - srawlen, srawlen); /* the bytes as they are, before the trailer */
+    assert_true(lrawlen > 4096);
+    assert_true(llen < lrawlen / 2);
+    hs_profile *q = decode_ok(sbuf, slen), *r = decode_ok(lbuf, llen);
+    assert_profiles_equal(small, q);
+    assert_profiles_equal(large, r);
+    free(sbuf);
+    free(lbuf);
+    free(sraw);
+    free(lraw);
+    hs_profile_free(small);
+    hs_profile_free(large);
+    hs_profile_free(q);
+    hs_profile_free(r);
+}
+
 /* Ids chosen by another producer: sparse, huge, out of order. */
 static void test_arbitrary_ids(void **state)
 {
@@ -838,6 +867,7 @@ int main(void)
         cmocka_unit_test(test_builder),
         cmocka_unit_test(test_round_trip_gzip),
         cmocka_unit_test(test_round_trip_raw),
+        cmocka_unit_test(test_small_stored_large_compressed),
         cmocka_unit_test(test_arbitrary_ids),
         cmocka_unit_test(test_bad_references),
         cmocka_unit_test(test_value_count_mismatch),

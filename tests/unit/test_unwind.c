@@ -1,7 +1,9 @@
 /* test_unwind.c — the agent's DWARF CFI unwinder, exercised in-process:
  * through our own -fomit-frame-pointer frames, through libc's qsort (Debian's
- * libc has no frame pointers), and from a signal handler's ucontext. */
+ * libc has no frame pointers), and from a signal handler's ucontext; and
+ * the initial thread's stack bounds against glibc's. */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -11,6 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include <dlfcn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "agent/unwind.h"
 
@@ -163,6 +168,89 @@ static void test_bounds_and_max(void **state)
     assert_int_equal(g_n, 0);
 }
 
+/* glibc's bounds of the calling thread (for the initial one it reads
+ * /proc/self/maps). */
+static void glibc_stack(hs_stack_bounds *b)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    assert_int_equal(pthread_getattr_np(pthread_self(), &attr), 0);
+    assert_int_equal(pthread_attr_getstack(&attr, &addr, &size), 0);
+    pthread_attr_destroy(&attr);
+    b->lo = (uintptr_t)addr;
+    b->hi = (uintptr_t)addr + size;
+}
+
+/* The top is glibc's; so is the bottom (the stack limit below the end of
+ * the stack mapping) unless a mapping lies closer (then glibc's is higher). */
+static void check_initial_stack(rlim_t limit)
+{
+    hs_stack_bounds ours = {0, 0}, glibc;
+    assert_int_equal(hs_unwind_initial_stack(&ours), 0);
+    glibc_stack(&glibc);
+    assert_int_equal(ours.hi, glibc.hi);
+    assert_true(glibc.lo >= ours.lo);
+    assert_true(ours.hi - ours.lo <= (limit & ~(rlim_t)(sysconf(_SC_PAGESIZE) - 1)));
+    assert_true(ours.hi - ours.lo > (limit & ~(rlim_t)(sysconf(_SC_PAGESIZE) - 1)) - (1u << 20));
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    assert_true(here >= ours.lo && here < ours.hi);
+}
+
+static void test_initial_stack(void **state)
+{
+    (void)state;
+    struct rlimit old, rl;
+    assert_int_equal(getrlimit(RLIMIT_STACK, &old), 0);
+    if (old.rlim_cur != RLIM_INFINITY)
+        check_initial_stack(old.rlim_cur);
+    /* Other limits (the stack mapping stays where it is). */
+    const rlim_t limits[] = {4u << 20, 16u << 20, (8u << 20) + 1000};
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+        rl = old;
+        rl.rlim_cur = limits[i];
+        if (old.rlim_max != RLIM_INFINITY && limits[i] > old.rlim_max)
+            continue;
+        assert_int_equal(setrlimit(RLIMIT_STACK, &rl), 0);
+        check_initial_stack(limits[i]);
+    }
+    /* No limit: unknown, glibc decides. */
+    rl = old;
+    rl.rlim_cur = RLIM_INFINITY;
+    if (old.rlim_max == RLIM_INFINITY) {
+        hs_stack_bounds b = {0, 0};
+        assert_int_equal(setrlimit(RLIMIT_STACK, &rl), 0);
+        assert_int_equal(hs_unwind_initial_stack(&b), -1);
+    }
+    assert_int_equal(setrlimit(RLIMIT_STACK, &old), 0);
+}
+
+/* On another thread, and in a fork child of it (whose only thread runs on
+ * that thread's stack, though its tid is the pid): not the initial stack. */
+static void *other_thread(void *arg)
+{
+    (void)arg;
+    hs_stack_bounds b = {0, 0};
+    intptr_t bad = hs_unwind_initial_stack(&b) != -1;
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(hs_unwind_initial_stack(&b) == -1 ? 0 : 1);
+    int status = -1;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        bad |= 2;
+    return (void *)bad;
+}
+
+static void test_initial_stack_other_thread(void **state)
+{
+    (void)state;
+    pthread_t t;
+    void *bad = (void *)-1;
+    assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, &bad), 0);
+    assert_int_equal((intptr_t)bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +259,8 @@ int main(void)
         cmocka_unit_test(test_signal_context),
         cmocka_unit_test(test_across_signal_frame),
         cmocka_unit_test(test_bounds_and_max),
+        cmocka_unit_test(test_initial_stack),
+        cmocka_unit_test(test_initial_stack_other_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
