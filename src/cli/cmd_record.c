@@ -389,15 +389,17 @@ static size_t find_files(const char *path, const record_types *t, long root, fou
 /* Symbolize a profile the agent left unsymbolized, in place (with sym,
  * shared by the files of the run; a file with nothing to symbolize, as a
  * short process's without samples, is left as written); then one summary
- * line (and the leak report) on out. */
-static void summarize(FILE *out, hs_symbolizer *sym, const char *path, size_t file)
+ * line (and the leak report) on out. 1 if the file holds no sample (its
+ * line says "0 samples" or the like), else 0. */
+static int summarize(FILE *out, hs_symbolizer *sym, const char *path, size_t file)
 {
     char err[256];
     hs_profile *p = hs_profile_read_file(path, err, sizeof err);
     if (!p) {
         fprintf(out, "hotspur: %s: %s\n", path, err);
-        return;
+        return 0;
     }
+    int empty = p->n_samples == 0;
     snprintf(err, sizeof err, "out of memory");
     if (hs_symbolize_needed(p) &&
         (hs_symbolize_with_mappings(sym, p) != 0 || hs_profile_write_file(p, path, err, sizeof err) != 0))
@@ -425,6 +427,7 @@ static void summarize(FILE *out, hs_symbolizer *sym, const char *path, size_t fi
         leak_report(out, p, path);
     }
     hs_profile_free(p);
+    return empty;
 }
 
 /* Summarize files [0, n) in turn with one symbolizer; file i's text goes
@@ -444,9 +447,9 @@ static void summarize_some(const found_file *files, size_t n, _Atomic size_t *ne
         FILE *mem = open_memstream(&buf, &len);
         if (!mem)
             continue; /* not answered: record does it */
-        summarize(mem, sym, files[i].name, files[i].file);
+        uint64_t empty = (uint64_t)summarize(mem, sym, files[i].name, files[i].file);
         if (fclose(mem) == 0) {
-            uint64_t head[2] = {i, len}; /* to record: index, length, text */
+            uint64_t head[3] = {i, len, empty}; /* to record: index, length, empty, text */
             if (fwrite(head, sizeof head, 1, to) != 1 || fwrite(buf, 1, len, to) != len)
                 _exit(1);
         }
@@ -457,10 +460,11 @@ static void summarize_some(const found_file *files, size_t n, _Atomic size_t *ne
     hs_symbolizer_free(sym);
 }
 
-/* Read a worker's answers (see summarize_some) into texts until EOF. */
-static void read_answers(FILE *from, size_t n, char **texts)
+/* Read a worker's answers (see summarize_some) into texts (and empty)
+ * until EOF. */
+static void read_answers(FILE *from, size_t n, char **texts, unsigned char *empty)
 {
-    uint64_t head[2];
+    uint64_t head[3];
     while (fread(head, sizeof head, 1, from) == 1) {
         char *buf = head[0] < n && head[1] < (1u << 30) ? malloc(head[1] + 1) : NULL;
         if (!buf || fread(buf, 1, head[1], from) != head[1]) {
@@ -470,13 +474,19 @@ static void read_answers(FILE *from, size_t n, char **texts)
         buf[head[1]] = 0;
         free(texts[head[0]]);
         texts[head[0]] = buf;
+        empty[head[0]] = head[2] != 0;
     }
 }
 
+/* Past this many files (a build: one per process), the files without a
+ * sample are not listed one by one but counted on one line. */
+#define RECORD_LIST_ALL 20
+
 /* Symbolize and summarize every file, in parallel on the online CPUs (at
  * most 8 worker processes, each with its own symbolizer shared by the files
- * it takes), and print the summaries in the files' order. A file no worker
- * answered for (one died) is done here. */
+ * it takes), and print the summaries in the files' order (with more than
+ * RECORD_LIST_ALL files, those of other processes without a sample as one
+ * line). A file no worker answered for (one died) is done here. */
 static void summarize_all(const found_file *files, size_t n)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -489,9 +499,11 @@ static void summarize_all(const found_file *files, size_t n)
                                               MAP_SHARED | MAP_ANONYMOUS, -1, 0)
                                        : MAP_FAILED;
     char **texts = calloc(n ? n : 1, sizeof *texts);
-    if (next == MAP_FAILED || !texts) {
+    unsigned char *empty = calloc(n ? n : 1, 1);
+    if (next == MAP_FAILED || !texts || !empty) {
         _Atomic size_t i = 0;
         free(texts);
+        free(empty);
         summarize_some(files, n, &i, NULL);
         if (next != MAP_FAILED)
             munmap((void *)next, sizeof *next);
@@ -529,7 +541,7 @@ static void summarize_all(const found_file *files, size_t n)
     for (size_t k = 0; k < started; k++) { /* in turn: a full pipe only waits for its turn */
         FILE *from = fdopen(fds[k], "r");
         if (from) {
-            read_answers(from, n, texts);
+            read_answers(from, n, texts, empty);
             fclose(from);
         } else {
             close(fds[k]);
@@ -539,17 +551,37 @@ static void summarize_all(const found_file *files, size_t n)
     }
     munmap((void *)next, sizeof *next);
     hs_symbolizer *sym = NULL;
+    size_t n_empty = 0;
+    const char *an_empty = NULL;
     for (size_t i = 0; i < n; i++) {
         if (!texts[i] && (sym || (sym = hs_symbolizer_new()))) {
-            summarize(stderr, sym, files[i].name, files[i].file);
-            continue;
+            size_t len = 0;
+            FILE *mem = open_memstream(&texts[i], &len);
+            if (!mem) {
+                summarize(stderr, sym, files[i].name, files[i].file);
+                continue;
+            }
+            empty[i] = (unsigned char)summarize(mem, sym, files[i].name, files[i].file);
+            if (fclose(mem) != 0) {
+                free(texts[i]);
+                texts[i] = NULL;
+            }
         }
-        if (texts[i])
+        if (texts[i] && empty[i] && n > RECORD_LIST_ALL && files[i].pid != 0) { /* (the command's own: listed) */
+            n_empty++;
+            an_empty = an_empty ? an_empty : files[i].name;
+        } else if (texts[i]) {
             fputs(texts[i], stderr);
+        }
         free(texts[i]);
     }
+    if (n_empty)
+        fprintf(stderr, "hotspur: and %zu more files without a sample (processes that ended before their first "
+                        "sample), such as %s\n",
+                n_empty, an_empty);
     hs_symbolizer_free(sym);
     free(texts);
+    free(empty);
 }
 
 /* Whether process pid runs with HOTSPUR_ROOT_PID=root in its environment

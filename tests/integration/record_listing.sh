@@ -11,7 +11,10 @@
 #    frames once it is there;
 #  - -o NAME without .pb.gz: NAME is listed;
 #  - a static program (and, when the test runs as root, a set-user-ID one)
-#    gets a message saying the agent could not run in it.
+#    gets a message saying the agent could not run in it;
+#  - many processes (a build): past 20 files, the other processes' files
+#    without a sample are counted on one line, not listed one each; the
+#    files with samples and the command's own are listed.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/services.inc"
 
@@ -98,3 +101,20 @@ else
     echo "note: not root: the set-user-ID case is not tested (it needs a program owned by another user)"
 fi
 pass "record lists exec parts, numbered exit parts, daemons' files, and says why a static program has none"
+
+# many short processes: 30 /bin/true and one child that computes
+mkdir many
+"$HOTSPUR" record -o many/m.pb.gz -- sh -c 'for i in $(seq 30); do /bin/true; done; "$0" exec' "$PROGS/ender" \
+    2>many.err || fail "record of 30 short processes failed: $(cat many.err)"
+cat many.err
+on_disk=$(find many -name '*.pb.gz' | wc -l)
+[ "$on_disk" -ge 32 ] || fail "expected at least 32 files in many/, found $on_disk"
+listed=$(grep -c '^hotspur: wrote ' many.err || true)
+counted=$(sed -n 's/^hotspur: and \([0-9]*\) more files without a sample (.*), such as .*/\1/p' many.err)
+[ -n "$counted" ] || fail "no line counting the files without a sample: $(cat many.err)"
+[ $((listed + counted)) = "$on_disk" ] || fail "$listed listed + $counted counted != $on_disk files on disk"
+[ "$listed" -le 5 ] || fail "$listed files listed one by one (expected the few with samples)"
+grep -q "^hotspur: wrote $TMP/many/m.pb.gz " many.err || fail "the command's own file is not listed"
+grep -Eq "^hotspur: wrote $TMP/many/m\.[0-9]+\.(exec1\.)?pb\.gz \([1-9][0-9]* samples" many.err ||
+    fail "the child with samples is not listed: $(cat many.err)"
+pass "past 20 files, the files without a sample are counted on one line"
