@@ -663,7 +663,8 @@ static int put_one(sq *s, const hs_store_profile *p, hs_bytes *blob, hs_bytes *s
             }
         }
     }
-    qsort(*iv, p->n_samples, sizeof **iv, idval_cmp);
+    if (p->n_samples > 0) /* none: *iv may still be NULL, which qsort must not get */
+        qsort(*iv, p->n_samples, sizeof **iv, idval_cmp);
     blob->n = 0;
     hs_bytes_uv(blob, nv);
     for (size_t j = 0; j < nv; j++) {

@@ -92,22 +92,29 @@ grep -q ' phase_a$' top.cpu || fail "first cpu window lacks phase_a: $(cat top.c
 # The same frames as `hotspur record`: `stacks inline` (time in a function
 # always inlined into its caller, built without frame pointers) recorded,
 # and uploaded; every entry with 5% or more of either profile (function,
-# file:line, inline marks) is in the other.
+# file:line, inline marks) is in the other. The uploads are merged: with
+# 1 s windows in every 1 s period they hold the whole run, 2.5 s of CPU
+# (~250 samples) however loaded the machine; one window held 1 s of wall
+# time, as few as 10 samples on a loaded machine, where a frame sampled
+# once has 10% of it.
 "$HOTSPUR" record -o rec.pb.gz -- "$PROGS/stacks" inline 1500 >/dev/null 2>rec.err || fail "record: $(cat rec.err)"
 fake_start
 HOTSPUR_SERVER=$FAKE_URL HOTSPUR_PERIOD=1s HOTSPUR_DURATION=1s \
     LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/stacks" inline 2500 >/dev/null 2>err || fail "stacks: $(cat err)"
 sleep 0.3
-k=$(fake_summary | awk -F'\t' '$4 == "cpu" { print $1; exit }')
-[ -n "$k" ] || fail "no cpu upload from stacks"
+cpu_uploads=$(fake_summary | awk -F'\t' -v d="$FAKE_DIR" '$4 == "cpu" { print d "/req." $1 ".body" }')
+[ -n "$cpu_uploads" ] || fail "no cpu upload from stacks"
+# shellcheck disable=SC2086 # one file name per word
+"$HOTSPUR" merge $cpu_uploads -o up.pb.gz || fail "cannot merge the cpu uploads"
+echo "cpu uploads: $(echo $cpu_uploads | wc -w), samples: first $(total "${cpu_uploads%%$'\n'*}"), all $(total up.pb.gz); record: $(total rec.pb.gz)"
 names() { # FILE FRACTION: its entries (function file:line [inline]) above FRACTION
     "$HOTSPUR" top --lines --nodefraction "$2" "$1" |
         awk '/flat%/ { t = 1; next } t { $1 = $2 = $3 = $4 = $5 = ""; sub(/^ +/, ""); print }' | sort
 }
 names rec.pb.gz 0.05 >rec.names
 names rec.pb.gz 0 >rec.all
-names "$FAKE_DIR/req.$k.body" 0.05 >up.names
-names "$FAKE_DIR/req.$k.body" 0 >up.all
+names up.pb.gz 0.05 >up.names
+names up.pb.gz 0 >up.all
 echo "record:"; cat rec.names
 echo "upload:"; cat up.names
 grep -q '^hot_inline .*(inline)$' rec.names || fail "record shows no inline frame (test program changed?)"

@@ -692,6 +692,28 @@ static void test_unknown_stacks_and_empty(void **state)
     unmk(&d);
 }
 
+/* A window with no samples (a program that got no CPU in it, as on a
+ * loaded machine) is stored, listed and merges to nothing; first in a put,
+ * it once made the sqlite store sort a NULL array (UBSan stopped the
+ * server: continuous_e2e under ASan at load 15). */
+static void test_empty_profile(void **state)
+{
+    fx *f = *state;
+    dp d;
+    mk(&d, f, f->svc, 902, "", f->now - 3 * SEC, 0);
+    d.sp.n_samples = 0;
+    d.sp.n_stacks = 0;
+    put(f, &d, 1, 0);
+    char err[256] = "";
+    hs_store_query q = {.service = f->svc, .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(f->s, &q, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 1);
+    assert_int_equal(m.n_rows, 0);
+    hs_store_merged_free(&m);
+    unmk(&d);
+}
+
 /* ---- round trip: stored + merged + rebuilt == the originals merged ---- */
 
 typedef struct {
@@ -974,6 +996,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_series_and_profiles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_stacks_and_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_empty_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_puts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kill9_durability, setup, teardown),
