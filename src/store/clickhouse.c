@@ -55,6 +55,17 @@
  *            rowtype, version, stack), its own view; merges filtered by
  *            versions only read their whole hours from it, on the same
  *            conditions.
+ *   rollup_label  the same per label of the profile: ORDER BY (kind,
+ *            bucket, rowtype, label_key, label_value, stack), its view
+ *            ARRAY JOINs the labels every row carries (a profile's labels
+ *            are on its sample rows too); merges filtered by one label only
+ *            read their whole hours from it, on the same conditions. Its
+ *            cost is the labels' cardinality: per hour one row per (label,
+ *            stack), so a label with a value per instance holds about as
+ *            many rows as the samples (bench/store_ch.sh prints its bytes
+ *            per profile). Created on open in a database that lacks it; the
+ *            hours stored before have no rows in it, so their counts differ
+ *            and such merges read the samples.
  *   series   (day, kind, sid, version, label_keys, label_values, profiles)
  *            SummingMergeTree(profiles), PARTITION BY day, ORDER BY (kind,
  *            sid): per day the version and labels of every series id and
@@ -64,7 +75,7 @@
  *            counts every profile row of the range's days (else, or with
  *            rollup=0, the exact way: profile rows chosen by id).
  *   retention (before_ns) Log: the watermark (see ch_retain).
- * In a cluster, stacks, samples, the rollups and series are *_local
+ * In a cluster, stacks, samples, the three rollups and series are *_local
  * tables on every shard and Distributed tables of the same names shard
  * stacks by hash and samples by pid, so all the rows of a profile, and
  * every copy of one id, live on one shard (and its rollup and series rows
@@ -146,6 +157,11 @@
  * expression as a condition (ClickHouse 18.16 uses a key expression's own
  * conditions, not those on start_ns, to skip granules). */
 #define CH_HOUR_KEY "intDiv(start_ns, 3600000000000)"
+/* The stack column of a profile row this version writes: its sample rows
+ * carry its labels (the label rollup counts only such profiles). */
+#define CH_LABELLED 1
+#define CH_STR_(x) #x
+#define CH_STR(x) CH_STR_(x)
 /* hotspur serve's group commit on ClickHouse (server/batch.c,
  * docs/fleet.md): every INSERT makes a part of each table (and the
  * rollup's), and ClickHouse's work per profile falls as parts grow (CPU
@@ -612,25 +628,28 @@ static int ch_each(ch_store *s, const char *sql, char *err, size_t errlen)
 
 /* ---- schema ---- */
 
-/* The DDL of a rollup NAME keyed by (kind, bucket, rowtype, [col,] stack)
- * (col: "" or a String column of samples) and of its materialized view
- * NAME_mv over samples (*tbl, *mv: malloc'd, or NULL on out of memory). */
-static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, const char *col)
+/* The DDL of a rollup NAME keyed by (kind, bucket, rowtype, [cols,] stack)
+ * (cols: "" or columns of samples, or of its ARRAY JOIN aj; defs: their
+ * declarations; opts: "" or its SETTINGS) and of its materialized view
+ * NAME_mv over the rows of samples that meet cond (*tbl, *mv: malloc'd,
+ * or NULL on out of memory). */
+static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, const char *cols,
+                       const char *defs, const char *opts, const char *aj, const char *cond)
 {
-    const char *sep = *col ? ", " : "";
+    const char *sep = *cols ? ", " : "";
     int a = asprintf(tbl,
-                     "CREATE TABLE IF NOT EXISTS %s.%s%s (day Date, kind UInt64, bucket Int64, rowtype UInt8%s%s%s, "
+                     "CREATE TABLE IF NOT EXISTS %s.%s%s (day Date, kind UInt64, bucket Int64, rowtype UInt8%s%s, "
                      "stack UInt64, profiles UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
-                     "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype%s%s, stack)",
-                     db, name, L, sep, col, *col ? " String" : "", sep, col);
+                     "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype%s%s, stack)%s",
+                     db, name, L, sep, defs, sep, cols, opts);
     if (a < 0)
         *tbl = NULL;
     int b = asprintf(mv,
                      "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv%s TO %s.%s%s AS SELECT day, kind, "
                      "intDiv(start_ns, %lld) * %lld AS bucket, rowtype%s%s, stack, sum(rowtype = 0) AS profiles, "
-                     "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples%s "
-                     "WHERE start_ns >= 0 GROUP BY day, kind, bucket, rowtype%s%s, stack",
-                     db, name, L, db, name, L, CH_BUCKET_NS, CH_BUCKET_NS, sep, col, db, L, sep, col);
+                     "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples%s%s "
+                     "WHERE start_ns >= 0%s GROUP BY day, kind, bucket, rowtype%s%s, stack",
+                     db, name, L, db, name, L, CH_BUCKET_NS, CH_BUCKET_NS, sep, cols, db, L, aj, cond, sep, cols);
     if (b < 0)
         *mv = NULL;
 }
@@ -681,7 +700,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
         return 0;
     const char *L = s->local, *db = s->db;
     int rc = 0;
-    enum { N_DDL = 10, N_BASE = 4 /* created before the schema check */ };
+    enum { N_DDL = 12, N_BASE = 4 /* created before the schema check */ };
     const char *ddl[N_DDL];
     char *owned[N_DDL] = {0};
     int ok_ddl[N_DDL];
@@ -708,9 +727,21 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
      * each shard, from its local table), folded within the block. The
      * version rollup: the same per version as well (the sample rows carry
      * their profile's version), for merges of some versions. */
-    rollup_ddl(&owned[4], &owned[5], db, L, "rollup", "");
-    rollup_ddl(&owned[6], &owned[7], db, L, "rollup_version", "version");
-    ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = 0; /* (NULL if out of memory) */
+    rollup_ddl(&owned[4], &owned[5], db, L, "rollup", "", "", "", "", "");
+    rollup_ddl(&owned[6], &owned[7], db, L, "rollup_version", "version", "version String", "", "", "");
+    /* The label rollup: the same per label (key, value) of the profile
+     * (every row carries its profile's labels), for merges of one label.
+     * It counts only the profile rows marked as having labelled sample
+     * rows (CH_LABELLED): a profile an older hotspur stores (a rolling
+     * upgrade) has labels on its profile row only, so the view would sum
+     * none of its samples, and counting it would hide that. Granules of
+     * 1024 rows, as the samples': a label of many values (an instance)
+     * has ~1500 rows per value and hour. */
+    rollup_ddl(&owned[10], &owned[11], db, L, "rollup_label", "label_key, label_value",
+               "label_key String, label_value String", " SETTINGS index_granularity = 1024",
+               " ARRAY JOIN label_keys AS label_key, label_values AS label_value",
+               " AND (rowtype = 1 OR stack = " CH_STR(CH_LABELLED) ")");
+    ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = ok_ddl[10] = ok_ddl[11] = 0; /* (NULL if out of memory) */
     /* The series of each day and kind: sid -> version and labels, and
      * how many profile rows it has (to tell that it misses none). */
     ok_ddl[8] = asprintf(&owned[8],
@@ -743,9 +774,10 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     if (rc == 0 && s->cluster) {
         /* (the rollups and series are only read through their Distributed
          * tables: the materialized views write each shard's own.) */
-        static const char *const tables[5] = {"stacks", "samples", "rollup", "rollup_version", "series"};
-        static const char *const keys[5] = {", hash", ", pid", "", "", ""};
-        for (int i = 0; i < 5 && rc == 0; i++) {
+        static const char *const tables[6] = {"stacks", "samples", "rollup", "rollup_version", "rollup_label",
+                                              "series"};
+        static const char *const keys[6] = {", hash", ", pid", "", "", "", ""};
+        for (int i = 0; i < 6 && rc == 0; i++) {
             ch_buf d = {0};
             buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
@@ -1226,7 +1258,7 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_u64(b, kind);
         rb_i64(b, p->start_ns);
         rb_u64(b, ins);
-        rb_u64(b, row ? sm->stack : 0);
+        rb_u64(b, row ? sm->stack : CH_LABELLED);
         for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
             rb_i64(b, (size_t)v >= p->types.n ? 0 : row ? sm->values[v] : p->totals[v]);
         rb_u64(b, pid);
@@ -1235,7 +1267,8 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_str(b, row ? "" : p->service);
         rb_str(b, row ? "" : p->type);
         rb_str(b, p->version); /* on every row: the version rollup keys it */
-        size_t nl = row ? 0 : p->n_labels, nt = row ? 0 : p->types.n;
+        /* (the labels on every row: the label rollup keys them) */
+        size_t nl = p->n_labels, nt = row ? 0 : p->types.n;
         rb_varint(b, nl);
         for (size_t i = 0; i < nl; i++)
             rb_str(b, p->labels[i].key);
@@ -1890,12 +1923,12 @@ static int same_types(const hs_store_types *a, const hs_store_types *b)
 /* ---- merge ---- */
 
 /* The whole hours [*b0, *b1) (*b1 == 0: no upper bound) of q's range that
- * a rollup may answer: only with no label or id filter (the rollups key
- * neither; versions are the version rollup's), and only a non-empty
- * range. */
+ * a rollup may answer: only with no id filter, and versions (the version
+ * rollup's) or one label (the label rollup's) but not both, and only a
+ * non-empty range. */
 static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, int64_t *b0, int64_t *b1)
 {
-    if (!s->rollup || q->n_labels || q->n_ids)
+    if (!s->rollup || q->n_ids || q->n_labels > 1 || (q->n_labels && q->n_versions))
         return 0;
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from < 0)
@@ -1913,17 +1946,27 @@ static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, 
 }
 
 /* " FROM DB.rollup WHERE ...": the rollup rows of q's kind (and versions:
- * then from the version rollup) in the hours [b0, b1), after rowtype. */
+ * then from the version rollup; or its label: the label rollup) in the
+ * hours [b0, b1), after rowtype. */
 static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t b0, int64_t b1, int row)
 {
-    buf_printf(b, " FROM %s.%s WHERE rowtype = %d AND kind = %" PRIu64 " AND bucket >= %" PRId64 " AND day >= ",
-               s->db, q->n_versions ? "rollup_version" : "rollup", row, kind_of(q->service, q->type), b0);
+    buf_printf(b, " FROM %s.%s WHERE rowtype = %d AND kind = %" PRIu64, s->db,
+               q->n_labels ? "rollup_label" : q->n_versions ? "rollup_version" : "rollup", row,
+               kind_of(q->service, q->type));
+    if (q->n_labels) { /* (one: rollup_range) */
+        buf_str(b, " AND label_key = ");
+        buf_quote(b, q->labels[0].key);
+        buf_str(b, " AND label_value = ");
+        buf_quote(b, q->labels[0].value);
+    }
+    buf_printf(b, " AND bucket >= %" PRId64 " AND day >= ", b0);
     buf_day(b, day_of(b0));
     if (b1) {
         buf_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
         buf_day(b, day_of(b1 - 1));
     }
-    where_attrs(b, q); /* (versions only: rollup_range) */
+    if (q->n_versions)
+        where_attrs(b, q); /* (versions only: rollup_range) */
 }
 
 /* The merge from a rollup: its hours [b0, b1), summed on each shard,
@@ -2398,9 +2441,10 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     /* A Date partition's id is YYYYMMDD. */
     snprintf(parts, sizeof parts,
              "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'series%s') AND "
+             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'rollup_label%s', 'series%s') AND "
              "partition_id < '%04d%02d%02d' FORMAT RowBinary",
-             s->db, s->local, s->local, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+             s->db, s->local, s->local, s->local, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);

@@ -17,8 +17,11 @@
  *                       from the samples, with the samples' own answer;
  *                       an inconsistent rollup is not read;
  *   filtered            merges by versions, labels, both: the exact
- *                       answer, read from the version rollup and through
+ *                       answer, read from the version and label rollups and through
  *                       the series table, neither read when inconsistent;
+ *   label_rollup_added  the label rollup created in a database without
+ *                       it, and a profile stored without labelled samples
+ *                       (by the previous hotspur): merges stay exact;
  *   old_schema          a database of an older hotspur is refused at open;
  *   quoting             quotes, backslashes, control bytes in every string;
  *   big_put             one put of 300 profiles and 15000 new stacks (more
@@ -446,6 +449,7 @@ static void test_retention(void **state)
     assert_int_equal(hs_store_put(s, all, 4, &d, err, sizeof err), 0);
     assert_true(parts_of_day(db, "samples", "20231114") > 0);
     assert_true(parts_of_day(db, "rollup", "20231114") > 0);
+    assert_true(parts_of_day(db, "rollup_label", "20231114") > 0);
     hs_store_stats before;
     assert_int_equal(hs_store_stats_get(s, &before, err, sizeof err), 0);
     assert_int_equal(before.profiles, 4);
@@ -457,6 +461,7 @@ static void test_retention(void **state)
     assert_int_equal(parts_of_day(db, "samples", "20231114"), 0);
     assert_int_equal(parts_of_day(db, "stacks", "20231114"), 0);
     assert_int_equal(parts_of_day(db, "rollup", "20231114"), 0);
+    assert_int_equal(parts_of_day(db, "rollup_label", "20231114"), 0);
     hs_store_profile_row *rows;
     size_t n;
     hs_store_query sel = {.service = "svc", .type = "cpu"};
@@ -543,6 +548,24 @@ static hs_store *open_exact(const char *db)
     return raw;
 }
 
+/* The row (424242: 5, 7) that only a rollup has shows: read merges read
+ * it from there (the exact way does not have it), not_read's (a range
+ * that holds its hour in part) answer as the exact way's. */
+static void rollup_row_shows(hs_store *s, hs_store *raw, const hs_store_query *read, const hs_store_query *not_read)
+{
+    char err[512] = "";
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, read, &m, err, sizeof err), 0);
+    assert_int_equal(merged_value(&m, 424242, 1), 7);
+    hs_store_merged_free(&m);
+    assert_int_equal(hs_store_merge(raw, read, &m, err, sizeof err), 0);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    same_merge(s, raw, not_read, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+}
+
 /* The rollup: a merge whose range holds whole hours reads them from it
  * and the partial hours at its ends from the samples, with the same answer
  * as the samples alone (a second store on the same database with
@@ -600,17 +623,8 @@ static void test_rollup(void **state)
     label.labels = &zone;
     label.n_labels = 1;
     const hs_store_query *read[] = {&all, &hours}, *not_read[] = {&cut, &label};
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(hs_store_merge(s, read[i], &m, err, sizeof err), 0);
-        assert_int_equal(merged_value(&m, 424242, 1), 7);
-        hs_store_merged_free(&m);
-        assert_int_equal(hs_store_merge(raw, read[i], &m, err, sizeof err), 0);
-        assert_int_equal(merged_value(&m, 424242, 1), -1);
-        hs_store_merged_free(&m);
-        same_merge(s, raw, not_read[i], &m);
-        assert_int_equal(merged_value(&m, 424242, 1), -1);
-        hs_store_merged_free(&m);
-    }
+    for (int i = 0; i < 2; i++)
+        rollup_row_shows(s, raw, read[i], not_read[i]);
     /* The rollup now counts a profile the samples do not have: not used. */
     snprintf(q, sizeof q,
              "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 0, 0, 1, 0, 0, 0, 0 FROM %s.rollup "
@@ -627,11 +641,26 @@ static void test_rollup(void **state)
     drop_db(db);
 }
 
+/* A row of rowtype (stack, profiles, v0..v3: rest) that only db's label
+ * rollup has, for zone=z1 in the hour that starts at bucket. */
+static void add_zone_row(const char *db, int rowtype, const char *rest, int64_t bucket)
+{
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char q[1024];
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.rollup_label%s SELECT day, kind, bucket, %d, label_key, label_value, %s FROM "
+             "%s.rollup_label WHERE rowtype = 0 AND label_key = 'zone' AND label_value = 'z1' AND bucket = "
+             "%" PRId64 " LIMIT 1",
+             db, L, rowtype, rest, db, bucket);
+    free(sql(q));
+}
+
 /* Filtered merges: by versions, labels, both, over ranges cut anywhere,
  * give the answer of the exact way (?rollup=0: profile rows chosen by id,
  * no rollup, no series table) and the sums the test computes. A version
  * filter reads its whole hours from the version rollup (a row only it has
- * shows), a label filter the series table (a series row that also maps
+ * shows), a one-label filter from the label rollup (likewise), a filter
+ * of two labels the series table (a series row that also maps
  * another series' id to the filter's labels shows, for the rows: the
  * totals stay exact); a series table that misses or adds profile rows of
  * the days is not used at all. */
@@ -725,23 +754,32 @@ static void test_filtered(void **state)
     vcut.from_ns = h0 + 2 * H + 60 * SEC; /* that hour only in part */
     vlab.labels = &l_zone;
     vlab.n_labels = 1;
-    assert_int_equal(hs_store_merge(s, &vq, &m, err, sizeof err), 0);
-    assert_int_equal(merged_value(&m, 424242, 1), 7);
-    hs_store_merged_free(&m);
-    assert_int_equal(hs_store_merge(raw, &vq, &m, err, sizeof err), 0);
-    assert_int_equal(merged_value(&m, 424242, 1), -1);
-    hs_store_merged_free(&m);
-    same_merge(s, raw, &vcut, &m);
-    assert_int_equal(merged_value(&m, 424242, 1), -1);
-    hs_store_merged_free(&m);
+    rollup_row_shows(s, raw, &vq, &vcut);
     same_merge(s, raw, &vlab, &m);
+    hs_store_merged_free(&m);
+    /* The same for one label and the label rollup: a row only it has,
+     * for zone=z1 in [h0 + 2 h, h0 + 3 h), read with whole hours only;
+     * then a label rollup counting a profile too many is not read. */
+    add_zone_row(db, 1, "424242, 0, 5, 7, 0, 0", h0 + 2 * H);
+    hs_store_query zq = {.service = "svc", .type = "cpu", .labels = &l_zone, .n_labels = 1}, zcut = zq, zall = zq;
+    zq.from_ns = h0;
+    zq.until_ns = h0 + 5 * H;
+    zcut.from_ns = h0 + 2 * H + 60 * SEC;
+    rollup_row_shows(s, raw, &zq, &zcut);
+    rollup_row_shows(s, raw, &zall, &zcut);
+    add_zone_row(db, 0, "0, 1, 0, 0, 0, 0", h0 + 3 * H);
+    same_merge(s, raw, &zq, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    assert_true(m.n_profiles > 0);
     hs_store_merged_free(&m);
 
     /* On every shard: i-2's series rows once more, under the labels
      * instance=i-1, zone=z1 and counting no profile (as if two series
      * ids collided), on a day of their own (no merge folds them into the
      * real rows). */
-    hs_store_query lq = {.service = "svc", .type = "cpu", .labels = both, .n_labels = 1}; /* instance=i-1 */
+    /* (two labels: the series table resolves them, no rollup has both) */
+    static const hs_store_label i1z1[2] = {{"instance", "i-1"}, {"zone", "z1"}};
+    hs_store_query lq = {.service = "svc", .type = "cpu", .labels = i1z1, .n_labels = 2};
     hs_store_merged mr;
     assert_int_equal(hs_store_merge(raw, &lq, &mr, err, sizeof err), 0);
     snprintf(q, sizeof q,
@@ -766,6 +804,92 @@ static void test_filtered(void **state)
     free(sql(q));
     same_merge(s, raw, &lq, &m);
     hs_store_merged_free(&m);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* The label rollup added to a database that lacks it (one the previous
+ * hotspur created): created on open, and merges of one label stay exact
+ * although the rows stored before have none of it (they read the
+ * samples). Then a profile as the previous hotspur stores it (a rolling
+ * upgrade: labels on its profile row only) into hours the label rollup
+ * holds: not counted there, so those merges read the samples too. */
+static void test_label_rollup_added(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_label_added";
+    const int64_t H = 3600 * SEC;
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char err[512] = "", q[2048];
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 12 };
+    test_profile p[N];
+    int64_t h0 = 19675 * DAY + 10 * H;
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "a%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * 20 * 60 * SEC, i + 1, i % 2);
+        p[i].labels[1].value = i % 3 ? "z1" : "z2";
+        ps[i] = &p[i].p;
+    }
+    hs_store *s = open_db(db);
+    size_t d;
+    /* The first half stored before the label rollup exists. */
+    for (size_t h = 0; h < n_hosts(); h++) {
+        snprintf(q, sizeof q, "DROP TABLE %s.rollup_label_mv%s", db, L);
+        free(sql_on(h, q));
+        snprintf(q, sizeof q, "DROP TABLE %s.rollup_label%s", db, L);
+        free(sql_on(h, q));
+        if (*L) {
+            snprintf(q, sizeof q, "DROP TABLE %s.rollup_label", db);
+            free(sql_on(h, q));
+        }
+    }
+    assert_int_equal(hs_store_put(s, ps, N / 2, &d, err, sizeof err), 0);
+    hs_store_close(s);
+    char url[512];
+    url_of(url, sizeof url, db);
+    s = hs_store_open(url, err, sizeof err); /* (not open_db: it starts afresh) */
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    hs_store *raw = open_exact(db);
+    snprintf(q, sizeof q, "SELECT count() FROM system.tables WHERE database = '%s' AND name LIKE 'rollup_label%%'", db);
+    assert_int_equal(sql_int_all(q), (long long)n_hosts() * (*L ? 3 : 2));
+    assert_int_equal(hs_store_put(s, ps + N / 2, N - N / 2, &d, err, sizeof err), 0);
+    hs_store_label z1 = {"zone", "z1"};
+    hs_store_query all = {.service = "svc", .type = "cpu", .labels = &z1, .n_labels = 1}, late = all, early = all;
+    late.from_ns = h0 + 2 * H; /* only hours stored with the label rollup */
+    early.until_ns = h0 + 2 * H;
+    const hs_store_query *qs[3] = {&all, &late, &early};
+    int64_t n_before[3];
+    hs_store_merged m;
+    for (int i = 0; i < 3; i++) {
+        same_merge(s, raw, qs[i], &m);
+        assert_true(m.n_profiles > 0);
+        n_before[i] = m.n_profiles;
+        hs_store_merged_free(&m);
+    }
+    /* A copy of a7 (zone z1, in the hour [h0 + 2 h, h0 + 3 h)) as the
+     * previous hotspur writes it: another id, no labels on its sample
+     * rows, 0 in its profile row's stack. */
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.samples%s SELECT day, rowtype, kind, start_ns, ins + 1, if(rowtype = 0, 0, stack), v0, "
+             "v1, v2, v3, pid + 1, if(rowtype = 0, 'a7-old', id), service, type, version, if(rowtype = 0, "
+             "label_keys, emptyArrayString()), if(rowtype = 0, label_values, emptyArrayString()), duration_ns, "
+             "sample_types, sample_units, default_index, period_type, period_unit, period, sid FROM %s.samples "
+             "WHERE start_ns = %" PRId64,
+             db, L, db, p[7].p.start_ns);
+    free(sql(q));
+    for (int i = 0; i < 2; i++) {
+        same_merge(s, raw, qs[i], &m);
+        assert_int_equal(m.n_profiles, n_before[i] + 1);
+        hs_store_merged_free(&m);
+    }
     hs_store_close(raw);
     hs_store_close(s);
     free_stacks(&st);
@@ -1079,6 +1203,7 @@ int main(void)
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_rollup),
         cmocka_unit_test(test_filtered),
+        cmocka_unit_test(test_label_rollup_added),
         cmocka_unit_test(test_old_schema),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_big_put),
