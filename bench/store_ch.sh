@@ -66,13 +66,17 @@ VERSION=$(ch_sql "$H" "SELECT version()")
 CH_URL="clickhouse://127.0.0.1:$H/hs_bench"
 echo "store_ch: SQLite and ClickHouse $VERSION: $TMP/store_bench sqlite:$TMP/sqlite $CH_URL --sizes $SIZES --runs $RUNS --batch $BATCH"
 "$TMP/store_bench" "sqlite:$TMP/sqlite" "$CH_URL" --sizes "$SIZES" --runs "$RUNS" --batch "$BATCH" | tee "$TMP/out"
-# ClickHouse's part count once background merges ran.
+# ClickHouse's part count at the end.
 PARTS=$(ch_sql "$H" "SELECT count() FROM system.parts WHERE active AND database = 'hs_bench'")
+# What each table costs: its bytes on disk per stored profile.
+NPROF=$(ch_sql "$H" "SELECT count() FROM hs_bench.samples WHERE rowtype = 0")
+BYTABLE=$(ch_sql "$H" "SELECT arrayStringConcat(groupArray(concat(table, ' ', toString(round(b / $NPROF)))), ', ') FROM (SELECT table, sum(bytes_on_disk) AS b FROM system.parts WHERE active AND database = 'hs_bench' GROUP BY table ORDER BY b DESC)")
+echo "ch_bytes_per_profile_by_table $BYTABLE"
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 
 awk -v inv="$INVOCATION" -v sizes="$SIZES" -v runs="$RUNS" -v load="$LOAD" -v cpu="$CPU" -v ver="$VERSION" \
-    -v parts="$PARTS" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v ncpu="$(nproc)" '
+    -v parts="$PARTS" -v bytable="$BYTABLE" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v ncpu="$(nproc)" '
 { a[$1] = $2; b[$1] = (NF >= 3) ? $3 : $2 }
 function r(x, y) { return (y > 0 && x > 0) ? sprintf("%.1f", x / y) : "-" }
 function pair(k) { return a[k] " | " b[k] }
@@ -111,7 +115,7 @@ END {
             a["merge_min_ms_at_" s], a["merge_max_ms_at_" s], b["merge_min_ms_at_" s], b["merge_max_ms_at_" s]
     }
     print ""
-    printf "ClickHouse held %s active parts at the end (its bytes per profile are compressed parts, rollup included, before background merges finish). Single-profile puts: SQLite %s, ClickHouse %s profiles/s.\n", parts, a["ingest_per_s_batch1"], b["ingest_per_s_batch1"]
+    printf "ClickHouse held %s active parts at the end (its bytes per profile are compressed parts, rollups included, before background merges finish); per table, bytes on disk per stored profile: %s. Single-profile puts: SQLite %s, ClickHouse %s profiles/s.\n", parts, bytable, a["ingest_per_s_batch1"], b["ingest_per_s_batch1"]
 }' "$TMP/out" >"$TMP/section"
 cat "$TMP/section"
 bench_write_section store_ch "Profile store: ClickHouse vs SQLite" "$TMP/section" "$DOC"

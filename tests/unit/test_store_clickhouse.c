@@ -22,6 +22,8 @@
  *   label_rollup_added  the label rollup created in a database without
  *                       it, and a profile stored without labelled samples
  *                       (by the previous hotspur): merges stay exact;
+ *   zero_stack          a stack whose values are all 0 is in the answer
+ *                       from the rollups too, after their parts merged;
  *   old_schema          a database of an older hotspur is refused at open;
  *   quoting             quotes, backslashes, control bytes in every string;
  *   big_put             one put of 300 profiles and 15000 new stacks (more
@@ -70,10 +72,19 @@ static const char *hosts(void) { return getenv("HS_CH_TEST_HOSTS"); }
     } while (0)
 
 /* The store URL of database db on the test server(s). */
-static void url_of(char *out, size_t len, const char *db)
+/* (with label_rollup_min=0: the label rollup read whatever the number of
+ * profiles per hour, url_default_of: without) */
+static void url_default_of(char *out, size_t len, const char *db)
 {
     const char *cl = getenv("HS_CH_TEST_CLUSTER");
     snprintf(out, len, "clickhouse://%s/%s%s%s", hosts(), db, cl && *cl ? "?cluster=" : "", cl && *cl ? cl : "");
+}
+
+static void url_of(char *out, size_t len, const char *db)
+{
+    url_default_of(out, len, db);
+    size_t n = strlen(out);
+    snprintf(out + n, len - n, "%slabel_rollup_min=0", strchr(out, '?') ? "&" : "?");
 }
 
 static void drop_db(const char *db);
@@ -767,6 +778,17 @@ static void test_filtered(void **state)
     zcut.from_ns = h0 + 2 * H + 60 * SEC;
     rollup_row_shows(s, raw, &zq, &zcut);
     rollup_row_shows(s, raw, &zall, &zcut);
+    /* By default the label rollup is read only for 16 profiles an hour
+     * (here 1.5): the row does not show. */
+    char url[512];
+    url_default_of(url, sizeof url, db);
+    hs_store *dflt = hs_store_open(url, err, sizeof err);
+    if (!dflt)
+        fail_msg("open %s: %s", url, err);
+    same_merge(dflt, raw, &zq, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    hs_store_close(dflt);
     add_zone_row(db, 0, "0, 1, 0, 0, 0, 0", h0 + 3 * H);
     same_merge(s, raw, &zq, &m);
     assert_int_equal(merged_value(&m, 424242, 1), -1);
@@ -804,6 +826,65 @@ static void test_filtered(void **state)
     free(sql(q));
     same_merge(s, raw, &lq, &m);
     hs_store_merged_free(&m);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* A stack whose values are all 0 is in a merge's answer (the samples'
+ * GROUP BY has it) from the rollups too, once ClickHouse has merged their
+ * parts (a SummingMergeTree drops rows whose sums are all 0: the rollups'
+ * rows also count their sample rows). */
+static void test_zero_stack(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_zero";
+    const int64_t H = 3600 * SEC;
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "", q[256];
+    stacks3 st;
+    make_stacks(&st, "zero");
+    enum { N = 6 };
+    test_profile p[N];
+    const hs_store_profile *ps[N];
+    int64_t h0 = 19675 * DAY + 10 * H;
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "z%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * 20 * 60 * SEC, i + 1, 1);
+        p[i].samples[2].values[0] = p[i].samples[2].values[1] = 0;
+        p[i].p.totals[0] -= 3;
+        p[i].p.totals[1] -= 3 * (i + 1);
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    for (int k = 0; k < 2; k++) /* (two parts to merge) */
+        assert_int_equal(hs_store_put(s, ps + k * N / 2, N / 2, &d, err, sizeof err), 0);
+    static const char *const rollups[3] = {"rollup", "rollup_version", "rollup_label"};
+    for (size_t h = 0; h < n_hosts(); h++)
+        for (int t = 0; t < 3; t++) {
+            snprintf(q, sizeof q, "OPTIMIZE TABLE %s.%s%s FINAL", db, rollups[t], L);
+            free(sql_on(h, q));
+        }
+    const char *v1[1] = {"v1"};
+    hs_store_label z1 = {"zone", "z1"};
+    hs_store_query all = {.service = "svc", .type = "cpu"}, ver = all, lab = all;
+    ver.versions = v1;
+    ver.n_versions = 1;
+    lab.labels = &z1;
+    lab.n_labels = 1;
+    const hs_store_query *qs[3] = {&all, &ver, &lab};
+    hs_store_merged m;
+    for (int i = 0; i < 3; i++) {
+        same_merge(s, raw, qs[i], &m);
+        assert_int_equal(m.n_profiles, N);
+        assert_int_equal(m.n_rows, 3);
+        assert_int_equal(merged_value(&m, st.st[2].hash, 1), 0);
+        hs_store_merged_free(&m);
+    }
     hs_store_close(raw);
     hs_store_close(s);
     free_stacks(&st);
@@ -1181,6 +1262,8 @@ static void test_bad_urls(void **state)
         "clickhouse://127.0.0.1:8123/db?timeout=x", /* bad timeout */
         "clickhouse://a:1,b:2/db",                  /* shards without a cluster */
         "clickhouse://a:1/db?cluster=x;y",          /* bad cluster name */
+        "clickhouse://a:1/db?label_rollup_min=-1",  /* not a count */
+        "clickhouse://a:1/db?label_rollup_min=",    /* empty */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[512] = "";
@@ -1204,6 +1287,7 @@ int main(void)
         cmocka_unit_test(test_rollup),
         cmocka_unit_test(test_filtered),
         cmocka_unit_test(test_label_rollup_added),
+        cmocka_unit_test(test_zero_stack),
         cmocka_unit_test(test_old_schema),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_big_put),
