@@ -2169,9 +2169,11 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
          * by two services) the raw rows answer. */
         roll = roll && raw > 0 && raw == rolled;
         if (roll && q->n_labels) {
-            /* (no upper bound: the hours up to the last profile's end) */
+            /* (the hours from the first selected profile's to the last
+             * one's, when the range is open at either end) */
+            int64_t first = out->min_start_ns / CH_BUCKET_NS * CH_BUCKET_NS, start = b0 > first ? b0 : first;
             int64_t end = b1 ? b1 : (out->max_end_ns / CH_BUCKET_NS + 1) * CH_BUCKET_NS;
-            int64_t hours = end > b0 ? (end - b0) / CH_BUCKET_NS : 1;
+            int64_t hours = end - start > CH_BUCKET_NS ? (end - start) / CH_BUCKET_NS : 1;
             roll = raw >= (uint64_t)s->label_roll_min * (uint64_t)hours;
         }
         if (check && in_days != in_series) {

@@ -789,6 +789,15 @@ static void test_filtered(void **state)
     assert_int_equal(merged_value(&m, 424242, 1), -1);
     hs_store_merged_free(&m);
     hs_store_close(dflt);
+    /* With label_rollup_min=1 (z1: 12 profiles in the 8 hours from the
+     * first to the last, the range open at both ends) it is read. */
+    size_t ul = strlen(url);
+    snprintf(url + ul, sizeof url - ul, "%slabel_rollup_min=1", strchr(url, '?') ? "&" : "?");
+    dflt = hs_store_open(url, err, sizeof err);
+    if (!dflt)
+        fail_msg("open %s: %s", url, err);
+    rollup_row_shows(dflt, raw, &zall, &zcut);
+    hs_store_close(dflt);
     add_zone_row(db, 0, "0, 1, 0, 0, 0, 0", h0 + 3 * H);
     same_merge(s, raw, &zq, &m);
     assert_int_equal(merged_value(&m, 424242, 1), -1);
