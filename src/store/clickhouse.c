@@ -10,6 +10,10 @@
  *   label_rollup_min=N  a merge of one label reads the label rollup when
  *                       its selection has at least N profiles per whole
  *                       hour (default 16; 0: always)
+ *   rollup_labels=K[,K...]  the label keys the label rollup holds (default
+ *                       none: no label rollup rows at all); every
+ *                       instance on one database must list the same
+ *                       (each replaces the view with its own on open)
  *   connect_timeout=S   time to connect (default 2)
  * Inserts and queries go to the host that answered last, and to the next
  * one when it cannot be reached (every shard has the Distributed tables).
@@ -64,14 +68,22 @@
  *   rollup_label  the same per label of the profile: ORDER BY (kind,
  *            bucket, rowtype, label_key, label_value, stack), its view
  *            ARRAY JOINs the labels every row carries (a profile's labels
- *            are on its sample rows too); merges filtered by one label only
- *            read their whole hours from it, on the same conditions. Its
- *            cost is the labels' cardinality: per hour one row per (label,
- *            stack), so a label with a value per instance holds about as
- *            many rows as the samples (bench/store_ch.sh prints its bytes
- *            per profile). Created on open in a database that lacks it; the
- *            hours stored before have no rows in it, so their counts differ
- *            and such merges read the samples.
+ *            are on its sample rows too) and keeps only the keys of the
+ *            URL option rollup_labels (has([...], label_key)); merges
+ *            filtered by one label of those keys only read their whole
+ *            hours from it, on the same conditions (a label of another key
+ *            reads its series' samples). Its cost is the listed labels'
+ *            cardinality: per hour one row per (label, stack), so a label
+ *            with a value per instance holds about as many rows as the
+ *            samples (bench/store_ch.sh prints its bytes per profile).
+ *            With no key listed there is no view (no rows, no cost on
+ *            insert). On open the view is created, or dropped and created
+ *            again (18.16 cannot ALTER it) when its definition in
+ *            system.tables lists other keys, or dropped with none listed.
+ *            Hours stored under another list (or before the table existed:
+ *            created on open in a database that lacks it) hold no rows, or
+ *            rows of a part of their profiles, for a key: their counts
+ *            differ and such merges read the samples.
  *   series   (day, kind, sid, version, label_keys, label_values, profiles)
  *            SummingMergeTree(profiles), PARTITION BY day, ORDER BY (kind,
  *            sid): per day the version and labels of every series id and
@@ -166,6 +178,7 @@
  * bench/store_ch.sh) reads fewer rows from its series' samples (72 ms
  * against 159 ms at 100 000 profiles there). */
 #define CH_LABEL_ROLL_MIN 16
+#define CH_MAX_ROLL_KEYS 64 /* keys of rollup_labels */
 /* The hour of a row in the samples' ordering key; queries repeat this very
  * expression as a condition (ClickHouse 18.16 uses a key expression's own
  * conditions, not those on start_ns, to skip granules). */
@@ -397,6 +410,8 @@ typedef struct {
     int schema_ok;
     int rollup; /* merges may read the rollup (URL option rollup=0: never) */
     long label_roll_min; /* profiles per hour for the label rollup */
+    char **roll_keys;    /* the label keys the label rollup holds (sorted) */
+    size_t n_roll_keys;
     hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
 } ch_store;
@@ -705,6 +720,46 @@ static int schema_current(ch_store *s, char *err, size_t errlen)
     return rc;
 }
 
+/* Host h's view of the label rollup as rollup_labels lists (create: its
+ * DDL; keys: the condition on the key its definition holds): none with no
+ * key, else created, or replaced when its definition has another list
+ * (18.16 cannot ALTER a materialized view: DROP and CREATE). While the
+ * view is missing or of another list its hours' counts of profiles differ
+ * from the samples', so merges of one label read the samples there. */
+static int label_view(ch_store *s, size_t h, const char *create, const char *keys, char *err, size_t errlen)
+{
+    ch_buf q = {0}, ans = {0}, drop = {0};
+    buf_str(&q, "SELECT count(), countIf(position(create_table_query, ");
+    buf_quote(&q, keys);
+    buf_str(&q, ") > 0) FROM system.tables WHERE database = ");
+    buf_quote(&q, s->db);
+    buf_printf(&q, " AND name = 'rollup_label_mv%s' FORMAT RowBinary", s->local);
+    buf_printf(&drop, "DROP TABLE IF EXISTS %s.rollup_label_mv%s", s->db, s->local);
+    int cf, rc = -1;
+    if (q.oom || drop.oom) {
+        set_err(err, errlen, "clickhouse: out of memory");
+        goto out;
+    }
+    rc = ch_http(s, h, CH_QUERY, q.p, NULL, "", &ans, &cf, err, errlen);
+    if (rc)
+        goto out;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    uint64_t exists = rd_u64(&r), same = rd_u64(&r);
+    if (r.bad) {
+        rc = malformed(err, errlen, "label rollup view");
+        goto out;
+    }
+    if (exists && (!s->n_roll_keys || !same))
+        rc = ch_http(s, h, CH_QUERY, drop.p, NULL, "", NULL, &cf, err, errlen);
+    if (rc == 0 && s->n_roll_keys && (!exists || !same))
+        rc = ch_http(s, h, CH_QUERY, create, NULL, "", NULL, &cf, err, errlen);
+out:
+    free(q.p);
+    free(ans.p);
+    free(drop.p);
+    return rc;
+}
+
 static int ch_schema(ch_store *s, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->mu);
@@ -751,11 +806,25 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
      * none of its samples, and counting it would hide that. Granules of
      * 1024 rows, as the samples': a label of many values (an instance)
      * has ~1500 rows per value and hour. */
+    /* Only the keys of rollup_labels (has([...], label_key): the text
+     * label_view finds in the view's definition). */
+    ch_buf keys = {0}, cond = {0};
+    buf_str(&keys, "has([");
+    for (size_t i = 0; i < s->n_roll_keys; i++) {
+        buf_str(&keys, i ? ", " : "");
+        buf_quote(&keys, s->roll_keys[i]);
+    }
+    buf_str(&keys, "], label_key)");
+    buf_printf(&cond, " AND (rowtype = 1 OR stack = " CH_STR(CH_LABELLED) ") AND %s", keys.p ? keys.p : "");
     rollup_ddl(&owned[10], &owned[11], db, L, "rollup_label", "label_key, label_value",
                "label_key String, label_value String", " SETTINGS index_granularity = 1024",
-               " ARRAY JOIN label_keys AS label_key, label_values AS label_value",
-               " AND (rowtype = 1 OR stack = " CH_STR(CH_LABELLED) ")");
+               " ARRAY JOIN label_keys AS label_key, label_values AS label_value", cond.p ? cond.p : "");
     ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = ok_ddl[10] = ok_ddl[11] = 0; /* (NULL if out of memory) */
+    if (keys.oom || cond.oom) {
+        free(owned[10]);
+        free(owned[11]);
+        owned[10] = owned[11] = NULL;
+    }
     /* The series of each day and kind: sid -> version and labels, and
      * how many profile rows it has (to tell that it misses none). */
     ok_ddl[8] = asprintf(&owned[8],
@@ -784,7 +853,10 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     if (rc == 0)
         rc = schema_current(s, err, errlen);
     for (int i = N_BASE; i < N_DDL && rc == 0; i++)
-        rc = ch_each(s, ddl[i], err, errlen);
+        if (i != 11) /* (the label rollup's view: label_view) */
+            rc = ch_each(s, ddl[i], err, errlen);
+    for (size_t h = 0; h < s->n_hosts && rc == 0; h++)
+        rc = label_view(s, h, ddl[11], keys.p, err, errlen);
     if (rc == 0 && s->cluster) {
         /* (the rollups and series are only read through their Distributed
          * tables: the materialized views write each shard's own.) */
@@ -816,6 +888,8 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
 out:
     for (int i = 0; i < N_DDL; i++)
         free(owned[i]);
+    free(keys.p);
+    free(cond.p);
     return rc;
 }
 
@@ -841,6 +915,62 @@ static int parse_seconds(const char *v, long *ms)
     *ms = (long)(d * 1000 + 0.5);
     if (*ms < 1)
         *ms = 1;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* rollup_labels=KEY[,KEY...] (or empty: none): the label keys the label
+ * rollup holds, sorted (the view's definition names them in that order,
+ * so one list always gives one definition). */
+static int parse_keys(ch_store *s, const char *url, const char *v, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < s->n_roll_keys; i++)
+        free(s->roll_keys[i]);
+    free(s->roll_keys);
+    s->roll_keys = NULL;
+    s->n_roll_keys = 0;
+    if (!*v)
+        return 0;
+    size_t n = 1;
+    for (const char *c = v; *c; c++) {
+        n += *c == ',';
+        if (!isalnum((unsigned char)*c) && !strchr("_.-/:,", *c)) {
+            set_err(err, errlen, "clickhouse URL '%s': rollup_labels must be label keys of [A-Za-z0-9_.:/-] "
+                    "separated by commas", url);
+            return -1;
+        }
+    }
+    if (n > CH_MAX_ROLL_KEYS) {
+        set_err(err, errlen, "clickhouse URL '%s': rollup_labels lists more than %d keys", url, CH_MAX_ROLL_KEYS);
+        return -1;
+    }
+    if (!(s->roll_keys = calloc(n, sizeof *s->roll_keys))) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (const char *c = v;; c++) {
+        const char *e = strchr(c, ',');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (!len) {
+            set_err(err, errlen, "clickhouse URL '%s': rollup_labels has an empty key", url);
+            return -1;
+        }
+        if (!(s->roll_keys[s->n_roll_keys] = strndup(c, len))) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        s->n_roll_keys++;
+        if (!e)
+            break;
+        c = e;
+    }
+    qsort(s->roll_keys, s->n_roll_keys, sizeof *s->roll_keys, cmp_str);
+    for (size_t i = 1; i < s->n_roll_keys; i++)
+        if (strcmp(s->roll_keys[i - 1], s->roll_keys[i]) == 0) {
+            set_err(err, errlen, "clickhouse URL '%s': rollup_labels lists '%s' twice", url, s->roll_keys[i]);
+            return -1;
+        }
     return 0;
 }
 
@@ -961,6 +1091,8 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
             } else {
                 s->label_roll_min = n;
             }
+        } else if (strcmp(kv, "rollup_labels") == 0) {
+            rc = parse_keys(s, url, v, err, errlen);
         } else if (strcmp(kv, "timeout") == 0) {
             if (parse_seconds(v, &s->timeout_ms)) {
                 set_err(err, errlen, "clickhouse URL '%s': timeout must be seconds in (0, 86400]", url);
@@ -972,7 +1104,8 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
                 rc = -1;
             }
         } else {
-            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, connect_timeout, rollup)",
+            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, "
+                    "connect_timeout, rollup, rollup_labels, label_rollup_min)",
                     url, kv);
             rc = -1;
         }
@@ -1001,6 +1134,9 @@ static void ch_close(hs_store *base)
     free(s->db);
     free(s->cluster);
     free(s->userpwd);
+    for (size_t i = 0; i < s->n_roll_keys; i++)
+        free(s->roll_keys[i]);
+    free(s->roll_keys);
     pthread_mutex_destroy(&s->mu);
     free(s);
     curl_global_cleanup();
@@ -1955,6 +2091,8 @@ static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, 
 {
     if (!s->rollup || q->n_ids || q->n_labels > 1 || (q->n_labels && q->n_versions))
         return 0;
+    if (q->n_labels && (!s->n_roll_keys || !bsearch(&q->labels[0].key, s->roll_keys, s->n_roll_keys, sizeof *s->roll_keys, cmp_str)))
+        return 0; /* (a key the label rollup does not hold: the series' samples) */
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from < 0)
         from = 0; /* (the rollup holds no profile that started before 1970) */

@@ -71,20 +71,24 @@ static const char *hosts(void) { return getenv("HS_CH_TEST_HOSTS"); }
         }                                                                                 \
     } while (0)
 
-/* The store URL of database db on the test server(s). */
-/* (with label_rollup_min=0: the label rollup read whatever the number of
- * profiles per hour, url_default_of: without) */
-static void url_default_of(char *out, size_t len, const char *db)
+/* The store URL of database db on the test server(s), with the options
+ * opts ("A=B&C=D"). */
+static void url_with(char *out, size_t len, const char *db, const char *opts)
 {
     const char *cl = getenv("HS_CH_TEST_CLUSTER");
-    snprintf(out, len, "clickhouse://%s/%s%s%s", hosts(), db, cl && *cl ? "?cluster=" : "", cl && *cl ? cl : "");
+    snprintf(out, len, "clickhouse://%s/%s?%s%s%s", hosts(), db, cl && *cl ? "cluster=" : "", cl && *cl ? cl : "",
+             cl && *cl ? "&" : "");
+    size_t n = strlen(out);
+    snprintf(out + n, len - n, "%s", opts);
 }
+
+/* (the label rollup holds the key zone; url_of: read whatever the number
+ * of profiles per hour, label_rollup_min=0; url_default_of: its default) */
+static void url_default_of(char *out, size_t len, const char *db) { url_with(out, len, db, "rollup_labels=zone"); }
 
 static void url_of(char *out, size_t len, const char *db)
 {
-    url_default_of(out, len, db);
-    size_t n = strlen(out);
-    snprintf(out + n, len - n, "%slabel_rollup_min=0", strchr(out, '?') ? "&" : "?");
+    url_with(out, len, db, "rollup_labels=zone&label_rollup_min=0");
 }
 
 static void drop_db(const char *db);
@@ -654,15 +658,16 @@ static void test_rollup(void **state)
 
 /* A row of rowtype (stack, profiles, v0..v3: rest) that only db's label
  * rollup has, for zone=z1 in the hour that starts at bucket. */
-static void add_zone_row(const char *db, int rowtype, const char *rest, int64_t bucket)
+static void add_label_row(const char *db, const char *key, const char *value, int rowtype, const char *rest,
+                          int64_t bucket)
 {
     const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
     char q[1024];
     snprintf(q, sizeof q,
              "INSERT INTO %s.rollup_label%s SELECT day, kind, bucket, %d, label_key, label_value, %s FROM "
-             "%s.rollup_label WHERE rowtype = 0 AND label_key = 'zone' AND label_value = 'z1' AND bucket = "
+             "%s.rollup_label WHERE rowtype = 0 AND label_key = '%s' AND label_value = '%s' AND bucket = "
              "%" PRId64 " LIMIT 1",
-             db, L, rowtype, rest, db, bucket);
+             db, L, rowtype, rest, db, key, value, bucket);
     free(sql(q));
 }
 
@@ -771,7 +776,7 @@ static void test_filtered(void **state)
     /* The same for one label and the label rollup: a row only it has,
      * for zone=z1 in [h0 + 2 h, h0 + 3 h), read with whole hours only;
      * then a label rollup counting a profile too many is not read. */
-    add_zone_row(db, 1, "424242, 0, 5, 7, 0, 0", h0 + 2 * H);
+    add_label_row(db, "zone", "z1", 1, "424242, 0, 5, 7, 0, 0", h0 + 2 * H);
     hs_store_query zq = {.service = "svc", .type = "cpu", .labels = &l_zone, .n_labels = 1}, zcut = zq, zall = zq;
     zq.from_ns = h0;
     zq.until_ns = h0 + 5 * H;
@@ -798,7 +803,7 @@ static void test_filtered(void **state)
         fail_msg("open %s: %s", url, err);
     rollup_row_shows(dflt, raw, &zall, &zcut);
     hs_store_close(dflt);
-    add_zone_row(db, 0, "0, 1, 0, 0, 0, 0", h0 + 3 * H);
+    add_label_row(db, "zone", "z1", 0, "0, 1, 0, 0, 0, 0", h0 + 3 * H);
     same_merge(s, raw, &zq, &m);
     assert_int_equal(merged_value(&m, 424242, 1), -1);
     assert_true(m.n_profiles > 0);
@@ -982,6 +987,163 @@ static void test_label_rollup_added(void **state)
     }
     hs_store_close(raw);
     hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* The rows of db's label rollup with key key (NULL: any) on all hosts;
+ * label_views: how many hosts have its view. */
+static long long label_rows(const char *db, const char *key)
+{
+    char q[512];
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    snprintf(q, sizeof q, "SELECT count() FROM %s.rollup_label%s%s%s%s", db, L, key ? " WHERE label_key = '" : "",
+             key ? key : "", key ? "'" : "");
+    return sql_int_all(q);
+}
+
+static long long label_views(const char *db)
+{
+    char q[512];
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    snprintf(q, sizeof q, "SELECT count() FROM system.tables WHERE database = '%s' AND name = 'rollup_label_mv%s'", db,
+             L);
+    return sql_int_all(q);
+}
+
+static hs_store *open_opts(const char *db, const char *opts)
+{
+    char url[512], err[512] = "";
+    url_with(url, sizeof url, db, opts);
+    hs_store *s = hs_store_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    return s;
+}
+
+/* The label rollup holds only the keys of rollup_labels, and a changed
+ * list never gives a wrong answer. With none (the default) it has no view
+ * and no rows. Then zone is listed (a key added later): only zone rows,
+ * for the hours stored since; a zone merge reads them there (a row only
+ * the rollup has shows) and falls back to the samples for a range with
+ * hours stored before (their count of profiles is 0). An instance merge
+ * (not listed) never reads the rollup, even where it has instance rows
+ * (stored under zone,instance); one of zone,instance (a key removed
+ * later: hours stored under zone only follow) reads them for the hours
+ * of that list only, the samples for a range past them. Every merge
+ * answers as the exact way. */
+static void test_label_rollup_keys(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_label_keys";
+    const int64_t H = 3600 * SEC;
+    drop_db(db);
+    char err[512] = "";
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 16 }; /* 4 stored per list, an hour apart: hours 0-3, 4-7, 8-11, 12-15 */
+    test_profile p[N];
+    int64_t h0 = 19675 * DAY + 2 * H;
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "k%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * H + 60 * SEC, i + 1, i % 2);
+        p[i].labels[0].value = i % 2 ? "i-1" : "i-2";
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    hs_store *none = open_opts(db, "label_rollup_min=0"), *raw = open_opts(db, "rollup=0");
+    hs_store_query any = {.service = "svc", .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(raw, &any, &m, err, sizeof err), 0); /* (its schema, with no key) */
+    assert_int_equal(m.n_profiles, 0);
+    hs_store_merged_free(&m);
+    assert_int_equal(hs_store_put(none, ps, 4, &d, err, sizeof err), 0);
+    assert_int_equal(label_views(db), 0);
+    assert_int_equal(label_rows(db, NULL), 0);
+    hs_store *zone = open_opts(db, "rollup_labels=zone&label_rollup_min=0");
+    assert_int_equal(hs_store_put(zone, ps + 4, 4, &d, err, sizeof err), 0);
+    assert_int_equal(label_views(db), (long long)n_hosts());
+    assert_true(label_rows(db, "zone") > 0);
+    assert_int_equal(label_rows(db, NULL), label_rows(db, "zone"));
+    hs_store *zi = open_opts(db, "rollup_labels=zone,instance&label_rollup_min=0");
+    assert_int_equal(hs_store_put(zi, ps + 8, 4, &d, err, sizeof err), 0);
+    assert_true(label_rows(db, "instance") > 0);
+    /* The same list in another order: the view stays (its definition's
+     * time, in seconds, unchanged a second later). */
+    char vq[512];
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    snprintf(vq, sizeof vq,
+             "SELECT sum(toUInt32(metadata_modification_time)) FROM system.tables WHERE database = '%s' AND "
+             "name = 'rollup_label_mv%s'",
+             db, L);
+    long long t0 = sql_int_all(vq);
+    struct timespec sec = {1, 100000000};
+    nanosleep(&sec, NULL);
+    hs_store *iz = open_opts(db, "rollup_labels=instance,zone");
+    assert_int_equal(hs_store_merge(iz, &any, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 12);
+    hs_store_merged_free(&m);
+    hs_store_close(iz);
+    assert_int_equal(sql_int_all(vq), t0);
+    hs_store *zone2 = open_opts(db, "label_rollup_min=0&rollup_labels=zone"); /* (back to zone only) */
+    long long inst = label_rows(db, "instance");
+    assert_int_equal(hs_store_put(zone2, ps + 12, 4, &d, err, sizeof err), 0);
+    assert_int_equal(label_rows(db, "instance"), inst);
+    assert_int_equal(label_views(db), (long long)n_hosts());
+
+    hs_store_label z1 = {"zone", "z1"}, i1 = {"instance", "i-1"};
+    hs_store_query zq = {.service = "svc", .type = "cpu", .labels = &z1, .n_labels = 1};
+    hs_store_query iq = {.service = "svc", .type = "cpu", .labels = &i1, .n_labels = 1};
+    /* Rows only the rollup has: zone z1 in hour 5, instance i-1 in hour 9. */
+    add_label_row(db, "zone", "z1", 1, "424242, 0, 5, 7, 0, 0", h0 + 5 * H);
+    add_label_row(db, "instance", "i-1", 1, "424242, 0, 5, 7, 0, 0", h0 + 9 * H);
+    hs_store_query late = zq, cut = zq, early = zq, all = zq;
+    late.from_ns = h0 + 4 * H; /* hours stored with zone listed */
+    cut.from_ns = h0 + 5 * H + 30 * SEC; /* hour 5 in part */
+    early.from_ns = h0 + 2 * H; /* hours 2-3: stored with no key */
+    early.until_ns = h0 + 6 * H;
+    rollup_row_shows(zone, raw, &late, &cut);
+    const hs_store_query *exact[2] = {&early, &all};
+    for (int i = 0; i < 2; i++) {
+        same_merge(zone, raw, exact[i], &m);
+        assert_true(m.n_profiles > 0);
+        assert_int_equal(merged_value(&m, 424242, 1), -1);
+        hs_store_merged_free(&m);
+    }
+    /* instance: never from the rollup where it is not listed */
+    hs_store_query i89 = iq, i8f = iq, icut = iq;
+    i89.from_ns = h0 + 8 * H;
+    i89.until_ns = h0 + 12 * H; /* hours stored under zone,instance */
+    i8f.from_ns = h0 + 8 * H;   /* and those stored under zone after */
+    icut.from_ns = h0 + 9 * H + 30 * SEC;
+    icut.until_ns = h0 + 12 * H;
+    hs_store *const unlisted[2] = {zone, zone2};
+    for (int i = 0; i < 2; i++) {
+        same_merge(unlisted[i], raw, &i89, &m);
+        assert_int_equal(m.n_profiles, 2);
+        assert_int_equal(merged_value(&m, 424242, 1), -1);
+        hs_store_merged_free(&m);
+    }
+    rollup_row_shows(zi, raw, &i89, &icut);
+    same_merge(zi, raw, &i8f, &m);
+    assert_int_equal(m.n_profiles, 4);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    /* Opened again with no key: the view goes, the rows stay. */
+    hs_store_close(none);
+    none = open_opts(db, "rollup_labels=");
+    assert_int_equal(hs_store_put(none, ps, 1, &d, err, sizeof err), 0); /* (a duplicate: creates the schema) */
+    assert_int_equal(d, 1);
+    assert_int_equal(label_views(db), 0);
+    same_merge(none, raw, &late, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    hs_store *const all_stores[5] = {none, raw, zone, zi, zone2};
+    for (int i = 0; i < 5; i++)
+        hs_store_close(all_stores[i]);
     free_stacks(&st);
     drop_db(db);
 }
@@ -1273,6 +1435,10 @@ static void test_bad_urls(void **state)
         "clickhouse://a:1/db?cluster=x;y",          /* bad cluster name */
         "clickhouse://a:1/db?label_rollup_min=-1",  /* not a count */
         "clickhouse://a:1/db?label_rollup_min=",    /* empty */
+        "clickhouse://a:1/db?rollup_labels=zone,,x", /* an empty key */
+        "clickhouse://a:1/db?rollup_labels=a'b",    /* not a key */
+        "clickhouse://a:1/db?rollup_labels=z,a,z",  /* twice */
+        "clickhouse://a:1/db?rollup_labels=zone,",  /* an empty key at the end */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[512] = "";
@@ -1296,6 +1462,7 @@ int main(void)
         cmocka_unit_test(test_rollup),
         cmocka_unit_test(test_filtered),
         cmocka_unit_test(test_label_rollup_added),
+        cmocka_unit_test(test_label_rollup_keys),
         cmocka_unit_test(test_zero_stack),
         cmocka_unit_test(test_old_schema),
         cmocka_unit_test(test_quoting),
