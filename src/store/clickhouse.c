@@ -7,6 +7,13 @@
  *                       inserts and queries go to any of them).
  *   timeout=SECONDS     total time per request (default 30)
  *   rollup=0|1          may merges read the rollup (default 1)
+ *   label_rollup_min=N  a merge of one label reads the label rollup when
+ *                       its selection has at least N profiles per whole
+ *                       hour (default 16; 0: always)
+ *   rollup_labels=K[,K...]  the label keys the label rollup holds (default
+ *                       none: no label rollup rows at all); every
+ *                       instance on one database must list the same
+ *                       (each replaces the view with its own on open)
  *   connect_timeout=S   time to connect (default 2)
  * Inserts and queries go to the host that answered last, and to the next
  * one when it cannot be reached (every shard has the Distributed tables).
@@ -40,7 +47,10 @@
  *            SummingMergeTree, PARTITION BY day, ORDER BY (kind, bucket,
  *            rowtype, stack): per hour (bucket = its first ns) the sums of
  *            the sample rows by stack (rowtype 1) and the count of profile
- *            rows (rowtype 0, profiles). Filled by ClickHouse itself, a
+ *            rows (rowtype 0, profiles). profiles counts the sample rows of
+ *            rowtype 1 rows: never 0, so a stack whose values are all 0
+ *            (SummingMergeTree drops a row whose sums all are) stays, as
+ *            in the samples' answer. Filled by ClickHouse itself, a
  *            MATERIALIZED VIEW over every block inserted into samples
  *            (folded within the block; background merges fold the rest,
  *            and reads always sum). A merge with no version, label or id
@@ -55,6 +65,25 @@
  *            rowtype, version, stack), its own view; merges filtered by
  *            versions only read their whole hours from it, on the same
  *            conditions.
+ *   rollup_label  the same per label of the profile: ORDER BY (kind,
+ *            bucket, rowtype, label_key, label_value, stack), its view
+ *            ARRAY JOINs the labels every row carries (a profile's labels
+ *            are on its sample rows too) and keeps only the keys of the
+ *            URL option rollup_labels (has([...], label_key)); merges
+ *            filtered by one label of those keys only read their whole
+ *            hours from it, on the same conditions (a label of another key
+ *            reads its series' samples). Its cost is the listed labels'
+ *            cardinality: per hour one row per (label, stack), so a label
+ *            with a value per instance holds about as many rows as the
+ *            samples (bench/store_ch.sh prints its bytes per profile).
+ *            With no key listed there is no view (no rows, no cost on
+ *            insert). On open the view is created, or dropped and created
+ *            again (18.16 cannot ALTER it) when its definition in
+ *            system.tables lists other keys, or dropped with none listed.
+ *            Hours stored under another list (or before the table existed:
+ *            created on open in a database that lacks it) hold no rows, or
+ *            rows of a part of their profiles, for a key: their counts
+ *            differ and such merges read the samples.
  *   series   (day, kind, sid, version, label_keys, label_values, profiles)
  *            SummingMergeTree(profiles), PARTITION BY day, ORDER BY (kind,
  *            sid): per day the version and labels of every series id and
@@ -64,7 +93,7 @@
  *            counts every profile row of the range's days (else, or with
  *            rollup=0, the exact way: profile rows chosen by id).
  *   retention (before_ns) Log: the watermark (see ch_retain).
- * In a cluster, stacks, samples, the rollups and series are *_local
+ * In a cluster, stacks, samples, the three rollups and series are *_local
  * tables on every shard and Distributed tables of the same names shard
  * stacks by hash and samples by pid, so all the rows of a profile, and
  * every copy of one id, live on one shard (and its rollup and series rows
@@ -142,10 +171,23 @@
 #define CH_MAX_BLOCK 8000000       /* rows of one put: one INSERT block */
 #define CH_CACHE_MAX (1u << 21)    /* (day, stack) pairs known stored */
 #define CH_BUCKET_NS (3600LL * 1000000000LL) /* a rollup bucket: one hour */
+/* A merge of one label reads its whole hours from the label rollup only
+ * with at least this many selected profiles per hour: the rollup holds a
+ * row per (hour, stack) of the label's value, ~as many as the samples of
+ * a few profiles, and a rare value (an instance: ~6 profiles an hour in
+ * bench/store_ch.sh) reads fewer rows from its series' samples (72 ms
+ * against 159 ms at 100 000 profiles there). */
+#define CH_LABEL_ROLL_MIN 16
+#define CH_MAX_ROLL_KEYS 64 /* keys of rollup_labels */
 /* The hour of a row in the samples' ordering key; queries repeat this very
  * expression as a condition (ClickHouse 18.16 uses a key expression's own
  * conditions, not those on start_ns, to skip granules). */
 #define CH_HOUR_KEY "intDiv(start_ns, 3600000000000)"
+/* The stack column of a profile row this version writes: its sample rows
+ * carry its labels (the label rollup counts only such profiles). */
+#define CH_LABELLED 1
+#define CH_STR_(x) #x
+#define CH_STR(x) CH_STR_(x)
 /* hotspur serve's group commit on ClickHouse (server/batch.c,
  * docs/fleet.md): every INSERT makes a part of each table (and the
  * rollup's), and ClickHouse's work per profile falls as parts grow (CPU
@@ -367,6 +409,9 @@ typedef struct {
     size_t next_host; /* the host that answered last */
     int schema_ok;
     int rollup; /* merges may read the rollup (URL option rollup=0: never) */
+    long label_roll_min; /* profiles per hour for the label rollup */
+    char **roll_keys;    /* the label keys the label rollup holds (sorted) */
+    size_t n_roll_keys;
     hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
 } ch_store;
@@ -612,25 +657,28 @@ static int ch_each(ch_store *s, const char *sql, char *err, size_t errlen)
 
 /* ---- schema ---- */
 
-/* The DDL of a rollup NAME keyed by (kind, bucket, rowtype, [col,] stack)
- * (col: "" or a String column of samples) and of its materialized view
- * NAME_mv over samples (*tbl, *mv: malloc'd, or NULL on out of memory). */
-static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, const char *col)
+/* The DDL of a rollup NAME keyed by (kind, bucket, rowtype, [cols,] stack)
+ * (cols: "" or columns of samples, or of its ARRAY JOIN aj; defs: their
+ * declarations; opts: "" or its SETTINGS) and of its materialized view
+ * NAME_mv over the rows of samples that meet cond (*tbl, *mv: malloc'd,
+ * or NULL on out of memory). */
+static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, const char *cols,
+                       const char *defs, const char *opts, const char *aj, const char *cond)
 {
-    const char *sep = *col ? ", " : "";
+    const char *sep = *cols ? ", " : "";
     int a = asprintf(tbl,
-                     "CREATE TABLE IF NOT EXISTS %s.%s%s (day Date, kind UInt64, bucket Int64, rowtype UInt8%s%s%s, "
+                     "CREATE TABLE IF NOT EXISTS %s.%s%s (day Date, kind UInt64, bucket Int64, rowtype UInt8%s%s, "
                      "stack UInt64, profiles UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64) "
-                     "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype%s%s, stack)",
-                     db, name, L, sep, col, *col ? " String" : "", sep, col);
+                     "ENGINE = SummingMergeTree() PARTITION BY day ORDER BY (kind, bucket, rowtype%s%s, stack)%s",
+                     db, name, L, sep, defs, sep, cols, opts);
     if (a < 0)
         *tbl = NULL;
     int b = asprintf(mv,
                      "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv%s TO %s.%s%s AS SELECT day, kind, "
-                     "intDiv(start_ns, %lld) * %lld AS bucket, rowtype%s%s, stack, sum(rowtype = 0) AS profiles, "
-                     "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples%s "
-                     "WHERE start_ns >= 0 GROUP BY day, kind, bucket, rowtype%s%s, stack",
-                     db, name, L, db, name, L, CH_BUCKET_NS, CH_BUCKET_NS, sep, col, db, L, sep, col);
+                     "intDiv(start_ns, %lld) * %lld AS bucket, rowtype%s%s, stack, count() AS profiles, "
+                     "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples%s%s "
+                     "WHERE start_ns >= 0%s GROUP BY day, kind, bucket, rowtype%s%s, stack",
+                     db, name, L, db, name, L, CH_BUCKET_NS, CH_BUCKET_NS, sep, cols, db, L, aj, cond, sep, cols);
     if (b < 0)
         *mv = NULL;
 }
@@ -672,6 +720,46 @@ static int schema_current(ch_store *s, char *err, size_t errlen)
     return rc;
 }
 
+/* Host h's view of the label rollup as rollup_labels lists (create: its
+ * DDL; keys: the condition on the key its definition holds): none with no
+ * key, else created, or replaced when its definition has another list
+ * (18.16 cannot ALTER a materialized view: DROP and CREATE). While the
+ * view is missing or of another list its hours' counts of profiles differ
+ * from the samples', so merges of one label read the samples there. */
+static int label_view(ch_store *s, size_t h, const char *create, const char *keys, char *err, size_t errlen)
+{
+    ch_buf q = {0}, ans = {0}, drop = {0};
+    buf_str(&q, "SELECT count(), countIf(position(create_table_query, ");
+    buf_quote(&q, keys);
+    buf_str(&q, ") > 0) FROM system.tables WHERE database = ");
+    buf_quote(&q, s->db);
+    buf_printf(&q, " AND name = 'rollup_label_mv%s' FORMAT RowBinary", s->local);
+    buf_printf(&drop, "DROP TABLE IF EXISTS %s.rollup_label_mv%s", s->db, s->local);
+    int cf, rc = -1;
+    if (q.oom || drop.oom) {
+        set_err(err, errlen, "clickhouse: out of memory");
+        goto out;
+    }
+    rc = ch_http(s, h, CH_QUERY, q.p, NULL, "", &ans, &cf, err, errlen);
+    if (rc)
+        goto out;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    uint64_t exists = rd_u64(&r), same = rd_u64(&r);
+    if (r.bad) {
+        rc = malformed(err, errlen, "label rollup view");
+        goto out;
+    }
+    if (exists && (!s->n_roll_keys || !same))
+        rc = ch_http(s, h, CH_QUERY, drop.p, NULL, "", NULL, &cf, err, errlen);
+    if (rc == 0 && s->n_roll_keys && (!exists || !same))
+        rc = ch_http(s, h, CH_QUERY, create, NULL, "", NULL, &cf, err, errlen);
+out:
+    free(q.p);
+    free(ans.p);
+    free(drop.p);
+    return rc;
+}
+
 static int ch_schema(ch_store *s, char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->mu);
@@ -681,7 +769,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
         return 0;
     const char *L = s->local, *db = s->db;
     int rc = 0;
-    enum { N_DDL = 10, N_BASE = 4 /* created before the schema check */ };
+    enum { N_DDL = 12, N_BASE = 4 /* created before the schema check */ };
     const char *ddl[N_DDL];
     char *owned[N_DDL] = {0};
     int ok_ddl[N_DDL];
@@ -708,9 +796,35 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
      * each shard, from its local table), folded within the block. The
      * version rollup: the same per version as well (the sample rows carry
      * their profile's version), for merges of some versions. */
-    rollup_ddl(&owned[4], &owned[5], db, L, "rollup", "");
-    rollup_ddl(&owned[6], &owned[7], db, L, "rollup_version", "version");
-    ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = 0; /* (NULL if out of memory) */
+    rollup_ddl(&owned[4], &owned[5], db, L, "rollup", "", "", "", "", "");
+    rollup_ddl(&owned[6], &owned[7], db, L, "rollup_version", "version", "version String", "", "", "");
+    /* The label rollup: the same per label (key, value) of the profile
+     * (every row carries its profile's labels), for merges of one label.
+     * It counts only the profile rows marked as having labelled sample
+     * rows (CH_LABELLED): a profile an older hotspur stores (a rolling
+     * upgrade) has labels on its profile row only, so the view would sum
+     * none of its samples, and counting it would hide that. Granules of
+     * 1024 rows, as the samples': a label of many values (an instance)
+     * has ~1500 rows per value and hour. */
+    /* Only the keys of rollup_labels (has([...], label_key): the text
+     * label_view finds in the view's definition). */
+    ch_buf keys = {0}, cond = {0};
+    buf_str(&keys, "has([");
+    for (size_t i = 0; i < s->n_roll_keys; i++) {
+        buf_str(&keys, i ? ", " : "");
+        buf_quote(&keys, s->roll_keys[i]);
+    }
+    buf_str(&keys, "], label_key)");
+    buf_printf(&cond, " AND (rowtype = 1 OR stack = " CH_STR(CH_LABELLED) ") AND %s", keys.p ? keys.p : "");
+    rollup_ddl(&owned[10], &owned[11], db, L, "rollup_label", "label_key, label_value",
+               "label_key String, label_value String", " SETTINGS index_granularity = 1024",
+               " ARRAY JOIN label_keys AS label_key, label_values AS label_value", cond.p ? cond.p : "");
+    ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = ok_ddl[10] = ok_ddl[11] = 0; /* (NULL if out of memory) */
+    if (keys.oom || cond.oom) {
+        free(owned[10]);
+        free(owned[11]);
+        owned[10] = owned[11] = NULL;
+    }
     /* The series of each day and kind: sid -> version and labels, and
      * how many profile rows it has (to tell that it misses none). */
     ok_ddl[8] = asprintf(&owned[8],
@@ -739,13 +853,17 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     if (rc == 0)
         rc = schema_current(s, err, errlen);
     for (int i = N_BASE; i < N_DDL && rc == 0; i++)
-        rc = ch_each(s, ddl[i], err, errlen);
+        if (i != 11) /* (the label rollup's view: label_view) */
+            rc = ch_each(s, ddl[i], err, errlen);
+    for (size_t h = 0; h < s->n_hosts && rc == 0; h++)
+        rc = label_view(s, h, ddl[11], keys.p, err, errlen);
     if (rc == 0 && s->cluster) {
         /* (the rollups and series are only read through their Distributed
          * tables: the materialized views write each shard's own.) */
-        static const char *const tables[5] = {"stacks", "samples", "rollup", "rollup_version", "series"};
-        static const char *const keys[5] = {", hash", ", pid", "", "", ""};
-        for (int i = 0; i < 5 && rc == 0; i++) {
+        static const char *const tables[6] = {"stacks", "samples", "rollup", "rollup_version", "rollup_label",
+                                              "series"};
+        static const char *const keys[6] = {", hash", ", pid", "", "", "", ""};
+        for (int i = 0; i < 6 && rc == 0; i++) {
             ch_buf d = {0};
             buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
@@ -770,6 +888,8 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
 out:
     for (int i = 0; i < N_DDL; i++)
         free(owned[i]);
+    free(keys.p);
+    free(cond.p);
     return rc;
 }
 
@@ -795,6 +915,62 @@ static int parse_seconds(const char *v, long *ms)
     *ms = (long)(d * 1000 + 0.5);
     if (*ms < 1)
         *ms = 1;
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* rollup_labels=KEY[,KEY...] (or empty: none): the label keys the label
+ * rollup holds, sorted (the view's definition names them in that order,
+ * so one list always gives one definition). */
+static int parse_keys(ch_store *s, const char *url, const char *v, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < s->n_roll_keys; i++)
+        free(s->roll_keys[i]);
+    free(s->roll_keys);
+    s->roll_keys = NULL;
+    s->n_roll_keys = 0;
+    if (!*v)
+        return 0;
+    size_t n = 1;
+    for (const char *c = v; *c; c++) {
+        n += *c == ',';
+        if (!isalnum((unsigned char)*c) && !strchr("_.-/:,", *c)) {
+            set_err(err, errlen, "clickhouse URL '%s': rollup_labels must be label keys of [A-Za-z0-9_.:/-] "
+                    "separated by commas", url);
+            return -1;
+        }
+    }
+    if (n > CH_MAX_ROLL_KEYS) {
+        set_err(err, errlen, "clickhouse URL '%s': rollup_labels lists more than %d keys", url, CH_MAX_ROLL_KEYS);
+        return -1;
+    }
+    if (!(s->roll_keys = calloc(n, sizeof *s->roll_keys))) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (const char *c = v;; c++) {
+        const char *e = strchr(c, ',');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (!len) {
+            set_err(err, errlen, "clickhouse URL '%s': rollup_labels has an empty key", url);
+            return -1;
+        }
+        if (!(s->roll_keys[s->n_roll_keys] = strndup(c, len))) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        s->n_roll_keys++;
+        if (!e)
+            break;
+        c = e;
+    }
+    qsort(s->roll_keys, s->n_roll_keys, sizeof *s->roll_keys, cmp_str);
+    for (size_t i = 1; i < s->n_roll_keys; i++)
+        if (strcmp(s->roll_keys[i - 1], s->roll_keys[i]) == 0) {
+            set_err(err, errlen, "clickhouse URL '%s': rollup_labels lists '%s' twice", url, s->roll_keys[i]);
+            return -1;
+        }
     return 0;
 }
 
@@ -905,6 +1081,18 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
             } else {
                 s->rollup = v[0] == '1';
             }
+        } else if (strcmp(kv, "label_rollup_min") == 0) {
+            char *end;
+            errno = 0;
+            long n = strtol(v, &end, 10);
+            if (!*v || *end || errno || n < 0 || n > 1000000000) {
+                set_err(err, errlen, "clickhouse URL '%s': label_rollup_min must be a count in [0, 1000000000]", url);
+                rc = -1;
+            } else {
+                s->label_roll_min = n;
+            }
+        } else if (strcmp(kv, "rollup_labels") == 0) {
+            rc = parse_keys(s, url, v, err, errlen);
         } else if (strcmp(kv, "timeout") == 0) {
             if (parse_seconds(v, &s->timeout_ms)) {
                 set_err(err, errlen, "clickhouse URL '%s': timeout must be seconds in (0, 86400]", url);
@@ -916,7 +1104,8 @@ static int parse_url(ch_store *s, const char *url, char *err, size_t errlen)
                 rc = -1;
             }
         } else {
-            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, connect_timeout, rollup)",
+            set_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, "
+                    "connect_timeout, rollup, rollup_labels, label_rollup_min)",
                     url, kv);
             rc = -1;
         }
@@ -945,6 +1134,9 @@ static void ch_close(hs_store *base)
     free(s->db);
     free(s->cluster);
     free(s->userpwd);
+    for (size_t i = 0; i < s->n_roll_keys; i++)
+        free(s->roll_keys[i]);
+    free(s->roll_keys);
     pthread_mutex_destroy(&s->mu);
     free(s);
     curl_global_cleanup();
@@ -966,6 +1158,7 @@ hs_store *hs_store_clickhouse_open(const char *url, char *err, size_t errlen)
     s->connect_ms = 2000;
     s->timeout_ms = 30000;
     s->rollup = 1;
+    s->label_roll_min = CH_LABEL_ROLL_MIN;
     if (pthread_mutex_init(&s->mu, NULL)) {
         free(s);
         curl_global_cleanup();
@@ -1226,7 +1419,7 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_u64(b, kind);
         rb_i64(b, p->start_ns);
         rb_u64(b, ins);
-        rb_u64(b, row ? sm->stack : 0);
+        rb_u64(b, row ? sm->stack : CH_LABELLED);
         for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
             rb_i64(b, (size_t)v >= p->types.n ? 0 : row ? sm->values[v] : p->totals[v]);
         rb_u64(b, pid);
@@ -1235,7 +1428,8 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_str(b, row ? "" : p->service);
         rb_str(b, row ? "" : p->type);
         rb_str(b, p->version); /* on every row: the version rollup keys it */
-        size_t nl = row ? 0 : p->n_labels, nt = row ? 0 : p->types.n;
+        /* (the labels on every row: the label rollup keys them) */
+        size_t nl = p->n_labels, nt = row ? 0 : p->types.n;
         rb_varint(b, nl);
         for (size_t i = 0; i < nl; i++)
             rb_str(b, p->labels[i].key);
@@ -1890,13 +2084,15 @@ static int same_types(const hs_store_types *a, const hs_store_types *b)
 /* ---- merge ---- */
 
 /* The whole hours [*b0, *b1) (*b1 == 0: no upper bound) of q's range that
- * a rollup may answer: only with no label or id filter (the rollups key
- * neither; versions are the version rollup's), and only a non-empty
- * range. */
+ * a rollup may answer: only with no id filter, and versions (the version
+ * rollup's) or one label (the label rollup's) but not both, and only a
+ * non-empty range. */
 static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, int64_t *b0, int64_t *b1)
 {
-    if (!s->rollup || q->n_labels || q->n_ids)
+    if (!s->rollup || q->n_ids || q->n_labels > 1 || (q->n_labels && q->n_versions))
         return 0;
+    if (q->n_labels && (!s->n_roll_keys || !bsearch(&q->labels[0].key, s->roll_keys, s->n_roll_keys, sizeof *s->roll_keys, cmp_str)))
+        return 0; /* (a key the label rollup does not hold: the series' samples) */
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from < 0)
         from = 0; /* (the rollup holds no profile that started before 1970) */
@@ -1913,17 +2109,27 @@ static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, 
 }
 
 /* " FROM DB.rollup WHERE ...": the rollup rows of q's kind (and versions:
- * then from the version rollup) in the hours [b0, b1), after rowtype. */
+ * then from the version rollup; or its label: the label rollup) in the
+ * hours [b0, b1), after rowtype. */
 static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t b0, int64_t b1, int row)
 {
-    buf_printf(b, " FROM %s.%s WHERE rowtype = %d AND kind = %" PRIu64 " AND bucket >= %" PRId64 " AND day >= ",
-               s->db, q->n_versions ? "rollup_version" : "rollup", row, kind_of(q->service, q->type), b0);
+    buf_printf(b, " FROM %s.%s WHERE rowtype = %d AND kind = %" PRIu64, s->db,
+               q->n_labels ? "rollup_label" : q->n_versions ? "rollup_version" : "rollup", row,
+               kind_of(q->service, q->type));
+    if (q->n_labels) { /* (one: rollup_range) */
+        buf_str(b, " AND label_key = ");
+        buf_quote(b, q->labels[0].key);
+        buf_str(b, " AND label_value = ");
+        buf_quote(b, q->labels[0].value);
+    }
+    buf_printf(b, " AND bucket >= %" PRId64 " AND day >= ", b0);
     buf_day(b, day_of(b0));
     if (b1) {
         buf_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
         buf_day(b, day_of(b1 - 1));
     }
-    where_attrs(b, q); /* (versions only: rollup_range) */
+    if (q->n_versions)
+        where_attrs(b, q); /* (versions only: rollup_range) */
 }
 
 /* The merge from a rollup: its hours [b0, b1), summed on each shard,
@@ -2100,6 +2306,14 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
          * hold in those hours: else (a failed view insert, a kind shared
          * by two services) the raw rows answer. */
         roll = roll && raw > 0 && raw == rolled;
+        if (roll && q->n_labels) {
+            /* (the hours from the first selected profile's to the last
+             * one's, when the range is open at either end) */
+            int64_t first = out->min_start_ns / CH_BUCKET_NS * CH_BUCKET_NS, start = b0 > first ? b0 : first;
+            int64_t end = b1 ? b1 : (out->max_end_ns / CH_BUCKET_NS + 1) * CH_BUCKET_NS;
+            int64_t hours = end - start > CH_BUCKET_NS ? (end - start) / CH_BUCKET_NS : 1;
+            roll = raw >= (uint64_t)s->label_roll_min * (uint64_t)hours;
+        }
         if (check && in_days != in_series) {
             sel = CH_CHOSEN; /* the series table misses rows: the exact way */
             continue;
@@ -2398,9 +2612,10 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     /* A Date partition's id is YYYYMMDD. */
     snprintf(parts, sizeof parts,
              "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'series%s') AND "
+             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'rollup_label%s', 'series%s') AND "
              "partition_id < '%04d%02d%02d' FORMAT RowBinary",
-             s->db, s->local, s->local, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+             s->db, s->local, s->local, s->local, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);

@@ -17,8 +17,13 @@
  *                       from the samples, with the samples' own answer;
  *                       an inconsistent rollup is not read;
  *   filtered            merges by versions, labels, both: the exact
- *                       answer, read from the version rollup and through
+ *                       answer, read from the version and label rollups and through
  *                       the series table, neither read when inconsistent;
+ *   label_rollup_added  the label rollup created in a database without
+ *                       it, and a profile stored without labelled samples
+ *                       (by the previous hotspur): merges stay exact;
+ *   zero_stack          a stack whose values are all 0 is in the answer
+ *                       from the rollups too, after their parts merged;
  *   old_schema          a database of an older hotspur is refused at open;
  *   quoting             quotes, backslashes, control bytes in every string;
  *   big_put             one put of 300 profiles and 15000 new stacks (more
@@ -66,11 +71,24 @@ static const char *hosts(void) { return getenv("HS_CH_TEST_HOSTS"); }
         }                                                                                 \
     } while (0)
 
-/* The store URL of database db on the test server(s). */
-static void url_of(char *out, size_t len, const char *db)
+/* The store URL of database db on the test server(s), with the options
+ * opts ("A=B&C=D"). */
+static void url_with(char *out, size_t len, const char *db, const char *opts)
 {
     const char *cl = getenv("HS_CH_TEST_CLUSTER");
-    snprintf(out, len, "clickhouse://%s/%s%s%s", hosts(), db, cl && *cl ? "?cluster=" : "", cl && *cl ? cl : "");
+    snprintf(out, len, "clickhouse://%s/%s?%s%s%s", hosts(), db, cl && *cl ? "cluster=" : "", cl && *cl ? cl : "",
+             cl && *cl ? "&" : "");
+    size_t n = strlen(out);
+    snprintf(out + n, len - n, "%s", opts);
+}
+
+/* (the label rollup holds the key zone; url_of: read whatever the number
+ * of profiles per hour, label_rollup_min=0; url_default_of: its default) */
+static void url_default_of(char *out, size_t len, const char *db) { url_with(out, len, db, "rollup_labels=zone"); }
+
+static void url_of(char *out, size_t len, const char *db)
+{
+    url_with(out, len, db, "rollup_labels=zone&label_rollup_min=0");
 }
 
 static void drop_db(const char *db);
@@ -446,6 +464,7 @@ static void test_retention(void **state)
     assert_int_equal(hs_store_put(s, all, 4, &d, err, sizeof err), 0);
     assert_true(parts_of_day(db, "samples", "20231114") > 0);
     assert_true(parts_of_day(db, "rollup", "20231114") > 0);
+    assert_true(parts_of_day(db, "rollup_label", "20231114") > 0);
     hs_store_stats before;
     assert_int_equal(hs_store_stats_get(s, &before, err, sizeof err), 0);
     assert_int_equal(before.profiles, 4);
@@ -457,6 +476,7 @@ static void test_retention(void **state)
     assert_int_equal(parts_of_day(db, "samples", "20231114"), 0);
     assert_int_equal(parts_of_day(db, "stacks", "20231114"), 0);
     assert_int_equal(parts_of_day(db, "rollup", "20231114"), 0);
+    assert_int_equal(parts_of_day(db, "rollup_label", "20231114"), 0);
     hs_store_profile_row *rows;
     size_t n;
     hs_store_query sel = {.service = "svc", .type = "cpu"};
@@ -543,6 +563,24 @@ static hs_store *open_exact(const char *db)
     return raw;
 }
 
+/* The row (424242: 5, 7) that only a rollup has shows: read merges read
+ * it from there (the exact way does not have it), not_read's (a range
+ * that holds its hour in part) answer as the exact way's. */
+static void rollup_row_shows(hs_store *s, hs_store *raw, const hs_store_query *read, const hs_store_query *not_read)
+{
+    char err[512] = "";
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(s, read, &m, err, sizeof err), 0);
+    assert_int_equal(merged_value(&m, 424242, 1), 7);
+    hs_store_merged_free(&m);
+    assert_int_equal(hs_store_merge(raw, read, &m, err, sizeof err), 0);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    same_merge(s, raw, not_read, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+}
+
 /* The rollup: a merge whose range holds whole hours reads them from it
  * and the partial hours at its ends from the samples, with the same answer
  * as the samples alone (a second store on the same database with
@@ -600,17 +638,8 @@ static void test_rollup(void **state)
     label.labels = &zone;
     label.n_labels = 1;
     const hs_store_query *read[] = {&all, &hours}, *not_read[] = {&cut, &label};
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(hs_store_merge(s, read[i], &m, err, sizeof err), 0);
-        assert_int_equal(merged_value(&m, 424242, 1), 7);
-        hs_store_merged_free(&m);
-        assert_int_equal(hs_store_merge(raw, read[i], &m, err, sizeof err), 0);
-        assert_int_equal(merged_value(&m, 424242, 1), -1);
-        hs_store_merged_free(&m);
-        same_merge(s, raw, not_read[i], &m);
-        assert_int_equal(merged_value(&m, 424242, 1), -1);
-        hs_store_merged_free(&m);
-    }
+    for (int i = 0; i < 2; i++)
+        rollup_row_shows(s, raw, read[i], not_read[i]);
     /* The rollup now counts a profile the samples do not have: not used. */
     snprintf(q, sizeof q,
              "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 0, 0, 1, 0, 0, 0, 0 FROM %s.rollup "
@@ -627,11 +656,27 @@ static void test_rollup(void **state)
     drop_db(db);
 }
 
+/* A row of rowtype (stack, profiles, v0..v3: rest) that only db's label
+ * rollup has, for zone=z1 in the hour that starts at bucket. */
+static void add_label_row(const char *db, const char *key, const char *value, int rowtype, const char *rest,
+                          int64_t bucket)
+{
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char q[1024];
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.rollup_label%s SELECT day, kind, bucket, %d, label_key, label_value, %s FROM "
+             "%s.rollup_label WHERE rowtype = 0 AND label_key = '%s' AND label_value = '%s' AND bucket = "
+             "%" PRId64 " LIMIT 1",
+             db, L, rowtype, rest, db, key, value, bucket);
+    free(sql(q));
+}
+
 /* Filtered merges: by versions, labels, both, over ranges cut anywhere,
  * give the answer of the exact way (?rollup=0: profile rows chosen by id,
  * no rollup, no series table) and the sums the test computes. A version
  * filter reads its whole hours from the version rollup (a row only it has
- * shows), a label filter the series table (a series row that also maps
+ * shows), a one-label filter from the label rollup (likewise), a filter
+ * of two labels the series table (a series row that also maps
  * another series' id to the filter's labels shows, for the rows: the
  * totals stay exact); a series table that misses or adds profile rows of
  * the days is not used at all. */
@@ -725,23 +770,52 @@ static void test_filtered(void **state)
     vcut.from_ns = h0 + 2 * H + 60 * SEC; /* that hour only in part */
     vlab.labels = &l_zone;
     vlab.n_labels = 1;
-    assert_int_equal(hs_store_merge(s, &vq, &m, err, sizeof err), 0);
-    assert_int_equal(merged_value(&m, 424242, 1), 7);
-    hs_store_merged_free(&m);
-    assert_int_equal(hs_store_merge(raw, &vq, &m, err, sizeof err), 0);
-    assert_int_equal(merged_value(&m, 424242, 1), -1);
-    hs_store_merged_free(&m);
-    same_merge(s, raw, &vcut, &m);
-    assert_int_equal(merged_value(&m, 424242, 1), -1);
-    hs_store_merged_free(&m);
+    rollup_row_shows(s, raw, &vq, &vcut);
     same_merge(s, raw, &vlab, &m);
+    hs_store_merged_free(&m);
+    /* The same for one label and the label rollup: a row only it has,
+     * for zone=z1 in [h0 + 2 h, h0 + 3 h), read with whole hours only;
+     * then a label rollup counting a profile too many is not read. */
+    add_label_row(db, "zone", "z1", 1, "424242, 0, 5, 7, 0, 0", h0 + 2 * H);
+    hs_store_query zq = {.service = "svc", .type = "cpu", .labels = &l_zone, .n_labels = 1}, zcut = zq, zall = zq;
+    zq.from_ns = h0;
+    zq.until_ns = h0 + 5 * H;
+    zcut.from_ns = h0 + 2 * H + 60 * SEC;
+    rollup_row_shows(s, raw, &zq, &zcut);
+    rollup_row_shows(s, raw, &zall, &zcut);
+    /* By default the label rollup is read only for 16 profiles an hour
+     * (here 1.5): the row does not show. */
+    char url[512];
+    url_default_of(url, sizeof url, db);
+    hs_store *dflt = hs_store_open(url, err, sizeof err);
+    if (!dflt)
+        fail_msg("open %s: %s", url, err);
+    same_merge(dflt, raw, &zq, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    hs_store_close(dflt);
+    /* With label_rollup_min=1 (z1: 12 profiles in the 8 hours from the
+     * first to the last, the range open at both ends) it is read. */
+    size_t ul = strlen(url);
+    snprintf(url + ul, sizeof url - ul, "%slabel_rollup_min=1", strchr(url, '?') ? "&" : "?");
+    dflt = hs_store_open(url, err, sizeof err);
+    if (!dflt)
+        fail_msg("open %s: %s", url, err);
+    rollup_row_shows(dflt, raw, &zall, &zcut);
+    hs_store_close(dflt);
+    add_label_row(db, "zone", "z1", 0, "0, 1, 0, 0, 0, 0", h0 + 3 * H);
+    same_merge(s, raw, &zq, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    assert_true(m.n_profiles > 0);
     hs_store_merged_free(&m);
 
     /* On every shard: i-2's series rows once more, under the labels
      * instance=i-1, zone=z1 and counting no profile (as if two series
      * ids collided), on a day of their own (no merge folds them into the
      * real rows). */
-    hs_store_query lq = {.service = "svc", .type = "cpu", .labels = both, .n_labels = 1}; /* instance=i-1 */
+    /* (two labels: the series table resolves them, no rollup has both) */
+    static const hs_store_label i1z1[2] = {{"instance", "i-1"}, {"zone", "z1"}};
+    hs_store_query lq = {.service = "svc", .type = "cpu", .labels = i1z1, .n_labels = 2};
     hs_store_merged mr;
     assert_int_equal(hs_store_merge(raw, &lq, &mr, err, sizeof err), 0);
     snprintf(q, sizeof q,
@@ -768,6 +842,308 @@ static void test_filtered(void **state)
     hs_store_merged_free(&m);
     hs_store_close(raw);
     hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* A stack whose values are all 0 is in a merge's answer (the samples'
+ * GROUP BY has it) from the rollups too, once ClickHouse has merged their
+ * parts (a SummingMergeTree drops rows whose sums are all 0: the rollups'
+ * rows also count their sample rows). */
+static void test_zero_stack(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_zero";
+    const int64_t H = 3600 * SEC;
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "", q[256];
+    stacks3 st;
+    make_stacks(&st, "zero");
+    enum { N = 6 };
+    test_profile p[N];
+    const hs_store_profile *ps[N];
+    int64_t h0 = 19675 * DAY + 10 * H;
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "z%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * 20 * 60 * SEC, i + 1, 1);
+        p[i].samples[2].values[0] = p[i].samples[2].values[1] = 0;
+        p[i].p.totals[0] -= 3;
+        p[i].p.totals[1] -= 3 * (i + 1);
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    for (int k = 0; k < 2; k++) /* (two parts to merge) */
+        assert_int_equal(hs_store_put(s, ps + k * N / 2, N / 2, &d, err, sizeof err), 0);
+    static const char *const rollups[3] = {"rollup", "rollup_version", "rollup_label"};
+    for (size_t h = 0; h < n_hosts(); h++)
+        for (int t = 0; t < 3; t++) {
+            snprintf(q, sizeof q, "OPTIMIZE TABLE %s.%s%s FINAL", db, rollups[t], L);
+            free(sql_on(h, q));
+        }
+    const char *v1[1] = {"v1"};
+    hs_store_label z1 = {"zone", "z1"};
+    hs_store_query all = {.service = "svc", .type = "cpu"}, ver = all, lab = all;
+    ver.versions = v1;
+    ver.n_versions = 1;
+    lab.labels = &z1;
+    lab.n_labels = 1;
+    const hs_store_query *qs[3] = {&all, &ver, &lab};
+    hs_store_merged m;
+    for (int i = 0; i < 3; i++) {
+        same_merge(s, raw, qs[i], &m);
+        assert_int_equal(m.n_profiles, N);
+        assert_int_equal(m.n_rows, 3);
+        assert_int_equal(merged_value(&m, st.st[2].hash, 1), 0);
+        hs_store_merged_free(&m);
+    }
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* The label rollup added to a database that lacks it (one the previous
+ * hotspur created): created on open, and merges of one label stay exact
+ * although the rows stored before have none of it (they read the
+ * samples). Then a profile as the previous hotspur stores it (a rolling
+ * upgrade: labels on its profile row only) into hours the label rollup
+ * holds: not counted there, so those merges read the samples too. */
+static void test_label_rollup_added(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_label_added";
+    const int64_t H = 3600 * SEC;
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char err[512] = "", q[2048];
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 12 };
+    test_profile p[N];
+    int64_t h0 = 19675 * DAY + 10 * H;
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "a%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * 20 * 60 * SEC, i + 1, i % 2);
+        p[i].labels[1].value = i % 3 ? "z1" : "z2";
+        ps[i] = &p[i].p;
+    }
+    hs_store *s = open_db(db);
+    size_t d;
+    /* The first half stored before the label rollup exists. */
+    for (size_t h = 0; h < n_hosts(); h++) {
+        snprintf(q, sizeof q, "DROP TABLE %s.rollup_label_mv%s", db, L);
+        free(sql_on(h, q));
+        snprintf(q, sizeof q, "DROP TABLE %s.rollup_label%s", db, L);
+        free(sql_on(h, q));
+        if (*L) {
+            snprintf(q, sizeof q, "DROP TABLE %s.rollup_label", db);
+            free(sql_on(h, q));
+        }
+    }
+    assert_int_equal(hs_store_put(s, ps, N / 2, &d, err, sizeof err), 0);
+    hs_store_close(s);
+    char url[512];
+    url_of(url, sizeof url, db);
+    s = hs_store_open(url, err, sizeof err); /* (not open_db: it starts afresh) */
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    hs_store *raw = open_exact(db);
+    snprintf(q, sizeof q, "SELECT count() FROM system.tables WHERE database = '%s' AND name LIKE 'rollup_label%%'", db);
+    assert_int_equal(sql_int_all(q), (long long)n_hosts() * (*L ? 3 : 2));
+    assert_int_equal(hs_store_put(s, ps + N / 2, N - N / 2, &d, err, sizeof err), 0);
+    hs_store_label z1 = {"zone", "z1"};
+    hs_store_query all = {.service = "svc", .type = "cpu", .labels = &z1, .n_labels = 1}, late = all, early = all;
+    late.from_ns = h0 + 2 * H; /* only hours stored with the label rollup */
+    early.until_ns = h0 + 2 * H;
+    const hs_store_query *qs[3] = {&all, &late, &early};
+    int64_t n_before[3];
+    hs_store_merged m;
+    for (int i = 0; i < 3; i++) {
+        same_merge(s, raw, qs[i], &m);
+        assert_true(m.n_profiles > 0);
+        n_before[i] = m.n_profiles;
+        hs_store_merged_free(&m);
+    }
+    /* A copy of a7 (zone z1, in the hour [h0 + 2 h, h0 + 3 h)) as the
+     * previous hotspur writes it: another id, no labels on its sample
+     * rows, 0 in its profile row's stack. */
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.samples%s SELECT day, rowtype, kind, start_ns, ins + 1, if(rowtype = 0, 0, stack), v0, "
+             "v1, v2, v3, pid + 1, if(rowtype = 0, 'a7-old', id), service, type, version, if(rowtype = 0, "
+             "label_keys, emptyArrayString()), if(rowtype = 0, label_values, emptyArrayString()), duration_ns, "
+             "sample_types, sample_units, default_index, period_type, period_unit, period, sid FROM %s.samples "
+             "WHERE start_ns = %" PRId64,
+             db, L, db, p[7].p.start_ns);
+    free(sql(q));
+    for (int i = 0; i < 2; i++) {
+        same_merge(s, raw, qs[i], &m);
+        assert_int_equal(m.n_profiles, n_before[i] + 1);
+        hs_store_merged_free(&m);
+    }
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* The rows of db's label rollup with key key (NULL: any) on all hosts;
+ * label_views: how many hosts have its view. */
+static long long label_rows(const char *db, const char *key)
+{
+    char q[512];
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    snprintf(q, sizeof q, "SELECT count() FROM %s.rollup_label%s%s%s%s", db, L, key ? " WHERE label_key = '" : "",
+             key ? key : "", key ? "'" : "");
+    return sql_int_all(q);
+}
+
+static long long label_views(const char *db)
+{
+    char q[512];
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    snprintf(q, sizeof q, "SELECT count() FROM system.tables WHERE database = '%s' AND name = 'rollup_label_mv%s'", db,
+             L);
+    return sql_int_all(q);
+}
+
+static hs_store *open_opts(const char *db, const char *opts)
+{
+    char url[512], err[512] = "";
+    url_with(url, sizeof url, db, opts);
+    hs_store *s = hs_store_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    return s;
+}
+
+/* The label rollup holds only the keys of rollup_labels, and a changed
+ * list never gives a wrong answer. With none (the default) it has no view
+ * and no rows. Then zone is listed (a key added later): only zone rows,
+ * for the hours stored since; a zone merge reads them there (a row only
+ * the rollup has shows) and falls back to the samples for a range with
+ * hours stored before (their count of profiles is 0). An instance merge
+ * (not listed) never reads the rollup, even where it has instance rows
+ * (stored under zone,instance); one of zone,instance (a key removed
+ * later: hours stored under zone only follow) reads them for the hours
+ * of that list only, the samples for a range past them. Every merge
+ * answers as the exact way. */
+static void test_label_rollup_keys(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_label_keys";
+    const int64_t H = 3600 * SEC;
+    drop_db(db);
+    char err[512] = "";
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 16 }; /* 4 stored per list, an hour apart: hours 0-3, 4-7, 8-11, 12-15 */
+    test_profile p[N];
+    int64_t h0 = 19675 * DAY + 2 * H;
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "k%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + i * H + 60 * SEC, i + 1, i % 2);
+        p[i].labels[0].value = i % 2 ? "i-1" : "i-2";
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    hs_store *none = open_opts(db, "label_rollup_min=0"), *raw = open_opts(db, "rollup=0");
+    hs_store_query any = {.service = "svc", .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(raw, &any, &m, err, sizeof err), 0); /* (its schema, with no key) */
+    assert_int_equal(m.n_profiles, 0);
+    hs_store_merged_free(&m);
+    assert_int_equal(hs_store_put(none, ps, 4, &d, err, sizeof err), 0);
+    assert_int_equal(label_views(db), 0);
+    assert_int_equal(label_rows(db, NULL), 0);
+    hs_store *zone = open_opts(db, "rollup_labels=zone&label_rollup_min=0");
+    assert_int_equal(hs_store_put(zone, ps + 4, 4, &d, err, sizeof err), 0);
+    assert_int_equal(label_views(db), (long long)n_hosts());
+    assert_true(label_rows(db, "zone") > 0);
+    assert_int_equal(label_rows(db, NULL), label_rows(db, "zone"));
+    hs_store *zi = open_opts(db, "rollup_labels=zone,instance&label_rollup_min=0");
+    assert_int_equal(hs_store_put(zi, ps + 8, 4, &d, err, sizeof err), 0);
+    assert_true(label_rows(db, "instance") > 0);
+    /* The same list in another order: the view stays (its definition's
+     * time, in seconds, unchanged a second later). */
+    char vq[512];
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    snprintf(vq, sizeof vq,
+             "SELECT sum(toUInt32(metadata_modification_time)) FROM system.tables WHERE database = '%s' AND "
+             "name = 'rollup_label_mv%s'",
+             db, L);
+    long long t0 = sql_int_all(vq);
+    struct timespec sec = {1, 100000000};
+    nanosleep(&sec, NULL);
+    hs_store *iz = open_opts(db, "rollup_labels=instance,zone");
+    assert_int_equal(hs_store_merge(iz, &any, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 12);
+    hs_store_merged_free(&m);
+    hs_store_close(iz);
+    assert_int_equal(sql_int_all(vq), t0);
+    hs_store *zone2 = open_opts(db, "label_rollup_min=0&rollup_labels=zone"); /* (back to zone only) */
+    long long inst = label_rows(db, "instance");
+    assert_int_equal(hs_store_put(zone2, ps + 12, 4, &d, err, sizeof err), 0);
+    assert_int_equal(label_rows(db, "instance"), inst);
+    assert_int_equal(label_views(db), (long long)n_hosts());
+
+    hs_store_label z1 = {"zone", "z1"}, i1 = {"instance", "i-1"};
+    hs_store_query zq = {.service = "svc", .type = "cpu", .labels = &z1, .n_labels = 1};
+    hs_store_query iq = {.service = "svc", .type = "cpu", .labels = &i1, .n_labels = 1};
+    /* Rows only the rollup has: zone z1 in hour 5, instance i-1 in hour 9. */
+    add_label_row(db, "zone", "z1", 1, "424242, 0, 5, 7, 0, 0", h0 + 5 * H);
+    add_label_row(db, "instance", "i-1", 1, "424242, 0, 5, 7, 0, 0", h0 + 9 * H);
+    hs_store_query late = zq, cut = zq, early = zq, all = zq;
+    late.from_ns = h0 + 4 * H; /* hours stored with zone listed */
+    cut.from_ns = h0 + 5 * H + 30 * SEC; /* hour 5 in part */
+    early.from_ns = h0 + 2 * H; /* hours 2-3: stored with no key */
+    early.until_ns = h0 + 6 * H;
+    rollup_row_shows(zone, raw, &late, &cut);
+    const hs_store_query *exact[2] = {&early, &all};
+    for (int i = 0; i < 2; i++) {
+        same_merge(zone, raw, exact[i], &m);
+        assert_true(m.n_profiles > 0);
+        assert_int_equal(merged_value(&m, 424242, 1), -1);
+        hs_store_merged_free(&m);
+    }
+    /* instance: never from the rollup where it is not listed */
+    hs_store_query i89 = iq, i8f = iq, icut = iq;
+    i89.from_ns = h0 + 8 * H;
+    i89.until_ns = h0 + 12 * H; /* hours stored under zone,instance */
+    i8f.from_ns = h0 + 8 * H;   /* and those stored under zone after */
+    icut.from_ns = h0 + 9 * H + 30 * SEC;
+    icut.until_ns = h0 + 12 * H;
+    hs_store *const unlisted[2] = {zone, zone2};
+    for (int i = 0; i < 2; i++) {
+        same_merge(unlisted[i], raw, &i89, &m);
+        assert_int_equal(m.n_profiles, 2);
+        assert_int_equal(merged_value(&m, 424242, 1), -1);
+        hs_store_merged_free(&m);
+    }
+    rollup_row_shows(zi, raw, &i89, &icut);
+    same_merge(zi, raw, &i8f, &m);
+    assert_int_equal(m.n_profiles, 4);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    /* Opened again with no key: the view goes, the rows stay. */
+    hs_store_close(none);
+    none = open_opts(db, "rollup_labels=");
+    assert_int_equal(hs_store_put(none, ps, 1, &d, err, sizeof err), 0); /* (a duplicate: creates the schema) */
+    assert_int_equal(d, 1);
+    assert_int_equal(label_views(db), 0);
+    same_merge(none, raw, &late, &m);
+    assert_int_equal(merged_value(&m, 424242, 1), -1);
+    hs_store_merged_free(&m);
+    hs_store *const all_stores[5] = {none, raw, zone, zi, zone2};
+    for (int i = 0; i < 5; i++)
+        hs_store_close(all_stores[i]);
     free_stacks(&st);
     drop_db(db);
 }
@@ -1057,6 +1433,12 @@ static void test_bad_urls(void **state)
         "clickhouse://127.0.0.1:8123/db?timeout=x", /* bad timeout */
         "clickhouse://a:1,b:2/db",                  /* shards without a cluster */
         "clickhouse://a:1/db?cluster=x;y",          /* bad cluster name */
+        "clickhouse://a:1/db?label_rollup_min=-1",  /* not a count */
+        "clickhouse://a:1/db?label_rollup_min=",    /* empty */
+        "clickhouse://a:1/db?rollup_labels=zone,,x", /* an empty key */
+        "clickhouse://a:1/db?rollup_labels=a'b",    /* not a key */
+        "clickhouse://a:1/db?rollup_labels=z,a,z",  /* twice */
+        "clickhouse://a:1/db?rollup_labels=zone,",  /* an empty key at the end */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[512] = "";
@@ -1079,6 +1461,9 @@ int main(void)
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_rollup),
         cmocka_unit_test(test_filtered),
+        cmocka_unit_test(test_label_rollup_added),
+        cmocka_unit_test(test_label_rollup_keys),
+        cmocka_unit_test(test_zero_stack),
         cmocka_unit_test(test_old_schema),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_big_put),
