@@ -185,9 +185,10 @@ static int hs_read_all(int fd, hs_profile_input *in, char *err, size_t errlen)
     struct stat st;
     size_t cap = 1 << 16, used = 0;
     int populate = 0;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+    int have_st = fstat(fd, &st) == 0;
+    if (have_st && S_ISDIR(st.st_mode))
         return HS_ERR("is a directory");
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    if (have_st && S_ISREG(st.st_mode) && st.st_size > 0) {
         if ((uint64_t)st.st_size > HS_MAX_DECODED)
             return HS_ERR("file larger than 2 GiB");
         cap = (size_t)st.st_size + 1; /* + 1: the end shows as a read of 0 */
