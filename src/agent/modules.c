@@ -30,6 +30,21 @@ typedef struct {
  * unmapped again at every process's exit write). */
 #define FIRST_CAP 16
 
+/* Room for one more record in *mods (n of *cap used): doubled when full.
+ * 0, or -1 out of memory (*mods unchanged). */
+static int room_for_one(hs_module **mods, size_t n, size_t *cap)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : FIRST_CAP;
+    hs_module *m = realloc(*mods, ncap * sizeof *m);
+    if (!m)
+        return -1;
+    *mods = m;
+    *cap = ncap;
+    return 0;
+}
+
 static void build_id_hex(const struct dl_phdr_info *info, char out[41])
 {
     out[0] = 0;
@@ -75,15 +90,9 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (hi == 0)
         return 0;
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : FIRST_CAP;
-        hs_module *m = realloc(c->mods, cap * sizeof *m);
-        if (!m) {
-            c->failed = 1;
-            return 1;
-        }
-        c->mods = m;
-        c->cap = cap;
+    if (room_for_one(&c->mods, c->n, &c->cap) != 0) {
+        c->failed = 1;
+        return 1;
     }
     hs_module *m = &c->mods[c->n];
     memset(m, 0, sizeof *m);
@@ -138,15 +147,9 @@ static int add_history(collect_t *c)
         collect_t cur = {c->mods, have, c->cap, 0};
         if (overlaps(&cur, &g_history.mods[i]))
             continue;
-        if (c->n == c->cap) {
-            size_t cap = c->cap ? c->cap * 2 : FIRST_CAP;
-            hs_module *m = realloc(c->mods, cap * sizeof *m);
-            if (!m) {
-                pthread_mutex_unlock(&g_history_lock);
-                return -1;
-            }
-            c->mods = m;
-            c->cap = cap;
+        if (room_for_one(&c->mods, c->n, &c->cap) != 0) {
+            pthread_mutex_unlock(&g_history_lock);
+            return -1;
         }
         c->mods[c->n++] = g_history.mods[i];
     }
@@ -189,14 +192,8 @@ static void retire_unloaded(const collect_t *before)
             still = same_module(m, &now.mods[j]);
         if (still || m->image || m->end - m->start >= RETIRED_STRIDE)
             continue;
-        if (g_history.n == g_history.cap) {
-            size_t cap = g_history.cap ? g_history.cap * 2 : FIRST_CAP;
-            hs_module *h = realloc(g_history.mods, cap * sizeof *h);
-            if (!h)
-                break;
-            g_history.mods = h;
-            g_history.cap = cap;
-        }
+        if (room_for_one(&g_history.mods, g_history.n, &g_history.cap) != 0)
+            break;
         uint64_t to = RETIRED_BASE + g_retired++ * RETIRED_STRIDE;
         hs_agent_relocate_frames(m->start, m->end, to);
         hs_module r = *m;
