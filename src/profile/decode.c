@@ -11,11 +11,12 @@
  *     arena.
  * Samples with equal location ids share one (read-only) array: a CPU
  * profile of a million samples holds far fewer distinct stacks, and the
- * arrays were most of its memory. The arrays are found by the hash of a
- * sample's packed id bytes (hs_stack_index), hashed and fetched into the
- * cache a few samples ahead; a label-less sample in the usual form (one
- * packed id run, one packed value run) is compared with its array as its
- * ids are read, without a counting pass or a copy (hs_dec_sample_fast).
+ * arrays were most of its memory. The arrays are found by a sample's packed
+ * id bytes (hs_stack_index: their hash, then a memcmp with the bytes the
+ * array was decoded from, kept until the decoding ends), hashed and fetched
+ * into the cache a few samples ahead; a label-less sample in the usual form
+ * (one packed id run, one packed value run) whose bytes an earlier sample
+ * had costs no decoding of its ids at all (hs_dec_sample_fast).
  * Every sample's values live in one block. When the input is the gunzip's
  * own mapping, the pages already read are handed back as the model grows.
  *
@@ -50,16 +51,27 @@ typedef struct {
  * ahead. */
 enum { HS_AHEAD_SLOT = 6, HS_AHEAD_ARRAY = 3, HS_AHEAD_RING = 8 };
 
+/* A shared id array's key: the packed bytes it was decoded from (in the
+ * decoder's own arena, freed with it), so that a later sample is matched by
+ * one memcmp of its bytes instead of decoding and comparing its ids (equal
+ * bytes, equal ids), with the array's class and length beside them so that
+ * a match does not touch the array. */
+typedef struct {
+    uint64_t *ids;
+    uint32_t n_ids, cls, len;
+    unsigned char bytes[];
+} hs_stack_key;
+
 /* The shared id arrays by the hash of the packed bytes they were decoded
  * from: open addressing (linear probing, load <= 1/2) over slots that hold
- * the hash and the array (NULL: empty), so that a probe is one read of one
+ * the hash and the key (NULL: empty), so that a probe is one read of one
  * cache line. (hs_hmap keeps its slots' occupancy in a second array: a
  * second cache miss per sample, and the largest cost left in decoding a
- * large profile.) Several arrays may share a hash; their order of probing
+ * large profile.) Several keys may share a hash; their order of probing
  * is their order of insertion. */
 typedef struct {
     uint64_t h;
-    uint64_t *ids;
+    hs_stack_key *key;
 } hs_stack_slot;
 
 typedef struct {
@@ -74,9 +86,9 @@ static int hs_stack_index_grow(hs_stack_index *x)
     if (!s)
         return -1;
     for (size_t i = 0; i < x->cap; i++) /* old slot order keeps the probing order */
-        if (x->s[i].ids) {
+        if (x->s[i].key) {
             size_t j = x->s[i].h & (cap - 1);
-            while (s[j].ids)
+            while (s[j].key)
                 j = (j + 1) & (cap - 1);
             s[j] = x->s[i];
         }
@@ -86,28 +98,28 @@ static int hs_stack_index_grow(hs_stack_index *x)
     return 0;
 }
 
-static int hs_stack_index_add(hs_stack_index *x, uint64_t h, uint64_t *ids)
+static int hs_stack_index_add(hs_stack_index *x, uint64_t h, hs_stack_key *key)
 {
     if ((x->n + 1) * 2 > x->cap && hs_stack_index_grow(x) != 0)
         return -1;
     size_t i = h & (x->cap - 1);
-    while (x->s[i].ids)
+    while (x->s[i].key)
         i = (i + 1) & (x->cap - 1);
-    x->s[i] = (hs_stack_slot){h, ids};
+    x->s[i] = (hs_stack_slot){h, key};
     x->n++;
     return 0;
 }
 
-/* The next array under hash h: start with *it = SIZE_MAX; NULL when none. */
-static uint64_t *hs_stack_index_next(const hs_stack_index *x, uint64_t h, size_t *it)
+/* The next key under hash h: start with *it = SIZE_MAX; NULL when none. */
+static hs_stack_key *hs_stack_index_next(const hs_stack_index *x, uint64_t h, size_t *it)
 {
     if (!x->cap)
         return NULL;
     size_t mask = x->cap - 1;
-    for (size_t i = *it == SIZE_MAX ? h & mask : (*it + 1) & mask; x->s[i].ids; i = (i + 1) & mask)
+    for (size_t i = *it == SIZE_MAX ? h & mask : (*it + 1) & mask; x->s[i].key; i = (i + 1) & mask)
         if (x->s[i].h == h) {
             *it = i;
-            return x->s[i].ids;
+            return x->s[i].key;
         }
     return NULL;
 }
@@ -122,6 +134,7 @@ typedef struct {
     uint64_t *scratch; /* location ids / values of one sample while decoding */
     size_t scratch_cap;
     hs_stack_index stacks; /* the shared id arrays, by the hash of their packed bytes */
+    hs_arena keys;         /* their keys (hs_stack_key) */
     uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
     size_t n_classes;
     uint8_t *checked;   /* per class: its ids were validated */
@@ -572,51 +585,41 @@ static uint64_t hs_ids_hash(const hs_dec *d, size_t index, const hs_rd *ids)
     return hs_hmap_hash_bytes(ids->p, (size_t)(ids->end - ids->p), 0);
 }
 
-/* Shared location id arrays: in the arena, preceded by their class and
- * their length. */
-
-/* An earlier sample's array equal to ids[0..n) (hashed as h), or NULL. */
-static uint64_t *hs_find_shared(const hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
+/* The shared array of an earlier sample whose packed ids were the bytes
+ * of `run` (hashed as h), or NULL. */
+static const hs_stack_key *hs_find_shared(const hs_dec *d, uint64_t h, hs_rd run)
 {
-    uint64_t *cand;
-    for (size_t it = SIZE_MAX; (cand = hs_stack_index_next(&d->stacks, h, &it));)
-        if (cand[-1] == n && memcmp(cand, ids, n * sizeof *ids) == 0)
-            return cand;
+    size_t len = (size_t)(run.end - run.p);
+    const hs_stack_key *k;
+    for (size_t it = SIZE_MAX; (k = hs_stack_index_next(&d->stacks, h, &it));)
+        if (k->len == len && memcmp(k->bytes, run.p, len) == 0)
+            return k;
     return NULL;
 }
 
-/* An arena copy of ids[0..n), remembered under h. */
-static uint64_t *hs_add_shared(hs_dec *d, uint64_t h, const uint64_t *ids, size_t n)
+/* A shared array (in the profile's arena) of ids[0..n), decoded from the
+ * bytes of `run` (hashed as h) and remembered under them. */
+static const hs_stack_key *hs_add_shared(hs_dec *d, uint64_t h, hs_rd run, const uint64_t *ids,
+                                         size_t n)
 {
-    if (d->n_classes >= UINT32_MAX - 1)
+    size_t len = (size_t)(run.end - run.p);
+    if (d->n_classes >= UINT32_MAX - 1 || n > UINT32_MAX || len > UINT32_MAX)
         return NULL;
-    uint64_t *copy = hs_arena_alloc(hs_profile_arena(d->p), (n + 2) * sizeof *ids);
-    if (!copy)
+    uint64_t *copy = hs_arena_memdup(hs_profile_arena(d->p), ids, (n ? n : 1) * sizeof *ids);
+    hs_stack_key *k = copy ? hs_arena_alloc(&d->keys, sizeof *k + len) : NULL;
+    if (!k)
         return NULL;
-    copy[0] = d->n_classes++;
-    copy[1] = n;
-    memcpy(copy + 2, ids, n * sizeof *ids);
-    if (hs_stack_index_add(&d->stacks, h, copy + 2) != 0)
+    *k = (hs_stack_key){copy, (uint32_t)n, (uint32_t)d->n_classes++, (uint32_t)len};
+    memcpy(k->bytes, run.p, len);
+    if (hs_stack_index_add(&d->stacks, h, k) != 0)
         return NULL;
-    return copy + 2;
-}
-
-/* Whether a packed id run decodes to exactly the ids of a shared array. */
-static bool hs_same_ids(const uint64_t *ids, hs_rd run)
-{
-    size_t n = ids[-1];
-    uint64_t v;
-    for (size_t j = 0; j < n; j++)
-        if (run.p == run.end || hs_rd_varint(NULL, &run, &v) != 0 || v != ids[j])
-            return false;
-    return run.p == run.end;
+    return k;
 }
 
 /* The sample every encoder writes when it has no labels: one packed
  * location_id run, then one packed run of exactly n_types values. Such a
- * sample whose ids an earlier one had costs a hash of its bytes, a lookup
- * and one decoding of the ids (compared as they are read): no counting
- * pass, no copy. 1 when decoded; 0 when the sample has another form or
+ * sample whose id bytes an earlier one had costs a hash of its bytes, a
+ * lookup and a memcmp: no decoding of its ids, no copy. 1 when decoded; 0 when the sample has another form or
  * anything in it is off (hs_dec_sample then decodes it, with its errors);
  * -1 on out of memory. */
 static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
@@ -634,22 +637,20 @@ static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
     if (k != d->n_types)
         return 0;
     uint64_t h = hs_ids_hash(d, index, &ids);
-    uint64_t *shared = NULL, *cand;
-    for (size_t it = SIZE_MAX; !shared && (cand = hs_stack_index_next(&d->stacks, h, &it));)
-        if (hs_same_ids(cand, ids))
-            shared = cand;
+    const hs_stack_key *shared = hs_find_shared(d, h, ids);
     if (!shared) {
         size_t n = 0;
+        hs_rd run = ids;
         if (hs_scratch(d, (size_t)(ids.end - ids.p) + 1) != 0)
             return -1;
-        if (hs_rd_packed(NULL, &ids, d->scratch, &n) != 0)
+        if (hs_rd_packed(NULL, &run, d->scratch, &n) != 0)
             return 0;
-        if (!(shared = hs_add_shared(d, h, d->scratch, n)))
+        if (!(shared = hs_add_shared(d, h, ids, d->scratch, n)))
             return HS_FAIL(d, "out of memory");
     }
-    d->stack_of[index] = (uint32_t)shared[-2];
+    d->stack_of[index] = shared->cls;
     d->p->samples[d->p->n_samples++] =
-        (hs_sample){.location_ids = shared, .n_locations = shared[-1], .values = (int64_t *)out};
+        (hs_sample){.location_ids = shared->ids, .n_locations = shared->n_ids, .values = (int64_t *)out};
     return 1;
 }
 
@@ -728,11 +729,13 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
     if (shareable) {
         /* the packed bytes are the key: equal bytes, equal ids */
         uint64_t h = hs_ids_hash(d, index, &ids_run);
-        s.location_ids = hs_find_shared(d, h, d->scratch, n_ids);
-        if (!s.location_ids)
-            s.location_ids = hs_add_shared(d, h, d->scratch, n_ids);
-        if (s.location_ids)
-            d->stack_of[index] = (uint32_t)s.location_ids[-2];
+        const hs_stack_key *k = hs_find_shared(d, h, ids_run);
+        if (!k)
+            k = hs_add_shared(d, h, ids_run, d->scratch, n_ids);
+        if (k) {
+            s.location_ids = k->ids;
+            d->stack_of[index] = k->cls;
+        }
     } else
         s.location_ids = hs_arena_memdup(a, d->scratch, (n_ids ? n_ids : 1) * sizeof *d->scratch);
     if (!s.location_ids)
@@ -798,9 +801,9 @@ static void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *he
         d->pf_seq++;
     }
     size_t j = index + HS_AHEAD_ARRAY, it = SIZE_MAX;
-    const uint64_t *cand;
-    if (j < d->pf_seq && (cand = hs_stack_index_next(&d->stacks, d->pf[j % HS_AHEAD_RING].h, &it)))
-        __builtin_prefetch(cand - 1);
+    const hs_stack_key *k;
+    if (j < d->pf_seq && (k = hs_stack_index_next(&d->stacks, d->pf[j % HS_AHEAD_RING].h, &it)))
+        __builtin_prefetch(k);
 }
 
 static int hs_pass2(hs_dec *d, hs_rd r)
@@ -935,6 +938,7 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
     free(d.scratch);
     free(d.checked);
     free(d.stacks.s);
+    hs_arena_free(&d.keys);
     if (rc != 0) {
         free(d.stack_of);
         hs_profile_free(p);

@@ -861,6 +861,48 @@ static void test_wire_forms(void **state)
     expect_decode_error(nested_bad, sizeof nested_bad, "not a pprof profile");
 }
 
+/* Shared id arrays are keyed by the packed bytes: a labelled sample (the
+ * general path) and a label-less one (the fast path) with the same bytes
+ * share one array; a run that is a prefix of another, or that spells the
+ * same ids with a longer varint, still decodes to its own ids. */
+static void test_shared_by_bytes(void **state)
+{
+    (void)state;
+    static const unsigned char raw[] = {
+        0x32, 0x00,                   /* string_table[0] = "" */
+        0x32, 0x01, 'k',              /* 1 "k" */
+        0x0a, 0x02, 0x08, 0x01,       /* sample_type {type 1} */
+        0x22, 0x02, 0x08, 0x01,       /* location {id 1} */
+        0x22, 0x02, 0x08, 0x02,       /* location {id 2} */
+        0x12, 0x0a, 0x0a, 0x02, 0x01, 0x02, 0x10, 0x03, 0x1a, 0x02, 0x08, 0x01, /* [1 2] label k */
+        0x12, 0x06, 0x0a, 0x02, 0x01, 0x02, 0x10, 0x05, /* [1 2] */
+        0x12, 0x05, 0x0a, 0x01, 0x01, 0x10, 0x06,       /* [1]: a prefix of those bytes */
+        0x12, 0x07, 0x0a, 0x03, 0x81, 0x00, 0x02, 0x10, 0x07, /* [1 2], 1 in two bytes */
+        0x12, 0x06, 0x0a, 0x02, 0x02, 0x01, 0x10, 0x08, /* [2 1] */
+        0x12, 0x05, 0x0a, 0x01, 0x01, 0x10, 0x09,       /* [1] again */
+    };
+    hs_profile *p = decode_ok(raw, sizeof raw);
+    assert_int_equal(p->n_samples, 6);
+    static const size_t n[] = {2, 2, 1, 2, 2, 1};
+    static const uint64_t ids[][2] = {{1, 2}, {1, 2}, {1, 0}, {1, 2}, {2, 1}, {1, 0}};
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(p->samples[i].n_locations, n[i]);
+        for (size_t j = 0; j < n[i]; j++)
+            assert_int_equal(p->samples[i].location_ids[j], ids[i][j]);
+        assert_int_equal(p->samples[i].values[0], i < 1 ? 3 : (int64_t)i + 4);
+    }
+    assert_int_equal(p->samples[0].n_labels, 1);
+    assert_ptr_equal(p->samples[0].location_ids, p->samples[1].location_ids);
+    assert_ptr_equal(p->samples[2].location_ids, p->samples[5].location_ids);
+    assert_ptr_not_equal(p->samples[1].location_ids, p->samples[4].location_ids);
+    size_t classes;
+    assert_int_equal(hs_profile_sample_stack(p, 0, &classes), hs_profile_sample_stack(p, 1, NULL));
+    assert_int_equal(hs_profile_sample_stack(p, 2, NULL), hs_profile_sample_stack(p, 5, NULL));
+    assert_int_not_equal(hs_profile_sample_stack(p, 1, NULL), hs_profile_sample_stack(p, 4, NULL));
+    assert_true(classes >= 3);
+    hs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -879,6 +921,7 @@ int main(void)
         cmocka_unit_test(test_write_and_read_file),
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_wire_forms),
+        cmocka_unit_test(test_shared_by_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
