@@ -517,7 +517,7 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
     size_t n = 0;
     bool focused = false, ignored = false;
     for (size_t k = 0; k < S->n_locations; k++) {
-        const hs_location *L = hs_profile_location(p, S->location_ids[k]);
+        const hs_location *L = hs_profile_location_fast(p, S->location_ids[k]);
         if (!L)
             continue;
         const loc_info *li = &c->li[L - p->locations];

@@ -886,7 +886,7 @@ static int hs_check_refs(hs_dec *d)
         if (c != UINT32_MAX && d->checked[c])
             continue;
         for (size_t j = 0; j < s->n_locations; j++)
-            if (!hs_profile_location(p, s->location_ids[j]))
+            if (!hs_profile_location_fast(p, s->location_ids[j]))
                 return HS_FAIL(d, "sample %zu references unknown location %llu", i,
                                (unsigned long long)s->location_ids[j]);
         if (c != UINT32_MAX)
