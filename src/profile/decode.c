@@ -19,6 +19,11 @@
  * had costs no decoding of its ids at all (hs_dec_sample_fast).
  * Every sample's values live in one block. When the input is the gunzip's
  * own mapping, the pages already read are handed back as the model grows.
+ * On an input of 1 MiB or more, pass 2 runs on two threads: this one
+ * decodes the samples, another everything else (strings, locations,
+ * functions, mappings: disjoint parts of the model, the other's arena
+ * joined to the profile's at the end); of two errors, the one of the
+ * earlier field is reported, as one pass in file order would.
  *
  * Wire semantics are protobuf-c's, which did this before (checked against
  * it on thousands of mutated files): unknown fields are skipped, repeated
@@ -32,7 +37,9 @@
 #include "profile/profile_internal.h"
 #include "profile/hashmap.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +142,9 @@ typedef struct {
     size_t scratch_cap;
     hs_stack_index stacks; /* the shared id arrays, by the hash of their packed bytes */
     hs_arena keys;         /* their keys (hs_stack_key) */
+    hs_arena *arena;       /* where strings, lines and id arrays go */
+    const unsigned char *fail_at; /* the top-level field that failed (end: a later check) */
+    _Atomic size_t *rest_done; /* the other part's thread: bytes it is done with (or NULL) */
     uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
     size_t n_classes;
     uint8_t *checked;   /* per class: its ids were validated */
@@ -379,7 +389,7 @@ static int hs_dec_string(hs_dec *d, hs_rd *sub, bool first)
             return HS_FAIL(d, "string_table[0] is not empty");
         return 0;
     }
-    char *s = hs_arena_alloc(hs_profile_arena(d->p), n + 1);
+    char *s = hs_arena_alloc(d->arena, n + 1);
     if (!s)
         return HS_FAIL(d, "out of memory");
     memcpy(s, sub->p, n);
@@ -519,7 +529,7 @@ static int hs_dec_location(hs_dec *d, hs_rd sub)
     if (t != 0)
         return -1;
     if (l.n_lines) {
-        l.lines = hs_arena_alloc(hs_profile_arena(d->p), l.n_lines * sizeof *l.lines);
+        l.lines = hs_arena_alloc(d->arena, l.n_lines * sizeof *l.lines);
         if (!l.lines)
             return HS_FAIL(d, "out of memory");
     }
@@ -605,7 +615,7 @@ static const hs_stack_key *hs_add_shared(hs_dec *d, uint64_t h, hs_rd run, const
     size_t len = (size_t)(run.end - run.p);
     if (d->n_classes >= UINT32_MAX - 1 || n > UINT32_MAX || len > UINT32_MAX)
         return NULL;
-    uint64_t *copy = hs_arena_memdup(hs_profile_arena(d->p), ids, (n ? n : 1) * sizeof *ids);
+    uint64_t *copy = hs_arena_memdup(d->arena, ids, (n ? n : 1) * sizeof *ids);
     hs_stack_key *k = copy ? hs_arena_alloc(&d->keys, sizeof *k + len) : NULL;
     if (!k)
         return NULL;
@@ -695,7 +705,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
     if (n_vals != d->n_types)
         return HS_FAIL(d, "sample %zu has %zu values, expected %zu", index, n_vals, d->n_types);
     bool shareable = id_fields == 1 && ids_run.p != NULL;
-    hs_arena *a = hs_profile_arena(d->p);
+    hs_arena *a = d->arena;
     s.values = d->values + index * d->n_types;
     if (n_labels)
         s.labels = hs_arena_alloc(a, n_labels * sizeof *s.labels);
@@ -749,7 +759,12 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
  * their sum. Nothing behind the cursor is read again. */
 static void hs_release_read(hs_dec *d, const unsigned char *upto)
 {
-    size_t page = d->page, at = (size_t)(upto - d->base) & ~(page - 1);
+    size_t page = d->page, at = (size_t)(upto - d->base);
+    if (d->rest_done) { /* nor by the other part's thread */
+        size_t done = atomic_load_explicit(d->rest_done, memory_order_acquire);
+        at = done < at ? done : at;
+    }
+    at &= ~(page - 1);
     if (!d->release || at < d->released + ((size_t)4 << 20))
         return;
     /* the mapping starts page-aligned (mmap), so offsets are page offsets */
@@ -806,7 +821,11 @@ static void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *he
         __builtin_prefetch(k);
 }
 
-static int hs_pass2(hs_dec *d, hs_rd r)
+/* Which top-level fields a pass 2 decodes: all, or one part of them, the
+ * two parts on two threads (hs_decode_parts). */
+typedef enum { HS_PART_ALL, HS_PART_SAMPLES, HS_PART_REST } hs_part;
+
+static int hs_pass2(hs_dec *d, hs_rd r, hs_part part)
 {
     hs_profile *p = d->p;
     uint32_t f;
@@ -814,8 +833,19 @@ static int hs_pass2(hs_dec *d, hs_rd r)
     bool first_string = true;
     uint64_t v;
     hs_rd sub;
-    while ((t = hs_rd_tag(d, &r, &f, &wt)) == 1) {
+    _Atomic size_t *done = part == HS_PART_REST ? d->rest_done : NULL;
+    for (;;) {
+        d->fail_at = r.p;
+        if ((t = hs_rd_tag(d, &r, &f, &wt)) != 1)
+            break;
         int rc = 0;
+        if (part != HS_PART_ALL && (f == 2) != (part == HS_PART_SAMPLES)) {
+            if (hs_rd_skip(d, &r, wt) != 0) /* the other part's (framing checked in pass 1) */
+                return -1;
+            if (done)
+                atomic_store_explicit(done, (size_t)(r.p - d->base), memory_order_release);
+            continue;
+        }
         switch (f) {
         case 1: rc = hs_rd_bytes(d, &r, &sub) || hs_dec_sample_type(d, sub); break;
         case 2:
@@ -848,10 +878,18 @@ static int hs_pass2(hs_dec *d, hs_rd r)
         }
         if (rc != 0)
             return -1;
-        hs_release_read(d, r.p);
+        if (done)
+            atomic_store_explicit(done, (size_t)(r.p - d->base), memory_order_release);
+        else
+            hs_release_read(d, r.p);
     }
     if (t != 0)
         return -1;
+    d->fail_at = r.end;
+    if (done)
+        atomic_store_explicit(done, (size_t)(r.end - d->base), memory_order_release);
+    if (part == HS_PART_SAMPLES)
+        return 0;
     if (!hs_value_type_ok(d, &p->period_type))
         return HS_FAIL(d, "value type has a bad string index");
     if (!hs_str_ok(d, (uint64_t)p->drop_frames) || !hs_str_ok(d, (uint64_t)p->keep_frames) ||
@@ -895,8 +933,79 @@ static int hs_check_refs(hs_dec *d)
     return 0;
 }
 
+/* ---- pass 2 on two threads ---- */
+
+/* Below this many bytes one thread decodes everything (a thread costs more
+ * than the part it would take), unless told otherwise. */
+#define HS_PARTS_MIN ((size_t)1 << 20)
+
+/* The part of pass 2 that is not samples (strings, locations, functions,
+ * mappings, the scalars), on its own thread with its own decoder state, error
+ * and arena. */
+typedef struct {
+    hs_dec d;
+    hs_rd all;
+    int rc;
+    hs_arena arena;
+    _Atomic size_t done; /* bytes of the input it has decoded or skipped */
+    char err[512];
+} hs_rest_job;
+
+static void *hs_rest_main(void *arg)
+{
+    hs_rest_job *j = arg;
+    j->rc = hs_pass2(&j->d, j->all, HS_PART_REST);
+    return NULL;
+}
+
+/* Pass 2 with the samples decoded on this thread and the rest on another
+ * (they write disjoint parts of the model; the rest's arena joins the
+ * profile's). The error is the one of the first field that failed, as one
+ * pass in file order would report it. One thread when the input is small
+ * or no thread can be started. */
+static int hs_pass2_parts(hs_dec *d, hs_rd all, int threads)
+{
+    bool two = threads == 2 || (threads == 0 && (size_t)(all.end - all.p) >= HS_PARTS_MIN);
+    hs_rest_job *j = two ? calloc(1, sizeof *j) : NULL;
+    if (!j)
+        return hs_pass2(d, all, HS_PART_ALL);
+    j->d = (hs_dec){.base = d->base, .p = d->p, .n_strings = d->n_strings, .n_types = d->n_types,
+                    .err = j->err, .errlen = sizeof j->err, .arena = &j->arena,
+                    .rest_done = &j->done, .page = d->page};
+    j->all = all;
+    atomic_init(&j->done, 0);
+    pthread_t t;
+    d->rest_done = &j->done;
+    if (pthread_create(&t, NULL, hs_rest_main, j) != 0) {
+        d->rest_done = NULL;
+        free(j);
+        return hs_pass2(d, all, HS_PART_ALL);
+    }
+    int rc = hs_pass2(d, all, HS_PART_SAMPLES);
+    int jr = pthread_join(t, NULL);
+    d->rest_done = NULL;
+    if (jr != 0) { /* cannot happen for a joinable thread; j may still be in use: kept */
+        snprintf(d->err, d->errlen, "decoder thread: %s", strerror(jr));
+        return -1;
+    }
+    hs_arena_adopt(d->arena, &j->arena);
+    if (j->rc != 0 && (rc == 0 || j->d.fail_at < d->fail_at)) {
+        snprintf(d->err, d->errlen, "%s", j->err);
+        rc = -1;
+    }
+    free(j->d.scratch);
+    free(j);
+    return rc;
+}
+
 hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool release, char *err,
                                  size_t errlen)
+{
+    return hs_profile_decode_pb_threads(data, len, release, 0, err, errlen);
+}
+
+hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, bool release,
+                                         int threads, char *err, size_t errlen)
 {
     if (len == 0) {
         snprintf(err, errlen, "empty profile");
@@ -917,6 +1026,7 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
         return NULL;
     }
     int rc = 0;
+    d.arena = hs_profile_arena(p);
     d.stack_of = malloc((c.samples ? c.samples : 1) * sizeof *d.stack_of);
     if (d.stack_of)
         memset(d.stack_of, 0xff, (c.samples ? c.samples : 1) * sizeof *d.stack_of);
@@ -930,7 +1040,7 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
         !d.stack_of || !d.values)
         rc = HS_FAIL(&d, "out of memory");
     if (rc == 0)
-        rc = hs_pass2(&d, all);
+        rc = hs_pass2_parts(&d, all, threads);
     if (rc == 0 && hs_profile_reindex(p, err, errlen) != 0)
         rc = -1;
     if (rc == 0)

@@ -92,6 +92,24 @@ void hs_arena_free(hs_arena *a)
     a->total = 0;
 }
 
+void hs_arena_adopt(hs_arena *a, hs_arena *from)
+{
+    hs_arena_chunk *tail = from->head;
+    if (!tail)
+        return;
+    while (tail->next)
+        tail = tail->next;
+    if (a->head) { /* after a's head: it stays the chunk allocations bump in */
+        tail->next = a->head->next;
+        a->head->next = from->head;
+    } else {
+        a->head = from->head;
+    }
+    a->total += from->total;
+    from->head = NULL;
+    from->total = 0;
+}
+
 /* ---- hashing ---- */
 
 static uint64_t hs_hash_str(const char *s)

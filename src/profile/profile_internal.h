@@ -20,6 +20,8 @@ void *hs_arena_alloc(hs_arena *a, size_t size);
 void *hs_arena_memdup(hs_arena *a, const void *src, size_t size);
 char *hs_arena_strdup(hs_arena *a, const char *s);
 void hs_arena_free(hs_arena *a);
+/* Move every chunk of `from` into `a` (which then frees them); from ends empty. */
+void hs_arena_adopt(hs_arena *a, hs_arena *from);
 
 /* The profile's own arena. */
 hs_arena *hs_profile_arena(hs_profile *p);
@@ -51,5 +53,9 @@ void hs_profile_set_stack_classes(hs_profile *p, uint32_t *stack_of, size_t n, s
  * decoder may hand back to the kernel (MADV_DONTNEED) behind its cursor. */
 hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool release, char *err,
                                  size_t errlen);
+/* The same on `threads` threads (1 or 2; 0: 2 for inputs of 1 MiB or more,
+ * as hs_profile_decode_pb): the result, error included, is the same. */
+hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, bool release,
+                                         int threads, char *err, size_t errlen);
 
 #endif

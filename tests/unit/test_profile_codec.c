@@ -18,6 +18,7 @@
 
 #include "profile.pb-c.h"
 #include "profile/profile.h"
+#include "profile/profile_internal.h"
 
 /* ---- helpers ---- */
 
@@ -689,6 +690,95 @@ static void test_decode_vs_protobuf_c(void **state)
     hs_profile_free(p);
 }
 
+static uint64_t read_varint(const unsigned char *b, size_t *i)
+{
+    uint64_t v = 0;
+    for (unsigned sh = 0;; sh += 7) {
+        unsigned char c = b[(*i)++];
+        v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80))
+            return v;
+    }
+}
+
+/* The top-level fields of raw[0..n) that are not samples, then the samples:
+ * the same profile (repeated fields keep their order) with the other part
+ * of a two-thread decode first. */
+static unsigned char *rest_first(const unsigned char *raw, size_t n)
+{
+    unsigned char *b = malloc(n);
+    assert_non_null(b);
+    size_t w = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n;) {
+            size_t at = i;
+            uint64_t tag = read_varint(raw, &i), v = read_varint(raw, &i); /* value or length */
+            if ((tag & 7) == 2)
+                i += v;
+            if (((tag >> 3) == 2) == (pass == 1)) {
+                memcpy(b + w, raw + at, i - at);
+                w += i - at;
+            }
+        }
+    assert_int_equal(w, n);
+    return b;
+}
+
+/* Pass 2 on two threads gives what one gives, error messages included,
+ * on thousands of mutated files, with the samples first (as encoders write
+ * them) or last. */
+static void test_two_threads_as_one(void **state)
+{
+    (void)state;
+    hs_profile *p = build_many_samples(400);
+    size_t len, rawlen, ok = 0, failed = 0;
+    unsigned char *gz = encode(p, &len);
+    unsigned char *raw = gunzip(gz, len, &rawlen);
+    unsigned char *alt = rest_first(raw, rawlen);
+    assert_memory_not_equal(alt, raw, rawlen);
+    unsigned char *b = malloc(rawlen);
+    assert_non_null(b);
+    char e1[256], e2[256];
+    for (int i = 0; i < 6000; i++) {
+        size_t n = rawlen;
+        memcpy(b, i % 2 ? alt : raw, n);
+        int flips = i < 2 ? 0 : 1 + (int)(rng() % 3);
+        for (int f = 0; f < flips; f++) {
+            size_t at = rng() % n;
+            switch (rng() % 4) {
+            case 0: b[at] ^= (unsigned char)(1u << (rng() % 8)); break;
+            case 1: b[at] = (unsigned char)rng(); break;
+            case 2: b[at] = (unsigned char)(b[at] | 0x80); break;
+            default: b[at] = (unsigned char)(b[at] & 0x7f); break;
+            }
+        }
+        if (rng() % 8 == 0)
+            n -= rng() % n;
+        e1[0] = e2[0] = 0;
+        hs_profile *q1 = hs_profile_decode_pb_threads(b, n, false, 1, e1, sizeof e1);
+        hs_profile *q2 = hs_profile_decode_pb_threads(b, n, false, 2, e2, sizeof e2);
+        assert_true((q1 == NULL) == (q2 == NULL));
+        if (!q1) {
+            assert_string_equal(e1, e2);
+            failed++;
+            continue;
+        }
+        assert_profiles_equal(q1, q2);
+        size_t c1, c2;
+        for (size_t k = 0; k < q1->n_samples; k++)
+            assert_int_equal(hs_profile_sample_stack(q1, k, &c1), hs_profile_sample_stack(q2, k, &c2));
+        hs_profile_free(q1);
+        hs_profile_free(q2);
+        ok++;
+    }
+    assert_true(ok > 100 && failed > 100); /* both outcomes were compared */
+    free(b);
+    free(alt);
+    free(gz);
+    free(raw);
+    hs_profile_free(p);
+}
+
 /* A small gzip file that inflates to hundreds of MB of zeros is refused. */
 static void test_gzip_bomb(void **state)
 {
@@ -922,6 +1012,7 @@ int main(void)
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_wire_forms),
         cmocka_unit_test(test_shared_by_bytes),
+        cmocka_unit_test(test_two_threads_as_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
