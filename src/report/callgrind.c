@@ -159,6 +159,9 @@ typedef struct {
 static int hs_cg_keep(hs_cg_text *t, uint32_t *at)
 {
     hs_wbuf *w = t->scratch;
+    *at = (uint32_t)t->n;
+    if (w->n == 0)
+        return 0;
     if (t->n + w->n > UINT32_MAX)
         return -1;
     if (t->n + w->n > t->cap) {
@@ -172,7 +175,6 @@ static int hs_cg_keep(hs_cg_text *t, uint32_t *at)
         t->cap = nc;
     }
     memcpy(t->s + t->n, w->buf, w->n);
-    *at = (uint32_t)t->n;
     t->n += w->n;
     w->n = 0;
     return 0;
