@@ -57,6 +57,10 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen);
  * function is a node's function name (its printable name when it has
  * none), so per-function costs equal `top`'s at function granularity. */
 int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen);
+/* The same, gathering at most pass_calls calls per pass over the stacks
+ * (0: the default, 256 Ki; never fewer than one position makes). The
+ * output does not depend on it: tests compare small passes with one. */
+int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, char *err, size_t errlen);
 
 /* speedscope JSON, one "sampled" profile with the view's sample type. */
 int hs_export_speedscope(const hs_view *v, const char *name, FILE *out, char *err,

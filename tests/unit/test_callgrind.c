@@ -1,0 +1,296 @@
+/* test_callgrind.c — the callgrind exporter on views built by hand: the
+ * exact file of a small one (recursion, a function called from two callers,
+ * a frame without a line, a zero sample), and the same bytes whatever the
+ * number of calls gathered per pass over the stacks, on random views and on
+ * one with more calls than a default pass (functions split between passes,
+ * a position calling thousands of callees), whose order and sums are
+ * checked too. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analysis/analysis.h"
+#include "report/export.h"
+
+/* A view made by hand: only the public fields the exporters read. */
+typedef struct {
+    hs_view v;
+    hs_node *nodes;
+    hs_stack *stacks;
+    uint32_t *frames;
+    uint8_t *inl;
+    char **names;
+    size_t n_names;
+} test_view;
+
+static void tv_free(test_view *t)
+{
+    for (size_t i = 0; i < t->n_names; i++)
+        free(t->names[i]);
+    free(t->names);
+    free(t->nodes);
+    free(t->stacks);
+    free(t->frames);
+    free(t->inl);
+}
+
+static char *export_cg(const hs_view *v, size_t pass, size_t *len)
+{
+    char *buf = NULL, err[256];
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    assert_non_null(f);
+    int rc = hs_export_callgrind_ex(v, f, pass, err, sizeof err);
+    if (rc != 0)
+        fail_msg("export failed: %s", err);
+    assert_int_equal(fclose(f), 0);
+    *len = n;
+    return buf;
+}
+
+static void small_view(test_view *t)
+{
+    static hs_node nodes[] = {
+        {.name = "main", .function = "main", .file = "m.c", .objfile = "", .line = 10},
+        {.name = "main", .function = "main", .file = "m.c", .objfile = "", .line = 11},
+        {.name = "a", .function = "a", .file = "a.c", .objfile = "", .line = 20},
+        {.name = "a", .function = "a", .file = "a.c", .objfile = "", .line = 21},
+        {.name = "b", .function = "b", .file = "b.c", .objfile = "", .line = 0},
+    };
+    static const uint32_t s0[] = {0, 2, 3, 4}, s1[] = {1, 4}, s2[] = {0, 2, 2, 2}, s3[] = {1, 2};
+    static const uint8_t inl[4] = {0};
+    static hs_stack stacks[] = {
+        {.nodes = s0, .inl = inl, .n = 4, .n_samples = 1, .value = 5},
+        {.nodes = s1, .inl = inl, .n = 2, .n_samples = 2, .value = 3},
+        {.nodes = s2, .inl = inl, .n = 4, .n_samples = 1, .value = 7},
+        {.nodes = s3, .inl = inl, .n = 2, .n_samples = 1, .value = 0}, /* kept out */
+    };
+    memset(t, 0, sizeof *t);
+    t->v.sample_type = "cpu";
+    t->v.unit = "nanoseconds";
+    t->v.granularity = HS_GRAN_LINES;
+    t->v.nodes = nodes;
+    t->v.n_nodes = sizeof nodes / sizeof *nodes;
+    t->v.stacks = stacks;
+    t->v.n_stacks = sizeof stacks / sizeof *stacks;
+}
+
+/* Worked out by hand. main:10 calls a in two samples (5 + 7); main:11
+ * calls b (3, in a stack of 2 samples). a:20 calls a in two samples: from
+ * a:21 first (its position), and three times in one sample counted once;
+ * a:21 calls b. b has no line: position 0. Names are given once. */
+static void test_small_exact(void **state)
+{
+    (void)state;
+    test_view t;
+    small_view(&t);
+    static const char want[] =
+        "# callgrind format\nversion: 1\ncreator: hotspur\ncmd: cpu profile\n"
+        "positions: line\nevents: cpu\n"
+        "# sampled profile: the number after calls= is how many samples saw the call,\n"
+        "# not how many calls were made (a sampling profiler cannot know that)\n"
+        "# cpu is cpu in nanoseconds\nsummary: 15\n"
+        "\nfl=(3) m.c\nfn=(2) main\n10 0\n11 0\n"
+        "cfl=(5) a.c\ncfn=(4) a\ncalls=2 20\n10 12\n"
+        "cfl=(7) b.c\ncfn=(6) b\ncalls=2 0\n11 3\n"
+        "\nfl=(5)\nfn=(4)\n20 7\n21 0\n"
+        "cfl=(5)\ncfn=(4)\ncalls=2 21\n20 12\n"
+        "cfl=(7)\ncfn=(6)\ncalls=1 0\n21 5\n"
+        "\nfl=(7)\nfn=(6)\n0 8\n"
+        "\ntotals: 15\n";
+    for (size_t pass = 0; pass < 4; pass++) {
+        size_t n;
+        char *got = export_cg(&t.v, pass, &n);
+        assert_string_equal(got, want);
+        free(got);
+    }
+}
+
+static uint32_t rnd(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (uint32_t)(*s >> 33);
+}
+
+static char *tv_name(test_view *t, const char *fmt, unsigned i)
+{
+    char *s = NULL;
+    assert_true(asprintf(&s, fmt, i) > 0);
+    t->names[t->n_names++] = s;
+    return s;
+}
+
+/* n_stacks random stacks (depth 0..max_depth) over n_nodes nodes of n_fns
+ * functions; with root >= 0 every stack starts at that node. Values of
+ * both signs and zero; nodes of one function at several lines/addresses,
+ * some without a function name (then the printable name counts). */
+static void random_view(test_view *t, uint64_t seed, size_t n_fns, size_t n_nodes, size_t n_stacks,
+                        uint32_t max_depth, int root, hs_granularity gran)
+{
+    memset(t, 0, sizeof *t);
+    uint64_t s = seed;
+    t->names = calloc(2 * n_fns + 2 * n_nodes + 8, sizeof *t->names);
+    t->nodes = calloc(n_nodes, sizeof *t->nodes);
+    t->stacks = calloc(n_stacks, sizeof *t->stacks);
+    t->frames = calloc(n_stacks * max_depth + 1, sizeof *t->frames);
+    t->inl = calloc(n_stacks * max_depth + 1, 1);
+    assert_true(t->names && t->nodes && t->stacks && t->frames && t->inl);
+    char **fn = calloc(n_fns, sizeof *fn), **file = calloc(n_fns, sizeof *file);
+    assert_true(fn && file);
+    for (unsigned f = 0; f < n_fns; f++) {
+        fn[f] = tv_name(t, "fn%u", f);
+        file[f] = tv_name(t, "src/file%u.c", f % 7);
+    }
+    for (unsigned i = 0; i < n_nodes; i++) {
+        hs_node *nd = &t->nodes[i];
+        unsigned f = i < n_fns ? i : rnd(&s) % n_fns;
+        bool anon = rnd(&s) % 13 == 0;
+        nd->function = anon ? "" : fn[f];
+        nd->name = anon ? tv_name(t, "lib%u.so+0x10", f % 3) : fn[f];
+        nd->file = anon ? "" : file[f];
+        nd->objfile = anon ? tv_name(t, "/lib/lib%u.so", f % 3) : (f % 2 ? "/bin/prog" : "");
+        nd->line = rnd(&s) % 5 == 0 ? 0 : (int64_t)(rnd(&s) % 50);
+        nd->address = gran == HS_GRAN_ADDRESSES ? 0x1000 + rnd(&s) % 4096 : 0;
+    }
+    size_t off = 0;
+    for (size_t i = 0; i < n_stacks; i++) {
+        hs_stack *st = &t->stacks[i];
+        uint32_t n = rnd(&s) % (max_depth + 1);
+        st->nodes = &t->frames[off];
+        st->inl = &t->inl[off];
+        for (uint32_t k = 0; k < n; k++)
+            t->frames[off + k] = k == 0 && root >= 0 ? (uint32_t)root : rnd(&s) % (uint32_t)n_nodes;
+        off += n;
+        st->n = n;
+        st->n_samples = 1 + rnd(&s) % 3;
+        st->value = rnd(&s) % 11 == 0 ? 0 : (int64_t)(rnd(&s) % 1000) - (rnd(&s) % 9 == 0 ? 1500 : 0);
+    }
+    free(fn);
+    free(file);
+    t->v.sample_type = "samples";
+    t->v.unit = "count";
+    t->v.granularity = gran;
+    t->v.nodes = t->nodes;
+    t->v.n_nodes = n_nodes;
+    t->v.stacks = t->stacks;
+    t->v.n_stacks = n_stacks;
+}
+
+/* Small passes (down to one position each) give the bytes one pass does. */
+static void test_pass_size_random(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        test_view t;
+        hs_granularity g = seed % 3 == 0 ? HS_GRAN_ADDRESSES : HS_GRAN_LINES;
+        random_view(&t, seed, 3 + seed % 20, 5 + seed * 3, 20 + seed * 10, 1 + (uint32_t)seed % 14,
+                    seed % 4 == 0 ? 0 : -1, g);
+        size_t n1, n2;
+        char *one = export_cg(&t.v, SIZE_MAX, &n1);
+        for (size_t pass = 1; pass <= 64; pass *= 4) {
+            char *small = export_cg(&t.v, pass, &n2);
+            if (n1 != n2 || memcmp(one, small, n1) != 0)
+                fail_msg("seed %u: pass %zu differs from one pass", (unsigned)seed, pass);
+            free(small);
+        }
+        free(one);
+        tv_free(&t);
+    }
+}
+
+/* Parse a callgrind file of the exporter: within each fn= block, call
+ * records ordered by (position, callee), every self cost line before the
+ * calls; self costs sum to summary:. Returns the number of calls= records. */
+static size_t check_file(const char *text)
+{
+    long long summary = -1, self_sum = 0;
+    long long last_pos = -1, last_callee = -1, callee = -1;
+    int after_calls = 0, in_calls = 0;
+    size_t n_calls = 0;
+    const char *p = text;
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        assert_non_null(e);
+        char line[128]; /* sscanf on the whole rest would strlen it each time */
+        size_t len = (size_t)(e - p) < sizeof line - 1 ? (size_t)(e - p) : sizeof line - 1;
+        memcpy(line, p, len);
+        line[len] = '\0';
+        long long a, b;
+        if (sscanf(line, "summary: %lld", &a) == 1) {
+            summary = a;
+        } else if (strncmp(p, "fn=", 3) == 0) {
+            last_pos = last_callee = -1;
+            in_calls = 0;
+        } else if (sscanf(line, "cfn=(%lld)", &a) == 1) {
+            callee = a;
+        } else if (strncmp(p, "calls=", 6) == 0) {
+            after_calls = 1;
+            n_calls++;
+            p = e + 1;
+            continue;
+        } else if (p[0] >= '0' && p[0] <= '9' && sscanf(line, "%lld %lld", &a, &b) == 2) {
+            if (after_calls) {
+                if (a < last_pos || (a == last_pos && callee <= last_callee))
+                    fail_msg("calls out of order at: %.40s", p);
+                last_pos = a;
+                last_callee = callee;
+                in_calls = 1;
+            } else {
+                if (in_calls)
+                    fail_msg("a cost line after the calls: %.40s", p);
+                self_sum += b;
+            }
+        }
+        after_calls = 0;
+        p = e + 1;
+    }
+    assert_int_equal(self_sum, summary);
+    return n_calls;
+}
+
+/* More calls than one default pass (2^18): the default's passes give the
+ * bytes of one pass and of 16 Ki-call passes; the root calls every
+ * function (qsort's path). Lines are distinct per node, so the file's
+ * position order is the line order check_file checks. */
+static void test_pass_size_large(void **state)
+{
+    (void)state;
+    test_view t;
+    random_view(&t, 99, 3000, 9000, 200000, 10, 0, HS_GRAN_LINES);
+    for (size_t i = 0; i < t.v.n_nodes; i++)
+        t.nodes[i].line = (int64_t)i + 1;
+    size_t calls = 0;
+    for (size_t i = 0; i < t.v.n_stacks; i++)
+        if (t.stacks[i].value != 0 && t.stacks[i].n > 0)
+            calls += t.stacks[i].n - 1;
+    assert_true(calls > 2 * ((size_t)1 << 18));
+    size_t n1, n2, n3;
+    char *one = export_cg(&t.v, SIZE_MAX, &n1);
+    char *dflt = export_cg(&t.v, 0, &n2);
+    char *small = export_cg(&t.v, 16384, &n3);
+    assert_true(n1 == n2 && memcmp(one, dflt, n1) == 0);
+    assert_true(n1 == n3 && memcmp(one, small, n1) == 0);
+    size_t records = check_file(one);
+    assert_true(records > 3000); /* the root alone calls ~3000 functions */
+    free(one);
+    free(dflt);
+    free(small);
+    tv_free(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_small_exact),
+        cmocka_unit_test(test_pass_size_random),
+        cmocka_unit_test(test_pass_size_large),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
