@@ -103,10 +103,16 @@ static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *
         enum libdeflate_result r = libdeflate_gzip_decompress_ex(
             dz, in + consumed, len - consumed, out->p + used, out->cap - used, &in_n, &out_n);
         if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
+            /* twice as large, or when members were read (hs_profile_encode
+             * writes many) what their ratio predicts for the rest, so that
+             * a member is not decompressed again at every doubling */
+            size_t want = out->cap * 2;
+            if (consumed && used / consumed < (SIZE_MAX - 1) / len)
+                want = want > (used / consumed + 1) * len ? want : (used / consumed + 1) * len;
             if (out->cap > limit) /* already past the limit: the data is larger */
                 rc = limit == HS_MAX_DECODED ? HS_ERR("decompressed profile larger than 2 GiB")
                                              : HS_ERR("gzip data expands too much (possible decompression bomb)");
-            else if (hs_mbuf_reserve(out, out->cap * 2 > limit + 1 ? limit + 1 : out->cap * 2) != 0)
+            else if (hs_mbuf_reserve(out, want > limit + 1 ? limit + 1 : want) != 0)
                 rc = HS_ERR("out of memory");
             continue;
         }
