@@ -238,13 +238,21 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
     }
     if (lib && lib->symbolize_profile(sym, b.p) != 0)
         goto out;
+    /* zlib in this thread: no threads of ours and no libdeflate in the host */
     if (enc) {
-        if (hs_profile_encode(b.p, &enc->data, &enc->len, err, sizeof err) != 0)
+        if (hs_profile_encode_zlib(b.p, &enc->data, &enc->len, err, sizeof err) != 0)
             goto out;
         enc->start_ns = b.p->time_nanos;
         enc->duration_ns = b.p->duration_nanos;
-    } else if (hs_profile_write_file(b.p, path, err, sizeof err) != 0) {
-        goto out;
+    } else {
+        void *buf;
+        size_t len;
+        if (hs_profile_encode_zlib(b.p, &buf, &len, err, sizeof err) != 0)
+            goto out;
+        int wrc = hs_profile_write_encoded(buf, len, path, err, sizeof err);
+        free(buf);
+        if (wrc != 0)
+            goto out;
     }
     rc = 0;
 out:

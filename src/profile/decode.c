@@ -709,7 +709,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
     s.values = d->values + index * d->n_types;
     if (n_labels)
         s.labels = hs_arena_alloc(a, n_labels * sizeof *s.labels);
-    if ((n_labels && !s.labels) || hs_scratch(d, n_ids) != 0)
+    if ((n_labels && !s.labels) || hs_scratch(d, n_ids + 1) != 0) /* + 1: the copy below of no ids copies one */
         return HS_FAIL(d, "out of memory");
     size_t ki = 0, kv = 0, kl = 0;
     uint64_t *vals = (uint64_t *)s.values;

@@ -176,8 +176,14 @@ void hs_profile_input_free(hs_profile_input *in);
 /* hs_profile_decode of the bytes, which are released as soon as they are
  * inflated (also on error): a large file is not held twice. */
 hs_profile *hs_profile_decode_input(hs_profile_input *in, char *err, size_t errlen);
-/* Encode as gzipped profile.proto into a malloc'd buffer. 0 on success. */
+/* Encode as gzipped profile.proto into a malloc'd buffer. 0 on success.
+ * A large profile (over 2 MiB encoded) is compressed by up to 3 threads
+ * of its own and written as several gzip members. */
 int hs_profile_encode(const hs_profile *p, void **out, size_t *outlen, char *err, size_t errlen);
+/* The same bytes gzipped by zlib as one member, in the calling thread only:
+ * for the agent (no threads of ours in the host, no libdeflate loaded into
+ * every process). */
+int hs_profile_encode_zlib(const hs_profile *p, void **out, size_t *outlen, char *err, size_t errlen);
 /* Encode and write to path atomically (temp file + rename; not fsync'd:
  * it survives the writer's crash, not the machine's). 0 on success. */
 int hs_profile_write_file(const hs_profile *p, const char *path, char *err, size_t errlen);

@@ -1,5 +1,5 @@
 /* profile_internal.h — private helpers shared by profile.c (the model) and
- * codec.c (the pprof decoder/encoder): the bump arena that owns every
+ * the pprof codec (codec.c, decode.c, encode.c): the bump arena that owns every
  * per-sample array and string, and raw "append with a given id" operations
  * used when decoding a file whose ids were chosen by another producer.
  * Nothing outside src/profile includes this file. */
@@ -57,5 +57,18 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
  * as hs_profile_decode_pb): the result, error included, is the same. */
 hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, bool release,
                                          int threads, char *err, size_t errlen);
+
+/* The encoder (encode.c). Its output is a sequence of top-level fields,
+ * numbered from 0 in the order they are written; a part is a range of
+ * them, encoded on its own (parts concatenate to the whole encoding). */
+/* Cuts the fields into parts of about `size` encoded bytes (a guess): the
+ * end of each part, increasing, the last the number of fields (at least
+ * one part). A malloc'd array of *n_parts, or NULL when out of memory. */
+size_t *hs_profile_pb_plan(const hs_profile *p, size_t size, size_t *n_parts);
+/* profile.proto bytes (un-gzipped) of fields [from, to) (to may be
+ * SIZE_MAX: to the end) into a malloc'd buffer. 0, or -1 when out of memory. Reads p only: parts of one profile
+ * may be encoded by several threads at once. */
+int hs_profile_encode_part(const hs_profile *p, size_t from, size_t to, unsigned char **out,
+                           size_t *outlen);
 
 #endif
