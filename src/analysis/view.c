@@ -874,6 +874,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     }
     free(pv->stack_off);
     pv->stack_off = NULL;
+    hs_an_map_free(&pv->node_map); /* nodes are final: their index is not needed after */
     vf->trim_path = vf->source_path = NULL;
     /* pprof's computeTotal: with -diff_base samples, the total is theirs */
     if (vf->diff_total > 0) {
@@ -1387,14 +1388,13 @@ static bool same_stacks_at(const view_full *src, hs_profile *const *ps, size_t n
  * stack, which stack that is */
 typedef struct {
     const uint64_t *ids;
-    size_t n;
-    uint32_t stack;
+    uint32_t n, stack;
 } class_stack;
 
-/* vals[i] += index si of the samples of p (stacks first..end of src)
+/* out[i].value += index si of the samples of p (src's stacks first..end)
  * merged into stack i; *total += |value| over all of p's samples. */
 static int sum_at(const view_full *src, const hs_profile *p, size_t first, size_t end, int si,
-                  int64_t *vals, int64_t *total)
+                  hs_stack *out, int64_t *total)
 {
     const hs_stack *stacks = src->pub.stacks;
     size_t n_classes = 0;
@@ -1406,9 +1406,11 @@ static int sum_at(const view_full *src, const hs_profile *p, size_t first, size_
         return -1;
     for (size_t i = first; i < end; i++) {
         const hs_sample *S = stacks[i].sample;
-        uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, (size_t)(S - p->samples), NULL);
+        uint32_t k = S->n_labels || S->n_locations >= UINT32_MAX
+                         ? UINT32_MAX
+                         : hs_profile_sample_stack(p, (size_t)(S - p->samples), NULL);
         if (k < n_classes && !cls[k].ids)
-            cls[k] = (class_stack){S->location_ids, S->n_locations, (uint32_t)i};
+            cls[k] = (class_stack){S->location_ids, (uint32_t)S->n_locations, (uint32_t)i};
         else if (hs_hmap_add(&seen, sample_hash(S), i) < 0)
             goto out;
     }
@@ -1418,13 +1420,13 @@ static int sum_at(const view_full *src, const hs_profile *p, size_t first, size_
         *total += v; /* not negative (same_stacks_at) */
         uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
         if (k < n_classes && cls[k].ids == S->location_ids && cls[k].n == S->n_locations) {
-            vals[cls[k].stack] += v;
+            out[cls[k].stack].value += v;
             continue;
         }
         uint64_t h = sample_hash(S), idx;
         for (size_t it = HS_HMAP_START; hs_hmap_next(&seen, h, &it, &idx);)
             if (same_sample(stacks[idx].sample, S)) {
-                vals[idx] += v;
+                out[idx].value += v;
                 break;
             }
         /* else dropped by the filters */
@@ -1451,11 +1453,20 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
         at.sample_index = idx;
         return hs_view_build(ps, n, NULL, 0, &at, err, errlen);
     }
+    /* src's stacks summed: when nothing was (all distinct, none zero), the
+     * result's are too unless a value at si is zero, and need not be
+     * looked at again (hs_an_view_unique) */
+    const hs_stack *us;
+    size_t nu;
+    if (hs_an_view_unique(src, &us, &nu) < 0) {
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
     view_full *vf = calloc(1, sizeof *vf);
-    int64_t *vals = calloc(src->n_stacks + 1, sizeof *vals);
-    if (!vf || !vals) {
+    hs_stack *stacks = malloc((src->n_stacks + 1) * sizeof *stacks);
+    if (!vf || !stacks) {
         free(vf);
-        free(vals);
+        free(stacks);
         hs_an_err(err, errlen, "out of memory");
         return NULL;
     }
@@ -1469,6 +1480,13 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
     v->sample_type = hs_profile_string(src->profile, src->profile->sample_types[si].type);
     v->unit = hs_profile_string(src->profile, src->profile->sample_types[si].unit);
     v->total = v->kept_total = 0;
+    pv->stacks = stacks;
+    pv->n_stacks = src->n_stacks;
+    v->stacks = stacks;
+    for (size_t i = 0; i < src->n_stacks; i++) {
+        stacks[i] = src->stacks[i];
+        stacks[i].value = 0;
+    }
     size_t first = 0;
     for (size_t i = 0; i < n; i++) {
         size_t end = first;
@@ -1478,29 +1496,22 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
             for (size_t s = 0; s < ps[i]->n_samples; s++)
                 v->total += ps[i]->samples[s].values[si];
             for (size_t k = first; k < end; k++)
-                vals[k] = src->stacks[k].sample->values[si];
-        } else if (sum_at(sf, ps[i], first, end, si, vals, &v->total) < 0) {
-            free(vals);
+                stacks[k].value = src->stacks[k].sample->values[si];
+        } else if (sum_at(sf, ps[i], first, end, si, stacks, &v->total) < 0) {
             hs_view_free(v);
             hs_an_err(err, errlen, "out of memory");
             return NULL;
         }
         first = end;
     }
-    pv->stacks = malloc((src->n_stacks + 1) * sizeof *pv->stacks);
-    if (!pv->stacks) {
-        free(vals);
-        hs_view_free(v);
-        hs_an_err(err, errlen, "out of memory");
-        return NULL;
-    }
+    bool distinct = us == src->stacks && nu == src->n_stacks;
     for (size_t i = 0; i < src->n_stacks; i++) {
-        pv->stacks[i] = src->stacks[i];
-        pv->stacks[i].value = vals[i];
-        v->kept_total += vals[i];
+        v->kept_total += stacks[i].value;
+        distinct &= stacks[i].value != 0;
     }
-    free(vals);
-    pv->n_stacks = src->n_stacks;
-    v->stacks = pv->stacks;
+    if (distinct) {
+        pv->n_ustacks = pv->n_stacks;
+        pv->ustacks_done = true;
+    }
     return v;
 }
