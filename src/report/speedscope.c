@@ -111,6 +111,8 @@ typedef struct {
     const hs_view *v;
     const uint32_t *frame_of; /* node id -> frame + 1 */
     hs_wbuf *w;
+    const char *ftxt;      /* frame k in decimal: ftxt[foff[k]..foff[k + 1]) */
+    const uint32_t *foff;
     char *path;     /* the current path's text */
     size_t path_cap;
     size_t *off;    /* depth d: the path's text is path[0..off[d]) */
@@ -140,11 +142,13 @@ static int hs_ss_node(void *ctx, const hs_walk_node *nd, const hs_walk_node *kid
     if (HS_VEC_RESERVE(c->off, c->off_cap, (size_t)d + 1) < 0)
         return 1; /* out of memory */
     size_t base = d == 1 ? 0 : c->off[d - 1];
-    if (HS_VEC_RESERVE(c->path, c->path_cap, base + 21) < 0)
+    uint32_t f = c->frame_of[nd->node] - 1, fl = c->foff[f + 1] - c->foff[f];
+    if (HS_VEC_RESERVE(c->path, c->path_cap, base + 1 + fl) < 0)
         return 1;
     if (d > 1)
         c->path[base++] = ',';
-    c->off[d] = base + hs_int_dec(c->path + base, (int64_t)c->frame_of[nd->node] - 1);
+    memcpy(c->path + base, c->ftxt + c->foff[f], fl);
+    c->off[d] = base + fl;
     if (nd->self == 0)
         return 0;
     if (HS_VEC_RESERVE(c->weights, c->weights_cap, c->n_weights + 1) < 0)
@@ -172,9 +176,10 @@ static size_t key_put(char *key, size_t n, const char *s, size_t len)
  * line) of the nodes the views' call trees use, in the order they first
  * appear in them; frame_of[vi][node] = frame + 1. Views with the same
  * nodes (hs_view_at_index) share one frame_of array, so a node is looked
- * at once. 0, 1 out of memory, or -1 with a message. */
+ * at once; *n_frames_out their number. 0, 1 out of memory, or -1 with a
+ * message. */
 static int hs_ss_frames(const hs_view *const *vs, size_t nv, hs_wbuf *w, uint32_t **frame_of,
-                        char *err, size_t errlen)
+                        uint32_t *n_frames_out, char *err, size_t errlen)
 {
     int rc = 1;
     hs_strtab *keys = NULL, *fnames = NULL;
@@ -248,6 +253,7 @@ static int hs_ss_frames(const hs_view *const *vs, size_t nv, hs_wbuf *w, uint32_
             hs_wchar(w, '}');
         }
     }
+    *n_frames_out = n_frames;
     rc = 0;
 done:
     for (size_t vi = 0; order && vi < nv; vi++)
@@ -266,6 +272,8 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
     int rc = -1;
     uint32_t **frame_of = calloc(nv ? nv : 1, sizeof *frame_of); /* per view: node -> frame + 1 */
     hs_ss_walk c = {0};
+    char *ftxt = NULL;
+    uint32_t *foff = NULL;
     c.w = malloc(sizeof *c.w);
     if (!frame_of || !c.w)
         goto oom;
@@ -278,11 +286,21 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
     HS_WLIT(c.w, ",\"activeProfileIndex\":");
     hs_wint(c.w, (int64_t)active);
     HS_WLIT(c.w, ",\"shared\":{\"frames\":[");
-    int r = hs_ss_frames(vs, nv, c.w, frame_of, err, errlen);
+    uint32_t n_frames = 0;
+    int r = hs_ss_frames(vs, nv, c.w, frame_of, &n_frames, err, errlen);
     if (r > 0)
         goto oom;
     if (r != 0)
         goto done;
+    /* the frames' numbers in decimal, for the samples' paths */
+    if (!(foff = malloc(((size_t)n_frames + 1) * sizeof *foff)) ||
+        !(ftxt = malloc((size_t)n_frames * 10 + 1)))
+        goto oom;
+    foff[0] = 0;
+    for (uint32_t k = 0; k < n_frames; k++)
+        foff[k + 1] = foff[k] + (uint32_t)hs_int_dec(ftxt + foff[k], k);
+    c.ftxt = ftxt;
+    c.foff = foff;
     HS_WLIT(c.w, "]},\"profiles\":[");
     for (size_t vi = 0; vi < nv; vi++) {
         if (vi)
@@ -322,6 +340,8 @@ done:
     free(c.w);
     free(c.path);
     free(c.off);
+    free(ftxt);
+    free(foff);
     free(c.weights);
     for (size_t vi = 0; frame_of && vi < nv; vi++)
         if (!vi || frame_of[vi] != frame_of[vi - 1])
