@@ -103,6 +103,9 @@ oom:
     return -1;
 }
 
+/* a frame's number in decimal is at most 10 digits: copied as 16 bytes */
+#define HS_SS_NUM 16
+
 /* One profile's walk: a sample per tree node with a self value, the text
  * of its path of frames from the root ("3,17,5"), kept per depth so a
  * node adds only its own frame to its parent's; the weights are kept for
@@ -143,11 +146,12 @@ static int hs_ss_node(void *ctx, const hs_walk_node *nd, const hs_walk_node *kid
         return 1; /* out of memory */
     size_t base = d == 1 ? 0 : c->off[d - 1];
     uint32_t f = c->frame_of[nd->node] - 1, fl = c->foff[f + 1] - c->foff[f];
-    if (HS_VEC_RESERVE(c->path, c->path_cap, base + 1 + fl) < 0)
+    if (HS_VEC_RESERVE(c->path, c->path_cap, base + 1 + HS_SS_NUM) < 0)
         return 1;
     if (d > 1)
         c->path[base++] = ',';
-    memcpy(c->path + base, c->ftxt + c->foff[f], fl);
+    /* a fixed size, past the number (ftxt has room after its last) */
+    memcpy(c->path + base, c->ftxt + c->foff[f], HS_SS_NUM);
     c->off[d] = base + fl;
     if (nd->self == 0)
         return 0;
@@ -294,7 +298,7 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
         goto done;
     /* the frames' numbers in decimal, for the samples' paths */
     if (!(foff = malloc(((size_t)n_frames + 1) * sizeof *foff)) ||
-        !(ftxt = malloc((size_t)n_frames * 10 + 1)))
+        !(ftxt = calloc((size_t)n_frames * 10 + HS_SS_NUM, 1)))
         goto oom;
     foff[0] = 0;
     for (uint32_t k = 0; k < n_frames; k++)
