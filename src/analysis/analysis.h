@@ -301,6 +301,16 @@ hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen);
  * with a message on out of memory. */
 hs_view *hs_view_reversed(const hs_view *src, char *err, size_t errlen);
 
+/* src, built by hs_view_build from ps[0..n) with options o, at sample
+ * index si instead: the same nodes and stacks (src's, which must outlive
+ * the result), each stack's value summed from index si of its samples,
+ * without running the filters again. When a view at si would group the
+ * samples differently (negative values, --mean, --relative-percentages,
+ * --tagshow/--taghide, a diff) it is built anew. NULL with a message on
+ * error. */
+hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
+                          const hs_analysis_options *o, int si, char *err, size_t errlen);
+
 /* Whether a label with this key is shown under --tagshow/--taghide
  * (pprof's FilterTagsByName); true when neither is set. */
 bool hs_view_label_shown(const hs_view *v, const char *key);

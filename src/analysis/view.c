@@ -874,6 +874,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     }
     free(pv->stack_off);
     pv->stack_off = NULL;
+    hs_an_map_free(&pv->node_map); /* nodes are final: their index is not needed after */
     vf->trim_path = vf->source_path = NULL;
     /* pprof's computeTotal: with -diff_base samples, the total is theirs */
     if (vf->diff_total > 0) {
@@ -1360,5 +1361,157 @@ hs_view *hs_view_reversed(const hs_view *src, char *err, size_t errlen)
     pv->n_stacks = src->n_stacks;
     v->stacks = pv->stacks;
     v->n_stacks = pv->n_stacks;
+    return v;
+}
+
+/* ---- the same view at another sample index (convert --to speedscope) ---- */
+
+/* Whether a view at index si would group ps's samples as src does: it
+ * would unless a value at either index is negative (stacks then split by
+ * sign) or an option makes totals depend on more than the values summed. */
+static bool same_stacks_at(const view_full *src, hs_profile *const *ps, size_t n,
+                           const hs_analysis_options *o, int si)
+{
+    int s0 = src->pub.sample_index;
+    if (src->pub.diff || src->has_diff || o->mean || o->relative || o->tagshow || o->taghide)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        for (size_t s = 0; s < ps[i]->n_samples; s++) {
+            const int64_t *val = ps[i]->samples[s].values;
+            if ((val[s0] | val[si]) < 0)
+                return false;
+        }
+    return true;
+}
+
+/* a stack class of the decoder: the location id array of its first kept
+ * stack, which stack that is */
+typedef struct {
+    const uint64_t *ids;
+    uint32_t n, stack;
+} class_stack;
+
+/* out[i].value += index si of the samples of p (src's stacks first..end)
+ * merged into stack i; *total += |value| over all of p's samples. */
+static int sum_at(const view_full *src, const hs_profile *p, size_t first, size_t end, int si,
+                  hs_stack *out, int64_t *total)
+{
+    const hs_stack *stacks = src->pub.stacks;
+    size_t n_classes = 0;
+    (void)hs_profile_sample_stack(p, 0, &n_classes);
+    class_stack *cls = n_classes ? calloc(n_classes, sizeof *cls) : NULL;
+    hs_hmap seen = {0}; /* sample_hash -> stack index, stacks not found by class */
+    int rc = -1;
+    if (n_classes && !cls)
+        return -1;
+    for (size_t i = first; i < end; i++) {
+        const hs_sample *S = stacks[i].sample;
+        uint32_t k = S->n_labels || S->n_locations >= UINT32_MAX
+                         ? UINT32_MAX
+                         : hs_profile_sample_stack(p, (size_t)(S - p->samples), NULL);
+        if (k < n_classes && !cls[k].ids)
+            cls[k] = (class_stack){S->location_ids, (uint32_t)S->n_locations, (uint32_t)i};
+        else if (hs_hmap_add(&seen, sample_hash(S), i) < 0)
+            goto out;
+    }
+    for (size_t s = 0; s < p->n_samples; s++) {
+        const hs_sample *S = &p->samples[s];
+        int64_t v = S->values[si];
+        *total += v; /* not negative (same_stacks_at) */
+        uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
+        if (k < n_classes && cls[k].ids == S->location_ids && cls[k].n == S->n_locations) {
+            out[cls[k].stack].value += v;
+            continue;
+        }
+        uint64_t h = sample_hash(S), idx;
+        for (size_t it = HS_HMAP_START; hs_hmap_next(&seen, h, &it, &idx);)
+            if (same_sample(stacks[idx].sample, S)) {
+                out[idx].value += v;
+                break;
+            }
+        /* else dropped by the filters */
+    }
+    rc = 0;
+out:
+    hs_hmap_free(&seen);
+    free(cls);
+    return rc;
+}
+
+hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
+                          const hs_analysis_options *o, int si, char *err, size_t errlen)
+{
+    const view_full *sf = (const view_full *)src;
+    if (si < 0 || (size_t)si >= src->profile->n_sample_types) {
+        hs_an_err(err, errlen, "sample index %d not found", si);
+        return NULL;
+    }
+    if (!same_stacks_at(sf, ps, n, o, si)) {
+        hs_analysis_options at = *o;
+        char idx[24];
+        snprintf(idx, sizeof idx, "%d", si);
+        at.sample_index = idx;
+        return hs_view_build(ps, n, NULL, 0, &at, err, errlen);
+    }
+    /* src's stacks summed: when nothing was (all distinct, none zero), the
+     * result's are too unless a value at si is zero, and need not be
+     * looked at again (hs_an_view_unique) */
+    const hs_stack *us;
+    size_t nu;
+    if (hs_an_view_unique(src, &us, &nu) < 0) {
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    view_full *vf = calloc(1, sizeof *vf);
+    hs_stack *stacks = malloc((src->n_stacks + 1) * sizeof *stacks);
+    if (!vf || !stacks) {
+        free(vf);
+        free(stacks);
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    hs_view *v = &vf->pub;
+    struct hs_view_private *pv = &vf->priv;
+    *v = *src; /* nodes and warnings borrowed */
+    v->priv = pv;
+    vf->obj_names = sf->obj_names;
+    vf->each_sample = sf->each_sample;
+    v->sample_index = si;
+    v->sample_type = hs_profile_string(src->profile, src->profile->sample_types[si].type);
+    v->unit = hs_profile_string(src->profile, src->profile->sample_types[si].unit);
+    v->total = v->kept_total = 0;
+    pv->stacks = stacks;
+    pv->n_stacks = src->n_stacks;
+    v->stacks = stacks;
+    for (size_t i = 0; i < src->n_stacks; i++) {
+        stacks[i] = src->stacks[i];
+        stacks[i].value = 0;
+    }
+    size_t first = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t end = first;
+        while (end < src->n_stacks && src->stacks[end].profile == ps[i])
+            end++;
+        if (sf->each_sample) { /* a stack per kept sample */
+            for (size_t s = 0; s < ps[i]->n_samples; s++)
+                v->total += ps[i]->samples[s].values[si];
+            for (size_t k = first; k < end; k++)
+                stacks[k].value = src->stacks[k].sample->values[si];
+        } else if (sum_at(sf, ps[i], first, end, si, stacks, &v->total) < 0) {
+            hs_view_free(v);
+            hs_an_err(err, errlen, "out of memory");
+            return NULL;
+        }
+        first = end;
+    }
+    bool distinct = us == src->stacks && nu == src->n_stacks;
+    for (size_t i = 0; i < src->n_stacks; i++) {
+        v->kept_total += stacks[i].value;
+        distinct &= stacks[i].value != 0;
+    }
+    if (distinct) {
+        pv->n_ustacks = pv->n_stacks;
+        pv->ustacks_done = true;
+    }
     return v;
 }

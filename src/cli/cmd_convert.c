@@ -78,33 +78,31 @@ done:
     return rc;
 }
 
-/* speedscope with one profile per sample type of ps[0]. 0, or -1. */
-static int hs_convert_speedscope_all(hs_profile **ps, size_t n, hs_analysis_options *o,
-                                     const char *name, FILE *out, char *err, size_t errlen)
+/* speedscope with one profile per sample type of ps[0]: v (the default
+ * type's view) and the same stacks at every other index. 0, or -1. */
+static int hs_convert_speedscope_all(hs_profile **ps, size_t n, const hs_analysis_options *o,
+                                     const hs_view *v, const char *name, FILE *out, char *err,
+                                     size_t errlen)
 {
     size_t nt = ps[0]->n_sample_types;
-    hs_view **vs = calloc(nt, sizeof *vs);
+    hs_view **own = calloc(nt, sizeof *own);
+    const hs_view **vs = calloc(nt, sizeof *vs);
     int rc = -1;
-    if (!vs) {
+    if (!own || !vs) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        goto done;
     }
     for (size_t i = 0; i < nt; i++) {
-        char idx[24];
-        snprintf(idx, sizeof idx, "%zu", i);
-        o->sample_index = idx;
-        vs[i] = hs_view_build(ps, n, NULL, 0, o, err, errlen);
-        o->sample_index = NULL;
-        if (!vs[i])
+        if ((int)i == v->sample_index)
+            vs[i] = v;
+        else if (!(vs[i] = own[i] = hs_view_at_index(v, ps, n, o, (int)i, err, errlen)))
             goto done;
     }
-    int d = hs_profile_default_index(ps[0]);
-    rc = hs_export_speedscope_multi((const hs_view *const *)vs, nt,
-                                    d >= 0 && (size_t)d < nt ? (size_t)d : nt - 1, name, out, err,
-                                    errlen);
+    rc = hs_export_speedscope_multi(vs, nt, (size_t)v->sample_index, name, out, err, errlen);
 done:
-    for (size_t i = 0; i < nt; i++)
-        hs_view_free(vs[i]);
+    for (size_t i = 0; own && i < nt; i++)
+        hs_view_free(own[i]);
+    free(own);
     free(vs);
     return rc;
 }
@@ -214,7 +212,8 @@ int hs_cmd_convert(int argc, char **argv)
     else if (o.sample_index || ps[0]->n_sample_types < 2)
         ok = hs_export_speedscope(v, argv[first], out.f, err, sizeof err) == 0;
     else /* every sample type its own profile, the default one opened first */
-        ok = hs_convert_speedscope_all(ps, (size_t)n, &o, argv[first], out.f, err, sizeof err) == 0;
+        ok = hs_convert_speedscope_all(ps, (size_t)n, &o, v, argv[first], out.f, err,
+                                       sizeof err) == 0;
     if (!ok)
         fprintf(stderr, "hotspur convert: %s\n", err);
     if (hs_cli_out_close(&out, ok, err, sizeof err) != 0) {

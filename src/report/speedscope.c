@@ -15,6 +15,10 @@
 #include "report/export.h"
 #include "report/stacks.h"
 
+/* a string literal through the writer */
+#define HS_WLIT(w, lit) hs_wmem((w), (lit), sizeof(lit) - 1)
+#define HEAD "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":\"hotspur\",\"name\":"
+
 /* speedscope knows a few units; anything else is "none". */
 static const char *hs_speedscope_unit(const char *u)
 {
@@ -27,59 +31,95 @@ static const char *hs_speedscope_unit(const char *u)
 }
 
 typedef struct {
-    const char *file;
-    int64_t line;
+    const char *file; /* "" or NULL: none */
+    int64_t line;     /* 0: none */
+    size_t first;     /* the line (in location order) that gave file */
 } fn_pos;
 
-/* file and line of each function name of p (strtab id -> position) */
+/* Fold position q (of one function, or of one name) into *fp: the file
+ * that came first, the smallest line. */
+static void fn_pos_fold(fn_pos *fp, const fn_pos *q)
+{
+    if (q->file && *q->file && (!fp->file || !*fp->file || q->first < fp->first)) {
+        fp->file = q->file;
+        fp->first = q->first;
+    }
+    if (q->line > 0 && (fp->line == 0 || q->line < fp->line))
+        fp->line = q->line;
+}
+
+/* file and line of each function name of p (strtab id -> position): its
+ * functions' file first met in location order, the smallest of their
+ * start lines (or lines sampled when a function has none). Gathered per
+ * function, then per name, so each function's name is hashed once. */
 static int function_positions(const hs_profile *p, hs_strtab *names, fn_pos **out, size_t *n)
 {
-    size_t cap = 0;
+    size_t cap = 0, seq = 0;
     *out = NULL;
     *n = 0;
+    fn_pos *per_fn = calloc(p->n_functions ? p->n_functions : 1, sizeof *per_fn);
+    if (!per_fn)
+        return -1;
     for (size_t l = 0; l < p->n_locations; l++) {
         const hs_location *loc = &p->locations[l];
         for (size_t k = 0; k < loc->n_lines; k++) {
             const hs_function *f = hs_profile_function(p, loc->lines[k].function_id);
             if (!f)
                 continue;
-            const char *name = hs_profile_string(p, f->name);
-            uint32_t id = hs_strtab_intern(names, name, strlen(name));
-            if (id == UINT32_MAX)
-                return -1;
-            if (id >= cap) {
-                size_t nc = cap ? cap * 2 : 256;
-                while (nc <= id)
-                    nc *= 2;
-                fn_pos *np = realloc(*out, nc * sizeof *np);
-                if (!np)
-                    return -1;
-                memset(np + cap, 0, (nc - cap) * sizeof *np);
-                *out = np;
-                cap = nc;
-            }
-            if (id >= *n)
-                *n = id + 1;
-            fn_pos *fp = &(*out)[id];
-            const char *file = hs_profile_string(p, f->filename);
-            if (!fp->file || !*fp->file)
-                fp->file = file;
-            int64_t line = f->start_line > 0 ? f->start_line : loc->lines[k].line;
-            if (line > 0 && (fp->line == 0 || line < fp->line))
-                fp->line = line;
+            fn_pos q = {hs_profile_string(p, f->filename),
+                        f->start_line > 0 ? f->start_line : loc->lines[k].line, ++seq};
+            fn_pos_fold(&per_fn[f - p->functions], &q);
         }
     }
+    for (size_t i = 0; i < p->n_functions; i++) {
+        if (!per_fn[i].first && !per_fn[i].line) {
+            /* not met at all, or met with no file and no line: only its
+             * name's presence matters, and that adds nothing to fold */
+            continue;
+        }
+        const char *name = hs_profile_string(p, p->functions[i].name);
+        uint32_t id = hs_strtab_intern(names, name, strlen(name));
+        if (id == UINT32_MAX)
+            goto oom;
+        if (id >= cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            while (nc <= id)
+                nc *= 2;
+            fn_pos *np = realloc(*out, nc * sizeof *np);
+            if (!np)
+                goto oom;
+            memset(np + cap, 0, (nc - cap) * sizeof *np);
+            *out = np;
+            cap = nc;
+        }
+        if (id >= *n)
+            *n = id + 1;
+        fn_pos_fold(&(*out)[id], &per_fn[i]);
+    }
+    free(per_fn);
     return 0;
+oom:
+    free(per_fn);
+    return -1;
 }
 
-/* One profile's walk: a sample per tree node with a self value, its path
- * of frames from the root; the weights are kept for after. */
+/* a frame's number in decimal is at most 10 digits: copied as 16 bytes */
+#define HS_SS_NUM 16
+
+/* One profile's walk: a sample per tree node with a self value, the text
+ * of its path of frames from the root ("3,17,5"), kept per depth so a
+ * node adds only its own frame to its parent's; the weights are kept for
+ * after. */
 typedef struct {
     const hs_view *v;
     const uint32_t *frame_of; /* node id -> frame + 1 */
     hs_wbuf *w;
-    uint32_t *path;
+    const char *ftxt;      /* frame k in decimal: ftxt[foff[k]..foff[k + 1]) */
+    const uint32_t *foff;
+    char *path;     /* the current path's text */
     size_t path_cap;
+    size_t *off;    /* depth d: the path's text is path[0..off[d]) */
+    size_t off_cap;
     int64_t *weights;
     size_t n_weights, weights_cap;
 } hs_ss_walk;
@@ -89,71 +129,99 @@ static int hs_ss_node(void *ctx, const hs_walk_node *nd, const hs_walk_node *kid
     hs_ss_walk *c = ctx;
     (void)kids;
     (void)n_kids;
-    if (nd->depth == 0) { /* the root, first: the profile's header */
+    uint32_t d = nd->depth;
+    if (d == 0) { /* the root, first: the profile's header */
         const hs_view *v = c->v;
-        fputs("{\"type\":\"sampled\",\"name\":", c->w->out);
-        hs_json_string(c->w->out, v->sample_type ? v->sample_type : "");
-        fprintf(c->w->out,
-                ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64 ",\"samples\":[",
-                hs_speedscope_unit(v->unit ? v->unit : ""), nd->total);
+        HS_WLIT(c->w, "{\"type\":\"sampled\",\"name\":");
+        hs_wjson_string(c->w, v->sample_type ? v->sample_type : "");
+        const char *unit = hs_speedscope_unit(v->unit ? v->unit : "");
+        HS_WLIT(c->w, ",\"unit\":\"");
+        hs_wmem(c->w, unit, strlen(unit));
+        HS_WLIT(c->w, "\",\"startValue\":0,\"endValue\":");
+        hs_wint(c->w, nd->total);
+        HS_WLIT(c->w, ",\"samples\":[");
         return 0;
     }
-    if (HS_VEC_RESERVE(c->path, c->path_cap, nd->depth) < 0)
+    if (HS_VEC_RESERVE(c->off, c->off_cap, (size_t)d + 1) < 0)
         return 1; /* out of memory */
-    c->path[nd->depth - 1] = c->frame_of[nd->node] - 1;
+    size_t base = d == 1 ? 0 : c->off[d - 1];
+    uint32_t f = c->frame_of[nd->node] - 1, fl = c->foff[f + 1] - c->foff[f];
+    if (HS_VEC_RESERVE(c->path, c->path_cap, base + 1 + HS_SS_NUM) < 0)
+        return 1;
+    if (d > 1)
+        c->path[base++] = ',';
+    /* a fixed size, past the number (ftxt has room after its last) */
+    memcpy(c->path + base, c->ftxt + c->foff[f], HS_SS_NUM);
+    c->off[d] = base + fl;
     if (nd->self == 0)
         return 0;
     if (HS_VEC_RESERVE(c->weights, c->weights_cap, c->n_weights + 1) < 0)
         return 1;
-    hs_wmem(c->w, c->n_weights ? ",\n[" : "\n[", c->n_weights ? 3 : 2);
+    if (c->n_weights)
+        hs_wchar(c->w, ',');
+    HS_WLIT(c->w, "\n[");
     c->weights[c->n_weights++] = nd->self;
-    for (uint32_t d = 0; d < nd->depth; d++) {
-        if (d)
-            hs_wchar(c->w, ',');
-        hs_wint(c->w, c->path[d]);
-    }
+    hs_wmem(c->w, c->path, c->off[d]);
     hs_wchar(c->w, ']');
     return 0;
 }
 
-int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
-                               const char *name, FILE *out, char *err, size_t errlen)
+/* key[0..n) + s[0..len), cut at HS_SS_KEY bytes; the new length */
+#define HS_SS_KEY 4095
+static size_t key_put(char *key, size_t n, const char *s, size_t len)
 {
-    int rc = -1;
-    uint32_t **frame_of = calloc(nv, sizeof *frame_of); /* per view: node id -> frame + 1 */
-    hs_strtab *keys = hs_strtab_new(), *fnames = hs_strtab_new();
+    if (len > HS_SS_KEY - n)
+        len = HS_SS_KEY - n;
+    memcpy(key + n, s, len);
+    return n + len;
+}
+
+/* The shared frame table, written to w: a frame per distinct (name, file,
+ * line) of the nodes the views' call trees use, in the order they first
+ * appear in them; frame_of[vi][node] = frame + 1. Views with the same
+ * nodes (hs_view_at_index) share one frame_of array, so a node is looked
+ * at once; *n_frames_out their number. 0, 1 out of memory, or -1 with a
+ * message. */
+static int hs_ss_frames(const hs_view *const *vs, size_t nv, hs_wbuf *w, uint32_t **frame_of,
+                        uint32_t *n_frames_out, char *err, size_t errlen)
+{
+    int rc = 1;
+    hs_strtab *keys = NULL, *fnames = NULL;
     fn_pos *pos = NULL;
     size_t n_pos = 0;
-    uint32_t *order = NULL;
-    hs_ss_walk c = {0};
-    c.w = malloc(sizeof *c.w);
-    if (!frame_of || !keys || !fnames || !c.w)
-        goto oom;
-    hs_wbuf_init(c.w, out);
-    if (nv && vs[0]->profile && function_positions(vs[0]->profile, fnames, &pos, &n_pos) < 0)
-        goto oom;
-    fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);
-    fputs("\"exporter\":\"hotspur\",\"name\":", out);
-    hs_json_string(out, name ? name : (nv && vs[0]->sample_type ? vs[0]->sample_type : ""));
-    fprintf(out, ",\"activeProfileIndex\":%zu,\"shared\":{\"frames\":[", active);
+    uint32_t **order = calloc(nv ? nv : 1, sizeof *order);
+    size_t *n_order = calloc(nv ? nv : 1, sizeof *n_order);
     uint32_t n_frames = 0;
+    if (!order || !n_order)
+        goto done;
+    /* the call trees' node orders first: that takes memory for a while,
+     * the tables below keep theirs to the end */
+    for (size_t vi = 0; vi < nv; vi++)
+        if (hs_calltree_first_use(vs[vi], &order[vi], &n_order[vi], err, errlen) != 0) {
+            rc = -1;
+            goto done;
+        }
+    if (!(keys = hs_strtab_new()) || !(fnames = hs_strtab_new()))
+        goto done;
+    if (nv && vs[0]->profile && function_positions(vs[0]->profile, fnames, &pos, &n_pos) < 0)
+        goto done;
     for (size_t vi = 0; vi < nv; vi++) {
         const hs_view *v = vs[vi];
-        size_t n_order;
-        free(order);
-        if (hs_calltree_first_use(v, &order, &n_order, err, errlen) != 0)
+        if (vi && v->nodes == vs[vi - 1]->nodes)
+            frame_of[vi] = frame_of[vi - 1];
+        else if (!(frame_of[vi] = calloc(v->n_nodes ? v->n_nodes : 1, sizeof **frame_of)))
             goto done;
-        if (!(frame_of[vi] = calloc(v->n_nodes ? v->n_nodes : 1, sizeof **frame_of)))
-            goto oom;
-        for (size_t i = 0; i < n_order; i++) {
-            uint32_t id = order[i];
+        for (size_t i = 0; i < n_order[vi]; i++) {
+            uint32_t id = order[vi][i];
+            if (frame_of[vi][id])
+                continue; /* seen in an earlier view with the same nodes */
             const hs_node *nd = &v->nodes[id];
             const char *file = nd->file ? nd->file : "";
             int64_t line = nd->line;
             if ((!*file || line <= 0) && nd->function && *nd->function) {
                 uint32_t fid = hs_strtab_intern(fnames, nd->function, strlen(nd->function));
                 if (fid == UINT32_MAX)
-                    goto oom;
+                    goto done;
                 if (fid < n_pos) {
                     if (!*file && pos[fid].file)
                         file = pos[fid].file;
@@ -161,39 +229,95 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
                         line = pos[fid].line;
                 }
             }
-            char key[4096];
-            int kl = snprintf(key, sizeof key, "%s\x1f%s\x1f%" PRId64, nd->name, file, line);
+            char key[HS_SS_KEY + 1], num[24];
+            size_t kl = key_put(key, 0, nd->name, strlen(nd->name));
+            kl = key_put(key, kl, "\x1f", 1);
+            kl = key_put(key, kl, file, strlen(file));
+            kl = key_put(key, kl, "\x1f", 1);
+            kl = key_put(key, kl, num, hs_int_dec(num, line));
             size_t before = hs_strtab_count(keys);
-            uint32_t k = hs_strtab_intern(keys, key, kl < (int)sizeof key ? (size_t)kl : sizeof key - 1);
+            uint32_t k = hs_strtab_intern(keys, key, kl);
             if (k == UINT32_MAX)
-                goto oom;
+                goto done;
             frame_of[vi][id] = k + 1;
             if (hs_strtab_count(keys) == before)
                 continue; /* a frame of an earlier profile */
-            fputs(n_frames++ ? ",\n{\"name\":" : "\n{\"name\":", out);
-            hs_json_string(out, nd->name);
+            if (n_frames++)
+                hs_wchar(w, ',');
+            HS_WLIT(w, "\n{\"name\":");
+            hs_wjson_string(w, nd->name);
             if (*file) {
-                fputs(",\"file\":", out);
-                hs_json_string(out, file);
+                HS_WLIT(w, ",\"file\":");
+                hs_wjson_string(w, file);
             }
-            if (line > 0)
-                fprintf(out, ",\"line\":%" PRId64, line);
-            putc('}', out);
+            if (line > 0) {
+                HS_WLIT(w, ",\"line\":");
+                hs_wint(w, line);
+            }
+            hs_wchar(w, '}');
         }
     }
-    fputs("]},\"profiles\":[", out);
+    *n_frames_out = n_frames;
+    rc = 0;
+done:
+    for (size_t vi = 0; order && vi < nv; vi++)
+        free(order[vi]);
+    free(order);
+    free(n_order);
+    free(pos);
+    hs_strtab_free(keys);
+    hs_strtab_free(fnames);
+    return rc;
+}
+
+int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
+                               const char *name, FILE *out, char *err, size_t errlen)
+{
+    int rc = -1;
+    uint32_t **frame_of = calloc(nv ? nv : 1, sizeof *frame_of); /* per view: node -> frame + 1 */
+    hs_ss_walk c = {0};
+    char *ftxt = NULL;
+    uint32_t *foff = NULL;
+    c.w = malloc(sizeof *c.w);
+    if (!frame_of || !c.w)
+        goto oom;
+    hs_wbuf_init(c.w, out);
+    /* the output is half the size of the decoded profile: a thread writes it
+     * (else, without one, this one does) */
+    (void)hs_wbuf_thread(c.w);
+    HS_WLIT(c.w, HEAD);
+    hs_wjson_string(c.w, name ? name : (nv && vs[0]->sample_type ? vs[0]->sample_type : ""));
+    HS_WLIT(c.w, ",\"activeProfileIndex\":");
+    hs_wint(c.w, (int64_t)active);
+    HS_WLIT(c.w, ",\"shared\":{\"frames\":[");
+    uint32_t n_frames = 0;
+    int r = hs_ss_frames(vs, nv, c.w, frame_of, &n_frames, err, errlen);
+    if (r > 0)
+        goto oom;
+    if (r != 0)
+        goto done;
+    /* the frames' numbers in decimal, for the samples' paths */
+    if (!(foff = malloc(((size_t)n_frames + 1) * sizeof *foff)) ||
+        !(ftxt = calloc((size_t)n_frames * 10 + HS_SS_NUM, 1)))
+        goto oom;
+    foff[0] = 0;
+    for (uint32_t k = 0; k < n_frames; k++)
+        foff[k + 1] = foff[k] + (uint32_t)hs_int_dec(ftxt + foff[k], k);
+    c.ftxt = ftxt;
+    c.foff = foff;
+    HS_WLIT(c.w, "]},\"profiles\":[");
     for (size_t vi = 0; vi < nv; vi++) {
         if (vi)
-            fputs(",\n", out);
+            HS_WLIT(c.w, ",\n");
         c.v = vs[vi];
         c.frame_of = frame_of[vi];
         c.n_weights = 0;
-        int r = hs_calltree_walk(vs[vi], 0, hs_ss_node, &c, err, errlen);
+        r = hs_calltree_walk(vs[vi], 0, hs_ss_node, &c, err, errlen);
         if (r > 0)
             goto oom;
         if (r != 0)
             goto done;
-        hs_wmem(c.w, "],\"weights\":[", 13);
+        HS_WLIT(c.w, "],\"weights\":[");
         for (size_t i = 0; i < c.n_weights; i++) {
             if (i)
                 hs_wchar(c.w, ',');
@@ -201,10 +325,11 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
             if ((i + 1) % 32 == 0)
                 hs_wchar(c.w, '\n');
         }
-        hs_wmem(c.w, "]}", 2);
-        hs_wflush(c.w);
+        HS_WLIT(c.w, "]}");
     }
-    fputs("]}\n", out);
+    HS_WLIT(c.w, "]}\n");
+    hs_wflush(c.w);
+    hs_wbuf_end(c.w);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
         goto done;
@@ -214,16 +339,18 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
 oom:
     snprintf(err, errlen, "out of memory writing speedscope JSON");
 done:
+    if (c.w)
+        hs_wbuf_end(c.w);
     free(c.w);
     free(c.path);
+    free(c.off);
+    free(ftxt);
+    free(foff);
     free(c.weights);
-    free(order);
-    free(pos);
     for (size_t vi = 0; frame_of && vi < nv; vi++)
-        free(frame_of[vi]);
+        if (!vi || frame_of[vi] != frame_of[vi - 1])
+            free(frame_of[vi]);
     free(frame_of);
-    hs_strtab_free(keys);
-    hs_strtab_free(fnames);
     return rc;
 }
 

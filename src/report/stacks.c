@@ -181,39 +181,55 @@ static size_t hs_utf8_len(const unsigned char *s)
     return n;
 }
 
-void hs_json_string(FILE *out, const char *s)
+void hs_wjson_string(hs_wbuf *w, const char *s)
 {
-    putc('"', out);
+    hs_wchar(w, '"');
     for (const unsigned char *c = (const unsigned char *)s; *c;) {
+        const unsigned char *run = c; /* bytes written as they are, at once */
+        while (*c >= 0x20 && *c < 0x80 && *c != '"' && *c != '\\' && *c != '<' && *c != '>' &&
+               *c != '&')
+            c++;
+        if (c > run)
+            hs_wmem(w, run, (size_t)(c - run));
+        if (!*c)
+            break;
         switch (*c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '<': fputs("\\u003c", out); break;
-        case '>': fputs("\\u003e", out); break;
-        case '&': fputs("\\u0026", out); break;
+        case '"': hs_wmem(w, "\\\"", 2); break;
+        case '\\': hs_wmem(w, "\\\\", 2); break;
+        case '\n': hs_wmem(w, "\\n", 2); break;
+        case '\r': hs_wmem(w, "\\r", 2); break;
+        case '\t': hs_wmem(w, "\\t", 2); break;
+        case '<': hs_wmem(w, "\\u003c", 6); break;
+        case '>': hs_wmem(w, "\\u003e", 6); break;
+        case '&': hs_wmem(w, "\\u0026", 6); break;
         default:
             if (*c < 0x20) {
-                fprintf(out, "\\u%04x", *c);
-            } else if (*c >= 0x80) {
+                char u[8];
+                snprintf(u, sizeof u, "\\u%04x", *c);
+                hs_wmem(w, u, 6);
+            } else { /* >= 0x80 */
                 size_t n = hs_utf8_len(c);
                 if (n) {
-                    fwrite(c, 1, n, out);
+                    hs_wmem(w, c, n);
                     c += n;
                 } else { /* invalid UTF-8: U+FFFD keeps the JSON valid */
-                    fputs("\\ufffd", out);
+                    hs_wmem(w, "\\ufffd", 6);
                     c++;
                 }
                 continue;
-            } else {
-                putc(*c, out);
             }
         }
         c++;
     }
-    putc('"', out);
+    hs_wchar(w, '"');
+}
+
+void hs_json_string(FILE *out, const char *s)
+{
+    hs_wbuf w;
+    hs_wbuf_init(&w, out);
+    hs_wjson_string(&w, s);
+    hs_wflush(&w);
 }
 
 /* ---------------------------------------------------------------- wbuf */
@@ -352,7 +368,7 @@ void hs_wflush(hs_wbuf *w)
     w->n = 0;
 }
 
-void hs_wint(hs_wbuf *w, int64_t v)
+size_t hs_int_dec(char *out, int64_t v)
 {
     static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     static const uint64_t pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
@@ -366,10 +382,7 @@ void hs_wint(hs_wbuf *w, int64_t v)
      * less when below 10^t; then the sign */
     unsigned t = ((unsigned)(64 - __builtin_clzll(u1)) * 1233) >> 12;
     size_t k = t + 1 - (u1 < pow10[t]) + (v < 0);
-    if (w->n + k > w->cap)
-        hs_wflush(w);
-    char *p = w->buf + w->n + k; /* written from the last digit back */
-    w->n += k;
+    char *p = out + k; /* written from the last digit back */
     while (u >= 100) { /* two digits at a time */
         unsigned r = (unsigned)(u % 100);
         u /= 100;
@@ -384,6 +397,14 @@ void hs_wint(hs_wbuf *w, int64_t v)
     }
     if (v < 0)
         *--p = '-';
+    return k;
+}
+
+void hs_wint(hs_wbuf *w, int64_t v)
+{
+    if (w->n + 20 > w->cap)
+        hs_wflush(w);
+    w->n += hs_int_dec(w->buf + w->n, v);
 }
 
 void hs_wmem(hs_wbuf *w, const void *p, size_t len)

@@ -916,6 +916,112 @@ static void test_identical_samples_merged(void **state)
     hs_profile_free(p);
 }
 
+/* v, from hs_view_at_index, is the view hs_view_build makes at index si */
+static void assert_same_view(const hs_view *v, hs_profile *const *ps, size_t n,
+                             const hs_analysis_options *o, int si)
+{
+    char err[256], idx[8];
+    hs_analysis_options at = *o;
+    snprintf(idx, sizeof idx, "%d", si);
+    at.sample_index = idx;
+    hs_view *w = hs_view_build(ps, n, NULL, 0, &at, err, sizeof err);
+    if (!w)
+        fail_msg("view: %s", err);
+    assert_int_equal(v->sample_index, si);
+    assert_string_equal(v->sample_type, w->sample_type);
+    assert_string_equal(v->unit, w->unit);
+    assert_int_equal(v->total, w->total);
+    assert_int_equal(v->kept_total, w->kept_total);
+    assert_int_equal(v->n_nodes, w->n_nodes);
+    for (size_t i = 0; i < v->n_nodes; i++)
+        assert_string_equal(v->nodes[i].name, w->nodes[i].name);
+    assert_int_equal(v->n_stacks, w->n_stacks);
+    for (size_t i = 0; i < v->n_stacks; i++) {
+        const hs_stack *a = &v->stacks[i], *b = &w->stacks[i];
+        assert_int_equal(a->value, b->value);
+        assert_int_equal(a->n_samples, b->n_samples);
+        assert_ptr_equal(a->sample, b->sample);
+        assert_int_equal(a->n, b->n);
+        assert_memory_equal(a->nodes, b->nodes, a->n * sizeof *a->nodes);
+    }
+    /* and its call tree is that view's */
+    hs_calltree ta, tb;
+    assert_int_equal(hs_calltree_build(v, &ta, err, sizeof err), 0);
+    assert_int_equal(hs_calltree_build(w, &tb, err, sizeof err), 0);
+    assert_int_equal(ta.n, tb.n);
+    for (size_t i = 0; i < ta.n; i++) {
+        assert_int_equal(ta.t[i].node, tb.t[i].node);
+        assert_int_equal(ta.t[i].self, tb.t[i].self);
+        assert_int_equal(ta.t[i].total, tb.t[i].total);
+    }
+    hs_calltree_free(&ta);
+    hs_calltree_free(&tb);
+    hs_view_free(w);
+}
+
+/* hs_view_at_index (convert --to speedscope's other sample types) against
+ * a view built at that index: decoded profiles (stack classes) and built
+ * ones (hashes), labels, repeated stacks, a zero type, filters, merged
+ * inputs, one stack per sample, and negative values (built anew). */
+static void test_view_at_index(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    const hs_sample *s0 = &p->samples[0];
+    uint64_t ids[3];
+    hs_label labels[2];
+    memcpy(ids, s0->location_ids, sizeof ids);
+    memcpy(labels, s0->labels, sizeof labels);
+    int64_t plus[2] = {3, 30}, zero_ns[2] = {5, 0}, zero_count[2] = {0, 7};
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, labels, 2), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, zero_ns, NULL, 0), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, zero_count, NULL, 0), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, NULL, 0), 0);
+    void *buf;
+    size_t len;
+    char err[256];
+    assert_int_equal(hs_profile_encode(p, &buf, &len, err, sizeof err), 0);
+    hs_profile *q = hs_profile_decode(buf, len, err, sizeof err);
+    free(buf);
+    assert_non_null(q);
+    hs_profile *neg = make_profile(1, 1);
+    int64_t minus[2] = {-2, 10};
+    memcpy(ids, neg->samples[0].location_ids, sizeof ids);
+    assert_int_equal(hs_profile_add_sample(neg, ids, 3, minus, NULL, 0), 0);
+    assert_int_equal(hs_profile_add_sample(neg, ids, 3, plus, NULL, 0), 0);
+    hs_profile *sets[][2] = {{q, NULL}, {p, NULL}, {q, p}, {neg, NULL}};
+    size_t n_in[] = {1, 1, 2, 1};
+    for (size_t k = 0; k < sizeof n_in / sizeof *n_in; k++)
+        for (int variant = 0; variant < 5; variant++) {
+            hs_analysis_options o;
+            opts(&o, HS_KIND_NOTRIM);
+            if (variant == 1)
+                assert_int_equal(set(&o, HS_OPT_FOCUS, "work"), 1);
+            if (variant == 2)
+                o.each_sample = true;
+            if (variant == 3)
+                o.granularity = HS_GRAN_LINES;
+            if (variant == 4)
+                assert_int_equal(set(&o, HS_OPT_TAGFOCUS, "kind=alpha"), 1);
+            hs_view *v = hs_view_build(sets[k], n_in[k], NULL, 0, &o, err, sizeof err);
+            assert_non_null(v);
+            assert_int_equal(v->sample_index, 1);
+            for (int si = 0; si < 2; si++) {
+                hs_view *a = hs_view_at_index(v, sets[k], n_in[k], &o, si, err, sizeof err);
+                if (!a)
+                    fail_msg("at index %d: %s", si, err);
+                assert_same_view(a, sets[k], n_in[k], &o, si);
+                hs_view_free(a);
+            }
+            assert_null(hs_view_at_index(v, sets[k], n_in[k], &o, 2, err, sizeof err));
+            hs_view_free(v);
+            hs_analysis_options_free(&o);
+        }
+    hs_profile_free(neg);
+    hs_profile_free(q);
+    hs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -936,6 +1042,7 @@ int main(void)
         cmocka_unit_test(test_clean_path),
         cmocka_unit_test(test_re2_regexes),
         cmocka_unit_test(test_identical_samples_merged),
+        cmocka_unit_test(test_view_at_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
