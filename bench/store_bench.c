@@ -2,10 +2,13 @@
  * (bench/store_gen.h), against any backend:
  *
  *   store_bench URL [URL...] [--sizes 1000,10000,100000] [--runs 5] [--batch 32]
- *               [--paths 2000] [--used 400] [--fresh 4]
+ *               [--paths 2000] [--used 400] [--fresh 4] [--parallel-fill 0|1]
  *
  * Fills the stores (a fresh service name per run) with the same profiles
- * up to each size in turn, timing only hs_store_put, and at each size
+ * up to each size in turn, timing only hs_store_put (one store after the
+ * other, or with --parallel-fill 1 each store from a thread of its own at
+ * once: the fill then takes about as long as the slowest store's, and
+ * each store's ingest rate is measured while the others fill too), and at each size
  * times merges (median of --runs, the stores' runs interleaved: store 1,
  * store 2, store 1, ... so a change in the machine's load hits both): of
  * every stored profile, of the last 24 hours (a range cut inside hours),
@@ -21,6 +24,7 @@
  * per figure, one value per store (shared facts: one), for bench/store.sh
  * and bench/store_ch.sh to shape. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +109,45 @@ static size_t parse_sizes(const char *s, size_t *out, size_t max)
 
 static hs_store *stores[MAX_STORES];
 static size_t n_stores;
+
+/* One store's puts of a chunk of profiles, in batches (a thread's work
+ * with --parallel-fill): the wall and the thread's CPU time they took. */
+typedef struct {
+    hs_store *store;
+    const char *url;
+    item *items;
+    size_t n, batch;
+    const hs_store_profile **ps; /* room for batch */
+    double time, cpu;
+    int rc;
+} filler;
+
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void *fill(void *arg)
+{
+    filler *f = arg;
+    char err[512];
+    for (size_t k = 0; k < f->n && f->rc == 0; k += f->batch) {
+        size_t b = f->n - k < f->batch ? f->n - k : f->batch, dups;
+        for (size_t j = 0; j < b; j++)
+            f->ps[j] = &f->items[k + j].sp;
+        double a = now_s(), ac = thread_cpu_s();
+        int rc = hs_store_put(f->store, f->ps, b, &dups, err, sizeof err);
+        f->time += now_s() - a;
+        f->cpu += thread_cpu_s() - ac;
+        if (rc != 0 || dups) {
+            fprintf(stderr, "store_bench: put into %s: %s (dups %zu)\n", f->url, err, dups);
+            f->rc = -1;
+        }
+    }
+    return NULL;
+}
 
 /* One timed query (0, or -1 with a message printed). */
 typedef int (*bench_fn)(hs_store *s, const hs_store_query *q, int64_t *n_out);
@@ -207,11 +250,11 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: store_bench URL [URL...] [--sizes N,N..] [--runs R] [--batch B] [--paths P] [--used U] "
-                        "[--fresh F] [--pool N]\n");
+                        "[--fresh F] [--pool N] [--parallel-fill 0|1]\n");
         return 2;
     }
     size_t sizes[8] = {1000, 10000, 100000}, n_sizes = 3, runs = 5, batch = 32, paths = 2000, used = 400, fresh = 4,
-           n_pool = 512;
+           n_pool = 512, parallel = 0;
     int argi = 1;
     const char *urls[MAX_STORES];
     while (argi < argc && strncmp(argv[argi], "--", 2) != 0) {
@@ -236,13 +279,16 @@ int main(int argc, char **argv)
             fresh = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--pool"))
             n_pool = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--parallel-fill"))
+            parallel = strtoull(argv[i + 1], NULL, 10);
         else {
             fprintf(stderr, "store_bench: unknown option %s\n", argv[i]);
             return 2;
         }
     }
-    if (n_stores == 0 || runs < 1 || runs > 64 || batch < 1 || batch > 4096 || n_sizes == 0 || n_pool < 1) {
-        fprintf(stderr, "store_bench: bad URLs, --runs (1-64), --batch (1-4096) or --sizes\n");
+    if (n_stores == 0 || runs < 1 || runs > 64 || batch < 1 || batch > 4096 || n_sizes == 0 || n_pool < 1 ||
+        parallel > 1) {
+        fprintf(stderr, "store_bench: bad URLs, --runs (1-64), --batch (1-4096), --parallel-fill (0 or 1) or --sizes\n");
         return 2;
     }
     char err[512] = "", name[64];
@@ -269,9 +315,12 @@ int main(int argc, char **argv)
     t0 -= t0 % BENCH_MINUTE;
     size_t chunk = batch > 1024 ? batch : 1024;
     item *items = calloc(chunk, sizeof *items);
-    const hs_store_profile **ps = calloc(batch, sizeof *ps);
+    const hs_store_profile **ps = calloc(batch, sizeof *ps), **fps[MAX_STORES];
     if (!items || !ps)
         return 1;
+    for (size_t x = 0; x < n_stores; x++)
+        if (!(fps[x] = calloc(batch, sizeof **fps)))
+            return 1;
 
     /* the pool; the decomposition alone is timed, and what a profile looks like */
     pooled *pool = calloc(n_pool, sizeof *pool);
@@ -323,6 +372,30 @@ int main(int argc, char **argv)
             size_t n = sizes[si] - stored < chunk ? sizes[si] - stored : chunk;
             for (size_t k = 0; k < n; k++)
                 make(pool, n_pool, &items[k], next + k, t0);
+            if (parallel) {
+                filler f[MAX_STORES];
+                pthread_t th[MAX_STORES];
+                int failed = 0;
+                for (size_t x = 0; x < n_stores; x++) {
+                    f[x] = (filler){.store = stores[x], .url = urls[x], .items = items, .n = n, .batch = batch,
+                                    .ps = fps[x]};
+                    if (pthread_create(&th[x], NULL, fill, &f[x]) != 0) {
+                        fprintf(stderr, "store_bench: pthread_create failed\n");
+                        return 1;
+                    }
+                }
+                for (size_t x = 0; x < n_stores; x++) {
+                    pthread_join(th[x], NULL);
+                    put_time[x] += f[x].time;
+                    put_cpu[x] += f[x].cpu;
+                    failed |= f[x].rc;
+                }
+                if (failed)
+                    return 1;
+                stored += n;
+                next += n;
+                continue;
+            }
             for (size_t k = 0; k < n; k += batch) {
                 size_t b = n - k < batch ? n - k : batch, dups;
                 for (size_t j = 0; j < b; j++)
@@ -434,6 +507,8 @@ int main(int argc, char **argv)
     free(pool);
     free(items);
     free(ps);
+    for (size_t x = 0; x < n_stores; x++)
+        free(fps[x]);
     gen_model_free(m);
     for (size_t x = 0; x < n_stores; x++)
         hs_store_close(stores[x]);

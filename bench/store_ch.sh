@@ -17,6 +17,9 @@
 # Query figures are medians of BENCH_RUNS (default 5) runs; puts are of
 # BENCH_STORE_BATCH profiles (default 1024: a bulk load; the server's own
 # small group commits are bench/store_ch_ingest.sh's).
+# BENCH_STORE_PARALLEL=1 fills the two stores at once, each from a thread
+# of its own (the fill takes about ClickHouse's time instead of the sum;
+# each ingest rate is then measured while the other store fills too).
 # The ClickHouse store URL gets the options BENCH_CH_OPTIONS (default
 # rollup_labels=zone: the label rollup holds the zone label only, the one
 # a merge reads it for; the instance merge reads its series' samples. Set
@@ -36,12 +39,14 @@ DOC=$ROOT/docs/BENCHMARKS.md
 RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_STORE_SIZES:-10000,100000}
 BATCH=${BENCH_STORE_BATCH:-1024}
+PARALLEL=${BENCH_STORE_PARALLEL:-0}
 CH_OPTIONS=${BENCH_CH_OPTIONS-rollup_labels=zone}
 INVOCATION="bench/store_ch.sh $1"
 [ "$CH_OPTIONS" != "rollup_labels=zone" ] && INVOCATION="BENCH_CH_OPTIONS=$CH_OPTIONS $INVOCATION"
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 [ -n "${BENCH_STORE_SIZES:-}" ] && INVOCATION="BENCH_STORE_SIZES=$SIZES $INVOCATION"
 [ -n "${BENCH_STORE_BATCH:-}" ] && INVOCATION="BENCH_STORE_BATCH=$BATCH $INVOCATION"
+[ "$PARALLEL" = 1 ] && INVOCATION="BENCH_STORE_PARALLEL=1 $INVOCATION"
 LIBS=("$BUILD/lib/static/libhs_store.a" "$BUILD/lib/static/libhs_analysis.a" "$BUILD/lib/static/libhs_profile.a")
 for f in "${LIBS[@]}"; do
     [ -e "$f" ] || { echo "store_ch: $f is missing; build first (make)" >&2; exit 1; }
@@ -70,8 +75,10 @@ ch_wait bench "$H"
 VERSION=$(ch_sql "$H" "SELECT version()")
 
 CH_URL="clickhouse://127.0.0.1:$H/hs_bench${CH_OPTIONS:+?$CH_OPTIONS}"
-echo "store_ch: SQLite and ClickHouse $VERSION: $TMP/store_bench sqlite:$TMP/sqlite $CH_URL --sizes $SIZES --runs $RUNS --batch $BATCH"
-"$TMP/store_bench" "sqlite:$TMP/sqlite" "$CH_URL" --sizes "$SIZES" --runs "$RUNS" --batch "$BATCH" | tee "$TMP/out"
+echo "store_ch: SQLite and ClickHouse $VERSION: $TMP/store_bench sqlite:$TMP/sqlite $CH_URL --sizes $SIZES --runs $RUNS --batch $BATCH --parallel-fill $PARALLEL"
+FILL_START=$(date +%s)
+"$TMP/store_bench" "sqlite:$TMP/sqlite" "$CH_URL" --sizes "$SIZES" --runs "$RUNS" --batch "$BATCH" --parallel-fill "$PARALLEL" | tee "$TMP/out"
+echo "store_ch: store_bench took $(($(date +%s) - FILL_START)) s (fill and queries)"
 # ClickHouse's part count at the end.
 PARTS=$(ch_sql "$H" "SELECT count() FROM system.parts WHERE active AND database = 'hs_bench'")
 # What each table costs: its bytes on disk per stored profile.
@@ -82,7 +89,7 @@ LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 
 awk -v inv="$INVOCATION" -v chopt="${CH_OPTIONS:+?$CH_OPTIONS}" -v sizes="$SIZES" -v runs="$RUNS" -v load="$LOAD" -v cpu="$CPU" -v ver="$VERSION" \
-    -v parts="$PARTS" -v bytable="$BYTABLE" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v ncpu="$(nproc)" '
+    -v par="$PARALLEL" -v parts="$PARTS" -v bytable="$BYTABLE" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v ncpu="$(nproc)" '
 { a[$1] = $2; b[$1] = (NF >= 3) ? $3 : $2 }
 function r(x, y) { return (y > 0 && x > 0) ? sprintf("%.1f", x / y) : "-" }
 function pair(k) { return a[k] " | " b[k] }
@@ -92,7 +99,7 @@ END {
     print ""
     printf "Measured %s on %d cores of \"%s\"; load average at the end %s (a machine shared with other builds: every figure is wall time; both stores get the same puts one after the other, and each query'"'"'s runs alternate between them).\n\n", date, ncpu, cpu, load
     printf "Produced by: `%s` (one bench/store_bench.c run against `sqlite:DIR` and `clickhouse://127.0.0.1:PORT/hs_bench%s`, a throwaway ClickHouse %s server on the same machine).\n\n", inv, chopt, ver
-    printf "Profiles: a simulated fleet of one service: bench/store_gen.h CPU profiles (%s pprof samples over %s distinct stacks each), 1000 instances, 5 versions rolling, 100 profiles a minute (1 000 000 profiles span ~7 days); puts of %s profiles. Queries, medians of %d runs: every stored profile (\"all\"; ClickHouse reads its whole hours from the rollup), the last 24 hours from 10 minutes past an hour (rollup plus the partial hour from the samples), one version (20%%: ClickHouse reads its whole hours from the version rollup), one version in the last 24 hours, one instance (0.1%%: the samples of its series), one zone (50%%: with rollup_labels=zone ClickHouse reads its whole hours from the label rollup, else the samples of its series). ClickHouse / SQLite > 1 means ClickHouse is slower.\n\n", a["profile_pprof_samples"], a["profile_distinct_stacks"], a["batch"], runs
+    printf "Profiles: a simulated fleet of one service: bench/store_gen.h CPU profiles (%s pprof samples over %s distinct stacks each), 1000 instances, 5 versions rolling, 100 profiles a minute (1 000 000 profiles span ~7 days); puts of %s profiles%s. Queries, medians of %d runs: every stored profile (\"all\"; ClickHouse reads its whole hours from the rollup), the last 24 hours from 10 minutes past an hour (rollup plus the partial hour from the samples), one version (20%%: ClickHouse reads its whole hours from the version rollup), one version in the last 24 hours, one instance (0.1%%: the samples of its series), one zone (50%%: with rollup_labels=zone ClickHouse reads its whole hours from the label rollup, else the samples of its series). ClickHouse / SQLite > 1 means ClickHouse is slower.\n\n", a["profile_pprof_samples"], a["profile_distinct_stacks"], a["batch"], (par == 1 ? ", the two stores filled at once from two threads (each ingest rate measured while the other store fills too)" : ""), runs
     print "| stored profiles | ingest profiles/s SQLite | ClickHouse | merge all ms SQLite | ClickHouse | CH / SQLite | last 24 h ms SQLite | ClickHouse | bytes/profile SQLite | ClickHouse |"
     print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for (i = 1; i <= n; i++) {

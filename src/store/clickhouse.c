@@ -120,16 +120,18 @@
  *   (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) ... GROUP BY id)
  * over the (few) profile rows; other merges with
  *   ins NOT IN (<the other copies' tokens>)
- * a set that is empty unless such a race happened (found by a GROUP BY of
- * the integer pid, HAVING count() > 1, over the profile rows: only ids
- * stored twice are then grouped by their string), so the common merge
+ * a set that is empty unless such a race happened (seen when a merge's
+ * profile rows hold fewer distinct pids than rows, then found by a GROUP
+ * BY of the integer pid, HAVING count() > 1: only ids stored twice are
+ * then grouped by their string), so the common merge
  * reads the sample rows with no token test (a filtered merge with copies
  * among its profiles takes the exact way). All these subqueries run on
  * each shard over its local table (an
  * id's copies are co-located), on one server or a cluster alike, without
  * ZooKeeper or Replicated tables.
  *
- * Queries: a merge is one GROUP BY stack over samples inside ClickHouse;
+ * Queries: a merge is one GROUP BY stack over samples inside ClickHouse,
+ * in one request with its totals, checks and the watermark (ch_merge);
  * series bucket with intDiv in SQL; listings are SELECT DISTINCT; all
  * answers come back as RowBinary. Retention drops whole day partitions
  * (ALTER TABLE ... DROP PARTITION ID) and hides the boundary day's older
@@ -414,6 +416,11 @@ typedef struct {
     size_t n_roll_keys;
     hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
+    /* The retention watermark the last merge saw: a merge builds its SQL
+     * with it and reads the watermark in the same request, redoing the
+     * request when it changed (so it only saves a round trip). */
+    int64_t merge_wm;
+    int merge_wm_known;
 } ch_store;
 
 static const hs_store_ops ch_ops;
@@ -1773,12 +1780,19 @@ static void where_sel(ch_buf *b, const ch_store *s, const hs_store_query *q, int
 }
 
 /* " WHERE ..." (after FROM samples): the sample rows of the selection, one
- * copy per id (where_chosen as PREWHERE on one server: ClickHouse then
- * reads the other columns only of the rows of selected profiles; a
- * Distributed table of 18.16 takes no PREWHERE). */
+ * copy per id (where_chosen or where_sids as PREWHERE on one server:
+ * ClickHouse then reads the other columns only of the rows of selected
+ * profiles or series; a Distributed table of 18.16 takes no PREWHERE). */
 static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
                           const uint64_t *losers, size_t n_losers)
 {
+    if (sel == CH_SERIES && !s->cluster && !n_losers) {
+        buf_str(b, " PREWHERE 1");
+        where_sids(b, s, q, wm);
+        buf_str(b, " WHERE ");
+        where_rows(b, q, wm, 1);
+        return;
+    }
     if (sel == CH_CHOSEN) {
         if (s->cluster) {
             buf_str(b, " WHERE ");
@@ -2132,9 +2146,26 @@ static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, 
         where_attrs(b, q); /* (versions only: rollup_range) */
 }
 
+/* The rows of a merge's answer (RowBinary): the tag, then a stack and its
+ * sums (tag CH_ROW_STACK), the totals (CH_ROW_TOTALS: the count in the
+ * stack column, the sums, and in the array the time span and the checks),
+ * or the watermark (CH_ROW_WM, in v0). One request answers all three. */
+enum { CH_ROW_STACK, CH_ROW_TOTALS, CH_ROW_WM };
+
+/* ", sum(v0), ... , toInt64(0)": the sums of the nv value columns the type
+ * has of col (the others are 0: not read at all). */
+static void merge_sums(ch_buf *b, const char *col, size_t nv)
+{
+    for (size_t v = 0; v < HS_STORE_MAX_VALUES; v++)
+        if (v < nv)
+            buf_printf(b, ", sum(%s%zu)", col, v);
+        else
+            buf_str(b, ", toInt64(0)");
+}
+
 /* The merge from a rollup: its hours [b0, b1), summed on each shard,
  * plus the sample rows of the range's partial hours at either end (of the
- * rows sel selects); nv value columns. */
+ * rows sel selects); nv value columns. Rows of CH_ROW_STACK. */
 static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel, int64_t b0,
                          int64_t b1, size_t nv)
 {
@@ -2142,10 +2173,9 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
     /* (from <= 0: no lower bound, and profiles before 1970 are only in
      * the samples) */
     int head = from < b0 || from <= 0, tail = b1 && q->until_ns > b1;
-    buf_str(b, "SELECT stack");
-    for (size_t v = 0; v < HS_STORE_MAX_VALUES; v++)
-        buf_printf(b, v < nv ? ", sum(s%zu)" : ", toInt64(0)", v);
-    buf_str(b, " FROM (SELECT stack");
+    buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
+    merge_sums(b, "s", nv);
+    buf_str(b, ", emptyArrayInt64() FROM (SELECT stack");
     for (size_t v = 0; v < nv; v++)
         buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
     from_buckets(b, s, q, b0, b1, 1);
@@ -2167,10 +2197,27 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
                        (int64_t)(b1 / CH_BUCKET_NS));
         buf_str(b, ") GROUP BY stack");
     }
-    buf_str(b, ") GROUP BY stack FORMAT RowBinary");
+    buf_str(b, ") GROUP BY stack");
 }
 
-/* ", (profile rows of the days), (the series' count of them)": the
+/* The merged stacks of the selection (sel, the losers left out; from the
+ * rollup's hours [b0, b1) when roll): one GROUP BY inside ClickHouse, rows
+ * of CH_ROW_STACK. */
+static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+                         const uint64_t *losers, size_t n_losers, int roll, int64_t b0, int64_t b1, size_t nv)
+{
+    if (roll) {
+        merge_rollup(b, s, q, wm, sel, b0, b1, nv);
+        return;
+    }
+    buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
+    merge_sums(b, "v", nv);
+    buf_printf(b, ", emptyArrayInt64() FROM %s.samples", s->db);
+    where_samples(b, s, q, wm, sel, losers, n_losers);
+    buf_str(b, " GROUP BY stack");
+}
+
+/* ", (profile rows of the days), (the series' count of them)" (as Int64): the
  * series table holds every profile row of q's kind in the days of its
  * range when the two are equal (both count every copy; a series row lost
  * with a failed view insert, or rows stored before the series existed,
@@ -2180,11 +2227,11 @@ static void series_check(ch_buf *b, const ch_store *s, const hs_store_query *q, 
 {
     uint64_t kind = kind_of(q->service, q->type);
     for (int t = 0; t < 2; t++) {
-        buf_printf(b, t ? ", (SELECT sum(profiles) FROM %s.series WHERE kind = %" PRIu64
-                        : ", (SELECT count() FROM %s.samples WHERE rowtype = 0 AND kind = %" PRIu64,
+        buf_printf(b, t ? ", toInt64((SELECT sum(profiles) FROM %s.series WHERE kind = %" PRIu64
+                        : ", toInt64((SELECT count() FROM %s.samples WHERE rowtype = 0 AND kind = %" PRIu64,
                    s->db, kind);
         where_days(b, q, wm);
-        buf_str(b, ")");
+        buf_str(b, "))");
     }
 }
 
@@ -2229,82 +2276,218 @@ static int find_losers(ch_store *s, const hs_store_query *q, int64_t wm, uint64_
     return 0;
 }
 
+/* The answer of a merge request (merge_request): the stack rows into
+ * out->rows (when stacks is set), the totals into out and *x (their array:
+ * the time span, then the checks; *nx of them) when the row is there, the
+ * watermark into *wm_seen when its row is. -1 when malformed. */
+static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int64_t *x, size_t maxx, size_t *nx,
+                        int *have_totals, int64_t *wm_seen, int *have_wm)
+{
+    *have_totals = *have_wm = 0;
+    *nx = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        ch_rd r = {(const unsigned char *)ans->p, (const unsigned char *)ans->p + ans->len, 0};
+        size_t n = 0;
+        while (rd_more(&r)) {
+            uint8_t tag = rd_u8(&r);
+            uint64_t key = rd_u64(&r);
+            int64_t v[HS_STORE_MAX_VALUES];
+            for (int i = 0; i < HS_STORE_MAX_VALUES; i++)
+                v[i] = rd_i64(&r);
+            uint64_t len = rd_varint(&r);
+            if (r.bad || len > maxx || (uint64_t)(r.end - r.p) < len * 8)
+                return -1;
+            int64_t arr[16];
+            for (uint64_t i = 0; i < len; i++)
+                arr[i] = rd_i64(&r);
+            if (tag == CH_ROW_STACK) {
+                if (!stacks || len)
+                    return -1;
+                if (pass) {
+                    out->rows[n].stack = key;
+                    memcpy(out->rows[n].values, v, sizeof v);
+                }
+                n++;
+            } else if (tag == CH_ROW_TOTALS && pass == 0) {
+                if (*have_totals)
+                    return -1;
+                *have_totals = 1;
+                out->n_profiles = (int64_t)key;
+                memcpy(out->totals, v, sizeof v);
+                memcpy(x, arr, len * sizeof *x);
+                *nx = len;
+            } else if (tag == CH_ROW_WM && pass == 0) {
+                if (*have_wm)
+                    return -1;
+                *have_wm = 1;
+                *wm_seen = v[0];
+            } else if (tag > CH_ROW_WM) {
+                return -1;
+            }
+        }
+        if (pass == 0) {
+            if (!stacks)
+                return 0;
+            out->n_rows = n;
+            out->rows = malloc((n ? n : 1) * sizeof *out->rows);
+            if (!out->rows)
+                return -2;
+        }
+    }
+    return 0;
+}
+
 static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
     if (need_service_type(q, err, errlen))
         return -1;
     memset(out, 0, sizeof *out);
+    /* The watermark: the one the last merge saw, checked by this merge's
+     * own request (its CH_ROW_WM row); read first only by the first. */
     int64_t wm;
-    int rc = watermark(s, &wm, err, errlen);
+    pthread_mutex_lock(&s->mu);
+    int wm_known = s->merge_wm_known;
+    wm = s->merge_wm;
+    pthread_mutex_unlock(&s->mu);
+    int rc = wm_known ? 0 : watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    /* The profiles: count, totals, time span, sample types. Unless the
-     * selection is the exact one (ids, or ?rollup=0), also whether any id
-     * may be stored twice among them (a GROUP BY of the integer pid over
-     * the profile rows): if so, the copies to leave out are found
-     * (find_losers; with a version or label filter simply the exact way)
-     * and the totals asked again without them. When a rollup may answer,
-     * the profiles in its hours by both tables; with a version or label
-     * filter, whether the series table may be trusted (series_check). */
+    /* The sample types: those of (service, type), which never change (put
+     * refuses others; kept by kind_types once read): their count says
+     * which value columns to sum. Unknown (no profile yet, or an error
+     * that matters only when there are profiles): the stacks are asked
+     * after the totals. */
+    hs_store_types t;
+    char terr[256];
+    int trc = ch_type_info(base, q, &t, terr, sizeof terr);
+    /* One request asks for the profiles (count, totals, time span), the
+     * watermark, and the stacks of the selection the totals most likely
+     * allow. Unless the selection is the exact one (ids, or ?rollup=0),
+     * the totals also say whether any id may be stored twice among them
+     * (count() against uniqExact(pid), the integer hash of the id, over
+     * its profile rows; pids of different ids that collide only cost a
+     * look at the copies): if so, the
+     * copies to leave out are found (find_losers; with a version or label
+     * filter simply the exact way) and the request made again without
+     * them. When a rollup may answer, the profiles in its hours by both
+     * tables; with a version or label filter, whether the series table may
+     * be trusted (series_check). The stacks answered are used only when
+     * the totals confirm the selection and the rollup they were read with
+     * (else, rarely, they are asked again); a changed watermark redoes the
+     * request with it. */
     ch_buf b = {0}, ans = {0};
     uint64_t *losers = NULL;
     size_t n_losers = 0;
-    int filtered = q->n_versions || q->n_labels, roll = 0;
+    int filtered = q->n_versions || q->n_labels, roll = 0, have_stacks = 0;
     ch_sel sel = q->n_ids || (filtered && !s->rollup) ? CH_CHOSEN : filtered ? CH_SERIES : CH_ALL;
     int64_t b0 = 0, b1 = 0;
     char *blk = NULL;
-    for (int pass = 0;; pass++) {
+    for (int pass = 0, wm_changes = 0;; pass++) {
         if (n_losers > CH_IN_CHUNK)
             sel = CH_CHOSEN;
         int probe = sel != CH_CHOSEN && pass == 0, check = sel == CH_SERIES;
         roll = sel != CH_CHOSEN && n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
-        buf_printf(&b, "SELECT count(), sum(v0), sum(v1), sum(v2), sum(v3), min(start_ns), "
-                       "max(start_ns + duration_ns)");
-        if (probe) {
-            buf_printf(&b, ", (SELECT count() FROM (SELECT pid FROM %s.samples WHERE ", s->db);
-            where_rows(&b, q, wm, 0);
-            where_sel(&b, s, q, wm, sel, NULL, 0);
-            buf_str(&b, " GROUP BY pid HAVING count() > 1))");
-        }
+        int stacks = trc == 0;
+        buf_printf(&b, "SELECT toUInt8(%d), count(), sum(v0), sum(v1), sum(v2), sum(v3), [min(start_ns), "
+                       "max(start_ns + duration_ns)", CH_ROW_TOTALS);
+        if (probe)
+            buf_str(&b, ", toInt64(count() - uniqExact(pid))");
         if (roll) {
-            buf_printf(&b, ", countIf(start_ns >= %" PRId64, b0);
+            buf_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, b0);
             if (b1)
                 buf_printf(&b, " AND start_ns < %" PRId64, b1);
-            buf_str(&b, "), (SELECT sum(profiles)");
+            buf_str(&b, ")), toInt64((SELECT sum(profiles)");
             from_buckets(&b, s, q, b0, b1, 0);
-            buf_str(&b, ")");
+            buf_str(&b, "))");
         }
         if (check)
             series_check(&b, s, q, wm);
-        buf_printf(&b, " FROM %s.samples WHERE ", s->db);
-        where_profiles(&b, q, wm);
-        where_sel(&b, s, q, wm, sel, losers, n_losers);
+        buf_printf(&b, "] FROM %s.samples", s->db);
+        if (sel == CH_SERIES && !s->cluster) {
+            /* (the series' rows first: ClickHouse then reads the other
+             * columns of those rows only) */
+            buf_str(&b, " PREWHERE 1");
+            where_sids(&b, s, q, wm);
+            buf_str(&b, " WHERE ");
+            where_profiles(&b, q, wm);
+        } else {
+            buf_str(&b, " WHERE ");
+            where_profiles(&b, q, wm);
+            where_sel(&b, s, q, wm, sel, losers, n_losers);
+        }
+        buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toUInt64(0), max(before_ns), toInt64(0), toInt64(0), "
+                       "toInt64(0), emptyArrayInt64() FROM %s.retention", CH_ROW_WM, s->db);
+        if (stacks) {
+            buf_str(&b, " UNION ALL ");
+            merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, b0, b1, t.n);
+        }
         buf_str(&b, " FORMAT RowBinary");
         rc = run(s, &b, &ans, err, errlen);
+        hs_store_merged_free(out);
         if (rc) {
+            memset(out, 0, sizeof *out);
             free(losers);
             return rc;
         }
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        out->n_profiles = (int64_t)rd_u64(&r);
-        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-            out->totals[v] = rd_i64(&r);
-        out->min_start_ns = rd_i64(&r);
-        out->max_end_ns = rd_i64(&r);
-        int bad = r.bad;
-        uint64_t twice = probe ? rd_u64(&r) : 0, raw = roll ? rd_u64(&r) : 0, rolled = roll ? rd_u64(&r) : 0;
-        uint64_t in_days = check ? rd_u64(&r) : 0, in_series = check ? rd_u64(&r) : 0;
+        memset(out, 0, sizeof *out);
+        int64_t x[8], wm_seen = 0;
+        size_t nx, want = 2 + (size_t)probe + 2 * (size_t)roll + 2 * (size_t)check;
+        int have_totals, have_wm;
+        int mrc = merge_answer(&ans, out, stacks, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm);
         free(ans.p);
         ans = (ch_buf){0};
-        if (bad || r.bad) {
+        if (mrc || !have_totals || !have_wm || nx != want) {
             free(losers);
+            hs_store_merged_free(out);
             memset(out, 0, sizeof *out);
-            return malformed(err, errlen, "merge totals");
+            if (mrc == -2) {
+                set_err(err, errlen, "out of memory");
+                return -1;
+            }
+            return malformed(err, errlen, "merge");
         }
+        if (wm_seen != wm) {
+            /* (retention ran since: again with the new watermark, from
+             * the start; it only grows, so this ends unless hosts keep
+             * answering different ones) */
+            pthread_mutex_lock(&s->mu);
+            s->merge_wm = wm_seen;
+            s->merge_wm_known = 1;
+            pthread_mutex_unlock(&s->mu);
+            if (++wm_changes > 8) {
+                free(losers);
+                hs_store_merged_free(out);
+                memset(out, 0, sizeof *out);
+                set_err(err, errlen, "clickhouse: the retention watermark kept changing during the merge");
+                return HS_STORE_UNAVAILABLE;
+            }
+            wm = wm_seen;
+            free(losers);
+            losers = NULL;
+            n_losers = 0;
+            sel = q->n_ids || (filtered && !s->rollup) ? CH_CHOSEN : filtered ? CH_SERIES : CH_ALL;
+            pass = -1;
+            continue;
+        }
+        if (!wm_known) {
+            pthread_mutex_lock(&s->mu);
+            s->merge_wm = wm;
+            s->merge_wm_known = 1;
+            pthread_mutex_unlock(&s->mu);
+            wm_known = 1;
+        }
+        out->min_start_ns = x[0];
+        out->max_end_ns = x[1];
+        size_t at = 2;
+        uint64_t twice = probe ? (uint64_t)x[at++] : 0;
+        uint64_t raw = roll ? (uint64_t)x[at] : 0, rolled = roll ? (uint64_t)x[at + 1] : 0;
+        at += roll ? 2 : 0;
+        uint64_t in_days = check ? (uint64_t)x[at] : 0, in_series = check ? (uint64_t)x[at + 1] : 0;
         /* The rollup only when it holds exactly the profiles the samples
          * hold in those hours: else (a failed view insert, a kind shared
          * by two services) the raw rows answer. */
+        int asked_roll = roll;
         roll = roll && raw > 0 && raw == rolled;
         if (roll && q->n_labels) {
             /* (the hours from the first selected profile's to the last
@@ -2314,6 +2497,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             int64_t hours = end - start > CH_BUCKET_NS ? (end - start) / CH_BUCKET_NS : 1;
             roll = raw >= (uint64_t)s->label_roll_min * (uint64_t)hours;
         }
+        have_stacks = stacks && roll == asked_roll;
         if (check && in_days != in_series) {
             sel = CH_CHOSEN; /* the series table misses rows: the exact way */
             continue;
@@ -2325,24 +2509,28 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             continue;
         }
         rc = find_losers(s, q, wm, &losers, &n_losers, err, errlen);
-        if (rc)
+        if (rc) {
+            hs_store_merged_free(out);
+            memset(out, 0, sizeof *out);
             return rc;
+        }
         if (!n_losers)
             break; /* (pids that collide, not copies: the totals stand) */
     }
-    /* The sample types: those of (service, type), which never change
-     * (put refuses others; kept by kind_types once read). */
-    hs_store_types t;
-    char terr[256];
-    int trc = ch_type_info(base, q, &t, terr, sizeof terr);
     if (trc && out->n_profiles > 0) {
         free(losers);
+        hs_store_merged_free(out);
         memset(out, 0, sizeof *out);
         set_err(err, errlen, "%s", terr);
         return trc;
     }
+    hs_store_row *rows = out->rows;
+    size_t n_rows = out->n_rows;
+    out->rows = NULL;
+    out->n_rows = 0;
     if (trc == 0 && types_dup(&t, &out->types, &blk)) {
         free(losers);
+        free(rows);
         memset(out, 0, sizeof *out);
         set_err(err, errlen, "out of memory");
         return -1;
@@ -2350,49 +2538,45 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     out->owned = blk;
     if (out->n_profiles == 0) {
         free(losers);
+        free(rows);
         memset(out->totals, 0, sizeof out->totals);
         out->min_start_ns = out->max_end_ns = 0;
         return 0;
     }
-    /* The stacks: one GROUP BY inside ClickHouse, summing only the value
-     * columns the type has (the others are 0: not read at all). */
-    if (roll) {
-        merge_rollup(&b, s, q, wm, sel, b0, b1, out->types.n);
-    } else {
-        buf_str(&b, "SELECT stack");
-        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-            buf_printf(&b, (size_t)v < out->types.n ? ", sum(v%d)" : ", toInt64(0)", v);
-        buf_printf(&b, " FROM %s.samples", s->db);
-        where_samples(&b, s, q, wm, sel, losers, n_losers);
-        buf_str(&b, " GROUP BY stack FORMAT RowBinary");
+    if (have_stacks) {
+        free(losers);
+        out->rows = rows;
+        out->n_rows = n_rows;
+        return 0;
     }
+    /* The stacks again: the totals chose another way than the one the
+     * request read them with. */
+    free(rows);
+    merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, b0, b1, out->types.n);
+    buf_str(&b, " FORMAT RowBinary");
     free(losers);
     rc = run(s, &b, &ans, err, errlen);
     if (rc) {
         hs_store_merged_free(out);
         return rc;
     }
-    size_t row = 8 + 8 * HS_STORE_MAX_VALUES;
-    if (ans.len % row) {
-        free(ans.p);
+    int64_t x[8], wm_seen;
+    size_t nx;
+    int have_totals, have_wm;
+    hs_store_merged got = {0};
+    int mrc = merge_answer(&ans, &got, 1, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm);
+    free(ans.p);
+    if (mrc || have_totals || have_wm) {
+        free(got.rows);
         hs_store_merged_free(out);
+        if (mrc == -2) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
         return malformed(err, errlen, "merge");
     }
-    out->n_rows = ans.len / row;
-    out->rows = malloc((out->n_rows ? out->n_rows : 1) * sizeof *out->rows);
-    if (!out->rows) {
-        free(ans.p);
-        hs_store_merged_free(out);
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-    for (size_t i = 0; i < out->n_rows; i++) {
-        out->rows[i].stack = rd_u64(&r);
-        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-            out->rows[i].values[v] = rd_i64(&r);
-    }
-    free(ans.p);
+    out->rows = got.rows;
+    out->n_rows = got.n_rows;
     return 0;
 }
 

@@ -469,6 +469,19 @@ static void test_retention(void **state)
     assert_int_equal(hs_store_stats_get(s, &before, err, sizeof err), 0);
     assert_int_equal(before.profiles, 4);
     assert_int_equal(before.stacks, 4); /* 3 shared + only_early's "other" */
+    /* A second instance on the database merges before the retention (it
+     * keeps the watermark its merge saw) and after it: it sees the new
+     * watermark at once. */
+    char url[512];
+    url_of(url, sizeof url, db);
+    hs_store *other = hs_store_open(url, err, sizeof err);
+    if (!other)
+        fail_msg("open %s: %s", url, err);
+    hs_store_query sel = {.service = "svc", .type = "cpu"};
+    hs_store_merged m;
+    assert_int_equal(hs_store_merge(other, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, 4);
+    hs_store_merged_free(&m);
 
     if (hs_store_retain(s, d2 + 6 * 3600 * SEC, err, sizeof err))
         fail_msg("retain: %s", err);
@@ -479,7 +492,6 @@ static void test_retention(void **state)
     assert_int_equal(parts_of_day(db, "rollup_label", "20231114"), 0);
     hs_store_profile_row *rows;
     size_t n;
-    hs_store_query sel = {.service = "svc", .type = "cpu"};
     assert_int_equal(hs_store_profiles(s, &sel, 0, &rows, &n, err, sizeof err), 0);
     assert_int_equal(n, 2);
     assert_string_equal(rows[0].id, "day2-late");
@@ -490,12 +502,13 @@ static void test_retention(void **state)
     assert_int_equal(after.profiles, 2);
     assert_int_equal(after.samples, 2 + 3);
     assert_true(after.bytes < before.bytes);
-    hs_store_merged m;
-    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
-    assert_int_equal(m.n_profiles, 2);
-    assert_int_equal(m.totals[1], 100 * 3 + 1000 * 6);
-    assert_int_equal(merged_value(&m, st2.st[2].hash, 1), -1);
-    hs_store_merged_free(&m);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(hs_store_merge(k ? other : s, &sel, &m, err, sizeof err), 0);
+        assert_int_equal(m.n_profiles, 2);
+        assert_int_equal(m.totals[1], 100 * 3 + 1000 * 6);
+        assert_int_equal(merged_value(&m, st2.st[2].hash, 1), -1);
+        hs_store_merged_free(&m);
+    }
     char **v;
     assert_int_equal(hs_store_label_values(s, &sel, "instance", &v, &n, err, sizeof err), 0);
     assert_int_equal(n, 1);
@@ -504,6 +517,13 @@ static void test_retention(void **state)
      * used; a retention older than the last one changes nothing. */
     assert_int_equal(hs_store_retain(s, d3, err, sizeof err), 0);
     assert_int_equal(hs_store_retain(s, d1, err, sizeof err), 0);
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(hs_store_merge(k ? other : s, &sel, &m, err, sizeof err), 0);
+        assert_int_equal(m.n_profiles, 1);
+        assert_int_equal(m.totals[1], 1000 * 6);
+        hs_store_merged_free(&m);
+    }
+    hs_store_close(other);
     assert_int_equal(hs_store_stats_get(s, &after, err, sizeof err), 0);
     assert_int_equal(after.profiles, 1);
     assert_int_equal(after.stacks, 3);
