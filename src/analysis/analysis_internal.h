@@ -56,6 +56,9 @@ int hs_an_strtab_init(hs_an_strtab *t);
 void hs_an_strtab_free(hs_an_strtab *t);
 /* id of s, interned if new; UINT32_MAX on out of memory */
 uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s);
+/* No more lookups: the table's map is freed, its strings stay (a later
+ * intern still works but no longer finds the strings interned before). */
+void hs_an_strtab_seal(hs_an_strtab *t);
 
 /* ---- compiled filters ---- */
 typedef struct {

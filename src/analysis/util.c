@@ -64,6 +64,11 @@ uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s)
     return id;
 }
 
+void hs_an_strtab_seal(hs_an_strtab *t)
+{
+    hs_an_map_free(&t->map);
+}
+
 /* Go's filepath.Clean, in place (the write index never passes the read). */
 void hs_analysis_clean_path(char *p)
 {

@@ -19,7 +19,6 @@ struct hs_view_private {
     hs_an_map node_map;
     hs_stack *stacks;
     size_t n_stacks, cap_stacks;
-    size_t *stack_off;  /* offsets into arena while building */
     uint32_t *arena;
     uint8_t *inl_arena;
     size_t arena_n, arena_cap;
@@ -483,10 +482,6 @@ static int add_stack(struct hs_view_private *pv, size_t need)
         if (!ns)
             return -1;
         pv->stacks = ns;
-        size_t *no = realloc(pv->stack_off, nc * sizeof *no);
-        if (!no)
-            return -1;
-        pv->stack_off = no;
         pv->cap_stacks = nc;
     }
     if (pv->arena_n + need > pv->arena_cap) {
@@ -593,9 +588,11 @@ typedef struct {
     uint64_t entry; /* as in add_profile's `seen` */
 } class_seen;
 
-/* Process one profile's samples. sign: 0 NEW, 1 BASE. */
-static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, double scale,
-                       const hs_an_filters *f, bool *flags_out, char *err, size_t errlen)
+/* Process one profile's samples. sign: 0 NEW, 1 BASE. last: no profile
+ * follows, so once its locations are done no node is added any more. */
+static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, bool last,
+                       double scale, const hs_an_filters *f, bool *flags_out, char *err,
+                       size_t errlen)
 {
     struct hs_view_private *pv = &vf->priv;
     prof_ctx c;
@@ -620,6 +617,10 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     if (compute_matches(&c) < 0 || compute_locations(&c, pv) < 0) {
         hs_an_err(err, errlen, "out of memory");
         goto out;
+    }
+    if (last) { /* the lookup tables of nodes and names are not needed any more */
+        hs_an_map_free(&pv->node_map);
+        hs_an_strtab_seal(&pv->strs);
     }
     int64_t base_key = 0; /* the string "pprof::base", which marks --diff-base samples */
     for (size_t i = 1; i < p->n_strings && !base_key; i++)
@@ -720,7 +721,6 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             hs_an_err(err, errlen, "out of memory");
             goto out;
         }
-        size_t off = pv->arena_n;
         for (size_t k = n; k-- > 0;) { /* a location has one or two nodes: no memcpy calls */
             const loc_info *li = &c.li[locs[k] - p->locations];
             for (uint32_t j = 0; j < li->n; j++) {
@@ -730,7 +730,6 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             pv->arena_n += li->n;
         }
         hs_stack *st = &pv->stacks[pv->n_stacks];
-        pv->stack_off[pv->n_stacks] = off;
         pv->n_stacks++;
         st->n = (uint32_t)need;
         st->value = is_base ? 0 : v;
@@ -864,16 +863,16 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     for (size_t i = 0; i < n + n_base; i++) {
         bool is_base = i >= n;
         const hs_profile *q = is_base ? bs[i - n] : ps[i];
-        if (add_profile(vf, q, si, is_base, is_base ? 1.0 : scale, &f, flags, err, errlen) < 0)
+        if (add_profile(vf, q, si, is_base, i + 1 == n + n_base, is_base ? 1.0 : scale, &f, flags,
+                        err, errlen) < 0)
             goto fail;
     }
-    /* fix up stack pointers now that the arena is final */
-    for (size_t i = 0; i < pv->n_stacks; i++) {
-        pv->stacks[i].nodes = pv->arena + pv->stack_off[i];
-        pv->stacks[i].inl = pv->inl_arena + pv->stack_off[i];
+    /* fix up stack pointers now that the arena is final: the stacks' node
+     * lists follow each other in it */
+    for (size_t i = 0, off = 0; i < pv->n_stacks; off += pv->stacks[i++].n) {
+        pv->stacks[i].nodes = pv->arena + off;
+        pv->stacks[i].inl = pv->inl_arena + off;
     }
-    free(pv->stack_off);
-    pv->stack_off = NULL;
     vf->trim_path = vf->source_path = NULL;
     /* pprof's computeTotal: with -diff_base samples, the total is theirs */
     if (vf->diff_total > 0) {
@@ -963,7 +962,6 @@ void hs_view_free(hs_view *v)
     hs_an_map_free(&pv->node_map);
     free(pv->nodes);
     free(pv->stacks);
-    free(pv->stack_off);
     free(pv->arena);
     free(pv->inl_arena);
     free(pv->warnings);
