@@ -158,11 +158,10 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     char *name = hs_an_printable_name(n->function, n->file, n->objfile, n->line, n->address);
     if (!name)
         return UINT32_MAX;
-    uint32_t nid = hs_an_strtab_intern(&pv->strs, name);
+    n->name = hs_an_strtab_keep(&pv->strs, name); /* nearly every node's is its own */
     free(name);
-    if (nid == UINT32_MAX)
+    if (!n->name)
         return UINT32_MAX;
-    n->name = pv->strs.strs[nid];
     id = (uint32_t)pv->n_nodes;
     if (hs_an_map_put(&pv->node_map, h, id) < 0)
         return UINT32_MAX;
@@ -474,20 +473,19 @@ oom:
     return -1;
 }
 
-static int add_stack(struct hs_view_private *pv, size_t need)
+/* Room for n_stacks more stacks and n_frames more nodes in the arena. */
+static int reserve_stacks(struct hs_view_private *pv, size_t n_stacks, size_t n_frames)
 {
-    if (pv->n_stacks == pv->cap_stacks) {
-        size_t nc = pv->cap_stacks ? pv->cap_stacks * 2 : 1024;
+    if (pv->n_stacks + n_stacks > pv->cap_stacks) {
+        size_t nc = pv->n_stacks + n_stacks;
         hs_stack *ns = realloc(pv->stacks, nc * sizeof *ns);
         if (!ns)
             return -1;
         pv->stacks = ns;
         pv->cap_stacks = nc;
     }
-    if (pv->arena_n + need > pv->arena_cap) {
-        size_t nc = pv->arena_cap ? pv->arena_cap : 65536;
-        while (nc < pv->arena_n + need)
-            nc *= 2;
+    if (pv->arena_n + n_frames > pv->arena_cap) {
+        size_t nc = pv->arena_n + n_frames;
         uint32_t *na = realloc(pv->arena, nc * sizeof *na);
         if (!na)
             return -1;
@@ -499,6 +497,21 @@ static int add_stack(struct hs_view_private *pv, size_t need)
         pv->arena_cap = nc;
     }
     return 0;
+}
+
+/* Room for one more stack of `need` nodes, both tables grown by doubling. */
+static int add_stack(struct hs_view_private *pv, size_t need)
+{
+    size_t more_stacks = 0, more_frames = 0;
+    if (pv->n_stacks == pv->cap_stacks)
+        more_stacks = pv->cap_stacks ? pv->cap_stacks : 1024;
+    if (pv->arena_n + need > pv->arena_cap) {
+        size_t nc = pv->arena_cap ? pv->arena_cap : 65536;
+        while (nc < pv->arena_n + need)
+            nc *= 2;
+        more_frames = nc - pv->arena_n;
+    }
+    return reserve_stacks(pv, more_stacks, more_frames);
 }
 
 /* pprof's FilterSamplesByName + ShowFrom + FilterSamplesByTag for one
@@ -621,6 +634,39 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     if (last) { /* the lookup tables of nodes and names are not needed any more */
         hs_an_map_free(&pv->node_map);
         hs_an_strtab_seal(&pv->strs);
+    }
+    if (classes) {
+        /* room for every stack this profile can add and their nodes, at
+         * once: grown by doubling, the arena was copied (old and new alive)
+         * at its largest, which was the peak of the whole build. One stack
+         * per stack class of label-less samples, one per labelled sample; the
+         * filters can only drop nodes. */
+        uint8_t *counted = calloc(n_classes, 1);
+        size_t more_stacks = 0, more_frames = 0;
+        if (!counted) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+        for (size_t s = 0; s < p->n_samples; s++) {
+            const hs_sample *S = &p->samples[s];
+            uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
+            if (k < n_classes) {
+                if (counted[k])
+                    continue;
+                counted[k] = 1;
+            }
+            more_stacks++;
+            for (size_t j = 0; j < S->n_locations; j++) {
+                const hs_location *L = hs_profile_location_fast(p, S->location_ids[j]);
+                if (L)
+                    more_frames += c.li[L - p->locations].n;
+            }
+        }
+        free(counted);
+        if (reserve_stacks(pv, more_stacks, more_frames) < 0) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
     }
     int64_t base_key = 0; /* the string "pprof::base", which marks --diff-base samples */
     for (size_t i = 1; i < p->n_strings && !base_key; i++)
