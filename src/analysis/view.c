@@ -270,9 +270,13 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
     bool by_function = c->gran == HS_GRAN_FUNCTIONS && !c->obj_names;
     uint32_t *fn_node = by_function ? calloc(p->n_functions + 1, sizeof *fn_node) : NULL;
     uint32_t *map_obj = calloc(p->n_mappings + 1, sizeof *map_obj);
-    if ((by_function && !fn_node) || !map_obj) {
+    /* a function's node name and file (trimmed, cleaned) as strtab ids, the
+     * same in each of its lines: found once (file id + 1, name id) */
+    uint32_t *fn_strs = calloc(2 * (p->n_functions + 1), sizeof *fn_strs);
+    if ((by_function && !fn_node) || !map_obj || !fn_strs) {
         free(fn_node);
         free(map_obj);
+        free(fn_strs);
         return -1;
     }
     for (size_t i = 0; i < p->n_locations; i++) {
@@ -424,24 +428,32 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     const char *name = hs_profile_string(p, fn->name);
                     if (c->gran == HS_GRAN_FILES)
                         name = "";
-                    const char *file = hs_profile_string(p, fn->filename);
-                    if (c->gran == HS_GRAN_FUNCTIONS)
-                        file = "";
-                    if (*file && !c->untrimmed)
-                        file = hs_analysis_trim_path(file, c->trim_path, c->source_path);
-                    if (*file) {
-                        char *cf = strdup(file);
-                        if (!cf)
+                    uint32_t *fs = &fn_strs[2 * (size_t)(fn - p->functions)];
+                    if (!fs[0]) {
+                        const char *file = hs_profile_string(p, fn->filename);
+                        if (c->gran == HS_GRAN_FUNCTIONS)
+                            file = "";
+                        if (*file && !c->untrimmed)
+                            file = hs_analysis_trim_path(file, c->trim_path, c->source_path);
+                        uint32_t fid = empty;
+                        if (*file) {
+                            char *cf = strdup(file);
+                            if (!cf)
+                                goto oom;
+                            hs_analysis_clean_path(cf);
+                            fid = hs_an_strtab_intern(&pv->strs, cf);
+                            free(cf);
+                            if (fid == UINT32_MAX)
+                                goto oom;
+                        }
+                        uint32_t nid = hs_an_strtab_intern(&pv->strs, name);
+                        if (nid == UINT32_MAX)
                             goto oom;
-                        hs_analysis_clean_path(cf);
-                        k.file = hs_an_strtab_intern(&pv->strs, cf);
-                        free(cf);
-                        if (k.file == UINT32_MAX)
-                            goto oom;
+                        fs[0] = fid + 1;
+                        fs[1] = nid;
                     }
-                    k.function = hs_an_strtab_intern(&pv->strs, name);
-                    if (k.function == UINT32_MAX)
-                        goto oom;
+                    k.file = fs[0] - 1;
+                    k.function = fs[1];
                     if (c->gran == HS_GRAN_LINES || c->gran == HS_GRAN_ADDRESSES)
                         k.line = ln->line;
                     if (!*name || c->obj_names) {
@@ -468,11 +480,13 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
     free(keep);
     free(fn_node);
     free(map_obj);
+    free(fn_strs);
     return 0;
 oom:
     free(keep);
     free(fn_node);
     free(map_obj);
+    free(fn_strs);
     return -1;
 }
 
