@@ -50,12 +50,22 @@ typedef struct {
     char **strs;
     size_t n, cap;
     hs_an_map map;
+    char *chunks;      /* the strings, packed in malloc'd chunks (a list) */
+    char *free_at;     /* the next string's place in the newest chunk */
+    size_t free_left;
 } hs_an_strtab;
 
 int hs_an_strtab_init(hs_an_strtab *t);
 void hs_an_strtab_free(hs_an_strtab *t);
 /* id of s, interned if new; UINT32_MAX on out of memory */
 uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s);
+/* No more lookups: the table's map is freed, its strings stay (a later
+ * intern still works but no longer finds the strings interned before). */
+void hs_an_strtab_seal(hs_an_strtab *t);
+/* A copy of s kept as long as the table, not interned (no id, never found
+ * by hs_an_strtab_intern): for strings that are mostly distinct. NULL on out
+ * of memory. */
+const char *hs_an_strtab_keep(hs_an_strtab *t, const char *s);
 
 /* ---- compiled filters ---- */
 typedef struct {

@@ -25,11 +25,41 @@ int hs_an_strtab_init(hs_an_strtab *t)
 
 void hs_an_strtab_free(hs_an_strtab *t)
 {
-    for (size_t i = 0; i < t->n; i++)
-        free(t->strs[i]);
+    while (t->chunks) {
+        char *next;
+        memcpy(&next, t->chunks, sizeof next);
+        free(t->chunks);
+        t->chunks = next;
+    }
     free(t->strs);
     hs_an_map_free(&t->map);
     memset(t, 0, sizeof *t);
+}
+
+/* A copy of s[0..len] in t's chunks: one malloc per 64 KiB of strings, not
+ * one per string (whose header and rounding cost as much as a short name). */
+static char *strtab_store(hs_an_strtab *t, const char *s, size_t len)
+{
+    if (t->free_left < len + 1) {
+        size_t size = sizeof(char *) + (len + 1 > 65536 ? len + 1 : 65536);
+        char *c = malloc(size);
+        if (!c)
+            return NULL;
+        memcpy(c, &t->chunks, sizeof t->chunks); /* the chunk before it */
+        t->chunks = c;
+        t->free_at = c + sizeof(char *);
+        t->free_left = size - sizeof(char *);
+    }
+    char *d = t->free_at;
+    memcpy(d, s, len + 1);
+    t->free_at += len + 1;
+    t->free_left -= len + 1;
+    return d;
+}
+
+const char *hs_an_strtab_keep(hs_an_strtab *t, const char *s)
+{
+    return strtab_store(t, s, strlen(s));
 }
 
 uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s)
@@ -51,17 +81,17 @@ uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s)
         t->strs = ns;
         t->cap = nc;
     }
-    char *copy = malloc(len + 1);
-    if (!copy)
-        return UINT32_MAX;
-    memcpy(copy, s, len + 1);
+    char *copy = strtab_store(t, s, len); /* on failure below, left unused in its chunk */
     id = (uint32_t)t->n;
-    if (hs_an_map_put(&t->map, h, id) < 0) {
-        free(copy);
+    if (!copy || hs_an_map_put(&t->map, h, id) < 0)
         return UINT32_MAX;
-    }
     t->strs[t->n++] = copy;
     return id;
+}
+
+void hs_an_strtab_seal(hs_an_strtab *t)
+{
+    hs_an_map_free(&t->map);
 }
 
 /* Go's filepath.Clean, in place (the write index never passes the read). */

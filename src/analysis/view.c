@@ -19,7 +19,6 @@ struct hs_view_private {
     hs_an_map node_map;
     hs_stack *stacks;
     size_t n_stacks, cap_stacks;
-    size_t *stack_off;  /* offsets into arena while building */
     uint32_t *arena;
     uint8_t *inl_arena;
     size_t arena_n, arena_cap;
@@ -159,11 +158,10 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     char *name = hs_an_printable_name(n->function, n->file, n->objfile, n->line, n->address);
     if (!name)
         return UINT32_MAX;
-    uint32_t nid = hs_an_strtab_intern(&pv->strs, name);
+    n->name = hs_an_strtab_keep(&pv->strs, name); /* nearly every node's is its own */
     free(name);
-    if (nid == UINT32_MAX)
+    if (!n->name)
         return UINT32_MAX;
-    n->name = pv->strs.strs[nid];
     id = (uint32_t)pv->n_nodes;
     if (hs_an_map_put(&pv->node_map, h, id) < 0)
         return UINT32_MAX;
@@ -186,6 +184,7 @@ typedef struct {
     size_t n_lists, cap_lists;
     bool fm, im, hm, hnm, sfm; /* "matched something" flags */
     uint8_t **keepmask;        /* optional: per location, kept lines (filter_profile) */
+    uint32_t most_nodes;       /* the longest node list of a location */
 } prof_ctx;
 
 static const hs_function *line_fn(const hs_profile *p, const hs_line *l)
@@ -271,9 +270,13 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
     bool by_function = c->gran == HS_GRAN_FUNCTIONS && !c->obj_names;
     uint32_t *fn_node = by_function ? calloc(p->n_functions + 1, sizeof *fn_node) : NULL;
     uint32_t *map_obj = calloc(p->n_mappings + 1, sizeof *map_obj);
-    if ((by_function && !fn_node) || !map_obj) {
+    /* a function's node name and file (trimmed, cleaned) as strtab ids, the
+     * same in each of its lines: found once (file id + 1, name id) */
+    uint32_t *fn_strs = calloc(2 * (p->n_functions + 1), sizeof *fn_strs);
+    if ((by_function && !fn_node) || !map_obj || !fn_strs) {
         free(fn_node);
         free(map_obj);
+        free(fn_strs);
         return -1;
     }
     for (size_t i = 0; i < p->n_locations; i++) {
@@ -425,24 +428,32 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     const char *name = hs_profile_string(p, fn->name);
                     if (c->gran == HS_GRAN_FILES)
                         name = "";
-                    const char *file = hs_profile_string(p, fn->filename);
-                    if (c->gran == HS_GRAN_FUNCTIONS)
-                        file = "";
-                    if (*file && !c->untrimmed)
-                        file = hs_analysis_trim_path(file, c->trim_path, c->source_path);
-                    if (*file) {
-                        char *cf = strdup(file);
-                        if (!cf)
+                    uint32_t *fs = &fn_strs[2 * (size_t)(fn - p->functions)];
+                    if (!fs[0]) {
+                        const char *file = hs_profile_string(p, fn->filename);
+                        if (c->gran == HS_GRAN_FUNCTIONS)
+                            file = "";
+                        if (*file && !c->untrimmed)
+                            file = hs_analysis_trim_path(file, c->trim_path, c->source_path);
+                        uint32_t fid = empty;
+                        if (*file) {
+                            char *cf = strdup(file);
+                            if (!cf)
+                                goto oom;
+                            hs_analysis_clean_path(cf);
+                            fid = hs_an_strtab_intern(&pv->strs, cf);
+                            free(cf);
+                            if (fid == UINT32_MAX)
+                                goto oom;
+                        }
+                        uint32_t nid = hs_an_strtab_intern(&pv->strs, name);
+                        if (nid == UINT32_MAX)
                             goto oom;
-                        hs_analysis_clean_path(cf);
-                        k.file = hs_an_strtab_intern(&pv->strs, cf);
-                        free(cf);
-                        if (k.file == UINT32_MAX)
-                            goto oom;
+                        fs[0] = fid + 1;
+                        fs[1] = nid;
                     }
-                    k.function = hs_an_strtab_intern(&pv->strs, name);
-                    if (k.function == UINT32_MAX)
-                        goto oom;
+                    k.file = fs[0] - 1;
+                    k.function = fs[1];
                     if (c->gran == HS_GRAN_LINES || c->gran == HS_GRAN_ADDRESSES)
                         k.line = ln->line;
                     if (!*name || c->obj_names) {
@@ -463,36 +474,35 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
             }
         }
         li->n = (uint32_t)(c->n_lists - li->off);
+        if (li->n > c->most_nodes)
+            c->most_nodes = li->n;
     }
     free(keep);
     free(fn_node);
     free(map_obj);
+    free(fn_strs);
     return 0;
 oom:
     free(keep);
     free(fn_node);
     free(map_obj);
+    free(fn_strs);
     return -1;
 }
 
-static int add_stack(struct hs_view_private *pv, size_t need)
+/* Room for n_stacks more stacks and n_frames more nodes in the arena. */
+static int reserve_stacks(struct hs_view_private *pv, size_t n_stacks, size_t n_frames)
 {
-    if (pv->n_stacks == pv->cap_stacks) {
-        size_t nc = pv->cap_stacks ? pv->cap_stacks * 2 : 1024;
+    if (pv->n_stacks + n_stacks > pv->cap_stacks) {
+        size_t nc = pv->n_stacks + n_stacks;
         hs_stack *ns = realloc(pv->stacks, nc * sizeof *ns);
         if (!ns)
             return -1;
         pv->stacks = ns;
-        size_t *no = realloc(pv->stack_off, nc * sizeof *no);
-        if (!no)
-            return -1;
-        pv->stack_off = no;
         pv->cap_stacks = nc;
     }
-    if (pv->arena_n + need > pv->arena_cap) {
-        size_t nc = pv->arena_cap ? pv->arena_cap : 65536;
-        while (nc < pv->arena_n + need)
-            nc *= 2;
+    if (pv->arena_n + n_frames > pv->arena_cap) {
+        size_t nc = pv->arena_n + n_frames;
         uint32_t *na = realloc(pv->arena, nc * sizeof *na);
         if (!na)
             return -1;
@@ -504,6 +514,21 @@ static int add_stack(struct hs_view_private *pv, size_t need)
         pv->arena_cap = nc;
     }
     return 0;
+}
+
+/* Room for one more stack of `need` nodes, both tables grown by doubling. */
+static int add_stack(struct hs_view_private *pv, size_t need)
+{
+    size_t more_stacks = 0, more_frames = 0;
+    if (pv->n_stacks == pv->cap_stacks)
+        more_stacks = pv->cap_stacks ? pv->cap_stacks : 1024;
+    if (pv->arena_n + need > pv->arena_cap) {
+        size_t nc = pv->arena_cap ? pv->arena_cap : 65536;
+        while (nc < pv->arena_n + need)
+            nc *= 2;
+        more_frames = nc - pv->arena_n;
+    }
+    return reserve_stacks(pv, more_stacks, more_frames);
 }
 
 /* pprof's FilterSamplesByName + ShowFrom + FilterSamplesByTag for one
@@ -593,9 +618,11 @@ typedef struct {
     uint64_t entry; /* as in add_profile's `seen` */
 } class_seen;
 
-/* Process one profile's samples. sign: 0 NEW, 1 BASE. */
-static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, double scale,
-                       const hs_an_filters *f, bool *flags_out, char *err, size_t errlen)
+/* Process one profile's samples. sign: 0 NEW, 1 BASE. last: no profile
+ * follows, so once its locations are done no node is added any more. */
+static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, bool last,
+                       double scale, const hs_an_filters *f, bool *flags_out, char *err,
+                       size_t errlen)
 {
     struct hs_view_private *pv = &vf->priv;
     prof_ctx c;
@@ -620,6 +647,40 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     if (compute_matches(&c) < 0 || compute_locations(&c, pv) < 0) {
         hs_an_err(err, errlen, "out of memory");
         goto out;
+    }
+    if (last) { /* the lookup tables of nodes and names are not needed any more */
+        hs_an_map_free(&pv->node_map);
+        hs_an_strtab_seal(&pv->strs);
+    }
+    if (classes) {
+        /* room for every stack this profile can add and their nodes, at
+         * once: grown by doubling, the arena was copied (old and new alive)
+         * at its largest, which was the peak of the whole build. One stack
+         * per stack class of label-less samples, one per labelled sample, of
+         * at most most_nodes nodes per location (the pages past those used
+         * stay untouched; counting each location's was 7% of the build). */
+        uint8_t *counted = calloc(n_classes, 1);
+        size_t more_stacks = 0, more_frames = 0;
+        if (!counted) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+        for (size_t s = 0; s < p->n_samples; s++) {
+            const hs_sample *S = &p->samples[s];
+            uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
+            if (k < n_classes) {
+                if (counted[k])
+                    continue;
+                counted[k] = 1;
+            }
+            more_stacks++;
+            more_frames += S->n_locations * c.most_nodes;
+        }
+        free(counted);
+        if (reserve_stacks(pv, more_stacks, more_frames) < 0) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
     }
     int64_t base_key = 0; /* the string "pprof::base", which marks --diff-base samples */
     for (size_t i = 1; i < p->n_strings && !base_key; i++)
@@ -720,7 +781,6 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             hs_an_err(err, errlen, "out of memory");
             goto out;
         }
-        size_t off = pv->arena_n;
         for (size_t k = n; k-- > 0;) { /* a location has one or two nodes: no memcpy calls */
             const loc_info *li = &c.li[locs[k] - p->locations];
             for (uint32_t j = 0; j < li->n; j++) {
@@ -730,7 +790,6 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             pv->arena_n += li->n;
         }
         hs_stack *st = &pv->stacks[pv->n_stacks];
-        pv->stack_off[pv->n_stacks] = off;
         pv->n_stacks++;
         st->n = (uint32_t)need;
         st->value = is_base ? 0 : v;
@@ -864,17 +923,16 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     for (size_t i = 0; i < n + n_base; i++) {
         bool is_base = i >= n;
         const hs_profile *q = is_base ? bs[i - n] : ps[i];
-        if (add_profile(vf, q, si, is_base, is_base ? 1.0 : scale, &f, flags, err, errlen) < 0)
+        if (add_profile(vf, q, si, is_base, i + 1 == n + n_base, is_base ? 1.0 : scale, &f, flags,
+                        err, errlen) < 0)
             goto fail;
     }
-    /* fix up stack pointers now that the arena is final */
-    for (size_t i = 0; i < pv->n_stacks; i++) {
-        pv->stacks[i].nodes = pv->arena + pv->stack_off[i];
-        pv->stacks[i].inl = pv->inl_arena + pv->stack_off[i];
+    /* fix up stack pointers now that the arena is final: the stacks' node
+     * lists follow each other in it */
+    for (size_t i = 0, off = 0; i < pv->n_stacks; off += pv->stacks[i++].n) {
+        pv->stacks[i].nodes = pv->arena + off;
+        pv->stacks[i].inl = pv->inl_arena + off;
     }
-    free(pv->stack_off);
-    pv->stack_off = NULL;
-    hs_an_map_free(&pv->node_map); /* nodes are final: their index is not needed after */
     vf->trim_path = vf->source_path = NULL;
     /* pprof's computeTotal: with -diff_base samples, the total is theirs */
     if (vf->diff_total > 0) {
@@ -964,7 +1022,6 @@ void hs_view_free(hs_view *v)
     hs_an_map_free(&pv->node_map);
     free(pv->nodes);
     free(pv->stacks);
-    free(pv->stack_off);
     free(pv->arena);
     free(pv->inl_arena);
     free(pv->warnings);

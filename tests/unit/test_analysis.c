@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "analysis/analysis.h"
+#include "analysis/analysis_internal.h"
 #include "profile/profile.h"
 
 /* Functions: main, work, spin, alloc, rec (recursive), each in its own file
@@ -1022,6 +1023,48 @@ static void test_view_at_index(void **state)
     hs_profile_free(p);
 }
 
+/* The string table: interned strings found again by id, kept ones not
+ * interned, both packed in chunks whose pointers stay valid while more are
+ * added (well past one 64 KiB chunk, and one string longer than a chunk);
+ * after seal the strings stay. */
+static void test_strtab(void **state)
+{
+    (void)state;
+    hs_an_strtab t;
+    assert_int_equal(hs_an_strtab_init(&t), 0);
+    enum { N = 20000 };
+    const char *kept[N];
+    char buf[64];
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "fn%d", i);
+        assert_int_equal(hs_an_strtab_intern(&t, buf), (uint32_t)i);
+        snprintf(buf, sizeof buf, "fn%d file.c:%d", i, i);
+        kept[i] = hs_an_strtab_keep(&t, buf);
+        assert_non_null(kept[i]);
+    }
+    size_t big_len = 100000;
+    char *big = malloc(big_len + 1);
+    assert_non_null(big);
+    memset(big, 'x', big_len);
+    big[big_len] = 0;
+    uint32_t big_id = hs_an_strtab_intern(&t, big);
+    assert_int_equal(big_id, N);
+    assert_int_equal(hs_an_strtab_intern(&t, "fn7"), 7);   /* found, not added */
+    assert_int_equal(hs_an_strtab_intern(&t, "fn7 file.c:7"), N + 1); /* kept is not interned */
+    assert_int_equal(t.n, N + 2);
+    for (int i = 0; i < N; i++) {
+        snprintf(buf, sizeof buf, "fn%d", i);
+        assert_string_equal(t.strs[i], buf);
+        snprintf(buf, sizeof buf, "fn%d file.c:%d", i, i);
+        assert_string_equal(kept[i], buf);
+    }
+    hs_an_strtab_seal(&t);
+    assert_string_equal(t.strs[big_id], big);
+    assert_string_equal(t.strs[123], "fn123");
+    free(big);
+    hs_an_strtab_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1040,6 +1083,7 @@ int main(void)
         cmocka_unit_test(test_option_errors),
         cmocka_unit_test(test_empty_profiles),
         cmocka_unit_test(test_clean_path),
+        cmocka_unit_test(test_strtab),
         cmocka_unit_test(test_re2_regexes),
         cmocka_unit_test(test_identical_samples_merged),
         cmocka_unit_test(test_view_at_index),
