@@ -6,7 +6,8 @@
 # the last 24 hours, one version, one version in the last 24 hours, one
 # instance, one zone), series and label listing,
 # bytes per profile, at each size of BENCH_STORE_SIZES (default
-# 10000,100000; the figures add 1000000: ~30 min of filling here).
+# 10000,100000; the figures add 1000000: 35-60 min of filling here
+# at load 5-10, BENCH_STORE_PARALLEL=1 being the faster).
 #
 # Starts a throwaway ClickHouse server (tests/integration/clickhouse_lib.sh:
 # loopback, free ports, data in a temporary directory), runs ONE store_bench
