@@ -37,26 +37,13 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(eval
 # first), a frame "func@file:line"; sample types samples/count and
 # cpu/nanoseconds (10 ms per sample).
 cat >mkprof.py <<'EOF'
-import gzip, sys
-def varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1
-    while True:
-        b = n & 0x7f
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+import gzip, os, sys
+sys.path.insert(0, os.environ["SRC"] + "/tests/integration")
+from pbwire import ldelim, packed, vfield
 def field(num, wire, payload):
-    if wire == 0:
-        return varint(num << 3) + varint(payload)
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
+    return vfield(num, payload) if wire == 0 else ldelim(num, payload)
 def msg(*fields):
     return b"".join(fields)
-def packed(num, vals):
-    return field(num, 2, b"".join(varint(v) for v in vals))
 strings, sidx = [""], {"": 0}
 def s(x):
     if x not in sidx:

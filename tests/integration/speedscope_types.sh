@@ -17,28 +17,9 @@
 source "$(dirname "$0")/lib.sh"
 
 python3 - <<'PY'
-import gzip
-
-def varint(n):
-    n &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-def field(num, payload):  # length-delimited
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-def vfield(num, n):
-    return varint(num << 3) + varint(n)
-
-def packed(num, xs):
-    return field(num, b"".join(varint(x) for x in xs))
+import gzip, os, sys
+sys.path.insert(0, os.environ["SRC"] + "/tests/integration")
+from pbwire import ldelim as field, packed, vfield
 
 def profile(path, types, samples, default=None):
     """types: [(type, unit)]; samples: [(stack of function names leaf first,
