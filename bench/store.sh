@@ -37,7 +37,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 # shellcheck disable=SC2046 # pkg-config prints several flags
 cc -O2 -g -Wall -Wextra -Werror -I"$ROOT/src" -o "$TMP/store_bench" "$HERE/store_bench.c" "${LIBS[@]}" \
-    $(pkg-config --libs sqlite3 libcurl libxxhash libprotobuf-c zlib libdeflate) -lpthread -lm
+    $(pkg-config --libs sqlite3 libcurl libxxhash libprotobuf-c zlib libdeflate libisal) -lpthread -lm
 URL=${BENCH_STORE_URL:-sqlite:$TMP/store}
 case $URL in clickhouse://*) BACKEND=ClickHouse ;; *) BACKEND=SQLite ;; esac
 echo "store: $TMP/store_bench $URL --sizes $SIZES --runs $RUNS"

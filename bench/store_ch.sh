@@ -66,7 +66,7 @@ trap 'ch_stop_all; rm -rf "$TMP"' EXIT
 
 # shellcheck disable=SC2046 # pkg-config prints several flags
 cc -O2 -g -Wall -Wextra -Werror -I"$ROOT/src" -o "$TMP/store_bench" "$HERE/store_bench.c" "${LIBS[@]}" \
-    $(pkg-config --libs sqlite3 libcurl libxxhash libprotobuf-c zlib libdeflate) -lpthread -lm
+    $(pkg-config --libs sqlite3 libcurl libxxhash libprotobuf-c zlib libdeflate libisal) -lpthread -lm
 
 ch_ports 3
 read -r H T I <<<"$CH_PORTS"
