@@ -45,14 +45,19 @@ static int hs_has_filters(const hs_analysis_options *o)
            o->tagignore;
 }
 
+/* hs_profile_encode_to's sink: the gzip members are written as they are
+ * compressed (by the encoder's threads, one at a time). */
+static int hs_convert_write(void *ctx, const void *buf, size_t len)
+{
+    return fwrite(buf, 1, len, ctx) == len ? 0 : -1;
+}
+
 /* --to pprof: merge, filter, encode. */
 static int hs_convert_pprof(hs_profile **ps, size_t n, const hs_analysis_options *o,
                             hs_cli_out *out, char *err, size_t errlen)
 {
     hs_profile *merged = NULL, *filtered = NULL;
     const hs_profile *p = ps[0];
-    void *buf = NULL;
-    size_t len = 0;
     int rc = -1;
     if (n > 1) {
         if (!(merged = hs_analysis_merge(ps, n, err, errlen)))
@@ -64,15 +69,10 @@ static int hs_convert_pprof(hs_profile **ps, size_t n, const hs_analysis_options
             goto done;
         p = filtered;
     }
-    if (hs_profile_encode(p, &buf, &len, err, errlen) != 0)
+    if (hs_profile_encode_to(p, hs_convert_write, out->f, err, errlen) != 0)
         goto done;
-    if (fwrite(buf, 1, len, out->f) != len) {
-        snprintf(err, errlen, "write error");
-        goto done;
-    }
     rc = 0;
 done:
-    free(buf);
     hs_profile_free(filtered);
     hs_profile_free(merged);
     return rc;

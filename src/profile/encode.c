@@ -321,25 +321,35 @@ size_t *hs_profile_pb_plan(const hs_profile *p, size_t size, size_t *n_parts)
     return cuts;
 }
 
-int hs_profile_encode_part(const hs_profile *p, size_t from, size_t to, unsigned char **out,
-                           size_t *outlen)
+int hs_profile_encode_part_into(const hs_profile *p, size_t from, size_t to, unsigned char **buf,
+                                size_t *cap, size_t *len)
 {
     size_t start[S_END + 1];
     hs_sections(p, start);
-    hs_enc e = {NULL, 0, 0};
-    for (int k = 0; k < S_END; k++) {
+    hs_enc e = {*buf, 0, *cap};
+    int rc = 0;
+    for (int k = 0; k < S_END && rc == 0; k++) {
         size_t a = from > start[k] ? from : start[k], b = to < start[k + 1] ? to : start[k + 1];
-        for (size_t i = a; i < b; i++)
-            if (hs_enc_field(&e, p, k, i - start[k]) != 0) {
-                free(e.buf);
-                return -1;
-            }
+        for (size_t i = a; i < b && rc == 0; i++)
+            rc = hs_enc_field(&e, p, k, i - start[k]);
     }
-    if (!hs_enc_room(&e, 1)) { /* a buffer even when the part is empty */
-        free(e.buf);
+    if (rc == 0 && !hs_enc_room(&e, 1)) /* a buffer even when the part is empty */
+        rc = -1;
+    *buf = e.buf; /* grown or not, still the caller's */
+    *cap = e.cap;
+    *len = rc == 0 ? e.len : 0;
+    return rc;
+}
+
+int hs_profile_encode_part(const hs_profile *p, size_t from, size_t to, unsigned char **out,
+                           size_t *outlen)
+{
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    if (hs_profile_encode_part_into(p, from, to, &buf, &cap, outlen) != 0) {
+        free(buf);
         return -1;
     }
-    *out = e.buf;
-    *outlen = e.len;
+    *out = buf;
     return 0;
 }

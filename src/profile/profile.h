@@ -178,8 +178,17 @@ void hs_profile_input_free(hs_profile_input *in);
 hs_profile *hs_profile_decode_input(hs_profile_input *in, char *err, size_t errlen);
 /* Encode as gzipped profile.proto into a malloc'd buffer. 0 on success.
  * A large profile (over 2 MiB encoded) is compressed by up to 3 threads
- * of its own and written as several gzip members. */
+ * of its own (ISA-L) and written as several gzip members. */
 int hs_profile_encode(const hs_profile *p, void **out, size_t *outlen, char *err, size_t errlen);
+/* Where hs_profile_encode_to puts the encoded bytes: called with them in
+ * order, by one thread at a time (not necessarily the caller's), while later
+ * parts are still being compressed. 0, or -1 to stop the encoding. */
+typedef int (*hs_profile_sink)(void *ctx, const void *buf, size_t len);
+/* The bytes of hs_profile_encode, given to sink as each gzip member is
+ * ready instead of gathered in one buffer. 0, or -1 with a message ("write
+ * error" when sink failed); every thread is joined either way. */
+int hs_profile_encode_to(const hs_profile *p, hs_profile_sink sink, void *ctx, char *err,
+                         size_t errlen);
 /* The same bytes gzipped by zlib as one member, in the calling thread only:
  * for the agent (no threads of ours in the host, no libdeflate loaded into
  * every process). */

@@ -70,5 +70,16 @@ size_t *hs_profile_pb_plan(const hs_profile *p, size_t size, size_t *n_parts);
  * may be encoded by several threads at once. */
 int hs_profile_encode_part(const hs_profile *p, size_t from, size_t to, unsigned char **out,
                            size_t *outlen);
+/* The same into *buf (malloc'd, *cap bytes; NULL and 0 the first time),
+ * grown as needed and kept by the caller (also on error): a thread encoding
+ * part after part reuses one buffer. The bytes are (*buf)[0..*len). */
+int hs_profile_encode_part_into(const hs_profile *p, size_t from, size_t to, unsigned char **buf,
+                                size_t *cap, size_t *len);
+/* hs_profile_encode_to with the part size (the planned bytes a part, see
+ * hs_profile_pb_plan) and the number of threads (the caller's included; 0:
+ * one per core, at most 4) given: for tests; the bytes after gunzip are the
+ * same whatever they are. */
+int hs_profile_encode_gz(const hs_profile *p, size_t part, int threads, hs_profile_sink sink,
+                         void *ctx, char *err, size_t errlen);
 
 #endif

@@ -5,7 +5,12 @@
  * long strings, many sample types, deep stacks) and random profiles; parts
  * that concatenate to the whole; the gzip of a large profile as several
  * members, read back by zlib, by our decoder and equal to the agent's
- * one-member zlib encoding once inflated. */
+ * one-member zlib encoding once inflated; that gzip at several part sizes
+ * and thread counts (one member a part, the same bytes inflated), of
+ * incompressible parts, and a sink failing mid-way (no call after it, every
+ * thread gone). */
+#include <dirent.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -452,27 +457,34 @@ static void test_random(void **state)
     }
 }
 
+/* A CPU profile of ns samples over nloc locations, DEPTH frames each. */
+static hs_profile *build_cpu(int nloc, int ns)
+{
+    enum { DEPTH = 10 };
+    hs_profile *p = hs_profile_new();
+    assert_int_equal(hs_profile_add_sample_type(p, "samples", "count"), 0);
+    uint64_t f = hs_profile_add_function(p, "fn", "fn", "f.c", 1);
+    for (int i = 0; i < nloc; i++) {
+        hs_line ln = {f, i, 0};
+        assert_true(hs_profile_add_location(p, 0, (uint64_t)i * 16, &ln, 1) != 0);
+    }
+    uint64_t st[DEPTH];
+    for (int i = 0; i < ns; i++) {
+        int64_t v = (int64_t)(rng() % 1000);
+        for (int d = 0; d < DEPTH; d++)
+            st[d] = rng() % (uint64_t)nloc + 1;
+        assert_int_equal(hs_profile_add_sample(p, st, DEPTH, &v, NULL, 0), 0);
+    }
+    return p;
+}
+
 /* Over 2 MiB encoded: several gzip members (zlib reads them all), whose
  * bytes are the raw encoding and the agent's zlib encoding's; the decoder
  * reads it back to the same encoding. A small profile: one member. */
 static void test_gzip_members(void **state)
 {
     (void)state;
-    hs_profile *p = hs_profile_new();
-    assert_int_equal(hs_profile_add_sample_type(p, "samples", "count"), 0);
-    enum { NLOC = 50000, NS = 120000, DEPTH = 10 };
-    uint64_t f = hs_profile_add_function(p, "fn", "fn", "f.c", 1);
-    for (int i = 0; i < NLOC; i++) {
-        hs_line ln = {f, i, 0};
-        assert_true(hs_profile_add_location(p, 0, (uint64_t)i * 16, &ln, 1) != 0);
-    }
-    uint64_t st[DEPTH];
-    for (int i = 0; i < NS; i++) {
-        int64_t v = (int64_t)(rng() % 1000);
-        for (int d = 0; d < DEPTH; d++)
-            st[d] = rng() % NLOC + 1;
-        assert_int_equal(hs_profile_add_sample(p, st, DEPTH, &v, NULL, 0), 0);
-    }
+    hs_profile *p = build_cpu(50000, 120000);
     size_t raw_n, gz_n, zl_n, got_n, zgot_n;
     unsigned char *raw = encode_raw(p, &raw_n);
     assert_true(raw_n > ((size_t)4 << 20));
@@ -518,6 +530,168 @@ static void test_gzip_members(void **state)
     hs_profile_free(p);
 }
 
+/* ---- hs_profile_encode_gz: parts, threads, the sink ---- */
+
+typedef struct {
+    unsigned char *buf;
+    size_t len, cap;
+    int calls, fail_at; /* fail_at: the call that fails (-1: none) */
+} mem_sink;
+
+static int mem_sink_put(void *ctx, const void *buf, size_t len)
+{
+    mem_sink *m = ctx;
+    if (m->calls++ == m->fail_at)
+        return -1;
+    if (m->len + len > m->cap) {
+        m->cap = (m->len + len) * 2;
+        m->buf = realloc(m->buf, m->cap);
+        assert_non_null(m->buf);
+    }
+    memcpy(m->buf + m->len, buf, len);
+    m->len += len;
+    return 0;
+}
+
+/* encode_gz of p at `part` bytes a part on `threads` threads inflates to
+ * raw, one gzip member per planned part. */
+static void assert_gz_parts(const hs_profile *p, const unsigned char *raw, size_t raw_n, size_t part,
+                            int threads)
+{
+    size_t n_parts;
+    size_t *cuts = hs_profile_pb_plan(p, part, &n_parts);
+    assert_non_null(cuts);
+    free(cuts);
+    mem_sink m = {NULL, 0, 0, 0, -1};
+    char err[256] = "";
+    assert_int_equal(hs_profile_encode_gz(p, part, threads, mem_sink_put, &m, err, sizeof err), 0);
+    assert_int_equal(m.calls, (int)n_parts); /* one call a member */
+    size_t got_n;
+    int members;
+    unsigned char *got = gunzip_all(m.buf, m.len, &got_n, &members);
+    assert_int_equal(members, (int)n_parts);
+    assert_int_equal(got_n, raw_n);
+    assert_memory_equal(got, raw, raw_n);
+    free(got);
+    free(m.buf);
+}
+
+static void test_gzip_parts_threads(void **state)
+{
+    (void)state;
+    hs_profile *p = build_cpu(3000, 20000);
+    size_t raw_n;
+    unsigned char *raw = encode_raw(p, &raw_n);
+    assert_true(raw_n > 300000);
+    size_t parts[] = {500, 4096, 65536, 200000, (size_t)1 << 20, SIZE_MAX};
+    int threads[] = {1, 2, 4};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+            assert_gz_parts(p, raw, raw_n, parts[i], threads[t]);
+    free(raw);
+    hs_profile_free(p);
+
+    /* a field a part (a planned size of 1 byte), the edge cases' profile */
+    p = build_edges();
+    raw = encode_raw(p, &raw_n);
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+        assert_gz_parts(p, raw, raw_n, 1, threads[t]);
+    free(raw);
+    hs_profile_free(p);
+
+    /* an empty profile: one part, or two a field a part (its string "" and
+     * the scalars: the plan never has none) */
+    p = hs_profile_new();
+    raw = encode_raw(p, &raw_n);
+    size_t n_parts;
+    size_t *cuts = hs_profile_pb_plan(p, SIZE_MAX, &n_parts);
+    assert_int_equal(n_parts, 1);
+    free(cuts);
+    cuts = hs_profile_pb_plan(p, 1, &n_parts);
+    assert_int_equal(n_parts, 2);
+    free(cuts);
+    assert_gz_parts(p, raw, raw_n, SIZE_MAX, 2);
+    assert_gz_parts(p, raw, raw_n, 1, 2);
+    free(raw);
+    hs_profile_free(p);
+}
+
+/* Random strings do not compress: each part is stored, a few bytes more
+ * than the raw part, and inflates to it. */
+static void test_gzip_incompressible(void **state)
+{
+    (void)state;
+    hs_profile *p = hs_profile_new();
+    char s[4001];
+    for (int i = 0; i < 600; i++) {
+        for (size_t j = 0; j + 1 < sizeof s; j++)
+            s[j] = (char)(rng() % 255 + 1);
+        s[sizeof s - 1] = '\0';
+        assert_true(hs_profile_str(p, s) > 0);
+    }
+    size_t raw_n;
+    unsigned char *raw = encode_raw(p, &raw_n);
+    assert_true(raw_n > 2000000);
+    assert_gz_parts(p, raw, raw_n, 100000, 2);
+    mem_sink m = {NULL, 0, 0, 0, -1};
+    char err[256] = "";
+    assert_int_equal(hs_profile_encode_gz(p, 100000, 2, mem_sink_put, &m, err, sizeof err), 0);
+    assert_true(m.len > raw_n - raw_n / 50); /* it did not compress */
+    assert_true(m.len < raw_n + raw_n / 100);
+    free(m.buf);
+    free(raw);
+    hs_profile_free(p);
+}
+
+/* The threads of this process (entries of /proc/self/task). */
+static int count_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A sink failing at its first, second or a later call: "write error",
+ * no call after the failing one, and every thread of the encoder joined
+ * before it returns (none left a moment later, no call either). */
+static void test_gzip_sink_error(void **state)
+{
+    (void)state;
+    hs_profile *p = build_cpu(3000, 20000);
+    size_t n_parts;
+    size_t *cuts = hs_profile_pb_plan(p, 4096, &n_parts);
+    assert_non_null(cuts);
+    free(cuts);
+    assert_true(n_parts > 50);
+    int fail_at[] = {0, 1, 7, (int)n_parts - 1};
+    int threads[] = {1, 2, 4};
+    assert_int_equal(count_threads(), 1);
+    for (size_t i = 0; i < sizeof fail_at / sizeof *fail_at; i++)
+        for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+            mem_sink m = {NULL, 0, 0, 0, fail_at[i]};
+            char err[256] = "";
+            assert_int_equal(hs_profile_encode_gz(p, 4096, threads[t], mem_sink_put, &m, err, sizeof err), -1);
+            assert_string_equal(err, "write error");
+            assert_int_equal(m.calls, fail_at[i] + 1);
+            usleep(20000);
+            assert_int_equal(m.calls, fail_at[i] + 1);
+            assert_int_equal(count_threads(), 1);
+            free(m.buf);
+        }
+    /* one part: the one-member path */
+    mem_sink m = {NULL, 0, 0, 0, 0};
+    char err[256] = "";
+    assert_int_equal(hs_profile_encode_gz(p, SIZE_MAX, 2, mem_sink_put, &m, err, sizeof err), -1);
+    assert_string_equal(err, "write error");
+    assert_int_equal(m.calls, 1);
+    hs_profile_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +701,9 @@ int main(void)
         cmocka_unit_test(test_many_sample_types),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_gzip_members),
+        cmocka_unit_test(test_gzip_parts_threads),
+        cmocka_unit_test(test_gzip_incompressible),
+        cmocka_unit_test(test_gzip_sink_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
