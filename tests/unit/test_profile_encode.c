@@ -670,7 +670,7 @@ static void test_gzip_sink_error(void **state)
     assert_true(n_parts > 50);
     int fail_at[] = {0, 1, 7, (int)n_parts - 1};
     int threads[] = {1, 2, 4};
-    assert_int_equal(count_threads(), 1);
+    int before = count_threads(); /* 1, or 2 with TSan's own */
     for (size_t i = 0; i < sizeof fail_at / sizeof *fail_at; i++)
         for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
             mem_sink m = {NULL, 0, 0, 0, fail_at[i]};
@@ -680,7 +680,7 @@ static void test_gzip_sink_error(void **state)
             assert_int_equal(m.calls, fail_at[i] + 1);
             usleep(20000);
             assert_int_equal(m.calls, fail_at[i] + 1);
-            assert_int_equal(count_threads(), 1);
+            assert_int_equal(count_threads(), before);
             free(m.buf);
         }
     /* one part: the one-member path */
