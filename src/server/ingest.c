@@ -7,8 +7,8 @@
  * store: nothing is submitted before every check has passed.
  *
  * Bounds (hs_limits): the body (http.c refuses it first), gzip output
- * (inflated as a stream into a capped buffer: the gzip header's size is
- * never trusted; above 1 MiB the output may not exceed max_ratio times the
+ * (inflated into a capped buffer: the gzip trailer's size is never
+ * trusted; above 1 MiB the output may not exceed max_ratio times the
  * input), labels per profile and per sample, label key/value length, stack
  * depth and samples (hs_stack_decompose), multipart parts. Unknown query
  * parameters are refused by name, so a typo is not silently ignored.
@@ -243,18 +243,60 @@ static int hs_gunzip_stream(const void *in, size_t len, size_t hint, const hs_li
     return 0;
 }
 
+/* Every gzip member of in inflated by libdeflate, member after member, into
+ * a malloc'd buffer of `guess` bytes grown up to `max` (a member that does
+ * not fit is inflated again into a larger one). NULL on any failure (out
+ * of room within max, corrupt, truncated, out of memory): the streaming
+ * path then names it. */
+static unsigned char *hs_gunzip_whole(const void *in, size_t len, size_t guess, size_t max, size_t *outlen)
+{
+    struct libdeflate_decompressor *dd = libdeflate_alloc_decompressor();
+    size_t cap = guess < max ? guess : max;
+    unsigned char *buf = dd ? malloc(cap ? cap : 1) : NULL;
+    size_t used = 0, consumed = 0;
+    bool ok = buf != NULL;
+    while (ok) {
+        size_t in_n, out_n;
+        enum libdeflate_result r = libdeflate_gzip_decompress_ex(dd, (const unsigned char *)in + consumed, len - consumed,
+                                                                 buf + used, cap - used, &in_n, &out_n);
+        if (r == LIBDEFLATE_INSUFFICIENT_SPACE && cap < max) {
+            size_t nc = cap > max / 2 ? max : cap * 2;
+            unsigned char *nb = realloc(buf, nc);
+            ok = nb != NULL;
+            buf = nb ? nb : buf;
+            cap = nc;
+            continue;
+        }
+        if (r != LIBDEFLATE_SUCCESS)
+            break;
+        consumed += in_n;
+        used += out_n;
+        /* trailing bytes that are not gzip are ignored, as gzip does */
+        if (consumed == len || !hs_is_gzip((const unsigned char *)in + consumed, len - consumed)) {
+            libdeflate_free_decompressor(dd);
+            *outlen = used;
+            return buf;
+        }
+    }
+    if (dd)
+        libdeflate_free_decompressor(dd);
+    free(buf);
+    return NULL;
+}
+
 /* Inflate the gzip body in into a malloc'd buffer of at most
  * lim->max_decompressed bytes. 0, or the HTTP status to answer.
  *
- * The gzip trailer's size (mod 2^32) is a hint, never trusted as a limit.
- * When it is one the limits allow (at most max_decompressed, within the
- * expansion ratio), the body is inflated in one call by libdeflate into a
- * buffer of exactly that size: libdeflate checks the CRC and the size, so
- * a body whose output would not fit is refused by it, and an output that
- * fits the hint is within the limits. Anything else (a hint the limits
- * refuse, several members, a corrupt or truncated body) takes the
- * streaming path, which counts the output as it grows and names the
- * error. libdeflate is 2-3x faster than zlib's inflate on whole buffers. */
+ * The output may not pass max_decompressed, nor above HS_RATIO_FLOOR reach
+ * max_ratio times the input: the largest output both allow is the room
+ * libdeflate is given (hs_gunzip_whole), so whatever it inflates is within
+ * the limits. The gzip trailer's size (mod 2^32: the last member's) is
+ * only the first guess of the room: exact for one member; for several
+ * (hs_profile_encode writes a member per ~2 MiB) the room grows by
+ * doubling. Anything libdeflate refuses (over a limit, corrupt, truncated)
+ * takes the streaming path (zlib), which counts the output as it grows and
+ * names the error. libdeflate is 2-3x faster than zlib's inflate on whole
+ * buffers. */
 static int hs_gunzip(const void *in, size_t len, const hs_limits *lim, unsigned char **out, size_t *outlen,
                      char *err, size_t errlen)
 {
@@ -263,27 +305,16 @@ static int hs_gunzip(const void *in, size_t len, const hs_limits *lim, unsigned 
         const unsigned char *t = (const unsigned char *)in + len - 4;
         hint = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
     }
-    bool plausible = hint > 0 && hint <= lim->max_decompressed &&
-                     (hint <= HS_RATIO_FLOOR || hint / len < lim->max_ratio);
-    if (plausible) {
-        unsigned char *buf = malloc(hint);
-        struct libdeflate_decompressor *dd = buf ? libdeflate_alloc_decompressor() : NULL;
-        if (!dd) {
-            free(buf);
-            snprintf(err, errlen, "out of memory");
-            return 500;
-        }
-        size_t in_used = 0, got = 0;
-        enum libdeflate_result r = libdeflate_gzip_decompress_ex(dd, in, len, buf, hint, &in_used, &got);
-        libdeflate_free_decompressor(dd);
-        /* one member (trailing bytes that are not gzip are ignored, as gzip does) */
-        if (r == LIBDEFLATE_SUCCESS && got == hint &&
-            (in_used == len || !hs_is_gzip((const unsigned char *)in + in_used, len - in_used))) {
-            *out = buf;
-            *outlen = got;
-            return 0;
-        }
-        free(buf);
+    size_t by_ratio = len && lim->max_ratio > SIZE_MAX / len ? SIZE_MAX : len * lim->max_ratio;
+    by_ratio = by_ratio > HS_RATIO_FLOOR + 1 ? by_ratio - 1 : HS_RATIO_FLOOR;
+    size_t max = lim->max_decompressed < by_ratio ? lim->max_decompressed : by_ratio;
+    /* one member: its size; several: the last one's is small, the whole
+     * ~4x the input (profiles compress 1.5-20x) */
+    size_t guess = hint > len ? hint : len * 4 > ((size_t)1 << 16) ? len * 4 : (size_t)1 << 16;
+    unsigned char *buf = hs_gunzip_whole(in, len, guess, max, outlen);
+    if (buf) {
+        *out = buf;
+        return 0;
     }
     return hs_gunzip_stream(in, len, hint, lim, out, outlen, err, errlen);
 }

@@ -177,6 +177,49 @@ static hs_profile *iu_build(const iu_prof *o)
     return p;
 }
 
+/* Every gzip member of gz inflated (zlib), malloc'd; NULL if corrupt. */
+static __attribute__((unused)) unsigned char *iu_gunzip(const void *gz, size_t len, size_t *outlen)
+{
+    size_t cap = len * 20 + 1024;
+    unsigned char *plain = malloc(cap);
+    z_stream z = {0};
+    if (!plain || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+        free(plain);
+        return NULL;
+    }
+    z.next_in = (unsigned char *)(uintptr_t)gz;
+    z.avail_in = (uInt)len;
+    z.next_out = plain;
+    z.avail_out = (uInt)cap;
+    int zr;
+    size_t used = 0;
+    for (;;) { /* hs_profile_encode writes a member per ~2 MiB of a large profile */
+        zr = inflate(&z, Z_NO_FLUSH);
+        used = cap - z.avail_out;
+        if (zr == Z_STREAM_END && z.avail_in > 0 && inflateReset(&z) == Z_OK)
+            continue;
+        if (zr == Z_BUF_ERROR && z.avail_out == 0) { /* room, twice as much */
+            unsigned char *np = realloc(plain, cap * 2);
+            if (!np)
+                break;
+            plain = np;
+            cap *= 2;
+            z.next_out = plain + used;
+            z.avail_out = (uInt)(cap - used);
+            continue;
+        }
+        if (zr != Z_OK)
+            break;
+    }
+    *outlen = used;
+    inflateEnd(&z);
+    if (zr != Z_STREAM_END || z.avail_in > 0) {
+        free(plain);
+        return NULL;
+    }
+    return plain;
+}
+
 /* Encode o as pprof: gzipped (gz) or plain. malloc'd. */
 static void *iu_pprof(const iu_prof *o, int gz, size_t *len)
 {
@@ -190,23 +233,8 @@ static void *iu_pprof(const iu_prof *o, int gz, size_t *len)
     hs_profile_free(p);
     if (gz)
         return out;
-    /* inflate our own gzip to get the plain protobuf */
-    size_t cap = *len * 20 + 1024;
-    unsigned char *plain = malloc(cap);
-    z_stream z = {0};
-    inflateInit2(&z, 16 + MAX_WBITS);
-    z.next_in = out;
-    z.avail_in = (uInt)*len;
-    z.next_out = plain;
-    z.avail_out = (uInt)cap;
-    int zr = inflate(&z, Z_FINISH);
-    *len = z.total_out;
-    inflateEnd(&z);
+    unsigned char *plain = iu_gunzip(out, *len, len); /* our own gzip, inflated */
     free(out);
-    if (zr != Z_STREAM_END) {
-        free(plain);
-        return NULL;
-    }
     return plain;
 }
 

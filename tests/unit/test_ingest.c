@@ -1,6 +1,6 @@
 /* test_ingest.c — the ingest handlers (ingest.c) and the batcher (batch.c)
  * against a temporary sqlite store, with hand-built requests: our pprof
- * upload (gzipped and plain), Pyroscope's /ingest (folded, lines, raw and
+ * upload (gzipped and plain, one gzip member or many), Pyroscope's /ingest (folded, lines, raw and
  * multipart pprof, Node.js wall+cpu), name parsing, type inference, ids and
  * idempotency, every bound refused with a 4xx leaving nothing stored,
  * concurrent submitters sharing group commits, and (against a fake store)
@@ -173,6 +173,93 @@ static void test_native_gzip_members(void **state)
     free(two);
     free(g1);
     free(g2);
+    free(plain);
+}
+
+/* POST body to our endpoint: the status is want, the answer contains has. */
+static void post_native(ingest_env *e, const char *query, const void *body, size_t len, int want, const char *has)
+{
+    iu_req r;
+    char *out;
+    iu_req_init(&r, "/api/v1/ingest", query, body, len);
+    assert_int_equal(iu_call(e, 0, &r, &out), want);
+    if (!strstr(out, has))
+        fail_msg("%s: answered %s", query, out);
+    free(out);
+}
+
+/* A large profile as hs_profile_encode writes it (a gzip member per ~2 MiB,
+ * compressing more than 4x: inflated member after member into room that
+ * grows) is stored whole; the limits still hold on it: the decompressed
+ * size, the ratio, and a bomb cut into members. */
+static void test_native_gzip_many_members(void **state)
+{
+    ingest_env *e = *state;
+    /* 200 locations, 150 000 samples on 50 stacks 16 deep */
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    assert_int_equal(hs_profile_add_sample_type(p, "samples", "count"), 0);
+    assert_int_equal(hs_profile_add_sample_type(p, "cpu", "nanoseconds"), 1);
+    hs_profile_set_period(p, "cpu", "nanoseconds", 10000000);
+    p->time_nanos = T0 * NS;
+    p->duration_nanos = 10 * NS;
+    for (int i = 0; i < 200; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "fn_%d", i);
+        hs_line ln = {hs_profile_add_function(p, name, name, "app.c", i), 10 + i, 0};
+        assert_true(hs_profile_add_location(p, 0, 0x1000 + (uint64_t)i * 16, &ln, 1) != 0);
+    }
+    uint64_t st[16];
+    for (int i = 0; i < 150000; i++) {
+        int64_t v[2] = {1, 10000000};
+        for (int d = 0; d < 16; d++)
+            st[d] = (uint64_t)((i % 50) * 3 + d * 7) % 200 + 1;
+        assert_int_equal(hs_profile_add_sample(p, st, 16, v, NULL, 0), 0);
+    }
+    size_t gl, plen;
+    void *gzv;
+    char err[256];
+    assert_int_equal(hs_profile_encode(p, &gzv, &gl, err, sizeof err), 0);
+    hs_profile_free(p);
+    unsigned char *gz = gzv, *plain = iu_gunzip(gz, gl, &plen);
+    assert_non_null(plain);
+    assert_true(plen > ((size_t)4 << 20) && plen / gl > 4);
+    /* several members: the trailer's size is the last one's */
+    const unsigned char *t = gz + gl - 4;
+    size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+    assert_true(isize < plen);
+    post_native(e, "service=big", gz, gl, 200, "\"stored\":1");
+    int64_t np, tot[4];
+    merged(e, "big", "cpu", &np, tot);
+    assert_int_equal(np, 1);
+    post_native(e, "service=plain", plain, plen, 200, "");
+    int64_t np2, tot2[4];
+    merged(e, "plain", "cpu", &np2, tot2);
+    assert_memory_equal(tot, tot2, sizeof tot);
+    /* one byte over the decompressed limit; just at it */
+    e->lim.max_decompressed = plen - 1;
+    post_native(e, "service=big2", gz, gl, 413, "decompressed body is over the limit");
+    e->lim.max_decompressed = plen;
+    post_native(e, "service=big2", gz, gl, 200, "");
+    hs_limits_default(&e->lim);
+    /* the ratio: refused at plen / gl, taken one above */
+    e->lim.max_ratio = (unsigned)(plen / gl);
+    post_native(e, "service=big3", gz, gl, 413, "expands more than");
+    e->lim.max_ratio = (unsigned)(plen / gl) + 1;
+    post_native(e, "service=big3", gz, gl, 200, "");
+    hs_limits_default(&e->lim);
+    /* two members of 16 MiB of zeros each */
+    size_t zl = (size_t)16 << 20, bl;
+    char *zeros = calloc(1, zl);
+    unsigned char *bomb = iu_gzip(zeros, zl, &bl), *two = malloc(2 * bl);
+    free(zeros);
+    memcpy(two, bomb, bl);
+    memcpy(two + bl, bomb, bl);
+    post_native(e, "service=bomb", two, 2 * bl, 413, "expands more than 100x");
+    assert_int_equal(iu_stored(e), 4);
+    free(bomb);
+    free(two);
+    free(gz);
     free(plain);
 }
 
@@ -1178,6 +1265,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_native_gzip_and_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_gzip_members, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_native_gzip_many_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_from_until_override, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_idempotent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_type_inference, setup, teardown),
