@@ -272,7 +272,7 @@ struct hs_cg {
     size_t *pass_blk;           /* pass -> its first block (n_passes + 1) */
     hs_cg_buf text;
     uint32_t *pos_at;           /* node -> its position in text (n_nodes + 1: the next is its end) */
-    uint32_t *head_at;          /* called function -> its callee lines (no names) in text */
+    uint32_t *head_at;          /* function -> its callee lines (no names) in text */
     uint8_t *head_len;
     hs_cg_addr *ia;
     FILE *out;
@@ -516,10 +516,10 @@ static void hs_cg_pos(hs_cg_buf *o, hs_cg_addr *a, const hs_node *n)
     hs_cg_putint(o, n->line > 0 ? n->line : 0);
 }
 
-/* Text written many times, formatted once into text: every position that
- * is written (those with a cost line: callees are too), and the lines
- * naming each called function before a calls= line once its names are
- * out. 0, or -1 (out of memory). */
+/* Text written many times, formatted once into text (on the second thread
+ * while the first counts the calls): every position, and the lines naming
+ * each function before a calls= line once its names are out. 0, or -1
+ * (out of memory). */
 static int hs_cg_texts(hs_cg *cg)
 {
     const hs_view *v = cg->v;
@@ -533,13 +533,12 @@ static int hs_cg_texts(hs_cg *cg)
         if (hs_cg_room(&cg->text, HS_CG_REC) != 0 || cg->text.n > UINT32_MAX - HS_CG_REC)
             return -1;
         cg->pos_at[i] = (uint32_t)cg->text.n;
-        if (cg->has_self[i])
-            hs_cg_pos(&cg->text, cg->ia, &v->nodes[i]);
+        hs_cg_pos(&cg->text, cg->ia, &v->nodes[i]);
     }
     cg->pos_at[v->n_nodes] = (uint32_t)cg->text.n;
     for (uint32_t f = 0; f < cg->n_ids; f++) {
-        if (cg->first_q[f] == UINT32_MAX)
-            continue;
+        if (cg->fn_start[f] == cg->fn_start[f + 1])
+            continue; /* not a function */
         if (cg->text.n > UINT32_MAX - HS_CG_REC)
             return -1;
         size_t at = cg->text.n;
@@ -774,7 +773,11 @@ static void *hs_cg_work(void *arg)
 {
     hs_cg_worker *w = arg;
     hs_cg *cg = w->cg;
-    for (size_t p = 0; p < cg->n_passes; p++) {
+    hs_cg_sync(cg); /* the tables are ready, or one thread failed */
+    pthread_mutex_lock(&cg->mu);
+    bool failed = cg->failed;
+    pthread_mutex_unlock(&cg->mu);
+    for (size_t p = 0; p < cg->n_passes && !failed; p++) {
         uint32_t lo = cg->passes[p], hi = cg->passes[p + 1];
         for (unsigned h = w->id; h < 2; h += cg->nw)
             hs_cg_gather(cg, h, lo, hi);
@@ -810,6 +813,81 @@ static void *hs_cg_work(void *arg)
     return NULL;
 }
 
+/* The second thread: the texts, then its share of the file. */
+static void *hs_cg_thread(void *arg)
+{
+    hs_cg_worker *w = arg;
+    if (hs_cg_texts(w->cg) != 0) {
+        pthread_mutex_lock(&w->cg->mu);
+        w->cg->failed = true;
+        pthread_mutex_unlock(&w->cg->mu);
+    }
+    return hs_cg_work(w);
+}
+
+/* Cost lines, the calls made at each position in each half of the stacks
+ * (at[h]), the first position calling each function; then which
+ * references give the names, the passes and the first one's layout. 0, or
+ * -1 (out of memory). */
+static int hs_cg_count(hs_cg *cg, size_t pass_calls, int64_t *total)
+{
+    const hs_view *v = cg->v;
+    size_t nn = v->n_nodes, n_ids = cg->n_ids;
+    cg->self = calloc(nn + 1, sizeof *cg->self);
+    cg->has_self = calloc(nn + 1, 1);
+    cg->at[0] = calloc(nn + 1, sizeof *cg->at[0]);
+    cg->at[1] = calloc(nn + 1, sizeof *cg->at[1]);
+    cg->first_q = malloc((n_ids ? n_ids : 1) * sizeof *cg->first_q);
+    cg->named = calloc(n_ids ? n_ids : 1, 1);
+    if (!cg->self || !cg->has_self || !cg->at[0] || !cg->at[1] || !cg->first_q || !cg->named)
+        return -1;
+    memset(cg->first_q, 0xff, (n_ids ? n_ids : 1) * sizeof *cg->first_q);
+    *total = 0;
+    for (size_t i = 0; i < v->n_stacks; i++) {
+        const hs_stack *st = &v->stacks[i];
+        int64_t val = st->value;
+        if (val == 0 || st->n == 0)
+            continue;
+        *total = hs_sat_add(*total, val);
+        const uint32_t *nd = st->nodes;
+        uint32_t *at = cg->at[i >= cg->split], leaf = nd[st->n - 1];
+        cg->self[leaf] = hs_sat_add(cg->self[leaf], val);
+        cg->has_self[leaf] = 1;
+        for (uint32_t k = 0; k + 1 < st->n; k++) {
+            uint32_t q = cg->ord_ix[nd[k]], f = cg->node_fn[nd[k + 1]];
+            cg->has_self[nd[k]] = 1; /* a cost line (0 when it only calls) */
+            at[q]++;
+            if (q < cg->first_q[f])
+                cg->first_q[f] = q;
+        }
+    }
+    size_t pass = pass_calls ? pass_calls : HS_CG_PASS_CALLS, n_calls = 0, most = 1;
+    for (size_t q = 0; q < nn; q++) {
+        size_t c = (size_t)cg->at[0][q] + cg->at[1][q];
+        n_calls += c;
+        if (c > most)
+            most = c;
+    }
+    pass = pass < most ? most : pass > n_calls ? n_calls : pass;
+    cg->passes = malloc((nn + 1) * sizeof *cg->passes);
+    cg->blocks = malloc((nn + 1) * sizeof *cg->blocks);
+    cg->pass_blk = malloc((nn + 1) * sizeof *cg->pass_blk);
+    cg->ents = malloc((pass ? pass : 1) * sizeof *cg->ents);
+    if (!cg->passes || !cg->blocks || !cg->pass_blk || !cg->ents || hs_cg_name_refs(cg) != 0)
+        return -1;
+    for (uint32_t lo = 0, hi; lo < nn; lo = hi) {
+        size_t sum = 0;
+        for (hi = lo; hi < nn && (hi == lo || sum + cg->at[0][hi] + cg->at[1][hi] <= pass); hi++)
+            sum += cg->at[0][hi] + cg->at[1][hi];
+        cg->passes[cg->n_passes++] = lo;
+    }
+    cg->passes[cg->n_passes] = (uint32_t)nn;
+    cg->pass_blk[0] = 0;
+    if (cg->n_passes)
+        hs_cg_pass_start(cg, 0);
+    return 0;
+}
+
 int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
 {
     return hs_export_callgrind_ex(v, out, 0, 0, err, errlen);
@@ -832,71 +910,18 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsig
     }
     if (v->n_nodes >= UINT32_MAX / 4 || v->n_stacks >= UINT32_MAX || hs_cg_names(&cg) != 0)
         goto oom;
-    size_t nn = v->n_nodes, n_ids = cg.n_ids;
+    size_t n_ids = cg.n_ids;
     if (hs_cg_order(&cg) != 0)
         goto oom;
 
-    /* cost lines, the calls made at each position in each half of the
-     * stacks (at[h]), the first position calling each function */
+    /* the stacks cut in two halves of their frames, one per thread */
     size_t frames = 0, half = 0;
     for (size_t i = 0; i < v->n_stacks; i++)
         frames += v->stacks[i].n;
     for (cg.split = 0; cg.split < v->n_stacks && half < frames / 2; cg.split++)
         half += v->stacks[cg.split].n;
-    cg.self = calloc(nn + 1, sizeof *cg.self);
-    cg.has_self = calloc(nn + 1, 1);
-    cg.at[0] = calloc(nn + 1, sizeof *cg.at[0]);
-    cg.at[1] = calloc(nn + 1, sizeof *cg.at[1]);
-    cg.first_q = malloc((n_ids ? n_ids : 1) * sizeof *cg.first_q);
-    cg.named = calloc(n_ids ? n_ids : 1, 1);
-    if (!cg.self || !cg.has_self || !cg.at[0] || !cg.at[1] || !cg.first_q || !cg.named)
-        goto oom;
-    memset(cg.first_q, 0xff, (n_ids ? n_ids : 1) * sizeof *cg.first_q);
-    int64_t total = 0;
-    for (size_t i = 0; i < v->n_stacks; i++) {
-        const hs_stack *st = &v->stacks[i];
-        int64_t val = st->value;
-        if (val == 0 || st->n == 0)
-            continue;
-        total = hs_sat_add(total, val);
-        const uint32_t *nd = st->nodes;
-        uint32_t *at = cg.at[i >= cg.split], leaf = nd[st->n - 1];
-        cg.self[leaf] = hs_sat_add(cg.self[leaf], val);
-        cg.has_self[leaf] = 1;
-        for (uint32_t k = 0; k + 1 < st->n; k++) {
-            uint32_t q = cg.ord_ix[nd[k]], f = cg.node_fn[nd[k + 1]];
-            cg.has_self[nd[k]] = 1; /* a cost line (0 when it only calls) */
-            at[q]++;
-            if (q < cg.first_q[f])
-                cg.first_q[f] = q;
-        }
-    }
-    size_t pass = pass_calls ? pass_calls : HS_CG_PASS_CALLS, n_calls = 0, most = 1;
-    for (size_t q = 0; q < nn; q++) {
-        size_t c = (size_t)cg.at[0][q] + cg.at[1][q];
-        n_calls += c;
-        if (c > most)
-            most = c;
-    }
-    pass = pass < most ? most : pass > n_calls ? n_calls : pass;
-    cg.passes = malloc((nn + 1) * sizeof *cg.passes);
-    cg.blocks = malloc((nn + 1) * sizeof *cg.blocks);
-    cg.pass_blk = malloc((nn + 1) * sizeof *cg.pass_blk);
-    cg.ents = malloc((pass ? pass : 1) * sizeof *cg.ents);
-    if (!cg.passes || !cg.blocks || !cg.pass_blk || !cg.ents || hs_cg_name_refs(&cg) != 0 || hs_cg_texts(&cg) != 0)
-        goto oom;
-    for (uint32_t lo = 0, hi; lo < nn; lo = hi) {
-        size_t sum = 0;
-        for (hi = lo; hi < nn && (hi == lo || sum + cg.at[0][hi] + cg.at[1][hi] <= pass); hi++)
-            sum += cg.at[0][hi] + cg.at[1][hi];
-        cg.passes[cg.n_passes++] = lo;
-    }
-    cg.passes[cg.n_passes] = (uint32_t)nn;
-    cg.pass_blk[0] = 0;
-    if (cg.n_passes)
-        hs_cg_pass_start(&cg, 0);
-    /* two threads unless told, when there is more than a block to write */
-    cg.nw = threads == 1 || (threads == 0 && n_calls < 4 * HS_CG_BLOCK) ? 1 : 2;
+    /* two threads unless told, when there is more than a few blocks */
+    cg.nw = threads == 1 || (threads == 0 && frames < 4 * HS_CG_BLOCK) ? 1 : 2;
     for (unsigned i = 0; i < cg.nw; i++) {
         cg.w[i].cg = &cg;
         cg.w[i].id = i;
@@ -905,19 +930,6 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsig
             goto oom;
         memset(cg.w[i].fn_call, 0xff, (n_ids ? n_ids : 1) * sizeof *cg.w[i].fn_call);
     }
-
-    char event[128];
-    hs_cg_event_name(v->sample_type ? v->sample_type : "", event, sizeof event);
-    fprintf(out, "# callgrind format\nversion: 1\ncreator: hotspur\n");
-    fprintf(out, "cmd: %s profile\n", event);
-    fprintf(out, "positions: %s\nevents: %s\n", instr ? "instr line" : "line", event);
-    fprintf(out, "# sampled profile: the number after calls= is how many samples saw the call,\n"
-                 "# not how many calls were made (a sampling profiler cannot know that)\n");
-    /* callgrind_annotate rejects "event:" long names: say the unit in a comment */
-    fprintf(out, "# %s is %s in %s\n", event, v->sample_type ? v->sample_type : "",
-            v->unit ? v->unit : "");
-    fprintf(out, "summary: %" PRId64 "\n", total);
-
     if (pthread_mutex_init(&cg.mu, NULL) != 0)
         goto oom;
     if (pthread_cond_init(&cg.cv, NULL) != 0) {
@@ -927,10 +939,29 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsig
     sync_init = true;
     if (cg.nw > 1 && pthread_barrier_init(&cg.bar, NULL, 2) != 0)
         cg.nw = 1;
-    if (cg.nw > 1 && pthread_create(&cg.w[1].tid, NULL, hs_cg_work, &cg.w[1]) != 0) {
+    if (cg.nw > 1 && pthread_create(&cg.w[1].tid, NULL, hs_cg_thread, &cg.w[1]) != 0) {
         pthread_barrier_destroy(&cg.bar);
-        cg.nw = 1; /* this thread does both halves and every block */
+        cg.nw = 1; /* this thread does everything */
     }
+    /* from here on a failure is told to the other thread, at the barrier */
+    int64_t total = 0;
+    bool failed = hs_cg_count(&cg, pass_calls, &total) != 0 || (cg.nw == 1 && hs_cg_texts(&cg) != 0);
+    if (!failed) {
+        char event[128];
+        hs_cg_event_name(v->sample_type ? v->sample_type : "", event, sizeof event);
+        fprintf(out, "# callgrind format\nversion: 1\ncreator: hotspur\n");
+        fprintf(out, "cmd: %s profile\n", event);
+        fprintf(out, "positions: %s\nevents: %s\n", instr ? "instr line" : "line", event);
+        fprintf(out, "# sampled profile: the number after calls= is how many samples saw the call,\n"
+                     "# not how many calls were made (a sampling profiler cannot know that)\n");
+        /* callgrind_annotate rejects "event:" long names: say the unit in a comment */
+        fprintf(out, "# %s is %s in %s\n", event, v->sample_type ? v->sample_type : "",
+                v->unit ? v->unit : "");
+        fprintf(out, "summary: %" PRId64 "\n", total);
+    }
+    pthread_mutex_lock(&cg.mu);
+    cg.failed = cg.failed || failed;
+    pthread_mutex_unlock(&cg.mu);
     hs_cg_work(&cg.w[0]);
     if (cg.nw > 1) {
         pthread_join(cg.w[1].tid, NULL);
