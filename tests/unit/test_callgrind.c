@@ -352,7 +352,7 @@ static void test_pass_size_large(void **state)
     assert_true(calls > ((size_t)1 << 19));
     size_t n1, n2, n3;
     char *one = export_cg(&t.v, SIZE_MAX, 1, &n1);
-    for (unsigned threads = 1; threads <= 2; threads++) {
+    for (unsigned threads = 0; threads <= 2; threads++) {
         char *dflt = export_cg(&t.v, 0, threads, &n2);
         char *small = export_cg(&t.v, 16384, threads, &n3);
         assert_true(n1 == n2 && memcmp(one, dflt, n1) == 0);
@@ -415,7 +415,7 @@ static void test_many_callers(void **state)
      * leaf of every stack */
     assert_non_null(strstr(one, "cfn=(4003)\ncalls=2 5\n10 8000\ncfl=(4004)\ncfn=(4003)\ncalls=1 5\n11 4000\n"
                                 "\nfl=(4004)\nfn=(4003)\n5 24006000\n\ntotals: 24006000\n"));
-    for (unsigned threads = 1; threads <= 2; threads++)
+    for (unsigned threads = 0; threads <= 2; threads++)
         for (size_t pass = 2; pass <= 2048; pass *= 32) {
             char *got = export_cg(&t.v, pass, threads, &n2);
             assert_true(n1 == n2 && memcmp(one, got, n1) == 0);
