@@ -14,10 +14,16 @@
  * line) when the view is at --addresses granularity, for KCachegrind's
  * machine-code view. Names are compressed ("fn=(3) name" once, then
  * "fn=(3)").
+ *
+ * The file is formatted on two threads: its positions are cut into blocks,
+ * each formatted into its thread's buffer and written in turn. Which
+ * reference gives a name is worked out before (the first in the file's
+ * order), so a block's bytes do not depend on the blocks before it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,26 +58,39 @@ typedef struct {
     uint32_t to, s;
 } hs_cg_ent;
 
-/* A calling position's calls in the file's order: by callee. Most
- * positions have a few; the root's thousands. */
-static int hs_cg_call_cmp(const void *a, const void *b)
+/* Keys (callee << 32 | index) in order: a position's calls are written by
+ * callee. Most positions have a few; the root's thousands. */
+static void hs_cg_sort_keys(uint64_t *a, size_t n)
 {
-    const hs_cg_call *x = a, *y = b;
-    return x->callee < y->callee ? -1 : x->callee > y->callee;
-}
-
-static void hs_cg_sort_calls(hs_cg_call *c, size_t n)
-{
-    if (n > 16) {
-        qsort(c, n, sizeof *c, hs_cg_call_cmp);
-        return;
+    while (n > 16) {
+        uint64_t x = a[0], y = a[n / 2], z = a[n - 1], t;
+        uint64_t piv = x < y ? (y < z ? y : x < z ? z : x) : (x < z ? x : y < z ? z : y);
+        size_t i = 0, j = n - 1;
+        for (;;) { /* Hoare: keys are distinct */
+            while (a[i] < piv)
+                i++;
+            while (a[j] > piv)
+                j--;
+            if (i >= j)
+                break;
+            t = a[i], a[i] = a[j], a[j] = t;
+            i++, j--;
+        }
+        size_t m = j + 1; /* [0, m) <= piv <= [m, n) */
+        if (m < n - m) {
+            hs_cg_sort_keys(a, m);
+            a += m, n -= m;
+        } else {
+            hs_cg_sort_keys(a + m, n - m);
+            n = m;
+        }
     }
     for (size_t i = 1; i < n; i++) {
-        hs_cg_call t = c[i];
+        uint64_t t = a[i];
         size_t j = i;
-        for (; j > 0 && c[j - 1].callee > t.callee; j--)
-            c[j] = c[j - 1];
-        c[j] = t;
+        for (; j > 0 && a[j - 1] > t; j--)
+            a[j] = a[j - 1];
+        a[j] = t;
     }
 }
 
@@ -89,27 +108,85 @@ static void hs_cg_event_name(const char *s, char *out, size_t outlen)
     out[n] = '\0';
 }
 
-/* Names printed in the file must not contain newlines. */
-static void hs_cg_name(hs_wbuf *w, const char *s)
+/* A growing buffer the file's text is formatted into. */
+typedef struct {
+    char *b;
+    size_t n, cap;
+} hs_cg_buf;
+
+/* Room for k more bytes. 0, or -1 (out of memory). */
+static int hs_cg_room(hs_cg_buf *o, size_t k)
 {
-    for (; *s; s++)
-        hs_wchar(w, *s == '\n' || *s == '\r' ? ' ' : *s);
+    if (o->cap - o->n >= k)
+        return 0;
+    size_t nc = o->cap ? 2 * o->cap : 1 << 16;
+    while (nc - o->n < k)
+        nc *= 2;
+    char *nb = realloc(o->b, nc);
+    if (!nb)
+        return -1;
+    o->b = nb;
+    o->cap = nc;
+    return 0;
 }
 
-/* "key=(id) name" the first time, "key=(id)" after. seen[] is indexed by
- * strtab id; ids in the file are strtab id + 1. */
-static void hs_cg_ref(hs_wbuf *w, const char *key, uint32_t id, const char *name, uint8_t *seen)
+/* Enough room for any record but the names: a calls= record (its callee
+ * lines, two positions of "0x" + 16 + ' ' + 20, two numbers) or a cost
+ * line. */
+#define HS_CG_REC 256
+
+static inline void hs_cg_put(hs_cg_buf *o, const void *p, size_t k)
 {
-    hs_wmem(w, key, strlen(key));
-    hs_wmem(w, "=(", 2);
-    hs_wint(w, (int64_t)id + 1);
-    hs_wchar(w, ')');
-    if (!seen[id]) {
-        seen[id] = 1;
-        hs_wchar(w, ' ');
-        hs_cg_name(w, *name ? name : "???");
+    memcpy(o->b + o->n, p, k);
+    o->n += k;
+}
+
+/* The k bytes at p (k <= fix) by copying fix, a constant: no call to
+ * memcpy for the short texts copied millions of times. p has fix bytes
+ * readable, the buffer room for them (HS_CG_REC holds the copies of a
+ * record: two positions and the callee lines). */
+#define HS_CG_FIX_POS 48  /* "0x" + 16 + ' ' + 20 */
+#define HS_CG_FIX_HEAD 64 /* "cob=(N)\n" "cfl=(N)\n" "cfn=(N)\n", N <= 10 digits */
+static inline void hs_cg_putfix(hs_cg_buf *o, const char *p, size_t k, size_t fix)
+{
+    memcpy(o->b + o->n, p, fix);
+    o->n += k;
+}
+
+static inline void hs_cg_putc(hs_cg_buf *o, char c)
+{
+    o->b[o->n++] = c;
+}
+
+static inline void hs_cg_putint(hs_cg_buf *o, int64_t v)
+{
+    o->n += hs_int_dec(o->b + o->n, v);
+}
+
+/* "key=(id) name" when name is given (names printed in the file must not
+ * contain newlines), "key=(id)" else; ids in the file are strtab id + 1.
+ * 0, or -1 (out of memory). */
+static int hs_cg_ref(hs_cg_buf *o, const char *key, uint32_t id, const char *name)
+{
+    size_t len = name ? strlen(*name ? name : "???") : 0;
+    if (hs_cg_room(o, HS_CG_REC + len) != 0)
+        return -1;
+    hs_cg_put(o, key, strlen(key));
+    hs_cg_put(o, "=(", 2);
+    hs_cg_putint(o, (int64_t)id + 1);
+    hs_cg_putc(o, ')');
+    if (name) {
+        const char *s = *name ? name : "???";
+        hs_cg_putc(o, ' ');
+        for (size_t i = 0; i < len;) {
+            size_t k = strcspn(s + i, "\n\r");
+            hs_cg_put(o, s + i, k);
+            if ((i += k) < len)
+                hs_cg_putc(o, ' '), i++;
+        }
     }
-    hs_wchar(w, '\n');
+    hs_cg_putc(o, '\n');
+    return 0;
 }
 
 /* Per mapping, the offset from runtime to file addresses (KCachegrind
@@ -134,87 +211,100 @@ static uint64_t hs_cg_file_addr(hs_cg_addr *a, uint64_t addr)
     return addr;
 }
 
-/* A position: "LINE", or "0xADDR LINE" with positions: instr line. */
-static void hs_cg_pos(hs_wbuf *w, hs_cg_addr *a, const hs_node *n)
-{
-    if (a) {
-        char hex[24];
-        int k = snprintf(hex, sizeof hex, "0x%" PRIx64 " ", hs_cg_file_addr(a, n->address));
-        hs_wmem(w, hex, (size_t)k);
-    }
-    hs_wint(w, n->line > 0 ? n->line : 0);
-}
+/* Which references give the names (named[f]): the function's header
+ * (ob=, fl=, fn=) or its first call record (cob=, cfl=, cfn=). */
+enum {
+    HS_CG_H_OB = 1,
+    HS_CG_H_FL = 2,
+    HS_CG_H_FN = 4,
+    HS_CG_C_OB = 8,
+    HS_CG_C_FL = 16,
+    HS_CG_C_FN = 32,
+    HS_CG_HEAD = 64, /* the function has a header (a cost line) */
+};
 
-/* Strings written once and copied many times (each position; the callee
- * lines of a function, once its names are out): formatted by a scratch
- * writer that never fills (each is far below its 64 KiB), then kept end to
- * end in one buffer. */
+/* Calls per block of positions formatted by one thread (and one for each
+ * position): ~150 KB of the file. */
+#define HS_CG_BLOCK 4096
+/* Blocks formatted and not yet written, at most: a thread that is ahead
+ * of the block to be written next goes on with another. */
+#define HS_CG_SLOTS 4
+
+typedef struct hs_cg hs_cg;
+
+/* A block's text, while it is formatted (state 1) and until it is written
+ * (state 2, ready; 0: the slot is free). */
 typedef struct {
-    char *s;
-    size_t n, cap;
-    hs_wbuf *scratch;
-} hs_cg_text;
+    hs_cg_buf b;
+    size_t blk;
+    int state;
+    bool failed;
+} hs_cg_slot;
 
-/* Append what the scratch writer holds; its offset in *at. 0, or -1. */
-static int hs_cg_keep(hs_cg_text *t, uint32_t *at)
-{
-    hs_wbuf *w = t->scratch;
-    *at = (uint32_t)t->n;
-    if (w->n == 0)
-        return 0;
-    if (t->n + w->n > UINT32_MAX)
-        return -1;
-    if (t->n + w->n > t->cap) {
-        size_t nc = t->cap ? 2 * t->cap : 1 << 16;
-        while (nc < t->n + w->n)
-            nc *= 2;
-        char *ns = realloc(t->s, nc);
-        if (!ns)
-            return -1;
-        t->s = ns;
-        t->cap = nc;
-    }
-    memcpy(t->s + t->n, w->buf, w->n);
-    t->n += w->n;
-    w->n = 0;
-    return 0;
-}
+/* A formatting thread's own tables. */
+typedef struct {
+    hs_cg *cg;
+    unsigned id;
+    hs_cg_call *calls; /* one calling position's calls */
+    uint64_t *keys;
+    size_t cap_calls;
+    uint32_t *fn_call; /* function -> its index in calls, UINT32_MAX */
+    hs_cg_buf *o;      /* the block being formatted */
+    pthread_t tid;
+} hs_cg_worker;
 
 /* The export's tables. Functions are strtab ids (of names, which also
  * holds file and object names: the ids the file shows). The file's order
  * is: functions by id; in each, its cost lines by position, then its calls
  * by calling position and callee. ord lists the nodes in that order, and
  * the calls are gathered per calling position, a range of ord at a time
- * (a pass over the stacks each): holding every call of bench's large
- * profile at once (1.8 M) was half of the process's memory. */
-typedef struct {
+ * (a pass over the stacks each, each thread taking half of the stacks):
+ * holding every call of bench's large profile at once (1.8 M) was half of
+ * the process's memory. */
+struct hs_cg {
     const hs_view *v;
-    hs_strtab *names;
-    uint32_t empty;            /* the id of "" */
-    uint32_t *node_fn;         /* node -> function */
+    uint32_t empty;             /* the id of "" */
+    size_t n_ids;
+    uint32_t *id_src;           /* id -> node << 2 | 0 function, 1 file, 2 object: its string */
+    uint32_t *node_fn;          /* node -> function */
     uint32_t *fn_file, *fn_obj; /* function -> file of its first node, object (UINT32_MAX: none) */
-    uint32_t *fn_start;        /* function -> its first index in ord (n_ids + 1) */
-    uint32_t *ord;             /* nodes by function, then position */
-    uint32_t *ord_ix;          /* node -> its index in ord */
-    int64_t *self;             /* node -> self cost */
-    uint8_t *has_self;         /* node -> it has a cost line */
-    uint32_t *at;              /* index in ord -> its calls in stacks, then their end in ents */
-    hs_cg_ent *ents;           /* one pass's calls by calling position */
-    hs_cg_call *calls;         /* one calling position's calls */
-    size_t cap_calls;
-    uint32_t *fn_call;         /* function -> its index in calls, UINT32_MAX */
-    hs_cg_text text;
-    uint32_t *pos_at;          /* node -> its position in text (n_nodes + 1: the next is its end) */
-    uint32_t *head_at;         /* function -> its callee lines in text, UINT32_MAX: not yet */
+    uint32_t *fn_start;         /* function -> its first index in ord (n_ids + 1) */
+    uint32_t *ord;              /* nodes by function, then position */
+    uint32_t *ord_ix;           /* node -> its index in ord */
+    int64_t *self;              /* node -> self cost */
+    uint8_t *has_self;          /* node -> it has a cost line */
+    uint32_t *first_q;          /* function -> the first index in ord calling it, UINT32_MAX */
+    uint8_t *named;             /* function -> HS_CG_* */
+    uint32_t *at[2];            /* index in ord -> its calls in half h of the stacks; then cursors */
+    size_t split;               /* the second half of the stacks starts here */
+    hs_cg_ent *ents;            /* one pass's calls by calling position */
+    uint32_t *passes;           /* the passes' first indices in ord, then nn */
+    size_t n_passes;
+    uint32_t *blocks;           /* the blocks' first indices in ord (each pass's, in turn) */
+    size_t *pass_blk;           /* pass -> its first block (n_passes + 1) */
+    hs_cg_buf text;
+    uint32_t *pos_at;           /* node -> its position in text (n_nodes + 1: the next is its end) */
+    uint32_t *head_at;          /* function -> its callee lines (no names) in text */
     uint8_t *head_len;
-    uint8_t *fn_seen, *fl_seen, *ob_seen;
-    hs_wbuf *w;
     hs_cg_addr *ia;
-} hs_cg;
+    FILE *out;
+
+    unsigned nw; /* threads formatting */
+    hs_cg_worker w[2];
+    pthread_barrier_t bar;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    /* under mu: */
+    hs_cg_slot slots[HS_CG_SLOTS];
+    size_t claim;  /* the next block to format */
+    size_t turn;   /* the next block to write */
+    bool writing;  /* a thread is writing blocks */
+    bool failed;   /* out of memory in a thread */
+};
 
 static void hs_cg_free(hs_cg *cg)
 {
-    hs_strtab_free(cg->names);
+    free(cg->id_src);
     free(cg->node_fn);
     free(cg->fn_file);
     free(cg->fn_obj);
@@ -223,19 +313,69 @@ static void hs_cg_free(hs_cg *cg)
     free(cg->ord_ix);
     free(cg->self);
     free(cg->has_self);
-    free(cg->at);
+    free(cg->first_q);
+    free(cg->named);
+    free(cg->at[0]);
+    free(cg->at[1]);
     free(cg->ents);
-    free(cg->calls);
-    free(cg->fn_call);
-    free(cg->text.s);
-    free(cg->text.scratch);
+    free(cg->passes);
+    free(cg->blocks);
+    free(cg->pass_blk);
+    for (unsigned i = 0; i < HS_CG_SLOTS; i++)
+        free(cg->slots[i].b.b);
+    free(cg->text.b);
     free(cg->pos_at);
     free(cg->head_at);
     free(cg->head_len);
-    free(cg->fn_seen);
-    free(cg->fl_seen);
-    free(cg->ob_seen);
-    free(cg->w);
+    for (unsigned i = 0; i < 2; i++) {
+        free(cg->w[i].calls);
+        free(cg->w[i].keys);
+        free(cg->w[i].fn_call);
+    }
+}
+
+/* The strings of nodes interned: ids by content, first seen first, and
+ * each id's first string (the view's, which outlive the export: the table
+ * is freed once the ids are known). A string at a pointer seen recently
+ * has that one's id (nodes share their files and objects). */
+#define HS_CG_SEEN 8192
+
+typedef struct {
+    hs_strtab *t;
+    struct {
+        const char *s;
+        uint32_t id;
+    } seen[HS_CG_SEEN];
+    uint32_t *id_src;
+} hs_cg_interner;
+
+/* The id of s, node i's string of kind k. UINT32_MAX: out of memory. */
+static uint32_t hs_cg_intern(hs_cg_interner *in, const char *s, uint32_t i, unsigned k)
+{
+    size_t h = (size_t)(((uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 51);
+    if (in->seen[h].s == s)
+        return in->seen[h].id;
+    size_t n = hs_strtab_count(in->t);
+    uint32_t id = hs_strtab_intern(in->t, s, strlen(s));
+    if (id == UINT32_MAX)
+        return id;
+    if (id == n)
+        in->id_src[id] = i << 2 | k;
+    in->seen[h].s = s;
+    in->seen[h].id = id;
+    return id;
+}
+
+/* The string of id. */
+static const char *hs_cg_str(const hs_cg *cg, uint32_t id)
+{
+    const hs_node *nd = &cg->v->nodes[cg->id_src[id] >> 2];
+    switch (cg->id_src[id] & 3) {
+    case 0: return nd->function && *nd->function ? nd->function : nd->name;
+    case 1: return nd->file ? nd->file : "";
+    case 2: return nd->objfile ? nd->objfile : "";
+    default: return "";
+    }
 }
 
 /* Each node's function; each function's file (of its first node) and
@@ -244,27 +384,30 @@ static int hs_cg_names(hs_cg *cg)
 {
     const hs_view *v = cg->v;
     size_t max_ids = 3 * v->n_nodes + 1; /* pages past the ids used stay untouched */
-    cg->names = hs_strtab_new();
+    int rc = -1;
+    hs_cg_interner *in = calloc(1, sizeof *in);
     cg->node_fn = malloc((v->n_nodes ? v->n_nodes : 1) * sizeof *cg->node_fn);
     cg->fn_file = malloc(max_ids * sizeof *cg->fn_file);
     cg->fn_obj = malloc(max_ids * sizeof *cg->fn_obj);
-    if (!cg->names || !cg->node_fn || !cg->fn_file || !cg->fn_obj)
-        return -1;
-    cg->empty = hs_strtab_intern(cg->names, "", 0);
-    if (cg->empty == UINT32_MAX)
-        return -1;
+    cg->id_src = malloc(max_ids * sizeof *cg->id_src);
+    if (!in || !cg->node_fn || !cg->fn_file || !cg->fn_obj || !cg->id_src)
+        goto done;
+    in->id_src = cg->id_src;
+    in->t = hs_strtab_new();
+    if (!in->t || (cg->empty = hs_strtab_intern(in->t, "", 0)) == UINT32_MAX)
+        goto done;
+    cg->id_src[cg->empty] = 3;
     size_t filled = 0;
-    for (size_t i = 0; i < v->n_nodes; i++) {
+    for (uint32_t i = 0; i < v->n_nodes; i++) {
         const hs_node *nd = &v->nodes[i];
         const char *fname = nd->function && *nd->function ? nd->function : nd->name;
-        const char *file = nd->file ? nd->file : "";
         const char *obj = nd->objfile ? nd->objfile : "";
-        uint32_t fn = hs_strtab_intern(cg->names, fname, strlen(fname));
-        uint32_t fl = hs_strtab_intern(cg->names, file, strlen(file));
-        uint32_t ob = hs_strtab_intern(cg->names, obj, strlen(obj));
+        uint32_t fn = hs_cg_intern(in, fname, i, 0);
+        uint32_t fl = hs_cg_intern(in, nd->file ? nd->file : "", i, 1);
+        uint32_t ob = hs_cg_intern(in, obj, i, 2);
         if (fn == UINT32_MAX || fl == UINT32_MAX || ob == UINT32_MAX)
-            return -1;
-        for (size_t n = hs_strtab_count(cg->names); filled < n; filled++)
+            goto done;
+        for (size_t n = hs_strtab_count(in->t); filled < n; filled++)
             cg->fn_file[filled] = cg->fn_obj[filled] = UINT32_MAX;
         cg->node_fn[i] = fn;
         if (cg->fn_file[fn] == UINT32_MAX)
@@ -272,135 +415,240 @@ static int hs_cg_names(hs_cg *cg)
         if (cg->fn_obj[fn] == UINT32_MAX && *obj)
             cg->fn_obj[fn] = ob;
     }
-    return 0;
+    cg->n_ids = hs_strtab_count(in->t);
+    rc = 0;
+done:
+    if (in)
+        hs_strtab_free(in->t);
+    free(in);
+    return rc;
 }
 
-/* ord, ord_ix and fn_start: the nodes by position (hs_cg_node_cmp), then
- * by a counting sort on their function. 0, or -1 (out of memory). */
-static int hs_cg_order(hs_cg *cg, size_t n_ids)
+/* ord, ord_ix and fn_start: the nodes by a counting sort on their
+ * function (by id within one), then each function's by position
+ * (hs_cg_node_cmp). 0, or -1 (out of memory). */
+static int hs_cg_order(hs_cg *cg)
 {
     const hs_view *v = cg->v;
-    size_t nn = v->n_nodes;
+    size_t nn = v->n_nodes, n_ids = cg->n_ids;
     cg->ord = malloc((nn ? nn : 1) * sizeof *cg->ord);
     cg->ord_ix = malloc((nn ? nn : 1) * sizeof *cg->ord_ix);
     cg->fn_start = calloc(n_ids + 1, sizeof *cg->fn_start);
     if (!cg->ord || !cg->ord_ix || !cg->fn_start)
         return -1;
-    uint32_t *by_pos = cg->ord_ix; /* first the nodes by position */
-    for (size_t i = 0; i < nn; i++)
-        by_pos[i] = (uint32_t)i;
-    qsort_r(by_pos, nn, sizeof *by_pos, hs_cg_node_cmp, (void *)v->nodes);
     for (size_t i = 0; i < nn; i++)
         cg->fn_start[cg->node_fn[i] + 1]++;
     for (size_t f = 0; f < n_ids; f++)
         cg->fn_start[f + 1] += cg->fn_start[f];
     for (size_t i = 0; i < nn; i++) /* fn_start[f] moves to the end of f */
-        cg->ord[cg->fn_start[cg->node_fn[by_pos[i]]]++] = by_pos[i];
+        cg->ord[cg->fn_start[cg->node_fn[i]]++] = (uint32_t)i;
     memmove(cg->fn_start + 1, cg->fn_start, n_ids * sizeof *cg->fn_start);
     cg->fn_start[0] = 0;
+    for (size_t f = 0; f < n_ids; f++) {
+        uint32_t *a = cg->ord + cg->fn_start[f];
+        size_t n = cg->fn_start[f + 1] - cg->fn_start[f];
+        if (n > 16) {
+            qsort_r(a, n, sizeof *a, hs_cg_node_cmp, (void *)v->nodes);
+            continue;
+        }
+        for (size_t i = 1; i < n; i++) {
+            uint32_t t = a[i];
+            size_t j = i;
+            for (; j > 0 && hs_cg_node_cmp(&a[j - 1], &t, (void *)v->nodes) > 0; j--)
+                a[j] = a[j - 1];
+            a[j] = t;
+        }
+    }
     for (size_t q = 0; q < nn; q++)
         cg->ord_ix[cg->ord[q]] = (uint32_t)q;
     return 0;
 }
 
-/* Every position that is written (those with a cost line: callees are
- * too), formatted once. 0, or -1 (out of memory). */
-static int hs_cg_positions(hs_cg *cg)
+static inline uint32_t hs_cg_fl(const hs_cg *cg, uint32_t f)
 {
-    const hs_view *v = cg->v;
-    cg->pos_at = malloc((v->n_nodes + 1) * sizeof *cg->pos_at);
-    cg->text.scratch = malloc(sizeof *cg->text.scratch);
-    if (!cg->pos_at || !cg->text.scratch)
+    return cg->fn_file[f] == UINT32_MAX ? cg->empty : cg->fn_file[f];
+}
+
+/* Where each name is given first, in the file's order: a header of f
+ * before the calls of f's first position (key fn_start[f] << 32), a call
+ * of f at position q at (q << 32 | f + 1), a position's calls by callee.
+ * A function's first key is the earlier of its header and its first call;
+ * a file's or object's, the earliest of its functions'. */
+static uint64_t hs_cg_first_key(const hs_cg *cg, uint32_t f)
+{
+    uint64_t h = cg->named[f] & HS_CG_HEAD ? (uint64_t)cg->fn_start[f] << 32 : UINT64_MAX;
+    uint64_t c = cg->first_q[f] != UINT32_MAX ? ((uint64_t)cg->first_q[f] << 32 | (f + 1)) : UINT64_MAX;
+    return h < c ? h : c;
+}
+
+static int hs_cg_name_refs(hs_cg *cg)
+{
+    size_t n_ids = cg->n_ids;
+    uint32_t *best = malloc((n_ids ? n_ids : 1) * sizeof *best);
+    if (!best)
         return -1;
-    hs_wbuf_init(cg->text.scratch, NULL);
-    for (size_t i = 0; i < v->n_nodes; i++) {
-        if (cg->has_self[i])
-            hs_cg_pos(cg->text.scratch, cg->ia, &v->nodes[i]);
-        if (hs_cg_keep(&cg->text, &cg->pos_at[i]) != 0)
-            return -1;
+    for (uint32_t f = 0; f < n_ids; f++)
+        for (uint32_t q = cg->fn_start[f]; q < cg->fn_start[f + 1]; q++)
+            if (cg->has_self[cg->ord[q]]) {
+                cg->named[f] |= HS_CG_HEAD;
+                break;
+            }
+    for (int kind = 0; kind < 3; kind++) { /* fn, fl, ob */
+        memset(best, 0xff, (n_ids ? n_ids : 1) * sizeof *best);
+        for (uint32_t f = 0; f < n_ids; f++) {
+            uint64_t k = hs_cg_first_key(cg, f);
+            if (k == UINT64_MAX)
+                continue;
+            uint32_t x = kind == 0 ? f : kind == 1 ? hs_cg_fl(cg, f) : cg->fn_obj[f];
+            if (x != UINT32_MAX && (best[x] == UINT32_MAX || k < hs_cg_first_key(cg, best[x])))
+                best[x] = f;
+        }
+        static const uint8_t at_head[3] = {HS_CG_H_FN, HS_CG_H_FL, HS_CG_H_OB};
+        static const uint8_t at_call[3] = {HS_CG_C_FN, HS_CG_C_FL, HS_CG_C_OB};
+        for (uint32_t x = 0; x < n_ids; x++) {
+            uint32_t f = best[x];
+            if (f == UINT32_MAX)
+                continue;
+            bool head = cg->named[f] & HS_CG_HEAD && hs_cg_first_key(cg, f) == (uint64_t)cg->fn_start[f] << 32;
+            cg->named[f] |= head ? at_head[kind] : at_call[kind];
+        }
     }
-    cg->pos_at[v->n_nodes] = (uint32_t)cg->text.n;
+    free(best);
     return 0;
 }
 
-static inline void hs_cg_wpos(hs_cg *cg, uint32_t node)
+/* A position: "LINE", or "0xADDR LINE" with positions: instr line. */
+static void hs_cg_pos(hs_cg_buf *o, hs_cg_addr *a, const hs_node *n)
 {
-    hs_wmem(cg->w, cg->text.s + cg->pos_at[node], cg->pos_at[node + 1] - cg->pos_at[node]);
+    if (a) {
+        char hex[24];
+        int k = snprintf(hex, sizeof hex, "0x%" PRIx64 " ", hs_cg_file_addr(a, n->address));
+        hs_cg_put(o, hex, (size_t)k);
+    }
+    hs_cg_putint(o, n->line > 0 ? n->line : 0);
 }
 
-/* Function f's header and cost lines, if it has any. */
-static void hs_cg_write_fn(hs_cg *cg, uint32_t f)
+/* Text written many times, formatted once into text (on the second thread
+ * while the first counts the calls): every position, and the lines naming
+ * each function before a calls= line once its names are out. 0, or -1
+ * (out of memory). */
+static int hs_cg_texts(hs_cg *cg)
 {
-    hs_wbuf *w = cg->w;
-    bool head = false;
+    const hs_view *v = cg->v;
+    size_t n_ids = cg->n_ids ? cg->n_ids : 1;
+    cg->pos_at = malloc((v->n_nodes + 1) * sizeof *cg->pos_at);
+    cg->head_at = malloc(n_ids * sizeof *cg->head_at);
+    cg->head_len = malloc(n_ids);
+    if (!cg->pos_at || !cg->head_at || !cg->head_len)
+        return -1;
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        if (hs_cg_room(&cg->text, HS_CG_REC) != 0 || cg->text.n > UINT32_MAX - HS_CG_REC)
+            return -1;
+        cg->pos_at[i] = (uint32_t)cg->text.n;
+        hs_cg_pos(&cg->text, cg->ia, &v->nodes[i]);
+    }
+    cg->pos_at[v->n_nodes] = (uint32_t)cg->text.n;
+    for (uint32_t f = 0; f < cg->n_ids; f++) {
+        if (cg->fn_start[f] == cg->fn_start[f + 1])
+            continue; /* not a function */
+        if (cg->text.n > UINT32_MAX - HS_CG_REC)
+            return -1;
+        size_t at = cg->text.n;
+        if ((cg->fn_obj[f] != UINT32_MAX && hs_cg_ref(&cg->text, "cob", cg->fn_obj[f], NULL) != 0) ||
+            hs_cg_ref(&cg->text, "cfl", hs_cg_fl(cg, f), NULL) != 0 ||
+            hs_cg_ref(&cg->text, "cfn", f, NULL) != 0)
+            return -1;
+        cg->head_at[f] = (uint32_t)at;
+        cg->head_len[f] = (uint8_t)(cg->text.n - at);
+    }
+    if (hs_cg_room(&cg->text, HS_CG_FIX_HEAD) != 0) /* the copies read that far */
+        return -1;
+    memset(cg->text.b + cg->text.n, 0, HS_CG_FIX_HEAD);
+    return 0;
+}
+
+static inline void hs_cg_wpos(hs_cg_buf *o, const hs_cg *cg, uint32_t node)
+{
+    hs_cg_putfix(o, cg->text.b + cg->pos_at[node], cg->pos_at[node + 1] - cg->pos_at[node], HS_CG_FIX_POS);
+}
+
+/* ob=, fl=, fn= (or cob=, cfl=, cfn=) of function f, with the names the
+ * flags in named say. 0, or -1. */
+static int hs_cg_refs(hs_cg_buf *o, const hs_cg *cg, uint32_t f, const char *const keys[3], unsigned ob,
+                      unsigned fl, unsigned fn)
+{
+    uint8_t nm = cg->named[f];
+    uint32_t lf = hs_cg_fl(cg, f);
+    if (cg->fn_obj[f] != UINT32_MAX &&
+        hs_cg_ref(o, keys[0], cg->fn_obj[f], nm & ob ? hs_cg_str(cg, cg->fn_obj[f]) : NULL) != 0)
+        return -1;
+    if (hs_cg_ref(o, keys[1], lf, nm & fl ? hs_cg_str(cg, lf) : NULL) != 0)
+        return -1;
+    return hs_cg_ref(o, keys[2], f, nm & fn ? hs_cg_str(cg, f) : NULL);
+}
+
+/* Function f's header and cost lines, if it has any. 0, or -1. */
+static int hs_cg_write_fn(hs_cg_worker *w, uint32_t f)
+{
+    static const char *const keys[3] = {"ob", "fl", "fn"};
+    const hs_cg *cg = w->cg;
+    hs_cg_buf *o = w->o;
+    if (!(cg->named[f] & HS_CG_HEAD))
+        return 0;
+    if (hs_cg_room(o, 1) != 0)
+        return -1;
+    hs_cg_putc(o, '\n');
+    if (hs_cg_refs(o, cg, f, keys, HS_CG_H_OB, HS_CG_H_FL, HS_CG_H_FN) != 0)
+        return -1;
     for (uint32_t q = cg->fn_start[f]; q < cg->fn_start[f + 1]; q++) {
         uint32_t node = cg->ord[q];
         if (!cg->has_self[node])
             continue;
-        if (!head) {
-            uint32_t fl = cg->fn_file[f] == UINT32_MAX ? cg->empty : cg->fn_file[f];
-            head = true;
-            hs_wchar(w, '\n');
-            if (cg->fn_obj[f] != UINT32_MAX)
-                hs_cg_ref(w, "ob", cg->fn_obj[f], hs_strtab_get(cg->names, cg->fn_obj[f]), cg->ob_seen);
-            hs_cg_ref(w, "fl", fl, hs_strtab_get(cg->names, fl), cg->fl_seen);
-            hs_cg_ref(w, "fn", f, hs_strtab_get(cg->names, f), cg->fn_seen);
-        }
-        hs_cg_wpos(cg, node);
-        hs_wchar(w, ' ');
-        hs_wint(w, cg->self[node]);
-        hs_wchar(w, '\n');
+        if (hs_cg_room(o, HS_CG_REC) != 0)
+            return -1;
+        hs_cg_wpos(o, cg, node);
+        hs_cg_putc(o, ' ');
+        hs_cg_putint(o, cg->self[node]);
+        hs_cg_putc(o, '\n');
     }
+    return 0;
 }
 
-/* The lines naming callee f before a calls= line: the first time with
- * the names not given yet, then the same lines (kept) again. 0, or -1. */
-static int hs_cg_callee(hs_cg *cg, uint32_t f)
+/* The calls made at the node at q (ents[b..e), in stack order): one record
+ * per callee, its cost counted once per sample (recursion), then written
+ * by callee. 0, or -1 (out of memory). */
+static int hs_cg_write_calls(hs_cg_worker *w, uint32_t q, size_t b, size_t e)
 {
-    if (cg->head_at[f] != UINT32_MAX) {
-        hs_wmem(cg->w, cg->text.s + cg->head_at[f], cg->head_len[f]);
-        return 0;
-    }
-    uint32_t cfl = cg->fn_file[f] == UINT32_MAX ? cg->empty : cg->fn_file[f];
-    hs_wbuf *ws[2] = {cg->w, cg->text.scratch};
-    for (int i = 0; i < 2; i++) { /* the second time all are seen: no names */
-        if (cg->fn_obj[f] != UINT32_MAX)
-            hs_cg_ref(ws[i], "cob", cg->fn_obj[f], hs_strtab_get(cg->names, cg->fn_obj[f]), cg->ob_seen);
-        hs_cg_ref(ws[i], "cfl", cfl, hs_strtab_get(cg->names, cfl), cg->fl_seen);
-        hs_cg_ref(ws[i], "cfn", f, hs_strtab_get(cg->names, f), cg->fn_seen);
-    }
-    cg->head_len[f] = (uint8_t)cg->text.scratch->n;
-    return hs_cg_keep(&cg->text, &cg->head_at[f]);
-}
-
-/* The calls made at node (ents[b..e), in stack order): one record per
- * callee, its cost counted once per sample (recursion), then written by
- * callee. 0, or -1 (out of memory). */
-static int hs_cg_write_calls(hs_cg *cg, uint32_t node, size_t b, size_t e)
-{
+    static const char *const keys[3] = {"cob", "cfl", "cfn"};
+    const hs_cg *cg = w->cg;
     const hs_stack *stacks = cg->v->stacks;
-    hs_wbuf *w = cg->w;
+    hs_cg_buf *o = w->o;
+    uint32_t node = cg->ord[q];
     size_t nc = 0;
     for (size_t j = b; j < e; j++) {
         uint32_t to = cg->ents[j].to, s = cg->ents[j].s, cf = cg->node_fn[to];
-        uint32_t ci = cg->fn_call[cf];
+        uint32_t ci = w->fn_call[cf];
         if (ci == UINT32_MAX) {
-            if (nc == cg->cap_calls) {
-                size_t ncap = cg->cap_calls ? 2 * cg->cap_calls : 64;
-                hs_cg_call *c = realloc(cg->calls, ncap * sizeof *c);
-                if (!c) {
-                    for (size_t k = 0; k < nc; k++)
-                        cg->fn_call[cg->calls[k].callee] = UINT32_MAX;
+            if (nc == w->cap_calls) {
+                size_t ncap = w->cap_calls ? 2 * w->cap_calls : 64;
+                hs_cg_call *c = realloc(w->calls, ncap * sizeof *c);
+                if (c)
+                    w->calls = c;
+                uint64_t *k = c ? realloc(w->keys, ncap * sizeof *k) : NULL;
+                if (!k) {
+                    for (size_t i = 0; i < nc; i++)
+                        w->fn_call[w->calls[i].callee] = UINT32_MAX;
                     return -1;
                 }
-                cg->calls = c;
-                cg->cap_calls = ncap;
+                w->keys = k;
+                w->cap_calls = ncap;
             }
             ci = (uint32_t)nc++;
-            cg->fn_call[cf] = ci;
-            cg->calls[ci] = (hs_cg_call){cf, to, 0, 0, 0};
+            w->fn_call[cf] = ci;
+            w->calls[ci] = (hs_cg_call){cf, to, 0, 0, 0};
+            w->keys[ci] = (uint64_t)cf << 32 | ci;
         }
-        hs_cg_call *c = &cg->calls[ci];
+        hs_cg_call *c = &w->calls[ci];
         if (c->last == s + 1)
             continue; /* recursion: once per sample */
         c->last = s + 1;
@@ -408,75 +656,265 @@ static int hs_cg_write_calls(hs_cg *cg, uint32_t node, size_t b, size_t e)
         c->count += stacks[s].n_samples;
     }
     for (size_t k = 0; k < nc; k++)
-        cg->fn_call[cg->calls[k].callee] = UINT32_MAX;
-    hs_cg_sort_calls(cg->calls, nc);
+        w->fn_call[w->calls[k].callee] = UINT32_MAX;
+    hs_cg_sort_keys(w->keys, nc);
     for (size_t k = 0; k < nc; k++) {
-        const hs_cg_call *c = &cg->calls[k];
-        if (hs_cg_callee(cg, c->callee) != 0)
-            return -1;
-        hs_wmem(w, "calls=", 6);
-        hs_wint(w, c->count);
-        hs_wchar(w, ' ');
-        hs_cg_wpos(cg, c->callee_node);
-        hs_wchar(w, '\n');
-        hs_cg_wpos(cg, node);
-        hs_wchar(w, ' ');
-        hs_wint(w, c->cost);
-        hs_wchar(w, '\n');
+        const hs_cg_call *c = &w->calls[(uint32_t)w->keys[k]];
+        uint32_t f = c->callee;
+        if (q == cg->first_q[f] && cg->named[f] & (HS_CG_C_OB | HS_CG_C_FL | HS_CG_C_FN)) {
+            if (hs_cg_refs(o, cg, f, keys, HS_CG_C_OB, HS_CG_C_FL, HS_CG_C_FN) != 0)
+                return -1;
+            if (hs_cg_room(o, HS_CG_REC) != 0)
+                return -1;
+        } else {
+            if (hs_cg_room(o, HS_CG_REC) != 0)
+                return -1;
+            hs_cg_putfix(o, cg->text.b + cg->head_at[f], cg->head_len[f], HS_CG_FIX_HEAD);
+        }
+        hs_cg_put(o, "calls=", 6);
+        hs_cg_putint(o, c->count);
+        hs_cg_putc(o, ' ');
+        hs_cg_wpos(o, cg, c->callee_node);
+        hs_cg_putc(o, '\n');
+        hs_cg_wpos(o, cg, node);
+        hs_cg_putc(o, ' ');
+        hs_cg_putint(o, c->cost);
+        hs_cg_putc(o, '\n');
     }
     return 0;
 }
 
 /* Calls gathered per pass by default: at most this many, or the most one
- * position makes (ents is 8 bytes each: 2 MiB). */
-#define HS_CG_PASS_CALLS ((size_t)1 << 18)
+ * position makes (ents is 8 bytes each: 4 MiB; the name table, freed
+ * before, was more). */
+#define HS_CG_PASS_CALLS ((size_t)1 << 19)
 
-/* Every function in ord's range [lo, hi) written: the calls made there
- * gathered from the stacks into ents by calling position (at[q] counted
- * them; it becomes their end), then each position's written. */
-static int hs_cg_write_range(hs_cg *cg, uint32_t lo, uint32_t hi, uint32_t *cur_fn)
+static void hs_cg_sync(hs_cg *cg)
 {
-    const hs_view *v = cg->v;
-    uint32_t sum = 0, span = hi - lo;
+    if (cg->nw > 1)
+        (void)pthread_barrier_wait(&cg->bar);
+}
+
+/* Pass p's cursors: at[h][q] (the calls at q in half h of the stacks)
+ * become where half h's go in ents; and its blocks. */
+static void hs_cg_pass_start(hs_cg *cg, size_t p)
+{
+    uint32_t lo = cg->passes[p], hi = cg->passes[p + 1], sum = 0;
+    size_t nb = cg->pass_blk[p], weight = 0;
     for (uint32_t q = lo; q < hi; q++) {
-        uint32_t c = cg->at[q];
-        cg->at[q] = sum;
-        sum += c;
+        uint32_t c0 = cg->at[0][q], c1 = cg->at[1][q];
+        if (q == lo || weight >= HS_CG_BLOCK) {
+            cg->blocks[nb++] = q;
+            weight = 0;
+        }
+        weight += 1 + c0 + c1;
+        cg->at[0][q] = sum;
+        cg->at[1][q] = sum + c0;
+        sum += c0 + c1;
     }
-    for (size_t i = 0; sum && i < v->n_stacks; i++) {
-        const hs_stack *st = &v->stacks[i];
+    cg->pass_blk[p + 1] = nb;
+}
+
+/* Half h of the stacks: the calls made in [lo, hi) into ents. */
+static void hs_cg_gather(hs_cg *cg, unsigned h, uint32_t lo, uint32_t hi)
+{
+    const hs_stack *stacks = cg->v->stacks;
+    const uint32_t *ord_ix = cg->ord_ix;
+    uint32_t *cur = cg->at[h], span = hi - lo;
+    hs_cg_ent *ents = cg->ents;
+    size_t end = h ? cg->v->n_stacks : cg->split;
+    for (size_t i = h ? cg->split : 0; i < end; i++) {
+        const hs_stack *st = &stacks[i];
         if (st->value == 0 || st->n == 0)
             continue;
-        for (uint32_t k = 0; k + 1 < st->n; k++) {
-            uint32_t q = cg->ord_ix[st->nodes[k]];
+        const uint32_t *nd = st->nodes, *last = nd + st->n - 1;
+        for (; nd < last; nd++) {
+            uint32_t q = ord_ix[*nd];
             if (q - lo < span)
-                cg->ents[cg->at[q]++] = (hs_cg_ent){st->nodes[k + 1], (uint32_t)i};
+                ents[cur[q]++] = (hs_cg_ent){nd[1], (uint32_t)i};
         }
     }
-    for (uint32_t q = lo; q < hi; q++) {
-        uint32_t node = cg->ord[q], f = cg->node_fn[node];
-        if (f != *cur_fn) {
-            *cur_fn = f;
-            hs_cg_write_fn(cg, f);
-        }
-        uint32_t b = q == lo ? 0 : cg->at[q - 1];
-        if (b < cg->at[q] && hs_cg_write_calls(cg, node, b, cg->at[q]) != 0)
+}
+
+/* Block g (of pass p) into w's slot. 0, or -1 (out of memory). */
+static int hs_cg_block(hs_cg_worker *w, size_t p, size_t g)
+{
+    hs_cg *cg = w->cg;
+    uint32_t lo = cg->passes[p], b = cg->blocks[g];
+    uint32_t e = g + 1 < cg->pass_blk[p + 1] ? cg->blocks[g + 1] : cg->passes[p + 1];
+    const uint32_t *end = cg->at[1]; /* now the end of q's calls */
+    for (uint32_t q = b; q < e; q++) {
+        uint32_t f = cg->node_fn[cg->ord[q]], from = q == lo ? 0 : end[q - 1];
+        if (q == cg->fn_start[f] && hs_cg_write_fn(w, f) != 0)
+            return -1;
+        if (from < end[q] && hs_cg_write_calls(w, q, from, end[q]) != 0)
             return -1;
     }
     return 0;
 }
 
-int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
+/* Under mu: the ready blocks from turn on written, unless another thread
+ * is at it (it writes those that become ready meanwhile). */
+static void hs_cg_write_ready(hs_cg *cg)
 {
-    return hs_export_callgrind_ex(v, out, 0, err, errlen);
+    if (cg->writing)
+        return;
+    cg->writing = true;
+    for (;;) {
+        hs_cg_slot *sl = NULL;
+        for (unsigned i = 0; i < HS_CG_SLOTS; i++)
+            if (cg->slots[i].state == 2 && cg->slots[i].blk == cg->turn)
+                sl = &cg->slots[i];
+        if (!sl)
+            break;
+        bool skip = cg->failed || sl->failed;
+        cg->failed = skip;
+        pthread_mutex_unlock(&cg->mu);
+        if (!skip && sl->b.n)
+            (void)fwrite(sl->b.b, 1, sl->b.n, cg->out); /* errors: ferror(out) */
+        pthread_mutex_lock(&cg->mu);
+        sl->state = 0;
+        cg->turn++;
+        pthread_cond_broadcast(&cg->cv); /* a slot is free */
+    }
+    cg->writing = false;
 }
 
-int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, char *err, size_t errlen)
+/* Thread w's share of the file: in each pass, its halves of the stacks
+ * gathered into ents, then blocks (the next not taken) formatted into a
+ * free slot, and written when their turn comes by whichever thread is
+ * there. Thread 0 lays out the next pass meanwhile. */
+static void *hs_cg_work(void *arg)
+{
+    hs_cg_worker *w = arg;
+    hs_cg *cg = w->cg;
+    hs_cg_sync(cg); /* the tables are ready, or one thread failed */
+    pthread_mutex_lock(&cg->mu);
+    bool failed = cg->failed;
+    pthread_mutex_unlock(&cg->mu);
+    for (size_t p = 0; p < cg->n_passes && !failed; p++) {
+        uint32_t lo = cg->passes[p], hi = cg->passes[p + 1];
+        for (unsigned h = w->id; h < 2; h += cg->nw)
+            hs_cg_gather(cg, h, lo, hi);
+        hs_cg_sync(cg); /* ents are complete */
+        pthread_mutex_lock(&cg->mu);
+        while (cg->claim < cg->pass_blk[p + 1]) {
+            hs_cg_slot *sl = NULL;
+            for (unsigned i = 0; i < HS_CG_SLOTS && !sl; i++)
+                if (cg->slots[i].state == 0)
+                    sl = &cg->slots[i];
+            if (!sl) { /* the block to be written is being formatted */
+                pthread_cond_wait(&cg->cv, &cg->mu);
+                continue;
+            }
+            size_t g = cg->claim++;
+            bool failed = cg->failed;
+            sl->state = 1;
+            sl->blk = g;
+            pthread_mutex_unlock(&cg->mu);
+            sl->b.n = 0;
+            w->o = &sl->b;
+            failed = failed || hs_cg_block(w, p, g) != 0;
+            pthread_mutex_lock(&cg->mu);
+            sl->failed = failed;
+            sl->state = 2;
+            hs_cg_write_ready(cg);
+        }
+        pthread_mutex_unlock(&cg->mu);
+        if (w->id == 0 && p + 1 < cg->n_passes)
+            hs_cg_pass_start(cg, p + 1); /* its positions are not read in this pass */
+        hs_cg_sync(cg); /* ents are read: the next pass may gather */
+    }
+    return NULL;
+}
+
+/* The second thread: the texts, then its share of the file. */
+static void *hs_cg_thread(void *arg)
+{
+    hs_cg_worker *w = arg;
+    if (hs_cg_texts(w->cg) != 0) {
+        pthread_mutex_lock(&w->cg->mu);
+        w->cg->failed = true;
+        pthread_mutex_unlock(&w->cg->mu);
+    }
+    return hs_cg_work(w);
+}
+
+/* Cost lines, the calls made at each position in each half of the stacks
+ * (at[h]), the first position calling each function; then which
+ * references give the names, the passes and the first one's layout. 0, or
+ * -1 (out of memory). */
+static int hs_cg_count(hs_cg *cg, size_t pass_calls, int64_t *total)
+{
+    const hs_view *v = cg->v;
+    size_t nn = v->n_nodes, n_ids = cg->n_ids;
+    cg->self = calloc(nn + 1, sizeof *cg->self);
+    cg->has_self = calloc(nn + 1, 1);
+    cg->at[0] = calloc(nn + 1, sizeof *cg->at[0]);
+    cg->at[1] = calloc(nn + 1, sizeof *cg->at[1]);
+    cg->first_q = malloc((n_ids ? n_ids : 1) * sizeof *cg->first_q);
+    cg->named = calloc(n_ids ? n_ids : 1, 1);
+    if (!cg->self || !cg->has_self || !cg->at[0] || !cg->at[1] || !cg->first_q || !cg->named)
+        return -1;
+    memset(cg->first_q, 0xff, (n_ids ? n_ids : 1) * sizeof *cg->first_q);
+    *total = 0;
+    for (size_t i = 0; i < v->n_stacks; i++) {
+        const hs_stack *st = &v->stacks[i];
+        int64_t val = st->value;
+        if (val == 0 || st->n == 0)
+            continue;
+        *total = hs_sat_add(*total, val);
+        const uint32_t *nd = st->nodes;
+        uint32_t *at = cg->at[i >= cg->split], leaf = nd[st->n - 1];
+        cg->self[leaf] = hs_sat_add(cg->self[leaf], val);
+        cg->has_self[leaf] = 1;
+        for (uint32_t k = 0; k + 1 < st->n; k++) {
+            uint32_t q = cg->ord_ix[nd[k]], f = cg->node_fn[nd[k + 1]];
+            cg->has_self[nd[k]] = 1; /* a cost line (0 when it only calls) */
+            at[q]++;
+            if (q < cg->first_q[f])
+                cg->first_q[f] = q;
+        }
+    }
+    size_t pass = pass_calls ? pass_calls : HS_CG_PASS_CALLS, n_calls = 0, most = 1;
+    for (size_t q = 0; q < nn; q++) {
+        size_t c = (size_t)cg->at[0][q] + cg->at[1][q];
+        n_calls += c;
+        if (c > most)
+            most = c;
+    }
+    pass = pass < most ? most : pass > n_calls ? n_calls : pass;
+    cg->passes = malloc((nn + 1) * sizeof *cg->passes);
+    cg->blocks = malloc((nn + 1) * sizeof *cg->blocks);
+    cg->pass_blk = malloc((nn + 1) * sizeof *cg->pass_blk);
+    cg->ents = malloc((pass ? pass : 1) * sizeof *cg->ents);
+    if (!cg->passes || !cg->blocks || !cg->pass_blk || !cg->ents || hs_cg_name_refs(cg) != 0)
+        return -1;
+    for (uint32_t lo = 0, hi; lo < nn; lo = hi) {
+        size_t sum = 0;
+        for (hi = lo; hi < nn && (hi == lo || sum + cg->at[0][hi] + cg->at[1][hi] <= pass); hi++)
+            sum += cg->at[0][hi] + cg->at[1][hi];
+        cg->passes[cg->n_passes++] = lo;
+    }
+    cg->passes[cg->n_passes] = (uint32_t)nn;
+    cg->pass_blk[0] = 0;
+    if (cg->n_passes)
+        hs_cg_pass_start(cg, 0);
+    return 0;
+}
+
+int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen)
+{
+    return hs_export_callgrind_ex(v, out, 0, 0, err, errlen);
+}
+
+int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsigned threads,
+                           char *err, size_t errlen)
 {
     int rc = -1;
-    hs_cg cg = {.v = v};
+    hs_cg cg = {.v = v, .out = out};
     bool instr = v->granularity == HS_GRAN_ADDRESSES;
-    bool threaded = false;
+    bool sync_init = false;
     hs_cg_addr addrs = {v->profile, NULL, NULL};
     if (instr && v->profile) {
         addrs.delta = calloc(v->profile->n_mappings + 1, sizeof *addrs.delta);
@@ -487,79 +925,65 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, char 
     }
     if (v->n_nodes >= UINT32_MAX / 4 || v->n_stacks >= UINT32_MAX || hs_cg_names(&cg) != 0)
         goto oom;
-    size_t nn = v->n_nodes, n_ids = hs_strtab_count(cg.names);
-    if (hs_cg_order(&cg, n_ids) != 0)
+    size_t n_ids = cg.n_ids;
+    if (hs_cg_order(&cg) != 0)
         goto oom;
 
-    /* cost lines, and the calls made at each position (at[]) */
-    cg.self = calloc(nn + 1, sizeof *cg.self);
-    cg.has_self = calloc(nn + 1, 1);
-    cg.at = calloc(nn + 1, sizeof *cg.at);
-    if (!cg.self || !cg.has_self || !cg.at)
-        goto oom;
-    int64_t total = 0;
-    for (size_t i = 0; i < v->n_stacks; i++) {
-        const hs_stack *st = &v->stacks[i];
-        int64_t val = st->value;
-        if (val == 0 || st->n == 0)
-            continue;
-        total = hs_sat_add(total, val);
-        uint32_t leaf = st->nodes[st->n - 1];
-        cg.self[leaf] = hs_sat_add(cg.self[leaf], val);
-        cg.has_self[leaf] = 1;
-        for (uint32_t k = 0; k + 1 < st->n; k++) {
-            cg.has_self[st->nodes[k]] = 1; /* a cost line (0 when it only calls) */
-            cg.at[cg.ord_ix[st->nodes[k]]]++;
-        }
-    }
-    size_t pass = pass_calls ? pass_calls : HS_CG_PASS_CALLS, n_calls = 0, most = 1;
-    for (size_t q = 0; q < nn; q++) {
-        n_calls += cg.at[q];
-        if (cg.at[q] > most)
-            most = cg.at[q];
-    }
-    pass = pass < most ? most : pass > n_calls ? n_calls : pass;
-    cg.ents = malloc((pass ? pass : 1) * sizeof *cg.ents);
-    cg.fn_call = malloc((n_ids ? n_ids : 1) * sizeof *cg.fn_call);
-    cg.fn_seen = calloc(n_ids ? n_ids : 1, 1);
-    cg.fl_seen = calloc(n_ids ? n_ids : 1, 1);
-    cg.ob_seen = calloc(n_ids ? n_ids : 1, 1);
-    cg.w = malloc(sizeof *cg.w);
-    cg.head_at = malloc((n_ids ? n_ids : 1) * sizeof *cg.head_at);
-    cg.head_len = malloc(n_ids ? n_ids : 1);
-    if (!cg.ents || !cg.fn_call || !cg.fn_seen || !cg.fl_seen || !cg.ob_seen || !cg.w ||
-        !cg.head_at || !cg.head_len || hs_cg_positions(&cg) != 0)
-        goto oom;
-    memset(cg.fn_call, 0xff, (n_ids ? n_ids : 1) * sizeof *cg.fn_call);
-    memset(cg.head_at, 0xff, (n_ids ? n_ids : 1) * sizeof *cg.head_at);
-
-    char event[128];
-    hs_cg_event_name(v->sample_type ? v->sample_type : "", event, sizeof event);
-    fprintf(out, "# callgrind format\nversion: 1\ncreator: hotspur\n");
-    fprintf(out, "cmd: %s profile\n", event);
-    fprintf(out, "positions: %s\nevents: %s\n", instr ? "instr line" : "line", event);
-    fprintf(out, "# sampled profile: the number after calls= is how many samples saw the call,\n"
-                 "# not how many calls were made (a sampling profiler cannot know that)\n");
-    /* callgrind_annotate rejects "event:" long names: say the unit in a comment */
-    fprintf(out, "# %s is %s in %s\n", event, v->sample_type ? v->sample_type : "",
-            v->unit ? v->unit : "");
-    fprintf(out, "summary: %" PRId64 "\n", total);
-
-    hs_wbuf_init(cg.w, out);
-    /* ~100 MB on bench's large profile: a thread writes it (else, without
-     * one, this one does) */
-    threaded = hs_wbuf_thread(cg.w) == 0;
-    uint32_t cur_fn = UINT32_MAX;
-    for (uint32_t lo = 0, hi; lo < nn; lo = hi) {
-        size_t sum = 0;
-        for (hi = lo; hi < nn && (hi == lo || sum + cg.at[hi] <= pass); hi++)
-            sum += cg.at[hi];
-        if (hs_cg_write_range(&cg, lo, hi, &cur_fn) != 0)
+    /* the stacks cut in two halves of their frames, one per thread */
+    size_t frames = 0, half = 0;
+    for (size_t i = 0; i < v->n_stacks; i++)
+        frames += v->stacks[i].n;
+    for (cg.split = 0; cg.split < v->n_stacks && half < frames / 2; cg.split++)
+        half += v->stacks[cg.split].n;
+    /* two threads unless told, when there is more than a few blocks */
+    cg.nw = threads == 1 || (threads == 0 && frames < 4 * HS_CG_BLOCK) ? 1 : 2;
+    for (unsigned i = 0; i < cg.nw; i++) {
+        cg.w[i].cg = &cg;
+        cg.w[i].id = i;
+        cg.w[i].fn_call = malloc((n_ids ? n_ids : 1) * sizeof *cg.w[i].fn_call);
+        if (!cg.w[i].fn_call)
             goto oom;
+        memset(cg.w[i].fn_call, 0xff, (n_ids ? n_ids : 1) * sizeof *cg.w[i].fn_call);
     }
-    hs_wflush(cg.w);
-    hs_wbuf_end(cg.w);
-    threaded = false;
+    if (pthread_mutex_init(&cg.mu, NULL) != 0)
+        goto oom;
+    if (pthread_cond_init(&cg.cv, NULL) != 0) {
+        pthread_mutex_destroy(&cg.mu);
+        goto oom;
+    }
+    sync_init = true;
+    if (cg.nw > 1 && pthread_barrier_init(&cg.bar, NULL, 2) != 0)
+        cg.nw = 1;
+    if (cg.nw > 1 && pthread_create(&cg.w[1].tid, NULL, hs_cg_thread, &cg.w[1]) != 0) {
+        pthread_barrier_destroy(&cg.bar);
+        cg.nw = 1; /* this thread does everything */
+    }
+    /* from here on a failure is told to the other thread, at the barrier */
+    int64_t total = 0;
+    bool failed = hs_cg_count(&cg, pass_calls, &total) != 0 || (cg.nw == 1 && hs_cg_texts(&cg) != 0);
+    if (!failed) {
+        char event[128];
+        hs_cg_event_name(v->sample_type ? v->sample_type : "", event, sizeof event);
+        fprintf(out, "# callgrind format\nversion: 1\ncreator: hotspur\n");
+        fprintf(out, "cmd: %s profile\n", event);
+        fprintf(out, "positions: %s\nevents: %s\n", instr ? "instr line" : "line", event);
+        fprintf(out, "# sampled profile: the number after calls= is how many samples saw the call,\n"
+                     "# not how many calls were made (a sampling profiler cannot know that)\n");
+        /* callgrind_annotate rejects "event:" long names: say the unit in a comment */
+        fprintf(out, "# %s is %s in %s\n", event, v->sample_type ? v->sample_type : "",
+                v->unit ? v->unit : "");
+        fprintf(out, "summary: %" PRId64 "\n", total);
+    }
+    pthread_mutex_lock(&cg.mu);
+    cg.failed = cg.failed || failed;
+    pthread_mutex_unlock(&cg.mu);
+    hs_cg_work(&cg.w[0]);
+    if (cg.nw > 1) {
+        pthread_join(cg.w[1].tid, NULL);
+        pthread_barrier_destroy(&cg.bar);
+    }
+    if (cg.failed || cg.turn != (cg.n_passes ? cg.pass_blk[cg.n_passes] : 0))
+        goto oom;
     fprintf(out, "\ntotals: %" PRId64 "\n", total);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
@@ -570,8 +994,10 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, char 
 oom:
     snprintf(err, errlen, "out of memory writing callgrind");
 done:
-    if (threaded)
-        hs_wbuf_end(cg.w);
+    if (sync_init) {
+        pthread_cond_destroy(&cg.cv);
+        pthread_mutex_destroy(&cg.mu);
+    }
     free(addrs.delta);
     free(addrs.known);
     hs_cg_free(&cg);

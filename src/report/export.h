@@ -58,9 +58,12 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen);
  * none), so per-function costs equal `top`'s at function granularity. */
 int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen);
 /* The same, gathering at most pass_calls calls per pass over the stacks
- * (0: the default, 256 Ki; never fewer than one position makes). The
- * output does not depend on it: tests compare small passes with one. */
-int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, char *err, size_t errlen);
+ * (0: the default, 512 Ki; never fewer than one position makes), on
+ * `threads` threads (1 or 2; 0: two unless the view is small). The output
+ * depends on neither: tests compare small passes with one, one thread
+ * with two. */
+int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsigned threads,
+                           char *err, size_t errlen);
 
 /* speedscope JSON, one "sampled" profile with the view's sample type. */
 int hs_export_speedscope(const hs_view *v, const char *name, FILE *out, char *err,

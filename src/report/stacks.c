@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile/hashmap.h"
+
 /* ---------------------------------------------------------------- strtab */
 
 #define HS_STRTAB_CHUNK 65536
@@ -27,12 +29,7 @@ struct hs_strtab {
 
 static uint64_t hs_hash_bytes(const char *s, size_t len)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h ^ (h >> 29);
+    return hs_hmap_hash_bytes(s, len, 0); /* eight bytes a step: ids do not depend on it */
 }
 
 hs_strtab *hs_strtab_new(void)

@@ -1,13 +1,15 @@
 /* test_callgrind.c — the callgrind exporter on views built by hand: the
  * exact file of a small one (recursion, a function called from two callers,
- * a frame without a line, a zero sample), and the same bytes whatever the
- * number of calls gathered per pass over the stacks, on random views and on
- * one with more calls than a default pass (functions split between passes,
- * a position calling thousands of callees), whose order and sums are
- * checked too. */
+ * a frame without a line, a zero sample) and of empty ones, and the same
+ * bytes whatever the number of calls gathered per pass over the stacks and
+ * on one thread or two, on random views and on one with more calls than a
+ * default pass (functions split between passes, a position calling
+ * thousands of callees) or a function called from thousands of callers,
+ * whose order, sums and name compression are checked too. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,13 +43,13 @@ static void tv_free(test_view *t)
     free(t->inl);
 }
 
-static char *export_cg(const hs_view *v, size_t pass, size_t *len)
+static char *export_cg(const hs_view *v, size_t pass, unsigned threads, size_t *len)
 {
     char *buf = NULL, err[256];
     size_t n = 0;
     FILE *f = open_memstream(&buf, &n);
     assert_non_null(f);
-    int rc = hs_export_callgrind_ex(v, f, pass, err, sizeof err);
+    int rc = hs_export_callgrind_ex(v, f, pass, threads, err, sizeof err);
     if (rc != 0)
         fail_msg("export failed: %s", err);
     assert_int_equal(fclose(f), 0);
@@ -105,11 +107,47 @@ static void test_small_exact(void **state)
         "cfl=(7)\ncfn=(6)\ncalls=1 0\n21 5\n"
         "\nfl=(7)\nfn=(6)\n0 8\n"
         "\ntotals: 15\n";
-    for (size_t pass = 0; pass < 4; pass++) {
-        size_t n;
-        char *got = export_cg(&t.v, pass, &n);
-        assert_string_equal(got, want);
-        free(got);
+    for (unsigned threads = 0; threads <= 2; threads++)
+        for (size_t pass = 0; pass < 4; pass++) {
+            size_t n;
+            char *got = export_cg(&t.v, pass, threads, &n);
+            assert_string_equal(got, want);
+            free(got);
+        }
+}
+
+static const char empty_head[] =
+    "# callgrind format\nversion: 1\ncreator: hotspur\ncmd: cpu profile\n"
+    "positions: line\nevents: cpu\n"
+    "# sampled profile: the number after calls= is how many samples saw the call,\n"
+    "# not how many calls were made (a sampling profiler cannot know that)\n"
+    "# cpu is cpu in nanoseconds\nsummary: 0\n"
+    "\ntotals: 0\n";
+
+/* No nodes and no stacks; then nodes whose every stack is 0 (none is
+ * written): the header and totals only. */
+static void test_empty(void **state)
+{
+    (void)state;
+    test_view t;
+    small_view(&t);
+    hs_stack zero[4];
+    memcpy(zero, t.v.stacks, sizeof zero);
+    for (size_t i = 0; i < 4; i++)
+        zero[i].value = 0;
+    for (int k = 0; k < 2; k++) {
+        if (k == 0) {
+            t.v.n_nodes = t.v.n_stacks = 0;
+        } else {
+            small_view(&t);
+            t.v.stacks = zero;
+        }
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            size_t n;
+            char *got = export_cg(&t.v, 0, threads, &n);
+            assert_string_equal(got, empty_head);
+            free(got);
+        }
     }
 }
 
@@ -183,7 +221,10 @@ static void random_view(test_view *t, uint64_t seed, size_t n_fns, size_t n_node
     t->v.n_stacks = n_stacks;
 }
 
-/* Small passes (down to one position each) give the bytes one pass does. */
+static void check_names(const char *text);
+
+/* Small passes (down to one position each) and two threads give the bytes
+ * one pass on one thread does; names are given once, first. */
 static void test_pass_size_random(void **state)
 {
     (void)state;
@@ -193,13 +234,16 @@ static void test_pass_size_random(void **state)
         random_view(&t, seed, 3 + seed % 20, 5 + seed * 3, 20 + seed * 10, 1 + (uint32_t)seed % 14,
                     seed % 4 == 0 ? 0 : -1, g);
         size_t n1, n2;
-        char *one = export_cg(&t.v, SIZE_MAX, &n1);
-        for (size_t pass = 1; pass <= 64; pass *= 4) {
-            char *small = export_cg(&t.v, pass, &n2);
-            if (n1 != n2 || memcmp(one, small, n1) != 0)
-                fail_msg("seed %u: pass %zu differs from one pass", (unsigned)seed, pass);
-            free(small);
-        }
+        char *one = export_cg(&t.v, SIZE_MAX, 1, &n1);
+        check_names(one);
+        for (unsigned threads = 1; threads <= 2; threads++)
+            for (size_t pass = 1; pass <= 256; pass *= 4) {
+                char *small = export_cg(&t.v, pass == 256 ? SIZE_MAX : pass, threads, &n2);
+                if (n1 != n2 || memcmp(one, small, n1) != 0)
+                    fail_msg("seed %u: pass %zu on %u threads differs from one pass on one",
+                             (unsigned)seed, pass, threads);
+                free(small);
+            }
         free(one);
         tv_free(&t);
     }
@@ -255,10 +299,45 @@ static size_t check_file(const char *text)
     return n_calls;
 }
 
-/* More calls than one default pass (2^18): the default's passes give the
- * bytes of one pass and of 16 Ki-call passes; the root calls every
- * function (qsort's path). Lines are distinct per node, so the file's
- * position order is the line order check_file checks. */
+/* Every id's name is on its first reference (of its kind: ob= and cob=,
+ * fl= and cfl=, fn= and cfn=) and on no other. */
+static void check_names(const char *text)
+{
+    static const char *const kinds[3][2] = {{"ob=(", "cob=("}, {"fl=(", "cfl=("}, {"fn=(", "cfn=("}};
+    size_t cap = 1024;
+    for (int k = 0; k < 3; k++) {
+        unsigned char *seen = calloc(cap, 1);
+        assert_non_null(seen);
+        for (const char *p = text; *p; p = strchr(p, '\n') + 1) {
+            const char *r = NULL;
+            for (int c = 0; c < 2 && !r; c++)
+                if (strncmp(p, kinds[k][c], strlen(kinds[k][c])) == 0)
+                    r = p + strlen(kinds[k][c]);
+            if (!r)
+                continue;
+            char *e;
+            unsigned long id = strtoul(r, &e, 10);
+            assert_true(*e == ')' && id > 0);
+            while (id >= cap) {
+                seen = realloc(seen, 2 * cap);
+                assert_non_null(seen);
+                memset(seen + cap, 0, cap);
+                cap *= 2;
+            }
+            bool named = e[1] == ' ';
+            if (named == (bool)seen[id])
+                fail_msg("%s at: %.40s", named ? "a name given again" : "no name the first time", p);
+            seen[id] = 1;
+        }
+        free(seen);
+    }
+}
+
+/* More calls than one default pass (2^19): the default's passes give the
+ * bytes of one pass and of 16 Ki-call passes, on one thread and two; the
+ * root calls every function (the sort's long path). Lines are distinct
+ * per node, so the file's position order is the line order check_file
+ * checks. */
 static void test_pass_size_large(void **state)
 {
     (void)state;
@@ -270,18 +349,79 @@ static void test_pass_size_large(void **state)
     for (size_t i = 0; i < t.v.n_stacks; i++)
         if (t.stacks[i].value != 0 && t.stacks[i].n > 0)
             calls += t.stacks[i].n - 1;
-    assert_true(calls > 2 * ((size_t)1 << 18));
+    assert_true(calls > ((size_t)1 << 19));
     size_t n1, n2, n3;
-    char *one = export_cg(&t.v, SIZE_MAX, &n1);
-    char *dflt = export_cg(&t.v, 0, &n2);
-    char *small = export_cg(&t.v, 16384, &n3);
-    assert_true(n1 == n2 && memcmp(one, dflt, n1) == 0);
-    assert_true(n1 == n3 && memcmp(one, small, n1) == 0);
+    char *one = export_cg(&t.v, SIZE_MAX, 1, &n1);
+    for (unsigned threads = 0; threads <= 2; threads++) {
+        char *dflt = export_cg(&t.v, 0, threads, &n2);
+        char *small = export_cg(&t.v, 16384, threads, &n3);
+        assert_true(n1 == n2 && memcmp(one, dflt, n1) == 0);
+        assert_true(n1 == n3 && memcmp(one, small, n1) == 0);
+        free(dflt);
+        free(small);
+    }
     size_t records = check_file(one);
     assert_true(records > 3000); /* the root alone calls ~3000 functions */
+    check_names(one);
     free(one);
-    free(dflt);
-    free(small);
+    tv_free(&t);
+}
+
+/* One function called from 4000 callers (at two lines each): its calls
+ * from each caller position sum to that caller's stacks, its name is given
+ * once (at the first caller: its own block comes last), on one thread or
+ * two and in passes. */
+static void test_many_callers(void **state)
+{
+    (void)state;
+    test_view t;
+    size_t n_callers = 4000, n_nodes = 2 * n_callers + 1, n_stacks = 3 * n_callers;
+    memset(&t, 0, sizeof t);
+    t.names = calloc(n_callers + 1, sizeof *t.names);
+    t.nodes = calloc(n_nodes, sizeof *t.nodes);
+    t.stacks = calloc(n_stacks, sizeof *t.stacks);
+    t.frames = calloc(2 * n_stacks, sizeof *t.frames);
+    t.inl = calloc(2 * n_stacks, 1);
+    assert_true(t.names && t.nodes && t.stacks && t.frames && t.inl);
+    for (unsigned c = 0; c < n_callers; c++) {
+        char *fn = tv_name(&t, "caller%04u", c);
+        for (unsigned k = 0; k < 2; k++)
+            t.nodes[2 * c + k] = (hs_node){.name = fn, .function = fn, .file = "c.c", .objfile = "", .line = 10 + k};
+    }
+    uint32_t hub = (uint32_t)(n_nodes - 1);
+    t.nodes[hub] = (hs_node){.name = "zhub", .function = "zhub", .file = "h.c", .objfile = "", .line = 5};
+    for (size_t i = 0; i < n_stacks; i++) { /* caller c: at line 10 twice, at 11 once */
+        size_t c = i / 3;
+        t.frames[2 * i] = (uint32_t)(2 * c + (i % 3 == 2));
+        t.frames[2 * i + 1] = hub;
+        t.stacks[i] = (hs_stack){.nodes = &t.frames[2 * i], .inl = &t.inl[2 * i], .n = 2, .n_samples = 1,
+                                 .value = (int64_t)(c + 1)};
+    }
+    t.v.sample_type = "cpu";
+    t.v.unit = "nanoseconds";
+    t.v.granularity = HS_GRAN_LINES;
+    t.v.nodes = t.nodes;
+    t.v.n_nodes = n_nodes;
+    t.v.stacks = t.stacks;
+    t.v.n_stacks = n_stacks;
+    size_t n1, n2;
+    char *one = export_cg(&t.v, SIZE_MAX, 1, &n1);
+    check_names(one);
+    assert_int_equal(check_file(one), 2 * n_callers);
+    /* caller 0 is the first function: the hub's name comes with its call */
+    assert_non_null(strstr(one, "\nfl=(3) c.c\nfn=(2) caller0000\n10 0\n11 0\ncfl=(4004) h.c\n"
+                                "cfn=(4003) zhub\ncalls=2 5\n10 2\ncfl=(4004)\ncfn=(4003)\ncalls=1 5\n11 1\n"));
+    /* caller 3999 at line 10: twice, value 4000 each; then the hub, the
+     * leaf of every stack */
+    assert_non_null(strstr(one, "cfn=(4003)\ncalls=2 5\n10 8000\ncfl=(4004)\ncfn=(4003)\ncalls=1 5\n11 4000\n"
+                                "\nfl=(4004)\nfn=(4003)\n5 24006000\n\ntotals: 24006000\n"));
+    for (unsigned threads = 0; threads <= 2; threads++)
+        for (size_t pass = 2; pass <= 2048; pass *= 32) {
+            char *got = export_cg(&t.v, pass, threads, &n2);
+            assert_true(n1 == n2 && memcmp(one, got, n1) == 0);
+            free(got);
+        }
+    free(one);
     tv_free(&t);
 }
 
@@ -289,8 +429,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_exact),
+        cmocka_unit_test(test_empty),
         cmocka_unit_test(test_pass_size_random),
         cmocka_unit_test(test_pass_size_large),
+        cmocka_unit_test(test_many_callers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
