@@ -918,13 +918,14 @@ static int hs_check_refs(hs_dec *d)
     d->checked = calloc(d->n_classes + 1, 1);
     if (!d->checked)
         return HS_FAIL(d, "out of memory");
+    bool dense = hs_profile_locations_dense(p);
     for (size_t i = 0; i < p->n_samples; i++) {
         const hs_sample *s = &p->samples[i];
         uint32_t c = d->stack_of[i];
         if (c != UINT32_MAX && d->checked[c])
             continue;
         for (size_t j = 0; j < s->n_locations; j++)
-            if (!hs_profile_location_fast(p, s->location_ids[j]))
+            if (!hs_profile_location_at(p, s->location_ids[j], dense))
                 return HS_FAIL(d, "sample %zu references unknown location %llu", i,
                                (unsigned long long)s->location_ids[j]);
         if (c != UINT32_MAX)
