@@ -185,6 +185,7 @@ typedef struct {
     bool fm, im, hm, hnm, sfm; /* "matched something" flags */
     uint8_t **keepmask;        /* optional: per location, kept lines (filter_profile) */
     uint32_t most_nodes;       /* the longest node list of a location */
+    bool dense;                /* hs_profile_locations_dense(p) */
 } prof_ctx;
 
 static const hs_function *line_fn(const hs_profile *p, const hs_line *l)
@@ -542,7 +543,7 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
     size_t n = 0;
     bool focused = false, ignored = false;
     for (size_t k = 0; k < S->n_locations; k++) {
-        const hs_location *L = hs_profile_location_fast(p, S->location_ids[k]);
+        const hs_location *L = hs_profile_location_at(p, S->location_ids[k], c->dense);
         if (!L)
             continue;
         const loc_info *li = &c->li[L - p->locations];
@@ -628,6 +629,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     prof_ctx c;
     memset(&c, 0, sizeof c);
     c.p = p;
+    c.dense = hs_profile_locations_dense(p);
     c.f = f;
     c.gran = vf->pub.granularity;
     c.obj_names = vf->obj_names;
@@ -1057,6 +1059,7 @@ hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_op
     prof_ctx c;
     memset(&c, 0, sizeof c);
     c.p = p;
+    c.dense = hs_profile_locations_dense(p);
     c.f = &f;
     c.gran = HS_GRAN_ADDRESSES;
     hs_profile *out = hs_profile_new();

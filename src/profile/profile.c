@@ -616,6 +616,11 @@ const hs_location *hs_profile_location(const hs_profile *p, uint64_t id)
     return i < 0 ? NULL : &p->locations[i];
 }
 
+bool hs_profile_locations_dense(const hs_profile *p)
+{
+    return p->ix->locs.dense;
+}
+
 const hs_function *hs_profile_function(const hs_profile *p, uint64_t id)
 {
     long i = hs_idmap_get(&p->ix->funcs, p->functions, sizeof *p->functions, p->n_functions, id);

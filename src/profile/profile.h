@@ -140,6 +140,22 @@ static inline const hs_location *hs_profile_location_fast(const hs_profile *p, u
                                                                       : hs_profile_location(p, id);
 }
 
+/* Whether the location at index i has id i + 1 for every i (as decoders and
+ * hs_profile_add_location leave them): then hs_profile_location_fast(p, id,
+ * true) finds a location without reading the table, an id being valid
+ * exactly when 1 <= id <= n_locations. Asked once per loop. */
+bool hs_profile_locations_dense(const hs_profile *p);
+/* hs_profile_location_fast, told what hs_profile_locations_dense said: in
+ * the loops over every frame of every stack, the table is not read (a
+ * cache miss per frame on a large profile). */
+static inline const hs_location *hs_profile_location_at(const hs_profile *p, uint64_t id,
+                                                        bool dense)
+{
+    if (dense)
+        return id - 1 < p->n_locations ? &p->locations[id - 1] : NULL;
+    return hs_profile_location_fast(p, id);
+}
+
 /* Samples of a decoded profile that share one location id array have the
  * same stack class, a number below *n_classes (set when not NULL), so a
  * consumer can group them with an array instead of hashing stacks.

@@ -295,6 +295,10 @@ static void test_round_trip_raw(void **state)
     unsigned char *raw = gunzip(buf, len, &rawlen);
     hs_profile *q = decode_ok(raw, rawlen);
     assert_profiles_equal(p, q);
+    assert_true(hs_profile_locations_dense(q));
+    assert_ptr_equal(hs_profile_location_at(q, 4, true), &q->locations[3]);
+    assert_null(hs_profile_location_at(q, 0, true));
+    assert_null(hs_profile_location_at(q, 5, true));
     free(buf);
     free(raw);
     hs_profile_free(p);
@@ -361,6 +365,9 @@ static void test_arbitrary_ids(void **state)
     assert_ptr_equal(hs_profile_function(q, UINT64_MAX - 3), &q->functions[2]);
     assert_ptr_equal(hs_profile_mapping(q, 1002), &q->mappings[1]);
     assert_null(hs_profile_location(q, 2));
+    assert_false(hs_profile_locations_dense(q));
+    assert_ptr_equal(hs_profile_location_at(q, 2 * k, false), &q->locations[1]);
+    assert_null(hs_profile_location_at(q, 2, false));
     /* adding to a decoded profile with sparse ids keeps lookups working */
     hs_line ln[] = {{UINT64_MAX - 1, 1, 0}};
     uint64_t nid = hs_profile_add_location(q, 1001, 0x1234, ln, 1);
@@ -388,6 +395,19 @@ static void expect_bad_model(void (*mutate)(hs_profile *), const char *needle)
 }
 
 static void bad_sample_loc(hs_profile *p) { p->samples[1].location_ids[0] = 424242; }
+/* with ids 1..n a reference is checked by its range: both ends */
+static void bad_sample_loc0(hs_profile *p) { p->samples[1].location_ids[1] = 0; }
+static void bad_sample_loc_past(hs_profile *p) { p->samples[0].location_ids[0] = p->n_locations + 1; }
+/* sparse ids (10, 20, ...): a reference within 1..n that no location has */
+static void bad_sample_loc_sparse(hs_profile *p)
+{
+    for (size_t i = 0; i < p->n_locations; i++)
+        p->locations[i].id *= 10;
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t j = 0; j < p->samples[i].n_locations; j++)
+            p->samples[i].location_ids[j] *= 10;
+    p->samples[1].location_ids[2] = 2;
+}
 static void bad_line_func(hs_profile *p) { p->locations[1].lines[0].function_id = 77; }
 static void bad_loc_mapping(hs_profile *p) { p->locations[0].mapping_id = 9; }
 static void bad_func_name(hs_profile *p) { p->functions[0].name = (int64_t)p->n_strings; }
@@ -407,6 +427,9 @@ static void test_bad_references(void **state)
 {
     (void)state;
     expect_bad_model(bad_sample_loc, "unknown location");
+    expect_bad_model(bad_sample_loc0, "unknown location 0");
+    expect_bad_model(bad_sample_loc_past, "unknown location 5");
+    expect_bad_model(bad_sample_loc_sparse, "unknown location 2");
     expect_bad_model(bad_line_func, "unknown function");
     expect_bad_model(bad_loc_mapping, "unknown mapping");
     expect_bad_model(bad_func_name, "string index");
