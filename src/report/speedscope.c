@@ -200,7 +200,8 @@ static int hs_ss_join(void *ctx, void *piece)
         hs_wchar(c->p.w, ',');
     if (hs_wpath_join(&c->p, &p->p) != 0)
         return 1;
-    memcpy(c->weights + c->n_weights, p->weights, p->n_weights * sizeof *p->weights);
+    if (p->n_weights)
+        memcpy(c->weights + c->n_weights, p->weights, p->n_weights * sizeof *p->weights);
     c->n_weights += p->n_weights;
     return 0;
 }

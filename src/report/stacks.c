@@ -317,9 +317,10 @@ int hs_wpath_fork(hs_wpath *piece, const hs_wpath *from)
         return -1;
     }
     hs_wbuf_mem(piece->w);
-    if (from->depth)
+    if (from->depth) {
         memcpy(piece->off, from->off, ((size_t)from->depth + 1) * sizeof *piece->off);
-    memcpy(piece->path, from->path, len);
+        memcpy(piece->path, from->path, len);
+    }
     return 0;
 }
 
@@ -327,7 +328,8 @@ int hs_wpath_join(hs_wpath *to, const hs_wpath *piece)
 {
     if (piece->w->failed)
         return 1;
-    hs_wmem(to->w, piece->w->buf, piece->w->n);
+    if (piece->w->n) /* else buf may be NULL */
+        hs_wmem(to->w, piece->w->buf, piece->w->n);
     return 0;
 }
 
