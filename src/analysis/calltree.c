@@ -556,9 +556,6 @@ typedef struct {
 
 typedef struct {
     const hs_walk_split *sp;
-    const hs_view *v;
-    int64_t min_keep;
-    wstack *ws, *tmp;
     wpiece *p;
     size_t n, next, joined, ahead; /* next to take; joined so far; taken at most ahead past joined */
     bool stop;
@@ -664,7 +661,7 @@ int hs_calltree_walk_split(const hs_view *v, int64_t min_keep, const hs_walk_spl
     wgroup root;
     /* pieces walked ahead of the one being joined: enough for two walkers,
      * their output in memory meanwhile (peak RSS) */
-    wpool pl = {.sp = sp, .v = v, .min_keep = min_keep, .ahead = 3};
+    wpool pl = {.sp = sp, .ahead = 3};
     wthread th[2];
     size_t nth = 0;
     int rc = -1;
@@ -677,8 +674,6 @@ int hs_calltree_walk_split(const hs_view *v, int64_t min_keep, const hs_walk_spl
         rc = walk_subtree(&s, root, ctx);
         goto done;
     }
-    pl.ws = s.ws;
-    pl.tmp = s.tmp;
     if ((rc = split_serial(&pl, &s, root, ctx, root.hi / HS_WALK_SPLIT_PIECES + 1)) != 0)
         goto done;
     if (pthread_mutex_init(&pl.mu, NULL) != 0) {
