@@ -395,6 +395,26 @@ static inline bool hs_walk_keep(const hs_walk_node *n, int64_t min_keep)
 int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ctx, char *err,
                      size_t errlen);
 
+/* hs_calltree_walk on up to threads threads (at most 2), fn called with
+ * contexts of its own for pieces of the walk: fork(ctx) returns a new
+ * context for the piece that starts where ctx's walk is (a copy of what fn
+ * keeps of the nodes above, with an output of its own; NULL: out of
+ * memory), join(ctx, piece) appends a piece's output to ctx's (on the
+ * calling thread, in walk order; non-zero stops the walk and is returned)
+ * and drop frees a piece. With fewer than HS_WALK_SPLIT_MIN stacks, or one
+ * thread, fn sees ctx itself as with hs_calltree_walk. */
+typedef struct {
+    hs_walk_fn fn;
+    void *(*fork)(void *ctx);
+    int (*join)(void *ctx, void *piece);
+    void (*drop)(void *piece);
+} hs_walk_split;
+#define HS_WALK_SPLIT_MIN 4096
+/* a piece walks about 1 / HS_WALK_SPLIT_PIECES of the stacks */
+#define HS_WALK_SPLIT_PIECES 128
+int hs_calltree_walk_split(const hs_view *v, int64_t min_keep, const hs_walk_split *sp, void *ctx,
+                           int threads, char *err, size_t errlen);
+
 /* Every node of the same tree, unordered and faster than a walk: fn(ctx,
  * n, count) stands for count nodes with n's total and base_total (a chain
  * of single children at depths n->depth, n->depth + 1, ...; n's node and

@@ -6,9 +6,12 @@
  * total descending, then name, for a stable layout.
  * hs_calltree_walk visits the same nodes in the same order without building
  * the tree (flame graphs, collapsed stacks, speedscope), in memory
- * proportional to the distinct stacks instead of the tree nodes. */
+ * proportional to the distinct stacks instead of the tree nodes;
+ * hs_calltree_walk_split walks it in pieces on two threads, each piece's
+ * output joined in order. */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,34 +291,67 @@ static int cmp_group(const void *pa, const void *pb, void *arg)
     return a->first < b->first ? -1 : a->first > b->first;
 }
 
-/* The walk (fn), or the tally (tally: every node, unordered, chains in
- * one call). */
-static int walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, hs_tally_fn tally, void *ctx,
-                char *err, size_t errlen)
+/* One walker's state: ws and tmp are shared by the walkers of a split
+ * walk (each works on its own ranges of them), the rest is its own. */
+typedef struct {
+    const hs_view *v;
+    int64_t min_keep;
+    hs_walk_fn fn;
+    hs_tally_fn tally;
+    wstack *ws, *tmp;
+    uint32_t *group_of; /* view node -> index in kids, UINT32_MAX: none */
+    wgroup *pend, *kids;
+    hs_walk_node *kn;
+    size_t np, pend_cap, kids_cap, kn_cap;
+    char *err;
+    size_t errlen;
+} walker;
+
+static int walker_init(walker *s, const hs_view *v, int64_t min_keep, hs_walk_fn fn, hs_tally_fn tally,
+                       char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->v = v;
+    s->min_keep = min_keep;
+    s->fn = fn;
+    s->tally = tally;
+    s->err = err;
+    s->errlen = errlen;
+    s->group_of = malloc((v->n_nodes + 1) * sizeof *s->group_of);
+    if (!s->group_of || HS_VEC_RESERVE(s->pend, s->pend_cap, 16) < 0)
+        return -1;
+    memset(s->group_of, 0xff, (v->n_nodes + 1) * sizeof *s->group_of);
+    return 0;
+}
+
+static void walker_free(walker *s)
+{
+    free(s->group_of);
+    free(s->pend);
+    free(s->kids);
+    free(s->kn);
+}
+
+/* The stacks to walk into ws (tmp: as large) and the root group: 0, or -1
+ * (out of memory). */
+static int walk_stacks(const hs_view *v, wstack **ws, wstack **tmp, wgroup *root)
 {
     const hs_stack *us;
-    size_t nu, n = 0, pend_cap = 0, kids_cap = 0, kn_cap = 0, np = 0;
-    wstack *ws = NULL, *tmp = NULL;
-    uint32_t *group_of = NULL; /* view node -> index in kids, UINT32_MAX: none */
-    wgroup *pend = NULL, *kids = NULL;
-    hs_walk_node *kn = NULL;
-    int rc = -1;
+    size_t nu, n = 0;
+    *ws = *tmp = NULL;
     if (hs_an_view_unique(v, &us, &nu) < 0 || nu >= UINT32_MAX)
-        goto oom;
-    ws = malloc((nu + 1) * sizeof *ws);
-    tmp = malloc((nu + 1) * sizeof *tmp);
-    group_of = malloc((v->n_nodes + 1) * sizeof *group_of);
-    if (!ws || !tmp || !group_of || HS_VEC_RESERVE(pend, pend_cap, 16) < 0)
-        goto oom;
-    memset(group_of, 0xff, (v->n_nodes + 1) * sizeof *group_of);
-    wgroup *root = &pend[np++];
+        return -1;
+    *ws = malloc((nu + 1) * sizeof **ws);
+    *tmp = malloc((nu + 1) * sizeof **tmp);
+    if (!*ws || !*tmp)
+        return -1;
     memset(root, 0, sizeof *root);
     root->nd.node = HS_NODE_NONE;
     for (size_t i = 0; i < nu; i++) {
         const hs_stack *st = &us[i];
         if (st->value == 0 && st->base == 0)
             continue;
-        ws[n++] = (wstack){st->nodes, st->n, (uint32_t)i, st->value, st->base};
+        (*ws)[n++] = (wstack){st->nodes, st->n, (uint32_t)i, st->value, st->base};
         root->nd.total = hs_wrap_add(root->nd.total, st->value);
         root->nd.base_total = hs_wrap_add(root->nd.base_total, st->base);
         if (st->n == 0) {
@@ -324,135 +360,169 @@ static int walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, hs_tally_fn t
         }
     }
     root->hi = (uint32_t)n;
-    while (np) {
-        wgroup g = pend[--np];
-        hs_walk_node cur = g.nd;
-        uint32_t lo = g.lo, hi = g.hi, d = cur.depth;
-        if (tally)
+    return 0;
+}
+
+/* Visit group g (fn with ctx, or tally) and push its children that are
+ * entered onto s->pend: 0, fn's non-zero return, or -1 with a message. */
+static int walk_group(walker *s, wgroup g, void *ctx)
+{
+    const hs_view *v = s->v;
+    wstack *ws = s->ws, *tmp = s->tmp;
+    uint32_t *group_of = s->group_of;
+    hs_walk_fn fn = s->fn;
+    hs_tally_fn tally = s->tally;
+    hs_walk_node cur = g.nd;
+    uint32_t lo = g.lo, hi = g.hi, d = cur.depth;
+    int rc;
+    if (tally)
+        tally(ctx, &cur, 1);
+    if (lo == hi) /* only the root of a view without stacks */
+        return fn ? fn(ctx, &cur, NULL, 0) : 0;
+    /* the path all of the range shares: c frames */
+    const uint32_t *f = ws[lo].nodes;
+    uint32_t c = ws[lo].n;
+    for (uint32_t i = lo + 1; i < hi && c > d; i++) {
+        const uint32_t *a = ws[i].nodes;
+        uint32_t lim = ws[i].n < c ? ws[i].n : c, m = d;
+        while (m < lim && a[m] == f[m])
+            m++;
+        c = m;
+    }
+    if (c > d) { /* a chain down to depth c, one child each */
+        int64_t cs = 0, cbs = 0;
+        for (uint32_t i = lo; i < hi; i++)
+            if (ws[i].n == c) {
+                cs = hs_wrap_add(cs, ws[i].value);
+                cbs = hs_wrap_add(cbs, ws[i].base);
+            }
+        if (tally) { /* c - d nodes of cur's totals; self at the last */
+            hs_walk_node run = {f[d], d + 1, 0, cur.total, 0, cur.base_total};
+            if (c - d > 1)
+                tally(ctx, &run, c - d - 1);
+            cur = (hs_walk_node){f[c - 1], c, cs, cur.total, cbs, cur.base_total};
             tally(ctx, &cur, 1);
-        if (lo == hi) { /* only the root of a view without stacks */
-            if (fn && (rc = fn(ctx, &cur, NULL, 0)) != 0)
-                goto done;
+        }
+        bool entered = true;
+        for (uint32_t k = d; k < c && entered && fn; k++) {
+            hs_walk_node kid = {f[k], k + 1, k + 1 == c ? cs : 0, cur.total,
+                                k + 1 == c ? cbs : 0, cur.base_total};
+            if ((rc = fn(ctx, &cur, &kid, 1)) != 0)
+                return rc;
+            entered = hs_walk_keep(&kid, s->min_keep);
+            cur = kid;
+        }
+        if (!entered)
+            return 0;
+    }
+    /* children of cur (depth c): group the range by frame c */
+    size_t nk = 0;
+    uint32_t nself = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        const wstack *w = &ws[i];
+        if (w->n == c) {
+            nself++;
             continue;
         }
-        /* the path all of the range shares: c frames */
-        const uint32_t *f = ws[lo].nodes;
-        uint32_t c = ws[lo].n;
-        for (uint32_t i = lo + 1; i < hi && c > d; i++) {
-            const uint32_t *a = ws[i].nodes;
-            uint32_t lim = ws[i].n < c ? ws[i].n : c, m = d;
-            while (m < lim && a[m] == f[m])
-                m++;
-            c = m;
-        }
-        if (c > d) { /* a chain down to depth c, one child each */
-            int64_t cs = 0, cbs = 0;
-            for (uint32_t i = lo; i < hi; i++)
-                if (ws[i].n == c) {
-                    cs = hs_wrap_add(cs, ws[i].value);
-                    cbs = hs_wrap_add(cbs, ws[i].base);
-                }
-            if (tally) { /* c - d nodes of cur's totals; self at the last */
-                hs_walk_node run = {f[d], d + 1, 0, cur.total, 0, cur.base_total};
-                if (c - d > 1)
-                    tally(ctx, &run, c - d - 1);
-                cur = (hs_walk_node){f[c - 1], c, cs, cur.total, cbs, cur.base_total};
-                tally(ctx, &cur, 1);
-            }
-            bool entered = true;
-            for (uint32_t k = d; k < c && entered && fn; k++) {
-                hs_walk_node kid = {f[k], k + 1, k + 1 == c ? cs : 0, cur.total,
-                                    k + 1 == c ? cbs : 0, cur.base_total};
-                if ((rc = fn(ctx, &cur, &kid, 1)) != 0)
-                    goto done;
-                entered = hs_walk_keep(&kid, min_keep);
-                cur = kid;
-            }
-            if (!entered)
-                continue;
-        }
-        /* children of cur (depth c): group the range by frame c */
-        size_t nk = 0;
-        uint32_t nself = 0;
-        for (uint32_t i = lo; i < hi; i++) {
-            const wstack *w = &ws[i];
-            if (w->n == c) {
-                nself++;
-                continue;
-            }
-            uint32_t key = w->nodes[c];
-            if (key >= v->n_nodes) {
-                hs_an_err(err, errlen, "stack frame names node %" PRIu32 " of %zu", key, v->n_nodes);
-                rc = -1;
-                goto done;
-            }
-            uint32_t gi = group_of[key];
-            if (gi == UINT32_MAX) {
-                if (HS_VEC_RESERVE(kids, kids_cap, nk + 1) < 0)
-                    goto oom;
-                gi = group_of[key] = (uint32_t)nk++;
-                kids[gi] = (wgroup){{key, c + 1, 0, 0, 0, 0}, 0, 0, w->orig};
-            }
-            wgroup *k = &kids[gi];
-            k->hi++; /* a count until placed */
-            k->nd.total = hs_wrap_add(k->nd.total, w->value);
-            k->nd.base_total = hs_wrap_add(k->nd.base_total, w->base);
-            if (w->n == c + 1) {
-                k->nd.self = hs_wrap_add(k->nd.self, w->value);
-                k->nd.base_self = hs_wrap_add(k->nd.base_self, w->base);
-            }
-            if (w->orig < k->first)
-                k->first = w->orig;
-        }
-        /* place: self stacks first, then each group's */
-        uint32_t pos = lo + nself, sp = lo;
-        for (size_t gi = 0; gi < nk; gi++) {
-            uint32_t cnt = kids[gi].hi;
-            kids[gi].lo = kids[gi].hi = pos; /* hi: fill point */
-            pos += cnt;
-        }
-        for (uint32_t i = lo; i < hi; i++) {
-            const wstack *w = &ws[i];
-            tmp[w->n == c ? sp++ : kids[group_of[w->nodes[c]]].hi++] = *w;
-        }
-        memcpy(ws + lo, tmp + lo, (size_t)(hi - lo) * sizeof *ws);
-        for (size_t gi = 0; gi < nk; gi++)
-            group_of[kids[gi].nd.node] = UINT32_MAX;
-        if (nk > 16 && fn) {
-            qsort_r(kids, nk, sizeof *kids, cmp_group, (void *)v->nodes);
-        } else if (nk > 1 && fn) { /* most nodes have a few children */
-            for (size_t a = 1; a < nk; a++) {
-                wgroup x = kids[a];
-                size_t b = a;
-                for (; b > 0 && cmp_group(&x, &kids[b - 1], (void *)v->nodes) < 0; b--)
-                    kids[b] = kids[b - 1];
-                kids[b] = x;
-            }
-        }
-        if (HS_VEC_RESERVE(kn, kn_cap, nk + 1) < 0 || HS_VEC_RESERVE(pend, pend_cap, np + nk + 1) < 0)
-            goto oom;
-        if (fn) {
+        uint32_t key = w->nodes[c];
+        if (key >= v->n_nodes) {
             for (size_t gi = 0; gi < nk; gi++)
-                kn[gi] = kids[gi].nd;
-            if ((rc = fn(ctx, &cur, kn, nk)) != 0)
-                goto done;
+                group_of[s->kids[gi].nd.node] = UINT32_MAX;
+            hs_an_err(s->err, s->errlen, "stack frame names node %" PRIu32 " of %zu", key, v->n_nodes);
+            return -1;
         }
-        for (size_t gi = nk; gi-- > 0;) /* pushed last first: popped in order */
-            if (hs_walk_keep(&kids[gi].nd, min_keep))
-                pend[np++] = kids[gi];
+        uint32_t gi = group_of[key];
+        if (gi == UINT32_MAX) {
+            if (HS_VEC_RESERVE(s->kids, s->kids_cap, nk + 1) < 0) {
+                for (size_t gj = 0; gj < nk; gj++)
+                    group_of[s->kids[gj].nd.node] = UINT32_MAX;
+                goto oom;
+            }
+            gi = group_of[key] = (uint32_t)nk++;
+            s->kids[gi] = (wgroup){{key, c + 1, 0, 0, 0, 0}, 0, 0, w->orig};
+        }
+        wgroup *k = &s->kids[gi];
+        k->hi++; /* a count until placed */
+        k->nd.total = hs_wrap_add(k->nd.total, w->value);
+        k->nd.base_total = hs_wrap_add(k->nd.base_total, w->base);
+        if (w->n == c + 1) {
+            k->nd.self = hs_wrap_add(k->nd.self, w->value);
+            k->nd.base_self = hs_wrap_add(k->nd.base_self, w->base);
+        }
+        if (w->orig < k->first)
+            k->first = w->orig;
     }
-    rc = 0;
-    goto done;
+    wgroup *kids = s->kids;
+    /* place: self stacks first, then each group's */
+    uint32_t pos = lo + nself, sp = lo;
+    for (size_t gi = 0; gi < nk; gi++) {
+        uint32_t cnt = kids[gi].hi;
+        kids[gi].lo = kids[gi].hi = pos; /* hi: fill point */
+        pos += cnt;
+    }
+    for (uint32_t i = lo; i < hi; i++) {
+        const wstack *w = &ws[i];
+        tmp[w->n == c ? sp++ : kids[group_of[w->nodes[c]]].hi++] = *w;
+    }
+    memcpy(ws + lo, tmp + lo, (size_t)(hi - lo) * sizeof *ws);
+    for (size_t gi = 0; gi < nk; gi++)
+        group_of[kids[gi].nd.node] = UINT32_MAX;
+    if (nk > 16 && fn) {
+        qsort_r(kids, nk, sizeof *kids, cmp_group, (void *)v->nodes);
+    } else if (nk > 1 && fn) { /* most nodes have a few children */
+        for (size_t a = 1; a < nk; a++) {
+            wgroup x = kids[a];
+            size_t b = a;
+            for (; b > 0 && cmp_group(&x, &kids[b - 1], (void *)v->nodes) < 0; b--)
+                kids[b] = kids[b - 1];
+            kids[b] = x;
+        }
+    }
+    if (HS_VEC_RESERVE(s->kn, s->kn_cap, nk + 1) < 0 ||
+        HS_VEC_RESERVE(s->pend, s->pend_cap, s->np + nk + 1) < 0)
+        goto oom;
+    if (fn) {
+        for (size_t gi = 0; gi < nk; gi++)
+            s->kn[gi] = kids[gi].nd;
+        if ((rc = fn(ctx, &cur, s->kn, nk)) != 0)
+            return rc;
+    }
+    for (size_t gi = nk; gi-- > 0;) /* pushed last first: popped in order */
+        if (hs_walk_keep(&kids[gi].nd, s->min_keep))
+            s->pend[s->np++] = kids[gi];
+    return 0;
 oom:
-    hs_an_err(err, errlen, "out of memory");
-    rc = -1;
-done:
-    free(ws);
-    free(tmp);
-    free(group_of);
-    free(pend);
-    free(kids);
-    free(kn);
+    hs_an_err(s->err, s->errlen, "out of memory");
+    return -1;
+}
+
+/* Walk g's subtree: 0, fn's non-zero return, or -1 with a message. */
+static int walk_subtree(walker *s, wgroup g, void *ctx)
+{
+    size_t floor = s->np;
+    int rc = walk_group(s, g, ctx);
+    while (rc == 0 && s->np > floor)
+        rc = walk_group(s, s->pend[--s->np], ctx);
+    s->np = floor;
+    return rc;
+}
+
+/* The walk (fn), or the tally (tally: every node, unordered, chains in
+ * one call). */
+static int walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, hs_tally_fn tally, void *ctx,
+                char *err, size_t errlen)
+{
+    walker s;
+    wgroup root;
+    int rc = -1;
+    if (walker_init(&s, v, min_keep, fn, tally, err, errlen) < 0 ||
+        walk_stacks(v, &s.ws, &s.tmp, &root) < 0)
+        hs_an_err(err, errlen, "out of memory");
+    else
+        rc = walk_subtree(&s, root, ctx);
+    free(s.ws);
+    free(s.tmp);
+    walker_free(&s);
     return rc;
 }
 
@@ -465,6 +535,222 @@ int hs_calltree_walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, void *ct
 int hs_calltree_tally(const hs_view *v, hs_tally_fn fn, void *ctx, char *err, size_t errlen)
 {
     return walk(v, 0, NULL, fn, ctx, err, errlen);
+}
+
+/* ---- the walk in pieces, on threads ----
+ * The calling thread walks the nodes through which more than a piece's
+ * share of the stacks go; the subtrees below them (consecutive ones
+ * together, up to that share) are pieces that the walkers take in order,
+ * each with a context forked where the serial walk would have reached
+ * it. The pieces of the serial part between them get contexts of their
+ * own, so that every piece's output is joined in walk order. */
+
+typedef struct {
+    void *ctx;      /* from fork; NULL once dropped */
+    wgroup *g;      /* the subtrees to walk, in order; none: done in the serial part */
+    size_t ng, g_cap, stacks;
+    int rc;
+    bool done;
+    char err[256];
+} wpiece;
+
+typedef struct {
+    const hs_walk_split *sp;
+    wpiece *p;
+    size_t n, next, joined, ahead; /* next to take; joined so far; taken at most ahead past joined */
+    bool stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} wpool;
+
+/* Take and walk pieces until none is left (or the walk stops). */
+static void pool_work(wpool *pl, walker *s)
+{
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (!pl->stop && pl->next < pl->n && pl->p[pl->next].done)
+            pl->next++;
+        if (pl->stop || pl->next >= pl->n)
+            break;
+        if (pl->next >= pl->joined && pl->next - pl->joined >= pl->ahead) {
+            pthread_cond_wait(&pl->cv, &pl->mu);
+            continue;
+        }
+        wpiece *p = &pl->p[pl->next++];
+        pthread_mutex_unlock(&pl->mu);
+        s->err = p->err;
+        s->errlen = sizeof p->err;
+        int rc = 0;
+        for (size_t i = 0; i < p->ng && rc == 0; i++)
+            rc = walk_subtree(s, p->g[i], p->ctx);
+        pthread_mutex_lock(&pl->mu);
+        p->rc = rc;
+        p->done = true;
+        pthread_cond_broadcast(&pl->cv);
+    }
+    pthread_mutex_unlock(&pl->mu);
+}
+
+typedef struct {
+    wpool *pl;
+    walker s;
+    pthread_t tid;
+} wthread;
+
+static void *pool_thread(void *arg)
+{
+    wthread *t = arg;
+    pool_work(t->pl, &t->s);
+    return NULL;
+}
+
+/* The serial part: the pieces into pl->p, each forked from the walk's
+ * context where it starts. 0, or as hs_calltree_walk (err set). */
+static int split_serial(wpool *pl, walker *s, wgroup root, void *ctx, uint32_t share)
+{
+    size_t cap = 0;
+    void *cur = NULL;    /* the context of the serial piece being walked */
+    size_t task = SIZE_MAX; /* the last piece, when it is one of subtrees */
+    s->pend[s->np++] = root;
+    while (s->np) {
+        wgroup g = s->pend[--s->np];
+        uint32_t size = g.hi - g.lo;
+        bool small = g.nd.depth > 0 && size <= share;
+        if (small && task != SIZE_MAX && pl->p[task].stacks + size <= share) { /* with the subtrees before */
+            wpiece *t = &pl->p[task];
+            if (HS_VEC_RESERVE(t->g, t->g_cap, t->ng + 1) < 0)
+                goto oom;
+            t->g[t->ng++] = g;
+            t->stacks += size;
+            continue;
+        }
+        if (small || !cur || task != SIZE_MAX) { /* a new piece */
+            if (HS_VEC_RESERVE(pl->p, cap, pl->n + 1) < 0)
+                goto oom;
+            wpiece *p = &pl->p[pl->n];
+            memset(p, 0, sizeof *p);
+            if (!(p->ctx = pl->sp->fork(cur ? cur : ctx)))
+                goto oom;
+            pl->n++;
+            if (small) {
+                task = pl->n - 1;
+                if (HS_VEC_RESERVE(p->g, p->g_cap, 1) < 0)
+                    goto oom;
+                p->g[p->ng++] = g;
+                p->stacks = size;
+                continue;
+            }
+            task = SIZE_MAX;
+            p->done = true;
+            cur = p->ctx;
+        }
+        int rc = walk_group(s, g, cur);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+oom:
+    hs_an_err(s->err, s->errlen, "out of memory");
+    return -1;
+}
+
+int hs_calltree_walk_split(const hs_view *v, int64_t min_keep, const hs_walk_split *sp, void *ctx,
+                           int threads, char *err, size_t errlen)
+{
+    walker s;
+    wgroup root;
+    /* pieces walked ahead of the one being joined: enough for two walkers,
+     * their output in memory meanwhile (peak RSS) */
+    wpool pl = {.sp = sp, .ahead = 3};
+    wthread th[2];
+    size_t nth = 0;
+    int rc = -1;
+    if (walker_init(&s, v, min_keep, sp->fn, NULL, err, errlen) < 0 ||
+        walk_stacks(v, &s.ws, &s.tmp, &root) < 0) {
+        hs_an_err(err, errlen, "out of memory");
+        goto done;
+    }
+    if (threads < 2 || root.hi < HS_WALK_SPLIT_MIN) { /* not worth a thread */
+        rc = walk_subtree(&s, root, ctx);
+        goto done;
+    }
+    if ((rc = split_serial(&pl, &s, root, ctx, root.hi / HS_WALK_SPLIT_PIECES + 1)) != 0)
+        goto done;
+    if (pthread_mutex_init(&pl.mu, NULL) != 0) {
+        hs_an_err(err, errlen, "out of memory");
+        rc = -1;
+        goto done;
+    }
+    if (pthread_cond_init(&pl.cv, NULL) != 0) {
+        pthread_mutex_destroy(&pl.mu);
+        hs_an_err(err, errlen, "out of memory");
+        rc = -1;
+        goto done;
+    }
+    for (int i = 0; i < threads && i < 2; i++) {
+        wthread *t = &th[nth];
+        t->pl = &pl;
+        if (walker_init(&t->s, v, min_keep, sp->fn, NULL, err, errlen) < 0) {
+            walker_free(&t->s);
+            break;
+        }
+        t->s.ws = s.ws;
+        t->s.tmp = s.tmp;
+        if (pthread_create(&t->tid, NULL, pool_thread, t) != 0) {
+            walker_free(&t->s);
+            break;
+        }
+        nth++;
+    }
+    if (!nth) { /* no thread: this one walks every piece first */
+        pl.ahead = SIZE_MAX;
+        pool_work(&pl, &s);
+    }
+    /* join the pieces in order as they are done */
+    rc = 0;
+    pthread_mutex_lock(&pl.mu);
+    while (pl.joined < pl.n) {
+        wpiece *p = &pl.p[pl.joined];
+        if (!p->done) {
+            pthread_cond_wait(&pl.cv, &pl.mu);
+            continue;
+        }
+        pthread_mutex_unlock(&pl.mu);
+        int r = p->rc;
+        if (r < 0)
+            hs_an_err(err, errlen, "%s", p->err);
+        else if (r == 0)
+            r = sp->join(ctx, p->ctx);
+        sp->drop(p->ctx);
+        p->ctx = NULL;
+        pthread_mutex_lock(&pl.mu);
+        pl.joined++;
+        pthread_cond_broadcast(&pl.cv);
+        if (r != 0) {
+            rc = r;
+            break;
+        }
+    }
+    pl.stop = true;
+    pthread_cond_broadcast(&pl.cv);
+    pthread_mutex_unlock(&pl.mu);
+    for (size_t i = 0; i < nth; i++) {
+        pthread_join(th[i].tid, NULL);
+        walker_free(&th[i].s);
+    }
+    pthread_cond_destroy(&pl.cv);
+    pthread_mutex_destroy(&pl.mu);
+done:
+    for (size_t i = 0; i < pl.n; i++) {
+        if (pl.p[i].ctx)
+            sp->drop(pl.p[i].ctx);
+        free(pl.p[i].g);
+    }
+    free(pl.p);
+    free(s.ws);
+    free(s.tmp);
+    walker_free(&s);
+    return rc;
 }
 
 int hs_calltree_first_use(const hs_view *v, uint32_t **order, size_t *n, char *err,

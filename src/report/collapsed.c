@@ -17,11 +17,9 @@
  * and reading it from the view's nodes and the profile's scattered strings
  * was a cache miss or two each time. */
 typedef struct {
-    hs_wbuf *w;
+    hs_wpath p; /* the path's text: "main;work;spin" */
     const char *names; /* node i's name is names[name_off[i] .. name_off[i + 1]) */
     const size_t *name_off;
-    char *path;
-    size_t path_cap, *off, off_cap; /* off[d]: length of the path down to depth d */
 } hs_collapsed;
 
 /* The arena of v's node names with ';' (between frames) made ':' and '\n'
@@ -63,25 +61,54 @@ static int hs_collapsed_node(void *ctx, const hs_walk_node *nd, const hs_walk_no
     (void)kids;
     (void)n_kids;
     uint32_t d = nd->depth;
+    c->p.depth = d;
     if (d == 0) /* the root: no frame, no line */
         return 0;
-    if (HS_VEC_RESERVE(c->off, c->off_cap, (size_t)d + 1) < 0)
+    if (HS_VEC_RESERVE(c->p.off, c->p.off_cap, (size_t)d + 1) < 0)
         return 1; /* out of memory */
-    size_t base = d == 1 ? 0 : c->off[d - 1];
+    size_t base = d == 1 ? 0 : c->p.off[d - 1];
     size_t a = c->name_off[nd->node], nl = c->name_off[nd->node + 1] - a;
-    if (HS_VEC_RESERVE(c->path, c->path_cap, base + nl + 2) < 0)
+    if (HS_VEC_RESERVE(c->p.path, c->p.path_cap, base + nl + 2) < 0)
         return 1;
     if (d > 1)
-        c->path[base++] = ';';
-    memcpy(c->path + base, c->names + a, nl);
-    c->off[d] = base + nl;
+        c->p.path[base++] = ';';
+    memcpy(c->p.path + base, c->names + a, nl);
+    c->p.off[d] = base + nl;
     if (nd->self != 0) {
-        hs_wmem(c->w, c->path, c->off[d]);
-        hs_wchar(c->w, ' ');
-        hs_wint(c->w, nd->self);
-        hs_wchar(c->w, '\n');
+        hs_wmem(c->p.w, c->p.path, c->p.off[d]);
+        hs_wchar(c->p.w, ' ');
+        hs_wint(c->p.w, nd->self);
+        hs_wchar(c->p.w, '\n');
     }
     return 0;
+}
+
+/* A piece of a split walk: the path so far, the lines into memory. */
+static void hs_collapsed_drop(void *piece)
+{
+    hs_collapsed *p = piece;
+    hs_wpath_free(&p->p);
+    free(p);
+}
+
+static void *hs_collapsed_fork(void *ctx)
+{
+    const hs_collapsed *c = ctx;
+    hs_collapsed *p = malloc(sizeof *p);
+    if (!p)
+        return NULL;
+    if (hs_wpath_fork(&p->p, &c->p) < 0) {
+        free(p);
+        return NULL;
+    }
+    p->names = c->names;
+    p->name_off = c->name_off;
+    return p;
+}
+
+static int hs_collapsed_join(void *ctx, void *piece)
+{
+    return hs_wpath_join(&((hs_collapsed *)ctx)->p, &((hs_collapsed *)piece)->p);
 }
 
 int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
@@ -90,36 +117,37 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
     hs_collapsed c = {0};
     char *names = NULL;
     size_t *name_off = NULL;
-    c.w = malloc(sizeof *c.w);
-    if (c.w)
-        hs_wbuf_init(c.w, out);
-    if (!c.w || hs_collapsed_names(v, &names, &name_off) != 0) {
+    c.p.w = malloc(sizeof *c.p.w);
+    if (c.p.w)
+        hs_wbuf_init(c.p.w, out);
+    if (!c.p.w || hs_collapsed_names(v, &names, &name_off) != 0) {
         snprintf(err, errlen, "out of memory writing collapsed stacks");
         goto done;
     }
     c.names = names;
     c.name_off = name_off;
-    /* the output is about the size of the decoded profile: a thread writes
-     * it (else, without one, this one does) */
-    (void)hs_wbuf_thread(c.w);
-    int r = hs_calltree_walk(v, 0, hs_collapsed_node, &c, err, errlen);
+    /* the walk on two threads, the pieces' lines written here in order
+     * (each, past the buffer's size, straight from the piece's) */
+    static const hs_walk_split split = {hs_collapsed_node, hs_collapsed_fork, hs_collapsed_join,
+                                        hs_collapsed_drop};
+    int r = hs_calltree_walk_split(v, 0, &split, &c, 2, err, errlen);
     if (r > 0) /* from hs_collapsed_node */
         snprintf(err, errlen, "out of memory writing collapsed stacks");
     if (r != 0)
         goto done;
-    hs_wflush(c.w);
-    hs_wbuf_end(c.w);
+    hs_wflush(c.p.w);
+    hs_wbuf_end(c.p.w);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
         goto done;
     }
     rc = 0;
 done:
-    if (c.w)
-        hs_wbuf_end(c.w);
-    free(c.w);
-    free(c.path);
-    free(c.off);
+    if (c.p.w)
+        hs_wbuf_end(c.p.w);
+    hs_wbuf *w = c.p.w; /* the file's: hs_wpath_free leaves it */
+    hs_wpath_free(&c.p);
+    free(w);
     free(names);
     free(name_off);
     return rc;

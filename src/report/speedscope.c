@@ -113,13 +113,9 @@ oom:
 typedef struct {
     const hs_view *v;
     const uint32_t *frame_of; /* node id -> frame + 1 */
-    hs_wbuf *w;
+    hs_wpath p;            /* the path's text: "3,17,5" */
     const char *ftxt;      /* frame k in decimal: ftxt[foff[k]..foff[k + 1]) */
     const uint32_t *foff;
-    char *path;     /* the current path's text */
-    size_t path_cap;
-    size_t *off;    /* depth d: the path's text is path[0..off[d]) */
-    size_t off_cap;
     int64_t *weights;
     size_t n_weights, weights_cap;
 } hs_ss_walk;
@@ -130,39 +126,83 @@ static int hs_ss_node(void *ctx, const hs_walk_node *nd, const hs_walk_node *kid
     (void)kids;
     (void)n_kids;
     uint32_t d = nd->depth;
+    c->p.depth = d;
     if (d == 0) { /* the root, first: the profile's header */
         const hs_view *v = c->v;
-        HS_WLIT(c->w, "{\"type\":\"sampled\",\"name\":");
-        hs_wjson_string(c->w, v->sample_type ? v->sample_type : "");
+        HS_WLIT(c->p.w, "{\"type\":\"sampled\",\"name\":");
+        hs_wjson_string(c->p.w, v->sample_type ? v->sample_type : "");
         const char *unit = hs_speedscope_unit(v->unit ? v->unit : "");
-        HS_WLIT(c->w, ",\"unit\":\"");
-        hs_wmem(c->w, unit, strlen(unit));
-        HS_WLIT(c->w, "\",\"startValue\":0,\"endValue\":");
-        hs_wint(c->w, nd->total);
-        HS_WLIT(c->w, ",\"samples\":[");
+        HS_WLIT(c->p.w, ",\"unit\":\"");
+        hs_wmem(c->p.w, unit, strlen(unit));
+        HS_WLIT(c->p.w, "\",\"startValue\":0,\"endValue\":");
+        hs_wint(c->p.w, nd->total);
+        HS_WLIT(c->p.w, ",\"samples\":[");
         return 0;
     }
-    if (HS_VEC_RESERVE(c->off, c->off_cap, (size_t)d + 1) < 0)
+    if (HS_VEC_RESERVE(c->p.off, c->p.off_cap, (size_t)d + 1) < 0)
         return 1; /* out of memory */
-    size_t base = d == 1 ? 0 : c->off[d - 1];
+    size_t base = d == 1 ? 0 : c->p.off[d - 1];
     uint32_t f = c->frame_of[nd->node] - 1, fl = c->foff[f + 1] - c->foff[f];
-    if (HS_VEC_RESERVE(c->path, c->path_cap, base + 1 + HS_SS_NUM) < 0)
+    if (HS_VEC_RESERVE(c->p.path, c->p.path_cap, base + 1 + HS_SS_NUM) < 0)
         return 1;
     if (d > 1)
-        c->path[base++] = ',';
+        c->p.path[base++] = ',';
     /* a fixed size, past the number (ftxt has room after its last) */
-    memcpy(c->path + base, c->ftxt + c->foff[f], HS_SS_NUM);
-    c->off[d] = base + fl;
+    memcpy(c->p.path + base, c->ftxt + c->foff[f], HS_SS_NUM);
+    c->p.off[d] = base + fl;
     if (nd->self == 0)
         return 0;
     if (HS_VEC_RESERVE(c->weights, c->weights_cap, c->n_weights + 1) < 0)
         return 1;
     if (c->n_weights)
-        hs_wchar(c->w, ',');
-    HS_WLIT(c->w, "\n[");
+        hs_wchar(c->p.w, ',');
+    HS_WLIT(c->p.w, "\n[");
     c->weights[c->n_weights++] = nd->self;
-    hs_wmem(c->w, c->path, c->off[d]);
-    hs_wchar(c->w, ']');
+    hs_wmem(c->p.w, c->p.path, c->p.off[d]);
+    hs_wchar(c->p.w, ']');
+    return 0;
+}
+
+/* A piece of a split walk: the path so far, its samples into memory and
+ * their weights of its own. */
+static void hs_ss_drop(void *piece)
+{
+    hs_ss_walk *p = piece;
+    hs_wpath_free(&p->p);
+    free(p->weights);
+    free(p);
+}
+
+static void *hs_ss_fork(void *ctx)
+{
+    const hs_ss_walk *c = ctx;
+    hs_ss_walk *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    if (hs_wpath_fork(&p->p, &c->p) < 0) {
+        free(p);
+        return NULL;
+    }
+    p->v = c->v;
+    p->frame_of = c->frame_of;
+    p->ftxt = c->ftxt;
+    p->foff = c->foff;
+    return p;
+}
+
+static int hs_ss_join(void *ctx, void *piece)
+{
+    hs_ss_walk *c = ctx;
+    const hs_ss_walk *p = piece;
+    if (p->p.w->failed || HS_VEC_RESERVE(c->weights, c->weights_cap, c->n_weights + p->n_weights) < 0)
+        return 1; /* out of memory */
+    if (c->n_weights && p->n_weights) /* between its samples and those before */
+        hs_wchar(c->p.w, ',');
+    if (hs_wpath_join(&c->p, &p->p) != 0)
+        return 1;
+    if (p->n_weights)
+        memcpy(c->weights + c->n_weights, p->weights, p->n_weights * sizeof *p->weights);
+    c->n_weights += p->n_weights;
     return 0;
 }
 
@@ -278,20 +318,17 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
     hs_ss_walk c = {0};
     char *ftxt = NULL;
     uint32_t *foff = NULL;
-    c.w = malloc(sizeof *c.w);
-    if (!frame_of || !c.w)
+    c.p.w = malloc(sizeof *c.p.w);
+    if (!frame_of || !c.p.w)
         goto oom;
-    hs_wbuf_init(c.w, out);
-    /* the output is half the size of the decoded profile: a thread writes it
-     * (else, without one, this one does) */
-    (void)hs_wbuf_thread(c.w);
-    HS_WLIT(c.w, HEAD);
-    hs_wjson_string(c.w, name ? name : (nv && vs[0]->sample_type ? vs[0]->sample_type : ""));
-    HS_WLIT(c.w, ",\"activeProfileIndex\":");
-    hs_wint(c.w, (int64_t)active);
-    HS_WLIT(c.w, ",\"shared\":{\"frames\":[");
+    hs_wbuf_init(c.p.w, out);
+    HS_WLIT(c.p.w, HEAD);
+    hs_wjson_string(c.p.w, name ? name : (nv && vs[0]->sample_type ? vs[0]->sample_type : ""));
+    HS_WLIT(c.p.w, ",\"activeProfileIndex\":");
+    hs_wint(c.p.w, (int64_t)active);
+    HS_WLIT(c.p.w, ",\"shared\":{\"frames\":[");
     uint32_t n_frames = 0;
-    int r = hs_ss_frames(vs, nv, c.w, frame_of, &n_frames, err, errlen);
+    int r = hs_ss_frames(vs, nv, c.p.w, frame_of, &n_frames, err, errlen);
     if (r > 0)
         goto oom;
     if (r != 0)
@@ -305,31 +342,34 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
         foff[k + 1] = foff[k] + (uint32_t)hs_int_dec(ftxt + foff[k], k);
     c.ftxt = ftxt;
     c.foff = foff;
-    HS_WLIT(c.w, "]},\"profiles\":[");
+    HS_WLIT(c.p.w, "]},\"profiles\":[");
     for (size_t vi = 0; vi < nv; vi++) {
         if (vi)
-            HS_WLIT(c.w, ",\n");
+            HS_WLIT(c.p.w, ",\n");
         c.v = vs[vi];
         c.frame_of = frame_of[vi];
         c.n_weights = 0;
-        r = hs_calltree_walk(vs[vi], 0, hs_ss_node, &c, err, errlen);
+        /* on two threads, the pieces' samples written here in order (each,
+         * past the buffer's size, straight from the piece's) */
+        static const hs_walk_split split = {hs_ss_node, hs_ss_fork, hs_ss_join, hs_ss_drop};
+        r = hs_calltree_walk_split(vs[vi], 0, &split, &c, 2, err, errlen);
         if (r > 0)
             goto oom;
         if (r != 0)
             goto done;
-        HS_WLIT(c.w, "],\"weights\":[");
+        HS_WLIT(c.p.w, "],\"weights\":[");
         for (size_t i = 0; i < c.n_weights; i++) {
             if (i)
-                hs_wchar(c.w, ',');
-            hs_wint(c.w, c.weights[i]);
+                hs_wchar(c.p.w, ',');
+            hs_wint(c.p.w, c.weights[i]);
             if ((i + 1) % 32 == 0)
-                hs_wchar(c.w, '\n');
+                hs_wchar(c.p.w, '\n');
         }
-        HS_WLIT(c.w, "]}");
+        HS_WLIT(c.p.w, "]}");
     }
-    HS_WLIT(c.w, "]}\n");
-    hs_wflush(c.w);
-    hs_wbuf_end(c.w);
+    HS_WLIT(c.p.w, "]}\n");
+    hs_wflush(c.p.w);
+    hs_wbuf_end(c.p.w);
     if (fflush(out) != 0 || ferror(out)) {
         snprintf(err, errlen, "write error: %s", strerror(errno));
         goto done;
@@ -339,11 +379,11 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
 oom:
     snprintf(err, errlen, "out of memory writing speedscope JSON");
 done:
-    if (c.w)
-        hs_wbuf_end(c.w);
-    free(c.w);
-    free(c.path);
-    free(c.off);
+    if (c.p.w)
+        hs_wbuf_end(c.p.w);
+    hs_wbuf *w = c.p.w; /* the file's: hs_wpath_free leaves it */
+    hs_wpath_free(&c.p);
+    free(w);
     free(ftxt);
     free(foff);
     free(c.weights);

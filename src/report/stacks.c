@@ -3,6 +3,8 @@
  * shared by the exporters and importers (see stacks.h). */
 #include "report/stacks.h"
 
+#include "profile/vec.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -254,6 +256,89 @@ void hs_wbuf_init(hs_wbuf *w, FILE *out)
     w->cap = sizeof w->own;
     w->buf = w->own;
     w->thr = NULL;
+    w->mem = w->failed = false;
+}
+
+void hs_wbuf_mem(hs_wbuf *w)
+{
+    hs_wbuf_init(w, NULL);
+    w->buf = NULL; /* own is left alone: pieces of a walk take what they need */
+    w->cap = 0;
+    w->mem = true;
+}
+
+void hs_wbuf_mem_free(hs_wbuf *w)
+{
+    if (w->buf != w->own)
+        free(w->buf);
+    hs_wbuf_mem(w);
+}
+
+/* In memory: room for need bytes (twice the room at least), or failed
+ * and emptied (then the room it had, if any, is written over). */
+static void hs_wgrow(hs_wbuf *w, size_t need)
+{
+    if (w->failed) { /* written over from now on */
+        w->n = 0;
+        return;
+    }
+    size_t cap = w->cap ? w->cap * 2 : 16384;
+    while (cap < need)
+        cap *= 2;
+    char *b = realloc(w->buf, cap);
+    if (!b) {
+        w->failed = true;
+        w->n = 0;
+        if (!w->buf) { /* somewhere to write over */
+            w->buf = w->own;
+            w->cap = sizeof w->own;
+        }
+        return;
+    }
+    w->buf = b;
+    w->cap = cap;
+}
+
+int hs_wpath_fork(hs_wpath *piece, const hs_wpath *from)
+{
+    memset(piece, 0, sizeof *piece);
+    piece->depth = from->depth;
+    size_t len = from->depth ? from->off[from->depth] : 0;
+    if (!(piece->w = malloc(sizeof *piece->w)) ||
+        HS_VEC_RESERVE(piece->off, piece->off_cap, (size_t)from->depth + 1) < 0 ||
+        HS_VEC_RESERVE(piece->path, piece->path_cap, len + 1) < 0) {
+        free(piece->w);
+        free(piece->off);
+        free(piece->path);
+        memset(piece, 0, sizeof *piece);
+        return -1;
+    }
+    hs_wbuf_mem(piece->w);
+    if (from->depth) {
+        memcpy(piece->off, from->off, ((size_t)from->depth + 1) * sizeof *piece->off);
+        memcpy(piece->path, from->path, len);
+    }
+    return 0;
+}
+
+int hs_wpath_join(hs_wpath *to, const hs_wpath *piece)
+{
+    if (piece->w->failed)
+        return 1;
+    if (piece->w->n) /* else buf may be NULL */
+        hs_wmem(to->w, piece->w->buf, piece->w->n);
+    return 0;
+}
+
+void hs_wpath_free(hs_wpath *p)
+{
+    if (p->w && p->w->mem) {
+        hs_wbuf_mem_free(p->w);
+        free(p->w);
+    }
+    free(p->path);
+    free(p->off);
+    memset(p, 0, sizeof *p);
 }
 
 static void *hs_wthread_main(void *arg)
@@ -347,6 +432,10 @@ void hs_wbuf_end(hs_wbuf *w)
 void hs_wflush(hs_wbuf *w)
 {
     hs_wthread *t = w->thr;
+    if (w->mem) { /* called when full: more room */
+        hs_wgrow(w, w->n + 1);
+        return;
+    }
     if (!w->n)
         return;
     if (!t) {
@@ -407,7 +496,13 @@ void hs_wint(hs_wbuf *w, int64_t v)
 void hs_wmem(hs_wbuf *w, const void *p, size_t len)
 {
     if (w->n + len > w->cap) {
-        hs_wflush(w);
+        if (w->mem) {
+            hs_wgrow(w, w->n + len);
+            if (w->failed && len > w->cap)
+                return;
+        } else {
+            hs_wflush(w);
+        }
         if (len > w->cap) {
             if (w->thr) { /* in pieces, each through the thread (out is its) */
                 for (const char *s = p; len;) {

@@ -1,12 +1,13 @@
 /* stacks.h — small containers shared by the exporters and importers in
  * report/: a string intern table, a hash map from a pair of uint64 to a
  * dense index, a pre-order walk of analysis' call tree, saturating adds, a
- * buffered writer (optionally with a writer thread of its own) and JSON
- * string output. Nothing here knows a file format.
+ * buffered writer (optionally with a writer thread of its own, or into
+ * memory) and JSON string output. Nothing here knows a file format.
  */
 #ifndef HS_REPORT_STACKS_H
 #define HS_REPORT_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,10 +77,18 @@ typedef struct {
     size_t n, cap;
     char *buf;       /* being filled: own, or one of the thread's two */
     hs_wthread *thr; /* NULL: hs_wflush writes itself */
+    bool mem;        /* hs_wbuf_mem's */
+    bool failed;     /* in memory: out of memory (what was written is dropped) */
     char own[HS_WBUF_SIZE];
 } hs_wbuf;
 
 void hs_wbuf_init(hs_wbuf *w, FILE *out);
+/* A writer into memory (a piece of a split walk's output): the buffer
+ * grows to hold all that is written, buf[0..n) (failed: out of memory,
+ * what was written is lost). hs_wbuf_mem_free frees it; the thread and
+ * hs_wflush are not for it. */
+void hs_wbuf_mem(hs_wbuf *w);
+void hs_wbuf_mem_free(hs_wbuf *w);
 /* Start the writer thread. 0, or -1 (out of memory or no thread: then w
  * stays as it was and hs_wflush writes itself). */
 int hs_wbuf_thread(hs_wbuf *w);
@@ -100,6 +109,28 @@ static inline void hs_wchar(hs_wbuf *w, char c)
         hs_wflush(w);
     w->buf[w->n++] = c;
 }
+
+/* ---- a walk's path text and output (collapsed and speedscope) ----
+ * The text of the path from the root down to the node a walk is at, kept
+ * per depth (a node adds its frame to its parent's text), and the writer
+ * its output goes to. A piece of a split walk (hs_calltree_walk_split)
+ * is forked from it where the piece starts, its output in memory. */
+typedef struct {
+    hs_wbuf *w;
+    char *path;
+    size_t path_cap;
+    size_t *off; /* depth d: the path's text is path[0..off[d]) */
+    size_t off_cap;
+    uint32_t depth; /* of the node visited last */
+} hs_wpath;
+
+/* piece: from's path (down to from's depth), an empty writer in memory.
+ * 0, or -1 (out of memory; nothing to free). */
+int hs_wpath_fork(hs_wpath *piece, const hs_wpath *from);
+/* piece's output after to's: 0, or 1 (the piece ran out of memory). */
+int hs_wpath_join(hs_wpath *to, const hs_wpath *piece);
+/* Free the path (and a piece's writer; any other writer is the caller's). */
+void hs_wpath_free(hs_wpath *p);
 
 /* Write s as a JSON string literal (with quotes), escaping '<' too so that
  * the output can sit inside an HTML <script> element. */

@@ -17,6 +17,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_internal.h"
 #include "profile/profile.h"
+#include "profile/vec.h"
 
 /* Functions: main, work, spin, alloc, rec (recursive), each in its own file
  * a.c..e.c; every location one line; "lib" frames have no line (address
@@ -614,6 +615,238 @@ static void test_calltree_walk(void **state)
     }
 }
 
+/* ---- hs_calltree_walk_split against hs_calltree_walk ----
+ * A recorder's log holds, per node visited, a hash of the path of node ids
+ * from the root (from the recorder's own state, one hash per depth: a fork
+ * must carry it), the node's values and its children's; pieces' logs are joined in order. The split
+ * walk must log exactly what the single walk logs. Nothing asserts on the
+ * walkers' threads: a mismatch shows in the logs. */
+#define REC_DEPTH 512
+
+typedef struct {
+    uint64_t *log;
+    size_t n, cap;
+    uint64_t path[REC_DEPTH]; /* depth d: hash of the path down to it */
+    uint32_t depth;
+    size_t *forks;                /* shared: fork count */
+    uint32_t stop_depth, stop_node; /* return 7 there (depth 0: never) */
+    int64_t stop_total;
+    bool fail_join;
+} rec;
+
+static int rec_put(rec *r, uint64_t x)
+{
+    if (HS_VEC_RESERVE(r->log, r->cap, r->n + 1) < 0)
+        return -1;
+    r->log[r->n++] = x;
+    return 0;
+}
+
+static int rec_node(void *ctx, const hs_walk_node *n, const hs_walk_node *kids, size_t nk)
+{
+    rec *r = ctx;
+    if (n->depth >= REC_DEPTH)
+        return 9;
+    uint64_t h = n->depth ? r->path[n->depth - 1] : 0;
+    h = (h ^ n->node) * 0x100000001b3ULL + n->depth;
+    r->path[n->depth] = h;
+    r->depth = n->depth;
+    int bad = rec_put(r, n->depth) | rec_put(r, h) | rec_put(r, n->node);
+    bad |= rec_put(r, (uint64_t)n->self) | rec_put(r, (uint64_t)n->total);
+    bad |= rec_put(r, (uint64_t)n->base_self) | rec_put(r, (uint64_t)n->base_total) | rec_put(r, nk);
+    for (size_t k = 0; k < nk; k++)
+        bad |= rec_put(r, kids[k].node) | rec_put(r, kids[k].depth) | rec_put(r, (uint64_t)kids[k].total) |
+               rec_put(r, (uint64_t)kids[k].self);
+    if (bad)
+        return 8;
+    if (r->stop_depth && n->depth == r->stop_depth && n->node == r->stop_node && n->total == r->stop_total)
+        return 7;
+    return 0;
+}
+
+static void *rec_fork(void *ctx)
+{
+    rec *r = ctx, *p = malloc(sizeof *p);
+    if (!p)
+        return NULL;
+    *p = *r;
+    p->log = NULL;
+    p->n = p->cap = 0;
+    __atomic_fetch_add(r->forks, 1, __ATOMIC_RELAXED);
+    return p;
+}
+
+static int rec_join(void *ctx, void *piece)
+{
+    rec *r = ctx, *p = piece;
+    if (r->fail_join)
+        return 5;
+    for (size_t i = 0; i < p->n; i++)
+        if (rec_put(r, p->log[i]) < 0)
+            return 8;
+    return 0;
+}
+
+static void rec_drop(void *piece)
+{
+    rec *p = piece;
+    free(p->log);
+    free(p);
+}
+
+static const hs_walk_split rec_split = {rec_node, rec_fork, rec_join, rec_drop};
+
+/* The split walk of v (threads 1 and 2, each min_keep) logs what the single
+ * walk logs; the number of forks, for 2 threads and min_keep 0, in *forks_out. */
+static void check_split(hs_view *v, const int64_t *keeps, size_t n_keeps, size_t *forks_out)
+{
+    char err[256];
+    for (size_t ki = 0; ki < n_keeps; ki++) {
+        size_t forks = 0;
+        rec one = {.forks = &forks};
+        assert_int_equal(hs_calltree_walk(v, keeps[ki], rec_node, &one, err, sizeof err), 0);
+        assert_int_equal(forks, 0);
+        for (int threads = 1; threads <= 2; threads++) {
+            rec two = {.forks = &forks};
+            assert_int_equal(hs_calltree_walk_split(v, keeps[ki], &rec_split, &two, threads, err, sizeof err), 0);
+            assert_int_equal(two.n, one.n);
+            assert_memory_equal(two.log, one.log, one.n * sizeof *one.log);
+            free(two.log);
+            if (threads == 1)
+                assert_int_equal(forks, 0); /* one thread: the walk itself */
+            if (threads == 2 && keeps[ki] == 0 && forks_out)
+                *forks_out = forks;
+            forks = 0;
+        }
+        free(one.log);
+    }
+}
+
+/* A profile of n random stacks (root first) over n_fn functions, the first
+ * `prefix` frames of each the same chain, depths up to max_depth. */
+static hs_profile *random_profile(uint64_t *rng, int n, int n_fn, int prefix, int max_depth, bool recursive)
+{
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    assert_true(hs_profile_add_sample_type(p, "samples", "count") >= 0);
+    assert_true(hs_profile_add_sample_type(p, "cpu", "nanoseconds") >= 0);
+    uint64_t *locs = calloc((size_t)n_fn, sizeof *locs);
+    uint64_t *st = calloc((size_t)(prefix + max_depth + 1), sizeof *st);
+    uint64_t *leaf_first = calloc((size_t)(prefix + max_depth + 1), sizeof *leaf_first);
+    assert_true(locs && st && leaf_first);
+    for (int f = 0; f < n_fn; f++) {
+        char name[32];
+        snprintf(name, sizeof name, "fn%d", f);
+        assert_true((locs[f] = add_loc(p, 0, 0x1000 + (uint64_t)f, name, "x.c", f + 1)) != 0);
+    }
+    for (int s = 0; s < n; s++) {
+        size_t len = 0;
+        for (int i = 0; i < prefix; i++)
+            st[len++] = locs[i % n_fn];
+        *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+        size_t d = (size_t)(*rng % (uint64_t)(max_depth + 1));
+        for (size_t i = 0; i < d; i++) {
+            *rng ^= *rng << 13, *rng ^= *rng >> 7, *rng ^= *rng << 17;
+            /* recursive: mostly the same function again */
+            st[len++] = recursive && (*rng >> 20) % 4 ? locs[0] : locs[i == 0 ? *rng % 3 : *rng % (uint64_t)n_fn];
+        }
+        int64_t v = (int64_t)(*rng >> 40) % 5; /* 0 and ties */
+        for (size_t i = 0; i < len; i++)
+            leaf_first[i] = st[len - 1 - i];
+        int64_t vals[2] = {v, v * 10};
+        assert_int_equal(hs_profile_add_sample(p, leaf_first, len, vals, NULL, 0), 0);
+    }
+    free(locs);
+    free(st);
+    free(leaf_first);
+    return p;
+}
+
+/* The split walk (pieces on threads, each forked where the walk is) gives
+ * the single walk's nodes in its order: random trees (and diffs), a root
+ * with one child down a long chain, deep recursion, a profile too small to
+ * split and one without stacks; a stop from fn or join is returned. */
+static void test_calltree_walk_split(void **state)
+{
+    (void)state;
+    uint64_t rng = 0x2545f4914f6cdd1dULL;
+    static const int64_t keeps[] = {0, 3, 40};
+    struct {
+        int n, n_fn, prefix, max_depth;
+        bool recursive, diff;
+    } cases[] = {
+        {12000, 30, 0, 12, false, false}, /* random, many roots */
+        {12000, 8, 0, 16, false, true},   /* a diff: base values, negative deltas */
+        {12000, 40, 25, 10, false, false}, /* one child each down 25 frames */
+        {5000, 12, 2, 400, true, false},   /* deep recursion */
+        {200, 10, 0, 8, false, false},     /* too few stacks to split */
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        hs_profile *ps[2];
+        ps[0] = random_profile(&rng, cases[ci].n, cases[ci].n_fn, cases[ci].prefix, cases[ci].max_depth,
+                               cases[ci].recursive);
+        ps[1] = random_profile(&rng, cases[ci].n, cases[ci].n_fn, cases[ci].prefix, cases[ci].max_depth,
+                               cases[ci].recursive);
+        hs_analysis_options o;
+        opts(&o, HS_KIND_NOTRIM);
+        char err[256];
+        hs_view *v = hs_view_build(ps, 1, cases[ci].diff ? ps + 1 : NULL, cases[ci].diff ? 1 : 0, &o, err, sizeof err);
+        assert_non_null(v);
+        size_t forks = 0;
+        check_split(v, keeps, sizeof keeps / sizeof keeps[0], &forks);
+        const hs_stack *us;
+        size_t nu;
+        assert_int_equal(hs_an_view_unique(v, &us, &nu), 0);
+        if (nu >= HS_WALK_SPLIT_MIN + 1000)
+            assert_true(forks > 8); /* it was split */
+        else if (nu < HS_WALK_SPLIT_MIN)
+            assert_int_equal(forks, 0);
+        if (ci == 0) {
+            /* a stop: from fn at a node deep in the walk, from join */
+            size_t f = 0;
+            rec one = {.forks = &f};
+            assert_int_equal(hs_calltree_walk(v, 0, rec_node, &one, err, sizeof err), 0);
+            /* the last node logged: find its record start by walking the log */
+            size_t at = 0, last = 0;
+            while (at < one.n) {
+                last = at;
+                size_t nk = one.log[at + 7];
+                at += 8 + 4 * nk;
+            }
+            assert_int_equal(at, one.n);
+            uint32_t sd = (uint32_t)one.log[last];
+            rec two = {.forks = &f, .stop_depth = sd, .stop_node = (uint32_t)one.log[last + 2],
+                       .stop_total = (int64_t)one.log[last + 4]};
+            assert_true(sd > 0);
+            assert_int_equal(hs_calltree_walk_split(v, 0, &rec_split, &two, 2, err, sizeof err), 7);
+            free(two.log);
+            rec three = {.forks = &f, .fail_join = true};
+            assert_int_equal(hs_calltree_walk_split(v, 0, &rec_split, &three, 2, err, sizeof err), 5);
+            free(three.log);
+            free(one.log);
+        }
+        hs_view_free(v);
+        hs_analysis_options_free(&o);
+        hs_profile_free(ps[0]);
+        hs_profile_free(ps[1]);
+    }
+    /* no stacks: the root alone */
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    assert_true(hs_profile_add_sample_type(p, "samples", "count") >= 0);
+    hs_analysis_options o;
+    opts(&o, HS_KIND_NOTRIM);
+    char err[256];
+    hs_view *v = hs_view_build(&p, 1, NULL, 0, &o, err, sizeof err);
+    assert_non_null(v);
+    size_t forks = 0;
+    check_split(v, keeps, 1, &forks);
+    assert_int_equal(forks, 0);
+    hs_view_free(v);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+}
+
 static void test_diff(void **state)
 {
     (void)state;
@@ -1077,6 +1310,7 @@ int main(void)
         cmocka_unit_test(test_trimming),
         cmocka_unit_test(test_calltree),
         cmocka_unit_test(test_calltree_walk),
+        cmocka_unit_test(test_calltree_walk_split),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_filter_profile),

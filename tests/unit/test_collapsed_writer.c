@@ -2,10 +2,12 @@
  * writer under it (report/stacks.c's hs_wbuf), with and without its writer
  * thread: frame names that hold ';' or '\n' cannot break a line, an output
  * many times the thread's two buffers comes out whole and in order, numbers
- * are exact at the int64 limits, and a write error is reported (the thread
+ * are exact at the int64 limits, speedscope's samples are the same
+ * stacks in the same order, and a write error is reported (the thread
  * ended on that path too: LeakSanitizer would see it otherwise). */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -133,8 +135,111 @@ static void test_large_output_whole_and_in_order(void **state)
     free(want);
 }
 
-/* The same bytes through hs_wbuf with and without the thread: numbers at
- * the limits, a piece larger than any buffer, many small pieces. */
+/* speedscope's samples, read back as collapsed lines: every profile of
+ * the file ("name;name;... weight\n" per sample, in order), concatenated.
+ * Frame names must need no escapes. */
+static char *speedscope_as_collapsed(const char *js, size_t *len, int *n_profiles)
+{
+    const char *f = strstr(js, "\"frames\":[");
+    assert_non_null(f);
+    const char **names = NULL;
+    size_t *name_len = NULL, n_names = 0, cap = 0;
+    for (const char *q = f; (q = strstr(q, "{\"name\":\"")) && q < strstr(f, "]},"); q++) {
+        if (n_names == cap) {
+            cap = cap ? cap * 2 : 1024;
+            names = realloc(names, cap * sizeof *names);
+            name_len = realloc(name_len, cap * sizeof *name_len);
+            assert_true(names && name_len);
+        }
+        names[n_names] = q + 9;
+        name_len[n_names] = (size_t)(strchr(q + 9, '"') - (q + 9));
+        n_names++;
+    }
+    char *out = NULL;
+    FILE *o = open_memstream(&out, len);
+    assert_non_null(o);
+    *n_profiles = 0;
+    for (const char *sm = js; (sm = strstr(sm, "\"samples\":[")); (*n_profiles)++) {
+        sm += 11;
+        const char *end = strstr(sm, "],\"weights\":["); /* the samples' end */
+        assert_non_null(end);
+        const char *w = end + 13;
+        for (const char *q = sm; q < end;) {
+            assert_true(*q == '\n' && q[1] == '[');
+            q += 2;
+            for (bool first = true; *q != ']'; first = false) {
+                char *e;
+                unsigned long k = strtoul(q, &e, 10);
+                assert_true(e > q && k < n_names);
+                fprintf(o, "%s%.*s", first ? "" : ";", (int)name_len[k], names[k]);
+                q = *e == ',' ? e + 1 : e;
+            }
+            q++; /* past the sample's ']': a ',' before the next, or the end */
+            assert_true(q == end || *q == ',');
+            if (q < end)
+                q++;
+            while (*w == ',' || *w == '\n')
+                w++;
+            char *e;
+            long long wt = strtoll(w, &e, 10);
+            assert_true(e > w);
+            fprintf(o, " %lld\n", wt);
+            w = e;
+        }
+        assert_int_equal(*w, ']');
+        sm = w;
+    }
+    assert_int_equal(fclose(o), 0);
+    free(names);
+    free(name_len);
+    return out;
+}
+
+/* The same large profile to speedscope (one profile, and two): its samples
+ * are the collapsed lines, in the same order (the walk, split or not, is
+ * the same; the pieces' samples joined with one ',' between). */
+static void test_speedscope_samples_as_collapsed(void **state)
+{
+    (void)state;
+    enum { N = 30000 };
+    size_t cap = (size_t)N * 64, tl = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int i = 0; i < N; i++)
+        tl += (size_t)snprintf(text + tl, cap - tl, "root;mid%d;x%d;leaf%05d %d\n", i % 7, i % 13, i, i % 5 + 1);
+    char err[512];
+    hs_profile *p = hs_import_collapsed(text, tl, err, sizeof err);
+    assert_non_null(p);
+    hs_view *v = view_of(p);
+    size_t cl;
+    char *coll = collapsed_of(v, &cl);
+    for (size_t nv = 1; nv <= 2; nv++) {
+        char *js = NULL;
+        size_t jl, sl;
+        FILE *f = open_memstream(&js, &jl);
+        assert_non_null(f);
+        const hs_view *vs[2] = {v, v};
+        assert_int_equal(hs_export_speedscope_multi(vs, nv, 0, "x", f, err, sizeof err), 0);
+        assert_int_equal(fclose(f), 0);
+        int np;
+        char *got = speedscope_as_collapsed(js, &sl, &np);
+        assert_int_equal(np, (int)nv);
+        assert_int_equal(sl, cl * nv);
+        for (size_t k = 0; k < nv; k++)
+            assert_memory_equal(got + k * cl, coll, cl);
+        free(got);
+        free(js);
+    }
+    free(coll);
+    hs_view_free(v);
+    hs_profile_free(p);
+    free(text);
+}
+
+/* The same bytes through hs_wbuf with and without the thread, and into
+ * memory (mode 2: the pieces of a split walk; written to f at the end):
+ * numbers at the limits, a piece larger than any buffer, many small
+ * pieces. */
 static char *wbuf_run(int threaded, size_t *len)
 {
     char *buf = NULL;
@@ -142,9 +247,12 @@ static char *wbuf_run(int threaded, size_t *len)
     assert_non_null(f);
     hs_wbuf *w = malloc(sizeof *w);
     assert_non_null(w);
-    hs_wbuf_init(w, f);
+    if (threaded == 2)
+        hs_wbuf_mem(w);
+    else
+        hs_wbuf_init(w, f);
     hs_wchar(w, '>'); /* buffered before the thread starts: written first */
-    if (threaded)
+    if (threaded == 1)
         assert_int_equal(hs_wbuf_thread(w), 0);
     static const int64_t nums[] = {0, 1, -1, 9, 10, -10, 99, 100, 12345678901234567, INT64_MAX, INT64_MIN,
                                    INT64_MIN + 1, 1000000000000000000, (int64_t)(9999999999999999999ULL / 10)};
@@ -164,8 +272,15 @@ static char *wbuf_run(int threaded, size_t *len)
         hs_wchar(w, '\n');
     }
     free(big);
-    hs_wflush(w);
-    hs_wbuf_end(w);
+    if (threaded == 2) {
+        assert_false(w->failed);
+        assert_true(w->cap >= w->n);
+        assert_int_equal(fwrite(w->buf, 1, w->n, f), w->n);
+        hs_wbuf_mem_free(w);
+    } else {
+        hs_wflush(w);
+        hs_wbuf_end(w);
+    }
     free(w);
     assert_int_equal(fclose(f), 0);
     return buf;
@@ -174,8 +289,8 @@ static char *wbuf_run(int threaded, size_t *len)
 static void test_wbuf_threaded_same_bytes(void **state)
 {
     (void)state;
-    size_t l0, l1;
-    char *a = wbuf_run(0, &l0), *b = wbuf_run(1, &l1);
+    size_t l0, l1, l2;
+    char *a = wbuf_run(0, &l0), *b = wbuf_run(1, &l1), *c = wbuf_run(2, &l2);
     /* the numbers as printf writes them */
     char head[512];
     int hl = snprintf(head, sizeof head, ">0 1 -1 9 10 -10 99 100 12345678901234567 %lld %lld %lld 1000000000000000000 %lld ",
@@ -187,8 +302,11 @@ static void test_wbuf_threaded_same_bytes(void **state)
     assert_int_equal(a[hl + ((size_t)3 << 20) - 1], 'a' + (((size_t)3 << 20) - 1) % 26);
     assert_int_equal(l0, l1);
     assert_memory_equal(a, b, l0);
+    assert_int_equal(l0, l2);
+    assert_memory_equal(a, c, l0);
     free(a);
     free(b);
+    free(c);
 }
 
 /* hs_wint as printf: every power of ten, one less and one more, both
@@ -267,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_names_cannot_break_lines),
         cmocka_unit_test(test_large_output_whole_and_in_order),
         cmocka_unit_test(test_wbuf_threaded_same_bytes),
+        cmocka_unit_test(test_speedscope_samples_as_collapsed),
         cmocka_unit_test(test_wint_matches_printf),
         cmocka_unit_test(test_write_error_reported),
     };
