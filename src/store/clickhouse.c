@@ -55,7 +55,10 @@
  *            (folded within the block; background merges fold the rest,
  *            and reads always sum). A merge with no version, label or id
  *            filter reads the range's whole hours from it and only the
- *            partial hours at the ends from samples — when no copy of any
+ *            partial hours at the ends from samples (or, for an end that
+ *            holds the larger part of its hour, the whole hour from it
+ *            minus the samples of the part outside the range:
+ *            roll_complements) — when no copy of any
  *            id is left out in the range (see below) and the rollup counts
  *            exactly the profiles samples holds in those hours (so rows
  *            stored before the rollup existed, or a view insert that
@@ -2186,25 +2189,66 @@ static void merge_sums(ch_buf *b, const char *col, size_t nv)
             buf_str(b, ", toInt64(0)");
 }
 
+/* Which ends of q's range (CH_SUB_HEAD, CH_SUB_TAIL) a merge from the
+ * rollup hours [b0, b1) reads as the whole hour from the rollup minus the
+ * samples of the hour's part outside the range (the complement), rather
+ * than the samples of its part inside: when the part outside is the
+ * smaller (a range from 10 past an hour: 10 minutes of sample rows
+ * instead of 50). Only for hours after 1970 (the rollup has no earlier
+ * rows) and bounded ends. */
+enum { CH_SUB_HEAD = 1, CH_SUB_TAIL = 2 };
+static int roll_complements(const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1)
+{
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    int sub = 0;
+    if (from > 0 && from < b0 && b0 - CH_BUCKET_NS > 0 && from - (b0 - CH_BUCKET_NS) < b0 - from)
+        sub |= CH_SUB_HEAD;
+    if (b1 && q->until_ns > b1 && b1 <= INT64_MAX - CH_BUCKET_NS && b1 + CH_BUCKET_NS - q->until_ns < q->until_ns - b1)
+        sub |= CH_SUB_TAIL;
+    return sub;
+}
+
+/* The part of a complemented end (roll_complements) outside q's range:
+ * [hour start, from) at the head, [until, hour end) at the tail, as a
+ * query of its own (with watermark 0: the rollup summed every row of the
+ * hour, those behind the watermark too). */
+static hs_store_query roll_outside(const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1, int end)
+{
+    hs_store_query o = *q;
+    if (end == CH_SUB_HEAD) {
+        o.from_ns = b0 - CH_BUCKET_NS;
+        o.until_ns = q->from_ns > wm ? q->from_ns : wm;
+    } else {
+        o.from_ns = q->until_ns;
+        o.until_ns = b1 + CH_BUCKET_NS;
+    }
+    return o;
+}
+
 /* The merge from a rollup: its hours [b0, b1), summed on each shard,
  * plus the sample rows of the range's partial hours at either end (of the
- * rows sel selects); nv value columns. Rows of CH_ROW_STACK. */
+ * rows sel selects), or for the ends of sub (roll_complements) the whole
+ * hour from the rollup minus the sample rows of its part outside the
+ * range; nv value columns. Every part also counts its sample rows (the
+ * rollup's profiles column), so a stack whose rows are all outside the
+ * range (count 0) is left out, while one whose values are all 0 stays.
+ * Rows of CH_ROW_STACK. */
 static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel, int64_t b0,
-                         int64_t b1, size_t nv)
+                         int64_t b1, int sub, size_t nv)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     /* (from <= 0: no lower bound, and profiles before 1970 are only in
      * the samples) */
-    int head = from < b0 || from <= 0, tail = b1 && q->until_ns > b1;
+    int head = (from < b0 || from <= 0) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "s", nv);
-    buf_str(b, ", emptyArrayInt64() FROM (SELECT stack");
+    buf_str(b, ", emptyArrayInt64() FROM (SELECT stack, toInt64(sum(profiles)) AS c");
     for (size_t v = 0; v < nv; v++)
         buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
-    from_buckets(b, s, q, b0, b1, 1);
+    from_buckets(b, s, q, sub & CH_SUB_HEAD ? b0 - CH_BUCKET_NS : b0, sub & CH_SUB_TAIL ? b1 + CH_BUCKET_NS : b1, 1);
     buf_str(b, " GROUP BY stack");
     if (head || tail) {
-        buf_str(b, " UNION ALL SELECT stack");
+        buf_str(b, " UNION ALL SELECT stack, toInt64(count()) AS c");
         for (size_t v = 0; v < nv; v++)
             buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
         buf_printf(b, " FROM %s.samples WHERE ", s->db);
@@ -2220,7 +2264,19 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
                        (int64_t)(b1 / CH_BUCKET_NS));
         buf_str(b, ") GROUP BY stack");
     }
-    buf_str(b, ") GROUP BY stack");
+    for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
+        if (!(sub & end))
+            continue;
+        hs_store_query o = roll_outside(q, wm, b0, b1, end);
+        buf_str(b, " UNION ALL SELECT stack, -toInt64(count()) AS c");
+        for (size_t v = 0; v < nv; v++)
+            buf_printf(b, ", -sum(v%zu) AS s%zu", v, v);
+        buf_printf(b, " FROM %s.samples WHERE ", s->db);
+        where_rows(b, &o, 0, 1);
+        where_sel(b, s, &o, 0, sel, NULL, 0);
+        buf_str(b, " GROUP BY stack");
+    }
+    buf_str(b, ") GROUP BY stack HAVING sum(c) > 0");
 }
 
 /* The merged stacks of the selection (sel, the losers left out; from the
@@ -2230,7 +2286,7 @@ static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, 
                          const uint64_t *losers, size_t n_losers, int roll, int64_t b0, int64_t b1, size_t nv)
 {
     if (roll) {
-        merge_rollup(b, s, q, wm, sel, b0, b1, nv);
+        merge_rollup(b, s, q, wm, sel, b0, b1, roll_complements(q, wm, b0, b1), nv);
         return;
     }
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
@@ -2414,11 +2470,26 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         if (probe)
             buf_str(&b, ", toInt64(count() - uniqExact(pid))");
         if (roll) {
-            buf_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, b0);
-            if (b1)
-                buf_printf(&b, " AND start_ns < %" PRId64, b1);
-            buf_str(&b, ")), toInt64((SELECT sum(profiles)");
-            from_buckets(&b, s, q, b0, b1, 0);
+            /* (the profiles of the rollup's hours: the range's whole
+             * hours, and the whole hour at a complemented end, counting
+             * those of its part outside the range) */
+            int sub = roll_complements(q, wm, b0, b1);
+            int64_t rb0 = sub & CH_SUB_HEAD ? b0 - CH_BUCKET_NS : b0, rb1 = sub & CH_SUB_TAIL ? b1 + CH_BUCKET_NS : b1;
+            buf_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, rb0);
+            if (rb1)
+                buf_printf(&b, " AND start_ns < %" PRId64, rb1);
+            buf_str(&b, ")");
+            for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
+                if (!(sub & end))
+                    continue;
+                hs_store_query o = roll_outside(q, wm, b0, b1, end);
+                buf_printf(&b, " + (SELECT count() FROM %s.samples WHERE ", s->db);
+                where_profiles(&b, &o, 0);
+                where_sel(&b, s, &o, 0, sel, NULL, 0);
+                buf_str(&b, ")");
+            }
+            buf_str(&b, "), toInt64((SELECT sum(profiles)");
+            from_buckets(&b, s, q, rb0, rb1, 0);
             buf_str(&b, "))");
         }
         if (check)
