@@ -55,7 +55,10 @@
  *            (folded within the block; background merges fold the rest,
  *            and reads always sum). A merge with no version, label or id
  *            filter reads the range's whole hours from it and only the
- *            partial hours at the ends from samples — when no copy of any
+ *            partial hours at the ends from samples (or, for an end that
+ *            holds the larger part of its hour, the whole hour from it
+ *            minus the samples of the part outside the range:
+ *            roll_complements) — when no copy of any
  *            id is left out in the range (see below) and the rollup counts
  *            exactly the profiles samples holds in those hours (so rows
  *            stored before the rollup existed, or a view insert that
@@ -125,14 +128,18 @@
  * BY of the integer pid, HAVING count() > 1: only ids stored twice are
  * then grouped by their string), so the common merge
  * reads the sample rows with no token test (a filtered merge with copies
- * among its profiles takes the exact way). All these subqueries run on
+ * among its profiles takes the exact way; the series listing asks the
+ * same probe and leaves the losers out likewise). All these subqueries run on
  * each shard over its local table (an
  * id's copies are co-located), on one server or a cluster alike, without
  * ZooKeeper or Replicated tables.
  *
  * Queries: a merge is one GROUP BY stack over samples inside ClickHouse,
  * in one request with its totals, checks and the watermark (ch_merge);
- * series bucket with intDiv in SQL; listings are SELECT DISTINCT; all
+ * series bucket the profile rows with intDiv in SQL, in one request with
+ * the watermark and the merges' duplicate probe (ch_series; the copy per
+ * id chosen by id only with rollup=0 or many copies); listings are
+ * SELECT DISTINCT; all
  * answers come back as RowBinary. Retention drops whole day partitions
  * (ALTER TABLE ... DROP PARTITION ID) and hides the boundary day's older
  * profiles behind a watermark (the retention table, one per host, read by
@@ -416,7 +423,7 @@ typedef struct {
     size_t n_roll_keys;
     hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
-    /* The retention watermark the last merge saw: a merge builds its SQL
+    /* The retention watermark the last merge or series saw: each builds its SQL
      * with it and reads the watermark in the same request, redoing the
      * request when it changed (so it only saves a round trip). */
     int64_t merge_wm;
@@ -1635,6 +1642,25 @@ static int watermark(ch_store *s, int64_t *wm, char *err, size_t errlen)
     return r.bad ? malformed(err, errlen, "retention") : 0;
 }
 
+/* The watermark the last merge or series saw (*wm; 0 if none has yet),
+ * and wm_keep(s, wm) to remember one seen. */
+static int wm_cached(ch_store *s, int64_t *wm)
+{
+    pthread_mutex_lock(&s->mu);
+    int known = s->merge_wm_known;
+    *wm = s->merge_wm;
+    pthread_mutex_unlock(&s->mu);
+    return known;
+}
+
+static void wm_keep(ch_store *s, int64_t wm)
+{
+    pthread_mutex_lock(&s->mu);
+    s->merge_wm = wm;
+    s->merge_wm_known = 1;
+    pthread_mutex_unlock(&s->mu);
+}
+
 /* The conditions every row of the selection meets: its row type, the
  * kind, the time range from max(from, watermark) (and its days, which
  * prune partitions). */
@@ -2163,25 +2189,66 @@ static void merge_sums(ch_buf *b, const char *col, size_t nv)
             buf_str(b, ", toInt64(0)");
 }
 
+/* Which ends of q's range (CH_SUB_HEAD, CH_SUB_TAIL) a merge from the
+ * rollup hours [b0, b1) reads as the whole hour from the rollup minus the
+ * samples of the hour's part outside the range (the complement), rather
+ * than the samples of its part inside: when the part outside is the
+ * smaller (a range from 10 past an hour: 10 minutes of sample rows
+ * instead of 50). Only for hours after 1970 (the rollup has no earlier
+ * rows) and bounded ends. */
+enum { CH_SUB_HEAD = 1, CH_SUB_TAIL = 2 };
+static int roll_complements(const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1)
+{
+    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    int sub = 0;
+    if (from > 0 && from < b0 && b0 - CH_BUCKET_NS > 0 && from - (b0 - CH_BUCKET_NS) < b0 - from)
+        sub |= CH_SUB_HEAD;
+    if (b1 && q->until_ns > b1 && b1 <= INT64_MAX - CH_BUCKET_NS && b1 + CH_BUCKET_NS - q->until_ns < q->until_ns - b1)
+        sub |= CH_SUB_TAIL;
+    return sub;
+}
+
+/* The part of a complemented end (roll_complements) outside q's range:
+ * [hour start, from) at the head, [until, hour end) at the tail, as a
+ * query of its own (with watermark 0: the rollup summed every row of the
+ * hour, those behind the watermark too). */
+static hs_store_query roll_outside(const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1, int end)
+{
+    hs_store_query o = *q;
+    if (end == CH_SUB_HEAD) {
+        o.from_ns = b0 - CH_BUCKET_NS;
+        o.until_ns = q->from_ns > wm ? q->from_ns : wm;
+    } else {
+        o.from_ns = q->until_ns;
+        o.until_ns = b1 + CH_BUCKET_NS;
+    }
+    return o;
+}
+
 /* The merge from a rollup: its hours [b0, b1), summed on each shard,
  * plus the sample rows of the range's partial hours at either end (of the
- * rows sel selects); nv value columns. Rows of CH_ROW_STACK. */
+ * rows sel selects), or for the ends of sub (roll_complements) the whole
+ * hour from the rollup minus the sample rows of its part outside the
+ * range; nv value columns. Every part also counts its sample rows (the
+ * rollup's profiles column), so a stack whose rows are all outside the
+ * range (count 0) is left out, while one whose values are all 0 stays.
+ * Rows of CH_ROW_STACK. */
 static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel, int64_t b0,
-                         int64_t b1, size_t nv)
+                         int64_t b1, int sub, size_t nv)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     /* (from <= 0: no lower bound, and profiles before 1970 are only in
      * the samples) */
-    int head = from < b0 || from <= 0, tail = b1 && q->until_ns > b1;
+    int head = (from < b0 || from <= 0) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "s", nv);
-    buf_str(b, ", emptyArrayInt64() FROM (SELECT stack");
+    buf_str(b, ", emptyArrayInt64() FROM (SELECT stack, toInt64(sum(profiles)) AS c");
     for (size_t v = 0; v < nv; v++)
         buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
-    from_buckets(b, s, q, b0, b1, 1);
+    from_buckets(b, s, q, sub & CH_SUB_HEAD ? b0 - CH_BUCKET_NS : b0, sub & CH_SUB_TAIL ? b1 + CH_BUCKET_NS : b1, 1);
     buf_str(b, " GROUP BY stack");
     if (head || tail) {
-        buf_str(b, " UNION ALL SELECT stack");
+        buf_str(b, " UNION ALL SELECT stack, toInt64(count()) AS c");
         for (size_t v = 0; v < nv; v++)
             buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
         buf_printf(b, " FROM %s.samples WHERE ", s->db);
@@ -2197,7 +2264,19 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
                        (int64_t)(b1 / CH_BUCKET_NS));
         buf_str(b, ") GROUP BY stack");
     }
-    buf_str(b, ") GROUP BY stack");
+    for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
+        if (!(sub & end))
+            continue;
+        hs_store_query o = roll_outside(q, wm, b0, b1, end);
+        buf_str(b, " UNION ALL SELECT stack, -toInt64(count()) AS c");
+        for (size_t v = 0; v < nv; v++)
+            buf_printf(b, ", -sum(v%zu) AS s%zu", v, v);
+        buf_printf(b, " FROM %s.samples WHERE ", s->db);
+        where_rows(b, &o, 0, 1);
+        where_sel(b, s, &o, 0, sel, NULL, 0);
+        buf_str(b, " GROUP BY stack");
+    }
+    buf_str(b, ") GROUP BY stack HAVING sum(c) > 0");
 }
 
 /* The merged stacks of the selection (sel, the losers left out; from the
@@ -2207,7 +2286,7 @@ static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, 
                          const uint64_t *losers, size_t n_losers, int roll, int64_t b0, int64_t b1, size_t nv)
 {
     if (roll) {
-        merge_rollup(b, s, q, wm, sel, b0, b1, nv);
+        merge_rollup(b, s, q, wm, sel, b0, b1, roll_complements(q, wm, b0, b1), nv);
         return;
     }
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
@@ -2346,10 +2425,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     /* The watermark: the one the last merge saw, checked by this merge's
      * own request (its CH_ROW_WM row); read first only by the first. */
     int64_t wm;
-    pthread_mutex_lock(&s->mu);
-    int wm_known = s->merge_wm_known;
-    wm = s->merge_wm;
-    pthread_mutex_unlock(&s->mu);
+    int wm_known = wm_cached(s, &wm);
     int rc = wm_known ? 0 : watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
@@ -2394,11 +2470,26 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         if (probe)
             buf_str(&b, ", toInt64(count() - uniqExact(pid))");
         if (roll) {
-            buf_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, b0);
-            if (b1)
-                buf_printf(&b, " AND start_ns < %" PRId64, b1);
-            buf_str(&b, ")), toInt64((SELECT sum(profiles)");
-            from_buckets(&b, s, q, b0, b1, 0);
+            /* (the profiles of the rollup's hours: the range's whole
+             * hours, and the whole hour at a complemented end, counting
+             * those of its part outside the range) */
+            int sub = roll_complements(q, wm, b0, b1);
+            int64_t rb0 = sub & CH_SUB_HEAD ? b0 - CH_BUCKET_NS : b0, rb1 = sub & CH_SUB_TAIL ? b1 + CH_BUCKET_NS : b1;
+            buf_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, rb0);
+            if (rb1)
+                buf_printf(&b, " AND start_ns < %" PRId64, rb1);
+            buf_str(&b, ")");
+            for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
+                if (!(sub & end))
+                    continue;
+                hs_store_query o = roll_outside(q, wm, b0, b1, end);
+                buf_printf(&b, " + (SELECT count() FROM %s.samples WHERE ", s->db);
+                where_profiles(&b, &o, 0);
+                where_sel(&b, s, &o, 0, sel, NULL, 0);
+                buf_str(&b, ")");
+            }
+            buf_str(&b, "), toInt64((SELECT sum(profiles)");
+            from_buckets(&b, s, q, rb0, rb1, 0);
             buf_str(&b, "))");
         }
         if (check)
@@ -2451,10 +2542,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             /* (retention ran since: again with the new watermark, from
              * the start; it only grows, so this ends unless hosts keep
              * answering different ones) */
-            pthread_mutex_lock(&s->mu);
-            s->merge_wm = wm_seen;
-            s->merge_wm_known = 1;
-            pthread_mutex_unlock(&s->mu);
+            wm_keep(s, wm_seen);
             if (++wm_changes > 8) {
                 free(losers);
                 hs_store_merged_free(out);
@@ -2471,10 +2559,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             continue;
         }
         if (!wm_known) {
-            pthread_mutex_lock(&s->mu);
-            s->merge_wm = wm;
-            s->merge_wm_known = 1;
-            pthread_mutex_unlock(&s->mu);
+            wm_keep(s, wm);
             wm_known = 1;
         }
         out->min_start_ns = x[0];
@@ -2656,6 +2741,25 @@ static int ch_get_stacks(hs_store *base, const uint64_t *hashes, size_t n,
 
 /* ---- series ---- */
 
+/* The rows of a series answer (RowBinary: the tag, bucket, count, four
+ * sums): a point (CH_PT_POINT), the duplicate probe (CH_PT_PROBE: its
+ * count, the profile rows beyond one per pid), the watermark (CH_PT_WM,
+ * in the first sum). */
+enum { CH_PT_POINT, CH_PT_PROBE, CH_PT_WM };
+
+static int cmp_point(const void *a, const void *b)
+{
+    const hs_store_point *x = a, *y = b;
+    return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
+}
+
+/* The profiles by start time: one GROUP BY of the selection's profile
+ * rows by bucket, in one request with the watermark (the one the last
+ * merge or series saw, as ch_merge) and, unless the selection is the exact
+ * one (?rollup=0), the duplicate probe of ch_merge instead of choosing a
+ * copy per id (a GROUP BY of the string id over every profile row): with
+ * copies among them, the request again without the losers (find_losers),
+ * or the exact way when there are too many. */
 static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, hs_store_point **out, size_t *n,
                      char *err, size_t errlen)
 {
@@ -2665,40 +2769,117 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
     if (need_service_type(q, err, errlen))
         return -1;
     int64_t wm;
-    int rc = watermark(s, &wm, err, errlen);
+    int wm_known = wm_cached(s, &wm);
+    int rc = wm_known ? 0 : watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    ch_buf b = {0}, ans = {0};
-    buf_printf(&b,
-               "SELECT intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(v0), sum(v1), "
-               "sum(v2), sum(v3) FROM %s.samples WHERE ",
-               q->from_ns, step_ns, s->db);
-    where_profiles(&b, q, wm);
-    where_chosen(&b, s, q, wm);
-    buf_str(&b, " GROUP BY bucket ORDER BY bucket FORMAT RowBinary");
-    rc = run(s, &b, &ans, err, errlen);
-    if (rc)
+    int exact = !s->rollup;
+    uint64_t *losers = NULL;
+    size_t n_losers = 0;
+    hs_store_point *pts = NULL;
+    size_t m = 0;
+    for (int pass = 0, wm_changes = 0;; pass++) {
+        if (n_losers > CH_IN_CHUNK)
+            exact = 1;
+        int probe = !exact && pass == 0;
+        ch_buf b = {0}, ans = {0};
+        buf_printf(&b,
+                   "SELECT toUInt8(%d), intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(v0), "
+                   "sum(v1), sum(v2), sum(v3) FROM %s.samples WHERE ",
+                   CH_PT_POINT, q->from_ns, step_ns, s->db);
+        where_profiles(&b, q, wm);
+        if (exact)
+            where_chosen(&b, s, q, wm);
+        else
+            where_not_losers(&b, losers, n_losers);
+        buf_str(&b, " GROUP BY bucket");
+        if (probe) {
+            buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toInt64(0), toUInt64(count() - uniqExact(pid)), "
+                           "toInt64(0), toInt64(0), toInt64(0), toInt64(0) FROM %s.samples WHERE ",
+                       CH_PT_PROBE, s->db);
+            where_profiles(&b, q, wm);
+        }
+        buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toInt64(0), toUInt64(0), max(before_ns), toInt64(0), "
+                       "toInt64(0), toInt64(0) FROM %s.retention FORMAT RowBinary",
+                   CH_PT_WM, s->db);
+        rc = run(s, &b, &ans, err, errlen);
+        if (rc)
+            break;
+        size_t row = 1 + 8 + 8 + 8 * HS_STORE_MAX_VALUES, rows = ans.len / row;
+        free(pts);
+        pts = malloc((rows ? rows : 1) * sizeof *pts);
+        m = 0;
+        if (!pts) {
+            free(ans.p);
+            set_err(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        int have_probe = 0, have_wm = 0;
+        uint64_t twice = 0;
+        int64_t wm_seen = 0;
+        for (size_t i = 0; i < rows && !r.bad; i++) {
+            uint8_t tag = rd_u8(&r);
+            int64_t bucket = rd_i64(&r);
+            uint64_t count = rd_u64(&r);
+            int64_t v[HS_STORE_MAX_VALUES];
+            for (int k = 0; k < HS_STORE_MAX_VALUES; k++)
+                v[k] = rd_i64(&r);
+            if (tag == CH_PT_POINT) {
+                pts[m].t_ns = q->from_ns + bucket * step_ns;
+                pts[m].n_profiles = (int64_t)count;
+                memcpy(pts[m].totals, v, sizeof v);
+                m++;
+            } else if (tag == CH_PT_PROBE && !have_probe) {
+                have_probe = 1;
+                twice = count;
+            } else if (tag == CH_PT_WM && !have_wm) {
+                have_wm = 1;
+                wm_seen = v[0];
+            } else {
+                r.bad = 1;
+            }
+        }
+        int bad = r.bad || ans.len % row || have_probe != probe || !have_wm;
+        free(ans.p);
+        if (bad) {
+            rc = malformed(err, errlen, "series");
+            break;
+        }
+        if (wm_seen != wm) {
+            /* (retention ran since: again with the new watermark, as
+             * ch_merge) */
+            wm_keep(s, wm_seen);
+            if (++wm_changes > 8) {
+                set_err(err, errlen, "clickhouse: the retention watermark kept changing during the series");
+                rc = HS_STORE_UNAVAILABLE;
+                break;
+            }
+            wm = wm_seen;
+            free(losers);
+            losers = NULL;
+            n_losers = 0;
+            exact = !s->rollup;
+            pass = -1;
+            continue;
+        }
+        if (!wm_known) {
+            wm_keep(s, wm);
+            wm_known = 1;
+        }
+        if (!twice)
+            break;
+        rc = find_losers(s, q, wm, &losers, &n_losers, err, errlen);
+        if (rc || !n_losers)
+            break; /* (!n_losers: pids that collide, not copies) */
+    }
+    free(losers);
+    if (rc) {
+        free(pts);
         return rc;
-    size_t row = 8 + 8 + 8 * HS_STORE_MAX_VALUES;
-    if (ans.len % row) {
-        free(ans.p);
-        return malformed(err, errlen, "series");
     }
-    size_t m = ans.len / row;
-    hs_store_point *pts = malloc((m ? m : 1) * sizeof *pts);
-    if (!pts) {
-        free(ans.p);
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-    for (size_t i = 0; i < m; i++) {
-        pts[i].t_ns = q->from_ns + rd_i64(&r) * step_ns;
-        pts[i].n_profiles = (int64_t)rd_u64(&r);
-        for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
-            pts[i].totals[v] = rd_i64(&r);
-    }
-    free(ans.p);
+    qsort(pts, m, sizeof *pts, cmp_point);
     *out = pts;
     *n = m;
     return 0;

@@ -16,6 +16,9 @@
  *   rollup              merges read whole hours from the rollup, the rest
  *                       from the samples, with the samples' own answer;
  *                       an inconsistent rollup is not read;
+ *   rollup_complement   a range holding most of an hour at an end reads
+ *                       it from the rollup minus the samples outside:
+ *                       exact, without the stacks only those have;
  *   filtered            merges by versions, labels, both: the exact
  *                       answer, read from the version and label rollups and through
  *                       the series table, neither read when inconsistent;
@@ -280,6 +283,19 @@ static void drop_db(const char *db)
 
 /* ---- tests ---- */
 
+/* A second store on database db (open_db first) that never reads the
+ * rollups nor the series table (?rollup=0): every merge the exact way. */
+static hs_store *open_exact(const char *db)
+{
+    char url[600], err[512] = "";
+    url_of(url, sizeof url - 16, db);
+    strcat(url, strchr(url, '?') ? "&rollup=0" : "?rollup=0");
+    hs_store *raw = hs_store_open(url, err, sizeof err);
+    if (!raw)
+        fail_msg("open %s: %s", url, err);
+    return raw;
+}
+
 static void test_copies(void **state)
 {
     (void)state;
@@ -350,6 +366,36 @@ static void test_copies(void **state)
     assert_int_equal(hs_store_series(s, &sel, 3600 * SEC, &pts, &n, err, sizeof err), 0);
     assert_int_equal(n, 1);
     assert_int_equal(pts[0].n_profiles, 2);
+    /* The totals of one copy (the smallest token's, as the merges choose:
+     * the original's unless ins + 7 wrapped), found by the probe and the
+     * losers as by the exact way (?rollup=0: a copy per id chosen by id),
+     * with the points of the two profiles in buckets of their own too. */
+    assert_true(pts[0].totals[1] == 60 + 300 || pts[0].totals[1] == 60000 + 300);
+    assert_int_equal(hs_store_merge(s, &sel, &m, err, sizeof err), 0);
+    assert_int_equal(pts[0].totals[1], m.totals[1]);
+    hs_store_merged_free(&m);
+    hs_store *raw = open_exact(db);
+    for (int step = 0; step < 2; step++) {
+        hs_store_point *ex;
+        size_t nex;
+        int64_t st_ns = step ? 30 * SEC : 3600 * SEC;
+        if (step) {
+            free(pts);
+            assert_int_equal(hs_store_series(s, &sel, st_ns, &pts, &n, err, sizeof err), 0);
+            assert_int_equal(n, 2);
+            assert_true(pts[0].t_ns < pts[1].t_ns);
+        }
+        assert_int_equal(hs_store_series(raw, &sel, st_ns, &ex, &nex, err, sizeof err), 0);
+        assert_int_equal(nex, n);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(pts[i].t_ns, ex[i].t_ns);
+            assert_int_equal(pts[i].n_profiles, ex[i].n_profiles);
+            for (int v = 0; v < HS_STORE_MAX_VALUES; v++)
+                assert_int_equal(pts[i].totals[v], ex[i].totals[v]);
+        }
+        free(ex);
+    }
+    hs_store_close(raw);
     free(pts);
 
     hs_store_stats stt;
@@ -570,20 +616,8 @@ static void same_merge(hs_store *a, hs_store *b, const hs_store_query *q, hs_sto
     hs_store_merged_free(&mb);
 }
 
-/* A second store on database db (open_db first) that never reads the
- * rollups nor the series table (?rollup=0): every merge the exact way. */
-static hs_store *open_exact(const char *db)
-{
-    char url[600], err[512] = "";
-    url_of(url, sizeof url - 16, db);
-    strcat(url, strchr(url, '?') ? "&rollup=0" : "?rollup=0");
-    hs_store *raw = hs_store_open(url, err, sizeof err);
-    if (!raw)
-        fail_msg("open %s: %s", url, err);
-    return raw;
-}
-
-/* The row (424242: 5, 7) that only a rollup has shows: read merges read
+/* The row (424242: 5, 7; one sample row, as the rollup counts every
+ * stack it holds) that only a rollup has shows: read merges read
  * it from there (the exact way does not have it), not_read's (a range
  * that holds its hour in part) answer as the exact way's. */
 static void rollup_row_shows(hs_store *s, hs_store *raw, const hs_store_query *read, const hs_store_query *not_read)
@@ -630,7 +664,9 @@ static void test_rollup(void **state)
     size_t d;
     assert_int_equal(hs_store_put(s, ps, N / 2, &d, err, sizeof err), 0);
     assert_int_equal(hs_store_put(s, ps + N / 2, N / 2, &d, err, sizeof err), 0);
-    static const int64_t mins[][2] = {{0, 0}, {0, 300}, {10, 245}, {-60, 120}, {60, 0}, {61, 0}, {60, 180}, {0, 59}};
+    /* (ends in the first or second half of an hour: roll_complements in clickhouse.c) */
+    static const int64_t mins[][2] = {{0, 0},   {0, 300},  {10, 245}, {-60, 120}, {60, 0},  {61, 0},
+                                      {60, 180}, {0, 59},  {25, 290}, {40, 170},  {10, 290}, {50, 0}};
     hs_store_merged m;
     for (size_t k = 0; k < sizeof mins / sizeof *mins; k++) {
         hs_store_query q = {.service = "svc", .type = "cpu"};
@@ -646,14 +682,14 @@ static void test_rollup(void **state)
     const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
     char q[1024];
     snprintf(q, sizeof q,
-             "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 1, 424242, 0, 5, 7, 0, 0 FROM %s.rollup "
+             "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 1, 424242, 1, 5, 7, 0, 0 FROM %s.rollup "
              "WHERE rowtype = 0 AND bucket = %" PRId64 " LIMIT 1",
              db, L, db, h0 + H);
     free(sql(q));
     hs_store_query all = {.service = "svc", .type = "cpu"}, hours = all, cut = all, label = all;
     hours.from_ns = h0;
     hours.until_ns = h0 + 5 * H;
-    cut.from_ns = h0 + H + 60 * SEC; /* that hour only in part */
+    cut.from_ns = h0 + H + 40 * 60 * SEC; /* that hour in part, its larger part outside */
     hs_store_label zone = {"zone", "z1"};
     label.labels = &zone;
     label.n_labels = 1;
@@ -670,6 +706,85 @@ static void test_rollup(void **state)
     assert_int_equal(merged_value(&m, 424242, 1), -1);
     assert_int_equal(m.n_profiles, N);
     hs_store_merged_free(&m);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* A range that holds the larger part of an hour at either end reads that
+ * whole hour from the rollup minus the samples of its part outside: the
+ * exact answer, without the stacks that only the outside part has (here
+ * the third stack, in profiles just before the range's start and just
+ * after its end), unfiltered (the rollup) and by version (the version
+ * rollup); and the rollup is really read there (a row only it has, in
+ * each of those hours, shows; a range holding less than half of the hour
+ * reads its samples). */
+static void test_rollup_complement(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_complement";
+    const int64_t H = 3600 * SEC, M = 60 * SEC;
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "";
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 5 };
+    test_profile p[N];
+    int64_t h0 = 19675 * DAY + 10 * H;
+    /* (minutes from h0; with the third stack or not) */
+    static const int at[N][2] = {{5, 1}, {30, 0}, {70, 0}, {140, 0}, {175, 1}};
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "c%d", i);
+        make_profile(&p[i], &st, id, "svc", h0 + at[i][0] * M, i + 1, at[i][1]);
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+    const char *v1[1] = {"v1"};
+    hs_store_query q = {.service = "svc", .type = "cpu", .from_ns = h0 + 10 * M, .until_ns = h0 + 2 * H + 50 * M};
+    hs_store_query qs[2] = {q, q};
+    qs[1].versions = v1;
+    qs[1].n_versions = 1;
+    hs_store_merged m;
+    for (int k = 0; k < 2; k++) {
+        same_merge(s, raw, &qs[k], &m);
+        assert_int_equal(m.n_profiles, 3);
+        assert_int_equal(merged_value(&m, st.st[0].hash, 1), 2 + 3 + 4);
+        assert_int_equal(merged_value(&m, st.st[2].hash, 1), -1);
+        assert_int_equal(m.n_rows, 2);
+        hs_store_merged_free(&m);
+    }
+    /* Rows only the rollups have, in the first and the last hour. */
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char sq[1024];
+    for (int h = 0; h < 3; h += 2) {
+        snprintf(sq, sizeof sq,
+                 "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 1, 424242, 1, 5, 7, 0, 0 FROM %s.rollup "
+                 "WHERE rowtype = 0 AND bucket = %" PRId64 " LIMIT 1",
+                 db, L, db, h0 + h * H);
+        free(sql(sq));
+        snprintf(sq, sizeof sq,
+                 "INSERT INTO %s.rollup_version%s SELECT day, kind, bucket, 1, version, 424242, 1, 5, 7, 0, 0 "
+                 "FROM %s.rollup_version WHERE rowtype = 0 AND bucket = %" PRId64 " LIMIT 1",
+                 db, L, db, h0 + h * H);
+        free(sql(sq));
+    }
+    for (int k = 0; k < 2; k++) {
+        hs_store_query head = qs[k], tail = qs[k], neither = qs[k];
+        head.until_ns = h0 + 2 * H + 10 * M; /* the head's hour only */
+        tail.from_ns = h0 + 40 * M;          /* the tail's hour only */
+        neither.from_ns = h0 + 40 * M;
+        neither.until_ns = h0 + 2 * H + 10 * M;
+        assert_int_equal(hs_store_merge(s, &qs[k], &m, err, sizeof err), 0);
+        assert_int_equal(merged_value(&m, 424242, 1), 14);
+        hs_store_merged_free(&m);
+        rollup_row_shows(s, raw, &head, &neither);
+        rollup_row_shows(s, raw, &tail, &neither);
+    }
     hs_store_close(raw);
     hs_store_close(s);
     free_stacks(&st);
@@ -739,7 +854,9 @@ static void test_filtered(void **state)
     } filters[] = {{v1, 1, NULL, 0},    {v12, 2, NULL, 0},   {vx, 1, NULL, 0},     {NULL, 0, &l_inst, 1},
                    {NULL, 0, &l_zone, 1}, {NULL, 0, both, 2}, {NULL, 0, &l_none, 1}, {v1, 1, &l_zone, 1},
                    {v12, 2, &l_inst, 1}};
-    static const int64_t mins[][2] = {{0, 0}, {0, 300}, {10, 245}, {-60, 120}, {60, 0}, {61, 0}, {60, 180}, {0, 59}};
+    /* (ends in the first or second half of an hour: roll_complements in clickhouse.c) */
+    static const int64_t mins[][2] = {{0, 0},   {0, 300},  {10, 245}, {-60, 120}, {60, 0},  {61, 0},
+                                      {60, 180}, {0, 59},  {25, 290}, {40, 170},  {10, 290}, {50, 0}};
     hs_store_merged m;
     for (size_t f = 0; f < sizeof filters / sizeof *filters; f++) {
         for (size_t k = 0; k < sizeof mins / sizeof *mins; k++) {
@@ -780,14 +897,14 @@ static void test_filtered(void **state)
     char q[1024];
     /* A row only the version rollup has, for v1 in [h0 + 2 h, h0 + 3 h). */
     snprintf(q, sizeof q,
-             "INSERT INTO %s.rollup_version%s SELECT day, kind, bucket, 1, version, 424242, 0, 5, 7, 0, 0 FROM "
+             "INSERT INTO %s.rollup_version%s SELECT day, kind, bucket, 1, version, 424242, 1, 5, 7, 0, 0 FROM "
              "%s.rollup_version WHERE rowtype = 0 AND version = 'v1' AND bucket = %" PRId64 " LIMIT 1",
              db, L, db, h0 + 2 * H);
     free(sql(q));
     hs_store_query vq = {.service = "svc", .type = "cpu", .versions = v1, .n_versions = 1}, vcut = vq, vlab = vq;
     vq.from_ns = h0;
     vq.until_ns = h0 + 5 * H;
-    vcut.from_ns = h0 + 2 * H + 60 * SEC; /* that hour only in part */
+    vcut.from_ns = h0 + 2 * H + 40 * 60 * SEC; /* that hour in part, its larger part outside */
     vlab.labels = &l_zone;
     vlab.n_labels = 1;
     rollup_row_shows(s, raw, &vq, &vcut);
@@ -796,11 +913,11 @@ static void test_filtered(void **state)
     /* The same for one label and the label rollup: a row only it has,
      * for zone=z1 in [h0 + 2 h, h0 + 3 h), read with whole hours only;
      * then a label rollup counting a profile too many is not read. */
-    add_label_row(db, "zone", "z1", 1, "424242, 0, 5, 7, 0, 0", h0 + 2 * H);
+    add_label_row(db, "zone", "z1", 1, "424242, 1, 5, 7, 0, 0", h0 + 2 * H);
     hs_store_query zq = {.service = "svc", .type = "cpu", .labels = &l_zone, .n_labels = 1}, zcut = zq, zall = zq;
     zq.from_ns = h0;
     zq.until_ns = h0 + 5 * H;
-    zcut.from_ns = h0 + 2 * H + 60 * SEC;
+    zcut.from_ns = h0 + 2 * H + 40 * 60 * SEC;
     rollup_row_shows(s, raw, &zq, &zcut);
     rollup_row_shows(s, raw, &zall, &zcut);
     /* By default the label rollup is read only for 16 profiles an hour
@@ -1118,11 +1235,11 @@ static void test_label_rollup_keys(void **state)
     hs_store_query zq = {.service = "svc", .type = "cpu", .labels = &z1, .n_labels = 1};
     hs_store_query iq = {.service = "svc", .type = "cpu", .labels = &i1, .n_labels = 1};
     /* Rows only the rollup has: zone z1 in hour 5, instance i-1 in hour 9. */
-    add_label_row(db, "zone", "z1", 1, "424242, 0, 5, 7, 0, 0", h0 + 5 * H);
-    add_label_row(db, "instance", "i-1", 1, "424242, 0, 5, 7, 0, 0", h0 + 9 * H);
+    add_label_row(db, "zone", "z1", 1, "424242, 1, 5, 7, 0, 0", h0 + 5 * H);
+    add_label_row(db, "instance", "i-1", 1, "424242, 1, 5, 7, 0, 0", h0 + 9 * H);
     hs_store_query late = zq, cut = zq, early = zq, all = zq;
     late.from_ns = h0 + 4 * H; /* hours stored with zone listed */
-    cut.from_ns = h0 + 5 * H + 30 * SEC; /* hour 5 in part */
+    cut.from_ns = h0 + 5 * H + 40 * 60 * SEC; /* hour 5 in part, the larger part outside */
     early.from_ns = h0 + 2 * H; /* hours 2-3: stored with no key */
     early.until_ns = h0 + 6 * H;
     rollup_row_shows(zone, raw, &late, &cut);
@@ -1138,7 +1255,7 @@ static void test_label_rollup_keys(void **state)
     i89.from_ns = h0 + 8 * H;
     i89.until_ns = h0 + 12 * H; /* hours stored under zone,instance */
     i8f.from_ns = h0 + 8 * H;   /* and those stored under zone after */
-    icut.from_ns = h0 + 9 * H + 30 * SEC;
+    icut.from_ns = h0 + 9 * H + 40 * 60 * SEC;
     icut.until_ns = h0 + 12 * H;
     hs_store *const unlisted[2] = {zone, zone2};
     for (int i = 0; i < 2; i++) {
@@ -1480,6 +1597,7 @@ int main(void)
         cmocka_unit_test(test_concurrent_same_id),
         cmocka_unit_test(test_retention),
         cmocka_unit_test(test_rollup),
+        cmocka_unit_test(test_rollup_complement),
         cmocka_unit_test(test_filtered),
         cmocka_unit_test(test_label_rollup_added),
         cmocka_unit_test(test_label_rollup_keys),
