@@ -10,7 +10,8 @@
 #    unknown extension is refused (exit 2, nothing written);
 #  - single-dash pprof spellings (-cum, -nodecount=3, -focus=RE) work;
 #    pprof's report flags (-tags, -svg) are refused, naming the command;
-#  - an output path that is a directory or in a missing directory: exit 2.
+#  - an output path that is a directory or in a missing directory: exit 2;
+#    stdout on a full disk: exit 1.
 source "$(dirname "$0")/lib.sh"
 command -v go >/dev/null || fail "go (golang-go) is not installed"
 command -v dot >/dev/null || fail "dot (graphviz) is not installed"
@@ -114,6 +115,17 @@ for cmd in "flame -o adir" "flame -o nodir/x.html" "graph -o adir" "convert --to
 done
 [ -z "$(ls adir)" ] || fail "something was written into adir: $(ls adir)"
 pass "bad output paths exit 2"
+# stdout that cannot be written (a full disk): exit 1 with a message, also
+# when the whole report fits in stdio's buffer and fails only at the final
+# flush (the commands exit as soon as their output is closed)
+for cmd in top tree "list main" "convert --to collapsed -o -" "flame -o -"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$HOTSPUR" $cmd two.pb.gz >/dev/full 2>err.txt || rc=$?
+    [ "$rc" = 1 ] && grep -Eq "error writing output|write error" err.txt ||
+        fail "hotspur $cmd >/dev/full: exit $rc, $(cat err.txt)"
+done
+pass "an unwritable stdout exits 1"
 
 # Every text report reads every input flame reads: collapsed stacks and
 # perf script text, detected by content.
