@@ -195,6 +195,20 @@ static char *speedscope_as_collapsed(const char *js, size_t *len, int *n_profile
     return out;
 }
 
+/* n stacks "root;mid(i % 7);x(i % 13);leaf(i)", of weight i % 5 + 1 */
+static hs_profile *mid_leaf_profile(int n)
+{
+    size_t cap = (size_t)n * 64, tl = 0;
+    char *text = malloc(cap), err[512];
+    assert_non_null(text);
+    for (int i = 0; i < n; i++)
+        tl += (size_t)snprintf(text + tl, cap - tl, "root;mid%d;x%d;leaf%05d %d\n", i % 7, i % 13, i, i % 5 + 1);
+    hs_profile *p = hs_import_collapsed(text, tl, err, sizeof err);
+    assert_non_null(p);
+    free(text);
+    return p;
+}
+
 /* The same large profile to speedscope (one profile, and two): its samples
  * are the collapsed lines, in the same order (the walk, split or not, is
  * the same; the pieces' samples joined with one ',' between). */
@@ -202,14 +216,8 @@ static void test_speedscope_samples_as_collapsed(void **state)
 {
     (void)state;
     enum { N = 30000 };
-    size_t cap = (size_t)N * 64, tl = 0;
-    char *text = malloc(cap);
-    assert_non_null(text);
-    for (int i = 0; i < N; i++)
-        tl += (size_t)snprintf(text + tl, cap - tl, "root;mid%d;x%d;leaf%05d %d\n", i % 7, i % 13, i, i % 5 + 1);
     char err[512];
-    hs_profile *p = hs_import_collapsed(text, tl, err, sizeof err);
-    assert_non_null(p);
+    hs_profile *p = mid_leaf_profile(N);
     hs_view *v = view_of(p);
     size_t cl;
     char *coll = collapsed_of(v, &cl);
@@ -233,7 +241,78 @@ static void test_speedscope_samples_as_collapsed(void **state)
     free(coll);
     hs_view_free(v);
     hs_profile_free(p);
-    free(text);
+}
+
+/* speedscope's frame table: the frames' names, one per line. */
+static char *speedscope_frame_names(const char *js)
+{
+    const char *f = strstr(js, "\"frames\":["), *end = f ? strstr(f, "]},") : NULL;
+    assert_true(f && end);
+    char *out = NULL;
+    size_t len;
+    FILE *o = open_memstream(&out, &len);
+    assert_non_null(o);
+    for (const char *q = f; (q = strstr(q, "{\"name\":\"")) && q < end; q++)
+        fprintf(o, "%.*s\n", (int)(strchr(q + 9, '"') - (q + 9)), q + 9);
+    assert_int_equal(fclose(o), 0);
+    return out;
+}
+
+/* The frame table holds one frame per distinct name, in the order the
+ * call tree's nodes first appear (the profile's stack order), and only
+ * the frames of the nodes the tree uses: with --focus the view keeps
+ * nodes of samples it dropped. One view and two sharing their nodes give
+ * the same table. */
+static void test_speedscope_frames(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    char err[512];
+    hs_profile *p = mid_leaf_profile(N);
+    for (int focus = 0; focus <= 1; focus++) {
+        hs_analysis_options o;
+        hs_analysis_options_init(&o);
+        hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
+        if (focus)
+            o.focus = strdup("mid3");
+        hs_view *v = hs_view_build(&p, 1, NULL, 0, &o, err, sizeof err);
+        hs_analysis_options_free(&o);
+        assert_non_null(v);
+        /* the names in first-use order */
+        char *want = NULL, seen_x[13] = {0};
+        size_t wl;
+        FILE *w = open_memstream(&want, &wl);
+        assert_non_null(w);
+        fprintf(w, "root\n");
+        for (int i = 0; i < N; i++) {
+            if (focus && i % 7 != 3)
+                continue;
+            if (i < 7)
+                fprintf(w, "mid%d\n", i);
+            if (!seen_x[i % 13]) {
+                seen_x[i % 13] = 1;
+                fprintf(w, "x%d\n", i % 13);
+            }
+            fprintf(w, "leaf%05d\n", i);
+        }
+        assert_int_equal(fclose(w), 0);
+        for (size_t nv = 1; nv <= 2; nv++) {
+            char *js = NULL;
+            size_t jl;
+            FILE *f = open_memstream(&js, &jl);
+            assert_non_null(f);
+            const hs_view *vs[2] = {v, v};
+            assert_int_equal(hs_export_speedscope_multi(vs, nv, 0, "x", f, err, sizeof err), 0);
+            assert_int_equal(fclose(f), 0);
+            char *got = speedscope_frame_names(js);
+            assert_string_equal(got, want);
+            free(got);
+            free(js);
+        }
+        free(want);
+        hs_view_free(v);
+    }
+    hs_profile_free(p);
 }
 
 /* The same bytes through hs_wbuf with and without the thread, and into
@@ -386,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_large_output_whole_and_in_order),
         cmocka_unit_test(test_wbuf_threaded_same_bytes),
         cmocka_unit_test(test_speedscope_samples_as_collapsed),
+        cmocka_unit_test(test_speedscope_frames),
         cmocka_unit_test(test_wint_matches_printf),
         cmocka_unit_test(test_write_error_reported),
     };
