@@ -3,8 +3,10 @@
  * thread: frame names that hold ';' or '\n' cannot break a line, an output
  * many times the thread's two buffers comes out whole and in order, numbers
  * are exact at the int64 limits, speedscope's samples are the same
- * stacks in the same order, and a write error is reported (the thread
- * ended on that path too: LeakSanitizer would see it otherwise). */
+ * stacks in the same order and its frame table one frame per name in
+ * first-use order, JSON strings are escaped by the rule, and a write
+ * error is reported (the thread ended on that path too: LeakSanitizer
+ * would see it otherwise). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -388,6 +390,40 @@ static void test_wbuf_threaded_same_bytes(void **state)
     free(c);
 }
 
+/* hs_wjson_string: every ASCII byte as it is or escaped by the rule
+ * (quote, backslash, controls, and '<', '>', '&' for HTML), valid UTF-8
+ * kept, an invalid byte as U+FFFD. */
+static void test_wjson_string_escapes(void **state)
+{
+    (void)state;
+    char s[160], want[1024];
+    size_t n = 0, wl = 0;
+    want[wl++] = '"';
+    for (int b = 1; b < 0x80; b++) {
+        s[n++] = (char)b;
+        const char *e = b == '"' ? "\\\"" : b == '\\' ? "\\\\" : b == '\n' ? "\\n"
+                      : b == '\r' ? "\\r" : b == '\t' ? "\\t" : b == '<' ? "\\u003c"
+                      : b == '>' ? "\\u003e" : b == '&' ? "\\u0026" : NULL;
+        if (e)
+            wl += (size_t)snprintf(want + wl, sizeof want - wl, "%s", e);
+        else if (b < 0x20)
+            wl += (size_t)snprintf(want + wl, sizeof want - wl, "\\u%04x", b);
+        else
+            want[wl++] = (char)b;
+    }
+    memcpy(s + n, "\xc3\xa9\xff", 4); /* U+00E9, then an invalid byte */
+    wl += (size_t)snprintf(want + wl, sizeof want - wl, "\xc3\xa9\\ufffd\"");
+    hs_wbuf *w = malloc(sizeof *w);
+    assert_non_null(w);
+    hs_wbuf_mem(w);
+    hs_wjson_string(w, s);
+    assert_false(w->failed);
+    assert_int_equal(w->n, wl);
+    assert_memory_equal(w->buf, want, wl);
+    hs_wbuf_mem_free(w);
+    free(w);
+}
+
 /* hs_wint as printf: every power of ten, one less and one more, both
  * signs, and the limits */
 static void test_wint_matches_printf(void **state)
@@ -466,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_wbuf_threaded_same_bytes),
         cmocka_unit_test(test_speedscope_samples_as_collapsed),
         cmocka_unit_test(test_speedscope_frames),
+        cmocka_unit_test(test_wjson_string_escapes),
         cmocka_unit_test(test_wint_matches_printf),
         cmocka_unit_test(test_write_error_reported),
     };
