@@ -180,13 +180,21 @@ static size_t hs_utf8_len(const unsigned char *s)
     return n;
 }
 
+/* The bytes a JSON string holds as they are: printable ASCII but for '"',
+ * '\\' and what HTML gives a meaning ('<', '>', '&'). NUL is not one. */
+#define HS_JP1(c) ((c) >= 0x20 && (c) < 0x80 && (c) != '"' && (c) != '\\' && (c) != '<' && \
+                   (c) != '>' && (c) != '&')
+#define HS_JP4(c) HS_JP1(c), HS_JP1((c) + 1), HS_JP1((c) + 2), HS_JP1((c) + 3)
+#define HS_JP16(c) HS_JP4(c), HS_JP4((c) + 4), HS_JP4((c) + 8), HS_JP4((c) + 12)
+#define HS_JP64(c) HS_JP16(c), HS_JP16((c) + 16), HS_JP16((c) + 32), HS_JP16((c) + 48)
+static const bool hs_json_plain[256] = {HS_JP64(0), HS_JP64(64), HS_JP64(128), HS_JP64(192)};
+
 void hs_wjson_string(hs_wbuf *w, const char *s)
 {
     hs_wchar(w, '"');
     for (const unsigned char *c = (const unsigned char *)s; *c;) {
         const unsigned char *run = c; /* bytes written as they are, at once */
-        while (*c >= 0x20 && *c < 0x80 && *c != '"' && *c != '\\' && *c != '<' && *c != '>' &&
-               *c != '&')
+        while (hs_json_plain[*c])
             c++;
         if (c > run)
             hs_wmem(w, run, (size_t)(c - run));

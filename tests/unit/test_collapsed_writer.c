@@ -3,8 +3,10 @@
  * thread: frame names that hold ';' or '\n' cannot break a line, an output
  * many times the thread's two buffers comes out whole and in order, numbers
  * are exact at the int64 limits, speedscope's samples are the same
- * stacks in the same order, and a write error is reported (the thread
- * ended on that path too: LeakSanitizer would see it otherwise). */
+ * stacks in the same order and its frame table one frame per name in
+ * first-use order, JSON strings are escaped by the rule, and a write
+ * error is reported (the thread ended on that path too: LeakSanitizer
+ * would see it otherwise). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -195,6 +197,20 @@ static char *speedscope_as_collapsed(const char *js, size_t *len, int *n_profile
     return out;
 }
 
+/* n stacks "root;mid(i % 7);x(i % 13);leaf(i)", of weight i % 5 + 1 */
+static hs_profile *mid_leaf_profile(int n)
+{
+    size_t cap = (size_t)n * 64, tl = 0;
+    char *text = malloc(cap), err[512];
+    assert_non_null(text);
+    for (int i = 0; i < n; i++)
+        tl += (size_t)snprintf(text + tl, cap - tl, "root;mid%d;x%d;leaf%05d %d\n", i % 7, i % 13, i, i % 5 + 1);
+    hs_profile *p = hs_import_collapsed(text, tl, err, sizeof err);
+    assert_non_null(p);
+    free(text);
+    return p;
+}
+
 /* The same large profile to speedscope (one profile, and two): its samples
  * are the collapsed lines, in the same order (the walk, split or not, is
  * the same; the pieces' samples joined with one ',' between). */
@@ -202,14 +218,8 @@ static void test_speedscope_samples_as_collapsed(void **state)
 {
     (void)state;
     enum { N = 30000 };
-    size_t cap = (size_t)N * 64, tl = 0;
-    char *text = malloc(cap);
-    assert_non_null(text);
-    for (int i = 0; i < N; i++)
-        tl += (size_t)snprintf(text + tl, cap - tl, "root;mid%d;x%d;leaf%05d %d\n", i % 7, i % 13, i, i % 5 + 1);
     char err[512];
-    hs_profile *p = hs_import_collapsed(text, tl, err, sizeof err);
-    assert_non_null(p);
+    hs_profile *p = mid_leaf_profile(N);
     hs_view *v = view_of(p);
     size_t cl;
     char *coll = collapsed_of(v, &cl);
@@ -233,7 +243,78 @@ static void test_speedscope_samples_as_collapsed(void **state)
     free(coll);
     hs_view_free(v);
     hs_profile_free(p);
-    free(text);
+}
+
+/* speedscope's frame table: the frames' names, one per line. */
+static char *speedscope_frame_names(const char *js)
+{
+    const char *f = strstr(js, "\"frames\":["), *end = f ? strstr(f, "]},") : NULL;
+    assert_true(f && end);
+    char *out = NULL;
+    size_t len;
+    FILE *o = open_memstream(&out, &len);
+    assert_non_null(o);
+    for (const char *q = f; (q = strstr(q, "{\"name\":\"")) && q < end; q++)
+        fprintf(o, "%.*s\n", (int)(strchr(q + 9, '"') - (q + 9)), q + 9);
+    assert_int_equal(fclose(o), 0);
+    return out;
+}
+
+/* The frame table holds one frame per distinct name, in the order the
+ * call tree's nodes first appear (the profile's stack order), and only
+ * the frames of the nodes the tree uses: with --focus the view keeps
+ * nodes of samples it dropped. One view and two sharing their nodes give
+ * the same table. */
+static void test_speedscope_frames(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    char err[512];
+    hs_profile *p = mid_leaf_profile(N);
+    for (int focus = 0; focus <= 1; focus++) {
+        hs_analysis_options o;
+        hs_analysis_options_init(&o);
+        hs_analysis_apply_defaults(&o, HS_KIND_NOTRIM);
+        if (focus)
+            o.focus = strdup("mid3");
+        hs_view *v = hs_view_build(&p, 1, NULL, 0, &o, err, sizeof err);
+        hs_analysis_options_free(&o);
+        assert_non_null(v);
+        /* the names in first-use order */
+        char *want = NULL, seen_x[13] = {0};
+        size_t wl;
+        FILE *w = open_memstream(&want, &wl);
+        assert_non_null(w);
+        fprintf(w, "root\n");
+        for (int i = 0; i < N; i++) {
+            if (focus && i % 7 != 3)
+                continue;
+            if (i < 7)
+                fprintf(w, "mid%d\n", i);
+            if (!seen_x[i % 13]) {
+                seen_x[i % 13] = 1;
+                fprintf(w, "x%d\n", i % 13);
+            }
+            fprintf(w, "leaf%05d\n", i);
+        }
+        assert_int_equal(fclose(w), 0);
+        for (size_t nv = 1; nv <= 2; nv++) {
+            char *js = NULL;
+            size_t jl;
+            FILE *f = open_memstream(&js, &jl);
+            assert_non_null(f);
+            const hs_view *vs[2] = {v, v};
+            assert_int_equal(hs_export_speedscope_multi(vs, nv, 0, "x", f, err, sizeof err), 0);
+            assert_int_equal(fclose(f), 0);
+            char *got = speedscope_frame_names(js);
+            assert_string_equal(got, want);
+            free(got);
+            free(js);
+        }
+        free(want);
+        hs_view_free(v);
+    }
+    hs_profile_free(p);
 }
 
 /* The same bytes through hs_wbuf with and without the thread, and into
@@ -307,6 +388,40 @@ static void test_wbuf_threaded_same_bytes(void **state)
     free(a);
     free(b);
     free(c);
+}
+
+/* hs_wjson_string: every ASCII byte as it is or escaped by the rule
+ * (quote, backslash, controls, and '<', '>', '&' for HTML), valid UTF-8
+ * kept, an invalid byte as U+FFFD. */
+static void test_wjson_string_escapes(void **state)
+{
+    (void)state;
+    char s[160], want[1024];
+    size_t n = 0, wl = 0;
+    want[wl++] = '"';
+    for (int b = 1; b < 0x80; b++) {
+        s[n++] = (char)b;
+        const char *e = b == '"' ? "\\\"" : b == '\\' ? "\\\\" : b == '\n' ? "\\n"
+                      : b == '\r' ? "\\r" : b == '\t' ? "\\t" : b == '<' ? "\\u003c"
+                      : b == '>' ? "\\u003e" : b == '&' ? "\\u0026" : NULL;
+        if (e)
+            wl += (size_t)snprintf(want + wl, sizeof want - wl, "%s", e);
+        else if (b < 0x20)
+            wl += (size_t)snprintf(want + wl, sizeof want - wl, "\\u%04x", b);
+        else
+            want[wl++] = (char)b;
+    }
+    memcpy(s + n, "\xc3\xa9\xff", 4); /* U+00E9, then an invalid byte */
+    wl += (size_t)snprintf(want + wl, sizeof want - wl, "\xc3\xa9\\ufffd\"");
+    hs_wbuf *w = malloc(sizeof *w);
+    assert_non_null(w);
+    hs_wbuf_mem(w);
+    hs_wjson_string(w, s);
+    assert_false(w->failed);
+    assert_int_equal(w->n, wl);
+    assert_memory_equal(w->buf, want, wl);
+    hs_wbuf_mem_free(w);
+    free(w);
 }
 
 /* hs_wint as printf: every power of ten, one less and one more, both
@@ -386,6 +501,8 @@ int main(void)
         cmocka_unit_test(test_large_output_whole_and_in_order),
         cmocka_unit_test(test_wbuf_threaded_same_bytes),
         cmocka_unit_test(test_speedscope_samples_as_collapsed),
+        cmocka_unit_test(test_speedscope_frames),
+        cmocka_unit_test(test_wjson_string_escapes),
         cmocka_unit_test(test_wint_matches_printf),
         cmocka_unit_test(test_write_error_reported),
     };
