@@ -201,6 +201,7 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
     builder b = {0};
     hs_self.in_agent++;
     hs_symbolizer *sym = NULL;
+    const hs_symlib *lib = NULL; /* (before the first goto out: out reads it) */
     b.p = hs_profile_new();
     /* Distinct addresses are bounded by the frames stored: a table of
      * twice that (a short process has few). */
@@ -215,7 +216,7 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
      * outside; an upload is always symbolized here (the server has no
      * files). Without the symbolizer, addresses only. */
     int defer = (hs_g.exiting || hs_g.before_exec) && hs_g.cfg.defer_symbols && !enc, known = 0;
-    const hs_symlib *lib = defer ? NULL : hs_symlib_get();
+    lib = defer ? NULL : hs_symlib_get();
     if (lib && !(sym = enc ? shared_symbolizer(lib, b.mods, b.nmods, &known) : lib->create()))
         goto out;
     if (add_modules(&b, lib, sym, !lib, known) != 0)

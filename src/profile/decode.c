@@ -357,8 +357,8 @@ typedef struct {
 
 static int hs_pass1(hs_dec *d, hs_rd r, hs_counts *c)
 {
-    uint32_t f;
-    int wt, t;
+    uint32_t f = 0;
+    int wt = 0, t;
     while ((t = hs_rd_tag(d, &r, &f, &wt)) == 1) {
         const unsigned char *at = r.p;
         bool is_len = f <= 6 || f == 11;
@@ -366,8 +366,8 @@ static int hs_pass1(hs_dec *d, hs_rd r, hs_counts *c)
         if ((is_len && wt != WT_LEN) || (is_varint && wt != WT_VARINT) ||
             (f == 13 && wt != WT_VARINT && wt != WT_LEN))
             return hs_bad_wire(d, at, "wrong wire type");
-        hs_rd sub;
         if (f == 13 && wt == WT_LEN) {
+            hs_rd sub = {0};
             if (hs_rd_bytes(d, &r, &sub) != 0)
                 return -1;
             c->comments += hs_count_varints(&sub);
@@ -420,8 +420,8 @@ static int hs_dec_string(hs_dec *d, hs_rd *sub, bool first)
  * fields are skipped. */
 static int hs_dec_scalars(hs_dec *d, hs_rd sub, uint64_t *v, uint32_t n, uint32_t bools)
 {
-    uint32_t f;
-    int wt, t;
+    uint32_t f = 0;
+    int wt = 0, t;
     while ((t = hs_rd_tag(d, &sub, &f, &wt)) == 1) {
         int rc;
         if (f > n)
@@ -529,8 +529,8 @@ static int hs_dec_line(hs_dec *d, hs_rd sub, hs_line *ln)
 static int hs_dec_location(hs_dec *d, hs_rd sub)
 {
     hs_location l = {0};
-    uint32_t f;
-    int wt, t;
+    uint32_t f = 0;
+    int wt = 0, t;
     uint64_t v;
     /* count the lines first: one arena allocation */
     hs_rd scan = sub, line;
@@ -685,8 +685,8 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
     if (fast != 0)
         return fast < 0 ? -1 : 0;
     hs_sample s = {0};
-    uint32_t f;
-    int wt, t;
+    uint32_t f = 0;
+    int wt = 0, t;
     /* count ids, values and labels; remember a lone packed location_id run */
     size_t n_ids = 0, n_vals = 0, n_labels = 0, id_fields = 0;
     hs_rd scan = sub, chunk, ids_run = {NULL, NULL};
@@ -816,7 +816,7 @@ static void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *he
         d->pf_pos = here;
     }
     while (d->pf_pos && d->pf_seq <= index + HS_AHEAD_SLOT) {
-        hs_rd ids;
+        hs_rd ids = {0};
         const unsigned char *next;
         if (!hs_peek_sample_ids(d->pf_pos, end, &ids, &next)) {
             d->pf_pos = NULL;
@@ -843,8 +843,8 @@ typedef enum { HS_PART_ALL, HS_PART_SAMPLES, HS_PART_REST } hs_part;
 static int hs_pass2(hs_dec *d, hs_rd r, hs_part part)
 {
     hs_profile *p = d->p;
-    uint32_t f;
-    int wt, t;
+    uint32_t f = 0;
+    int wt = 0, t;
     bool first_string = true;
     uint64_t v;
     hs_rd sub;

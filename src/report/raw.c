@@ -168,7 +168,7 @@ out:
 
 int hs_report_raw(FILE *out, const hs_profile *p, char *err, size_t errlen)
 {
-    char buf[128];
+    char buf[160]; /* go_time: 64 + 16 + 64 + 2 at most */
     for (size_t i = 0; i < p->n_comments; i++)
         fprintf(out, "Comment: %s\n", hs_profile_string(p, p->comments[i]));
     if (p->period_type.type || p->period_type.unit)

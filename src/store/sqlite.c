@@ -622,7 +622,7 @@ static int put_one(sq *s, const hs_store_profile *p, hs_bytes *blob, hs_bytes *s
         return 1;
     if (rc != SQLITE_DONE)
         return sql_fail(s->w, rc, "look up profile", err, errlen);
-    int64_t kid;
+    int64_t kid = 0;
     if ((r = kind_id(s, p, scratch, &kid, err, errlen)) < 0)
         return r;
     int64_t hour = floor_div(p->start_ns, HOUR_NS);
