@@ -90,36 +90,64 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
-/* pprof's NodeInfo.PrintableName */
-char *hs_an_printable_name(const char *fn, const char *file, const char *obj, int64_t line,
-                            uint64_t addr)
+/* pprof's NodeInfo.PrintableName at s, NUL-terminated; returns its length.
+ * s has room for PRINTABLE_ROOM(fn, file, obj) chars. */
+#define PRINTABLE_ROOM(fl, filel, objl) ((fl) + (filel) + (objl) + 64)
+static size_t printable_name(char *s, const char *fn, size_t fl, const char *file, size_t filel,
+                             const char *obj, int64_t line, uint64_t addr)
 {
-    size_t cap = strlen(fn) + strlen(file) + strlen(obj) + 64;
-    char *s = malloc(cap);
-    if (!s)
-        return NULL;
     size_t n = 0;
-    s[0] = 0;
-#define ADD(...)                                                                                   \
+    if (addr) { /* %016llx */
+        unsigned char be[8];
+        for (int i = 0; i < 8; i++)
+            be[i] = (unsigned char)(addr >> (56 - 8 * i));
+        hs_hex(be, sizeof be, s, 17);
+        n = 16;
+    }
+#define SEP()                                                                                      \
     do {                                                                                           \
         if (n)                                                                                     \
             s[n++] = ' ';                                                                          \
-        n += (size_t)snprintf(s + n, cap - n, __VA_ARGS__);                                        \
     } while (0)
-    if (addr)
-        ADD("%016llx", (unsigned long long)addr);
-    if (*fn)
-        ADD("%s", fn);
-    if (line != 0)
-        ADD("%s:%lld", file, (long long)line);
-    else if (*file)
-        ADD("%s", file);
-    else if (*fn) {
-    } else if (*obj)
-        ADD("[%s]", base_name(obj));
-    else
-        ADD("<unknown>");
-#undef ADD
+    if (fl) {
+        SEP();
+        memcpy(s + n, fn, fl);
+        n += fl;
+    }
+    if (line != 0 || filel) {
+        SEP();
+        memcpy(s + n, file, filel);
+        n += filel;
+        if (line != 0) {
+            s[n++] = ':';
+            n += hs_int_dec(s + n, line);
+        }
+    } else if (fl) {
+    } else if (*obj) {
+        SEP();
+        const char *b = base_name(obj);
+        size_t bl = strlen(b);
+        s[n++] = '[';
+        memcpy(s + n, b, bl);
+        n += bl;
+        s[n++] = ']';
+    } else {
+        SEP();
+        memcpy(s + n, "<unknown>", 9);
+        n += 9;
+    }
+#undef SEP
+    s[n] = 0;
+    return n;
+}
+
+char *hs_an_printable_name(const char *fn, const char *file, const char *obj, int64_t line,
+                            uint64_t addr)
+{
+    size_t fl = strlen(fn), filel = strlen(file);
+    char *s = malloc(PRINTABLE_ROOM(fl, filel, strlen(obj)));
+    if (s)
+        printable_name(s, fn, fl, file, filel, obj, line, addr);
     return s;
 }
 
@@ -155,11 +183,15 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     n->line = k->line;
     n->start_line = k->start_line;
     n->address = k->address;
-    char *name = hs_an_printable_name(n->function, n->file, n->objfile, n->line, n->address);
-    if (!name)
+    /* nearly every node's name is its own: kept, not interned */
+    char buf[1024], *name = buf;
+    size_t fl = strlen(n->function), filel = strlen(n->file), room = PRINTABLE_ROOM(fl, filel, strlen(n->objfile));
+    if (room > sizeof buf && !(name = malloc(room)))
         return UINT32_MAX;
-    n->name = hs_an_strtab_keep(&pv->strs, name); /* nearly every node's is its own */
-    free(name);
+    printable_name(name, n->function, fl, n->file, filel, n->objfile, n->line, n->address);
+    n->name = hs_an_strtab_keep(&pv->strs, name);
+    if (name != buf)
+        free(name);
     if (!n->name)
         return UINT32_MAX;
     id = (uint32_t)pv->n_nodes;

@@ -1,6 +1,6 @@
 /* filename.c — how a profile's file is named when one run writes several:
  * the rule shared by the agent (which writes them) and `hotspur record`
- * (which reports them); and how a mapping's build-id is spelt. */
+ * (which reports them); how a mapping's build-id is spelt; numbers in decimal. */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,4 +26,36 @@ void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen)
         out[j++] = digits[bits[i] & 15];
     }
     out[j] = '\0';
+}
+
+size_t hs_int_dec(char *out, int64_t v)
+{
+    static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    static const uint64_t pow10[20] = {1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL,
+                                       10000000ULL, 100000000ULL, 1000000000ULL, 10000000000ULL,
+                                       100000000000ULL, 1000000000000ULL, 10000000000000ULL,
+                                       100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+                                       100000000000000000ULL, 1000000000000000000ULL,
+                                       10000000000000000000ULL};
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, u1 = u | 1;
+    /* digits: t ~ log10 from the bit length (1233 / 4096 ~ log10 2), one
+     * less when below 10^t; then the sign */
+    unsigned t = ((unsigned)(64 - __builtin_clzll(u1)) * 1233) >> 12;
+    size_t k = t + 1 - (u1 < pow10[t]) + (v < 0);
+    char *p = out + k; /* written from the last digit back */
+    while (u >= 100) { /* two digits at a time */
+        unsigned r = (unsigned)(u % 100);
+        u /= 100;
+        p -= 2;
+        memcpy(p, d2 + 2 * r, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, d2 + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
+    if (v < 0)
+        *--p = '-';
+    return k;
 }

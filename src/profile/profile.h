@@ -228,4 +228,7 @@ int hs_profile_file_name(const char *base, const char *type, int several, const 
  * (NUL-terminated, cut to fit outlen). */
 void hs_hex(const unsigned char *bits, size_t len, char *out, size_t outlen);
 
+/* v in decimal at out (room for 20 chars, no NUL); returns the length */
+size_t hs_int_dec(char *out, int64_t v);
+
 #endif

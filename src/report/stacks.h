@@ -100,8 +100,6 @@ void hs_wbuf_end(hs_wbuf *w);
 void hs_wflush(hs_wbuf *w);
 /* v in decimal */
 void hs_wint(hs_wbuf *w, int64_t v);
-/* v in decimal at out (room for 20 chars, no NUL); returns the length */
-size_t hs_int_dec(char *out, int64_t v);
 void hs_wmem(hs_wbuf *w, const void *p, size_t len);
 static inline void hs_wchar(hs_wbuf *w, char c)
 {

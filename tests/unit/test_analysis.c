@@ -1298,10 +1298,50 @@ static void test_strtab(void **state)
     hs_an_strtab_free(&t);
 }
 
+/* Node names as pprof prints them (the %016llx/%s:%lld forms), and the
+ * decimal formatter they use checked against printf at the edges. */
+static void test_printable_name(void **state)
+{
+    (void)state;
+    struct {
+        const char *fn, *file, *obj;
+        int64_t line;
+        uint64_t addr;
+        const char *want;
+    } c[] = {
+        {"main", "src/a.c", "/bin/x", 12, 0, "main src/a.c:12"},
+        {"main", "src/a.c", "/bin/x", 0, 0, "main src/a.c"},
+        {"main", "", "/bin/x", 0, 0, "main"},
+        {"main", "", "", 7, 0, "main :7"},
+        {"", "", "/usr/lib/libc.so.6", 0, 0, "[libc.so.6]"},
+        {"", "", "", 0, 0, "<unknown>"},
+        {"", "", "", 0, 0x401a2bULL, "0000000000401a2b <unknown>"},
+        {"f", "g.c", "", -3, 0xfedcba9876543210ULL, "fedcba9876543210 f g.c:-3"},
+        {"", "", "obj", 0, 1, "0000000000000001 [obj]"},
+        {"", "h.c", "obj", INT64_MIN, 0, "h.c:-9223372036854775808"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char *s = hs_an_printable_name(c[i].fn, c[i].file, c[i].obj, c[i].line, c[i].addr);
+        assert_non_null(s);
+        assert_string_equal(s, c[i].want);
+        free(s);
+    }
+    int64_t vs[] = {0, 1, -1, 9, 10, 99, 100, -100, 999999, 1000000, INT64_MAX, INT64_MIN,
+                    INT64_MAX / 10, 1000000000000000000LL, -1000000000000000000LL};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++) {
+        char got[24], want[24];
+        size_t n = hs_int_dec(got, vs[i]);
+        got[n] = 0;
+        snprintf(want, sizeof want, "%lld", (long long)vs[i]);
+        assert_string_equal(got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_index_and_totals),
+        cmocka_unit_test(test_printable_name),
         cmocka_unit_test(test_recursion_counted_once),
         cmocka_unit_test(test_focus_ignore),
         cmocka_unit_test(test_hide_show_showfrom),
