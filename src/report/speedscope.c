@@ -8,8 +8,6 @@
  * function's file and start line (else the smallest line sampled in it). */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,41 +216,45 @@ static size_t key_put(char *key, size_t n, const char *s, size_t len)
     return n + len;
 }
 
-/* The frames' classes, worked out on a thread of their own while the
- * calling thread orders the call trees' nodes (hs_calltree_first_use):
- * for every node of each view, the class of its (name, file, line), and
- * each class's JSON text. Views with the same nodes (hs_view_at_index)
- * share one array. */
-typedef struct {
-    const hs_view *const *vs;
-    size_t nv;
-    uint32_t **cls; /* per view: node id -> class */
-    uint32_t *toff; /* class k's text: txt.buf[toff[k]..toff[k + 1]) */
-    size_t toff_cap;
-    uint32_t n_cls;
-    hs_wbuf txt; /* in memory */
-    int rc;      /* 0, or 1: out of memory */
-} hs_ss_cls;
-
-static int hs_ss_classify(hs_ss_cls *c)
+/* The shared frame table, written to w: a frame per distinct (name, file,
+ * line) of the nodes the views' call trees use, in the order they first
+ * appear in them; frame_of[vi][node] = frame + 1. Views with the same
+ * nodes (hs_view_at_index) share one frame_of array, so a node is looked
+ * at once; *n_frames_out their number. 0, 1 out of memory, or -1 with a
+ * message. */
+static int hs_ss_frames(const hs_view *const *vs, size_t nv, hs_wbuf *w, uint32_t **frame_of,
+                        uint32_t *n_frames_out, char *err, size_t errlen)
 {
     int rc = 1;
-    hs_strtab *keys = hs_strtab_new(), *fnames = hs_strtab_new();
+    hs_strtab *keys = NULL, *fnames = NULL;
     fn_pos *pos = NULL;
     size_t n_pos = 0;
-    if (!keys || !fnames)
+    uint32_t **order = calloc(nv ? nv : 1, sizeof *order);
+    size_t *n_order = calloc(nv ? nv : 1, sizeof *n_order);
+    uint32_t n_frames = 0;
+    if (!order || !n_order)
         goto done;
-    if (c->nv && c->vs[0]->profile && function_positions(c->vs[0]->profile, fnames, &pos, &n_pos) < 0)
-        goto done;
-    for (size_t vi = 0; vi < c->nv; vi++) {
-        const hs_view *v = c->vs[vi];
-        if (vi && v->nodes == c->vs[vi - 1]->nodes) {
-            c->cls[vi] = c->cls[vi - 1];
-            continue;
-        }
-        if (!(c->cls[vi] = malloc((v->n_nodes ? v->n_nodes : 1) * sizeof **c->cls)))
+    /* the call trees' node orders first: that takes memory for a while,
+     * the tables below keep theirs to the end */
+    for (size_t vi = 0; vi < nv; vi++)
+        if (hs_calltree_first_use(vs[vi], &order[vi], &n_order[vi], err, errlen) != 0) {
+            rc = -1;
             goto done;
-        for (size_t id = 0; id < v->n_nodes; id++) {
+        }
+    if (!(keys = hs_strtab_new()) || !(fnames = hs_strtab_new()))
+        goto done;
+    if (nv && vs[0]->profile && function_positions(vs[0]->profile, fnames, &pos, &n_pos) < 0)
+        goto done;
+    for (size_t vi = 0; vi < nv; vi++) {
+        const hs_view *v = vs[vi];
+        if (vi && v->nodes == vs[vi - 1]->nodes)
+            frame_of[vi] = frame_of[vi - 1];
+        else if (!(frame_of[vi] = calloc(v->n_nodes ? v->n_nodes : 1, sizeof **frame_of)))
+            goto done;
+        for (size_t i = 0; i < n_order[vi]; i++) {
+            uint32_t id = order[vi][i];
+            if (frame_of[vi][id])
+                continue; /* seen in an earlier view with the same nodes */
             const hs_node *nd = &v->nodes[id];
             const char *file = nd->file ? nd->file : "";
             int64_t line = nd->line;
@@ -273,101 +275,26 @@ static int hs_ss_classify(hs_ss_cls *c)
             kl = key_put(key, kl, file, strlen(file));
             kl = key_put(key, kl, "\x1f", 1);
             kl = key_put(key, kl, num, hs_int_dec(num, line));
+            size_t before = hs_strtab_count(keys);
             uint32_t k = hs_strtab_intern(keys, key, kl);
             if (k == UINT32_MAX)
                 goto done;
-            c->cls[vi][id] = k;
-            if (k < c->n_cls)
-                continue; /* the class of an earlier node */
-            if (HS_VEC_RESERVE(c->toff, c->toff_cap, (size_t)k + 2) < 0)
-                goto done;
-            c->toff[k] = (uint32_t)c->txt.n;
-            HS_WLIT(&c->txt, "\n{\"name\":");
-            hs_wjson_string(&c->txt, nd->name);
+            frame_of[vi][id] = k + 1;
+            if (hs_strtab_count(keys) == before)
+                continue; /* a frame of an earlier profile */
+            if (n_frames++)
+                hs_wchar(w, ',');
+            HS_WLIT(w, "\n{\"name\":");
+            hs_wjson_string(w, nd->name);
             if (*file) {
-                HS_WLIT(&c->txt, ",\"file\":");
-                hs_wjson_string(&c->txt, file);
+                HS_WLIT(w, ",\"file\":");
+                hs_wjson_string(w, file);
             }
             if (line > 0) {
-                HS_WLIT(&c->txt, ",\"line\":");
-                hs_wint(&c->txt, line);
+                HS_WLIT(w, ",\"line\":");
+                hs_wint(w, line);
             }
-            hs_wchar(&c->txt, '}');
-            if (c->txt.failed || c->txt.n > UINT32_MAX)
-                goto done;
-            c->toff[k + 1] = (uint32_t)c->txt.n;
-            c->n_cls = k + 1;
-        }
-    }
-    rc = 0;
-done:
-    free(pos);
-    hs_strtab_free(keys);
-    hs_strtab_free(fnames);
-    return rc;
-}
-
-static void *hs_ss_classify_thread(void *arg)
-{
-    hs_ss_cls *c = arg;
-    c->rc = hs_ss_classify(c);
-    return NULL;
-}
-
-/* The shared frame table, written to w: a frame per distinct (name, file,
- * line) of the nodes the views' call trees use, in the order they first
- * appear in them; frame_of[vi][node] = frame + 1. Views with the same
- * nodes share one frame_of array, so a node is looked at once;
- * *n_frames_out their number. 0, 1 out of memory, or -1 with a
- * message. */
-static int hs_ss_frames(const hs_view *const *vs, size_t nv, hs_wbuf *w, uint32_t **frame_of,
-                        uint32_t *n_frames_out, char *err, size_t errlen)
-{
-    int rc = 1;
-    uint32_t **order = calloc(nv ? nv : 1, sizeof *order);
-    size_t *n_order = calloc(nv ? nv : 1, sizeof *n_order);
-    hs_ss_cls *cl = calloc(1, sizeof *cl);
-    uint32_t *frame = NULL; /* class -> frame + 1 */
-    uint32_t n_frames = 0;
-    if (!order || !n_order || !cl || !(cl->cls = calloc(nv ? nv : 1, sizeof *cl->cls)))
-        goto done;
-    cl->vs = vs;
-    cl->nv = nv;
-    hs_wbuf_mem(&cl->txt);
-    /* the classes on a thread (else, without one, here after the orders) */
-    pthread_t th;
-    bool threaded = pthread_create(&th, NULL, hs_ss_classify_thread, cl) == 0;
-    int r = 0;
-    for (size_t vi = 0; vi < nv && r == 0; vi++)
-        r = hs_calltree_first_use(vs[vi], &order[vi], &n_order[vi], err, errlen);
-    if (threaded)
-        pthread_join(th, NULL);
-    else if (r == 0)
-        cl->rc = hs_ss_classify(cl);
-    if (r != 0) {
-        rc = -1;
-        goto done;
-    }
-    if (cl->rc != 0 || !(frame = calloc(cl->n_cls ? cl->n_cls : 1, sizeof *frame)))
-        goto done;
-    for (size_t vi = 0; vi < nv; vi++) {
-        const hs_view *v = vs[vi];
-        if (vi && v->nodes == vs[vi - 1]->nodes)
-            frame_of[vi] = frame_of[vi - 1];
-        else if (!(frame_of[vi] = calloc(v->n_nodes ? v->n_nodes : 1, sizeof **frame_of)))
-            goto done;
-        for (size_t i = 0; i < n_order[vi]; i++) {
-            uint32_t id = order[vi][i];
-            if (frame_of[vi][id])
-                continue; /* seen in an earlier view with the same nodes */
-            uint32_t k = cl->cls[vi][id];
-            if (!frame[k]) { /* a new frame */
-                if (n_frames++)
-                    hs_wchar(w, ',');
-                hs_wmem(w, cl->txt.buf + cl->toff[k], cl->toff[k + 1] - cl->toff[k]);
-                frame[k] = n_frames;
-            }
-            frame_of[vi][id] = frame[k];
+            hs_wchar(w, '}');
         }
     }
     *n_frames_out = n_frames;
@@ -377,16 +304,9 @@ done:
         free(order[vi]);
     free(order);
     free(n_order);
-    free(frame);
-    if (cl) {
-        for (size_t vi = 0; cl->cls && vi < nv; vi++)
-            if (!vi || cl->cls[vi] != cl->cls[vi - 1])
-                free(cl->cls[vi]);
-        free(cl->cls);
-        free(cl->toff);
-        hs_wbuf_mem_free(&cl->txt);
-        free(cl);
-    }
+    free(pos);
+    hs_strtab_free(keys);
+    hs_strtab_free(fnames);
     return rc;
 }
 
