@@ -22,25 +22,6 @@ int hs_cli_fail(const char *cmd, const char *what, const char *msg)
     return 2;
 }
 
-int hs_cli_status(const char *cmd, int rc)
-{
-    if (fflush(stdout) != 0 && rc == 0) {
-        fprintf(stderr, "hotspur %s: error writing output\n", cmd);
-        return 1;
-    }
-    return rc;
-}
-
-void hs_cli_exit_done(const char *cmd, int rc)
-{
-#if defined(__SANITIZE_ADDRESS__)
-    (void)cmd;
-    (void)rc;
-#else
-    exit(hs_cli_status(cmd, rc));
-#endif
-}
-
 int hs_cli_parse_long(const char *s, long lo, long hi, long *out)
 {
     char *end;

@@ -82,15 +82,4 @@ int hs_cli_parse_long(const char *s, long lo, long hi, long *out);
 /* Print "hotspur CMD: [what: ]msg" on stderr; returns 2. */
 int hs_cli_fail(const char *cmd, const char *what, const char *msg);
 
-/* A finished command's exit status: rc, or 1 (with a message) when rc is 0
- * and stdout cannot be flushed. */
-int hs_cli_status(const char *cmd, int rc);
-
-/* The command has written and closed its output and has nothing left but
- * freeing: exit now with hs_cli_status(cmd, rc), leaving its memory to
- * the kernel (freeing bench's 1 000 000-sample profile and its view costs
- * ~40 ms, mostly munmap). Sanitizer builds return instead, so that the
- * frees run and leak checks see them. */
-void hs_cli_exit_done(const char *cmd, int rc);
-
 #endif

@@ -223,7 +223,6 @@ int hs_cmd_convert(int argc, char **argv)
         goto done;
     }
     rc = 0;
-    hs_cli_exit_done(spec.name, rc);
 done:
     hs_view_free(v);
     hs_acli_free_profiles(ps, ps ? n : 0);

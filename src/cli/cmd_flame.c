@@ -126,7 +126,6 @@ int hs_cmd_flame(int argc, char **argv)
     if (strcmp(output, "-") != 0)
         fprintf(stderr, "hotspur flame: wrote %s\n", output);
     rc = 0;
-    hs_cli_exit_done(spec.name, rc);
 done:
     hs_view_free(v);
     hs_view_free(fwd);

@@ -58,7 +58,6 @@ static int annotate_cmd(const hs_cli_spec *spec, int argc, char **argv, hs_granu
     if (report(out, v, &o, &rx, rx_text, msg, sizeof msg) < 0)
         rc = hs_cli_fail(spec->name, NULL, msg);
     rc = hs_acli_close_output(spec->name, out, output, rc);
-    hs_cli_exit_done(spec->name, rc);
 done:
     hs_view_free(v);
     hs_profile_free(prof);

@@ -54,7 +54,6 @@ int hs_cmd_top(int argc, char **argv)
     if (hs_report_top_view(out, v, &g, &o, msg, sizeof msg) < 0)
         rc = hs_cli_fail(spec.name, NULL, msg);
     rc = hs_acli_close_output(spec.name, out, output, rc);
-    hs_cli_exit_done(spec.name, rc);
 done:
     hs_graph_free(&g);
     hs_view_free(v);

@@ -87,7 +87,6 @@ static int sample_report(const hs_cli_spec *sp, int argc, char **argv, int mode)
     if (r < 0)
         rc = hs_cli_fail(spec.name, NULL, msg);
     rc = hs_acli_close_output(spec.name, out, output, rc);
-    hs_cli_exit_done(spec.name, rc);
 done:
     hs_view_free(v);
     hs_profile_free(merged);

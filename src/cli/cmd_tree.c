@@ -71,7 +71,6 @@ static int run(const hs_cli_spec *spec, int argc, char **argv, bool peek)
     if (hs_report_tree(out, v, &g, &o, peek ? &rx : NULL, rx_text, msg, sizeof msg) < 0)
         rc = hs_cli_fail(spec->name, NULL, msg);
     rc = hs_acli_close_output(spec->name, out, output, rc);
-    hs_cli_exit_done(spec->name, rc);
 done:
     hs_graph_free(&g);
     hs_view_free(v);

@@ -5,7 +5,6 @@
  * declare it in commands.h and add one line to hs_commands[] below; its
  * description is what `hotspur --help` lists. Exit status: 0 success,
  * 1 failure of the work itself, 2 usage or input error. */
-#include "cli/cli_options.h"
 #include "cli/commands.h"
 
 #include <stdio.h>
@@ -106,5 +105,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "hotspur: unknown command '%s' (see hotspur --help)\n", cmd);
         return 2;
     }
-    return hs_cli_status(cmd, c->run(argc - 1, argv + 1));
+    int rc = c->run(argc - 1, argv + 1);
+    if (fflush(stdout) != 0 && rc == 0) {
+        fprintf(stderr, "hotspur %s: error writing output\n", cmd);
+        return 1;
+    }
+    return rc;
 }
