@@ -117,7 +117,7 @@ done
 pass "bad output paths exit 2"
 # stdout that cannot be written (a full disk): exit 1 with a message, also
 # when the whole report fits in stdio's buffer and fails only at the final
-# flush (the commands exit as soon as their output is closed)
+# flush
 for cmd in top tree "list main" "convert --to collapsed -o -" "flame -o -"; do
     rc=0
     # shellcheck disable=SC2086
