@@ -117,10 +117,7 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
     hs_collapsed c = {0};
     char *names = NULL;
     size_t *name_off = NULL;
-    c.p.w = malloc(sizeof *c.p.w);
-    if (c.p.w)
-        hs_wbuf_init(c.p.w, out);
-    if (!c.p.w || hs_collapsed_names(v, &names, &name_off) != 0) {
+    if (hs_wpath_open(&c.p, out) != 0 || hs_collapsed_names(v, &names, &name_off) != 0) {
         snprintf(err, errlen, "out of memory writing collapsed stacks");
         goto done;
     }
@@ -143,11 +140,7 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
     }
     rc = 0;
 done:
-    if (c.p.w)
-        hs_wbuf_end(c.p.w);
-    hs_wbuf *w = c.p.w; /* the file's: hs_wpath_free leaves it */
-    hs_wpath_free(&c.p);
-    free(w);
+    hs_wpath_close(&c.p);
     free(names);
     free(name_off);
     return rc;

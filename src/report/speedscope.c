@@ -318,10 +318,8 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
     hs_ss_walk c = {0};
     char *ftxt = NULL;
     uint32_t *foff = NULL;
-    c.p.w = malloc(sizeof *c.p.w);
-    if (!frame_of || !c.p.w)
+    if (hs_wpath_open(&c.p, out) != 0 || !frame_of)
         goto oom;
-    hs_wbuf_init(c.p.w, out);
     HS_WLIT(c.p.w, HEAD);
     hs_wjson_string(c.p.w, name ? name : (nv && vs[0]->sample_type ? vs[0]->sample_type : ""));
     HS_WLIT(c.p.w, ",\"activeProfileIndex\":");
@@ -379,11 +377,7 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
 oom:
     snprintf(err, errlen, "out of memory writing speedscope JSON");
 done:
-    if (c.p.w)
-        hs_wbuf_end(c.p.w);
-    hs_wbuf *w = c.p.w; /* the file's: hs_wpath_free leaves it */
-    hs_wpath_free(&c.p);
-    free(w);
+    hs_wpath_close(&c.p);
     free(ftxt);
     free(foff);
     free(c.weights);

@@ -349,6 +349,24 @@ void hs_wpath_free(hs_wpath *p)
     memset(p, 0, sizeof *p);
 }
 
+int hs_wpath_open(hs_wpath *p, FILE *out)
+{
+    memset(p, 0, sizeof *p);
+    if (!(p->w = malloc(sizeof *p->w)))
+        return -1;
+    hs_wbuf_init(p->w, out);
+    return 0;
+}
+
+void hs_wpath_close(hs_wpath *p)
+{
+    hs_wbuf *w = p->w; /* the file's: hs_wpath_free leaves it */
+    if (w)
+        hs_wbuf_end(w);
+    hs_wpath_free(p);
+    free(w);
+}
+
 static void *hs_wthread_main(void *arg)
 {
     hs_wthread *t = arg;

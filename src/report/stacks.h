@@ -129,6 +129,12 @@ int hs_wpath_fork(hs_wpath *piece, const hs_wpath *from);
 int hs_wpath_join(hs_wpath *to, const hs_wpath *piece);
 /* Free the path (and a piece's writer; any other writer is the caller's). */
 void hs_wpath_free(hs_wpath *p);
+/* A walk's path with a writer of its own to out (an export's whole file):
+ * 0, or -1 (out of memory; nothing to free but with hs_wpath_close). */
+int hs_wpath_open(hs_wpath *p, FILE *out);
+/* hs_wpath_open's end: the writer ended (hs_wbuf_end) and freed, the
+ * path freed. */
+void hs_wpath_close(hs_wpath *p);
 
 /* Write s as a JSON string literal (with quotes), escaping '<' too so that
  * the output can sit inside an HTML <script> element. */
