@@ -74,9 +74,17 @@ FILE *hs_acli_open_output(const char *cmd, const char *output)
 
 int hs_acli_close_output(const char *cmd, FILE *out, const char *output, int rc)
 {
-    if (out && out != stdout && fclose(out) != 0 && rc == 0)
-        rc = hs_cli_fail(cmd, output, "error writing output");
+    if (out && out != stdout && fclose(out) != 0 && rc == 0) {
+        hs_cli_fail(cmd, output, "error writing output");
+        rc = 1;
+    }
     return rc;
+}
+
+int hs_acli_report_fail(const char *cmd, FILE *out, const char *msg)
+{
+    int rc = hs_cli_fail(cmd, NULL, msg);
+    return out && ferror(out) ? 1 : rc;
 }
 
 char *hs_acli_join_names(char **names, int n)

@@ -33,9 +33,13 @@ int hs_acli_load_view(const char *cmd, char **files, int n, const hs_analysis_op
 /* The -o FILE of a text report (NULL: stdout); NULL with the message
  * printed when it cannot be opened (exit 2). */
 FILE *hs_acli_open_output(const char *cmd, const char *output);
-/* Close it (nothing for stdout): rc, or 2 with a message when writing
+/* Close it (nothing for stdout): rc, or 1 with a message when writing
  * failed and rc was 0. */
 int hs_acli_close_output(const char *cmd, FILE *out, const char *output, int rc);
+/* A report into `out` failed with `msg`: print it; the exit status is 1
+ * when writing failed (a full disk, a closed pipe: as when the final flush
+ * fails, whatever the report's size), else 2 (the input or the options). */
+int hs_acli_report_fail(const char *cmd, FILE *out, const char *msg);
 
 /* "a, b, c" from n names (the default title of flame and graph); malloc'd,
  * NULL when out of memory. */

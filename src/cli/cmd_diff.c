@@ -82,7 +82,7 @@ int hs_cmd_diff(int argc, char **argv)
         if (!(out = hs_acli_open_output(spec.name, output)))
             rc = 2;
         else if (hs_report_flame_diff(v, title, out, msg, sizeof msg) < 0)
-            rc = hs_cli_fail(spec.name, NULL, msg);
+            rc = hs_acli_report_fail(spec.name, out, msg);
         rc = hs_acli_close_output(spec.name, out, output, rc);
         goto done;
     }
@@ -95,7 +95,7 @@ int hs_cmd_diff(int argc, char **argv)
         goto done;
     }
     if (hs_report_diff(out, v, &g, &o, msg, sizeof msg) < 0)
-        rc = hs_cli_fail(spec.name, NULL, msg);
+        rc = hs_acli_report_fail(spec.name, out, msg);
     rc = hs_acli_close_output(spec.name, out, output, rc);
 done:
     hs_graph_free(&g);

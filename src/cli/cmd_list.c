@@ -56,7 +56,7 @@ static int annotate_cmd(const hs_cli_spec *spec, int argc, char **argv, hs_granu
         goto done;
     }
     if (report(out, v, &o, &rx, rx_text, msg, sizeof msg) < 0)
-        rc = hs_cli_fail(spec->name, NULL, msg);
+        rc = hs_acli_report_fail(spec->name, out, msg);
     rc = hs_acli_close_output(spec->name, out, output, rc);
 done:
     hs_view_free(v);

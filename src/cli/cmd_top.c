@@ -52,7 +52,7 @@ int hs_cmd_top(int argc, char **argv)
         goto done;
     }
     if (hs_report_top_view(out, v, &g, &o, msg, sizeof msg) < 0)
-        rc = hs_cli_fail(spec.name, NULL, msg);
+        rc = hs_acli_report_fail(spec.name, out, msg);
     rc = hs_acli_close_output(spec.name, out, output, rc);
 done:
     hs_graph_free(&g);

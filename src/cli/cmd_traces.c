@@ -85,7 +85,7 @@ static int sample_report(const hs_cli_spec *sp, int argc, char **argv, int mode)
             : mode == REP_TAGS ? hs_report_tags(out, v, &o, msg, sizeof msg)
                                : hs_report_traces(out, v, &o, msg, sizeof msg);
     if (r < 0)
-        rc = hs_cli_fail(spec.name, NULL, msg);
+        rc = hs_acli_report_fail(spec.name, out, msg);
     rc = hs_acli_close_output(spec.name, out, output, rc);
 done:
     hs_view_free(v);

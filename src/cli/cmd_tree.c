@@ -69,7 +69,7 @@ static int run(const hs_cli_spec *spec, int argc, char **argv, bool peek)
         goto done;
     }
     if (hs_report_tree(out, v, &g, &o, peek ? &rx : NULL, rx_text, msg, sizeof msg) < 0)
-        rc = hs_cli_fail(spec->name, NULL, msg);
+        rc = hs_acli_report_fail(spec->name, out, msg);
     rc = hs_acli_close_output(spec->name, out, output, rc);
 done:
     hs_graph_free(&g);

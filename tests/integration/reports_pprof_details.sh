@@ -125,6 +125,22 @@ for cmd in top tree "list main" "convert --to collapsed -o -" "flame -o -"; do
     [ "$rc" = 1 ] && grep -Eq "error writing output|write error" err.txt ||
         fail "hotspur $cmd >/dev/full: exit $rc, $(cat err.txt)"
 done
+# ... and when the report is larger than stdio's buffer, so that writing
+# fails in the middle of it (3000 stacks: every report is over 4 KiB), on
+# stdout and to -o /dev/full alike
+awk 'BEGIN { for (i = 0; i < 3000; i++) printf "main;f%d;g%d;h%d %d\n", i % 97, i, i * 7 % 1000, i + 1 }' > big.folded
+"$HOTSPUR" convert --from collapsed big.folded --to pprof -o big.pb.gz
+for cmd in "top --nodecount 100000" tree traces "list ." "peek ." raw "diff big.pb.gz" \
+           "flame -o -" "graph" "convert --to callgrind -o -" "convert --to speedscope -o -"; do
+    for to in stdout file; do
+        rc=0
+        # shellcheck disable=SC2086
+        if [ $to = stdout ]; then "$HOTSPUR" $cmd big.pb.gz >/dev/full 2>err.txt || rc=$?
+        else "$HOTSPUR" ${cmd% -o -} -o /dev/full big.pb.gz >/dev/null 2>err.txt || rc=$?; fi
+        [ "$rc" = 1 ] && grep -Eq "error writing output|write error" err.txt ||
+            fail "hotspur $cmd (a large report) to /dev/full ($to): exit $rc, $(cat err.txt)"
+    done
+done
 pass "an unwritable stdout exits 1"
 
 # Every text report reads every input flame reads: collapsed stacks and
