@@ -6,7 +6,9 @@
  * Everything regex-related is decided once per function, mapping and
  * location (loc_info below); the per-sample loop only reads those tables and
  * appends precomputed node lists, so it stays linear in the stack frames. */
+#include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -615,6 +617,91 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
     return true;
 }
 
+/* Whether sample_keep depends only on the sample's labels: no filter by
+ * name or location, so every location it has is kept. */
+static bool keep_by_tags_only(const prof_ctx *c)
+{
+    const hs_an_filters *f = c->f;
+    return !f->has_focus && !f->has_ignore && !f->has_hide && !f->has_show && !f->has_show_from &&
+           !f->has_prune_from && !c->keepmask;
+}
+
+/* sample_keep when keep_by_tags_only: the tag filters alone. */
+static bool sample_keep_tags(const prof_ctx *c, const hs_sample *S)
+{
+    const hs_an_filters *f = c->f;
+    if (f->has_tagfocus && !hs_an_tagfilter_match(&f->tagfocus, c->p, S))
+        return false;
+    return !(f->has_tagignore && hs_an_tagfilter_match(&f->tagignore, c->p, S));
+}
+
+/* Profiles of at least this many samples have their locations worked out
+ * (compute_matches, compute_locations) on a second thread while this one
+ * merges the samples into stacks, when keep_by_tags_only; their stacks'
+ * nodes are filled in after. */
+size_t hs_an_view_apart_min = 4096;
+
+typedef struct {
+    prof_ctx *c;
+    struct hs_view_private *pv;
+    bool last; /* no profile follows: the lookup tables go once done */
+    int rc;
+} loc_job;
+
+/* The locations' decisions and node lists; then, for the last profile, the
+ * lookup tables of nodes and names freed (no node is added any more). */
+static int locations_done(prof_ctx *c, struct hs_view_private *pv, bool last)
+{
+    if (compute_matches(c) < 0 || compute_locations(c, pv) < 0)
+        return -1;
+    if (last) {
+        hs_an_map_free(&pv->node_map);
+        hs_an_strtab_seal(&pv->strs);
+    }
+    return 0;
+}
+
+static void *loc_thread(void *arg)
+{
+    loc_job *j = arg;
+    j->rc = locations_done(j->c, j->pv, j->last);
+    return NULL;
+}
+
+/* The nodes of stacks [first, n_stacks) of p, added by add_profile while
+ * the locations were not known: each stack's sample's locations, root
+ * first, into the arena. 0, or -1 (out of memory). */
+static int fill_stacks(const prof_ctx *c, struct hs_view_private *pv, size_t first)
+{
+    const hs_profile *p = c->p;
+    size_t bound = 0;
+    for (size_t i = first; i < pv->n_stacks; i++)
+        bound += pv->stacks[i].sample->n_locations * (size_t)c->most_nodes;
+    if (reserve_stacks(pv, 0, bound) < 0)
+        return -1;
+    uint32_t *arena = pv->arena;
+    uint8_t *inl = pv->inl_arena;
+    size_t at = pv->arena_n;
+    for (size_t i = first; i < pv->n_stacks; i++) {
+        const hs_sample *S = pv->stacks[i].sample;
+        size_t start = at;
+        for (size_t k = S->n_locations; k-- > 0;) { /* a location has one or two nodes: no memcpy calls */
+            const hs_location *L = hs_profile_location_at(p, S->location_ids[k], c->dense);
+            if (!L)
+                continue;
+            const loc_info *li = &c->li[L - p->locations];
+            for (uint32_t j = 0; j < li->n; j++) {
+                arena[at + j] = c->lists[li->off + j];
+                inl[at + j] = c->inls[li->off + j];
+            }
+            at += li->n;
+        }
+        pv->stacks[i].n = (uint32_t)(at - start);
+    }
+    pv->arena_n = at;
+    return 0;
+}
+
 /* Identity of a sample for merging: its location id array (by address:
  * the decoder shares the arrays of byte-identical stacks) and its labels. */
 static uint64_t sample_hash(const hs_sample *S)
@@ -678,13 +765,14 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     class_seen *classes = merge && n_classes ? calloc(n_classes, sizeof *classes) : NULL;
     if (merge && n_classes && !classes)
         n_classes = 0; /* the hash alone still merges */
-    if (compute_matches(&c) < 0 || compute_locations(&c, pv) < 0) {
+    size_t first = pv->n_stacks;
+    loc_job job = {&c, pv, last, 0};
+    pthread_t loc_tid;
+    bool apart = keep_by_tags_only(&c) && p->n_samples >= hs_an_view_apart_min &&
+                 pthread_create(&loc_tid, NULL, loc_thread, &job) == 0;
+    if (!apart && locations_done(&c, pv, last) < 0) {
         hs_an_err(err, errlen, "out of memory");
         goto out;
-    }
-    if (last) { /* the lookup tables of nodes and names are not needed any more */
-        hs_an_map_free(&pv->node_map);
-        hs_an_strtab_seal(&pv->strs);
     }
     if (classes) {
         /* room for every stack this profile can add and their nodes, at
@@ -708,7 +796,8 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
                 counted[k] = 1;
             }
             more_stacks++;
-            more_frames += S->n_locations * c.most_nodes;
+            if (!apart) /* else the nodes are known, and reserved, after */
+                more_frames += S->n_locations * c.most_nodes;
         }
         free(counted);
         if (reserve_stacks(pv, more_stacks, more_frames) < 0) {
@@ -798,7 +887,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             }
         }
         size_t n = 0, need = 0;
-        bool kept = sample_keep(&c, S, locs, &n);
+        bool kept = apart ? sample_keep_tags(&c, S) : sample_keep(&c, S, locs, &n);
         uint64_t entry = kept ? (uint64_t)pv->n_stacks << 1 | 1 : (uint64_t)s << 1;
         if (remember && cs) {
             *cs = (class_seen){S->location_ids, S->n_locations, entry};
@@ -809,7 +898,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         if (!kept)
             continue;
         flags_out[0] = true; /* tagfocus matched something */
-        for (size_t k = 0; k < n; k++)
+        for (size_t k = 0; k < n; k++) /* none when apart: filled in after */
             need += c.li[locs[k] - p->locations].n;
         if (add_stack(pv, need) < 0) {
             hs_an_err(err, errlen, "out of memory");
@@ -837,6 +926,19 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         else
             vf->pub.kept_total += v;
     }
+    if (apart) {
+        pthread_join(loc_tid, NULL);
+        apart = false;
+        hs_hmap_free(&seen); /* not needed for the fill: memory back first */
+        free(classes);
+        classes = NULL;
+        malloc_trim(0); /* what the thread freed is in its own malloc arena, which
+                           this thread's later allocations cannot reuse */
+        if (job.rc < 0 || fill_stacks(&c, pv, first) < 0) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+    }
     flags_out[1] |= c.fm;
     flags_out[2] |= c.im;
     flags_out[3] |= c.hm;
@@ -844,6 +946,8 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     flags_out[5] |= c.sfm;
     rc = 0;
 out:
+    if (apart) /* failed before its join: its tables are freed below */
+        pthread_join(loc_tid, NULL);
     hs_hmap_free(&seen);
     free(classes);
     free(locs);
