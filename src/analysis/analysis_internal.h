@@ -67,6 +67,13 @@ void hs_an_strtab_seal(hs_an_strtab *t);
  * of memory. */
 const char *hs_an_strtab_keep(hs_an_strtab *t, const char *s);
 
+/* ---- the view build ---- */
+/* Profiles of at least this many samples (default 4096) have their
+ * locations worked out on a second thread while their samples are merged,
+ * and their stacks' nodes filled on two threads from 16 times as many
+ * frames (view.c); tests set it to 0 or SIZE_MAX to take either path. */
+extern size_t hs_an_view_apart_min;
+
 /* ---- compiled filters ---- */
 typedef struct {
     bool numeric;

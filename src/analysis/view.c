@@ -6,7 +6,9 @@
  * Everything regex-related is decided once per function, mapping and
  * location (loc_info below); the per-sample loop only reads those tables and
  * appends precomputed node lists, so it stays linear in the stack frames. */
+#include <malloc.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -615,6 +617,115 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
     return true;
 }
 
+/* Whether sample_keep depends only on the sample's labels: no filter by
+ * name or location, so every location it has is kept. */
+static bool keep_by_tags_only(const prof_ctx *c)
+{
+    const hs_an_filters *f = c->f;
+    return !f->has_focus && !f->has_ignore && !f->has_hide && !f->has_show && !f->has_show_from &&
+           !f->has_prune_from && !c->keepmask;
+}
+
+/* sample_keep when keep_by_tags_only: the tag filters alone. */
+static bool sample_keep_tags(const prof_ctx *c, const hs_sample *S)
+{
+    const hs_an_filters *f = c->f;
+    if (f->has_tagfocus && !hs_an_tagfilter_match(&f->tagfocus, c->p, S))
+        return false;
+    return !(f->has_tagignore && hs_an_tagfilter_match(&f->tagignore, c->p, S));
+}
+
+/* Profiles of at least this many samples have their samples merged into
+ * stacks on a second thread while this one works out the locations
+ * (compute_matches, compute_locations), when keep_by_tags_only; their
+ * stacks' nodes are filled in after. */
+size_t hs_an_view_apart_min = 4096;
+
+/* The locations' decisions and node lists; then, for the last profile, the
+ * lookup tables of nodes and names freed (no node is added any more). */
+static int locations_done(prof_ctx *c, struct hs_view_private *pv, bool last)
+{
+    if (compute_matches(c) < 0 || compute_locations(c, pv) < 0)
+        return -1;
+    if (last) {
+        hs_an_map_free(&pv->node_map);
+        hs_an_strtab_seal(&pv->strs);
+    }
+    return 0;
+}
+
+/* The nodes of stacks [b, e), each its sample's locations root first, into
+ * the arena from at (its room reserved); with fill false only counted.
+ * Returns where the next stack's go. */
+static size_t fill_range(const prof_ctx *c, struct hs_view_private *pv, size_t b, size_t e, size_t at,
+                         bool fill)
+{
+    const hs_profile *p = c->p;
+    uint32_t *arena = pv->arena;
+    uint8_t *inl = pv->inl_arena;
+    for (size_t i = b; i < e; i++) {
+        const hs_sample *S = pv->stacks[i].sample;
+        size_t start = at;
+        for (size_t k = S->n_locations; k-- > 0;) { /* a location has one or two nodes: no memcpy calls */
+            const hs_location *L = hs_profile_location_at(p, S->location_ids[k], c->dense);
+            if (!L)
+                continue;
+            const loc_info *li = &c->li[L - p->locations];
+            for (uint32_t j = 0; fill && j < li->n; j++) {
+                arena[at + j] = c->lists[li->off + j];
+                inl[at + j] = c->inls[li->off + j];
+            }
+            at += li->n;
+        }
+        if (fill)
+            pv->stacks[i].n = (uint32_t)(at - start);
+    }
+    return at;
+}
+
+/* The other thread's part of fill_stacks: the nodes of the stacks before
+ * its own counted, then its own filled after them. */
+typedef struct {
+    const prof_ctx *c;
+    struct hs_view_private *pv;
+    size_t first, mid, at;
+} fill_job;
+
+static void *fill_thread(void *arg)
+{
+    fill_job *j = arg;
+    size_t at = fill_range(j->c, j->pv, j->first, j->mid, j->pv->arena_n, false);
+    j->at = fill_range(j->c, j->pv, j->mid, j->pv->n_stacks, at, true);
+    return NULL;
+}
+
+/* The nodes of stacks [first, n_stacks) of p, added by add_profile while
+ * the locations were not known, into the arena: on two threads (the first
+ * two thirds of their frames and the rest) from 16 * hs_an_view_apart_min
+ * frames. 0, or -1 (out of memory). */
+static int fill_stacks(const prof_ctx *c, struct hs_view_private *pv, size_t first)
+{
+    size_t frames = 0, half = 0, mid = first;
+    for (size_t i = first; i < pv->n_stacks; i++)
+        frames += pv->stacks[i].sample->n_locations;
+    if (reserve_stacks(pv, 0, frames * c->most_nodes) < 0)
+        return -1;
+    /* the other thread counts this one's share before it fills its own:
+     * measured, counting a frame costs ~0.55 of filling it */
+    for (; mid < pv->n_stacks && half < frames / 3 * 2; mid++)
+        half += pv->stacks[mid].sample->n_locations;
+    fill_job job = {c, pv, first, mid, 0};
+    pthread_t tid;
+    if (frames / 16 < hs_an_view_apart_min || pthread_create(&tid, NULL, fill_thread, &job) != 0) {
+        pv->arena_n = fill_range(c, pv, first, pv->n_stacks, pv->arena_n, true);
+        return 0;
+    }
+    (void)fill_range(c, pv, first, mid, pv->arena_n, true);
+    pthread_join(tid, NULL);
+    pv->arena_n = job.at;
+    return 0;
+}
+
 /* Identity of a sample for merging: its location id array (by address:
  * the decoder shares the arrays of byte-identical stacks) and its labels. */
 static uint64_t sample_hash(const hs_sample *S)
@@ -651,71 +762,40 @@ typedef struct {
     uint64_t entry; /* as in add_profile's `seen` */
 } class_seen;
 
-/* Process one profile's samples. sign: 0 NEW, 1 BASE. last: no profile
- * follows, so once its locations are done no node is added any more. */
-static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, bool last,
-                       double scale, const hs_an_filters *f, bool *flags_out, char *err,
-                       size_t errlen)
+/* The samples of one profile merged into stacks (add_profile's loop), on
+ * the calling thread or a second one (merge_thread). */
+typedef struct {
+    view_full *vf;
+    const prof_ctx *c;
+    int si;
+    bool is_base;
+    bool apart; /* the locations are being worked out meanwhile: sample_keep_tags,
+                   and the stacks' nodes are filled in after (fill_stacks) */
+    bool merge;
+    double scale;
+    class_seen *classes;
+    size_t n_classes;
+    hs_hmap *seen; /* sample_hash -> stack index << 1 | 1, or dropped sample index << 1 */
+    bool *flags_out;
+    int rc;
+} merge_job;
+
+/* 0, or -1 (out of memory). */
+static int merge_samples(merge_job *j)
 {
+    view_full *vf = j->vf;
     struct hs_view_private *pv = &vf->priv;
-    prof_ctx c;
-    memset(&c, 0, sizeof c);
-    c.p = p;
-    c.dense = hs_profile_locations_dense(p);
-    c.f = f;
-    c.gran = vf->pub.granularity;
-    c.obj_names = vf->obj_names;
-    c.trim_path = vf->trim_path;
-    c.source_path = vf->source_path;
-    c.untrimmed = vf->untrimmed;
-    int rc = -1;
+    const prof_ctx *c = j->c;
+    const hs_profile *p = c->p;
+    int si = j->si;
+    bool is_base = j->is_base, apart = j->apart, merge = j->merge;
+    double scale = j->scale;
+    class_seen *classes = j->classes;
+    size_t n_classes = j->n_classes;
+    hs_hmap *seen = j->seen;
+    bool *flags_out = j->flags_out;
     const hs_location **locs = NULL;
     size_t locs_cap = 0;
-    bool merge = !vf->each_sample;
-    hs_hmap seen = {0}; /* sample_hash -> stack index << 1 | 1, or dropped sample index << 1 */
-    size_t n_classes = 0;
-    (void)hs_profile_sample_stack(p, 0, &n_classes);
-    class_seen *classes = merge && n_classes ? calloc(n_classes, sizeof *classes) : NULL;
-    if (merge && n_classes && !classes)
-        n_classes = 0; /* the hash alone still merges */
-    if (compute_matches(&c) < 0 || compute_locations(&c, pv) < 0) {
-        hs_an_err(err, errlen, "out of memory");
-        goto out;
-    }
-    if (last) { /* the lookup tables of nodes and names are not needed any more */
-        hs_an_map_free(&pv->node_map);
-        hs_an_strtab_seal(&pv->strs);
-    }
-    if (classes) {
-        /* room for every stack this profile can add and their nodes, at
-         * once: grown by doubling, the arena was copied (old and new alive)
-         * at its largest, which was the peak of the whole build. One stack
-         * per stack class of label-less samples, one per labelled sample, of
-         * at most most_nodes nodes per location (the pages past those used
-         * stay untouched; counting each location's was 7% of the build). */
-        uint8_t *counted = calloc(n_classes, 1);
-        size_t more_stacks = 0, more_frames = 0;
-        if (!counted) {
-            hs_an_err(err, errlen, "out of memory");
-            goto out;
-        }
-        for (size_t s = 0; s < p->n_samples; s++) {
-            const hs_sample *S = &p->samples[s];
-            uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
-            if (k < n_classes) {
-                if (counted[k])
-                    continue;
-                counted[k] = 1;
-            }
-            more_stacks++;
-            more_frames += S->n_locations * c.most_nodes;
-        }
-        free(counted);
-        if (reserve_stacks(pv, more_stacks, more_frames) < 0) {
-            hs_an_err(err, errlen, "out of memory");
-            goto out;
-        }
-    }
     int64_t base_key = 0; /* the string "pprof::base", which marks --diff-base samples */
     for (size_t i = 1; i < p->n_strings && !base_key; i++)
         if (strcmp(p->strings[i], "pprof::base") == 0)
@@ -756,8 +836,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             locs_cap = S->n_locations + 64;
             const hs_location **nl = realloc(locs, locs_cap * sizeof *nl);
             if (!nl) {
-                hs_an_err(err, errlen, "out of memory");
-                goto out;
+                goto oom;
             }
             locs = nl;
         }
@@ -776,7 +855,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
                 prev = cs->entry;
             } else {
                 sh = sample_hash(S);
-                found = find_same(pv, &seen, p, sh, S, &prev);
+                found = find_same(pv, seen, p, sh, S, &prev);
             }
         }
         bool remember = merge && !found;
@@ -798,28 +877,26 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
             }
         }
         size_t n = 0, need = 0;
-        bool kept = sample_keep(&c, S, locs, &n);
+        bool kept = apart ? sample_keep_tags(c, S) : sample_keep(c, S, locs, &n);
         uint64_t entry = kept ? (uint64_t)pv->n_stacks << 1 | 1 : (uint64_t)s << 1;
         if (remember && cs) {
             *cs = (class_seen){S->location_ids, S->n_locations, entry};
-        } else if (remember && hs_hmap_add(&seen, sh, entry) < 0) {
-            hs_an_err(err, errlen, "out of memory");
-            goto out;
+        } else if (remember && hs_hmap_add(seen, sh, entry) < 0) {
+            goto oom;
         }
         if (!kept)
             continue;
         flags_out[0] = true; /* tagfocus matched something */
-        for (size_t k = 0; k < n; k++)
-            need += c.li[locs[k] - p->locations].n;
+        for (size_t k = 0; k < n; k++) /* none when apart: filled in after */
+            need += c->li[locs[k] - p->locations].n;
         if (add_stack(pv, need) < 0) {
-            hs_an_err(err, errlen, "out of memory");
-            goto out;
+            goto oom;
         }
         for (size_t k = n; k-- > 0;) { /* a location has one or two nodes: no memcpy calls */
-            const loc_info *li = &c.li[locs[k] - p->locations];
+            const loc_info *li = &c->li[locs[k] - p->locations];
             for (uint32_t j = 0; j < li->n; j++) {
-                pv->arena[pv->arena_n + j] = c.lists[li->off + j];
-                pv->inl_arena[pv->arena_n + j] = c.inls[li->off + j];
+                pv->arena[pv->arena_n + j] = c->lists[li->off + j];
+                pv->inl_arena[pv->arena_n + j] = c->inls[li->off + j];
             }
             pv->arena_n += li->n;
         }
@@ -837,6 +914,106 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         else
             vf->pub.kept_total += v;
     }
+    free(locs);
+    return 0;
+oom:
+    free(locs);
+    return -1;
+}
+
+static void *merge_thread(void *arg)
+{
+    merge_job *j = arg;
+    j->rc = merge_samples(j);
+    return NULL;
+}
+
+/* Process one profile's samples. sign: 0 NEW, 1 BASE. last: no profile
+ * follows, so once its locations are done no node is added any more. */
+static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base, bool last,
+                       double scale, const hs_an_filters *f, bool *flags_out, char *err,
+                       size_t errlen)
+{
+    struct hs_view_private *pv = &vf->priv;
+    prof_ctx c;
+    memset(&c, 0, sizeof c);
+    c.p = p;
+    c.dense = hs_profile_locations_dense(p);
+    c.f = f;
+    c.gran = vf->pub.granularity;
+    c.obj_names = vf->obj_names;
+    c.trim_path = vf->trim_path;
+    c.source_path = vf->source_path;
+    c.untrimmed = vf->untrimmed;
+    int rc = -1;
+    bool merge = !vf->each_sample;
+    hs_hmap seen = {0}; /* sample_hash -> stack index << 1 | 1, or dropped sample index << 1 */
+    size_t n_classes = 0;
+    (void)hs_profile_sample_stack(p, 0, &n_classes);
+    class_seen *classes = merge && n_classes ? calloc(n_classes, sizeof *classes) : NULL;
+    if (merge && n_classes && !classes)
+        n_classes = 0; /* the hash alone still merges */
+    size_t first = pv->n_stacks;
+    merge_job mj = {vf, &c, si, is_base, false, merge, scale, classes, n_classes, &seen, flags_out, 0};
+    pthread_t merge_tid;
+    /* apart: room for a stack per sample (the pages past those used stay
+     * untouched), so that the stacks are not allocated by the other thread
+     * (in its own malloc arena, where this thread cannot reuse what it frees) */
+    mj.apart = keep_by_tags_only(&c) && p->n_samples >= hs_an_view_apart_min &&
+               reserve_stacks(pv, p->n_samples, 0) == 0; /* read by the thread */
+    bool apart = mj.apart && pthread_create(&merge_tid, NULL, merge_thread, &mj) == 0;
+    if (!apart)
+        mj.apart = false; /* no thread: merged below, knowing the locations */
+    if (locations_done(&c, pv, last) < 0) {
+        hs_an_err(err, errlen, "out of memory");
+        goto out;
+    }
+    if (classes && !apart) {
+        /* room for every stack this profile can add and their nodes, at
+         * once: grown by doubling, the arena was copied (old and new alive)
+         * at its largest, which was the peak of the whole build. One stack
+         * per stack class of label-less samples, one per labelled sample, of
+         * at most most_nodes nodes per location (the pages past those used
+         * stay untouched; counting each location's was 7% of the build). */
+        uint8_t *counted = calloc(n_classes, 1);
+        size_t more_stacks = 0, more_frames = 0;
+        if (!counted) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+        for (size_t s = 0; s < p->n_samples; s++) {
+            const hs_sample *S = &p->samples[s];
+            uint32_t k = S->n_labels ? UINT32_MAX : hs_profile_sample_stack(p, s, NULL);
+            if (k < n_classes) {
+                if (counted[k])
+                    continue;
+                counted[k] = 1;
+            }
+            more_stacks++;
+            more_frames += S->n_locations * c.most_nodes;
+        }
+        free(counted);
+        if (reserve_stacks(pv, more_stacks, more_frames) < 0) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    if (apart) {
+        pthread_join(merge_tid, NULL);
+        apart = false;
+        hs_hmap_free(&seen); /* not needed for the fill: memory back first */
+        free(classes);
+        classes = NULL;
+        malloc_trim(0); /* what the thread freed is in its own malloc arena, which
+                           this thread's later allocations cannot reuse */
+        if (mj.rc < 0 || fill_stacks(&c, pv, first) < 0) {
+            hs_an_err(err, errlen, "out of memory");
+            goto out;
+        }
+    } else if (merge_samples(&mj) < 0) {
+        hs_an_err(err, errlen, "out of memory");
+        goto out;
+    }
     flags_out[1] |= c.fm;
     flags_out[2] |= c.im;
     flags_out[3] |= c.hm;
@@ -844,9 +1021,10 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     flags_out[5] |= c.sfm;
     rc = 0;
 out:
+    if (apart) /* failed before its join */
+        pthread_join(merge_tid, NULL);
     hs_hmap_free(&seen);
     free(classes);
-    free(locs);
     free(c.fmatch);
     free(c.mmatch);
     free(c.li);

@@ -274,6 +274,10 @@ struct hs_cg {
     int64_t *self;              /* node -> self cost */
     uint8_t *has_self;          /* node -> it has a cost line */
     uint32_t *first_q;          /* function -> the first index in ord calling it, UINT32_MAX */
+    int64_t *self1;             /* the same over the second half of the stacks, */
+    uint8_t *has_self1;         /* counted by the second thread (then merged */
+    uint32_t *first_q1;         /* and freed) */
+    int64_t total1;
     uint8_t *named;             /* function -> HS_CG_* */
     uint32_t *at[2];            /* index in ord -> its calls in half h of the stacks; then cursors */
     size_t split;               /* the second half of the stacks starts here */
@@ -314,6 +318,9 @@ static void hs_cg_free(hs_cg *cg)
     free(cg->self);
     free(cg->has_self);
     free(cg->first_q);
+    free(cg->self1);
+    free(cg->has_self1);
+    free(cg->first_q1);
     free(cg->named);
     free(cg->at[0]);
     free(cg->at[1]);
@@ -828,10 +835,43 @@ static void *hs_cg_work(void *arg)
     return NULL;
 }
 
-/* The second thread: the texts, then its share of the file. */
+/* Half h of the stacks: self costs and cost lines (into self, has_self),
+ * the calls made at each position (at[h]), the first position calling
+ * each function (first_q). Returns the half's total. */
+static int64_t hs_cg_count_half(hs_cg *cg, unsigned h, int64_t *self, uint8_t *has_self, uint32_t *first_q)
+{
+    const hs_view *v = cg->v;
+    uint32_t *at = cg->at[h];
+    int64_t total = 0;
+    for (size_t i = h ? cg->split : 0; i < (h ? v->n_stacks : cg->split); i++) {
+        const hs_stack *st = &v->stacks[i];
+        int64_t val = st->value;
+        if (val == 0 || st->n == 0)
+            continue;
+        total = hs_sat_add(total, val);
+        const uint32_t *nd = st->nodes;
+        uint32_t leaf = nd[st->n - 1];
+        self[leaf] = hs_sat_add(self[leaf], val);
+        has_self[leaf] = 1;
+        for (uint32_t k = 0; k + 1 < st->n; k++) {
+            uint32_t q = cg->ord_ix[nd[k]], f = cg->node_fn[nd[k + 1]];
+            has_self[nd[k]] = 1; /* a cost line (0 when it only calls) */
+            at[q]++;
+            if (q < first_q[f])
+                first_q[f] = q;
+        }
+    }
+    return total;
+}
+
+/* The second thread: the second half of the stacks counted, the texts,
+ * then its share of the file. */
 static void *hs_cg_thread(void *arg)
 {
     hs_cg_worker *w = arg;
+    hs_cg *cg = w->cg;
+    cg->total1 = hs_cg_count_half(cg, 1, cg->self1, cg->has_self1, cg->first_q1);
+    hs_cg_sync(cg); /* counted */
     if (hs_cg_texts(w->cg) != 0) {
         pthread_mutex_lock(&w->cg->mu);
         w->cg->failed = true;
@@ -840,41 +880,57 @@ static void *hs_cg_thread(void *arg)
     return hs_cg_work(w);
 }
 
+/* The tables hs_cg_count fills, and the second thread's copies of those
+ * it shares (when there is one). 0, or -1 (out of memory). */
+static int hs_cg_count_alloc(hs_cg *cg)
+{
+    size_t nn = cg->v->n_nodes, n_ids = cg->n_ids ? cg->n_ids : 1;
+    cg->self = calloc(nn + 1, sizeof *cg->self);
+    cg->has_self = calloc(nn + 1, 1);
+    cg->at[0] = calloc(nn + 1, sizeof *cg->at[0]);
+    cg->at[1] = calloc(nn + 1, sizeof *cg->at[1]);
+    cg->first_q = malloc(n_ids * sizeof *cg->first_q);
+    cg->named = calloc(n_ids, 1);
+    if (!cg->self || !cg->has_self || !cg->at[0] || !cg->at[1] || !cg->first_q || !cg->named)
+        return -1;
+    memset(cg->first_q, 0xff, n_ids * sizeof *cg->first_q);
+    if (cg->nw < 2)
+        return 0;
+    cg->self1 = calloc(nn + 1, sizeof *cg->self1);
+    cg->has_self1 = calloc(nn + 1, 1);
+    cg->first_q1 = malloc(n_ids * sizeof *cg->first_q1);
+    if (!cg->self1 || !cg->has_self1 || !cg->first_q1)
+        return -1;
+    memset(cg->first_q1, 0xff, n_ids * sizeof *cg->first_q1);
+    return 0;
+}
+
 /* Cost lines, the calls made at each position in each half of the stacks
- * (at[h]), the first position calling each function; then which
+ * (at[h]), the first position calling each function (the second half
+ * counted by the second thread meanwhile, when there is one); then which
  * references give the names, the passes and the first one's layout. 0, or
  * -1 (out of memory). */
 static int hs_cg_count(hs_cg *cg, size_t pass_calls, int64_t *total)
 {
     const hs_view *v = cg->v;
     size_t nn = v->n_nodes, n_ids = cg->n_ids;
-    cg->self = calloc(nn + 1, sizeof *cg->self);
-    cg->has_self = calloc(nn + 1, 1);
-    cg->at[0] = calloc(nn + 1, sizeof *cg->at[0]);
-    cg->at[1] = calloc(nn + 1, sizeof *cg->at[1]);
-    cg->first_q = malloc((n_ids ? n_ids : 1) * sizeof *cg->first_q);
-    cg->named = calloc(n_ids ? n_ids : 1, 1);
-    if (!cg->self || !cg->has_self || !cg->at[0] || !cg->at[1] || !cg->first_q || !cg->named)
-        return -1;
-    memset(cg->first_q, 0xff, (n_ids ? n_ids : 1) * sizeof *cg->first_q);
-    *total = 0;
-    for (size_t i = 0; i < v->n_stacks; i++) {
-        const hs_stack *st = &v->stacks[i];
-        int64_t val = st->value;
-        if (val == 0 || st->n == 0)
-            continue;
-        *total = hs_sat_add(*total, val);
-        const uint32_t *nd = st->nodes;
-        uint32_t *at = cg->at[i >= cg->split], leaf = nd[st->n - 1];
-        cg->self[leaf] = hs_sat_add(cg->self[leaf], val);
-        cg->has_self[leaf] = 1;
-        for (uint32_t k = 0; k + 1 < st->n; k++) {
-            uint32_t q = cg->ord_ix[nd[k]], f = cg->node_fn[nd[k + 1]];
-            cg->has_self[nd[k]] = 1; /* a cost line (0 when it only calls) */
-            at[q]++;
-            if (q < cg->first_q[f])
-                cg->first_q[f] = q;
+    *total = hs_cg_count_half(cg, 0, cg->self, cg->has_self, cg->first_q);
+    if (cg->nw < 2) {
+        *total = hs_sat_add(*total, hs_cg_count_half(cg, 1, cg->self, cg->has_self, cg->first_q));
+    } else {
+        hs_cg_sync(cg); /* the second half is counted */
+        *total = hs_sat_add(*total, cg->total1);
+        for (size_t i = 0; i < nn; i++) {
+            cg->self[i] = hs_sat_add(cg->self[i], cg->self1[i]);
+            cg->has_self[i] |= cg->has_self1[i];
         }
+        for (size_t f = 0; f < n_ids; f++)
+            if (cg->first_q1[f] < cg->first_q[f])
+                cg->first_q[f] = cg->first_q1[f];
+        free(cg->self1);
+        free(cg->has_self1);
+        free(cg->first_q1);
+        cg->self1 = NULL, cg->has_self1 = NULL, cg->first_q1 = NULL;
     }
     size_t pass = pass_calls ? pass_calls : HS_CG_PASS_CALLS, n_calls = 0, most = 1;
     for (size_t q = 0; q < nn; q++) {
@@ -954,6 +1010,11 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsig
     sync_init = true;
     if (cg.nw > 1 && pthread_barrier_init(&cg.bar, NULL, 2) != 0)
         cg.nw = 1;
+    if (hs_cg_count_alloc(&cg) != 0) {
+        if (cg.nw > 1)
+            pthread_barrier_destroy(&cg.bar);
+        goto oom;
+    }
     if (cg.nw > 1 && pthread_create(&cg.w[1].tid, NULL, hs_cg_thread, &cg.w[1]) != 0) {
         pthread_barrier_destroy(&cg.bar);
         cg.nw = 1; /* this thread does everything */

@@ -1256,6 +1256,122 @@ static void test_view_at_index(void **state)
     hs_profile_free(p);
 }
 
+/* Two views built alike are equal: nodes, stacks and their node lists,
+ * totals, warnings. */
+static void assert_views_equal(const hs_view *a, const hs_view *b)
+{
+    assert_int_equal(a->total, b->total);
+    assert_int_equal(a->base_total, b->base_total);
+    assert_int_equal(a->kept_total, b->kept_total);
+    assert_int_equal(a->kept_base, b->kept_base);
+    assert_string_equal(a->warnings, b->warnings);
+    assert_int_equal(a->n_nodes, b->n_nodes);
+    for (size_t i = 0; i < a->n_nodes; i++) {
+        const hs_node *x = &a->nodes[i], *y = &b->nodes[i];
+        assert_string_equal(x->name, y->name);
+        assert_string_equal(x->function, y->function);
+        assert_string_equal(x->file, y->file);
+        assert_string_equal(x->objfile, y->objfile);
+        assert_int_equal(x->line, y->line);
+        assert_int_equal(x->start_line, y->start_line);
+        assert_int_equal(x->address, y->address);
+    }
+    assert_int_equal(a->n_stacks, b->n_stacks);
+    for (size_t i = 0; i < a->n_stacks; i++) {
+        const hs_stack *x = &a->stacks[i], *y = &b->stacks[i];
+        assert_int_equal(x->value, y->value);
+        assert_int_equal(x->base, y->base);
+        assert_int_equal(x->div, y->div);
+        assert_int_equal(x->n_samples, y->n_samples);
+        assert_ptr_equal(x->sample, y->sample);
+        assert_ptr_equal(x->profile, y->profile);
+        assert_int_equal(x->n, y->n);
+        assert_memory_equal(x->nodes, y->nodes, x->n * sizeof *x->nodes);
+        assert_memory_equal(x->inl, y->inl, x->n);
+        if (i + 1 < a->n_stacks) /* the node lists follow each other */
+            assert_ptr_equal(x->nodes + x->n, a->stacks[i + 1].nodes);
+    }
+}
+
+/* The view built with the locations worked out on a second thread while the
+ * samples are merged (hs_an_view_apart_min 0) is the one built on one
+ * thread: with and without tag filters, base profiles, one stack per
+ * sample, each granularity; and name filters, which keep the one-thread
+ * path. */
+static void test_view_apart(void **state)
+{
+    (void)state;
+    hs_profile *p = make_profile(1, 1);
+    const hs_sample *s0 = &p->samples[0];
+    uint64_t ids[3];
+    hs_label labels[2];
+    memcpy(ids, s0->location_ids, sizeof ids);
+    memcpy(labels, s0->labels, sizeof labels);
+    int64_t plus[2] = {3, 30}, minus[2] = {-2, -10};
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, labels, 2), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 3, plus, NULL, 0), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids + 1, 2, minus, NULL, 0), 0);
+    assert_int_equal(hs_profile_add_sample(p, ids, 0, plus, NULL, 0), 0);
+    uint64_t f1 = hs_profile_add_function(p, "inner", "inner", "i.c", 0);
+    uint64_t f2 = hs_profile_add_function(p, "outer", "outer", "o.c", 0);
+    hs_line inl[2] = {{f1, 7, 0}, {f2, 9, 0}}; /* inner inlined into outer */
+    uint64_t both[2] = {hs_profile_add_location(p, p->mappings[0].id, 0x406000, inl, 2), ids[2]};
+    assert_int_equal(hs_profile_add_sample(p, both, 2, plus, NULL, 0), 0);
+    void *buf;
+    size_t len;
+    char err[256];
+    assert_int_equal(hs_profile_encode(p, &buf, &len, err, sizeof err), 0);
+    hs_profile *q = hs_profile_decode(buf, len, err, sizeof err); /* with stack classes */
+    free(buf);
+    assert_non_null(q);
+    hs_profile *sets[][2] = {{q, NULL}, {p, NULL}, {q, p}};
+    size_t n_in[] = {1, 1, 2};
+    static const struct {
+        int opt; /* a filter option, 0: none */
+        const char *arg;
+        hs_granularity gran;
+        bool each, noinlines, diff;
+    } vs[] = {
+        {0, NULL, HS_GRAN_FUNCTIONS, false, false, false},
+        {HS_OPT_TAGFOCUS, "kind=alpha", HS_GRAN_FUNCTIONS, false, false, false},
+        {HS_OPT_TAGIGNORE, "kind=alpha", HS_GRAN_FUNCTIONS, false, false, true},
+        {0, NULL, HS_GRAN_FUNCTIONS, true, false, false},
+        {0, NULL, HS_GRAN_LINES, false, false, false},
+        {0, NULL, HS_GRAN_ADDRESSES, false, false, false},
+        {0, NULL, HS_GRAN_FILES, false, true, false},
+        {HS_OPT_FOCUS, "work", HS_GRAN_FUNCTIONS, false, false, false},
+        {HS_OPT_HIDE, "main", HS_GRAN_LINES, false, false, false},
+    };
+    size_t saved = hs_an_view_apart_min;
+    for (size_t k = 0; k < sizeof n_in / sizeof *n_in; k++)
+        for (size_t i = 0; i < sizeof vs / sizeof *vs; i++) {
+            hs_analysis_options o;
+            opts(&o, HS_KIND_NOTRIM);
+            if (vs[i].opt)
+                assert_int_equal(set(&o, vs[i].opt, vs[i].arg), 1);
+            o.granularity = vs[i].gran;
+            o.obj_names = vs[i].gran == HS_GRAN_LINES;
+            o.each_sample = vs[i].each;
+            o.noinlines = vs[i].noinlines;
+            hs_profile *const *bs = vs[i].diff ? &p : NULL;
+            size_t nb = vs[i].diff ? 1 : 0;
+            hs_an_view_apart_min = SIZE_MAX;
+            hs_view *one = hs_view_build(sets[k], n_in[k], bs, nb, &o, err, sizeof err);
+            hs_an_view_apart_min = 0;
+            hs_view *two = hs_view_build(sets[k], n_in[k], bs, nb, &o, err, sizeof err);
+            hs_an_view_apart_min = saved;
+            assert_non_null(one);
+            assert_non_null(two);
+            assert_true(one->n_stacks > 0);
+            assert_views_equal(one, two);
+            hs_view_free(one);
+            hs_view_free(two);
+            hs_analysis_options_free(&o);
+        }
+    hs_profile_free(q);
+    hs_profile_free(p);
+}
+
 /* The string table: interned strings found again by id, kept ones not
  * interned, both packed in chunks whose pointers stay valid while more are
  * added (well past one 64 KiB chunk, and one string longer than a chunk);
@@ -1361,6 +1477,7 @@ int main(void)
         cmocka_unit_test(test_re2_regexes),
         cmocka_unit_test(test_identical_samples_merged),
         cmocka_unit_test(test_view_at_index),
+        cmocka_unit_test(test_view_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
