@@ -1150,6 +1150,43 @@ static void test_identical_samples_merged(void **state)
     hs_profile_free(p);
 }
 
+/* Two views built alike are equal: nodes, stacks and their node lists,
+ * totals, warnings. */
+static void assert_views_equal(const hs_view *a, const hs_view *b)
+{
+    assert_int_equal(a->total, b->total);
+    assert_int_equal(a->base_total, b->base_total);
+    assert_int_equal(a->kept_total, b->kept_total);
+    assert_int_equal(a->kept_base, b->kept_base);
+    assert_string_equal(a->warnings, b->warnings);
+    assert_int_equal(a->n_nodes, b->n_nodes);
+    for (size_t i = 0; i < a->n_nodes; i++) {
+        const hs_node *x = &a->nodes[i], *y = &b->nodes[i];
+        assert_string_equal(x->name, y->name);
+        assert_string_equal(x->function, y->function);
+        assert_string_equal(x->file, y->file);
+        assert_string_equal(x->objfile, y->objfile);
+        assert_int_equal(x->line, y->line);
+        assert_int_equal(x->start_line, y->start_line);
+        assert_int_equal(x->address, y->address);
+    }
+    assert_int_equal(a->n_stacks, b->n_stacks);
+    for (size_t i = 0; i < a->n_stacks; i++) {
+        const hs_stack *x = &a->stacks[i], *y = &b->stacks[i];
+        assert_int_equal(x->value, y->value);
+        assert_int_equal(x->base, y->base);
+        assert_int_equal(x->div, y->div);
+        assert_int_equal(x->n_samples, y->n_samples);
+        assert_ptr_equal(x->sample, y->sample);
+        assert_ptr_equal(x->profile, y->profile);
+        assert_int_equal(x->n, y->n);
+        assert_memory_equal(x->nodes, y->nodes, x->n * sizeof *x->nodes);
+        assert_memory_equal(x->inl, y->inl, x->n);
+        if (i + 1 < a->n_stacks) /* the node lists follow each other */
+            assert_ptr_equal(x->nodes + x->n, a->stacks[i + 1].nodes);
+    }
+}
+
 /* v, from hs_view_at_index, is the view hs_view_build makes at index si */
 static void assert_same_view(const hs_view *v, hs_profile *const *ps, size_t n,
                              const hs_analysis_options *o, int si)
@@ -1164,20 +1201,7 @@ static void assert_same_view(const hs_view *v, hs_profile *const *ps, size_t n,
     assert_int_equal(v->sample_index, si);
     assert_string_equal(v->sample_type, w->sample_type);
     assert_string_equal(v->unit, w->unit);
-    assert_int_equal(v->total, w->total);
-    assert_int_equal(v->kept_total, w->kept_total);
-    assert_int_equal(v->n_nodes, w->n_nodes);
-    for (size_t i = 0; i < v->n_nodes; i++)
-        assert_string_equal(v->nodes[i].name, w->nodes[i].name);
-    assert_int_equal(v->n_stacks, w->n_stacks);
-    for (size_t i = 0; i < v->n_stacks; i++) {
-        const hs_stack *a = &v->stacks[i], *b = &w->stacks[i];
-        assert_int_equal(a->value, b->value);
-        assert_int_equal(a->n_samples, b->n_samples);
-        assert_ptr_equal(a->sample, b->sample);
-        assert_int_equal(a->n, b->n);
-        assert_memory_equal(a->nodes, b->nodes, a->n * sizeof *a->nodes);
-    }
+    assert_views_equal(v, w);
     /* and its call tree is that view's */
     hs_calltree ta, tb;
     assert_int_equal(hs_calltree_build(v, &ta, err, sizeof err), 0);
@@ -1254,43 +1278,6 @@ static void test_view_at_index(void **state)
     hs_profile_free(neg);
     hs_profile_free(q);
     hs_profile_free(p);
-}
-
-/* Two views built alike are equal: nodes, stacks and their node lists,
- * totals, warnings. */
-static void assert_views_equal(const hs_view *a, const hs_view *b)
-{
-    assert_int_equal(a->total, b->total);
-    assert_int_equal(a->base_total, b->base_total);
-    assert_int_equal(a->kept_total, b->kept_total);
-    assert_int_equal(a->kept_base, b->kept_base);
-    assert_string_equal(a->warnings, b->warnings);
-    assert_int_equal(a->n_nodes, b->n_nodes);
-    for (size_t i = 0; i < a->n_nodes; i++) {
-        const hs_node *x = &a->nodes[i], *y = &b->nodes[i];
-        assert_string_equal(x->name, y->name);
-        assert_string_equal(x->function, y->function);
-        assert_string_equal(x->file, y->file);
-        assert_string_equal(x->objfile, y->objfile);
-        assert_int_equal(x->line, y->line);
-        assert_int_equal(x->start_line, y->start_line);
-        assert_int_equal(x->address, y->address);
-    }
-    assert_int_equal(a->n_stacks, b->n_stacks);
-    for (size_t i = 0; i < a->n_stacks; i++) {
-        const hs_stack *x = &a->stacks[i], *y = &b->stacks[i];
-        assert_int_equal(x->value, y->value);
-        assert_int_equal(x->base, y->base);
-        assert_int_equal(x->div, y->div);
-        assert_int_equal(x->n_samples, y->n_samples);
-        assert_ptr_equal(x->sample, y->sample);
-        assert_ptr_equal(x->profile, y->profile);
-        assert_int_equal(x->n, y->n);
-        assert_memory_equal(x->nodes, y->nodes, x->n * sizeof *x->nodes);
-        assert_memory_equal(x->inl, y->inl, x->n);
-        if (i + 1 < a->n_stacks) /* the node lists follow each other */
-            assert_ptr_equal(x->nodes + x->n, a->stacks[i + 1].nodes);
-    }
 }
 
 /* The view built with the locations worked out on a second thread while the
