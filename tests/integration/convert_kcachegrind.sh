@@ -15,7 +15,7 @@
 # Profile: cpu_split (burn_a 60%, burn_b 30%, burn_c 10% by construction),
 # recorded live by our agent.
 source "$(dirname "$0")/lib.sh"
-for t in kcachegrind Xvfb dbus-run-session; do
+for t in kcachegrind xvfb-run xauth dbus-run-session; do
     command -v $t > /dev/null || fail "$t is not installed (scripts/install-deps)"
 done
 /usr/bin/python3 -c 'import pyatspi' 2> /dev/null || fail "Debian's python3-pyatspi is not installed (scripts/install-deps)"
@@ -25,29 +25,18 @@ chmod 700 xdg
 printf '[TipOfDay]\nRunOnStart=false\n' > kcachegrindrc
 mkdir -p home/.config && cp kcachegrindrc home/.config/
 
-# run_kc FILE OUT ERR: start KCachegrind on FILE in an X server of its own
-# (Xvfb picks a free display itself: -displayfd, so tests running at once
-# never share one, nor the accessibility bus it publishes) and a session
-# bus of its own; OUT gets what it displays (JSON), ERR its stderr. The
-# agent's (or ASan's) preload is not KCachegrind's business.
-# KCachegrinds of two test runs at once (two build trees) were seen to miss
-# each other's accessibility registration ("applications seen: []"): one at
-# a time, by a lock shared by every run on the machine.
+# run_kc FILE OUT ERR: start KCachegrind on FILE in its own X server and
+# session bus; OUT gets what it displays (JSON), ERR its stderr. The agent's
+# (or ASan's) preload is not KCachegrind's business.
 run_kc() {
-    flock -w 600 /tmp/hotspur-kcachegrind.lock env -u LD_PRELOAD HOME="$TMP/home" XDG_RUNTIME_DIR="$TMP/xdg" \
+    env -u LD_PRELOAD HOME="$TMP/home" XDG_RUNTIME_DIR="$TMP/xdg" \
         QT_LINUX_ACCESSIBILITY_ALWAYS_ON=1 QT_ACCESSIBILITY=1 QT_LOGGING_RULES='*.debug=false' \
-        timeout 150 dbus-run-session -- bash -c '
-            rm -f "$3.display"
-            Xvfb -displayfd 5 -screen 0 1280x1024x24 -nolisten tcp 5> "$3.display" 2> "$3.xvfb" & xvfb=$!
-            for _ in $(seq 200); do [ -s "$3.display" ] && break; sleep 0.05; done
-            [ -s "$3.display" ] || { echo "Xvfb did not start: $(tail -n 3 "$3.xvfb")"; kill $xvfb; exit 1; }
-            export DISPLAY=":$(cat "$3.display")"
+        timeout 150 xvfb-run -a -s "-screen 0 1280x1024x24" dbus-run-session -- bash -c '
             kcachegrind "$1" > /dev/null 2> "$3" & kc=$!
             /usr/bin/python3 "$4" 90 > "$2"; rc=$?
             kill $kc 2> /dev/null; wait $kc 2> /dev/null
-            kill $xvfb 2> /dev/null; wait $xvfb 2> /dev/null
-            exit $rc' _ "$1" "$2" "$3" "$VIEW" > "$3.session" 2>&1 ||
-        fail "KCachegrind did not show $1: $(tail -n 3 "$3.session" "$3")"
+            exit $rc' _ "$1" "$2" "$3" "$VIEW" 2> "$3.session" ||
+        fail "KCachegrind did not show $1: $(tail -3 "$3.session" "$3")"
 }
 # loader_warnings ERR: the lines KCachegrind's loader wrote (qWarning /
 # qCritical: 'Loading "FILE" : LINE :  "MESSAGE"').
