@@ -191,6 +191,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis_internal.h"
+#include "profile/hashmap.h"
 #include "store/stack.h"
 
 #define CH_POOL 8                 /* idle curl handles kept for reuse */
@@ -208,6 +209,24 @@
  * against 159 ms at 100 000 profiles there). */
 #define CH_LABEL_ROLL_MIN 16
 #define CH_MAX_ROLL_KEYS 64 /* keys of rollup_labels */
+#define CH_TRUSTED_MAX 1024 /* (kind, day)s known complete: days_trusted */
+#define CH_LOOKUPS 32       /* series lookups kept: ch_merge */
+
+/* The row counts of samples per day (system.parts) a request read, as
+ * one value: how many days, and the sum of a hash of each (day, rows). */
+typedef struct {
+    uint64_t n, sum;
+} ch_fp;
+
+/* A merge's series lookup (ch_merge): its SQL, the series ids it found,
+ * the samples' days it saw, and what days_trusted said of them. */
+typedef struct {
+    char *sql;
+    uint64_t *sids;
+    size_t n;
+    ch_fp fp;
+    int trusted, no_day0;
+} ch_lookup;
 /* The hour of a row in the samples' ordering key; queries repeat this very
  * expression as a condition (ClickHouse 18.16 uses a key expression's own
  * conditions, not those on start_ns, to skip granules). */
@@ -448,6 +467,15 @@ typedef struct {
      * request when it changed (so it only saves a round trip). */
     int64_t merge_wm;
     int merge_wm_known;
+    /* The (kind, day)s whose series tables were found complete, with the
+     * samples' row count of the day then (days_trusted). */
+    struct {
+        uint64_t kind, rows;
+        uint16_t day;
+    } trusted[CH_TRUSTED_MAX];
+    size_t n_trusted;
+    ch_lookup lookups[CH_LOOKUPS];
+    size_t next_lookup;
 } ch_store;
 
 static const hs_store_ops ch_ops;
@@ -1197,6 +1225,10 @@ static void ch_close(hs_store *base)
     for (size_t i = 0; i < s->n_roll_keys; i++)
         free(s->roll_keys[i]);
     free(s->roll_keys);
+    for (size_t i = 0; i < CH_LOOKUPS; i++) {
+        free(s->lookups[i].sql);
+        free(s->lookups[i].sids);
+    }
     pthread_mutex_destroy(&s->mu);
     free(s);
     curl_global_cleanup();
@@ -1805,27 +1837,52 @@ static void where_not_losers(ch_buf *b, const uint64_t *losers, size_t n_losers)
 }
 
 /* " AND day >= ... AND day <= ...": the days of q's range from
- * max(from, watermark). */
-static void where_days(ch_buf *b, const hs_store_query *q, int64_t wm)
+ * max(from, watermark) (where_days_of: of another Date column). */
+static void where_days_of(ch_buf *b, const char *col, const hs_store_query *q, int64_t wm)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from > 0) {
-        buf_str(b, " AND day >= ");
+        buf_printf(b, " AND %s >= ", col);
         buf_day(b, day_of(from));
     }
     if (q->until_ns) {
-        buf_str(b, " AND day <= ");
+        buf_printf(b, " AND %s <= ", col);
         buf_day(b, day_of(q->until_ns));
     }
 }
+
+static void where_days(ch_buf *b, const hs_store_query *q, int64_t wm) { where_days_of(b, "day", q, wm); }
 
 /* The series ids a merge looked up before its request (ch_merge, when
  * few), on the thread building it: where_sids lists them. */
 typedef struct {
     const uint64_t *v;
     size_t n;
+    int trusted; /* the series tables hold every profile of the range's days (days_trusted) */
+    int no_day0; /* and samples has no row in day 0, where profiles before 1970 are */
+    int fp_check; /* the request reads the samples' days again (day_rows) ... */
+    ch_fp fp_seen; /* ... and they were these */
 } ch_sids;
-static __thread const ch_sids *sids_now;
+static __thread ch_sids *sids_now;
+
+static void fp_add(ch_fp *f, uint64_t day, uint64_t rows)
+{
+    f->n++;
+    f->sum += hs_hmap_mix(day << 48 ^ rows);
+}
+
+/* "SELECT cols FROM system.parts ... GROUP BY min_date": per day of q's
+ * range from max(from, wm) (min_date: samples is partitioned by day) the
+ * rows samples holds, on the host asked (so only on one server); cols
+ * name the day toUInt64(min_date) and the rows sum(rows). */
+static void day_rows(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const char *cols)
+{
+    buf_printf(b, "SELECT %s FROM system.parts WHERE active AND database = ", cols);
+    buf_quote(b, s->db);
+    buf_str(b, " AND table = 'samples'");
+    where_days_of(b, "min_date", q, wm);
+    buf_str(b, " GROUP BY min_date");
+}
 
 /* " AND sid IN (...)": the rows of the series whose version and labels
  * q selects, looked up in the series table (a few rows per series and
@@ -2290,7 +2347,8 @@ static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, 
  * sums (tag CH_ROW_STACK), the totals (CH_ROW_TOTALS: the count in the
  * stack column, the sums, and in the array the time span and the checks),
  * or the watermark (CH_ROW_WM, in v0). One request answers all three. */
-enum { CH_ROW_STACK, CH_ROW_TOTALS, CH_ROW_WM };
+enum { CH_ROW_STACK, CH_ROW_TOTALS, CH_ROW_WM, CH_ROW_DAY /* (day_rows, in key and v0) */ };
+#define CH_ROW_DAY_N 3 /* (CH_ROW_DAY, for SQL text) */
 
 /* ", sum(v0), ... , toInt64(0)": the sums of the nv value columns the type
  * has of col (the others are 0: not read at all). */
@@ -2352,8 +2410,10 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm, b0 = r->b0, b1 = r->b1;
     /* (from <= 0: no lower bound, and profiles before 1970 are only in
-     * the samples) */
-    int head = (from < b0 || from <= 0) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
+     * the samples, unless the series tables are trusted and samples has
+     * no row in their day, day 0) */
+    int early = from <= 0 && !(r->series && sids_now && sids_now->trusted && sids_now->no_day0);
+    int head = (from < b0 || early) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "s", nv);
     buf_str(b, ", emptyArrayInt64() FROM (SELECT stack, toInt64(sum(profiles)) AS c");
@@ -2476,7 +2536,7 @@ static int find_losers(ch_store *s, const hs_store_query *q, int64_t wm, uint64_
  * the time span, then the checks; *nx of them) when the row is there, the
  * watermark into *wm_seen when its row is. -1 when malformed. */
 static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int64_t *x, size_t maxx, size_t *nx,
-                        int *have_totals, int64_t *wm_seen, int *have_wm)
+                        int *have_totals, int64_t *wm_seen, int *have_wm, ch_fp *fp)
 {
     *have_totals = *have_wm = 0;
     *nx = 0;
@@ -2516,7 +2576,11 @@ static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int
                     return -1;
                 *have_wm = 1;
                 *wm_seen = v[0];
-            } else if (tag > CH_ROW_WM) {
+            } else if (tag == CH_ROW_DAY && pass == 0) {
+                if (!fp)
+                    return -1;
+                fp_add(fp, key, (uint64_t)v[0]);
+            } else if (tag > CH_ROW_DAY) {
                 return -1;
             }
         }
@@ -2585,14 +2649,18 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
     for (int pass = 0, wm_changes = 0;; pass++) {
         if (n_losers > CH_IN_CHUNK)
             sel = CH_CHOSEN;
-        int probe = sel != CH_CHOSEN && pass == 0, check = sel == CH_SERIES;
+        /* (trusted: the days' series tables are known complete, no count
+         * to compare; else series_check in this request) */
+        int trusted = sel == CH_SERIES && sids_now && sids_now->trusted;
+        int probe = sel != CH_CHOSEN && pass == 0, check = sel == CH_SERIES && !trusted;
         roll = sel != CH_CHOSEN && n_losers == 0 && rollup_range(s, q, wm, day_roll, &r);
+        int counted = roll && !(trusted && r.series); /* (the rollup's profiles counted by both) */
         int stacks = trc == 0;
         buf_printf(&b, "SELECT toUInt8(%d), count(), sum(v0), sum(v1), sum(v2), sum(v3), [min(start_ns), "
                        "max(start_ns + duration_ns)", CH_ROW_TOTALS);
         if (probe)
             buf_str(&b, ", toInt64(count() - uniqExact(pid))");
-        if (roll) {
+        if (counted) {
             /* (the profiles of the rollup's buckets: the range's whole
              * buckets, and the whole bucket at a complemented end,
              * counting those of its part outside the range) */
@@ -2617,7 +2685,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
         }
         if (check)
             series_check(&b, s, q, wm);
-        if (check && narrow) {
+        if (sel == CH_SERIES && narrow) {
             /* (the series' rows only, by the series id alone, as their
              * samples are: no string column read) */
             buf_printf(&b, "] FROM %s.profiles", s->db);
@@ -2644,6 +2712,12 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
         }
         buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toUInt64(0), max(before_ns), toInt64(0), toInt64(0), "
                        "toInt64(0), emptyArrayInt64() FROM %s.retention", CH_ROW_WM, s->db);
+        if (sids_now && sids_now->fp_check) {
+            buf_str(&b, " UNION ALL ");
+            day_rows(&b, s, q, wm,
+                     "toUInt8(" CH_STR(CH_ROW_DAY_N) "), toUInt64(min_date), toInt64(sum(rows)), toInt64(0), "
+                     "toInt64(0), toInt64(0), emptyArrayInt64()");
+        }
         if (stacks) {
             buf_str(&b, " UNION ALL ");
             merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, &r, t.n);
@@ -2658,9 +2732,13 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
         }
         memset(out, 0, sizeof *out);
         int64_t x[8], wm_seen = 0;
-        size_t nx, want = 2 + (size_t)probe + 2 * (size_t)roll + 3 * (size_t)check;
+        size_t nx, want = 2 + (size_t)probe + 2 * (size_t)counted + 3 * (size_t)check;
         int have_totals, have_wm;
-        int mrc = merge_answer(&ans, out, stacks, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm);
+        ch_fp *fp = sids_now && sids_now->fp_check ? &sids_now->fp_seen : NULL;
+        if (fp)
+            *fp = (ch_fp){0};
+        int mrc =
+            merge_answer(&ans, out, stacks, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm, fp);
         free(ans.p);
         ans = (ch_buf){0};
         if (mrc || !have_totals || !have_wm || nx != want) {
@@ -2701,8 +2779,8 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
         out->max_end_ns = x[1];
         size_t at = 2;
         uint64_t twice = probe ? (uint64_t)x[at++] : 0;
-        uint64_t raw = roll ? (uint64_t)x[at] : 0, rolled = roll ? (uint64_t)x[at + 1] : 0;
-        at += roll ? 2 : 0;
+        uint64_t raw = counted ? (uint64_t)x[at] : 1, rolled = counted ? (uint64_t)x[at + 1] : 1;
+        at += counted ? 2 : 0;
         uint64_t in_days = check ? (uint64_t)x[at] : 0, in_series = check ? (uint64_t)x[at + 1] : 0;
         uint64_t in_narrow = check ? (uint64_t)x[at + 2] : 0;
         /* The rollup only when it holds exactly the profiles the samples
@@ -2797,7 +2875,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
     size_t nx;
     int have_totals, have_wm;
     hs_store_merged got = {0};
-    int mrc = merge_answer(&ans, &got, 1, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm);
+    int mrc = merge_answer(&ans, &got, 1, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm, NULL);
     free(ans.p);
     if (mrc || have_totals || have_wm) {
         free(got.rows);
@@ -2813,41 +2891,248 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
     return 0;
 }
 
+/* Whether the series tables (series, profiles, rollup_series: filled by
+ * views) hold exactly the profile rows of kind that samples holds in
+ * each of the n days, samples holding rows[i] rows (of every kind) in
+ * days[i] (read from system.parts BEFORE this call): 1 if so, 0 if not,
+ * else an error. A (kind, day) found complete is remembered with that
+ * row count; while samples still holds that many rows in the day nothing
+ * was inserted into it since (rows are only added, or dropped with the
+ * whole day), so its tables are still complete and no count is read
+ * again: a merge of a rare series then reads only its own rows. Else one
+ * request counts the profile rows of the days in the four tables, per
+ * day: a view insert that failed (or rows stored before a table existed)
+ * leaves a count short. A count read after rows[i] may include rows
+ * inserted since; the day is then remembered with the older count and
+ * counted again on the next merge. */
+static int days_trusted(ch_store *s, uint64_t kind, const uint16_t *days, const uint64_t *rows, size_t n, char *err,
+                        size_t errlen)
+{
+    uint16_t *todo = malloc((n ? n : 1) * sizeof *todo);
+    uint64_t *todo_rows = malloc((n ? n : 1) * sizeof *todo_rows), (*cnt)[4] = calloc(n ? n : 1, sizeof *cnt);
+    size_t nt = 0;
+    int rc = 1;
+    if (!todo || !todo_rows || !cnt) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < s->n_trusted && !(s->trusted[k].kind == kind && s->trusted[k].day == days[i] &&
+                                     s->trusted[k].rows == rows[i]))
+            k++;
+        if (k == s->n_trusted) {
+            todo[nt] = days[i];
+            todo_rows[nt++] = rows[i];
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!nt)
+        goto out;
+    ch_buf b = {0}, ans = {0}, in = {0};
+    for (size_t i = 0; i < nt; i++) {
+        buf_str(&in, i ? "," : "");
+        buf_day(&in, todo[i]);
+    }
+    static const char *const counts[4][2] = {{"count()", "samples WHERE rowtype = 0 AND"},
+                                             {"sum(profiles)", "series WHERE"},
+                                             {"count()", "profiles WHERE"},
+                                             {"sum(profiles)", "rollup_series WHERE rowtype = 0 AND"}};
+    for (int t = 0; t < 4; t++)
+        buf_printf(&b,
+                   "%sSELECT toUInt8(%d), toUInt64(day), toUInt64(%s) FROM %s.%s kind = %" PRIu64
+                   " AND day IN (%s) GROUP BY day",
+                   t ? " UNION ALL " : "", t, counts[t][0], s->db, counts[t][1], kind, in.p ? in.p : "");
+    buf_str(&b, " FORMAT RowBinary");
+    if (in.oom)
+        b.oom = 1;
+    free(in.p);
+    rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        goto out;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    while (rd_more(&r)) {
+        uint8_t t = rd_u8(&r);
+        uint64_t day = rd_u64(&r), c = rd_u64(&r);
+        size_t i = 0;
+        while (i < nt && todo[i] != day)
+            i++;
+        if (r.bad || t > 3 || i == nt) {
+            free(ans.p);
+            rc = malformed(err, errlen, "day counts");
+            goto out;
+        }
+        cnt[i][t] = c;
+    }
+    free(ans.p);
+    rc = 1;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < nt; i++) {
+        if (cnt[i][0] != cnt[i][1] || cnt[i][0] != cnt[i][2] || cnt[i][0] != cnt[i][3]) {
+            rc = 0;
+            continue;
+        }
+        size_t k = 0;
+        while (k < s->n_trusted && !(s->trusted[k].kind == kind && s->trusted[k].day == todo[i]))
+            k++;
+        if (k == CH_TRUSTED_MAX)
+            k = s->n_trusted = 0; /* (full: start again) */
+        if (k == s->n_trusted)
+            s->n_trusted++;
+        s->trusted[k].kind = kind;
+        s->trusted[k].day = todo[i];
+        s->trusted[k].rows = todo_rows[i];
+    }
+    pthread_mutex_unlock(&s->mu);
+out:
+    free(todo);
+    free(todo_rows);
+    free(cnt);
+    return rc;
+}
+
 /* A merge (merge_request). With a version or label filter, the ids of
  * its series are looked up first (SELECT DISTINCT over the series table
  * of the range's days, from the watermark's or not: more days only list
  * more ids of the same version and labels) and, when at most CH_IN_CHUNK,
  * listed in the request rather than each of its parts asking the series
  * table again (each subquery is planned and run anew: ~2-4 ms each on
- * 18.16, most of a rare series' merge). */
+ * 18.16, most of a rare series' merge). On one server the same request
+ * reads the samples' row count per day of the range (system.parts), and
+ * when days_trusted finds every such day's series tables complete the
+ * merge compares no counts at all (in a cluster, where system.parts is
+ * each shard's own, it always does). */
 static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
     if (!s->rollup || !q || !q->service || !q->type || q->n_ids || !(q->n_versions || q->n_labels))
         return merge_request(base, q, out, err, errlen);
+    uint64_t kind = kind_of(q->service, q->type);
+    int64_t wm;
+    if (!wm_cached(s, &wm))
+        wm = 0;
     ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT DISTINCT sid FROM %s.series WHERE kind = %" PRIu64, s->db, kind_of(q->service, q->type));
+    buf_printf(&b, "SELECT toUInt8(0), sid, toUInt64(0) FROM (SELECT DISTINCT sid FROM %s.series WHERE kind = %" PRIu64,
+               s->db, kind);
     where_days(&b, q, 0);
     where_attrs(&b, q);
-    buf_printf(&b, " LIMIT %d FORMAT RowBinary", CH_IN_CHUNK + 1);
-    int rc = run(s, &b, &ans, err, errlen);
-    if (rc) {
-        memset(out, 0, sizeof *out);
-        return rc;
+    buf_printf(&b, " LIMIT %d)", CH_IN_CHUNK + 1);
+    if (!s->cluster) {
+        buf_str(&b, " UNION ALL ");
+        day_rows(&b, s, q, wm, "toUInt8(1), toUInt64(min_date), toUInt64(sum(rows))");
     }
-    if (ans.len % 8) {
+    buf_str(&b, " FORMAT RowBinary");
+    if (b.oom) {
+        free(b.p);
+        memset(out, 0, sizeof *out);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    /* A lookup made before with the same SQL (the same kind, filter and
+     * days), on one server: its ids stand while samples holds the same
+     * rows in those days (the series table only changes with them), which
+     * the merge's own request reads again (fp_check). One request then. */
+    ch_sids ids = {0};
+    ch_fp fp = {0};
+    int hit = 0;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < CH_LOOKUPS && !s->cluster; i++) {
+        ch_lookup *l = &s->lookups[i];
+        if (!l->sql || strcmp(l->sql, b.p))
+            continue;
+        uint64_t *v = malloc((l->n ? l->n : 1) * sizeof *v);
+        if (v) {
+            memcpy(v, l->sids, l->n * sizeof *v);
+            ids = (ch_sids){v, l->n, l->trusted, l->no_day0, 1, {0, 0}};
+            fp = l->fp;
+            hit = 1;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (hit) {
+        sids_now = &ids;
+        int rc = merge_request(base, q, out, err, errlen);
+        sids_now = NULL;
+        free((uint64_t *)ids.v);
+        if (rc || (ids.fp_seen.n == fp.n && ids.fp_seen.sum == fp.sum)) {
+            free(b.p);
+            return rc;
+        }
+        hs_store_merged_free(out); /* (samples changed in those days: look up again) */
+    }
+    char *sql = strdup(b.p);
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc || !sql) {
+        free(sql);
         free(ans.p);
         memset(out, 0, sizeof *out);
-        return malformed(err, errlen, "series ids");
+        if (rc)
+            return rc;
+        set_err(err, errlen, "out of memory");
+        return -1;
     }
-    size_t n = ans.len / 8;
-    uint64_t *v = n <= CH_IN_CHUNK ? malloc((n ? n : 1) * sizeof *v) : NULL;
+    size_t n = 0, nd = 0, rows = ans.len / 17;
+    uint64_t *v = malloc((rows ? rows : 1) * sizeof *v), *day_rows_n = malloc((rows ? rows : 1) * sizeof *day_rows_n);
+    uint16_t *days = malloc((rows ? rows : 1) * sizeof *days);
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-    for (size_t i = 0; v && i < n; i++)
-        v[i] = rd_u64(&r);
+    int day0 = 0;
+    fp = (ch_fp){0};
+    while (v && day_rows_n && days && rd_more(&r)) {
+        uint8_t t = rd_u8(&r);
+        uint64_t a = rd_u64(&r), c = rd_u64(&r);
+        if (t == 0) {
+            v[n++] = a;
+        } else if (t == 1 && a <= 65535) {
+            days[nd] = (uint16_t)a;
+            day_rows_n[nd++] = c;
+            day0 |= a == 0;
+            fp_add(&fp, a, c);
+        } else {
+            r.bad = 1;
+        }
+    }
     free(ans.p);
-    ch_sids ids = {v, n};
-    sids_now = v ? &ids : NULL; /* (else, many or out of memory: the subqueries) */
+    int trusted = -1;
+    if (!v || !day_rows_n || !days)
+        set_err(err, errlen, "out of memory");
+    else if (r.bad || ans.len % 17)
+        malformed(err, errlen, "series ids");
+    else
+        trusted = s->cluster ? 0 : days_trusted(s, kind, days, day_rows_n, nd, err, errlen);
+    free(day_rows_n);
+    free(days);
+    if (trusted < 0) {
+        free(v);
+        free(sql);
+        memset(out, 0, sizeof *out);
+        return trusted;
+    }
+    ids = (ch_sids){v, n, trusted, !s->cluster && !day0, 0, {0, 0}};
+    if (!s->cluster && n <= CH_IN_CHUNK) {
+        /* (kept for the next merge with this lookup, replacing its
+         * entry or the oldest) */
+        uint64_t *keep = malloc((n ? n : 1) * sizeof *keep);
+        if (keep) {
+            memcpy(keep, v, n * sizeof *keep);
+            pthread_mutex_lock(&s->mu);
+            size_t k = 0;
+            while (k < CH_LOOKUPS && !(s->lookups[k].sql && !strcmp(s->lookups[k].sql, sql)))
+                k++;
+            if (k == CH_LOOKUPS)
+                k = s->next_lookup++ % CH_LOOKUPS;
+            ch_lookup *l = &s->lookups[k];
+            free(l->sql);
+            free(l->sids);
+            *l = (ch_lookup){sql, keep, n, fp, trusted, ids.no_day0};
+            sql = NULL;
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    free(sql);
+    sids_now = n <= CH_IN_CHUNK ? &ids : NULL; /* (else, many: the subqueries) */
     rc = merge_request(base, q, out, err, errlen);
     sids_now = NULL;
     free(v);

@@ -286,6 +286,20 @@ static void drop_db(const char *db)
 
 /* ---- tests ---- */
 
+/* *s closed and opened again on db (not emptied): a store that has
+ * looked up a filter's series, or found days complete, trusts them while
+ * samples holds the same rows in those days (ch_merge); rows a test
+ * writes to the series tables alone are seen by a store opened since. */
+static void reopen(hs_store **s, const char *db)
+{
+    char url[512], err[512] = "";
+    hs_store_close(*s);
+    url_of(url, sizeof url, db);
+    *s = hs_store_open(url, err, sizeof err);
+    if (!*s)
+        fail_msg("open %s: %s", url, err);
+}
+
 /* A second store on database db (open_db first) that never reads the
  * rollups nor the series table (?rollup=0): every merge the exact way. */
 static hs_store *open_exact(const char *db)
@@ -966,6 +980,7 @@ static void test_filtered(void **state)
              db, L, db, L);
     for (size_t h = 0; h < n_hosts(); h++)
         free(sql_on(h, q));
+    reopen(&s, db);
     /* The totals (from the profiles table) and the rows (from the series
      * rollup and samples): i-2's too, both selected by series id. */
     assert_int_equal(hs_store_merge(s, &lq, &m, err, sizeof err), 0);
@@ -980,6 +995,7 @@ static void test_filtered(void **state)
              "FROM %s.profiles%s LIMIT 1",
              db, L, db, L);
     free(sql(q));
+    reopen(&s, db);
     assert_int_equal(hs_store_merge(s, &lq, &m, err, sizeof err), 0);
     assert_int_equal(m.n_profiles, mr.n_profiles);
     assert_int_equal(m.totals[1], mr.totals[1]);
@@ -993,6 +1009,7 @@ static void test_filtered(void **state)
              "WHERE has(label_values, 'i-3') LIMIT 1",
              db, L, db);
     free(sql(q));
+    reopen(&s, db);
     same_merge(s, raw, &lq, &m);
     hs_store_merged_free(&m);
     hs_store_close(raw);
@@ -1096,9 +1113,14 @@ static void test_day_rollups(void **state)
     vcut.from_ns = d1 + 1 * H; /* whole hours only, from the hourly rollup */
     rollup_row_shows(s, raw, &vq, &vcut);
     rollup_row_shows(s, raw, &vdays, &vcut);
-    /* Daily rollups counting a profile too many: not read. */
+    /* Daily rollups counting a profile too many: not read (by a store
+     * opened since: one that found the day's series tables complete
+     * trusts them until samples gets rows in the day, which is how the
+     * views get theirs; rows written to them alone, as here, it does not
+     * see: test_trusted_days). */
     add_day_row(db, "rollup_series", "sid", 0, "0, 1, 0, 0, 0, 0", d1, i2);
     add_day_row(db, "rollup_version_day", "version", 0, "0, 1, 0, 0, 0, 0", d1, "version = 'v1'");
+    reopen(&s, db);
     const hs_store_query *again[] = {&iq, &vq, &vdays};
     for (int i = 0; i < 3; i++) {
         same_merge(s, raw, again[i], &m);
@@ -1146,6 +1168,101 @@ static void test_day_rollups(void **state)
             }
             assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
         }
+    }
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* The days a store found complete (days_trusted): its merges of a series
+ * then read no count, and ask the series ids once (the next merge of the
+ * same filter reuses them while samples holds the same rows in those
+ * days). Answers equal the exact way's on the first and the later
+ * merges, at day, hour and minute cuts; after puts whose rows reached
+ * samples but not the series rollup nor the profiles table (their views
+ * dropped: as a view insert that failed), the store counts again, finds
+ * them short and answers the exact way, and so does a store opened
+ * since; the views back (reopened), new days are complete again while
+ * the short day stays read the exact way. In a cluster (no system.parts
+ * of the other shard) every merge counts: the same answers. */
+static void test_trusted_days(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_trust";
+    const int64_t H = 3600 * SEC, M = 60 * SEC;
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "";
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 30 };
+    static const char *const inst[3] = {"i-1", "i-2", "i-3"};
+    test_profile p[N];
+    const int64_t d1 = 19700 * DAY, t0 = d1 - 3 * H;
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "t%d", i);
+        make_profile(&p[i], &st, id, "svc", t0 + i * 70 * M, i + 1, i % 2);
+        p[i].p.version = i % 4 ? "v1" : "v2";
+        p[i].labels[0].value = inst[i % 3];
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+    hs_store_label l_inst = {"instance", "i-2"};
+    const char *v1[1] = {"v1"};
+    const int64_t ranges[][2] = {
+        {0, 0}, {d1, d1 + DAY}, {d1 + 10 * M, 0}, {d1 - 2 * H - 5 * M, d1 + DAY + 3 * H + 20 * M}, {d1 + 2 * H, d1 + 9 * H}};
+    hs_store_merged m;
+    for (int pass = 0; pass < 5; pass++) {
+        if (pass == 2) {
+            /* (puts that reach samples only, and the series table: the
+             * two views dropped, as if their inserts had failed) */
+            static const char *const views[2] = {"rollup_series_mv", "profiles_mv"};
+            const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+            char q[256];
+            for (size_t h = 0; h < n_hosts(); h++)
+                for (int v = 0; v < 2; v++) {
+                    snprintf(q, sizeof q, "DROP TABLE IF EXISTS %s.%s%s", db, views[v], L);
+                    free(sql_on(h, q));
+                }
+            for (int i = 0; i < N; i++) {
+                snprintf(p[i].p.id, sizeof p[i].p.id, "u%d", i);
+                p[i].p.start_ns += 5 * M;
+            }
+            assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+        }
+        if (pass == 3)
+            reopen(&s, db); /* (it counts too; its open puts the views back) */
+        if (pass == 4) {
+            /* (profiles two days later: their days complete) */
+            for (int i = 0; i < N; i++) {
+                snprintf(p[i].p.id, sizeof p[i].p.id, "w%d", i);
+                p[i].p.start_ns += 2 * DAY;
+            }
+            assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+        }
+        for (int f = 0; f < 3; f++)
+            for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++)
+                for (int twice = 0; twice < 2; twice++) {
+                    hs_store_query q = {.service = "svc", .type = "cpu", .from_ns = ranges[k][0],
+                                        .until_ns = ranges[k][1]};
+                    if (f != 1) {
+                        q.labels = &l_inst;
+                        q.n_labels = 1;
+                    }
+                    if (f != 0) {
+                        q.versions = v1;
+                        q.n_versions = 1;
+                    }
+                    if (pass == 4 && q.until_ns)
+                        q.until_ns += 2 * DAY;
+                    same_merge(s, raw, &q, &m);
+                    assert_true(m.n_profiles > 0);
+                    hs_store_merged_free(&m);
+                }
     }
     hs_store_close(raw);
     hs_store_close(s);
@@ -1770,6 +1887,7 @@ int main(void)
         cmocka_unit_test(test_rollup_complement),
         cmocka_unit_test(test_filtered),
         cmocka_unit_test(test_day_rollups),
+        cmocka_unit_test(test_trusted_days),
         cmocka_unit_test(test_label_rollup_added),
         cmocka_unit_test(test_label_rollup_keys),
         cmocka_unit_test(test_zero_stack),
