@@ -101,7 +101,11 @@
  *            that match (a few rows per series and day; looked up before
  *            a merge's request and listed in it when few: ch_merge), when the table
  *            counts every profile row of the range's days (else, or with
- *            rollup=0, the exact way: profile rows chosen by id).
+ *            rollup=0, the exact way: profile rows chosen by id). On one
+ *            server a store remembers the days it found complete with
+ *            samples' row count of the day (system.parts) and counts
+ *            them again only when that changed (days_trusted), and keeps
+ *            a filter's look-up while it did not (one request then).
  *   rollup_series  the same per series id and DAY: ORDER BY (kind,
  *            bucket, rowtype, sid, stack); merges of labels the label
  *            rollup does not hold (an instance), of two labels, of a label
