@@ -3,6 +3,7 @@
  *
  *   store_bench URL [URL...] [--sizes 1000,10000,100000] [--runs 5] [--batch 32]
  *               [--paths 2000] [--used 400] [--fresh 4] [--parallel-fill 0|1]
+ *               [--service NAME --t0 NS --queries-only 1]
  *
  * Fills the stores (a fresh service name per run) with the same profiles
  * up to each size in turn, timing only hs_store_put (one store after the
@@ -22,7 +23,11 @@
  * generation). Also times the decomposition alone and puts of single
  * profiles (one transaction each). Prints a "key value [value...]" line
  * per figure, one value per store (shared facts: one), for bench/store.sh
- * and bench/store_ch.sh to shape. */
+ * and bench/store_ch.sh to shape. It prints the service name and t0 it
+ * filled under ("service NAME", "t0 NS"); --queries-only 1 with those
+ * and stores a run filled (its last size first) times the queries of
+ * each size again without storing anything (bench/store_ch.sh's
+ * BENCH_STORE_KEEP). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -254,7 +259,9 @@ int main(int argc, char **argv)
         return 2;
     }
     size_t sizes[8] = {1000, 10000, 100000}, n_sizes = 3, runs = 5, batch = 32, paths = 2000, used = 400, fresh = 4,
-           n_pool = 512, parallel = 0;
+           n_pool = 512, parallel = 0, queries_only = 0;
+    const char *service = NULL;
+    int64_t t0_arg = 0;
     int argi = 1;
     const char *urls[MAX_STORES];
     while (argi < argc && strncmp(argv[argi], "--", 2) != 0) {
@@ -281,19 +288,25 @@ int main(int argc, char **argv)
             n_pool = strtoull(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--parallel-fill"))
             parallel = strtoull(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--service"))
+            service = argv[i + 1];
+        else if (!strcmp(argv[i], "--t0"))
+            t0_arg = strtoll(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--queries-only"))
+            queries_only = strtoull(argv[i + 1], NULL, 10);
         else {
             fprintf(stderr, "store_bench: unknown option %s\n", argv[i]);
             return 2;
         }
     }
     if (n_stores == 0 || runs < 1 || runs > 64 || batch < 1 || batch > 4096 || n_sizes == 0 || n_pool < 1 ||
-        parallel > 1) {
-        fprintf(stderr, "store_bench: bad URLs, --runs (1-64), --batch (1-4096), --parallel-fill (0 or 1) or --sizes\n");
+        parallel > 1 || queries_only > 1 || (queries_only && (!service || !t0_arg))) {
+        fprintf(stderr, "store_bench: bad URLs, --runs (1-64), --batch (1-4096), --parallel-fill (0 or 1), --sizes, or --queries-only without --service and --t0\n");
         return 2;
     }
     char err[512] = "", name[64];
     snprintf(name, sizeof name, "bench-%d-%ld", (int)getpid(), (long)time(NULL));
-    svc = name;
+    svc = service ? service : name;
     hs_store_stats st0[MAX_STORES];
     for (size_t k = 0; k < n_stores; k++) {
         stores[k] = hs_store_open(urls[k], err, sizeof err);
@@ -313,6 +326,9 @@ int main(int argc, char **argv)
     }
     int64_t t0 = (int64_t)time(NULL) * 1000000000LL - 400LL * 86400 * 1000000000LL; /* spread over the past */
     t0 -= t0 % BENCH_MINUTE;
+    if (t0_arg)
+        t0 = t0_arg;
+    printf("service %s\nt0 %" PRId64 "\n", svc, t0);
     size_t chunk = batch > 1024 ? batch : 1024;
     item *items = calloc(chunk, sizeof *items);
     const hs_store_profile **ps = calloc(batch, sizeof *ps), **fps[MAX_STORES];
@@ -368,6 +384,10 @@ int main(int argc, char **argv)
     double put_time[MAX_STORES] = {0}, put_cpu[MAX_STORES] = {0};
     int64_t prev_bytes[MAX_STORES] = {0};
     for (size_t si = 0; si < n_sizes; si++) {
+        if (queries_only && si + 1 < n_sizes)
+            continue; /* (the stores hold the last size: only its queries count right) */
+        if (queries_only)
+            stored = next = sizes[si];
         while (stored < sizes[si]) {
             size_t n = sizes[si] - stored < chunk ? sizes[si] - stored : chunk;
             for (size_t k = 0; k < n; k++)
@@ -414,20 +434,24 @@ int main(int argc, char **argv)
             stored += n;
             next += n;
         }
-        printf("ingest_per_s_at_%zu", stored);
-        for (size_t x = 0; x < n_stores; x++)
-            printf(" %.0f", (double)stored / put_time[x]);
-        printf("\ningest_per_cpu_s_at_%zu", stored);
-        for (size_t x = 0; x < n_stores; x++)
-            printf(" %.0f", (double)stored / put_cpu[x]);
-        printf("\n");
-        fflush(stdout);
+        if (!queries_only) {
+            printf("ingest_per_s_at_%zu", stored);
+            for (size_t x = 0; x < n_stores; x++)
+                printf(" %.0f", (double)stored / put_time[x]);
+            printf("\ningest_per_cpu_s_at_%zu", stored);
+            for (size_t x = 0; x < n_stores; x++)
+                printf(" %.0f", (double)stored / put_cpu[x]);
+            printf("\n");
+            fflush(stdout);
+        }
         /* every stored profile; the last 24 hours, from 10 minutes past an
          * hour (whole hours and a partial one at the start); one version;
          * one instance */
         int64_t last = t0 + (int64_t)((stored - 1) / 100) * BENCH_MINUTE;
         hs_store_query q = {.service = svc, .type = "cpu"};
-        if (timed("merge", q_merge, &q, runs, stored, (int64_t)stored, 1))
+        /* (a kept fill also holds the single-profile puts: no count wanted) */
+        int64_t want = queries_only ? -1 : (int64_t)stored;
+        if (timed("merge", q_merge, &q, runs, stored, want, 1))
             return 1;
         hs_store_query day = q;
         day.from_ns = last - 24 * 60 * BENCH_MINUTE;
@@ -453,7 +477,7 @@ int main(int argc, char **argv)
             if (timed(lb_name[k], q_merge, &one, runs, stored, -1, 0))
                 return 1;
         }
-        if (timed("series", q_series, &q, runs, stored, (int64_t)stored, 0))
+        if (timed("series", q_series, &q, runs, stored, want, 0))
             return 1;
         if (timed("label_values", q_labels, &q, runs, stored, -1, 0))
             return 1;
@@ -464,13 +488,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, "store_bench: stats: %s\n", err);
                 return 1;
             }
-            bytes[x] = st.bytes - st0[x].bytes;
-            stk[x] = st.stacks - st0[x].stacks;
+            bytes[x] = st.bytes - (queries_only ? 0 : st0[x].bytes);
+            stk[x] = st.stacks - (queries_only ? 0 : st0[x].stacks);
         }
         printf("bytes_per_profile_at_%zu", stored);
         for (size_t x = 0; x < n_stores; x++)
             printf(" %.0f", (double)bytes[x] / (double)stored);
-        if (si > 0) {
+        if (si > 0 && !queries_only) {
             printf("\nbytes_per_added_profile_%zu_to_%zu", sizes[si - 1], stored);
             for (size_t x = 0; x < n_stores; x++)
                 printf(" %.0f", (double)(bytes[x] - prev_bytes[x]) / (double)(stored - sizes[si - 1]));
@@ -484,12 +508,14 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
 
-    /* single-profile puts: one transaction (one fsync) each */
+    /* single-profile puts: one transaction (one fsync) each (not with
+     * --queries-only: they would add profiles to a kept fill) */
     size_t n1 = 200;
-    for (size_t k = 0; k < n1; k++)
+    for (size_t k = 0; !queries_only && k < n1; k++)
         make(pool, n_pool, &items[k], next + k, t0);
-    printf("ingest_per_s_batch1");
-    for (size_t x = 0; x < n_stores; x++) {
+    if (!queries_only)
+        printf("ingest_per_s_batch1");
+    for (size_t x = 0; !queries_only && x < n_stores; x++) {
         double a = now_s();
         for (size_t k = 0; k < n1; k++) {
             size_t dups;
@@ -501,7 +527,8 @@ int main(int argc, char **argv)
         }
         printf(" %.0f", (double)n1 / (now_s() - a));
     }
-    printf("\n");
+    if (!queries_only)
+        printf("\n");
     for (size_t k = 0; k < n_pool; k++)
         hs_stack_parts_free(pool[k].parts);
     free(pool);

@@ -25,6 +25,11 @@
 # rollup_labels=zone: the label rollup holds the zone label only, the one
 # a merge reads it for; the instance merge reads its series' samples. Set
 # it empty for a build that predates the option, e.g. main's).
+# BENCH_STORE_KEEP=DIR keeps the two stores in DIR (sqlite/, clickhouse/,
+# state): the first run fills them as usual; a later run with the same DIR
+# and the same last size only times the queries of that size on the kept
+# data (no fill, no ingest figures: for trying a change to the queries).
+# With BENCH_STORE_KEEP the section is not written to BENCHMARKS.md.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -55,7 +60,14 @@ done
 [ "$RUNS" -ge 1 ] || { echo "store_ch: BENCH_RUNS must be at least 1" >&2; exit 2; }
 
 TMP=$(mktemp -d)
-CH_ROOT=$TMP/clickhouse
+KEEP=${BENCH_STORE_KEEP:-}
+STORES=$TMP
+if [ -n "$KEEP" ]; then
+    mkdir -p "$KEEP"
+    STORES=$(cd "$KEEP" && pwd)
+    BENCH_NO_DOC=1
+fi
+CH_ROOT=$STORES/clickhouse
 # shellcheck source=tests/integration/clickhouse_lib.sh
 source "$ROOT/tests/integration/clickhouse_lib.sh"
 if ! ch_available; then
@@ -63,23 +75,40 @@ if ! ch_available; then
     exit 0
 fi
 trap 'ch_stop_all; rm -rf "$TMP"' EXIT
+LAST=${SIZES##*,}
+REUSE=0
+if [ -n "$KEEP" ] && [ -f "$STORES/state" ]; then
+    read -r K_SIZE K_SERVICE K_T0 H T I <"$STORES/state"
+    [ "$K_SIZE" = "$LAST" ] || { echo "store_ch: $STORES holds $K_SIZE profiles, not $LAST" >&2; exit 2; }
+    REUSE=1
+fi
 
 # shellcheck disable=SC2046 # pkg-config prints several flags
 cc -O2 -g -Wall -Wextra -Werror -I"$ROOT/src" -o "$TMP/store_bench" "$HERE/store_bench.c" "${LIBS[@]}" \
     $(pkg-config --libs sqlite3 libcurl libxxhash libprotobuf-c zlib libdeflate libisal) -lpthread -lm
 
-ch_ports 3
-read -r H T I <<<"$CH_PORTS"
-ch_config bench "$H" "$T" "$I"
+if [ "$REUSE" = 1 ]; then
+    CH_NAMES+=(bench) # (its config and data as the filling run left them)
+else
+    rm -rf "$STORES/sqlite" "$STORES/clickhouse"
+    ch_ports 3
+    read -r H T I <<<"$CH_PORTS"
+    ch_config bench "$H" "$T" "$I"
+fi
 ch_start bench
 ch_wait bench "$H"
 VERSION=$(ch_sql "$H" "SELECT version()")
 
 CH_URL="clickhouse://127.0.0.1:$H/hs_bench${CH_OPTIONS:+?$CH_OPTIONS}"
-echo "store_ch: SQLite and ClickHouse $VERSION: $TMP/store_bench sqlite:$TMP/sqlite $CH_URL --sizes $SIZES --runs $RUNS --batch $BATCH --parallel-fill $PARALLEL"
+echo "store_ch: SQLite and ClickHouse $VERSION: $TMP/store_bench sqlite:$STORES/sqlite $CH_URL --sizes $SIZES --runs $RUNS --batch $BATCH --parallel-fill $PARALLEL"
 FILL_START=$(date +%s)
-"$TMP/store_bench" "sqlite:$TMP/sqlite" "$CH_URL" --sizes "$SIZES" --runs "$RUNS" --batch "$BATCH" --parallel-fill "$PARALLEL" | tee "$TMP/out"
+AGAIN=()
+[ "$REUSE" = 1 ] && AGAIN=(--service "$K_SERVICE" --t0 "$K_T0" --queries-only 1)
+"$TMP/store_bench" "sqlite:$STORES/sqlite" "$CH_URL" --sizes "$SIZES" --runs "$RUNS" --batch "$BATCH" --parallel-fill "$PARALLEL" "${AGAIN[@]}" | tee "$TMP/out"
 echo "store_ch: store_bench took $(($(date +%s) - FILL_START)) s (fill and queries)"
+if [ -n "$KEEP" ] && [ "$REUSE" = 0 ]; then
+    echo "$LAST $(awk '$1 == "service" { print $2 }' "$TMP/out") $(awk '$1 == "t0" { print $2 }' "$TMP/out") $H $T $I" >"$STORES/state"
+fi
 # ClickHouse's part count at the end.
 PARTS=$(ch_sql "$H" "SELECT count() FROM system.parts WHERE active AND database = 'hs_bench'")
 # What each table costs: its bytes on disk per stored profile.

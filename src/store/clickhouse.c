@@ -68,6 +68,12 @@
  *            rowtype, version, stack), its own view; merges filtered by
  *            versions only read their whole hours from it, on the same
  *            conditions.
+ *   rollup_version_day  the same per DAY (bucket = its first ns): such
+ *            merges read their range's whole days from it and only the
+ *            other whole hours from rollup_version (one UNION ALL, one
+ *            count; when the count differs, as for days stored before
+ *            the table existed, they ask again with every hour from
+ *            rollup_version).
  *   rollup_label  the same per label of the profile: ORDER BY (kind,
  *            bucket, rowtype, label_key, label_value, stack), its view
  *            ARRAY JOINs the labels every row carries (a profile's labels
@@ -92,11 +98,29 @@
  *            sid): per day the version and labels of every series id and
  *            its count of profile rows, filled by a view over the profile
  *            rows. A version or label filter is resolved here to the sids
- *            that match (a few rows per series and day), when the table
+ *            that match (a few rows per series and day; looked up before
+ *            a merge's request and listed in it when few: ch_merge), when the table
  *            counts every profile row of the range's days (else, or with
- *            rollup=0, the exact way: profile rows chosen by id).
+ *            rollup=0, the exact way: profile rows chosen by id). On one
+ *            server a store remembers the days it found complete with
+ *            samples' row count of the day (system.parts) and counts
+ *            them again only when that changed (days_trusted), and keeps
+ *            a filter's look-up while it did not (one request then).
+ *   rollup_series  the same per series id and DAY: ORDER BY (kind,
+ *            bucket, rowtype, sid, stack); merges of labels the label
+ *            rollup does not hold (an instance), of two labels, of a label
+ *            and versions read their whole days from it (sid IN, as
+ *            below), the rest from their series' samples (or a day minus
+ *            its part outside: roll_complements by day). Per day: a series
+ *            has few profiles an hour, whose hourly sums fold little.
+ *   profiles (day, kind, sid, start_ns, duration_ns, pid, ins, v0..v3)
+ *            MergeTree ORDER BY (kind, sid, start_ns), filled by a view
+ *            over the profile rows: the totals (and duplicate probe) of a
+ *            merge that selects series read their rows here, without
+ *            string columns, when it counts every profile row of the
+ *            range's days (else from the profile rows of samples).
  *   retention (before_ns) Log: the watermark (see ch_retain).
- * In a cluster, stacks, samples, the three rollups and series are *_local
+ * In a cluster, stacks, samples, the rollups, series and profiles are *_local
  * tables on every shard and Distributed tables of the same names shard
  * stacks by hash and samples by pid, so all the rows of a profile, and
  * every copy of one id, live on one shard (and its rollup and series rows
@@ -171,6 +195,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis_internal.h"
+#include "profile/hashmap.h"
 #include "store/stack.h"
 
 #define CH_POOL 8                 /* idle curl handles kept for reuse */
@@ -188,6 +213,24 @@
  * against 159 ms at 100 000 profiles there). */
 #define CH_LABEL_ROLL_MIN 16
 #define CH_MAX_ROLL_KEYS 64 /* keys of rollup_labels */
+#define CH_TRUSTED_MAX 1024 /* (kind, day)s known complete: days_trusted */
+#define CH_LOOKUPS 32       /* series lookups kept: ch_merge */
+
+/* The row counts of samples per day (system.parts) a request read, as
+ * one value: how many days, and the sum of a hash of each (day, rows). */
+typedef struct {
+    uint64_t n, sum;
+} ch_fp;
+
+/* A merge's series lookup (ch_merge): its SQL, the series ids it found,
+ * the samples' days it saw, and what days_trusted said of them. */
+typedef struct {
+    char *sql;
+    uint64_t *sids;
+    size_t n;
+    ch_fp fp;
+    int trusted, no_day0;
+} ch_lookup;
 /* The hour of a row in the samples' ordering key; queries repeat this very
  * expression as a condition (ClickHouse 18.16 uses a key expression's own
  * conditions, not those on start_ns, to skip granules). */
@@ -428,6 +471,15 @@ typedef struct {
      * request when it changed (so it only saves a round trip). */
     int64_t merge_wm;
     int merge_wm_known;
+    /* The (kind, day)s whose series tables were found complete, with the
+     * samples' row count of the day then (days_trusted). */
+    struct {
+        uint64_t kind, rows;
+        uint16_t day;
+    } trusted[CH_TRUSTED_MAX];
+    size_t n_trusted;
+    ch_lookup lookups[CH_LOOKUPS];
+    size_t next_lookup;
 } ch_store;
 
 static const hs_store_ops ch_ops;
@@ -676,8 +728,8 @@ static int ch_each(ch_store *s, const char *sql, char *err, size_t errlen)
  * declarations; opts: "" or its SETTINGS) and of its materialized view
  * NAME_mv over the rows of samples that meet cond (*tbl, *mv: malloc'd,
  * or NULL on out of memory). */
-static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, const char *cols,
-                       const char *defs, const char *opts, const char *aj, const char *cond)
+static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, long long unit,
+                       const char *cols, const char *defs, const char *opts, const char *aj, const char *cond)
 {
     const char *sep = *cols ? ", " : "";
     int a = asprintf(tbl,
@@ -692,7 +744,7 @@ static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, con
                      "intDiv(start_ns, %lld) * %lld AS bucket, rowtype%s%s, stack, count() AS profiles, "
                      "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples%s%s "
                      "WHERE start_ns >= 0%s GROUP BY day, kind, bucket, rowtype%s%s, stack",
-                     db, name, L, db, name, L, CH_BUCKET_NS, CH_BUCKET_NS, sep, cols, db, L, aj, cond, sep, cols);
+                     db, name, L, db, name, L, unit, unit, sep, cols, db, L, aj, cond, sep, cols);
     if (b < 0)
         *mv = NULL;
 }
@@ -783,7 +835,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
         return 0;
     const char *L = s->local, *db = s->db;
     int rc = 0;
-    enum { N_DDL = 12, N_BASE = 4 /* created before the schema check */ };
+    enum { N_DDL = 18, N_BASE = 4 /* created before the schema check */ };
     const char *ddl[N_DDL];
     char *owned[N_DDL] = {0};
     int ok_ddl[N_DDL];
@@ -810,8 +862,8 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
      * each shard, from its local table), folded within the block. The
      * version rollup: the same per version as well (the sample rows carry
      * their profile's version), for merges of some versions. */
-    rollup_ddl(&owned[4], &owned[5], db, L, "rollup", "", "", "", "", "");
-    rollup_ddl(&owned[6], &owned[7], db, L, "rollup_version", "version", "version String", "", "", "");
+    rollup_ddl(&owned[4], &owned[5], db, L, "rollup", CH_BUCKET_NS, "", "", "", "", "");
+    rollup_ddl(&owned[6], &owned[7], db, L, "rollup_version", CH_BUCKET_NS, "version", "version String", "", "", "");
     /* The label rollup: the same per label (key, value) of the profile
      * (every row carries its profile's labels), for merges of one label.
      * It counts only the profile rows marked as having labelled sample
@@ -830,7 +882,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     }
     buf_str(&keys, "], label_key)");
     buf_printf(&cond, " AND (rowtype = 1 OR stack = " CH_STR(CH_LABELLED) ") AND %s", keys.p ? keys.p : "");
-    rollup_ddl(&owned[10], &owned[11], db, L, "rollup_label", "label_key, label_value",
+    rollup_ddl(&owned[10], &owned[11], db, L, "rollup_label", CH_BUCKET_NS, "label_key, label_value",
                "label_key String, label_value String", " SETTINGS index_granularity = 1024",
                " ARRAY JOIN label_keys AS label_key, label_values AS label_value", cond.p ? cond.p : "");
     ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = ok_ddl[10] = ok_ddl[11] = 0; /* (NULL if out of memory) */
@@ -852,6 +904,31 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
                          "any(label_values) AS label_values, count() AS profiles FROM %s.samples%s "
                          "WHERE rowtype = 0 GROUP BY day, kind, sid",
                          db, L, db, L, db, L);
+    /* The series rollup: the same per series id and DAY (a series has
+     * ~6 profiles an hour in bench/store_ch.sh, too few for hourly sums
+     * to fold much), for merges of labels the label rollup does not
+     * hold. Granules of 1024 rows: a series has a few thousand rows a
+     * day. */
+    rollup_ddl(&owned[12], &owned[13], db, L, "rollup_series", CH_DAY_NS, "sid", "sid UInt64",
+               " SETTINGS index_granularity = 1024", "", "");
+    /* The version rollup per day too: a merge of versions reads its
+     * range's whole days there (~1/24 of the rows of their hours). */
+    rollup_ddl(&owned[16], &owned[17], db, L, "rollup_version_day", CH_DAY_NS, "version", "version String", "", "",
+               "");
+    ok_ddl[12] = ok_ddl[13] = ok_ddl[16] = ok_ddl[17] = 0;
+    /* The profiles: the numbers of every profile row (no string), ordered
+     * by series, for the totals of merges that select series. */
+    ok_ddl[14] = asprintf(&owned[14],
+                          "CREATE TABLE IF NOT EXISTS %s.profiles%s (day Date, kind UInt64, sid UInt64, "
+                          "start_ns Int64, duration_ns Int64, pid UInt64, ins UInt64, v0 Int64, v1 Int64, v2 Int64, "
+                          "v3 Int64) ENGINE = MergeTree() PARTITION BY day ORDER BY (kind, sid, start_ns) "
+                          "SETTINGS index_granularity = 1024",
+                          db, L);
+    ok_ddl[15] = asprintf(&owned[15],
+                          "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.profiles_mv%s TO %s.profiles%s AS SELECT day, "
+                          "kind, sid, start_ns, duration_ns, pid, ins, v0, v1, v2, v3 FROM %s.samples%s "
+                          "WHERE rowtype = 0",
+                          db, L, db, L, db, L);
     for (int i = 0; i < N_DDL; i++) {
         if (ok_ddl[i] < 0)
             owned[i] = NULL; /* (asprintf leaves it undefined) */
@@ -874,10 +951,11 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
     if (rc == 0 && s->cluster) {
         /* (the rollups and series are only read through their Distributed
          * tables: the materialized views write each shard's own.) */
-        static const char *const tables[6] = {"stacks", "samples", "rollup", "rollup_version", "rollup_label",
-                                              "series"};
-        static const char *const keys[6] = {", hash", ", pid", "", "", "", ""};
-        for (int i = 0; i < 6 && rc == 0; i++) {
+        static const char *const tables[9] = {"stacks",   "samples",           "rollup",       "rollup_version",
+                                              "rollup_label", "series", "rollup_series", "profiles",
+                                              "rollup_version_day"};
+        static const char *const keys[9] = {", hash", ", pid", "", "", "", "", "", "", ""};
+        for (int i = 0; i < 9 && rc == 0; i++) {
             ch_buf d = {0};
             buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
@@ -1151,6 +1229,10 @@ static void ch_close(hs_store *base)
     for (size_t i = 0; i < s->n_roll_keys; i++)
         free(s->roll_keys[i]);
     free(s->roll_keys);
+    for (size_t i = 0; i < CH_LOOKUPS; i++) {
+        free(s->lookups[i].sql);
+        free(s->lookups[i].sids);
+    }
     pthread_mutex_destroy(&s->mu);
     free(s);
     curl_global_cleanup();
@@ -1661,13 +1743,19 @@ static void wm_keep(ch_store *s, int64_t wm)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* The conditions every row of the selection meets: its row type, the
- * kind, the time range from max(from, watermark) (and its days, which
- * prune partitions). */
+/* where_rows' row for the profiles table, which has no row type. */
+#define CH_NARROW (-1)
+
+/* The conditions every row of the selection meets: its row type (none
+ * when row is CH_NARROW), the kind, the time range from max(from,
+ * watermark) (and its days, which prune partitions). */
 static void where_rows(ch_buf *b, const hs_store_query *q, int64_t wm, int row)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
-    buf_printf(b, "rowtype = %d", row);
+    if (row == CH_NARROW)
+        buf_str(b, "1");
+    else
+        buf_printf(b, "rowtype = %d", row);
     if (q->service && q->type)
         buf_printf(b, " AND kind = %" PRIu64, kind_of(q->service, q->type));
     if (from > 0) {
@@ -1753,29 +1841,72 @@ static void where_not_losers(ch_buf *b, const uint64_t *losers, size_t n_losers)
 }
 
 /* " AND day >= ... AND day <= ...": the days of q's range from
- * max(from, watermark). */
-static void where_days(ch_buf *b, const hs_store_query *q, int64_t wm)
+ * max(from, watermark) (where_days_of: of another Date column). */
+static void where_days_of(ch_buf *b, const char *col, const hs_store_query *q, int64_t wm)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from > 0) {
-        buf_str(b, " AND day >= ");
+        buf_printf(b, " AND %s >= ", col);
         buf_day(b, day_of(from));
     }
     if (q->until_ns) {
-        buf_str(b, " AND day <= ");
+        buf_printf(b, " AND %s <= ", col);
         buf_day(b, day_of(q->until_ns));
     }
 }
 
+static void where_days(ch_buf *b, const hs_store_query *q, int64_t wm) { where_days_of(b, "day", q, wm); }
+
+/* The series ids a merge looked up before its request (ch_merge, when
+ * few), on the thread building it: where_sids lists them. */
+typedef struct {
+    const uint64_t *v;
+    size_t n;
+    int trusted; /* the series tables hold every profile of the range's days (days_trusted) */
+    int no_day0; /* and samples has no row in day 0, where profiles before 1970 are */
+    int fp_check; /* the request reads the samples' days again (day_rows) ... */
+    ch_fp fp_seen; /* ... and they were these */
+} ch_sids;
+static __thread ch_sids *sids_now;
+
+static void fp_add(ch_fp *f, uint64_t day, uint64_t rows)
+{
+    f->n++;
+    f->sum += hs_hmap_mix(day << 48 ^ rows);
+}
+
+/* "SELECT cols FROM system.parts ... GROUP BY min_date": per day of q's
+ * range from max(from, wm) (min_date: samples is partitioned by day) the
+ * rows samples holds, on the host asked (so only on one server); cols
+ * name the day toUInt64(min_date) and the rows sum(rows). */
+static void day_rows(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const char *cols)
+{
+    buf_printf(b, "SELECT %s FROM system.parts WHERE active AND database = ", cols);
+    buf_quote(b, s->db);
+    buf_str(b, " AND table = 'samples'");
+    where_days_of(b, "min_date", q, wm);
+    buf_str(b, " GROUP BY min_date");
+}
+
 /* " AND sid IN (...)": the rows of the series whose version and labels
  * q selects, looked up in the series table (a few rows per series and
- * day) on each shard. sid follows (rowtype, kind, hour) in the samples'
+ * day) on each shard, or listed when the merge looked them up already
+ * (sids_now: in the range's days, through the Distributed table; every
+ * listed id has the selected version and labels, whichever day or shard
+ * it came from). sid follows (rowtype, kind, hour) in the samples'
  * key, so within each hour ClickHouse reads only the selected series'
  * granules. Exact only when the series table holds every profile row of
  * the days (checked by the merge, series_check) and no id is stored twice
  * among them: else the caller takes where_chosen. */
 static void where_sids(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
 {
+    if (sids_now) {
+        buf_str(b, sids_now->n ? " AND sid IN (" : " AND 0");
+        for (size_t i = 0; i < sids_now->n; i++)
+            buf_printf(b, "%s%" PRIu64, i ? "," : "", sids_now->v[i]);
+        buf_str(b, sids_now->n ? ")" : "");
+        return;
+    }
     buf_printf(b, " AND sid IN (SELECT sid FROM %s.series%s WHERE kind = %" PRIu64, s->db, s->local,
                kind_of(q->service, q->type));
     where_days(b, q, wm);
@@ -2123,40 +2254,55 @@ static int same_types(const hs_store_types *a, const hs_store_types *b)
 
 /* ---- merge ---- */
 
-/* The whole hours [*b0, *b1) (*b1 == 0: no upper bound) of q's range that
- * a rollup may answer: only with no id filter, and versions (the version
- * rollup's) or one label (the label rollup's) but not both, and only a
- * non-empty range. */
-static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, int64_t *b0, int64_t *b1)
+/* The rollup a merge reads and the buckets of its range it reads there
+ * (rollup_range). */
+typedef struct {
+    int series;     /* the series rollup (per day; else a per-hour one) */
+    int days;       /* whole days from the daily version rollup */
+    int64_t unit;   /* its bucket: CH_DAY_NS or CH_BUCKET_NS */
+    int64_t b0, b1; /* the whole buckets [b0, b1) (b1 == 0: no upper bound) */
+} ch_roll;
+
+/* Whether a rollup may answer q, which (*r) and the whole buckets of its
+ * range there: none with an id filter or an empty range; with no filter
+ * or versions only the hourly rollup (or version rollup: its whole days
+ * from the daily one when days is set), with one label of a key
+ * rollup_labels lists the label rollup, with any other labels (and
+ * versions) the series rollup (the caller selects the series:
+ * CH_SERIES). */
+static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, int days, ch_roll *r)
 {
-    if (!s->rollup || q->n_ids || q->n_labels > 1 || (q->n_labels && q->n_versions))
+    if (!s->rollup || q->n_ids)
         return 0;
-    if (q->n_labels && (!s->n_roll_keys || !bsearch(&q->labels[0].key, s->roll_keys, s->n_roll_keys, sizeof *s->roll_keys, cmp_str)))
-        return 0; /* (a key the label rollup does not hold: the series' samples) */
+    r->series = q->n_labels && (q->n_labels > 1 || q->n_versions || !s->n_roll_keys ||
+                                !bsearch(&q->labels[0].key, s->roll_keys, s->n_roll_keys, sizeof *s->roll_keys, cmp_str));
+    r->days = days && q->n_versions && !q->n_labels;
+    r->unit = r->series ? CH_DAY_NS : CH_BUCKET_NS;
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from < 0)
         from = 0; /* (the rollup holds no profile that started before 1970) */
-    if (from > INT64_MAX - CH_BUCKET_NS)
+    if (from > INT64_MAX - r->unit)
         return 0;
-    *b0 = (from + CH_BUCKET_NS - 1) / CH_BUCKET_NS * CH_BUCKET_NS;
-    *b1 = 0;
+    r->b0 = (from + r->unit - 1) / r->unit * r->unit;
+    r->b1 = 0;
     if (q->until_ns) {
-        *b1 = q->until_ns / CH_BUCKET_NS * CH_BUCKET_NS;
-        if (*b1 <= *b0)
+        r->b1 = q->until_ns / r->unit * r->unit;
+        if (r->b1 <= r->b0)
             return 0;
     }
     return 1;
 }
 
-/* " FROM DB.rollup WHERE ...": the rollup rows of q's kind (and versions:
- * then from the version rollup; or its label: the label rollup) in the
- * hours [b0, b1), after rowtype. */
-static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t b0, int64_t b1, int row)
+/* " WHERE ..." of one rollup table (from_buckets): q's kind, its
+ * selection there (the series, the label or the versions) and the
+ * buckets [b0, b1) (b1 == 0: no upper bound). */
+static void where_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
+                          int64_t b0, int64_t b1, int row)
 {
-    buf_printf(b, " FROM %s.%s WHERE rowtype = %d AND kind = %" PRIu64, s->db,
-               q->n_labels ? "rollup_label" : q->n_versions ? "rollup_version" : "rollup", row,
-               kind_of(q->service, q->type));
-    if (q->n_labels) { /* (one: rollup_range) */
+    buf_printf(b, " WHERE rowtype = %d AND kind = %" PRIu64, row, kind_of(q->service, q->type));
+    if (r->series) {
+        where_sids(b, s, q, wm);
+    } else if (q->n_labels) { /* (one: rollup_range) */
         buf_str(b, " AND label_key = ");
         buf_quote(b, q->labels[0].key);
         buf_str(b, " AND label_value = ");
@@ -2168,15 +2314,45 @@ static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, 
         buf_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
         buf_day(b, day_of(b1 - 1));
     }
-    if (q->n_versions)
+    if (q->n_versions && !r->series)
         where_attrs(b, q); /* (versions only: rollup_range) */
+}
+
+/* " FROM ...": the rows of r's rollup of q's kind (and versions: then
+ * from the version rollup; or its label: the label rollup; or the series
+ * q selects: the series rollup) in the buckets [b0, b1), after rowtype;
+ * with r->days, the whole days among them from the daily version rollup
+ * and only the other hours from the hourly one. */
+static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
+                         int64_t b0, int64_t b1, int row)
+{
+    const char *table = r->series ? "rollup_series" : q->n_labels ? "rollup_label" : q->n_versions ? "rollup_version" : "rollup";
+    int64_t d0 = (b0 + CH_DAY_NS - 1) / CH_DAY_NS * CH_DAY_NS, d1 = b1 / CH_DAY_NS * CH_DAY_NS;
+    if (!r->days || (b1 && d1 <= d0) || b0 > INT64_MAX - CH_DAY_NS) {
+        buf_printf(b, " FROM %s.%s", s->db, table);
+        where_buckets(b, s, q, wm, r, b0, b1, row);
+        return;
+    }
+    static const char cols[] = "SELECT stack, profiles, v0, v1, v2, v3 FROM";
+    buf_printf(b, " FROM (%s %s.%s_day", cols, s->db, table);
+    where_buckets(b, s, q, wm, r, d0, b1 ? d1 : 0, row);
+    if (b0 < d0) {
+        buf_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
+        where_buckets(b, s, q, wm, r, b0, d0, row);
+    }
+    if (b1 && d1 < b1) {
+        buf_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
+        where_buckets(b, s, q, wm, r, d1, b1, row);
+    }
+    buf_str(b, ")");
 }
 
 /* The rows of a merge's answer (RowBinary): the tag, then a stack and its
  * sums (tag CH_ROW_STACK), the totals (CH_ROW_TOTALS: the count in the
  * stack column, the sums, and in the array the time span and the checks),
  * or the watermark (CH_ROW_WM, in v0). One request answers all three. */
-enum { CH_ROW_STACK, CH_ROW_TOTALS, CH_ROW_WM };
+enum { CH_ROW_STACK, CH_ROW_TOTALS, CH_ROW_WM, CH_ROW_DAY /* (day_rows, in key and v0) */ };
+#define CH_ROW_DAY_N 3 /* (CH_ROW_DAY, for SQL text) */
 
 /* ", sum(v0), ... , toInt64(0)": the sums of the nv value columns the type
  * has of col (the others are 0: not read at all). */
@@ -2189,63 +2365,65 @@ static void merge_sums(ch_buf *b, const char *col, size_t nv)
             buf_str(b, ", toInt64(0)");
 }
 
-/* Which ends of q's range (CH_SUB_HEAD, CH_SUB_TAIL) a merge from the
- * rollup hours [b0, b1) reads as the whole hour from the rollup minus the
- * samples of the hour's part outside the range (the complement), rather
- * than the samples of its part inside: when the part outside is the
- * smaller (a range from 10 past an hour: 10 minutes of sample rows
- * instead of 50). Only for hours after 1970 (the rollup has no earlier
- * rows) and bounded ends. */
+/* Which ends of q's range (CH_SUB_HEAD, CH_SUB_TAIL) a merge from r's
+ * buckets [b0, b1) reads as the whole bucket (hour or day) from the
+ * rollup minus the samples of the bucket's part outside the range (the
+ * complement), rather than the samples of its part inside: when the part
+ * outside is the smaller (a range from 10 past an hour: 10 minutes of
+ * sample rows instead of 50). Only for buckets after 1970 (the rollup
+ * has no earlier rows) and bounded ends. */
 enum { CH_SUB_HEAD = 1, CH_SUB_TAIL = 2 };
-static int roll_complements(const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1)
+static int roll_complements(const hs_store_query *q, int64_t wm, const ch_roll *r)
 {
-    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    int64_t from = q->from_ns > wm ? q->from_ns : wm, u = r->unit, b0 = r->b0, b1 = r->b1;
     int sub = 0;
-    if (from > 0 && from < b0 && b0 - CH_BUCKET_NS > 0 && from - (b0 - CH_BUCKET_NS) < b0 - from)
+    if (from > 0 && from < b0 && b0 - u > 0 && from - (b0 - u) < b0 - from)
         sub |= CH_SUB_HEAD;
-    if (b1 && q->until_ns > b1 && b1 <= INT64_MAX - CH_BUCKET_NS && b1 + CH_BUCKET_NS - q->until_ns < q->until_ns - b1)
+    if (b1 && q->until_ns > b1 && b1 <= INT64_MAX - u && b1 + u - q->until_ns < q->until_ns - b1)
         sub |= CH_SUB_TAIL;
     return sub;
 }
 
 /* The part of a complemented end (roll_complements) outside q's range:
- * [hour start, from) at the head, [until, hour end) at the tail, as a
+ * [bucket start, from) at the head, [until, bucket end) at the tail, as a
  * query of its own (with watermark 0: the rollup summed every row of the
- * hour, those behind the watermark too). */
-static hs_store_query roll_outside(const hs_store_query *q, int64_t wm, int64_t b0, int64_t b1, int end)
+ * bucket, those behind the watermark too). */
+static hs_store_query roll_outside(const hs_store_query *q, int64_t wm, const ch_roll *r, int end)
 {
     hs_store_query o = *q;
     if (end == CH_SUB_HEAD) {
-        o.from_ns = b0 - CH_BUCKET_NS;
+        o.from_ns = r->b0 - r->unit;
         o.until_ns = q->from_ns > wm ? q->from_ns : wm;
     } else {
         o.from_ns = q->until_ns;
-        o.until_ns = b1 + CH_BUCKET_NS;
+        o.until_ns = r->b1 + r->unit;
     }
     return o;
 }
 
-/* The merge from a rollup: its hours [b0, b1), summed on each shard,
- * plus the sample rows of the range's partial hours at either end (of the
- * rows sel selects), or for the ends of sub (roll_complements) the whole
- * hour from the rollup minus the sample rows of its part outside the
- * range; nv value columns. Every part also counts its sample rows (the
+/* The merge from r's rollup: its buckets [b0, b1), summed on each shard,
+ * plus the sample rows of the range's partial buckets at either end (of
+ * the rows sel selects), or for the ends of sub (roll_complements) the
+ * whole bucket from the rollup minus the sample rows of its part outside
+ * the range; nv value columns. Every part also counts its sample rows (the
  * rollup's profiles column), so a stack whose rows are all outside the
  * range (count 0) is left out, while one whose values are all 0 stays.
  * Rows of CH_ROW_STACK. */
-static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel, int64_t b0,
-                         int64_t b1, int sub, size_t nv)
+static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+                         const ch_roll *r, int sub, size_t nv)
 {
-    int64_t from = q->from_ns > wm ? q->from_ns : wm;
+    int64_t from = q->from_ns > wm ? q->from_ns : wm, b0 = r->b0, b1 = r->b1;
     /* (from <= 0: no lower bound, and profiles before 1970 are only in
-     * the samples) */
-    int head = (from < b0 || from <= 0) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
+     * the samples, unless the series tables are trusted and samples has
+     * no row in their day, day 0) */
+    int early = from <= 0 && !(r->series && sids_now && sids_now->trusted && sids_now->no_day0);
+    int head = (from < b0 || early) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "s", nv);
     buf_str(b, ", emptyArrayInt64() FROM (SELECT stack, toInt64(sum(profiles)) AS c");
     for (size_t v = 0; v < nv; v++)
         buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
-    from_buckets(b, s, q, sub & CH_SUB_HEAD ? b0 - CH_BUCKET_NS : b0, sub & CH_SUB_TAIL ? b1 + CH_BUCKET_NS : b1, 1);
+    from_buckets(b, s, q, wm, r, sub & CH_SUB_HEAD ? b0 - r->unit : b0, sub & CH_SUB_TAIL ? b1 + r->unit : b1, 1);
     buf_str(b, " GROUP BY stack");
     if (head || tail) {
         buf_str(b, " UNION ALL SELECT stack, toInt64(count()) AS c");
@@ -2267,7 +2445,7 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
     for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
         if (!(sub & end))
             continue;
-        hs_store_query o = roll_outside(q, wm, b0, b1, end);
+        hs_store_query o = roll_outside(q, wm, r, end);
         buf_str(b, " UNION ALL SELECT stack, -toInt64(count()) AS c");
         for (size_t v = 0; v < nv; v++)
             buf_printf(b, ", -sum(v%zu) AS s%zu", v, v);
@@ -2280,13 +2458,13 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
 }
 
 /* The merged stacks of the selection (sel, the losers left out; from the
- * rollup's hours [b0, b1) when roll): one GROUP BY inside ClickHouse, rows
- * of CH_ROW_STACK. */
+ * rollup r when roll): one GROUP BY inside ClickHouse, rows of
+ * CH_ROW_STACK. */
 static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
-                         const uint64_t *losers, size_t n_losers, int roll, int64_t b0, int64_t b1, size_t nv)
+                         const uint64_t *losers, size_t n_losers, int roll, const ch_roll *r, size_t nv)
 {
     if (roll) {
-        merge_rollup(b, s, q, wm, sel, b0, b1, roll_complements(q, wm, b0, b1), nv);
+        merge_rollup(b, s, q, wm, sel, r, roll_complements(q, wm, r), nv);
         return;
     }
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
@@ -2296,19 +2474,21 @@ static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, 
     buf_str(b, " GROUP BY stack");
 }
 
-/* ", (profile rows of the days), (the series' count of them)" (as Int64): the
- * series table holds every profile row of q's kind in the days of its
- * range when the two are equal (both count every copy; a series row lost
- * with a failed view insert, or rows stored before the series existed,
- * make them differ). Whole days: both tables are partitioned by day and
- * dropped together. */
+/* ", (profile rows of the days), (the series' count of them), (the
+ * profiles table's)" (as Int64): the series table holds every profile
+ * row of q's kind in the days of its range when the first two are equal,
+ * the profiles table when the first and third are (all count every copy;
+ * a row lost with a failed view insert, or rows stored before the table
+ * existed, make them differ). Whole days: the tables are partitioned by
+ * day and dropped together. */
 static void series_check(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
 {
-    uint64_t kind = kind_of(q->service, q->type);
-    for (int t = 0; t < 2; t++) {
-        buf_printf(b, t ? ", toInt64((SELECT sum(profiles) FROM %s.series WHERE kind = %" PRIu64
-                        : ", toInt64((SELECT count() FROM %s.samples WHERE rowtype = 0 AND kind = %" PRIu64,
-                   s->db, kind);
+    static const char *const counts[3] = {"count() FROM %s.samples WHERE rowtype = 0 AND",
+                                          "sum(profiles) FROM %s.series WHERE", "count() FROM %s.profiles WHERE"};
+    for (int t = 0; t < 3; t++) {
+        buf_str(b, ", toInt64((SELECT ");
+        buf_printf(b, counts[t], s->db);
+        buf_printf(b, " kind = %" PRIu64, kind_of(q->service, q->type));
         where_days(b, q, wm);
         buf_str(b, "))");
     }
@@ -2360,7 +2540,7 @@ static int find_losers(ch_store *s, const hs_store_query *q, int64_t wm, uint64_
  * the time span, then the checks; *nx of them) when the row is there, the
  * watermark into *wm_seen when its row is. -1 when malformed. */
 static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int64_t *x, size_t maxx, size_t *nx,
-                        int *have_totals, int64_t *wm_seen, int *have_wm)
+                        int *have_totals, int64_t *wm_seen, int *have_wm, ch_fp *fp)
 {
     *have_totals = *have_wm = 0;
     *nx = 0;
@@ -2400,7 +2580,11 @@ static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int
                     return -1;
                 *have_wm = 1;
                 *wm_seen = v[0];
-            } else if (tag > CH_ROW_WM) {
+            } else if (tag == CH_ROW_DAY && pass == 0) {
+                if (!fp)
+                    return -1;
+                fp_add(fp, key, (uint64_t)v[0]);
+            } else if (tag > CH_ROW_DAY) {
                 return -1;
             }
         }
@@ -2416,7 +2600,7 @@ static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int
     return 0;
 }
 
-static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
+static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
     if (need_service_type(q, err, errlen))
@@ -2457,24 +2641,35 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     size_t n_losers = 0;
     int filtered = q->n_versions || q->n_labels, roll = 0, have_stacks = 0;
     ch_sel sel = q->n_ids || (filtered && !s->rollup) ? CH_CHOSEN : filtered ? CH_SERIES : CH_ALL;
-    int64_t b0 = 0, b1 = 0;
+    ch_roll r = {0};
     char *blk = NULL;
+    /* (the totals of a CH_SERIES selection from the profiles table, the
+     * profile rows' numbers alone ordered by series, unless it misses
+     * rows: then from the profile rows of samples) */
+    int narrow = 1;
+    /* (whole days from the daily version rollup, unless it misses rows
+     * there: then every hour from the hourly one) */
+    int day_roll = 1;
     for (int pass = 0, wm_changes = 0;; pass++) {
         if (n_losers > CH_IN_CHUNK)
             sel = CH_CHOSEN;
-        int probe = sel != CH_CHOSEN && pass == 0, check = sel == CH_SERIES;
-        roll = sel != CH_CHOSEN && n_losers == 0 && rollup_range(s, q, wm, &b0, &b1);
+        /* (trusted: the days' series tables are known complete, no count
+         * to compare; else series_check in this request) */
+        int trusted = sel == CH_SERIES && sids_now && sids_now->trusted;
+        int probe = sel != CH_CHOSEN && pass == 0, check = sel == CH_SERIES && !trusted;
+        roll = sel != CH_CHOSEN && n_losers == 0 && rollup_range(s, q, wm, day_roll, &r);
+        int counted = roll && !(trusted && r.series); /* (the rollup's profiles counted by both) */
         int stacks = trc == 0;
         buf_printf(&b, "SELECT toUInt8(%d), count(), sum(v0), sum(v1), sum(v2), sum(v3), [min(start_ns), "
                        "max(start_ns + duration_ns)", CH_ROW_TOTALS);
         if (probe)
             buf_str(&b, ", toInt64(count() - uniqExact(pid))");
-        if (roll) {
-            /* (the profiles of the rollup's hours: the range's whole
-             * hours, and the whole hour at a complemented end, counting
-             * those of its part outside the range) */
-            int sub = roll_complements(q, wm, b0, b1);
-            int64_t rb0 = sub & CH_SUB_HEAD ? b0 - CH_BUCKET_NS : b0, rb1 = sub & CH_SUB_TAIL ? b1 + CH_BUCKET_NS : b1;
+        if (counted) {
+            /* (the profiles of the rollup's buckets: the range's whole
+             * buckets, and the whole bucket at a complemented end,
+             * counting those of its part outside the range) */
+            int sub = roll_complements(q, wm, &r);
+            int64_t rb0 = sub & CH_SUB_HEAD ? r.b0 - r.unit : r.b0, rb1 = sub & CH_SUB_TAIL ? r.b1 + r.unit : r.b1;
             buf_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, rb0);
             if (rb1)
                 buf_printf(&b, " AND start_ns < %" PRId64, rb1);
@@ -2482,20 +2677,32 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
                 if (!(sub & end))
                     continue;
-                hs_store_query o = roll_outside(q, wm, b0, b1, end);
+                hs_store_query o = roll_outside(q, wm, &r, end);
                 buf_printf(&b, " + (SELECT count() FROM %s.samples WHERE ", s->db);
                 where_profiles(&b, &o, 0);
                 where_sel(&b, s, &o, 0, sel, NULL, 0);
                 buf_str(&b, ")");
             }
             buf_str(&b, "), toInt64((SELECT sum(profiles)");
-            from_buckets(&b, s, q, rb0, rb1, 0);
+            from_buckets(&b, s, q, wm, &r, rb0, rb1, 0);
             buf_str(&b, "))");
         }
         if (check)
             series_check(&b, s, q, wm);
-        buf_printf(&b, "] FROM %s.samples", s->db);
-        if (sel == CH_SERIES && !s->cluster) {
+        if (sel == CH_SERIES && narrow) {
+            /* (the series' rows only, by the series id alone, as their
+             * samples are: no string column read) */
+            buf_printf(&b, "] FROM %s.profiles", s->db);
+            if (!s->cluster) {
+                buf_str(&b, " PREWHERE 1");
+                where_sids(&b, s, q, wm);
+            }
+            buf_str(&b, " WHERE ");
+            where_rows(&b, q, wm, CH_NARROW);
+            if (s->cluster)
+                where_sids(&b, s, q, wm);
+        } else if (sel == CH_SERIES && !s->cluster) {
+            buf_printf(&b, "] FROM %s.samples", s->db);
             /* (the series' rows first: ClickHouse then reads the other
              * columns of those rows only) */
             buf_str(&b, " PREWHERE 1");
@@ -2503,15 +2710,21 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
             buf_str(&b, " WHERE ");
             where_profiles(&b, q, wm);
         } else {
-            buf_str(&b, " WHERE ");
+            buf_printf(&b, "] FROM %s.samples WHERE ", s->db);
             where_profiles(&b, q, wm);
             where_sel(&b, s, q, wm, sel, losers, n_losers);
         }
         buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toUInt64(0), max(before_ns), toInt64(0), toInt64(0), "
                        "toInt64(0), emptyArrayInt64() FROM %s.retention", CH_ROW_WM, s->db);
+        if (sids_now && sids_now->fp_check) {
+            buf_str(&b, " UNION ALL ");
+            day_rows(&b, s, q, wm,
+                     "toUInt8(" CH_STR(CH_ROW_DAY_N) "), toUInt64(min_date), toInt64(sum(rows)), toInt64(0), "
+                     "toInt64(0), toInt64(0), emptyArrayInt64()");
+        }
         if (stacks) {
             buf_str(&b, " UNION ALL ");
-            merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, b0, b1, t.n);
+            merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, &r, t.n);
         }
         buf_str(&b, " FORMAT RowBinary");
         rc = run(s, &b, &ans, err, errlen);
@@ -2523,9 +2736,13 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         }
         memset(out, 0, sizeof *out);
         int64_t x[8], wm_seen = 0;
-        size_t nx, want = 2 + (size_t)probe + 2 * (size_t)roll + 2 * (size_t)check;
+        size_t nx, want = 2 + (size_t)probe + 2 * (size_t)counted + 3 * (size_t)check;
         int have_totals, have_wm;
-        int mrc = merge_answer(&ans, out, stacks, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm);
+        ch_fp *fp = sids_now && sids_now->fp_check ? &sids_now->fp_seen : NULL;
+        if (fp)
+            *fp = (ch_fp){0};
+        int mrc =
+            merge_answer(&ans, out, stacks, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm, fp);
         free(ans.p);
         ans = (ch_buf){0};
         if (mrc || !have_totals || !have_wm || nx != want) {
@@ -2566,25 +2783,38 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         out->max_end_ns = x[1];
         size_t at = 2;
         uint64_t twice = probe ? (uint64_t)x[at++] : 0;
-        uint64_t raw = roll ? (uint64_t)x[at] : 0, rolled = roll ? (uint64_t)x[at + 1] : 0;
-        at += roll ? 2 : 0;
+        uint64_t raw = counted ? (uint64_t)x[at] : 1, rolled = counted ? (uint64_t)x[at + 1] : 1;
+        at += counted ? 2 : 0;
         uint64_t in_days = check ? (uint64_t)x[at] : 0, in_series = check ? (uint64_t)x[at + 1] : 0;
+        uint64_t in_narrow = check ? (uint64_t)x[at + 2] : 0;
         /* The rollup only when it holds exactly the profiles the samples
          * hold in those hours: else (a failed view insert, a kind shared
          * by two services) the raw rows answer. */
+        if (roll && r.days && raw != rolled) {
+            day_roll = 0;
+            pass = -1;
+            continue;
+        }
         int asked_roll = roll;
         roll = roll && raw > 0 && raw == rolled;
-        if (roll && q->n_labels) {
+        if (roll && q->n_labels && !r.series) {
             /* (the hours from the first selected profile's to the last
              * one's, when the range is open at either end) */
-            int64_t first = out->min_start_ns / CH_BUCKET_NS * CH_BUCKET_NS, start = b0 > first ? b0 : first;
-            int64_t end = b1 ? b1 : (out->max_end_ns / CH_BUCKET_NS + 1) * CH_BUCKET_NS;
+            int64_t first = out->min_start_ns / CH_BUCKET_NS * CH_BUCKET_NS, start = r.b0 > first ? r.b0 : first;
+            int64_t end = r.b1 ? r.b1 : (out->max_end_ns / CH_BUCKET_NS + 1) * CH_BUCKET_NS;
             int64_t hours = end - start > CH_BUCKET_NS ? (end - start) / CH_BUCKET_NS : 1;
             roll = raw >= (uint64_t)s->label_roll_min * (uint64_t)hours;
         }
         have_stacks = stacks && roll == asked_roll;
         if (check && in_days != in_series) {
             sel = CH_CHOSEN; /* the series table misses rows: the exact way */
+            continue;
+        }
+        if (check && narrow && in_days != in_narrow) {
+            /* (the profiles table misses rows: its totals and probe
+             * from the samples instead, from the start) */
+            narrow = 0;
+            pass = -1;
             continue;
         }
         if (!twice)
@@ -2637,7 +2867,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     /* The stacks again: the totals chose another way than the one the
      * request read them with. */
     free(rows);
-    merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, b0, b1, out->types.n);
+    merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, &r, out->types.n);
     buf_str(&b, " FORMAT RowBinary");
     free(losers);
     rc = run(s, &b, &ans, err, errlen);
@@ -2649,7 +2879,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     size_t nx;
     int have_totals, have_wm;
     hs_store_merged got = {0};
-    int mrc = merge_answer(&ans, &got, 1, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm);
+    int mrc = merge_answer(&ans, &got, 1, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm, NULL);
     free(ans.p);
     if (mrc || have_totals || have_wm) {
         free(got.rows);
@@ -2663,6 +2893,254 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     out->rows = got.rows;
     out->n_rows = got.n_rows;
     return 0;
+}
+
+/* Whether the series tables (series, profiles, rollup_series: filled by
+ * views) hold exactly the profile rows of kind that samples holds in
+ * each of the n days, samples holding rows[i] rows (of every kind) in
+ * days[i] (read from system.parts BEFORE this call): 1 if so, 0 if not,
+ * else an error. A (kind, day) found complete is remembered with that
+ * row count; while samples still holds that many rows in the day nothing
+ * was inserted into it since (rows are only added, or dropped with the
+ * whole day), so its tables are still complete and no count is read
+ * again: a merge of a rare series then reads only its own rows. Else one
+ * request counts the profile rows of the days in the four tables, per
+ * day: a view insert that failed (or rows stored before a table existed)
+ * leaves a count short. A count read after rows[i] may include rows
+ * inserted since; the day is then remembered with the older count and
+ * counted again on the next merge. */
+static int days_trusted(ch_store *s, uint64_t kind, const uint16_t *days, const uint64_t *rows, size_t n, char *err,
+                        size_t errlen)
+{
+    uint16_t *todo = malloc((n ? n : 1) * sizeof *todo);
+    uint64_t *todo_rows = malloc((n ? n : 1) * sizeof *todo_rows), (*cnt)[4] = calloc(n ? n : 1, sizeof *cnt);
+    size_t nt = 0;
+    int rc = 1;
+    if (!todo || !todo_rows || !cnt) {
+        set_err(err, errlen, "out of memory");
+        rc = -1;
+        goto out;
+    }
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < s->n_trusted && !(s->trusted[k].kind == kind && s->trusted[k].day == days[i] &&
+                                     s->trusted[k].rows == rows[i]))
+            k++;
+        if (k == s->n_trusted) {
+            todo[nt] = days[i];
+            todo_rows[nt++] = rows[i];
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!nt)
+        goto out;
+    ch_buf b = {0}, ans = {0}, in = {0};
+    for (size_t i = 0; i < nt; i++) {
+        buf_str(&in, i ? "," : "");
+        buf_day(&in, todo[i]);
+    }
+    static const char *const counts[4][2] = {{"count()", "samples WHERE rowtype = 0 AND"},
+                                             {"sum(profiles)", "series WHERE"},
+                                             {"count()", "profiles WHERE"},
+                                             {"sum(profiles)", "rollup_series WHERE rowtype = 0 AND"}};
+    for (int t = 0; t < 4; t++)
+        buf_printf(&b,
+                   "%sSELECT toUInt8(%d), toUInt64(day), toUInt64(%s) FROM %s.%s kind = %" PRIu64
+                   " AND day IN (%s) GROUP BY day",
+                   t ? " UNION ALL " : "", t, counts[t][0], s->db, counts[t][1], kind, in.p ? in.p : "");
+    buf_str(&b, " FORMAT RowBinary");
+    if (in.oom)
+        b.oom = 1;
+    free(in.p);
+    rc = run(s, &b, &ans, err, errlen);
+    if (rc)
+        goto out;
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    while (rd_more(&r)) {
+        uint8_t t = rd_u8(&r);
+        uint64_t day = rd_u64(&r), c = rd_u64(&r);
+        size_t i = 0;
+        while (i < nt && todo[i] != day)
+            i++;
+        if (r.bad || t > 3 || i == nt) {
+            free(ans.p);
+            rc = malformed(err, errlen, "day counts");
+            goto out;
+        }
+        cnt[i][t] = c;
+    }
+    free(ans.p);
+    rc = 1;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < nt; i++) {
+        if (cnt[i][0] != cnt[i][1] || cnt[i][0] != cnt[i][2] || cnt[i][0] != cnt[i][3]) {
+            rc = 0;
+            continue;
+        }
+        size_t k = 0;
+        while (k < s->n_trusted && !(s->trusted[k].kind == kind && s->trusted[k].day == todo[i]))
+            k++;
+        if (k == CH_TRUSTED_MAX)
+            k = s->n_trusted = 0; /* (full: start again) */
+        if (k == s->n_trusted)
+            s->n_trusted++;
+        s->trusted[k].kind = kind;
+        s->trusted[k].day = todo[i];
+        s->trusted[k].rows = todo_rows[i];
+    }
+    pthread_mutex_unlock(&s->mu);
+out:
+    free(todo);
+    free(todo_rows);
+    free(cnt);
+    return rc;
+}
+
+/* A merge (merge_request). With a version or label filter, the ids of
+ * its series are looked up first (SELECT DISTINCT over the series table
+ * of the range's days, from the watermark's or not: more days only list
+ * more ids of the same version and labels) and, when at most CH_IN_CHUNK,
+ * listed in the request rather than each of its parts asking the series
+ * table again (each subquery is planned and run anew: ~2-4 ms each on
+ * 18.16, most of a rare series' merge). On one server the same request
+ * reads the samples' row count per day of the range (system.parts), and
+ * when days_trusted finds every such day's series tables complete the
+ * merge compares no counts at all (in a cluster, where system.parts is
+ * each shard's own, it always does). */
+static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    if (!s->rollup || !q || !q->service || !q->type || q->n_ids || !(q->n_versions || q->n_labels))
+        return merge_request(base, q, out, err, errlen);
+    uint64_t kind = kind_of(q->service, q->type);
+    int64_t wm;
+    if (!wm_cached(s, &wm))
+        wm = 0;
+    ch_buf b = {0}, ans = {0};
+    buf_printf(&b, "SELECT toUInt8(0), sid, toUInt64(0) FROM (SELECT DISTINCT sid FROM %s.series WHERE kind = %" PRIu64,
+               s->db, kind);
+    where_days(&b, q, 0);
+    where_attrs(&b, q);
+    buf_printf(&b, " LIMIT %d)", CH_IN_CHUNK + 1);
+    if (!s->cluster) {
+        buf_str(&b, " UNION ALL ");
+        day_rows(&b, s, q, wm, "toUInt8(1), toUInt64(min_date), toUInt64(sum(rows))");
+    }
+    buf_str(&b, " FORMAT RowBinary");
+    if (b.oom) {
+        free(b.p);
+        memset(out, 0, sizeof *out);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    /* A lookup made before with the same SQL (the same kind, filter and
+     * days), on one server: its ids stand while samples holds the same
+     * rows in those days (the series table only changes with them), which
+     * the merge's own request reads again (fp_check). One request then. */
+    ch_sids ids = {0};
+    ch_fp fp = {0};
+    int hit = 0;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < CH_LOOKUPS && !s->cluster; i++) {
+        ch_lookup *l = &s->lookups[i];
+        if (!l->sql || strcmp(l->sql, b.p))
+            continue;
+        uint64_t *v = malloc((l->n ? l->n : 1) * sizeof *v);
+        if (v) {
+            memcpy(v, l->sids, l->n * sizeof *v);
+            ids = (ch_sids){v, l->n, l->trusted, l->no_day0, 1, {0, 0}};
+            fp = l->fp;
+            hit = 1;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (hit) {
+        sids_now = &ids;
+        int rc = merge_request(base, q, out, err, errlen);
+        sids_now = NULL;
+        free((uint64_t *)ids.v);
+        if (rc || (ids.fp_seen.n == fp.n && ids.fp_seen.sum == fp.sum)) {
+            free(b.p);
+            return rc;
+        }
+        hs_store_merged_free(out); /* (samples changed in those days: look up again) */
+    }
+    char *sql = strdup(b.p);
+    int rc = run(s, &b, &ans, err, errlen);
+    if (rc || !sql) {
+        free(sql);
+        free(ans.p);
+        memset(out, 0, sizeof *out);
+        if (rc)
+            return rc;
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t n = 0, nd = 0, rows = ans.len / 17;
+    uint64_t *v = malloc((rows ? rows : 1) * sizeof *v), *day_rows_n = malloc((rows ? rows : 1) * sizeof *day_rows_n);
+    uint16_t *days = malloc((rows ? rows : 1) * sizeof *days);
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    int day0 = 0;
+    fp = (ch_fp){0};
+    while (v && day_rows_n && days && rd_more(&r)) {
+        uint8_t t = rd_u8(&r);
+        uint64_t a = rd_u64(&r), c = rd_u64(&r);
+        if (t == 0) {
+            v[n++] = a;
+        } else if (t == 1 && a <= 65535) {
+            days[nd] = (uint16_t)a;
+            day_rows_n[nd++] = c;
+            day0 |= a == 0;
+            fp_add(&fp, a, c);
+        } else {
+            r.bad = 1;
+        }
+    }
+    free(ans.p);
+    int trusted = -1;
+    if (!v || !day_rows_n || !days)
+        set_err(err, errlen, "out of memory");
+    else if (r.bad || ans.len % 17)
+        malformed(err, errlen, "series ids");
+    else
+        trusted = s->cluster ? 0 : days_trusted(s, kind, days, day_rows_n, nd, err, errlen);
+    free(day_rows_n);
+    free(days);
+    if (trusted < 0) {
+        free(v);
+        free(sql);
+        memset(out, 0, sizeof *out);
+        return trusted;
+    }
+    ids = (ch_sids){v, n, trusted, !s->cluster && !day0, 0, {0, 0}};
+    if (!s->cluster && n <= CH_IN_CHUNK) {
+        /* (kept for the next merge with this lookup, replacing its
+         * entry or the oldest) */
+        uint64_t *keep = malloc((n ? n : 1) * sizeof *keep);
+        if (keep) {
+            memcpy(keep, v, n * sizeof *keep);
+            pthread_mutex_lock(&s->mu);
+            size_t k = 0;
+            while (k < CH_LOOKUPS && !(s->lookups[k].sql && !strcmp(s->lookups[k].sql, sql)))
+                k++;
+            if (k == CH_LOOKUPS)
+                k = s->next_lookup++ % CH_LOOKUPS;
+            ch_lookup *l = &s->lookups[k];
+            free(l->sql);
+            free(l->sids);
+            *l = (ch_lookup){sql, keep, n, fp, trusted, ids.no_day0};
+            sql = NULL;
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
+    free(sql);
+    sids_now = n <= CH_IN_CHUNK ? &ids : NULL; /* (else, many: the subqueries) */
+    rc = merge_request(base, q, out, err, errlen);
+    sids_now = NULL;
+    free(v);
+    return rc;
 }
 
 /* ---- stacks ---- */
@@ -2972,15 +3450,16 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
     time_t bt = (time_t)boundary * 86400;
     struct tm tm;
     gmtime_r(&bt, &tm);
-    char mark[160], parts[640];
+    char mark[160], parts[1024];
     snprintf(mark, sizeof mark, "INSERT INTO %s.retention VALUES (%" PRId64 ")", s->db, before_ns);
     /* A Date partition's id is YYYYMMDD. */
     snprintf(parts, sizeof parts,
              "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'rollup_label%s', 'series%s') AND "
-             "partition_id < '%04d%02d%02d' FORMAT RowBinary",
-             s->db, s->local, s->local, s->local, s->local, s->local, s->local, tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday);
+             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'rollup_label%s', 'series%s', "
+             "'rollup_series%s', 'profiles%s', 'rollup_version_day%s') AND partition_id < '%04d%02d%02d' "
+             "FORMAT RowBinary",
+             s->db, s->local, s->local, s->local, s->local, s->local, s->local, s->local, s->local, s->local,
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);

@@ -9,6 +9,13 @@
 #      unreachable / slow / stopped-and-restarted ClickHouse);
 #   2. a cluster of two shards (remote_servers, Distributed tables): the
 #      same two suites again, and the rows really spread over both shards.
+# Each part is a ctest test of its own (all three runs in one test came
+# near ctest's 300 s under load): this file, CH_PART=one, runs the store
+# suite and the ClickHouse checks but the merges' on one server;
+# store_clickhouse_rollups.sh, store_clickhouse_cluster.sh,
+# store_clickhouse_cluster_checks.sh and store_clickhouse_cluster_rollups.sh
+# set CH_PART (one_rollups, cluster, cluster_checks, cluster_rollups) and
+# source it (the checks in two halves: HS_CH_TEST_PART, basic or rollups).
 # Skips (exit 0, "SKIP") only when no ClickHouse server is installed.
 . "$SRC/tests/integration/lib.sh"
 . "$SRC/tests/integration/clickhouse_lib.sh"
@@ -37,10 +44,13 @@ done
 remote+="</$CLUSTER>"
 ch_config a "$H1" "$T1" "$I1" "$remote"
 ch_config b "$H2" "$T2" "$I2" "$remote"
+CH_PART=${CH_PART:-one}
 ch_start a
-ch_start b
 ch_wait a "$H1"
-ch_wait b "$H2"
+if [ "${CH_PART#one}" = "$CH_PART" ]; then # (the cluster parts)
+    ch_start b
+    ch_wait b "$H2"
+fi
 echo "clickhouse $(ch_sql "$H1" 'SELECT version()') on ports $H1 and $H2"
 
 run_suite() { # NAME ENV... PROGRAM
@@ -55,24 +65,39 @@ run_suite() { # NAME ENV... PROGRAM
 }
 
 # 1. One server.
-run_suite "store suite, one server" HS_STORE_TEST_URL="clickhouse://127.0.0.1:$H1/hs_test_1" "$TEST_STORE"
-run_suite "clickhouse checks, one server" HS_CH_TEST_HOSTS="127.0.0.1:$H1" \
-    HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"
-grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks, one server.log" && fail "a ClickHouse check was skipped"
+if [ "$CH_PART" = one ] || [ "$CH_PART" = one_rollups ]; then
+    part=basic
+    if [ "$CH_PART" = one ]; then
+        run_suite "store suite, one server" HS_STORE_TEST_URL="clickhouse://127.0.0.1:$H1/hs_test_1" "$TEST_STORE"
+    else
+        part=rollups
+    fi
+    run_suite "clickhouse checks ($part), one server" HS_CH_TEST_HOSTS="127.0.0.1:$H1" HS_CH_TEST_PART=$part \
+        HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"
+    grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks ($part), one server.log" && fail "a ClickHouse check was skipped"
+    pass "ClickHouse store, one server ($part)"
+    exit 0
+fi
 
 # 2. Two shards.
 hosts="127.0.0.1:$H1,127.0.0.1:$H2"
-run_suite "store suite, two shards" HS_STORE_TEST_URL="clickhouse://$hosts/hs_test_2?cluster=$CLUSTER" "$TEST_STORE"
-for what in "samples:rowtype = 0" "samples:rowtype = 1" "stacks:1"; do
-    t=${what%%:*} cond=${what#*:}
-    n1=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")
-    n2=$(ch_sql "$H2" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")
-    all=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.$t WHERE $cond")
-    echo "$t WHERE $cond: $n1 rows on shard 1, $n2 on shard 2, $all through the Distributed table"
-    [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "$t WHERE $cond: rows are not spread over both shards ($n1, $n2)"
-    [ "$all" -eq $((n1 + n2)) ] || fail "$t WHERE $cond: the Distributed table sees $all rows, the shards hold $((n1 + n2))"
-done
-run_suite "clickhouse checks, two shards" HS_CH_TEST_HOSTS="$hosts" HS_CH_TEST_CLUSTER="$CLUSTER" \
-    HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"
-grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks, two shards.log" && fail "a ClickHouse check was skipped"
-pass "ClickHouse store, one server and two shards"
+if [ "$CH_PART" = cluster ]; then
+    run_suite "store suite, two shards" HS_STORE_TEST_URL="clickhouse://$hosts/hs_test_2?cluster=$CLUSTER" "$TEST_STORE"
+    for what in "samples:rowtype = 0" "samples:rowtype = 1" "stacks:1"; do
+        t=${what%%:*} cond=${what#*:}
+        n1=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")
+        n2=$(ch_sql "$H2" "SELECT count() FROM hs_test_2.${t}_local WHERE $cond")
+        all=$(ch_sql "$H1" "SELECT count() FROM hs_test_2.$t WHERE $cond")
+        echo "$t WHERE $cond: $n1 rows on shard 1, $n2 on shard 2, $all through the Distributed table"
+        [ "$n1" -gt 0 ] && [ "$n2" -gt 0 ] || fail "$t WHERE $cond: rows are not spread over both shards ($n1, $n2)"
+        [ "$all" -eq $((n1 + n2)) ] || fail "$t WHERE $cond: the Distributed table sees $all rows, the shards hold $((n1 + n2))"
+    done
+    pass "ClickHouse store suite, two shards"
+    exit 0
+fi
+part=basic
+[ "$CH_PART" = cluster_rollups ] && part=rollups
+run_suite "clickhouse checks ($part), two shards" HS_CH_TEST_HOSTS="$hosts" HS_CH_TEST_CLUSTER="$CLUSTER" \
+    HS_CH_TEST_PART=$part HS_CH_TEST_STOP="$(ch_stop_cmd a)" HS_CH_TEST_START="$(ch_start_cmd a "$H1")" "$TEST_CH"
+grep -q '^\[  SKIPPED \]' "$TMP/clickhouse checks ($part), two shards.log" && fail "a ClickHouse check was skipped"
+pass "ClickHouse checks ($part), two shards"

@@ -5,6 +5,9 @@
  * commands that stop and restart the first server). Without
  * HS_CH_TEST_HOSTS every test is skipped (cmocka reports SKIPPED); the
  * backend-agnostic behaviour is tests/unit/test_store.c's.
+ * HS_CH_TEST_PART=rollups runs only the merges' tests (rollup ... zero_stack
+ * below), HS_CH_TEST_PART=basic only the others, unset every test: the
+ * script runs the two parts as ctest tests of their own.
  *
  *   copies              a second complete copy of a profile (two serve
  *                       instances racing with one id) is invisible to
@@ -22,6 +25,9 @@
  *   filtered            merges by versions, labels, both: the exact
  *                       answer, read from the version and label rollups and through
  *                       the series table, neither read when inconsistent;
+ *   day_rollups         merges by labels and versions reading whole days
+ *                       from the series and daily version rollups: the
+ *                       exact answer, neither read when inconsistent;
  *   label_rollup_added  the label rollup created in a database without
  *                       it, and a profile stored without labelled samples
  *                       (by the previous hotspur): merges stay exact;
@@ -282,6 +288,20 @@ static void drop_db(const char *db)
 }
 
 /* ---- tests ---- */
+
+/* *s closed and opened again on db (not emptied): a store that has
+ * looked up a filter's series, or found days complete, trusts them while
+ * samples holds the same rows in those days (ch_merge); rows a test
+ * writes to the series tables alone are seen by a store opened since. */
+static void reopen(hs_store **s, const char *db)
+{
+    char url[512], err[512] = "";
+    hs_store_close(*s);
+    url_of(url, sizeof url, db);
+    *s = hs_store_open(url, err, sizeof err);
+    if (!*s)
+        fail_msg("open %s: %s", url, err);
+}
 
 /* A second store on database db (open_db first) that never reads the
  * rollups nor the series table (?rollup=0): every merge the exact way. */
@@ -812,8 +832,10 @@ static void add_label_row(const char *db, const char *key, const char *value, in
  * filter reads its whole hours from the version rollup (a row only it has
  * shows), a one-label filter from the label rollup (likewise), a filter
  * of two labels the series table (a series row that also maps
- * another series' id to the filter's labels shows, for the rows: the
- * totals stay exact); a series table that misses or adds profile rows of
+ * another series' id to the filter's labels shows, in the rows and in
+ * the totals, which the profiles table answers; when that table holds a
+ * row too many the totals come from the samples' profile rows, by their
+ * labels); a series table that misses or adds profile rows of
  * the days is not used at all. */
 static void test_filtered(void **state)
 {
@@ -961,10 +983,25 @@ static void test_filtered(void **state)
              db, L, db, L);
     for (size_t h = 0; h < n_hosts(); h++)
         free(sql_on(h, q));
+    reopen(&s, db);
+    /* The totals (from the profiles table) and the rows (from the series
+     * rollup and samples): i-2's too, both selected by series id. */
     assert_int_equal(hs_store_merge(s, &lq, &m, err, sizeof err), 0);
-    assert_int_equal(m.n_profiles, mr.n_profiles); /* the totals: the exact labels */
+    assert_true(m.n_profiles > mr.n_profiles);
+    assert_true(merged_value(&m, st.st[0].hash, 1) > merged_value(&mr, st.st[0].hash, 1));
+    hs_store_merged_free(&m);
+    /* A profiles table that holds a profile row too many is not read:
+     * the totals from the profile rows of samples, by their own labels
+     * (the exact ones), the rows still by series id. */
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.profiles%s SELECT day, kind, sid, start_ns, duration_ns, pid, ins, v0, v1, v2, v3 "
+             "FROM %s.profiles%s LIMIT 1",
+             db, L, db, L);
+    free(sql(q));
+    reopen(&s, db);
+    assert_int_equal(hs_store_merge(s, &lq, &m, err, sizeof err), 0);
+    assert_int_equal(m.n_profiles, mr.n_profiles);
     assert_int_equal(m.totals[1], mr.totals[1]);
-    /* the rows: i-2's samples too */
     assert_true(merged_value(&m, st.st[0].hash, 1) > merged_value(&mr, st.st[0].hash, 1));
     hs_store_merged_free(&m);
     hs_store_merged_free(&mr);
@@ -975,8 +1012,260 @@ static void test_filtered(void **state)
              "WHERE has(label_values, 'i-3') LIMIT 1",
              db, L, db);
     free(sql(q));
+    reopen(&s, db);
     same_merge(s, raw, &lq, &m);
     hs_store_merged_free(&m);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* A row (424242: 5, 7) that only db's TABLE (rollup_series or
+ * rollup_version_day) has, of rowtype row (rest: stack, profiles,
+ * v0..v3) on the day that starts at bucket, copied from a profile-count
+ * row of that day meeting cond, on the first host (from its own rows: a
+ * series lives on the shards of its profiles). */
+static void add_day_row(const char *db, const char *table, const char *key, int row, const char *rest, int64_t bucket,
+                        const char *cond)
+{
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char q[1024];
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.%s%s SELECT day, kind, bucket, %d, %s, %s FROM %s.%s%s WHERE rowtype = 0 AND bucket = "
+             "%" PRId64 " AND %s LIMIT 1",
+             db, table, L, row, key, rest, db, table, L, bucket, cond);
+    free(sql(q));
+}
+
+/* Merges that read whole DAYS: of labels the label rollup does not hold
+ * (instance; two labels; a label and a version) from the series rollup,
+ * of versions from the daily version rollup (and the other whole hours
+ * from the hourly one), the rest from the samples (or a day from the
+ * rollup minus the samples outside the range when that part is the
+ * smaller): the exact way's answer for ranges cut at days, hours and
+ * minutes; a row only the daily rollup has shows where it is read; a
+ * daily rollup that counts a profile too many is not read (the version
+ * merge then reads its hours from the hourly rollup, the series merge the
+ * samples). */
+static void test_day_rollups(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_days";
+    const int64_t H = 3600 * SEC, M = 60 * SEC;
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "";
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 45 };
+    static const char *const inst[3] = {"i-1", "i-2", "i-3"}, *const ver[2] = {"v1", "v2"};
+    test_profile p[N];
+    const int64_t d1 = 19676 * DAY; /* the one whole day; profiles from 20:00 the day before to 09:20 after */
+    int64_t t0 = d1 - 4 * H;
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "d%d", i);
+        make_profile(&p[i], &st, id, "svc", t0 + i * 50 * M, i + 1, i % 2);
+        p[i].p.version = ver[(i / 2) % 2];
+        p[i].labels[0].value = inst[i % 3];
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(hs_store_put(s, ps + k * (N / 3), N / 3, &d, err, sizeof err), 0);
+    hs_store_label l_inst = {"instance", "i-2"}, two[2] = {{"instance", "i-1"}, {"zone", "z1"}};
+    const char *v1[1] = {"v1"};
+    struct {
+        const char *const *versions;
+        size_t n_versions;
+        const hs_store_label *labels;
+        size_t n_labels;
+    } filters[] = {{NULL, 0, &l_inst, 1}, {NULL, 0, two, 2}, {v1, 1, &l_inst, 1}, {v1, 1, NULL, 0}};
+    /* (from, until: 0 for none) */
+    const int64_t ranges[][2] = {{0, 0},
+                                 {d1, d1 + DAY},
+                                 {d1 - 3 * H - 10 * M, 0},
+                                 {d1 + 10 * M, 0},          /* the day minus its first 10 minutes */
+                                 {d1 - 2 * H, d1 + DAY + 5 * H + 25 * M},
+                                 {d1 - 30 * M, d1 + DAY + 10 * M},
+                                 {d1 + 3 * H, d1 + 20 * H}, /* no whole day */
+                                 {0, d1 + DAY + 50 * M}};
+    hs_store_merged m;
+    for (size_t f = 0; f < sizeof filters / sizeof *filters; f++)
+        for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++) {
+            hs_store_query q = {.service = "svc", .type = "cpu", .versions = filters[f].versions,
+                                .n_versions = filters[f].n_versions, .labels = filters[f].labels,
+                                .n_labels = filters[f].n_labels, .from_ns = ranges[k][0], .until_ns = ranges[k][1]};
+            same_merge(s, raw, &q, &m);
+            assert_true(m.n_profiles > 0);
+            hs_store_merged_free(&m);
+        }
+    /* Rows only the daily rollups have, on the whole day. */
+    char i2[256];
+    snprintf(i2, sizeof i2, "sid IN (SELECT sid FROM %s.series WHERE has(label_values, 'i-2'))", db);
+    add_day_row(db, "rollup_series", "sid", 1, "424242, 1, 5, 7, 0, 0", d1, i2);
+    add_day_row(db, "rollup_version_day", "version", 1, "424242, 1, 5, 7, 0, 0", d1, "version = 'v1'");
+    hs_store_query iq = {.service = "svc", .type = "cpu", .labels = &l_inst, .n_labels = 1}, icut = iq;
+    icut.from_ns = d1 + 13 * H; /* the day in part, its larger part outside */
+    rollup_row_shows(s, raw, &iq, &icut);
+    hs_store_query vq = {.service = "svc", .type = "cpu", .versions = v1, .n_versions = 1}, vdays = vq, vcut = vq;
+    vdays.from_ns = d1 - 2 * H;
+    vdays.until_ns = d1 + DAY + 2 * H;
+    vcut.from_ns = d1 + 1 * H; /* whole hours only, from the hourly rollup */
+    rollup_row_shows(s, raw, &vq, &vcut);
+    rollup_row_shows(s, raw, &vdays, &vcut);
+    /* Daily rollups counting a profile too many: not read (by a store
+     * opened since: one that found the day's series tables complete
+     * trusts them until samples gets rows in the day, which is how the
+     * views get theirs; rows written to them alone, as here, it does not
+     * see: test_trusted_days). */
+    add_day_row(db, "rollup_series", "sid", 0, "0, 1, 0, 0, 0, 0", d1, i2);
+    add_day_row(db, "rollup_version_day", "version", 0, "0, 1, 0, 0, 0, 0", d1, "version = 'v1'");
+    reopen(&s, db);
+    const hs_store_query *again[] = {&iq, &vq, &vdays};
+    for (int i = 0; i < 3; i++) {
+        same_merge(s, raw, again[i], &m);
+        assert_int_equal(merged_value(&m, 424242, 1), -1);
+        assert_true(m.n_profiles > 0);
+        hs_store_merged_free(&m);
+    }
+    hs_store_close(s);
+    /* A database of the previous hotspur (which had none of the three
+     * tables): opened, it gets them empty; its merges stay exact, and so
+     * after more puts. */
+    static const char *const added[] = {"profiles_mv", "profiles", "rollup_series_mv", "rollup_series",
+                                        "rollup_version_day_mv", "rollup_version_day"};
+    const char *cl = getenv("HS_CH_TEST_CLUSTER");
+    char q[256];
+    for (size_t h = 0; h < n_hosts(); h++)
+        for (size_t i = 0; i < sizeof added / sizeof *added; i++) {
+            snprintf(q, sizeof q, "DROP TABLE IF EXISTS %s.%s", db, added[i]);
+            free(sql_on(h, q));
+            if (cl && *cl) {
+                snprintf(q, sizeof q, "DROP TABLE IF EXISTS %s.%s_local", db, added[i]);
+                free(sql_on(h, q));
+            }
+        }
+    char url[512];
+    url_of(url, sizeof url, db);
+    s = hs_store_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    for (int round = 0; round < 2; round++) {
+        for (size_t f = 0; f < sizeof filters / sizeof *filters; f++)
+            for (size_t k = 0; k < 4; k++) { /* (open, one day, from before it, from inside it) */
+                hs_store_query fq = {.service = "svc", .type = "cpu", .versions = filters[f].versions,
+                                     .n_versions = filters[f].n_versions, .labels = filters[f].labels,
+                                     .n_labels = filters[f].n_labels, .from_ns = ranges[k][0],
+                                     .until_ns = ranges[k][1] && round ? ranges[k][1] + DAY : ranges[k][1]};
+                same_merge(s, raw, &fq, &m);
+                hs_store_merged_free(&m);
+            }
+        if (round == 0) {
+            /* (a day later: days of their own in the new tables) */
+            for (int i = 0; i < N; i++) {
+                snprintf(p[i].p.id, sizeof p[i].p.id, "e%d", i);
+                p[i].p.start_ns += DAY;
+            }
+            assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+        }
+    }
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* The days a store found complete (days_trusted): its merges of a series
+ * then read no count, and ask the series ids once (the next merge of the
+ * same filter reuses them while samples holds the same rows in those
+ * days). Answers equal the exact way's on the first and the later
+ * merges, at day, hour and minute cuts; after puts whose rows reached
+ * samples but not the series rollup nor the profiles table (their views
+ * dropped: as a view insert that failed), the store counts again, finds
+ * them short and answers the exact way, and so does a store opened
+ * since; the views back (reopened), new days are complete again while
+ * the short day stays read the exact way. In a cluster (no system.parts
+ * of the other shard) every merge counts: the same answers. */
+static void test_trusted_days(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_trust";
+    const int64_t H = 3600 * SEC, M = 60 * SEC;
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    char err[512] = "";
+    stacks3 st;
+    make_stacks(&st, "other");
+    enum { N = 30 };
+    static const char *const inst[3] = {"i-1", "i-2", "i-3"};
+    test_profile p[N];
+    const int64_t d1 = 19700 * DAY, t0 = d1 - 3 * H;
+    const hs_store_profile *ps[N];
+    for (int i = 0; i < N; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "t%d", i);
+        make_profile(&p[i], &st, id, "svc", t0 + i * 70 * M, i + 1, i % 2);
+        p[i].p.version = i % 4 ? "v1" : "v2";
+        p[i].labels[0].value = inst[i % 3];
+        ps[i] = &p[i].p;
+    }
+    size_t d;
+    assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+    hs_store_label l_inst = {"instance", "i-2"};
+    const char *v1[1] = {"v1"};
+    const int64_t ranges[][2] = {{0, 0}, {d1, d1 + DAY}, {d1 + 10 * M, 0}, {d1 - 2 * H - 5 * M, d1 + DAY + 3 * H + 20 * M}};
+    hs_store_merged m;
+    for (int pass = 0; pass < 5; pass++) {
+        if (pass == 2) {
+            /* (puts that reach samples only, and the series table: the
+             * two views dropped, as if their inserts had failed) */
+            static const char *const views[2] = {"rollup_series_mv", "profiles_mv"};
+            const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+            char q[256];
+            for (size_t h = 0; h < n_hosts(); h++)
+                for (int v = 0; v < 2; v++) {
+                    snprintf(q, sizeof q, "DROP TABLE IF EXISTS %s.%s%s", db, views[v], L);
+                    free(sql_on(h, q));
+                }
+            for (int i = 0; i < N; i++) {
+                snprintf(p[i].p.id, sizeof p[i].p.id, "u%d", i);
+                p[i].p.start_ns += 5 * M;
+            }
+            assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+        }
+        if (pass == 3)
+            reopen(&s, db); /* (it counts too; its open puts the views back) */
+        if (pass == 4) {
+            /* (profiles two days later: their days complete) */
+            for (int i = 0; i < N; i++) {
+                snprintf(p[i].p.id, sizeof p[i].p.id, "w%d", i);
+                p[i].p.start_ns += 2 * DAY;
+            }
+            assert_int_equal(hs_store_put(s, ps, N, &d, err, sizeof err), 0);
+        }
+        for (int f = 0; f < 3; f++)
+            for (size_t k = 0; k < sizeof ranges / sizeof *ranges; k++)
+                for (int twice = 0; twice < 2; twice++) {
+                    hs_store_query q = {.service = "svc", .type = "cpu", .from_ns = ranges[k][0],
+                                        .until_ns = ranges[k][1]};
+                    if (f != 1) {
+                        q.labels = &l_inst;
+                        q.n_labels = 1;
+                    }
+                    if (f != 0) {
+                        q.versions = v1;
+                        q.n_versions = 1;
+                    }
+                    if (pass == 4 && q.until_ns)
+                        q.until_ns += 2 * DAY;
+                    same_merge(s, raw, &q, &m);
+                    assert_true(m.n_profiles > 0);
+                    hs_store_merged_free(&m);
+                }
+    }
     hs_store_close(raw);
     hs_store_close(s);
     free_stacks(&st);
@@ -1589,25 +1878,34 @@ static void test_bad_urls(void **state)
 int main(void)
 {
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    const struct CMUnitTest tests[] = {
+    const struct CMUnitTest basic[] = {
         cmocka_unit_test(test_bad_urls),
         cmocka_unit_test(test_unreachable),
         cmocka_unit_test(test_slow),
         cmocka_unit_test(test_copies),
         cmocka_unit_test(test_concurrent_same_id),
         cmocka_unit_test(test_retention),
-        cmocka_unit_test(test_rollup),
-        cmocka_unit_test(test_rollup_complement),
-        cmocka_unit_test(test_filtered),
-        cmocka_unit_test(test_label_rollup_added),
-        cmocka_unit_test(test_label_rollup_keys),
-        cmocka_unit_test(test_zero_stack),
         cmocka_unit_test(test_old_schema),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_big_put),
         cmocka_unit_test(test_recovery),
     };
-    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest rollups[] = {
+        cmocka_unit_test(test_rollup),
+        cmocka_unit_test(test_rollup_complement),
+        cmocka_unit_test(test_filtered),
+        cmocka_unit_test(test_day_rollups),
+        cmocka_unit_test(test_trusted_days),
+        cmocka_unit_test(test_label_rollup_added),
+        cmocka_unit_test(test_label_rollup_keys),
+        cmocka_unit_test(test_zero_stack),
+    };
+    const char *part = getenv("HS_CH_TEST_PART");
+    int rc = 0;
+    if (!part || strcmp(part, "rollups"))
+        rc |= cmocka_run_group_tests(basic, NULL, NULL);
+    if (!part || strcmp(part, "basic"))
+        rc |= cmocka_run_group_tests(rollups, NULL, NULL);
     curl_global_cleanup();
     return rc;
 }
