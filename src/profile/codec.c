@@ -196,6 +196,7 @@ struct hs_feed {
     const unsigned char *in; /* the gzip bytes */
     size_t in_len;
     hs_profile_input *owner; /* freed once inflated (NULL: borrowed) */
+    size_t in_released;      /* its bytes handed back so far */
     size_t step;             /* output bytes between publications */
     hs_mbuf out;
     _Atomic size_t ready;    /* bytes of out inflated so far */
@@ -218,6 +219,20 @@ static void hs_feed_publish(hs_feed *f, size_t used, bool end)
 }
 
 #define HS_FEED_ERR(...) (snprintf(f->err, sizeof f->err, __VA_ARGS__), -1)
+
+/* The gzip bytes before `upto` were read (the inflate reads them once):
+ * when they are our own mapping, their pages go back a few MiB at a time,
+ * so that the input and the model decoded meanwhile do not peak together. */
+static void hs_feed_release_in(hs_feed *f, size_t upto)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!f->owner || !f->owner->map_len || page <= 0)
+        return;
+    upto &= ~((size_t)page - 1);
+    if (upto >= f->in_released + ((size_t)4 << 20) &&
+        madvise((void *)(uintptr_t)(f->in + f->in_released), upto - f->in_released, MADV_DONTNEED) == 0)
+        f->in_released = upto;
+}
 
 /* Every member of the input, as hs_gunzip does it, into f->out. */
 static int hs_feed_inflate(hs_feed *f)
@@ -250,6 +265,7 @@ static int hs_feed_inflate(hs_feed *f)
             s->avail_out = give;
             int r = isal_inflate(s);
             used += give - s->avail_out;
+            hs_feed_release_in(f, (size_t)(s->next_in - f->in));
             if (r != ISAL_DECOMP_OK || (s->block_state != ISAL_BLOCK_FINISH &&
                                         s->avail_out == give && s->avail_in == in_before))
                 rc = HS_FEED_ERR("corrupt or truncated gzip data"); /* no progress: the input ended */
