@@ -141,6 +141,23 @@ static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *
     return 0;
 }
 
+/* Gunzip in[0..len) whole, then decode it; `owner` (or NULL: borrowed)
+ * holds the gzip bytes and is released once they are inflated. */
+static hs_profile *hs_decode_whole(const unsigned char *in, size_t len, hs_profile_input *owner,
+                                   char *err, size_t errlen)
+{
+    hs_mbuf raw = {NULL, 0};
+    size_t rawlen;
+    hs_profile *p = NULL;
+    int rc = hs_gunzip(in, len, &raw, &rawlen, err, errlen);
+    if (owner)
+        hs_profile_input_free(owner);
+    if (rc == 0)
+        p = hs_profile_decode_pb(raw.p, rawlen, true, err, errlen);
+    hs_mbuf_free(&raw);
+    return p;
+}
+
 /* ---- gunzip on a thread, decoded while it inflates (hs_feed) ----
  * A large gzip input is inflated by a thread of its own with ISA-L, which
  * streams (libdeflate inflates a whole buffer at once), into a mapping
@@ -335,12 +352,8 @@ static hs_profile *hs_decode_feed(const unsigned char *in, size_t len, hs_profil
     atomic_init(&f.ready, 0);
     /* reserved, never moved: pages cost nothing until inflated into */
     f.out.p = mmap(NULL, limit + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (f.out.p == MAP_FAILED) {
-        if (owner)
-            hs_profile_input_free(owner);
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
+    if (f.out.p == MAP_FAILED) /* no room for that much address space (a limit on it) */
+        return hs_decode_whole(in, len, owner, err, errlen);
     f.out.cap = limit + 1;
     f.joinable = pthread_create(&f.tid, NULL, hs_feed_main, &f) == 0;
     if (!f.joinable) /* no thread: inflated here, first */
@@ -363,17 +376,10 @@ static hs_profile *hs_decode(const unsigned char *d, size_t len, hs_profile_inpu
         snprintf(err, errlen, "profile larger than 2 GiB");
     } else if (!hs_is_gzip(d, len)) {
         p = hs_profile_decode_pb(d, len, false, err, errlen);
-    } else if (feed > 0 || (feed < 0 && len >= HS_FEED_MIN)) {
-        return hs_decode_feed(d, len, owner, step, err, errlen);
     } else {
-        hs_mbuf raw = {NULL, 0};
-        size_t rawlen;
-        int rc = hs_gunzip(d, len, &raw, &rawlen, err, errlen);
-        if (owner)
-            hs_profile_input_free(owner);
-        if (rc == 0)
-            p = hs_profile_decode_pb(raw.p, rawlen, true, err, errlen);
-        hs_mbuf_free(&raw);
+        return feed > 0 || (feed < 0 && len >= HS_FEED_MIN)
+                   ? hs_decode_feed(d, len, owner, step, err, errlen)
+                   : hs_decode_whole(d, len, owner, err, errlen);
     }
     if (owner)
         hs_profile_input_free(owner);
