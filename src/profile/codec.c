@@ -1,9 +1,10 @@
 /* codec.c — pprof profile.proto <-> hs_profile (see profile.h).
  *
  * Decoding: optional gunzip (libdeflate, detected by magic, bounded in size
- * and ratio), then decode.c reads the wire format straight into the model and
- * validates every string index and id reference. Any failure returns NULL
- * with a one-line reason. Encoding: encode.c writes the wire format in
+ * and ratio; a large input by ISA-L on a thread of its own, decoded while it
+ * inflates: hs_decode_feed), then decode.c reads the wire format straight
+ * into the model and validates every string index and id reference. Any
+ * failure returns NULL with a one-line reason. Encoding: encode.c writes the wire format in
  * parts, gzipped here (libdeflate; a large profile part by part on every
  * core with ISA-L, see hs_profile_encode; zlib for the agent), and the file
  * plumbing. */
@@ -21,6 +22,7 @@
 #include <isa-l/igzip_lib.h>
 #include <libdeflate.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <zlib.h>
 
 #include "profile/vec.h"
@@ -139,10 +141,235 @@ static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *
     return 0;
 }
 
+/* Gunzip in[0..len) whole, then decode it; `owner` (or NULL: borrowed)
+ * holds the gzip bytes and is released once they are inflated. */
+static hs_profile *hs_decode_whole(const unsigned char *in, size_t len, hs_profile_input *owner,
+                                   char *err, size_t errlen)
+{
+    hs_mbuf raw = {NULL, 0};
+    size_t rawlen;
+    hs_profile *p = NULL;
+    int rc = hs_gunzip(in, len, &raw, &rawlen, err, errlen);
+    if (owner)
+        hs_profile_input_free(owner);
+    if (rc == 0)
+        p = hs_profile_decode_pb(raw.p, rawlen, true, err, errlen);
+    hs_mbuf_free(&raw);
+    return p;
+}
+
+/* ---- gunzip on a thread, decoded while it inflates (hs_feed) ----
+ * A large gzip input is inflated by a thread of its own with ISA-L, which
+ * streams (libdeflate inflates a whole buffer at once), into a mapping
+ * reserved at the size limit so that it never moves; the bytes ready so far
+ * are published as they come, and decode.c decodes the samples (the first
+ * ~85% of a profile as encoders write it) behind the inflate instead of
+ * after it. Errors are libdeflate's: its header checks (hs_gz_header), a
+ * deflate stream and trailer that do not check out are "corrupt", and the
+ * size limits apply at the same output sizes. */
+
+/* Below this many gzip bytes the whole-buffer gunzip, then the decode: a
+ * thread costs more than the overlap gains. */
+#ifndef HS_FEED_MIN /* (a build for tests may set it) */
+#define HS_FEED_MIN ((size_t)1 << 20)
+#endif
+/* Output bytes inflated between two publications of the bytes ready. */
+#define HS_FEED_STEP ((size_t)256 << 10)
+
+/* The length of the gzip member header at in[0..n) as libdeflate reads it
+ * (libdeflate_gzip_decompress_ex: the checks, in its order), 0 when it is
+ * refused; the deflate data and the trailer follow it. */
+static size_t hs_gz_header(const unsigned char *in, size_t n)
+{
+    if (n < 18 || in[0] != 0x1f || in[1] != 0x8b || in[2] != 8)
+        return 0;
+    unsigned flg = in[3];
+    size_t i = 10; /* ID1 ID2 CM FLG MTIME(4) XFL OS */
+    if (flg & 0xe0)
+        return 0;
+    if (flg & 0x04) { /* FEXTRA */
+        size_t xlen = (size_t)in[i] | (size_t)in[i + 1] << 8;
+        i += 2;
+        if (n - i < xlen + 8)
+            return 0;
+        i += xlen;
+    }
+    for (unsigned bit = 0x08; bit <= 0x10; bit <<= 1) /* FNAME, FCOMMENT: to a NUL */
+        if (flg & bit) {
+            while (in[i++] != 0 && i != n)
+                ;
+            if (n - i < 8)
+                return 0;
+        }
+    if (flg & 0x02) { /* FHCRC: skipped, not checked */
+        i += 2;
+        if (n - i < 8)
+            return 0;
+    }
+    return i;
+}
+
+struct hs_feed {
+    const unsigned char *in; /* the gzip bytes */
+    size_t in_len;
+    hs_profile_input *owner; /* freed once inflated (NULL: borrowed) */
+    size_t in_released;      /* its bytes handed back so far */
+    size_t step;             /* output bytes between publications */
+    hs_mbuf out;
+    _Atomic size_t ready;    /* bytes of out inflated so far */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;       /* ready grew, or ended */
+    bool ended;              /* under mu */
+    int rc;                  /* after ended: 0, or -1 with err */
+    char err[128];
+    pthread_t tid;
+    bool joinable; /* tid runs hs_feed_main (else it ran here, first) */
+};
+
+static void hs_feed_publish(hs_feed *f, size_t used, bool end)
+{
+    atomic_store_explicit(&f->ready, used, memory_order_release);
+    pthread_mutex_lock(&f->mu);
+    f->ended = end;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+}
+
+#define HS_FEED_ERR(...) (snprintf(f->err, sizeof f->err, __VA_ARGS__), -1)
+
+/* The gzip bytes before `upto` were read (the inflate reads them once):
+ * when they are our own mapping, their pages go back a few MiB at a time,
+ * so that the input and the model decoded meanwhile do not peak together. */
+static void hs_feed_release_in(hs_feed *f, size_t upto)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!f->owner || !f->owner->map_len || page <= 0)
+        return;
+    upto &= ~((size_t)page - 1);
+    if (upto >= f->in_released + ((size_t)4 << 20) &&
+        madvise((void *)(uintptr_t)(f->in + f->in_released), upto - f->in_released, MADV_DONTNEED) == 0)
+        f->in_released = upto;
+}
+
+/* Every member of the input, as hs_gunzip does it, into f->out. */
+static int hs_feed_inflate(hs_feed *f)
+{
+    size_t limit = hs_inflate_limit(f->in_len), used = 0, consumed = 0;
+    struct inflate_state *s = malloc(sizeof *s);
+    if (!s)
+        return HS_FEED_ERR("out of memory");
+    int rc = 0;
+    while (rc == 0) {
+        size_t rem = f->in_len - consumed, h = hs_gz_header(f->in + consumed, rem);
+        if (!h || rem > UINT32_MAX) {
+            rc = HS_FEED_ERR("corrupt or truncated gzip data");
+            break;
+        }
+        isal_inflate_init(s);
+        s->crc_flag = ISAL_GZIP_NO_HDR_VER; /* ISA-L checks the trailer's CRC-32 and size */
+        s->next_in = (uint8_t *)(uintptr_t)(f->in + consumed + h);
+        s->avail_in = (uint32_t)(rem - h);
+        while (rc == 0 && s->block_state != ISAL_BLOCK_FINISH) {
+            size_t room = limit + 1 - used; /* as libdeflate's last buffer */
+            if (room == 0) {
+                rc = limit == HS_MAX_DECODED ? HS_FEED_ERR("decompressed profile larger than 2 GiB")
+                                             : HS_FEED_ERR("gzip data expands too much (possible decompression bomb)");
+                break;
+            }
+            uint32_t give = (uint32_t)(room < f->step ? room : f->step);
+            uint32_t in_before = s->avail_in;
+            s->next_out = f->out.p + used;
+            s->avail_out = give;
+            int r = isal_inflate(s);
+            used += give - s->avail_out;
+            hs_feed_release_in(f, (size_t)(s->next_in - f->in));
+            if (r != ISAL_DECOMP_OK || (s->block_state != ISAL_BLOCK_FINISH &&
+                                        s->avail_out == give && s->avail_in == in_before))
+                rc = HS_FEED_ERR("corrupt or truncated gzip data"); /* no progress: the input ended */
+            else
+                hs_feed_publish(f, used, false);
+        }
+        if (rc != 0)
+            break;
+        consumed = f->in_len - s->avail_in;
+        if (used > limit)
+            rc = limit == HS_MAX_DECODED ? HS_FEED_ERR("decompressed profile larger than 2 GiB")
+                                         : HS_FEED_ERR("gzip data expands too much (possible decompression bomb)");
+        else if (consumed == f->in_len || !hs_is_gzip(f->in + consumed, f->in_len - consumed))
+            break; /* trailing garbage after the last member is ignored, as gzip does */
+    }
+    free(s);
+    return rc;
+}
+
+static void *hs_feed_main(void *arg)
+{
+    hs_feed *f = arg;
+    f->rc = hs_feed_inflate(f);
+    if (f->owner) /* the gzip bytes are not needed any more */
+        hs_profile_input_free(f->owner);
+    hs_feed_publish(f, atomic_load_explicit(&f->ready, memory_order_relaxed), true);
+    return NULL;
+}
+
+size_t hs_feed_wait(hs_feed *f, size_t want)
+{
+    size_t r = atomic_load_explicit(&f->ready, memory_order_acquire);
+    if (r >= want)
+        return r;
+    pthread_mutex_lock(&f->mu);
+    while (!f->ended && (r = atomic_load_explicit(&f->ready, memory_order_acquire)) < want)
+        pthread_cond_wait(&f->cv, &f->mu);
+    r = atomic_load_explicit(&f->ready, memory_order_acquire);
+    pthread_mutex_unlock(&f->mu);
+    return r;
+}
+
+int hs_feed_end(hs_feed *f, size_t *len, char *err, size_t errlen)
+{
+    if (f->joinable)
+        pthread_join(f->tid, NULL);
+    f->joinable = false;
+    if (f->rc != 0)
+        return HS_ERR("%s", f->err);
+    *len = atomic_load_explicit(&f->ready, memory_order_acquire);
+    return 0;
+}
+
+/* Gunzip in[0..len) on a thread, decoded behind it; owner as hs_decode.
+ * step: output bytes between publications (0: HS_FEED_STEP). */
+static hs_profile *hs_decode_feed(const unsigned char *in, size_t len, hs_profile_input *owner,
+                                  size_t step, char *err, size_t errlen)
+{
+    hs_feed f = {.in = in, .in_len = len, .owner = owner, .step = step ? step : HS_FEED_STEP,
+                 .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    size_t limit = hs_inflate_limit(len), hint = len;
+    if (len >= 18) { /* the (last member's) trailer's size, if larger: a guess for the tables */
+        const unsigned char *t = in + len - 4;
+        size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+        hint = isize > hint ? isize : hint;
+    }
+    atomic_init(&f.ready, 0);
+    /* reserved, never moved: pages cost nothing until inflated into */
+    f.out.p = mmap(NULL, limit + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (f.out.p == MAP_FAILED) /* no room for that much address space (a limit on it) */
+        return hs_decode_whole(in, len, owner, err, errlen);
+    f.out.cap = limit + 1;
+    f.joinable = pthread_create(&f.tid, NULL, hs_feed_main, &f) == 0;
+    if (!f.joinable) /* no thread: inflated here, first */
+        hs_feed_main(&f);
+    hs_profile *p = hs_profile_decode_feed(&f, f.out.p, hint, err, errlen); /* ends f */
+    pthread_cond_destroy(&f.cv);
+    pthread_mutex_destroy(&f.mu);
+    hs_mbuf_free(&f.out);
+    return p;
+}
+
 /* Decode gzipped (or not) bytes; `owner` (or NULL: borrowed) holds them and
- * is released as soon as they have been inflated. */
-static hs_profile *hs_decode(const unsigned char *d, size_t len, hs_profile_input *owner, char *err,
-                             size_t errlen)
+ * is released as soon as they have been inflated. feed: 1 gunzip on a
+ * thread (hs_decode_feed), 0 whole first, -1 by size. */
+static hs_profile *hs_decode(const unsigned char *d, size_t len, hs_profile_input *owner, int feed,
+                             size_t step, char *err, size_t errlen)
 {
     hs_profile *p = NULL;
     if (len > HS_MAX_DECODED) {
@@ -150,14 +377,9 @@ static hs_profile *hs_decode(const unsigned char *d, size_t len, hs_profile_inpu
     } else if (!hs_is_gzip(d, len)) {
         p = hs_profile_decode_pb(d, len, false, err, errlen);
     } else {
-        hs_mbuf raw = {NULL, 0};
-        size_t rawlen;
-        int rc = hs_gunzip(d, len, &raw, &rawlen, err, errlen);
-        if (owner)
-            hs_profile_input_free(owner);
-        if (rc == 0)
-            p = hs_profile_decode_pb(raw.p, rawlen, true, err, errlen);
-        hs_mbuf_free(&raw);
+        return feed > 0 || (feed < 0 && len >= HS_FEED_MIN)
+                   ? hs_decode_feed(d, len, owner, step, err, errlen)
+                   : hs_decode_whole(d, len, owner, err, errlen);
     }
     if (owner)
         hs_profile_input_free(owner);
@@ -166,12 +388,18 @@ static hs_profile *hs_decode(const unsigned char *d, size_t len, hs_profile_inpu
 
 hs_profile *hs_profile_decode(const void *data, size_t len, char *err, size_t errlen)
 {
-    return hs_decode(data, len, NULL, err, errlen);
+    return hs_decode(data, len, NULL, -1, 0, err, errlen);
+}
+
+hs_profile *hs_profile_decode_gz_mode(const void *data, size_t len, bool feed, size_t step,
+                                      char *err, size_t errlen)
+{
+    return hs_decode(data, len, NULL, feed ? 1 : 0, step, err, errlen);
 }
 
 hs_profile *hs_profile_decode_input(hs_profile_input *in, char *err, size_t errlen)
 {
-    return hs_decode(in->data, in->len, in, err, errlen);
+    return hs_decode(in->data, in->len, in, -1, 0, err, errlen);
 }
 
 /* ---- files ---- */

@@ -24,6 +24,12 @@
  * functions, mappings: disjoint parts of the model, the other's arena
  * joined to the profile's at the end); of two errors, the one of the
  * earlier field is reported, as one pass in file order would.
+ * A large gzip input is decoded while it is inflated (hs_profile_decode_feed,
+ * the inflate on a thread of codec.c's): the samples after the leading
+ * sample types are decoded as their bytes come, with pass 1's checks of
+ * their framing, until a field of another kind or a sample that fails;
+ * pass 1 then walks the rest and pass 2 passes over the samples done. The
+ * result and the errors are those of the decode after a whole gunzip.
  *
  * Wire semantics are protobuf-c's, which did this before (checked against
  * it on thousands of mutated files): unknown fields are skipped, repeated
@@ -36,6 +42,7 @@
  * Errors: NULL with one line ("not a pprof profile (...)" for bad framing). */
 #include "profile/profile_internal.h"
 #include "profile/hashmap.h"
+#include "profile/vec.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -169,10 +176,19 @@ typedef struct {
         const unsigned char *ids; /* a packed id run hashed ahead, */
         uint64_t h;               /* its hash (reused when the sample is decoded) */
     } pf[HS_AHEAD_RING];          /* by sample index modulo the ring's size */
-    int64_t *values; /* every sample's values: n_types per sample, in sample order */
+    int64_t *values; /* the values of samples from values_first on: n_types per sample, */
+    size_t values_first; /* in sample order (in blocks: see hs_feed_samples) */
     bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
     size_t page;     /* the page size, a power of two */
     size_t released; /* bytes of the input handed back so far */
+    size_t keep_from; /* nor the bytes from here on (the inflate may read them back) */
+    /* samples decoded while the input was inflated (hs_feed_samples): the
+     * fields from skip_from to skip_to, passed over by pass 2; when the final
+     * count of sample types is not the spec_types they were decoded with,
+     * the first of them fails as pass 2 would fail it */
+    const unsigned char *skip_from, *skip_to;
+    size_t spec_types;
+    bool spec_wrong;
 } hs_dec;
 
 #define HS_FAIL(d, ...) (hs_dec_fail((d), __VA_ARGS__), -1)
@@ -654,7 +670,7 @@ static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
         r.p == r.end || *r.p++ != (2 << 3 | WT_LEN) || hs_rd_bytes(NULL, &r, &vals) != 0 ||
         r.p != r.end)
         return 0;
-    uint64_t *out = (uint64_t *)d->values + index * d->n_types;
+    uint64_t *out = (uint64_t *)d->values + (index - d->values_first) * d->n_types;
     size_t k = 0;
     for (; vals.p < vals.end; k++)
         if (k == d->n_types || hs_rd_varint(NULL, &vals, &out[k]) != 0)
@@ -721,7 +737,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
         return HS_FAIL(d, "sample %zu has %zu values, expected %zu", index, n_vals, d->n_types);
     bool shareable = id_fields == 1 && ids_run.p != NULL;
     hs_arena *a = d->arena;
-    s.values = d->values + index * d->n_types;
+    s.values = d->values + (index - d->values_first) * d->n_types;
     if (n_labels)
         s.labels = hs_arena_alloc(a, n_labels * sizeof *s.labels);
     if ((n_labels && !s.labels) || hs_scratch(d, n_ids + 1) != 0) /* + 1: the copy below of no ids copies one */
@@ -779,6 +795,7 @@ static void hs_release_read(hs_dec *d, const unsigned char *upto)
         size_t done = atomic_load_explicit(d->rest_done, memory_order_acquire);
         at = done < at ? done : at;
     }
+    at = at < d->keep_from ? at : d->keep_from;
     at &= ~(page - 1);
     if (!d->release || at < d->released + ((size_t)4 << 20))
         return;
@@ -850,6 +867,13 @@ static int hs_pass2(hs_dec *d, hs_rd r, hs_part part)
     hs_rd sub;
     _Atomic size_t *done = part == HS_PART_REST ? d->rest_done : NULL;
     for (;;) {
+        if (r.p == d->skip_from) { /* samples decoded already: their bytes may be gone */
+            if (d->spec_wrong && part != HS_PART_REST) {
+                d->fail_at = r.p;
+                return HS_FAIL(d, "sample 0 has %zu values, expected %zu", d->spec_types, d->n_types);
+            }
+            r.p = d->skip_to;
+        }
         d->fail_at = r.p;
         if ((t = hs_rd_tag(d, &r, &f, &wt)) != 1)
             break;
@@ -987,7 +1011,8 @@ static int hs_pass2_parts(hs_dec *d, hs_rd all, int threads)
         return hs_pass2(d, all, HS_PART_ALL);
     j->d = (hs_dec){.base = d->base, .p = d->p, .n_strings = d->n_strings, .n_types = d->n_types,
                     .err = j->err, .errlen = sizeof j->err, .arena = &j->arena,
-                    .rest_done = &j->done, .page = d->page};
+                    .rest_done = &j->done, .page = d->page, .keep_from = SIZE_MAX,
+                    .skip_from = d->skip_from, .skip_to = d->skip_to};
     j->all = all;
     atomic_init(&j->done, 0);
     pthread_t t;
@@ -1020,6 +1045,57 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
     return hs_profile_decode_pb_threads(data, len, release, 0, err, errlen);
 }
 
+static void hs_dec_free(hs_dec *d)
+{
+    free(d->scratch);
+    free(d->checked);
+    free(d->stacks.s);
+    hs_arena_free(&d->keys);
+}
+
+/* After pass 1 (c: the counts of every field; d->p holds the samples
+ * decoded already, if any): the tables at their final sizes, pass 2 over
+ * all, the ids checked. The profile, or NULL with d's message. */
+static hs_profile *hs_decode_rest(hs_dec *d, hs_rd all, const hs_counts *c, int threads)
+{
+    hs_profile *p = d->p;
+    size_t done = p->n_samples, n = c->samples ? c->samples : 1;
+    d->n_strings = c->strings ? c->strings : 1;
+    d->n_types = c->types;
+    d->spec_wrong = done && d->spec_types != d->n_types;
+    int rc = 0;
+    uint32_t *stack_of = realloc(d->stack_of, n * sizeof *stack_of);
+    if (stack_of) {
+        d->stack_of = stack_of;
+        memset(stack_of + done, 0xff, (n - done) * sizeof *stack_of);
+    }
+    /* one block for the values of the samples left (a count that overflows fails) */
+    size_t left = c->samples - done, n_values = left * d->n_types;
+    if (d->n_types && n_values / d->n_types != left)
+        n_values = SIZE_MAX;
+    d->values = n_values <= SIZE_MAX / 8 ? hs_arena_alloc(hs_profile_arena(p), n_values * 8) : NULL;
+    d->values_first = done;
+    if (hs_profile_reserve_tables(p, d->n_strings, c->mappings, c->functions, c->locations) != 0 ||
+        hs_profile_reserve_samples(p, c->samples) != 0 ||
+        (!d->stacks.s && hs_stack_index_init(&d->stacks, c->samples / 2) != 0) || !stack_of ||
+        !d->values)
+        rc = HS_FAIL(d, "out of memory");
+    if (rc == 0)
+        rc = hs_pass2_parts(d, all, threads);
+    if (rc == 0 && hs_profile_reindex(p, d->err, d->errlen) != 0)
+        rc = -1;
+    if (rc == 0)
+        rc = hs_check_refs(d);
+    hs_dec_free(d);
+    if (rc != 0) {
+        free(d->stack_of);
+        hs_profile_free(p);
+        return NULL;
+    }
+    hs_profile_set_stack_classes(p, d->stack_of, p->n_samples, d->n_classes);
+    return p;
+}
+
 hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, bool release,
                                          int threads, char *err, size_t errlen)
 {
@@ -1029,47 +1105,138 @@ hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, 
     }
     long page = sysconf(_SC_PAGESIZE);
     hs_dec d = {.base = data, .err = err, .errlen = errlen, .release = release && page > 0,
-                .page = page > 0 ? (size_t)page : 4096};
+                .page = page > 0 ? (size_t)page : 4096, .keep_from = SIZE_MAX};
     hs_rd all = {data, data + len};
     hs_counts c = {0};
     if (hs_pass1(&d, all, &c) != 0)
         return NULL;
-    d.n_strings = c.strings ? c.strings : 1;
-    d.n_types = c.types;
-    hs_profile *p = d.p = hs_profile_new();
-    if (!p) {
+    if (!(d.p = hs_profile_new())) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    int rc = 0;
-    d.arena = hs_profile_arena(p);
-    d.stack_of = malloc((c.samples ? c.samples : 1) * sizeof *d.stack_of);
-    if (d.stack_of)
-        memset(d.stack_of, 0xff, (c.samples ? c.samples : 1) * sizeof *d.stack_of);
-    /* one block for every sample's values (a count that overflows fails) */
-    size_t n_values = c.samples * d.n_types;
-    if (d.n_types && n_values / d.n_types != c.samples)
-        n_values = SIZE_MAX;
-    d.values = n_values <= SIZE_MAX / 8 ? hs_arena_alloc(hs_profile_arena(p), n_values * 8) : NULL;
-    if (hs_profile_reserve_tables(p, d.n_strings, c.mappings, c.functions, c.locations) != 0 ||
-        hs_profile_reserve_samples(p, c.samples) != 0 ||
-        hs_stack_index_init(&d.stacks, c.samples / 2) != 0 || !d.stack_of || !d.values)
-        rc = HS_FAIL(&d, "out of memory");
-    if (rc == 0)
-        rc = hs_pass2_parts(&d, all, threads);
-    if (rc == 0 && hs_profile_reindex(p, err, errlen) != 0)
-        rc = -1;
-    if (rc == 0)
-        rc = hs_check_refs(&d);
-    free(d.scratch);
-    free(d.checked);
-    free(d.stacks.s);
-    hs_arena_free(&d.keys);
-    if (rc != 0) {
-        free(d.stack_of);
-        hs_profile_free(p);
-        return NULL;
+    d.arena = hs_profile_arena(d.p);
+    return hs_decode_rest(&d, all, &c, threads);
+}
+
+/* ---- decoding while the input is inflated (hs_feed, codec.c) ---- */
+
+/* Samples a block of values holds while their number is not known. */
+#define HS_FEED_VALUES 4096
+/* Bytes behind the inflate's output that it may still read (its window). */
+#define HS_FEED_WINDOW ((size_t)64 << 10)
+
+/* The field at data[pos..) as the inflate makes it: 0x0a (sample_type) or
+ * 0x12 (sample) and a length whose bytes are all there, as pass 1 would
+ * accept it; its bytes in *sub. 0, or 1 when it is another field, is not
+ * whole, or the input ended first (pass 1 then walks it). */
+static int hs_feed_field(hs_feed *f, const unsigned char *data, size_t pos, size_t *ready, hs_rd *sub)
+{
+    if (pos + 11 > *ready) /* the tag and a length of up to 10 bytes */
+        *ready = hs_feed_wait(f, pos + 11);
+    if (pos >= *ready || (data[pos] != 0x0a && data[pos] != 0x12))
+        return 1;
+    hs_rd r = {data + pos + 1, data + *ready};
+    uint64_t flen;
+    if (hs_rd_varint(NULL, &r, &flen) != 0)
+        return 1;
+    size_t at = (size_t)(r.p - data);
+    if (flen > SIZE_MAX - at)
+        return 1;
+    size_t end = at + (size_t)flen;
+    if (end > *ready && (*ready = hs_feed_wait(f, end)) < end)
+        return 1;
+    *sub = (hs_rd){data + at, data + end};
+    return 0;
+}
+
+/* Before the input is whole: its leading sample_type fields are counted
+ * and the samples after them decoded as the inflate makes them, their
+ * pages handed back as they are read. Stops at the first field of another
+ * kind, or sample that fails (a sample with labels does: the strings are
+ * not counted yet), which is left as it is (a failed sample adds nothing).
+ * c: the counts; *walked: the bytes walked. 0, or -1 (out of memory). */
+static int hs_feed_samples(hs_dec *d, hs_feed *f, hs_counts *c, size_t hint, size_t *walked)
+{
+    const unsigned char *data = d->base;
+    size_t pos = 0, ready = 0, stack_cap = 0, values_end = 0;
+    hs_rd sub;
+    while (hs_feed_field(f, data, pos, &ready, &sub) == 0) {
+        size_t end = (size_t)(sub.end - data), index = c->samples;
+        if (data[pos] == 0x0a) { /* a sample type: pass 2 decodes it */
+            if (index)
+                break; /* after samples: pass 1 counts it */
+            c->types++;
+            pos = end;
+            continue;
+        }
+        if (!index) { /* the first sample */
+            d->spec_types = d->n_types = c->types;
+            d->released = (pos + d->page - 1) & ~(d->page - 1); /* the types stay */
+            if (hs_stack_index_init(&d->stacks, hint / 128) != 0)
+                return HS_FAIL(d, "out of memory");
+        }
+        if (index == values_end) { /* the next block of values */
+            size_t nv = HS_FEED_VALUES * d->n_types;
+            if (nv / HS_FEED_VALUES != d->n_types || nv > SIZE_MAX / 8 ||
+                !(d->values = hs_arena_alloc(d->arena, nv * 8)))
+                return HS_FAIL(d, "out of memory");
+            d->values_first = index;
+            values_end = index + HS_FEED_VALUES;
+        }
+        if (hs_profile_reserve_samples(d->p, index + 1) != 0 ||
+            HS_VEC_RESERVE(d->stack_of, stack_cap, index + 1) < 0)
+            return HS_FAIL(d, "out of memory");
+        d->stack_of[index] = UINT32_MAX; /* none, unless its ids are shared */
+        hs_prefetch_samples(d, index, sub.end, data + ready);
+        if (hs_dec_sample(d, sub, index) != 0) {
+            /* labels (their strings are not counted yet), or an error: pass 2
+             * decodes it again and reports what it finds (out of memory too) */
+            d->failed = false;
+            d->err[0] = '\0';
+            break;
+        }
+        c->samples++;
+        if (!index)
+            d->skip_from = data + pos;
+        pos = end;
+        d->skip_to = data + pos;
+        if (index % 1024 == 0) {
+            d->keep_from = ready > HS_FEED_WINDOW ? ready - HS_FEED_WINDOW : 0;
+            hs_release_read(d, data + pos);
+        }
     }
-    hs_profile_set_stack_classes(p, d.stack_of, p->n_samples, d.n_classes);
-    return p;
+    *walked = pos;
+    return 0;
+}
+
+hs_profile *hs_profile_decode_feed(hs_feed *f, const unsigned char *data, size_t hint, char *err,
+                                   size_t errlen)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    hs_dec d = {.base = data, .err = err, .errlen = errlen, .release = page > 0,
+                .page = page > 0 ? (size_t)page : 4096};
+    hs_counts c = {0};
+    size_t walked = 0, len = 0;
+    int rc = (d.p = hs_profile_new()) ? 0 : HS_FAIL(&d, "out of memory");
+    if (rc == 0) {
+        d.arena = hs_profile_arena(d.p);
+        rc = hs_feed_samples(&d, f, &c, hint, &walked);
+    }
+    /* the gunzip's error first, as when it ran before the decoding */
+    if (hs_feed_end(f, &len, err, errlen) != 0 || rc != 0)
+        goto fail;
+    d.keep_from = SIZE_MAX;
+    if (len == 0) {
+        snprintf(err, errlen, "empty profile");
+        goto fail;
+    }
+    /* pass 1 over the rest: the fields walked were checked as it checks them */
+    if (hs_pass1(&d, (hs_rd){data + walked, data + len}, &c) != 0)
+        goto fail;
+    return hs_decode_rest(&d, (hs_rd){data, data + len}, &c, 0);
+fail:
+    hs_dec_free(&d);
+    free(d.stack_of);
+    hs_profile_free(d.p);
+    return NULL;
 }

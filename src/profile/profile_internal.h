@@ -58,6 +58,27 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
 hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, bool release,
                                          int threads, char *err, size_t errlen);
 
+/* A gzip input inflated on a thread of its own (codec.c) while decode.c
+ * decodes what it has made so far. */
+typedef struct hs_feed hs_feed;
+/* The bytes inflated so far once there are `want`, or fewer when the
+ * inflate has ended first (done, or failed). */
+size_t hs_feed_wait(hs_feed *f, size_t want);
+/* Once the inflate has ended: 0 with the inflated length, or -1 with the
+ * message the whole-buffer gunzip would give. Called once. */
+int hs_feed_end(hs_feed *f, size_t *len, char *err, size_t errlen);
+/* hs_profile_decode_pb of the bytes f inflates at data (a private
+ * anonymous mapping, handed back behind the cursor), decoded while they
+ * are made; hint: a guess of their length. Ends f. */
+hs_profile *hs_profile_decode_feed(hs_feed *f, const unsigned char *data, size_t hint, char *err,
+                                   size_t errlen);
+/* hs_profile_decode of gzip bytes with the gunzip chosen: `feed`, inflated
+ * on a thread and decoded behind it, the bytes made published every `step`
+ * (0: the default); else whole, then decoded. For tests: the result, error
+ * included, is the same. */
+hs_profile *hs_profile_decode_gz_mode(const void *data, size_t len, bool feed, size_t step,
+                                      char *err, size_t errlen);
+
 /* The encoder (encode.c). Its output is a sequence of top-level fields,
  * numbered from 0 in the order they are written; a part is a range of
  * them, encoded on its own (parts concatenate to the whole encoding). */

@@ -802,6 +802,142 @@ static void test_two_threads_as_one(void **state)
     hs_profile_free(p);
 }
 
+/* ---- the gunzip on a thread, decoded behind it (hs_feed) ---- */
+
+/* raw[0..n) gzipped by zlib as `members` members (cut at equal sizes), the
+ * odd ones with a header that has a name, a comment, an extra field and a
+ * header CRC. */
+static unsigned char *gzip_members(const unsigned char *raw, size_t n, size_t members, size_t *len)
+{
+    size_t cap = n + n / 2 + 4096 + members * 256, used = 0;
+    unsigned char *gz = malloc(cap);
+    assert_non_null(gz);
+    for (size_t m = 0; m < members; m++) {
+        size_t from = n * m / members, to = n * (m + 1) / members;
+        z_stream z = {0};
+        assert_int_equal(deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+        gz_header h = {0};
+        if (m % 2) {
+            h.name = (Bytef *)"profile.pb";
+            h.comment = (Bytef *)"a comment";
+            h.extra = (Bytef *)"ex";
+            h.extra_len = 2;
+            h.hcrc = 1;
+            assert_int_equal(deflateSetHeader(&z, &h), Z_OK);
+        }
+        z.next_in = (unsigned char *)raw + from;
+        z.avail_in = (uInt)(to - from);
+        z.next_out = gz + used;
+        z.avail_out = (uInt)(cap - used);
+        assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+        used = cap - z.avail_out;
+        deflateEnd(&z);
+    }
+    *len = used;
+    return gz;
+}
+
+/* The profile of build_many_samples without labels before sample
+ * `plain` (the feed decodes label-less samples while the input is
+ * inflated, and stops at the first other). */
+static hs_profile *build_plain_then_labelled(size_t n, size_t plain)
+{
+    hs_profile *p = build_many_samples(n);
+    for (size_t i = 0; i < plain && i < p->n_samples; i++)
+        p->samples[i].n_labels = 0;
+    return p;
+}
+
+/* raw with one more sample_type field (a copy of its first) at the end:
+ * its samples then have a value too few. */
+static unsigned char *type_after_samples(const unsigned char *raw, size_t n, size_t *len)
+{
+    size_t i = 0;
+    uint64_t tag = read_varint(raw, &i), flen = read_varint(raw, &i);
+    assert_int_equal(tag, 1 << 3 | 2);
+    i += flen;
+    unsigned char *b = append_bytes(raw, n, raw, i);
+    *len = n + i;
+    return b;
+}
+
+/* Whole, then decoded, against inflated on a thread and decoded behind it
+ * (publishing every `step` bytes): the same profile, or the same error. */
+static void feed_as_whole(const unsigned char *gz, size_t n, size_t step, size_t *ok, size_t *failed)
+{
+    char e1[256] = "", e2[256] = "";
+    hs_profile *q1 = hs_profile_decode_gz_mode(gz, n, false, 0, e1, sizeof e1);
+    hs_profile *q2 = hs_profile_decode_gz_mode(gz, n, true, step, e2, sizeof e2);
+    if ((q1 == NULL) != (q2 == NULL))
+        fail_msg("whole: %s, fed: %s", q1 ? "ok" : e1, q2 ? "ok" : e2);
+    if (!q1) {
+        assert_string_equal(e1, e2);
+        (*failed)++;
+        return;
+    }
+    assert_profiles_equal(q1, q2);
+    size_t c1, c2;
+    for (size_t k = 0; k < q1->n_samples; k++)
+        assert_int_equal(hs_profile_sample_stack(q1, k, &c1), hs_profile_sample_stack(q2, k, &c2));
+    assert_int_equal(c1, c2);
+    hs_profile_free(q1);
+    hs_profile_free(q2);
+    (*ok)++;
+}
+
+/* The feed gives what the whole-buffer gunzip and decode give, errors
+ * included: on profiles whose samples are decoded behind the inflate
+ * (across blocks of values), stop at a labelled one (the first, or a
+ * later one), come after the rest,
+ * or have a sample type after them; with their protobuf bytes mutated, or
+ * their gzip bytes (one member or several, headers with every optional
+ * part), or cut; published in steps from one byte up. */
+static void test_feed_as_whole(void **state)
+{
+    (void)state;
+    static const size_t steps[] = {1, 7, 100, 4096, 65536, 0};
+    hs_profile *p = build_plain_then_labelled(9000, 8500);
+    size_t len, rawlen, ok = 0, failed = 0, n_raw[4];
+    unsigned char *gz = encode(p, &len);
+    unsigned char *raw[4];
+    raw[0] = gunzip(gz, len, &rawlen);
+    n_raw[0] = n_raw[2] = rawlen;
+    raw[1] = type_after_samples(raw[0], rawlen, &n_raw[1]);
+    raw[2] = rest_first(raw[0], rawlen);
+    hs_profile *q = build_many_samples(300); /* labelled from sample 3 on, */
+    q->samples[0].labels = q->samples[3].labels; /* and the first */
+    q->samples[0].n_labels = q->samples[3].n_labels;
+    free(gz);
+    gz = encode(q, &len);
+    raw[3] = gunzip(gz, len, &n_raw[3]);
+    free(gz);
+    hs_profile_free(q);
+    for (int i = 0; i < 1600; i++) {
+        int v = i % 4;
+        size_t n = n_raw[v], members = 1 + rng() % 3, glen;
+        unsigned char *b = malloc(n);
+        assert_non_null(b);
+        memcpy(b, raw[v], n);
+        int flips = i < 8 ? 0 : (int)(rng() % 3);
+        for (int f = 0; f < flips; f++)
+            b[rng() % n] ^= (unsigned char)(1u << (rng() % 8));
+        unsigned char *g = gzip_members(b, n, members, &glen);
+        if (i >= 8 && rng() % 2) { /* the gzip bytes: header, data, trailer */
+            size_t at = rng() % 4 == 0 ? rng() % 32 : rng() % 4 == 0 ? glen - 1 - rng() % 8 : rng() % glen;
+            g[at] ^= (unsigned char)(1u << (rng() % 8));
+        }
+        if (i >= 8 && rng() % 6 == 0)
+            glen -= rng() % glen;
+        feed_as_whole(g, glen, steps[rng() % (sizeof steps / sizeof *steps)], &ok, &failed);
+        free(g);
+        free(b);
+    }
+    assert_true(ok > 200 && failed > 200); /* both outcomes were compared */
+    for (int v = 0; v < 4; v++)
+        free(raw[v]);
+    hs_profile_free(p);
+}
+
 /* A small gzip file that inflates to hundreds of MB of zeros is refused. */
 static void test_gzip_bomb(void **state)
 {
@@ -825,6 +961,9 @@ static void test_gzip_bomb(void **state)
     deflateEnd(&z);
     assert_true(used < (1 << 20));
     expect_decode_error(out, used, "expands too much");
+    char err[256] = "";
+    assert_null(hs_profile_decode_gz_mode(out, used, true, 0, err, sizeof err)); /* on a thread too */
+    assert_non_null(strstr(err, "expands too much"));
     free(out);
 }
 
@@ -1036,6 +1175,7 @@ int main(void)
         cmocka_unit_test(test_wire_forms),
         cmocka_unit_test(test_shared_by_bytes),
         cmocka_unit_test(test_two_threads_as_one),
+        cmocka_unit_test(test_feed_as_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
