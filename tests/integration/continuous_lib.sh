@@ -6,7 +6,8 @@
 #                       kernel picks) with a fresh directory; sets FAKE_DIR,
 #                       FAKE_URL, FAKE_PID. Stopped when the test exits.
 #   fake_mode MODE      how it answers from now on: ok, 500, 400, 429,
-#                       hang, close (see continuous_server.py).
+#                       hang, close, "forward URL" (a recording proxy in
+#                       front of a real server; see continuous_server.py).
 #   fake_stop           stop the last one started.
 #   fake_summary        one line per request (see continuous_server.py).
 #   free_port           a loopback port nobody listens on (bound, then freed).

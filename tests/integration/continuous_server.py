@@ -13,6 +13,11 @@
         hang    never answer (the connection stays open until the agent
                 gives up)
         close   close the connection without an answer
+        forward URL
+                send the request on to URL (a real `hotspur serve`: its
+                method, path and query, body, and headers but Host) and
+                relay its status and body; the status it answered is
+                written to DIR/req.N.status
   continuous_server.py info FILE
       Print "time_nanos duration_nanos" of a pprof file (gzipped or not).
   continuous_server.py summary DIR
@@ -31,7 +36,9 @@ import socketserver
 import sys
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 
 def serve(d, port=0):
@@ -75,6 +82,15 @@ def serve(d, port=0):
             if mode == "close":
                 self.close_connection = True
                 return
+            if mode.startswith("forward "):
+                status, out = forward(mode.split(None, 1)[1], self, body)
+                with open(os.path.join(d, "req.%d.status" % k), "w") as f:
+                    f.write("%d\n" % status)
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+                return
             status = 200 if mode == "ok" else int(mode)
             out = json.dumps({"stored": 1} if status == 200 else {"error": "mode %s" % mode}).encode()
             self.send_response(status)
@@ -94,6 +110,21 @@ def serve(d, port=0):
         f.write(str(s.server_address[1]))
     os.rename(os.path.join(d, ".port"), os.path.join(d, "port"))
     s.serve_forever()
+
+
+def forward(url, req, body):
+    """Send req (a handler's request, body already read) on to url; return
+    (status, body) of the answer, (502, message) if there was none."""
+    headers = {k: v for k, v in req.headers.items() if k.lower() not in ("host", "connection")}
+    r = urllib.request.Request(url.rstrip("/") + req.path, data=body if req.command == "POST" else None,
+                               headers=headers, method=req.command)
+    try:
+        with urllib.request.urlopen(r, timeout=30) as a:
+            return a.status, a.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+    except OSError as e:
+        return 502, ("forward to %s: %s" % (url, e)).encode()
 
 
 def varint(b, i):
