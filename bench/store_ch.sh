@@ -29,7 +29,7 @@
 # state): the first run fills them as usual; a later run with the same DIR
 # and the same last size only times the queries of that size on the kept
 # data (no fill, no ingest figures: for trying a change to the queries).
-# With BENCH_STORE_KEEP the section is not written to BENCHMARKS.md.
+# The filling run writes the section as usual; a queries-only run does not.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -65,7 +65,6 @@ STORES=$TMP
 if [ -n "$KEEP" ]; then
     mkdir -p "$KEEP"
     STORES=$(cd "$KEEP" && pwd)
-    BENCH_NO_DOC=1
 fi
 CH_ROOT=$STORES/clickhouse
 # shellcheck source=tests/integration/clickhouse_lib.sh
@@ -81,6 +80,7 @@ if [ -n "$KEEP" ] && [ -f "$STORES/state" ]; then
     read -r K_SIZE K_SERVICE K_T0 H T I <"$STORES/state"
     [ "$K_SIZE" = "$LAST" ] || { echo "store_ch: $STORES holds $K_SIZE profiles, not $LAST" >&2; exit 2; }
     REUSE=1
+    BENCH_NO_DOC=1
 fi
 
 # shellcheck disable=SC2046 # pkg-config prints several flags
