@@ -223,6 +223,9 @@ enum {
     HS_CG_HEAD = 64, /* the function has a header (a cost line) */
 };
 
+/* What a call shares with its caller (hs_cg_refs): the object, the file. */
+enum { HS_CG_SAME_OB = 1, HS_CG_SAME_FL = 2 };
+
 /* Calls per block of positions formatted by one thread (and one for each
  * position): ~150 KB of the file. */
 #define HS_CG_BLOCK 4096
@@ -289,7 +292,8 @@ struct hs_cg {
     hs_cg_buf text;
     uint32_t *pos_at;           /* node -> its position in text (n_nodes + 1: the next is its end) */
     uint32_t *head_at;          /* function -> its callee lines (no names) in text */
-    uint8_t *head_len;
+    uint8_t *head_len;          /* their length, of which */
+    uint8_t *head_ob, *head_fl; /* the cob= line's (0: none) and the cfl= line's */
     hs_cg_addr *ia;
     FILE *out;
 
@@ -334,6 +338,8 @@ static void hs_cg_free(hs_cg *cg)
     free(cg->pos_at);
     free(cg->head_at);
     free(cg->head_len);
+    free(cg->head_ob);
+    free(cg->head_fl);
     for (unsigned i = 0; i < 2; i++) {
         free(cg->w[i].calls);
         free(cg->w[i].keys);
@@ -546,7 +552,9 @@ static int hs_cg_texts(hs_cg *cg)
     cg->pos_at = malloc((v->n_nodes + 1) * sizeof *cg->pos_at);
     cg->head_at = malloc(n_ids * sizeof *cg->head_at);
     cg->head_len = malloc(n_ids);
-    if (!cg->pos_at || !cg->head_at || !cg->head_len)
+    cg->head_ob = malloc(n_ids);
+    cg->head_fl = malloc(n_ids);
+    if (!cg->pos_at || !cg->head_at || !cg->head_len || !cg->head_ob || !cg->head_fl)
         return -1;
     for (size_t i = 0; i < v->n_nodes; i++) {
         if (hs_cg_room(&cg->text, HS_CG_REC) != 0 || cg->text.n > UINT32_MAX - HS_CG_REC)
@@ -561,12 +569,18 @@ static int hs_cg_texts(hs_cg *cg)
         if (cg->text.n > UINT32_MAX - HS_CG_REC)
             return -1;
         size_t at = cg->text.n;
-        if ((cg->fn_obj[f] != UINT32_MAX && hs_cg_ref(&cg->text, "cob", cg->fn_obj[f], NULL) != 0) ||
-            hs_cg_ref(&cg->text, "cfl", hs_cg_fl(cg, f), NULL) != 0 ||
-            hs_cg_ref(&cg->text, "cfn", f, NULL) != 0)
+        if (cg->fn_obj[f] != UINT32_MAX && hs_cg_ref(&cg->text, "cob", cg->fn_obj[f], NULL) != 0)
+            return -1;
+        size_t fl_at = cg->text.n;
+        if (hs_cg_ref(&cg->text, "cfl", hs_cg_fl(cg, f), NULL) != 0)
+            return -1;
+        size_t fn_at = cg->text.n;
+        if (hs_cg_ref(&cg->text, "cfn", f, NULL) != 0)
             return -1;
         cg->head_at[f] = (uint32_t)at;
         cg->head_len[f] = (uint8_t)(cg->text.n - at);
+        cg->head_ob[f] = (uint8_t)(fl_at - at);
+        cg->head_fl[f] = (uint8_t)(fn_at - fl_at);
     }
     if (hs_cg_room(&cg->text, HS_CG_FIX_HEAD) != 0) /* the copies read that far */
         return -1;
@@ -580,16 +594,18 @@ static inline void hs_cg_wpos(hs_cg_buf *o, const hs_cg *cg, uint32_t node)
 }
 
 /* ob=, fl=, fn= (or cob=, cfl=, cfn=) of function f, with the names the
- * flags in named say. 0, or -1. */
+ * flags in named say; but an object or file in same (HS_CG_SAME_*: the
+ * caller's, which readers take when a call omits it) that names nothing.
+ * 0, or -1. */
 static int hs_cg_refs(hs_cg_buf *o, const hs_cg *cg, uint32_t f, const char *const keys[3], unsigned ob,
-                      unsigned fl, unsigned fn)
+                      unsigned fl, unsigned fn, unsigned same)
 {
     uint8_t nm = cg->named[f];
     uint32_t lf = hs_cg_fl(cg, f);
-    if (cg->fn_obj[f] != UINT32_MAX &&
+    if (cg->fn_obj[f] != UINT32_MAX && (!(same & HS_CG_SAME_OB) || nm & ob) &&
         hs_cg_ref(o, keys[0], cg->fn_obj[f], nm & ob ? hs_cg_str(cg, cg->fn_obj[f]) : NULL) != 0)
         return -1;
-    if (hs_cg_ref(o, keys[1], lf, nm & fl ? hs_cg_str(cg, lf) : NULL) != 0)
+    if ((!(same & HS_CG_SAME_FL) || nm & fl) && hs_cg_ref(o, keys[1], lf, nm & fl ? hs_cg_str(cg, lf) : NULL) != 0)
         return -1;
     return hs_cg_ref(o, keys[2], f, nm & fn ? hs_cg_str(cg, f) : NULL);
 }
@@ -605,7 +621,7 @@ static int hs_cg_write_fn(hs_cg_worker *w, uint32_t f)
     if (hs_cg_room(o, 1) != 0)
         return -1;
     hs_cg_putc(o, '\n');
-    if (hs_cg_refs(o, cg, f, keys, HS_CG_H_OB, HS_CG_H_FL, HS_CG_H_FN) != 0)
+    if (hs_cg_refs(o, cg, f, keys, HS_CG_H_OB, HS_CG_H_FL, HS_CG_H_FN, 0) != 0)
         return -1;
     for (uint32_t q = cg->fn_start[f]; q < cg->fn_start[f + 1]; q++) {
         uint32_t node = cg->ord[q];
@@ -665,18 +681,34 @@ static int hs_cg_write_calls(hs_cg_worker *w, uint32_t q, size_t b, size_t e)
     for (size_t k = 0; k < nc; k++)
         w->fn_call[w->calls[k].callee] = UINT32_MAX;
     hs_cg_sort_keys(w->keys, nc);
+    uint32_t caller = cg->node_fn[node], caller_ob = cg->fn_obj[caller], caller_fl = hs_cg_fl(cg, caller);
     for (size_t k = 0; k < nc; k++) {
         const hs_cg_call *c = &w->calls[(uint32_t)w->keys[k]];
         uint32_t f = c->callee;
+        /* cob= and cfl= only where they differ from the caller's ob= and
+         * fl= (KCachegrind and callgrind_annotate take the caller's then):
+         * most calls stay in their object, many in their file */
+        unsigned same = (cg->fn_obj[f] == caller_ob && caller_ob != UINT32_MAX ? HS_CG_SAME_OB : 0) |
+                        (hs_cg_fl(cg, f) == caller_fl ? HS_CG_SAME_FL : 0);
         if (q == cg->first_q[f] && cg->named[f] & (HS_CG_C_OB | HS_CG_C_FL | HS_CG_C_FN)) {
-            if (hs_cg_refs(o, cg, f, keys, HS_CG_C_OB, HS_CG_C_FL, HS_CG_C_FN) != 0)
+            if (hs_cg_refs(o, cg, f, keys, HS_CG_C_OB, HS_CG_C_FL, HS_CG_C_FN, same) != 0)
                 return -1;
             if (hs_cg_room(o, HS_CG_REC) != 0)
                 return -1;
         } else {
             if (hs_cg_room(o, HS_CG_REC) != 0)
                 return -1;
-            hs_cg_putfix(o, cg->text.b + cg->head_at[f], cg->head_len[f], HS_CG_FIX_HEAD);
+            /* (a tail of "cob cfl cfn": one copy, but for a call into
+             * the caller's file in another object) */
+            const char *h = cg->text.b + cg->head_at[f];
+            size_t skip = 0, ob_len = cg->head_ob[f];
+            if (same == HS_CG_SAME_FL) {
+                hs_cg_putfix(o, h, ob_len, HS_CG_FIX_HEAD);
+                skip = ob_len + cg->head_fl[f];
+            } else if (same) {
+                skip = ob_len + (same & HS_CG_SAME_FL ? cg->head_fl[f] : 0);
+            }
+            hs_cg_putfix(o, h + skip, cg->head_len[f] - skip, HS_CG_FIX_HEAD);
         }
         hs_cg_put(o, "calls=", 6);
         hs_cg_putint(o, c->count);

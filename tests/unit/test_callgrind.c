@@ -103,7 +103,7 @@ static void test_small_exact(void **state)
         "cfl=(5) a.c\ncfn=(4) a\ncalls=2 20\n10 12\n"
         "cfl=(7) b.c\ncfn=(6) b\ncalls=2 0\n11 3\n"
         "\nfl=(5)\nfn=(4)\n20 7\n21 0\n"
-        "cfl=(5)\ncfn=(4)\ncalls=2 21\n20 12\n"
+        "cfn=(4)\ncalls=2 21\n20 12\n" /* (a.c: the caller's file, no cfl=) */
         "cfl=(7)\ncfn=(6)\ncalls=1 0\n21 5\n"
         "\nfl=(7)\nfn=(6)\n0 8\n"
         "\ntotals: 15\n";
@@ -112,6 +112,39 @@ static void test_small_exact(void **state)
             size_t n;
             char *got = export_cg(&t.v, pass, threads, &n);
             assert_string_equal(got, want);
+            free(got);
+        }
+}
+
+/* Objects: main and a in /bin/prog, b in libc. A call names its object
+ * (cob=) only when it leaves the caller's, and its file (cfl=) only when
+ * it leaves the caller's: readers take the caller's otherwise. */
+static void test_same_object(void **state)
+{
+    (void)state;
+    test_view t;
+    small_view(&t);
+    hs_node nodes[5];
+    memcpy(nodes, t.v.nodes, sizeof nodes);
+    for (int i = 0; i < 5; i++)
+        nodes[i].objfile = i < 4 ? "/bin/prog" : "/lib/libc.so";
+    t.v.nodes = nodes;
+    static const char want[] =
+        "\nob=(4) /bin/prog\nfl=(3) m.c\nfn=(2) main\n10 0\n11 0\n"
+        "cfl=(6) a.c\ncfn=(5) a\ncalls=2 20\n10 12\n"
+        "cob=(9) /lib/libc.so\ncfl=(8) b.c\ncfn=(7) b\ncalls=2 0\n11 3\n"
+        "\nob=(4)\nfl=(6)\nfn=(5)\n20 7\n21 0\n"
+        "cfn=(5)\ncalls=2 21\n20 12\n"
+        "cob=(9)\ncfl=(8)\ncfn=(7)\ncalls=1 0\n21 5\n"
+        "\nob=(9)\nfl=(8)\nfn=(7)\n0 8\n"
+        "\ntotals: 15\n";
+    for (unsigned threads = 0; threads <= 2; threads++)
+        for (size_t pass = 0; pass < 4; pass++) {
+            size_t n;
+            char *got = export_cg(&t.v, pass, threads, &n);
+            const char *body = strstr(got, "summary: 15\n");
+            assert_non_null(body);
+            assert_string_equal(body + strlen("summary: 15\n"), want);
             free(got);
         }
 }
@@ -429,6 +462,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_exact),
+        cmocka_unit_test(test_same_object),
         cmocka_unit_test(test_empty),
         cmocka_unit_test(test_pass_size_random),
         cmocka_unit_test(test_pass_size_large),
