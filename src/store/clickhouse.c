@@ -3437,15 +3437,26 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
  * dropped as partitions (no data rewritten), and the boundary day's older
  * profiles are hidden at once by a watermark every query reads (the
  * retention table) until their partition is dropped the next day. Mutations
- * (ALTER TABLE ... DELETE) would rewrite the whole boundary day every hour. */
+ * (ALTER TABLE ... DELETE) would rewrite the whole boundary day every hour.
+ * Then the finished days are compacted (compact_days), also when there is
+ * nothing to drop (before_ns <= 0). */
+static int drop_days(ch_store *s, int64_t before_ns, char *err, size_t errlen);
+static int compact_days(ch_store *s, char *err, size_t errlen);
+#define CH_COMPACT_MAX (2LL << 30)
+
 static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen)
 {
     ch_store *s = (ch_store *)base;
     int rc = ch_schema(s, err, errlen);
-    if (rc)
-        return rc;
-    if (before_ns <= 0)
-        return 0;
+    if (rc == 0 && before_ns > 0)
+        rc = drop_days(s, before_ns, err, errlen);
+    return rc ? rc : compact_days(s, err, errlen);
+}
+
+/* The partitions of the days before before_ns' day, dropped on every host. */
+static int drop_days(ch_store *s, int64_t before_ns, char *err, size_t errlen)
+{
+    int rc = 0;
     uint16_t boundary = day_of(before_ns);
     time_t bt = (time_t)boundary * 86400;
     struct tm tm;
@@ -3485,6 +3496,67 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
         free(ans.p);
     }
     return rc;
+}
+
+/* Finished days compacted, on every host: each partition of a day before
+ * today (UTC) that holds more than one part in the tables merges read
+ * whole (the rollups, series, profiles, stacks; not samples, the bulk,
+ * whose reads pick an hour and series by its key) is merged into one
+ * (OPTIMIZE ... PARTITION: ClickHouse's background merges leave a day
+ * of a fleet in several parts for good, and a merge that selects a few
+ * series, such as one instance's, reads granules from each; ~2x faster
+ * on bench's 1 000 000 profiles). Once per partition: a merged one is
+ * not picked again until a late profile adds a part. A partition another
+ * instance or a background merge is merging is skipped (ClickHouse does
+ * nothing then) and picked next time. A partition of more than
+ * CH_COMPACT_MAX bytes is left to the background merges (its merge could
+ * outlast the request's timeout). The first error is returned after the
+ * others were tried. */
+static int compact_days(ch_store *s, char *err, size_t errlen)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    time_t today = (time_t)day_of((int64_t)ts.tv_sec * 1000000000) * 86400;
+    struct tm tm;
+    gmtime_r(&today, &tm);
+    char parts[1024];
+    snprintf(parts, sizeof parts,
+             "SELECT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
+             "table IN ('stacks%s', 'rollup%s', 'rollup_version%s', 'rollup_label%s', 'series%s', "
+             "'rollup_series%s', 'profiles%s', 'rollup_version_day%s') AND partition_id < '%04d%02d%02d' "
+             "GROUP BY table, partition_id HAVING count() > 1 AND sum(bytes_on_disk) <= %lld FORMAT RowBinary",
+             s->db, s->local, s->local, s->local, s->local, s->local, s->local, s->local, s->local,
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, CH_COMPACT_MAX);
+    int first = 0;
+    for (size_t h = 0; h < s->n_hosts; h++) {
+        int cf, rc;
+        ch_buf ans = {0};
+        char e[512];
+        rc = ch_http(s, h, CH_QUERY, parts, NULL, "", &ans, &cf, e, sizeof e);
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        while (rc == 0 && rd_more(&r)) {
+            size_t tl, pl;
+            const unsigned char *table = rd_bytes(&r, &tl), *part = rd_bytes(&r, &pl);
+            if (r.bad) {
+                rc = malformed(e, sizeof e, "partitions");
+                break;
+            }
+            char opt[256];
+            snprintf(opt, sizeof opt, "OPTIMIZE TABLE %s.%.*s PARTITION ID '%.*s'", s->db, (int)tl,
+                     (const char *)table, (int)pl, (const char *)part);
+            int orc = ch_http(s, h, CH_QUERY, opt, NULL, "", NULL, &cf, e, sizeof e);
+            if (orc && !first) {
+                first = orc;
+                set_err(err, errlen, "%s", e);
+            }
+        }
+        free(ans.p);
+        if (rc && !first) {
+            first = rc;
+            set_err(err, errlen, "%s", e);
+        }
+    }
+    return first;
 }
 
 /* ---- stats ---- */

@@ -217,8 +217,12 @@ int hs_store_profiles(hs_store *s, const hs_store_query *q, size_t limit, hs_sto
                       size_t *n, char *err, size_t errlen);
 void hs_store_profile_rows_free(hs_store_profile_row *rows, size_t n);
 
-/* Delete every profile that started before before_ns, their samples and
- * the stacks no profile uses any more; reclaim the space. */
+/* Delete every profile that started before before_ns (none when
+ * before_ns <= 0), their samples and the stacks no profile uses any more;
+ * reclaim the space. `hotspur serve` calls it every hour, so a backend
+ * also does its upkeep here: ClickHouse compacts the finished days (every
+ * partition of a day before today, UTC, that holds several parts in the
+ * tables merges read whole becomes one part). */
 int hs_store_retain(hs_store *s, int64_t before_ns, char *err, size_t errlen);
 
 int hs_store_stats_get(hs_store *s, hs_store_stats *out, char *err, size_t errlen);

@@ -636,6 +636,76 @@ static void same_merge(hs_store *a, hs_store *b, const hs_store_query *q, hs_sto
     hs_store_merged_free(&mb);
 }
 
+/* Retention compacts finished days: after profiles of a past day put one
+ * at a time (a part each in every table), a retention with nothing to
+ * drop leaves that day one part per host in each table merges read whole
+ * (the rollups, series, profiles, stacks); merges answer as the exact
+ * way's before and after. (ClickHouse skips a partition a background
+ * merge is merging at that moment: the next retention takes it, so the
+ * test asks a few times.) */
+static void test_compaction(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_compact";
+    hs_store *s = open_db(db), *raw = open_exact(db);
+    stacks3 st;
+    make_stacks(&st, "other");
+    int64_t d1 = 19675 * DAY; /* 2023-11-14 */
+    static const char *const instances[3] = {"i-1", "i-2", "i-3"};
+    for (int i = 0; i < 6; i++) {
+        test_profile p;
+        char id[32];
+        snprintf(id, sizeof id, "past-%d", i);
+        make_profile(&p, &st, id, "svc", d1 + (12 * 60 + i) * 60 * SEC, i + 1, i % 2);
+        p.p.version = i % 2 ? "v2" : "v1";
+        p.labels[0].value = instances[i % 3];
+        expect_put(s, &p.p, 0);
+    }
+    hs_store_query all = {.service = "svc", .type = "cpu"};
+    const char *v2[1] = {"v2"};
+    hs_store_query ver = {.service = "svc", .type = "cpu", .versions = v2, .n_versions = 1};
+    hs_store_label inst = {"instance", "i-2"};
+    hs_store_query one = {.service = "svc", .type = "cpu", .labels = &inst, .n_labels = 1};
+    const hs_store_query *qs[3] = {&all, &ver, &one};
+    hs_store_merged m;
+    for (int k = 0; k < 3; k++) {
+        same_merge(s, raw, qs[k], &m);
+        hs_store_merged_free(&m);
+    }
+    static const char *const tables[] = {"stacks", "rollup", "rollup_version", "rollup_label", "series",
+                                         "rollup_series", "profiles", "rollup_version_day"};
+    char err[512] = "";
+    int tries = 0, left;
+    do {
+        if (tries)
+            usleep(200000);
+        if (hs_store_retain(s, 0, err, sizeof err))
+            fail_msg("retain: %s", err);
+        left = 0;
+        for (size_t t = 0; t < sizeof tables / sizeof *tables; t++)
+            left += parts_of_day(db, tables[t], "20231114") > (long long)n_hosts();
+    } while (left && ++tries < 20);
+    for (size_t t = 0; t < sizeof tables / sizeof *tables; t++) {
+        long long n = parts_of_day(db, tables[t], "20231114");
+        if (n < 1 || n > (long long)n_hosts())
+            fail_msg("%s holds %lld parts of 2023-11-14 after %d retentions", tables[t], n, tries + 1);
+    }
+    assert_true(parts_of_day(db, "samples", "20231114") >= 1);
+    for (int k = 0; k < 3; k++) {
+        same_merge(s, raw, qs[k], &m);
+        assert_int_equal(m.n_profiles, k == 0 ? 6 : k == 1 ? 3 : 2);
+        hs_store_merged_free(&m);
+    }
+    hs_store_stats after;
+    assert_int_equal(hs_store_stats_get(s, &after, err, sizeof err), 0);
+    assert_int_equal(after.profiles, 6);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
 /* The row (424242: 5, 7; one sample row, as the rollup counts every
  * stack it holds) that only a rollup has shows: read merges read
  * it from there (the exact way does not have it), not_read's (a range
@@ -1885,6 +1955,7 @@ int main(void)
         cmocka_unit_test(test_copies),
         cmocka_unit_test(test_concurrent_same_id),
         cmocka_unit_test(test_retention),
+        cmocka_unit_test(test_compaction),
         cmocka_unit_test(test_old_schema),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_big_put),
