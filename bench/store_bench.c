@@ -10,6 +10,8 @@
  * other, or with --parallel-fill 1 each store from a thread of its own at
  * once: the fill then takes about as long as the slowest store's, and
  * each store's ingest rate is measured while the others fill too), and at each size
+ * runs each store's retention once with nothing to drop (the hourly upkeep
+ * of `hotspur serve`: ClickHouse compacts the finished days), then
  * times merges (median of --runs, the stores' runs interleaved: store 1,
  * store 2, store 1, ... so a change in the machine's load hits both): of
  * every stored profile, of the last 24 hours (a range cut inside hours),
@@ -444,6 +446,22 @@ int main(int argc, char **argv)
             printf("\n");
             fflush(stdout);
         }
+        /* the hourly retention `hotspur serve` runs, with nothing old
+         * enough to drop, once before the queries: each store's upkeep
+         * (ClickHouse compacts the finished days; every generated day is
+         * before today) */
+        printf("upkeep_ms_at_%zu", stored);
+        for (size_t x = 0; x < n_stores; x++) {
+            char err[512] = "";
+            double a = now_s();
+            if (hs_store_retain(stores[x], 0, err, sizeof err) != 0) {
+                fprintf(stderr, "store_bench: retention of %s: %s\n", urls[x], err);
+                return 1;
+            }
+            printf(" %.1f", 1e3 * (now_s() - a));
+        }
+        printf("\n");
+        fflush(stdout);
         /* every stored profile; the last 24 hours, from 10 minutes past an
          * hour (whole hours and a partial one at the start); one version;
          * one instance */

@@ -158,6 +158,10 @@ END {
             a["merge_min_ms_at_" s], a["merge_max_ms_at_" s], b["merge_min_ms_at_" s], b["merge_max_ms_at_" s]
     }
     print ""
+    up = ""
+    for (i = 1; i <= n; i++)
+        up = up sprintf("%s%s at %s", (i > 1 ? ", " : ""), pair("upkeep_ms_at_" sz[i]), sz[i])
+    printf "Before the queries of each size, each store ran its retention once with nothing to drop (the upkeep `hotspur serve` runs every hour: ClickHouse merges each finished day'"'"'s partitions of the tables merges read whole into one part, and every generated day is before today; SQLite checkpoints its WAL). It took, ms SQLite | ClickHouse: %s.\n\n", up
     printf "ClickHouse held %s active parts at the end (its bytes per profile are compressed parts, rollups included, before background merges finish); per table, bytes on disk per stored profile: %s. Single-profile puts: SQLite %s, ClickHouse %s profiles/s.\n", parts, bytable, a["ingest_per_s_batch1"], b["ingest_per_s_batch1"]
 }' "$TMP/out" >"$TMP/section"
 cat "$TMP/section"
