@@ -5,7 +5,7 @@
 #   1. one server: the backend-agnostic store suite (test_store, the one
 #      the SQLite backend passes) and the ClickHouse-only checks
 #      (test_store_clickhouse: duplicate copies and orphans invisible,
-#      concurrent puts of one id, day-partition retention, quoting,
+#      concurrent puts of one id, day-partition retention and compaction, quoting,
 #      unreachable / slow / stopped-and-restarted ClickHouse);
 #   2. a cluster of two shards (remote_servers, Distributed tables): the
 #      same two suites again, and the rows really spread over both shards.
