@@ -1858,7 +1858,7 @@ static void where_days_of(ch_buf *b, const char *col, const hs_store_query *q, i
 static void where_days(ch_buf *b, const hs_store_query *q, int64_t wm) { where_days_of(b, "day", q, wm); }
 
 /* The series ids a merge looked up before its request (ch_merge, when
- * few), on the thread building it: where_sids lists them. */
+ * few), passed down to the SQL it builds: where_sids lists them. */
 typedef struct {
     const uint64_t *v;
     size_t n;
@@ -1867,7 +1867,6 @@ typedef struct {
     int fp_check; /* the request reads the samples' days again (day_rows) ... */
     ch_fp fp_seen; /* ... and they were these */
 } ch_sids;
-static __thread ch_sids *sids_now;
 
 static void fp_add(ch_fp *f, uint64_t day, uint64_t rows)
 {
@@ -1891,20 +1890,20 @@ static void day_rows(ch_buf *b, const ch_store *s, const hs_store_query *q, int6
 /* " AND sid IN (...)": the rows of the series whose version and labels
  * q selects, looked up in the series table (a few rows per series and
  * day) on each shard, or listed when the merge looked them up already
- * (sids_now: in the range's days, through the Distributed table; every
+ * (ids: in the range's days, through the Distributed table; every
  * listed id has the selected version and labels, whichever day or shard
  * it came from). sid follows (rowtype, kind, hour) in the samples'
  * key, so within each hour ClickHouse reads only the selected series'
  * granules. Exact only when the series table holds every profile row of
  * the days (checked by the merge, series_check) and no id is stored twice
  * among them: else the caller takes where_chosen. */
-static void where_sids(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
+static void where_sids(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_sids *ids)
 {
-    if (sids_now) {
-        buf_str(b, sids_now->n ? " AND sid IN (" : " AND 0");
-        for (size_t i = 0; i < sids_now->n; i++)
-            buf_printf(b, "%s%" PRIu64, i ? "," : "", sids_now->v[i]);
-        buf_str(b, sids_now->n ? ")" : "");
+    if (ids) {
+        buf_str(b, ids->n ? " AND sid IN (" : " AND 0");
+        for (size_t i = 0; i < ids->n; i++)
+            buf_printf(b, "%s%" PRIu64, i ? "," : "", ids->v[i]);
+        buf_str(b, ids->n ? ")" : "");
         return;
     }
     buf_printf(b, " AND sid IN (SELECT sid FROM %s.series%s WHERE kind = %" PRIu64, s->db, s->local,
@@ -1925,14 +1924,14 @@ typedef enum {
  * where_rows or where_profiles), but for the other copies of an id (left
  * by two servers racing) listed in losers: almost always none. */
 static void where_sel(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
-                      const uint64_t *losers, size_t n_losers)
+                      const ch_sids *ids, const uint64_t *losers, size_t n_losers)
 {
     if (sel == CH_CHOSEN) {
         where_chosen(b, s, q, wm);
         return;
     }
     if (sel == CH_SERIES)
-        where_sids(b, s, q, wm);
+        where_sids(b, s, q, wm, ids);
     where_not_losers(b, losers, n_losers);
 }
 
@@ -1941,11 +1940,11 @@ static void where_sel(ch_buf *b, const ch_store *s, const hs_store_query *q, int
  * ClickHouse then reads the other columns only of the rows of selected
  * profiles or series; a Distributed table of 18.16 takes no PREWHERE). */
 static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
-                          const uint64_t *losers, size_t n_losers)
+                          const ch_sids *ids, const uint64_t *losers, size_t n_losers)
 {
     if (sel == CH_SERIES && !s->cluster && !n_losers) {
         buf_str(b, " PREWHERE 1");
-        where_sids(b, s, q, wm);
+        where_sids(b, s, q, wm, ids);
         buf_str(b, " WHERE ");
         where_rows(b, q, wm, 1);
         return;
@@ -1965,7 +1964,7 @@ static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q,
     }
     buf_str(b, " WHERE ");
     where_rows(b, q, wm, 1);
-    where_sel(b, s, q, wm, sel, losers, n_losers);
+    where_sel(b, s, q, wm, sel, ids, losers, n_losers);
 }
 
 static int need_service_type(const hs_store_query *q, char *err, size_t errlen)
@@ -2297,11 +2296,11 @@ static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, 
  * selection there (the series, the label or the versions) and the
  * buckets [b0, b1) (b1 == 0: no upper bound). */
 static void where_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
-                          int64_t b0, int64_t b1, int row)
+                          const ch_sids *ids, int64_t b0, int64_t b1, int row)
 {
     buf_printf(b, " WHERE rowtype = %d AND kind = %" PRIu64, row, kind_of(q->service, q->type));
     if (r->series) {
-        where_sids(b, s, q, wm);
+        where_sids(b, s, q, wm, ids);
     } else if (q->n_labels) { /* (one: rollup_range) */
         buf_str(b, " AND label_key = ");
         buf_quote(b, q->labels[0].key);
@@ -2324,25 +2323,25 @@ static void where_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q,
  * with r->days, the whole days among them from the daily version rollup
  * and only the other hours from the hourly one. */
 static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
-                         int64_t b0, int64_t b1, int row)
+                         const ch_sids *ids, int64_t b0, int64_t b1, int row)
 {
     const char *table = r->series ? "rollup_series" : q->n_labels ? "rollup_label" : q->n_versions ? "rollup_version" : "rollup";
     int64_t d0 = (b0 + CH_DAY_NS - 1) / CH_DAY_NS * CH_DAY_NS, d1 = b1 / CH_DAY_NS * CH_DAY_NS;
     if (!r->days || (b1 && d1 <= d0) || b0 > INT64_MAX - CH_DAY_NS) {
         buf_printf(b, " FROM %s.%s", s->db, table);
-        where_buckets(b, s, q, wm, r, b0, b1, row);
+        where_buckets(b, s, q, wm, r, ids, b0, b1, row);
         return;
     }
     static const char cols[] = "SELECT stack, profiles, v0, v1, v2, v3 FROM";
     buf_printf(b, " FROM (%s %s.%s_day", cols, s->db, table);
-    where_buckets(b, s, q, wm, r, d0, b1 ? d1 : 0, row);
+    where_buckets(b, s, q, wm, r, ids, d0, b1 ? d1 : 0, row);
     if (b0 < d0) {
         buf_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
-        where_buckets(b, s, q, wm, r, b0, d0, row);
+        where_buckets(b, s, q, wm, r, ids, b0, d0, row);
     }
     if (b1 && d1 < b1) {
         buf_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
-        where_buckets(b, s, q, wm, r, d1, b1, row);
+        where_buckets(b, s, q, wm, r, ids, d1, b1, row);
     }
     buf_str(b, ")");
 }
@@ -2410,20 +2409,21 @@ static hs_store_query roll_outside(const hs_store_query *q, int64_t wm, const ch
  * range (count 0) is left out, while one whose values are all 0 stays.
  * Rows of CH_ROW_STACK. */
 static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
-                         const ch_roll *r, int sub, size_t nv)
+                         const ch_sids *ids, const ch_roll *r, int sub, size_t nv)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm, b0 = r->b0, b1 = r->b1;
     /* (from <= 0: no lower bound, and profiles before 1970 are only in
      * the samples, unless the series tables are trusted and samples has
      * no row in their day, day 0) */
-    int early = from <= 0 && !(r->series && sids_now && sids_now->trusted && sids_now->no_day0);
+    int early = from <= 0 && !(r->series && ids && ids->trusted && ids->no_day0);
     int head = (from < b0 || early) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "s", nv);
     buf_str(b, ", emptyArrayInt64() FROM (SELECT stack, toInt64(sum(profiles)) AS c");
     for (size_t v = 0; v < nv; v++)
         buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
-    from_buckets(b, s, q, wm, r, sub & CH_SUB_HEAD ? b0 - r->unit : b0, sub & CH_SUB_TAIL ? b1 + r->unit : b1, 1);
+    from_buckets(b, s, q, wm, r, ids, sub & CH_SUB_HEAD ? b0 - r->unit : b0, sub & CH_SUB_TAIL ? b1 + r->unit : b1,
+                 1);
     buf_str(b, " GROUP BY stack");
     if (head || tail) {
         buf_str(b, " UNION ALL SELECT stack, toInt64(count()) AS c");
@@ -2431,7 +2431,7 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
             buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
         buf_printf(b, " FROM %s.samples WHERE ", s->db);
         where_rows(b, q, wm, 1);
-        where_sel(b, s, q, wm, sel, NULL, 0);
+        where_sel(b, s, q, wm, sel, ids, NULL, 0);
         /* (each bound also on the key's hour, which prunes granules) */
         buf_str(b, " AND (");
         if (head)
@@ -2451,7 +2451,7 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
             buf_printf(b, ", -sum(v%zu) AS s%zu", v, v);
         buf_printf(b, " FROM %s.samples WHERE ", s->db);
         where_rows(b, &o, 0, 1);
-        where_sel(b, s, &o, 0, sel, NULL, 0);
+        where_sel(b, s, &o, 0, sel, ids, NULL, 0);
         buf_str(b, " GROUP BY stack");
     }
     buf_str(b, ") GROUP BY stack HAVING sum(c) > 0");
@@ -2461,16 +2461,17 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
  * rollup r when roll): one GROUP BY inside ClickHouse, rows of
  * CH_ROW_STACK. */
 static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
-                         const uint64_t *losers, size_t n_losers, int roll, const ch_roll *r, size_t nv)
+                         const ch_sids *ids, const uint64_t *losers, size_t n_losers, int roll, const ch_roll *r,
+                         size_t nv)
 {
     if (roll) {
-        merge_rollup(b, s, q, wm, sel, r, roll_complements(q, wm, r), nv);
+        merge_rollup(b, s, q, wm, sel, ids, r, roll_complements(q, wm, r), nv);
         return;
     }
     buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "v", nv);
     buf_printf(b, ", emptyArrayInt64() FROM %s.samples", s->db);
-    where_samples(b, s, q, wm, sel, losers, n_losers);
+    where_samples(b, s, q, wm, sel, ids, losers, n_losers);
     buf_str(b, " GROUP BY stack");
 }
 
@@ -2600,7 +2601,8 @@ static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int
     return 0;
 }
 
-static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merged *out, char *err, size_t errlen)
+static int merge_request(hs_store *base, const hs_store_query *q, ch_sids *ids, hs_store_merged *out, char *err,
+                         size_t errlen)
 {
     ch_store *s = (ch_store *)base;
     if (need_service_type(q, err, errlen))
@@ -2655,7 +2657,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
             sel = CH_CHOSEN;
         /* (trusted: the days' series tables are known complete, no count
          * to compare; else series_check in this request) */
-        int trusted = sel == CH_SERIES && sids_now && sids_now->trusted;
+        int trusted = sel == CH_SERIES && ids && ids->trusted;
         int probe = sel != CH_CHOSEN && pass == 0, check = sel == CH_SERIES && !trusted;
         roll = sel != CH_CHOSEN && n_losers == 0 && rollup_range(s, q, wm, day_roll, &r);
         int counted = roll && !(trusted && r.series); /* (the rollup's profiles counted by both) */
@@ -2680,11 +2682,11 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
                 hs_store_query o = roll_outside(q, wm, &r, end);
                 buf_printf(&b, " + (SELECT count() FROM %s.samples WHERE ", s->db);
                 where_profiles(&b, &o, 0);
-                where_sel(&b, s, &o, 0, sel, NULL, 0);
+                where_sel(&b, s, &o, 0, sel, ids, NULL, 0);
                 buf_str(&b, ")");
             }
             buf_str(&b, "), toInt64((SELECT sum(profiles)");
-            from_buckets(&b, s, q, wm, &r, rb0, rb1, 0);
+            from_buckets(&b, s, q, wm, &r, ids, rb0, rb1, 0);
             buf_str(&b, "))");
         }
         if (check)
@@ -2695,28 +2697,28 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
             buf_printf(&b, "] FROM %s.profiles", s->db);
             if (!s->cluster) {
                 buf_str(&b, " PREWHERE 1");
-                where_sids(&b, s, q, wm);
+                where_sids(&b, s, q, wm, ids);
             }
             buf_str(&b, " WHERE ");
             where_rows(&b, q, wm, CH_NARROW);
             if (s->cluster)
-                where_sids(&b, s, q, wm);
+                where_sids(&b, s, q, wm, ids);
         } else if (sel == CH_SERIES && !s->cluster) {
             buf_printf(&b, "] FROM %s.samples", s->db);
             /* (the series' rows first: ClickHouse then reads the other
              * columns of those rows only) */
             buf_str(&b, " PREWHERE 1");
-            where_sids(&b, s, q, wm);
+            where_sids(&b, s, q, wm, ids);
             buf_str(&b, " WHERE ");
             where_profiles(&b, q, wm);
         } else {
             buf_printf(&b, "] FROM %s.samples WHERE ", s->db);
             where_profiles(&b, q, wm);
-            where_sel(&b, s, q, wm, sel, losers, n_losers);
+            where_sel(&b, s, q, wm, sel, ids, losers, n_losers);
         }
         buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toUInt64(0), max(before_ns), toInt64(0), toInt64(0), "
                        "toInt64(0), emptyArrayInt64() FROM %s.retention", CH_ROW_WM, s->db);
-        if (sids_now && sids_now->fp_check) {
+        if (ids && ids->fp_check) {
             buf_str(&b, " UNION ALL ");
             day_rows(&b, s, q, wm,
                      "toUInt8(" CH_STR(CH_ROW_DAY_N) "), toUInt64(min_date), toInt64(sum(rows)), toInt64(0), "
@@ -2724,7 +2726,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
         }
         if (stacks) {
             buf_str(&b, " UNION ALL ");
-            merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, &r, t.n);
+            merge_stacks(&b, s, q, wm, sel, ids, losers, n_losers, roll, &r, t.n);
         }
         buf_str(&b, " FORMAT RowBinary");
         rc = run(s, &b, &ans, err, errlen);
@@ -2738,7 +2740,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
         int64_t x[8], wm_seen = 0;
         size_t nx, want = 2 + (size_t)probe + 2 * (size_t)counted + 3 * (size_t)check;
         int have_totals, have_wm;
-        ch_fp *fp = sids_now && sids_now->fp_check ? &sids_now->fp_seen : NULL;
+        ch_fp *fp = ids && ids->fp_check ? &ids->fp_seen : NULL;
         if (fp)
             *fp = (ch_fp){0};
         int mrc =
@@ -2867,7 +2869,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, hs_store_merge
     /* The stacks again: the totals chose another way than the one the
      * request read them with. */
     free(rows);
-    merge_stacks(&b, s, q, wm, sel, losers, n_losers, roll, &r, out->types.n);
+    merge_stacks(&b, s, q, wm, sel, ids, losers, n_losers, roll, &r, out->types.n);
     buf_str(&b, " FORMAT RowBinary");
     free(losers);
     rc = run(s, &b, &ans, err, errlen);
@@ -3012,7 +3014,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
 {
     ch_store *s = (ch_store *)base;
     if (!s->rollup || !q || !q->service || !q->type || q->n_ids || !(q->n_versions || q->n_labels))
-        return merge_request(base, q, out, err, errlen);
+        return merge_request(base, q, NULL, out, err, errlen);
     uint64_t kind = kind_of(q->service, q->type);
     int64_t wm;
     if (!wm_cached(s, &wm))
@@ -3057,9 +3059,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     }
     pthread_mutex_unlock(&s->mu);
     if (hit) {
-        sids_now = &ids;
-        int rc = merge_request(base, q, out, err, errlen);
-        sids_now = NULL;
+        int rc = merge_request(base, q, &ids, out, err, errlen);
         free((uint64_t *)ids.v);
         if (rc || (ids.fp_seen.n == fp.n && ids.fp_seen.sum == fp.sum)) {
             free(b.p);
@@ -3136,9 +3136,8 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         }
     }
     free(sql);
-    sids_now = n <= CH_IN_CHUNK ? &ids : NULL; /* (else, many: the subqueries) */
-    rc = merge_request(base, q, out, err, errlen);
-    sids_now = NULL;
+    /* (many ids: the subqueries instead) */
+    rc = merge_request(base, q, n <= CH_IN_CHUNK ? &ids : NULL, out, err, errlen);
     free(v);
     return rc;
 }
