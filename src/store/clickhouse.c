@@ -3431,71 +3431,85 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
 
 /* ---- retention ---- */
 
-/* Retention must stay cheap for a fleet, where one day is a lot of data and
- * `hotspur serve` retains every hour: whole days before the boundary are
- * dropped as partitions (no data rewritten), and the boundary day's older
- * profiles are hidden at once by a watermark every query reads (the
- * retention table) until their partition is dropped the next day. Mutations
- * (ALTER TABLE ... DELETE) would rewrite the whole boundary day every hour.
- * Then the finished days are compacted (compact_days), also when there is
- * nothing to drop (before_ns <= 0). */
-static int drop_days(ch_store *s, int64_t before_ns, char *err, size_t errlen);
-static int compact_days(ch_store *s, char *err, size_t errlen);
-#define CH_COMPACT_MAX (2LL << 30)
-
-static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen)
+/* "SELECT table, partition_id FROM system.parts ..." (RowBinary): the
+ * active partitions of the day-partitioned tables (samples too when
+ * with_samples) of the days before `day`, then tail (a GROUP BY). A
+ * Date partition's id is YYYYMMDD. */
+static void day_parts(ch_buf *b, const ch_store *s, int with_samples, uint16_t day, const char *tail)
 {
-    ch_store *s = (ch_store *)base;
-    int rc = ch_schema(s, err, errlen);
-    if (rc == 0 && before_ns > 0)
-        rc = drop_days(s, before_ns, err, errlen);
-    return rc ? rc : compact_days(s, err, errlen);
+    static const char *const tables[] = {"stacks", "rollup", "rollup_version", "rollup_label", "series",
+                                         "rollup_series", "profiles", "rollup_version_day"};
+    time_t t = (time_t)day * 86400;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    buf_printf(b, "SELECT table, partition_id FROM system.parts WHERE active AND database = '%s' AND table IN (",
+               s->db);
+    if (with_samples)
+        buf_printf(b, "'samples%s', ", s->local);
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
+        buf_printf(b, "%s'%s%s'", i ? ", " : "", tables[i], s->local);
+    buf_printf(b, ") AND partition_id < '%04d%02d%02d'%s FORMAT RowBinary", tm.tm_year + 1900, tm.tm_mon + 1,
+               tm.tm_mday, tail);
 }
 
-/* The partitions of the days before before_ns' day, dropped on every host. */
+/* On host h, "VERB db.table ACTION 'partition'" for every (table,
+ * partition) the query parts (day_parts) lists. After a failure the
+ * others are tried when keep_going, and the first error is returned. */
+static int each_partition(ch_store *s, size_t h, const ch_buf *parts, const char *verb, const char *action,
+                          int keep_going, char *err, size_t errlen)
+{
+    if (parts->oom) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int cf;
+    ch_buf ans = {0};
+    int first = ch_http(s, h, CH_QUERY, parts->p, NULL, "", &ans, &cf, err, errlen);
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    while (!first && rd_more(&r)) {
+        size_t tl, pl;
+        const unsigned char *table = rd_bytes(&r, &tl), *part = rd_bytes(&r, &pl);
+        if (r.bad) {
+            first = malformed(err, errlen, "partitions");
+            break;
+        }
+        char sql[256], e[512];
+        snprintf(sql, sizeof sql, "%s %s.%.*s %s '%.*s'", verb, s->db, (int)tl, (const char *)table, action,
+                 (int)pl, (const char *)part);
+        int rc = ch_http(s, h, CH_QUERY, sql, NULL, "", NULL, &cf, e, sizeof e);
+        if (rc) {
+            first = rc;
+            set_err(err, errlen, "%s", e);
+            if (!keep_going)
+                break;
+        }
+    }
+    free(ans.p);
+    return first;
+}
+
+/* The partitions of the days before before_ns' day, dropped on every host
+ * (stopping at the first failure), after the watermark is recorded. */
 static int drop_days(ch_store *s, int64_t before_ns, char *err, size_t errlen)
 {
-    int rc = 0;
-    uint16_t boundary = day_of(before_ns);
-    time_t bt = (time_t)boundary * 86400;
-    struct tm tm;
-    gmtime_r(&bt, &tm);
-    char mark[160], parts[1024];
+    char mark[160];
     snprintf(mark, sizeof mark, "INSERT INTO %s.retention VALUES (%" PRId64 ")", s->db, before_ns);
-    /* A Date partition's id is YYYYMMDD. */
-    snprintf(parts, sizeof parts,
-             "SELECT DISTINCT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('samples%s', 'stacks%s', 'rollup%s', 'rollup_version%s', 'rollup_label%s', 'series%s', "
-             "'rollup_series%s', 'profiles%s', 'rollup_version_day%s') AND partition_id < '%04d%02d%02d' "
-             "FORMAT RowBinary",
-             s->db, s->local, s->local, s->local, s->local, s->local, s->local, s->local, s->local, s->local,
-             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+    ch_buf parts = {0};
+    day_parts(&parts, s, 1, day_of(before_ns), " GROUP BY table, partition_id");
+    int rc = 0;
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
         rc = ch_http(s, h, CH_QUERY, mark, NULL, "", NULL, &cf, err, errlen);
-        if (rc)
-            break;
-        ch_buf ans = {0};
-        rc = ch_http(s, h, CH_QUERY, parts, NULL, "", &ans, &cf, err, errlen);
-        if (rc)
-            break;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        while (rc == 0 && rd_more(&r)) {
-            size_t tl, pl;
-            const unsigned char *table = rd_bytes(&r, &tl), *part = rd_bytes(&r, &pl);
-            if (r.bad) {
-                rc = malformed(err, errlen, "partitions");
-                break;
-            }
-            char drop[256];
-            snprintf(drop, sizeof drop, "ALTER TABLE %s.%.*s DROP PARTITION ID '%.*s'", s->db, (int)tl,
-                     (const char *)table, (int)pl, (const char *)part);
-            rc = ch_http(s, h, CH_QUERY, drop, NULL, "", NULL, &cf, err, errlen);
-        }
-        free(ans.p);
+        if (rc == 0)
+            rc = each_partition(s, h, &parts, "ALTER TABLE", "DROP PARTITION ID", 0, err, errlen);
     }
+    free(parts.p);
     return rc;
 }
+
+/* A partition of more than this many bytes is left to the background
+ * merges by compact_days (its merge could outlast the request timeout). */
+#define CH_COMPACT_MAX (2LL << 30)
 
 /* Finished days compacted, on every host: each partition of a day before
  * today (UTC) that holds more than one part in the tables merges read
@@ -3507,55 +3521,45 @@ static int drop_days(ch_store *s, int64_t before_ns, char *err, size_t errlen)
  * on bench's 1 000 000 profiles). Once per partition: a merged one is
  * not picked again until a late profile adds a part. A partition another
  * instance or a background merge is merging is skipped (ClickHouse does
- * nothing then) and picked next time. A partition of more than
- * CH_COMPACT_MAX bytes is left to the background merges (its merge could
- * outlast the request's timeout). The first error is returned after the
- * others were tried. */
+ * nothing then) and picked next time; one of more than CH_COMPACT_MAX
+ * bytes is never picked. The first error is returned after the others
+ * were tried. */
 static int compact_days(ch_store *s, char *err, size_t errlen)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    time_t today = (time_t)day_of((int64_t)ts.tv_sec * 1000000000) * 86400;
-    struct tm tm;
-    gmtime_r(&today, &tm);
-    char parts[1024];
-    snprintf(parts, sizeof parts,
-             "SELECT table, partition_id FROM system.parts WHERE active AND database = '%s' AND "
-             "table IN ('stacks%s', 'rollup%s', 'rollup_version%s', 'rollup_label%s', 'series%s', "
-             "'rollup_series%s', 'profiles%s', 'rollup_version_day%s') AND partition_id < '%04d%02d%02d' "
-             "GROUP BY table, partition_id HAVING count() > 1 AND sum(bytes_on_disk) <= %lld FORMAT RowBinary",
-             s->db, s->local, s->local, s->local, s->local, s->local, s->local, s->local, s->local,
-             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, CH_COMPACT_MAX);
+    char tail[128];
+    snprintf(tail, sizeof tail,
+             " GROUP BY table, partition_id HAVING count() > 1 AND sum(bytes_on_disk) <= %lld", CH_COMPACT_MAX);
+    ch_buf parts = {0};
+    day_parts(&parts, s, 0, day_of((int64_t)ts.tv_sec * 1000000000), tail);
     int first = 0;
     for (size_t h = 0; h < s->n_hosts; h++) {
-        int cf, rc;
-        ch_buf ans = {0};
         char e[512];
-        rc = ch_http(s, h, CH_QUERY, parts, NULL, "", &ans, &cf, e, sizeof e);
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
-        while (rc == 0 && rd_more(&r)) {
-            size_t tl, pl;
-            const unsigned char *table = rd_bytes(&r, &tl), *part = rd_bytes(&r, &pl);
-            if (r.bad) {
-                rc = malformed(e, sizeof e, "partitions");
-                break;
-            }
-            char opt[256];
-            snprintf(opt, sizeof opt, "OPTIMIZE TABLE %s.%.*s PARTITION ID '%.*s'", s->db, (int)tl,
-                     (const char *)table, (int)pl, (const char *)part);
-            int orc = ch_http(s, h, CH_QUERY, opt, NULL, "", NULL, &cf, e, sizeof e);
-            if (orc && !first) {
-                first = orc;
-                set_err(err, errlen, "%s", e);
-            }
-        }
-        free(ans.p);
-        if (rc && !first) {
+        int rc = each_partition(s, h, &parts, "OPTIMIZE TABLE", "PARTITION ID", 1, first ? e : err,
+                                first ? sizeof e : errlen);
+        if (rc && !first)
             first = rc;
-            set_err(err, errlen, "%s", e);
-        }
     }
+    free(parts.p);
     return first;
+}
+
+/* Retention must stay cheap for a fleet, where one day is a lot of data and
+ * `hotspur serve` retains every hour: whole days before the boundary are
+ * dropped as partitions (no data rewritten), and the boundary day's older
+ * profiles are hidden at once by a watermark every query reads (the
+ * retention table) until their partition is dropped the next day. Mutations
+ * (ALTER TABLE ... DELETE) would rewrite the whole boundary day every hour.
+ * Then the finished days are compacted (compact_days), also when there is
+ * nothing to drop (before_ns <= 0). */
+static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen)
+{
+    ch_store *s = (ch_store *)base;
+    int rc = ch_schema(s, err, errlen);
+    if (rc == 0 && before_ns > 0)
+        rc = drop_days(s, before_ns, err, errlen);
+    return rc ? rc : compact_days(s, err, errlen);
 }
 
 /* ---- stats ---- */
