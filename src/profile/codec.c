@@ -78,6 +78,23 @@ static void hs_mbuf_free(hs_mbuf *b)
     b->cap = 0;
 }
 
+/* The refusal of gzip data that inflates past limit (hs_inflate_limit). */
+static const char *hs_too_large(size_t limit)
+{
+    return limit == HS_MAX_DECODED ? "decompressed profile larger than 2 GiB"
+                                   : "gzip data expands too much (possible decompression bomb)";
+}
+
+/* The size the gzip trailer at the end of in[0..len) gives (ISIZE: of its
+ * last member, modulo 4 GiB), 0 when too short to hold one. */
+static size_t hs_gz_isize(const unsigned char *in, size_t len)
+{
+    if (len < 18)
+        return 0;
+    const unsigned char *t = in + len - 4;
+    return (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
+}
+
 /* Inflate all gzip members of in[0..len) (libdeflate, whole-buffer) into
  * *out. The first guess of the size is the gzip trailer's ISIZE (exact for
  * one member under 4 GiB); a member that does not fit is decompressed
@@ -85,13 +102,9 @@ static void hs_mbuf_free(hs_mbuf *b)
 static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *outlen, char *err,
                      size_t errlen)
 {
-    size_t limit = hs_inflate_limit(len), guess = (size_t)4 << 20;
-    if (len >= 18) {
-        const unsigned char *t = in + len - 4;
-        size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
-        if (isize > guess)
-            guess = isize;
-    }
+    size_t limit = hs_inflate_limit(len), guess = (size_t)4 << 20, isize = hs_gz_isize(in, len);
+    if (isize > guess)
+        guess = isize;
     if (guess > limit)
         guess = limit;
     struct libdeflate_decompressor *dz = libdeflate_alloc_decompressor();
@@ -114,8 +127,7 @@ static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *
             if (consumed && used / consumed < (SIZE_MAX - 1) / len)
                 want = want > (used / consumed + 1) * len ? want : (used / consumed + 1) * len;
             if (out->cap > limit) /* already past the limit: the data is larger */
-                rc = limit == HS_MAX_DECODED ? HS_ERR("decompressed profile larger than 2 GiB")
-                                             : HS_ERR("gzip data expands too much (possible decompression bomb)");
+                rc = HS_ERR("%s", hs_too_large(limit));
             else if (hs_mbuf_reserve(out, want > limit + 1 ? limit + 1 : want) != 0)
                 rc = HS_ERR("out of memory");
             continue;
@@ -127,8 +139,7 @@ static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *
         consumed += in_n;
         used += out_n;
         if (used > limit)
-            rc = limit == HS_MAX_DECODED ? HS_ERR("decompressed profile larger than 2 GiB")
-                                         : HS_ERR("gzip data expands too much (possible decompression bomb)");
+            rc = HS_ERR("%s", hs_too_large(limit));
         else if (consumed == len || !hs_is_gzip(in + consumed, len - consumed))
             break; /* trailing garbage after the last member is ignored, as gzip does */
     }
@@ -272,8 +283,7 @@ static int hs_feed_inflate(hs_feed *f)
         while (rc == 0 && s->block_state != ISAL_BLOCK_FINISH) {
             size_t room = limit + 1 - used; /* as libdeflate's last buffer */
             if (room == 0) {
-                rc = limit == HS_MAX_DECODED ? HS_FEED_ERR("decompressed profile larger than 2 GiB")
-                                             : HS_FEED_ERR("gzip data expands too much (possible decompression bomb)");
+                rc = HS_FEED_ERR("%s", hs_too_large(limit));
                 break;
             }
             uint32_t give = (uint32_t)(room < f->step ? room : f->step);
@@ -293,8 +303,7 @@ static int hs_feed_inflate(hs_feed *f)
             break;
         consumed = f->in_len - s->avail_in;
         if (used > limit)
-            rc = limit == HS_MAX_DECODED ? HS_FEED_ERR("decompressed profile larger than 2 GiB")
-                                         : HS_FEED_ERR("gzip data expands too much (possible decompression bomb)");
+            rc = HS_FEED_ERR("%s", hs_too_large(limit));
         else if (consumed == f->in_len || !hs_is_gzip(f->in + consumed, f->in_len - consumed))
             break; /* trailing garbage after the last member is ignored, as gzip does */
     }
@@ -343,12 +352,8 @@ static hs_profile *hs_decode_feed(const unsigned char *in, size_t len, hs_profil
 {
     hs_feed f = {.in = in, .in_len = len, .owner = owner, .step = step ? step : HS_FEED_STEP,
                  .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    size_t limit = hs_inflate_limit(len), hint = len;
-    if (len >= 18) { /* the (last member's) trailer's size, if larger: a guess for the tables */
-        const unsigned char *t = in + len - 4;
-        size_t isize = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
-        hint = isize > hint ? isize : hint;
-    }
+    /* (the trailer's size, if larger than the input: a guess for the tables) */
+    size_t limit = hs_inflate_limit(len), isize = hs_gz_isize(in, len), hint = isize > len ? isize : len;
     atomic_init(&f.ready, 0);
     /* reserved, never moved: pages cost nothing until inflated into */
     f.out.p = mmap(NULL, limit + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
