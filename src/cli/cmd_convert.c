@@ -78,35 +78,6 @@ done:
     return rc;
 }
 
-/* speedscope with one profile per sample type of ps[0]: v (the default
- * type's view) and the same stacks at every other index. 0, or -1. */
-static int hs_convert_speedscope_all(hs_profile **ps, size_t n, const hs_analysis_options *o,
-                                     const hs_view *v, const char *name, FILE *out, char *err,
-                                     size_t errlen)
-{
-    size_t nt = ps[0]->n_sample_types;
-    hs_view **own = calloc(nt, sizeof *own);
-    const hs_view **vs = calloc(nt, sizeof *vs);
-    int rc = -1;
-    if (!own || !vs) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < nt; i++) {
-        if ((int)i == v->sample_index)
-            vs[i] = v;
-        else if (!(vs[i] = own[i] = hs_view_at_index(v, ps, n, o, (int)i, err, errlen)))
-            goto done;
-    }
-    rc = hs_export_speedscope_multi(vs, nt, (size_t)v->sample_index, name, out, err, errlen);
-done:
-    for (size_t i = 0; own && i < nt; i++)
-        hs_view_free(own[i]);
-    free(own);
-    free(vs);
-    return rc;
-}
-
 typedef struct {
     const char *from, *to;
 } convert_args;
@@ -212,8 +183,8 @@ int hs_cmd_convert(int argc, char **argv)
     else if (o.sample_index || ps[0]->n_sample_types < 2)
         ok = hs_export_speedscope(v, argv[first], out.f, err, sizeof err) == 0;
     else /* every sample type its own profile, the default one opened first */
-        ok = hs_convert_speedscope_all(ps, (size_t)n, &o, v, argv[first], out.f, err,
-                                       sizeof err) == 0;
+        ok = hs_export_speedscope_types(v, ps, (size_t)n, &o, argv[first], out.f, err,
+                                        sizeof err) == 0;
     if (!ok)
         fprintf(stderr, "hotspur convert: %s\n", err);
     if (hs_cli_out_close(&out, ok, err, sizeof err) != 0) {

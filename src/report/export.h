@@ -69,9 +69,19 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsig
 int hs_export_speedscope(const hs_view *v, const char *name, FILE *out, char *err,
                          size_t errlen);
 /* speedscope JSON with one "sampled" profile per view (one per sample type),
- * frames shared; `active` is the profile speedscope opens first. */
+ * frames shared (numbered as they first appear in the active view's call
+ * tree, then in the others' in order); `active` is the profile speedscope
+ * opens first. */
 int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
                                const char *name, FILE *out, char *err, size_t errlen);
+/* speedscope JSON with one "sampled" profile per sample type of v's
+ * profiles ps[0..n) (the views at the other indexes made with
+ * hs_view_at_index, on a thread while v's frames are found); v's is
+ * active. Frames are numbered as they first appear in v's call tree, then
+ * in the others' in index order. */
+int hs_export_speedscope_types(const hs_view *v, hs_profile *const *ps, size_t n,
+                               const hs_analysis_options *o, const char *name, FILE *out,
+                               char *err, size_t errlen);
 
 /* ---- importers ---- */
 

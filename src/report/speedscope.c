@@ -8,6 +8,7 @@
  * function's file and start line (else the smallest line sampled in it). */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -216,121 +217,184 @@ static size_t key_put(char *key, size_t n, const char *s, size_t len)
     return n + len;
 }
 
-/* The shared frame table, written to w: a frame per distinct (name, file,
- * line) of the nodes the views' call trees use, in the order they first
- * appear in them; frame_of[vi][node] = frame + 1. Views with the same
- * nodes (hs_view_at_index) share one frame_of array, so a node is looked
- * at once; *n_frames_out their number. 0, 1 out of memory, or -1 with a
- * message. */
-static int hs_ss_frames(const hs_view *const *vs, size_t nv, hs_wbuf *w, uint32_t **frame_of,
-                        uint32_t *n_frames_out, char *err, size_t errlen)
+/* The shared frame table, written to w as it grows: a frame per distinct
+ * (name, file, line) of the nodes the views' call trees use, in the order
+ * they first appear in them, the active view's first; frame_of[node] =
+ * frame + 1 per view. */
+typedef struct {
+    hs_strtab *keys, *fnames;
+    fn_pos *pos; /* function name (fnames id) -> its file and line */
+    size_t n_pos;
+    uint32_t n_frames;
+} hs_ss_frames;
+
+static int hs_ss_frames_open(hs_ss_frames *fr, const hs_profile *p)
 {
-    int rc = 1;
-    hs_strtab *keys = NULL, *fnames = NULL;
-    fn_pos *pos = NULL;
-    size_t n_pos = 0;
-    uint32_t **order = calloc(nv ? nv : 1, sizeof *order);
-    size_t *n_order = calloc(nv ? nv : 1, sizeof *n_order);
-    uint32_t n_frames = 0;
-    if (!order || !n_order)
-        goto done;
-    /* the call trees' node orders first: that takes memory for a while,
-     * the tables below keep theirs to the end */
-    for (size_t vi = 0; vi < nv; vi++)
-        if (hs_calltree_first_use(vs[vi], &order[vi], &n_order[vi], err, errlen) != 0) {
-            rc = -1;
-            goto done;
-        }
-    if (!(keys = hs_strtab_new()) || !(fnames = hs_strtab_new()))
-        goto done;
-    if (nv && vs[0]->profile && function_positions(vs[0]->profile, fnames, &pos, &n_pos) < 0)
-        goto done;
-    for (size_t vi = 0; vi < nv; vi++) {
-        const hs_view *v = vs[vi];
-        if (vi && v->nodes == vs[vi - 1]->nodes)
-            frame_of[vi] = frame_of[vi - 1];
-        else if (!(frame_of[vi] = calloc(v->n_nodes ? v->n_nodes : 1, sizeof **frame_of)))
-            goto done;
-        for (size_t i = 0; i < n_order[vi]; i++) {
-            uint32_t id = order[vi][i];
-            if (frame_of[vi][id])
-                continue; /* seen in an earlier view with the same nodes */
-            const hs_node *nd = &v->nodes[id];
-            const char *file = nd->file ? nd->file : "";
-            int64_t line = nd->line;
-            if ((!*file || line <= 0) && nd->function && *nd->function) {
-                uint32_t fid = hs_strtab_intern(fnames, nd->function, strlen(nd->function));
-                if (fid == UINT32_MAX)
-                    goto done;
-                if (fid < n_pos) {
-                    if (!*file && pos[fid].file)
-                        file = pos[fid].file;
-                    if (line <= 0)
-                        line = pos[fid].line;
-                }
-            }
-            char key[HS_SS_KEY + 1], num[24];
-            size_t kl = key_put(key, 0, nd->name, strlen(nd->name));
-            kl = key_put(key, kl, "\x1f", 1);
-            kl = key_put(key, kl, file, strlen(file));
-            kl = key_put(key, kl, "\x1f", 1);
-            kl = key_put(key, kl, num, hs_int_dec(num, line));
-            size_t before = hs_strtab_count(keys);
-            uint32_t k = hs_strtab_intern(keys, key, kl);
-            if (k == UINT32_MAX)
-                goto done;
-            frame_of[vi][id] = k + 1;
-            if (hs_strtab_count(keys) == before)
-                continue; /* a frame of an earlier profile */
-            if (n_frames++)
-                hs_wchar(w, ',');
-            HS_WLIT(w, "\n{\"name\":");
-            hs_wjson_string(w, nd->name);
-            if (*file) {
-                HS_WLIT(w, ",\"file\":");
-                hs_wjson_string(w, file);
-            }
-            if (line > 0) {
-                HS_WLIT(w, ",\"line\":");
-                hs_wint(w, line);
-            }
-            hs_wchar(w, '}');
-        }
-    }
-    *n_frames_out = n_frames;
-    rc = 0;
-done:
-    for (size_t vi = 0; order && vi < nv; vi++)
-        free(order[vi]);
-    free(order);
-    free(n_order);
-    free(pos);
-    hs_strtab_free(keys);
-    hs_strtab_free(fnames);
-    return rc;
+    memset(fr, 0, sizeof *fr);
+    if (!(fr->keys = hs_strtab_new()) || !(fr->fnames = hs_strtab_new()))
+        return -1;
+    return p ? function_positions(p, fr->fnames, &fr->pos, &fr->n_pos) : 0;
 }
 
-int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
-                               const char *name, FILE *out, char *err, size_t errlen)
+static void hs_ss_frames_close(hs_ss_frames *fr)
+{
+    free(fr->pos);
+    hs_strtab_free(fr->keys);
+    hs_strtab_free(fr->fnames);
+}
+
+/* The frames of v's nodes in order[0..n) (hs_calltree_first_use) that
+ * frame_of does not hold yet (a view with the same nodes was added
+ * before). 0, or -1 (out of memory). */
+static int hs_ss_frames_add(hs_ss_frames *fr, const hs_view *v, const uint32_t *order, size_t n,
+                            uint32_t *frame_of, hs_wbuf *w)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = order[i];
+        if (frame_of[id])
+            continue; /* seen in an earlier view with the same nodes */
+        const hs_node *nd = &v->nodes[id];
+        const char *file = nd->file ? nd->file : "";
+        int64_t line = nd->line;
+        if ((!*file || line <= 0) && nd->function && *nd->function) {
+            uint32_t fid = hs_strtab_intern(fr->fnames, nd->function, strlen(nd->function));
+            if (fid == UINT32_MAX)
+                return -1;
+            if (fid < fr->n_pos) {
+                if (!*file && fr->pos[fid].file)
+                    file = fr->pos[fid].file;
+                if (line <= 0)
+                    line = fr->pos[fid].line;
+            }
+        }
+        char key[HS_SS_KEY + 1], num[24];
+        size_t kl = key_put(key, 0, nd->name, strlen(nd->name));
+        kl = key_put(key, kl, "\x1f", 1);
+        kl = key_put(key, kl, file, strlen(file));
+        kl = key_put(key, kl, "\x1f", 1);
+        kl = key_put(key, kl, num, hs_int_dec(num, line));
+        size_t before = hs_strtab_count(fr->keys);
+        uint32_t k = hs_strtab_intern(fr->keys, key, kl);
+        if (k == UINT32_MAX)
+            return -1;
+        frame_of[id] = k + 1;
+        if (hs_strtab_count(fr->keys) == before)
+            continue; /* a frame of an earlier profile */
+        if (fr->n_frames++)
+            hs_wchar(w, ',');
+        HS_WLIT(w, "\n{\"name\":");
+        hs_wjson_string(w, nd->name);
+        if (*file) {
+            HS_WLIT(w, ",\"file\":");
+            hs_wjson_string(w, file);
+        }
+        if (line > 0) {
+            HS_WLIT(w, ",\"line\":");
+            hs_wint(w, line);
+        }
+        hs_wchar(w, '}');
+    }
+    return 0;
+}
+
+/* The views of an export: given (vs[i] set), or those at the other sample
+ * indexes of the active one, made on a thread (hs_ss_make_main) while the
+ * active view's frames are found. */
+typedef struct {
+    const hs_view **vs;
+    hs_view **own; /* made here: freed by the export */
+    size_t nv, active; /* vs[active] is given */
+    hs_profile *const *ps;
+    size_t n;
+    const hs_analysis_options *o;
+    int rc;
+    char err[256];
+} hs_ss_views;
+
+static void *hs_ss_make_main(void *arg)
+{
+    hs_ss_views *m = arg;
+    for (size_t i = 0; i < m->nv && m->rc == 0; i++)
+        if (!m->vs[i] &&
+            !(m->vs[i] = m->own[i] = hs_view_at_index(m->vs[m->active], m->ps, m->n, m->o, (int)i,
+                                                      m->err, sizeof m->err)))
+            m->rc = -1;
+    return NULL;
+}
+
+static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, size_t errlen)
 {
     int rc = -1;
+    size_t nv = m->nv, active = m->active;
+    const hs_view *const *vs = m->vs;
     uint32_t **frame_of = calloc(nv ? nv : 1, sizeof *frame_of); /* per view: node -> frame + 1 */
+    bool *own_fo = calloc(nv ? nv : 1, sizeof *own_fo);          /* frame_of[i] is its own */
     hs_ss_walk c = {0};
+    hs_ss_frames fr;
     char *ftxt = NULL;
-    uint32_t *foff = NULL;
-    if (hs_wpath_open(&c.p, out) != 0 || !frame_of)
+    uint32_t *foff = NULL, *order = NULL;
+    size_t n_order = 0;
+    pthread_t tid;
+    bool making = false;
+    int fr_ok = hs_ss_frames_open(&fr, nv ? vs[active]->profile : NULL);
+    if (hs_wpath_open(&c.p, out) != 0 || !frame_of || !own_fo || fr_ok != 0)
         goto oom;
     HS_WLIT(c.p.w, HEAD);
-    hs_wjson_string(c.p.w, name ? name : (nv && vs[0]->sample_type ? vs[0]->sample_type : ""));
+    if (!name && nv) /* the first sample type's */
+        name = vs[0] ? vs[0]->sample_type
+                     : hs_profile_string(vs[active]->profile, vs[active]->profile->sample_types[0].type);
+    hs_wjson_string(c.p.w, name && *name ? name : "");
     HS_WLIT(c.p.w, ",\"activeProfileIndex\":");
     hs_wint(c.p.w, (int64_t)active);
     HS_WLIT(c.p.w, ",\"shared\":{\"frames\":[");
-    uint32_t n_frames = 0;
-    int r = hs_ss_frames(vs, nv, c.p.w, frame_of, &n_frames, err, errlen);
-    if (r > 0)
-        goto oom;
-    if (r != 0)
+    /* the active view's node order first: it settles what the other
+     * views' making reads of it (hs_view_at_index) */
+    if (nv && hs_calltree_first_use(vs[active], &order, &n_order, err, errlen) != 0)
         goto done;
+    for (size_t i = 0; i < nv && !making; i++)
+        if (!vs[i]) {
+            making = pthread_create(&tid, NULL, hs_ss_make_main, m) == 0;
+            if (!making) /* no thread: made here, first */
+                hs_ss_make_main(m);
+        }
+    if (nv) {
+        if (!(frame_of[active] = calloc(vs[active]->n_nodes + 1, sizeof **frame_of)))
+            goto oom;
+        own_fo[active] = true;
+        if (hs_ss_frames_add(&fr, vs[active], order, n_order, frame_of[active], c.p.w) != 0)
+            goto oom;
+    }
+    if (making) {
+        pthread_join(tid, NULL);
+        making = false;
+    }
+    if (m->rc != 0) {
+        snprintf(err, errlen, "%s", m->err);
+        goto done;
+    }
+    for (size_t vi = 0; vi < nv; vi++) {
+        if (vi == active)
+            continue;
+        for (size_t j = 0; j < nv && !frame_of[vi]; j++) /* views with the same nodes share it */
+            if (frame_of[j] && vs[j]->nodes == vs[vi]->nodes)
+                frame_of[vi] = frame_of[j];
+        if (!frame_of[vi]) {
+            if (!(frame_of[vi] = calloc(vs[vi]->n_nodes + 1, sizeof **frame_of)))
+                goto oom;
+            own_fo[vi] = true;
+        }
+        free(order);
+        order = NULL;
+        if (hs_calltree_first_use(vs[vi], &order, &n_order, err, errlen) != 0)
+            goto done;
+        if (hs_ss_frames_add(&fr, vs[vi], order, n_order, frame_of[vi], c.p.w) != 0)
+            goto oom;
+    }
+    free(order);
+    order = NULL;
+    uint32_t n_frames = fr.n_frames;
+    hs_ss_frames_close(&fr);
+    fr_ok = -1; /* closed */
     /* the frames' numbers in decimal, for the samples' paths */
     if (!(foff = malloc(((size_t)n_frames + 1) * sizeof *foff)) ||
         !(ftxt = calloc((size_t)n_frames * 10 + HS_SS_NUM, 1)))
@@ -350,7 +414,7 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
         /* on two threads, the pieces' samples written here in order (each,
          * past the buffer's size, straight from the piece's) */
         static const hs_walk_split split = {hs_ss_node, hs_ss_fork, hs_ss_join, hs_ss_drop};
-        r = hs_calltree_walk_split(vs[vi], 0, &split, &c, 2, err, errlen);
+        int r = hs_calltree_walk_split(vs[vi], 0, &split, &c, 2, err, errlen);
         if (r > 0)
             goto oom;
         if (r != 0)
@@ -377,14 +441,50 @@ int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t activ
 oom:
     snprintf(err, errlen, "out of memory writing speedscope JSON");
 done:
+    if (making)
+        pthread_join(tid, NULL);
+    if (fr_ok == 0)
+        hs_ss_frames_close(&fr);
     hs_wpath_close(&c.p);
+    free(order);
     free(ftxt);
     free(foff);
     free(c.weights);
-    for (size_t vi = 0; frame_of && vi < nv; vi++)
-        if (!vi || frame_of[vi] != frame_of[vi - 1])
+    for (size_t vi = 0; frame_of && own_fo && vi < nv; vi++)
+        if (own_fo[vi])
             free(frame_of[vi]);
     free(frame_of);
+    free(own_fo);
+    return rc;
+}
+
+int hs_export_speedscope_multi(const hs_view *const *vs, size_t nv, size_t active,
+                               const char *name, FILE *out, char *err, size_t errlen)
+{
+    hs_ss_views m = {.vs = (const hs_view **)vs, .nv = nv, .active = active};
+    return hs_ss_export(&m, name, out, err, errlen);
+}
+
+int hs_export_speedscope_types(const hs_view *v, hs_profile *const *ps, size_t n,
+                               const hs_analysis_options *o, const char *name, FILE *out,
+                               char *err, size_t errlen)
+{
+    size_t nv = n ? ps[0]->n_sample_types : 0;
+    if (nv == 0 || v->sample_index < 0 || (size_t)v->sample_index >= nv)
+        return hs_export_speedscope(v, name, out, err, errlen);
+    hs_ss_views m = {.vs = calloc(nv, sizeof *m.vs), .own = calloc(nv, sizeof *m.own), .nv = nv,
+                     .active = (size_t)v->sample_index, .ps = ps, .n = n, .o = o};
+    int rc = -1;
+    if (!m.vs || !m.own) {
+        snprintf(err, errlen, "out of memory");
+    } else {
+        m.vs[v->sample_index] = v;
+        rc = hs_ss_export(&m, name, out, err, errlen);
+    }
+    for (size_t i = 0; m.own && i < nv; i++)
+        hs_view_free(m.own[i]);
+    free(m.own);
+    free(m.vs);
     return rc;
 }
 
