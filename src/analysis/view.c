@@ -299,10 +299,23 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
     uint32_t empty = hs_an_strtab_intern(&pv->strs, "");
     if (empty == UINT32_MAX)
         return -1;
+    /* room for the nodes this profile can add, at once: about a node per
+     * function at function granularity, per location below it (grown by
+     * doubling, the map was rehashed and the array copied a dozen times) */
+    bool by_function = c->gran == HS_GRAN_FUNCTIONS && !c->obj_names;
+    size_t more = (by_function ? p->n_functions : p->n_locations) + p->n_mappings + 1;
+    if (pv->n_nodes + more > pv->cap_nodes) {
+        hs_node *nn = realloc(pv->nodes, (pv->n_nodes + more) * sizeof *nn);
+        if (!nn)
+            return -1;
+        pv->nodes = nn;
+        pv->cap_nodes = pv->n_nodes + more;
+    }
+    if (hs_hmap_reserve(&pv->node_map, pv->n_nodes + more) < 0)
+        return -1;
     /* a mapping's file name and, at function granularity, a named
      * function's node are the same in every location: found once (node + 1,
      * strtab id + 1; 0 = not yet) */
-    bool by_function = c->gran == HS_GRAN_FUNCTIONS && !c->obj_names;
     uint32_t *fn_node = by_function ? calloc(p->n_functions + 1, sizeof *fn_node) : NULL;
     uint32_t *map_obj = calloc(p->n_mappings + 1, sizeof *map_obj);
     /* a function's node name and file (trimmed, cleaned) as strtab ids, the
