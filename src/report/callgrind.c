@@ -53,9 +53,13 @@ typedef struct {
 } hs_cg_call;
 
 /* A call seen in the stacks: the callee node at a calling position, in
- * stack s. */
+ * stack s, with that stack's value (read here, where the stack is at hand:
+ * read per call from the stacks, scattered, it was a cache miss each, a
+ * third of formatting the calls; the sample count is read from n_samples,
+ * a smaller array). */
 typedef struct {
     uint32_t to, s;
+    int64_t value;
 } hs_cg_ent;
 
 /* Keys (callee << 32 | index) in order: a position's calls are written by
@@ -285,6 +289,7 @@ struct hs_cg {
     uint32_t *at[2];            /* index in ord -> its calls in half h of the stacks; then cursors */
     size_t split;               /* the second half of the stacks starts here */
     hs_cg_ent *ents;            /* one pass's calls by calling position */
+    uint32_t *n_samples;        /* stack -> its samples */
     uint32_t *passes;           /* the passes' first indices in ord, then nn */
     size_t n_passes;
     uint32_t *blocks;           /* the blocks' first indices in ord (each pass's, in turn) */
@@ -329,6 +334,7 @@ static void hs_cg_free(hs_cg *cg)
     free(cg->at[0]);
     free(cg->at[1]);
     free(cg->ents);
+    free(cg->n_samples);
     free(cg->passes);
     free(cg->blocks);
     free(cg->pass_blk);
@@ -644,12 +650,12 @@ static int hs_cg_write_calls(hs_cg_worker *w, uint32_t q, size_t b, size_t e)
 {
     static const char *const keys[3] = {"cob", "cfl", "cfn"};
     const hs_cg *cg = w->cg;
-    const hs_stack *stacks = cg->v->stacks;
     hs_cg_buf *o = w->o;
     uint32_t node = cg->ord[q];
     size_t nc = 0;
     for (size_t j = b; j < e; j++) {
-        uint32_t to = cg->ents[j].to, s = cg->ents[j].s, cf = cg->node_fn[to];
+        const hs_cg_ent *en = &cg->ents[j];
+        uint32_t to = en->to, s = en->s, cf = cg->node_fn[to];
         uint32_t ci = w->fn_call[cf];
         if (ci == UINT32_MAX) {
             if (nc == w->cap_calls) {
@@ -675,8 +681,8 @@ static int hs_cg_write_calls(hs_cg_worker *w, uint32_t q, size_t b, size_t e)
         if (c->last == s + 1)
             continue; /* recursion: once per sample */
         c->last = s + 1;
-        c->cost = hs_sat_add(c->cost, stacks[s].value);
-        c->count += stacks[s].n_samples;
+        c->cost = hs_sat_add(c->cost, en->value);
+        c->count += cg->n_samples[s];
     }
     for (size_t k = 0; k < nc; k++)
         w->fn_call[w->calls[k].callee] = UINT32_MAX;
@@ -724,9 +730,10 @@ static int hs_cg_write_calls(hs_cg_worker *w, uint32_t q, size_t b, size_t e)
 }
 
 /* Calls gathered per pass by default: at most this many, or the most one
- * position makes (ents is 8 bytes each: 4 MiB; the name table, freed
- * before, was more). */
-#define HS_CG_PASS_CALLS ((size_t)1 << 19)
+ * position makes (ents is 16 bytes each: 7 MiB, at the export's peak of
+ * memory; 512 Ki of them took bench's large profile to 2.99x its decoded
+ * size in RSS, and the goal is 3x). */
+#define HS_CG_PASS_CALLS ((size_t)7 << 16)
 
 static void hs_cg_sync(hs_cg *cg)
 {
@@ -770,7 +777,7 @@ static void hs_cg_gather(hs_cg *cg, unsigned h, uint32_t lo, uint32_t hi)
         for (; nd < last; nd++) {
             uint32_t q = ord_ix[*nd];
             if (q - lo < span)
-                ents[cur[q]++] = (hs_cg_ent){nd[1], (uint32_t)i};
+                ents[cur[q]++] = (hs_cg_ent){nd[1], (uint32_t)i, st->value};
         }
     }
 }
@@ -976,8 +983,12 @@ static int hs_cg_count(hs_cg *cg, size_t pass_calls, int64_t *total)
     cg->blocks = malloc((nn + 1) * sizeof *cg->blocks);
     cg->pass_blk = malloc((nn + 1) * sizeof *cg->pass_blk);
     cg->ents = malloc((pass ? pass : 1) * sizeof *cg->ents);
-    if (!cg->passes || !cg->blocks || !cg->pass_blk || !cg->ents || hs_cg_name_refs(cg) != 0)
+    cg->n_samples = malloc((v->n_stacks + 1) * sizeof *cg->n_samples);
+    if (!cg->passes || !cg->blocks || !cg->pass_blk || !cg->ents || !cg->n_samples ||
+        hs_cg_name_refs(cg) != 0)
         return -1;
+    for (size_t i = 0; i < v->n_stacks; i++)
+        cg->n_samples[i] = v->stacks[i].n_samples;
     for (uint32_t lo = 0, hi; lo < nn; lo = hi) {
         size_t sum = 0;
         for (hi = lo; hi < nn && (hi == lo || sum + cg->at[0][hi] + cg->at[1][hi] <= pass); hi++)

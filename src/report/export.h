@@ -58,7 +58,7 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen);
  * none), so per-function costs equal `top`'s at function granularity. */
 int hs_export_callgrind(const hs_view *v, FILE *out, char *err, size_t errlen);
 /* The same, gathering at most pass_calls calls per pass over the stacks
- * (0: the default, 512 Ki; never fewer than one position makes), on
+ * (0: the default, 448 Ki; never fewer than one position makes), on
  * `threads` threads (1 or 2; 0: two unless the view is small). The output
  * depends on neither: tests compare small passes with one, one thread
  * with two. */
