@@ -228,9 +228,9 @@ typedef struct {
     uint32_t n_frames;
 } hs_ss_frames;
 
+/* (fr zeroed; closed also when this fails) */
 static int hs_ss_frames_open(hs_ss_frames *fr, const hs_profile *p)
 {
-    memset(fr, 0, sizeof *fr);
     if (!(fr->keys = hs_strtab_new()) || !(fr->fnames = hs_strtab_new()))
         return -1;
     return p ? function_positions(p, fr->fnames, &fr->pos, &fr->n_pos) : 0;
@@ -330,14 +330,13 @@ static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, 
     uint32_t **frame_of = calloc(nv ? nv : 1, sizeof *frame_of); /* per view: node -> frame + 1 */
     bool *own_fo = calloc(nv ? nv : 1, sizeof *own_fo);          /* frame_of[i] is its own */
     hs_ss_walk c = {0};
-    hs_ss_frames fr;
+    hs_ss_frames fr = {0};
     char *ftxt = NULL;
     uint32_t *foff = NULL, *order = NULL;
     size_t n_order = 0;
     pthread_t tid;
-    bool making = false;
-    int fr_ok = hs_ss_frames_open(&fr, nv ? vs[active]->profile : NULL);
-    if (hs_wpath_open(&c.p, out) != 0 || !frame_of || !own_fo || fr_ok != 0)
+    bool making = false, fr_open = true;
+    if (hs_wpath_open(&c.p, out) != 0 || !frame_of || !own_fo)
         goto oom;
     HS_WLIT(c.p.w, HEAD);
     if (!name && nv) /* the first sample type's */
@@ -357,6 +356,9 @@ static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, 
             if (!making) /* no thread: made here, first */
                 hs_ss_make_main(m);
         }
+    /* (the functions' positions too, meanwhile) */
+    if (hs_ss_frames_open(&fr, nv ? vs[active]->profile : NULL) != 0)
+        goto oom;
     if (nv) {
         if (!(frame_of[active] = calloc(vs[active]->n_nodes + 1, sizeof **frame_of)))
             goto oom;
@@ -394,7 +396,7 @@ static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, 
     order = NULL;
     uint32_t n_frames = fr.n_frames;
     hs_ss_frames_close(&fr);
-    fr_ok = -1; /* closed */
+    fr_open = false;
     /* the frames' numbers in decimal, for the samples' paths */
     if (!(foff = malloc(((size_t)n_frames + 1) * sizeof *foff)) ||
         !(ftxt = calloc((size_t)n_frames * 10 + HS_SS_NUM, 1)))
@@ -443,7 +445,7 @@ oom:
 done:
     if (making)
         pthread_join(tid, NULL);
-    if (fr_ok == 0)
+    if (fr_open)
         hs_ss_frames_close(&fr);
     hs_wpath_close(&c.p);
     free(order);
