@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis/analysis_internal.h"
+#include "profile/vec.h"
 
 struct hs_view_private {
     hs_an_strtab strs;
@@ -963,7 +964,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     hs_hmap seen = {0}; /* sample_hash -> stack index << 1 | 1, or dropped sample index << 1 */
     size_t n_classes = 0;
     (void)hs_profile_sample_stack(p, 0, &n_classes);
-    class_seen *classes = merge && n_classes ? calloc(n_classes, sizeof *classes) : NULL;
+    class_seen *classes = merge && n_classes ? hs_table_calloc(n_classes, sizeof *classes) : NULL;
     if (merge && n_classes && !classes)
         n_classes = 0; /* the hash alone still merges */
     size_t first = pv->n_stacks;
@@ -1682,7 +1683,7 @@ static int sum_at(const view_full *src, const hs_profile *p, size_t first, size_
     const hs_stack *stacks = src->pub.stacks;
     size_t n_classes = 0;
     (void)hs_profile_sample_stack(p, 0, &n_classes);
-    class_stack *cls = n_classes ? calloc(n_classes, sizeof *cls) : NULL;
+    class_stack *cls = n_classes ? hs_table_calloc(n_classes, sizeof *cls) : NULL;
     hs_hmap seen = {0}; /* sample_hash -> stack index, stacks not found by class */
     int rc = -1;
     if (n_classes && !cls)

@@ -96,7 +96,7 @@ typedef struct {
 static int hs_stack_index_grow(hs_stack_index *x)
 {
     size_t cap = x->cap ? x->cap * 2 : 1024;
-    hs_stack_slot *s = cap <= SIZE_MAX / sizeof *s ? calloc(cap, sizeof *s) : NULL;
+    hs_stack_slot *s = cap <= SIZE_MAX / sizeof *s ? hs_table_calloc(cap, sizeof *s) : NULL;
     if (!s)
         return -1;
     for (size_t i = 0; i < x->cap; i++) /* old slot order keeps the probing order */
@@ -121,7 +121,7 @@ static int hs_stack_index_init(hs_stack_index *x, size_t hint)
     size_t cap = 1024;
     while (cap < hint && cap <= SIZE_MAX / 2 / sizeof *x->s)
         cap *= 2;
-    x->s = calloc(cap, sizeof *x->s);
+    x->s = hs_table_calloc(cap, sizeof *x->s);
     x->cap = x->s ? cap : 0;
     x->n = 0;
     return x->s ? 0 : -1;

@@ -2,6 +2,7 @@
  * capacity doubled when the load would pass 1/2, deletion by backward shift
  * (no tombstones, so lookups never slow down after many deletions). */
 #include "profile/hashmap.h"
+#include "profile/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ static int hs_hmap_resize(hs_hmap *m, size_t cap)
     if (cap > SIZE_MAX / sizeof *g.e)
         return -1;
     g.e = malloc(cap * sizeof *g.e);
-    g.used = calloc(cap, 1);
+    g.used = hs_table_calloc(cap, 1); /* probes read it before insertions write it */
     if (!g.e || !g.used) {
         free(g.e);
         free(g.used);
