@@ -127,7 +127,7 @@ END {
     print "|---|---:|---:|---:|---:|"
     for (i = 1; i <= n; i++) {
         m = median(times[order[i]]); med[order[i]] = m; mc[order[i]] = median(cpu[order[i]])
-        printf "| %s | %.2f | %.2f | %.0f | %.1fx |\n", order[i], m, mc[order[i]], maxrss(order[i]) / 1024, maxrss(order[i]) * 1024 / raw
+        printf "| %s | %.2f | %.2f | %.0f | %.2fx |\n", order[i], m, mc[order[i]], maxrss(order[i]) / 1024, maxrss(order[i]) * 1024 / raw
     }
     print ""
     gt = med["go tool pprof -top"]; gr = med["go tool pprof -traces"]
@@ -143,7 +143,7 @@ END {
         printf "\nThis build vs before (median wall; median CPU):\n\n"
         split("hotspur top|hotspur flame|hotspur convert --to collapsed|hotspur convert --to speedscope|hotspur convert --to callgrind|hotspur convert --to pprof", cs, "|")
         for (i = 1; i <= 6; i++)
-            printf "- `%s`: **%.1fx** faster; CPU %.1fx\n", substr(cs[i], 9), med["before: " cs[i]] / med[cs[i]], mc["before: " cs[i]] / mc[cs[i]]
+            printf "- `%s`: **%.2fx** faster; CPU %.2fx\n", substr(cs[i], 9), med["before: " cs[i]] / med[cs[i]], mc["before: " cs[i]] / mc[cs[i]]
     }
 }' "$TMP/results" >"$TMP/section.md"
 
