@@ -30,10 +30,13 @@ top_total() { # FILE -> the report total (count sample types only)
     "$HOTSPUR" top --sample-index samples "$1" | sed -n 's/.* of \([0-9]*\) total.*/\1/p'
 }
 top_flat() { # FILE -> "name<TAB>flat" for every function with flat != 0, sorted
+    # (top's "f (inline)" row, the samples where f was an inlined frame, is
+    # f's in callgrind, which has no such split: summed under f)
     "$HOTSPUR" top --sample-index samples --nodefraction 0 "$1" |
         awk '/^ *flat  flat%/ { on = 1; next } on && $1 != "0" {
                  name = $0; sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+  /, "", name)
-                 print name "\t" $1 }' | LC_ALL=C sort
+                 sub(/ \(inline\)$/, "", name); flat[name] += $1 }
+             END { for (n in flat) print n "\t" flat[n] }' | LC_ALL=C sort
 }
 
 for f in folded perf rec; do
