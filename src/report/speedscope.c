@@ -327,8 +327,8 @@ static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, 
     int rc = -1;
     size_t nv = m->nv, active = m->active;
     const hs_view *const *vs = m->vs;
-    uint32_t **frame_of = calloc(nv ? nv : 1, sizeof *frame_of); /* per view: node -> frame + 1 */
-    bool *own_fo = calloc(nv ? nv : 1, sizeof *own_fo);          /* frame_of[i] is its own */
+    /* per view: node -> frame + 1 (views with the same nodes share one) */
+    uint32_t **frame_of = calloc(nv ? nv : 1, sizeof *frame_of);
     hs_ss_walk c = {0};
     hs_ss_frames fr = {0};
     char *ftxt = NULL;
@@ -336,7 +336,7 @@ static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, 
     size_t n_order = 0;
     pthread_t tid;
     bool making = false, fr_open = true;
-    if (hs_wpath_open(&c.p, out) != 0 || !frame_of || !own_fo)
+    if (hs_wpath_open(&c.p, out) != 0 || !frame_of)
         goto oom;
     HS_WLIT(c.p.w, HEAD);
     if (!name && nv) /* the first sample type's */
@@ -350,45 +350,37 @@ static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, 
      * views' making reads of it (hs_view_at_index) */
     if (nv && hs_calltree_first_use(vs[active], &order, &n_order, err, errlen) != 0)
         goto done;
-    for (size_t i = 0; i < nv && !making; i++)
-        if (!vs[i]) {
-            making = pthread_create(&tid, NULL, hs_ss_make_main, m) == 0;
-            if (!making) /* no thread: made here, first */
-                hs_ss_make_main(m);
-        }
+    if (m->own && nv > 1) { /* views to make */
+        making = pthread_create(&tid, NULL, hs_ss_make_main, m) == 0;
+        if (!making) /* no thread: made here, first */
+            hs_ss_make_main(m);
+    }
     /* (the functions' positions too, meanwhile) */
     if (hs_ss_frames_open(&fr, nv ? vs[active]->profile : NULL) != 0)
         goto oom;
-    if (nv) {
-        if (!(frame_of[active] = calloc(vs[active]->n_nodes + 1, sizeof **frame_of)))
-            goto oom;
-        own_fo[active] = true;
-        if (hs_ss_frames_add(&fr, vs[active], order, n_order, frame_of[active], c.p.w) != 0)
-            goto oom;
-    }
-    if (making) {
-        pthread_join(tid, NULL);
-        making = false;
-    }
-    if (m->rc != 0) {
-        snprintf(err, errlen, "%s", m->err);
-        goto done;
-    }
-    for (size_t vi = 0; vi < nv; vi++) {
-        if (vi == active)
-            continue;
-        for (size_t j = 0; j < nv && !frame_of[vi]; j++) /* views with the same nodes share it */
+    /* the active view, then the others in order (made by now) */
+    for (size_t k = 0; k < nv; k++) {
+        size_t vi = k == 0 ? active : k - 1 + (k - 1 >= active);
+        if (k == 1) {
+            if (making)
+                pthread_join(tid, NULL);
+            making = false;
+            if (m->rc != 0) {
+                snprintf(err, errlen, "%s", m->err);
+                goto done;
+            }
+        }
+        if (k > 0) {
+            free(order);
+            order = NULL;
+            if (hs_calltree_first_use(vs[vi], &order, &n_order, err, errlen) != 0)
+                goto done;
+        }
+        for (size_t j = 0; j < nv && !frame_of[vi]; j++)
             if (frame_of[j] && vs[j]->nodes == vs[vi]->nodes)
                 frame_of[vi] = frame_of[j];
-        if (!frame_of[vi]) {
-            if (!(frame_of[vi] = calloc(vs[vi]->n_nodes + 1, sizeof **frame_of)))
-                goto oom;
-            own_fo[vi] = true;
-        }
-        free(order);
-        order = NULL;
-        if (hs_calltree_first_use(vs[vi], &order, &n_order, err, errlen) != 0)
-            goto done;
+        if (!frame_of[vi] && !(frame_of[vi] = calloc(vs[vi]->n_nodes + 1, sizeof **frame_of)))
+            goto oom;
         if (hs_ss_frames_add(&fr, vs[vi], order, n_order, frame_of[vi], c.p.w) != 0)
             goto oom;
     }
@@ -452,11 +444,14 @@ done:
     free(ftxt);
     free(foff);
     free(c.weights);
-    for (size_t vi = 0; frame_of && own_fo && vi < nv; vi++)
-        if (own_fo[vi])
+    for (size_t vi = 0; frame_of && vi < nv; vi++) {
+        size_t j = 0; /* (a shared one once, at the first view holding it) */
+        while (j < vi && frame_of[j] != frame_of[vi])
+            j++;
+        if (j == vi)
             free(frame_of[vi]);
+    }
     free(frame_of);
-    free(own_fo);
     return rc;
 }
 
