@@ -305,14 +305,8 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
      * doubling, the map was rehashed and the array copied a dozen times) */
     bool by_function = c->gran == HS_GRAN_FUNCTIONS && !c->obj_names;
     size_t more = (by_function ? p->n_functions : p->n_locations) + p->n_mappings + 1;
-    if (pv->n_nodes + more > pv->cap_nodes) {
-        hs_node *nn = realloc(pv->nodes, (pv->n_nodes + more) * sizeof *nn);
-        if (!nn)
-            return -1;
-        pv->nodes = nn;
-        pv->cap_nodes = pv->n_nodes + more;
-    }
-    if (hs_hmap_reserve(&pv->node_map, pv->n_nodes + more) < 0)
+    if (HS_VEC_RESERVE(pv->nodes, pv->cap_nodes, pv->n_nodes + more) < 0 ||
+        hs_hmap_reserve(&pv->node_map, pv->n_nodes + more) < 0)
         return -1;
     /* a mapping's file name and, at function granularity, a named
      * function's node are the same in every location: found once (node + 1,
