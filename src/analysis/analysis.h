@@ -41,7 +41,7 @@
 #define HS_ANALYSIS_H
 
 #include <getopt.h>
-#include <regex.h>
+#include "analysis/regex.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -494,9 +494,10 @@ void hs_graph_free(hs_graph *g);
  * pairs removed, ".." at the root dropped, "" -> ".". */
 void hs_analysis_clean_path(char *path);
 
-/* Compile a pprof-style regex (POSIX ERE, unanchored) once; for reports
- * that take a RE argument (peek, list). 0 on success. */
-int hs_analysis_regcomp(regex_t *out, const char *re, const char *what, char *err,
+/* Compile a filter's regex (RE2 syntax, as pprof's; unanchored; bounded
+ * memory and linear-time matching, see regex.h) with WHAT, the filter's
+ * name, in the error message. 0 on success. */
+int hs_analysis_regcomp(hs_regex *out, const char *re, const char *what, char *err,
                         size_t errlen);
 
 #endif

@@ -4,7 +4,7 @@
 #ifndef HS_ANALYSIS_INTERNAL_H
 #define HS_ANALYSIS_INTERNAL_H
 
-#include <regex.h>
+#include "analysis/regex.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -78,7 +78,7 @@ extern size_t hs_an_view_apart_min;
 typedef struct {
     bool numeric;
     char *key;            /* NULL: any key */
-    regex_t *res;         /* regex form: comma-separated alternatives */
+    hs_regex *res;         /* regex form: comma-separated alternatives */
     size_t n_res;
     /* numeric form */
     int kind;             /* 0 exact, 1 >= lo, 2 <= hi, 3 lo..hi */
@@ -87,7 +87,7 @@ typedef struct {
 } hs_an_tagfilter;
 
 typedef struct {
-    regex_t focus, ignore, show, hide, show_from, prune_from;
+    hs_regex focus, ignore, show, hide, show_from, prune_from;
     bool has_focus, has_ignore, has_show, has_hide, has_show_from, has_prune_from;
     bool noinlines;
     hs_an_tagfilter tagfocus, tagignore;

@@ -44,134 +44,13 @@ void hs_analysis_options_free(hs_analysis_options *o)
     hs_analysis_options_init(o);
 }
 
-/* Translate the RE2 syntax pprof users write into POSIX ERE with GNU
- * extensions (glibc's regcomp already knows \w \W \s \S \b \B):
- *   \d \D (also inside [...]), \s \w inside [...], a leading (?i) or (?s)
- *   flag group, (?:...) groups, \A and \z anchors, lazy quantifiers
- *   (*? +? ?? {n,m}?: for matching, laziness changes nothing).
- * Constructs ERE cannot express (\p{...}, (?=...), (?P<name>...), \Q..\E,
- * flags other than i/s) are refused with a message rather than silently
- * matching something else. 0, or -1. */
-static int hs_re2_to_ere(const char *re, char *out, size_t outlen, int *icase, char *err, size_t errlen)
+/* Compile RE for the filter named WHAT, with its name and the pattern in
+ * the message when RE2 refuses it. 0, or -1. */
+int hs_analysis_regcomp(hs_regex *out, const char *re, const char *what, char *err, size_t errlen)
 {
-    size_t w = 0;
-    int in_class = 0;
-    *icase = 0;
-#define PUT(str)                                                                                   \
-    do {                                                                                           \
-        size_t l_ = strlen(str);                                                                   \
-        if (w + l_ + 1 > outlen) {                                                                 \
-            hs_an_err(err, errlen, "regexp too long");                                           \
-            return -1;                                                                             \
-        }                                                                                          \
-        memcpy(out + w, str, l_);                                                                  \
-        w += l_;                                                                                   \
-    } while (0)
-    const char *p = re;
-    while (*p == '(' && p[1] == '?' && p[2] && strchr("is", p[2])) { /* (?i) (?s) (?is) flag groups */
-        const char *q = p + 2;
-        int ic = 0;
-        while (*q == 'i' || *q == 's')
-            ic |= *q++ == 'i';
-        if (*q != ')')
-            break;
-        *icase |= ic;
-        p = q + 1;
-    }
-    for (; *p; p++) {
-        char c = *p;
-        if (c == '\\' && p[1]) {
-            char n = *++p;
-            if (in_class) {
-                if (n == 'd')
-                    PUT("0-9");
-                else if (n == 's')
-                    PUT("[:space:]");
-                else if (n == 'w')
-                    PUT("[:alnum:]_");
-                else if (n == ']' || n == '\\' || n == '[' || n == '-' || n == '^') {
-                    char lit[2] = {n, 0}; /* POSIX has no escapes in [...]: place it literally */
-                    if (n == ']' || n == '-') {
-                        hs_an_err(err, errlen, "'\\%c' inside [...] is not supported (put it first in the class)", n);
-                        return -1;
-                    }
-                    PUT(lit);
-                } else {
-                    char lit[2] = {n, 0};
-                    PUT(lit);
-                }
-                continue;
-            }
-            if (n == 'd')
-                PUT("[0-9]");
-            else if (n == 'D')
-                PUT("[^0-9]");
-            else if (n == 'A')
-                PUT("^");
-            else if (n == 'z')
-                PUT("$");
-            else if (n == 'p' || n == 'P' || n == 'Q' || n == 'E' || n == 'C' || n == 'x' || (n >= '1' && n <= '9')) {
-                hs_an_err(err, errlen, "'\\%c' (RE2) has no POSIX equivalent here", n);
-                return -1;
-            } else {
-                char esc[3] = {'\\', n, 0};
-                PUT(esc);
-            }
-            continue;
-        }
-        if (in_class) {
-            char lit[2] = {c, 0};
-            PUT(lit);
-            if (c == ']')
-                in_class = 0;
-            continue;
-        }
-        if (c == '[') {
-            PUT("[");
-            in_class = 1;
-            if (p[1] == '^') {
-                PUT("^");
-                p++;
-            }
-            if (p[1] == ']') { /* a leading ] is literal */
-                PUT("]");
-                p++;
-            }
-            continue;
-        }
-        if (c == '(' && p[1] == '?') {
-            if (p[2] == ':') {
-                PUT("(");
-                p += 2;
-                continue;
-            }
-            hs_an_err(err, errlen, "'(?%c' (RE2) is not supported: only (?i), (?s) at the start and (?:...)",
-                      p[2] ? p[2] : ' ');
-            return -1;
-        }
-        if (c == '?' && p > re && (p[-1] == '*' || p[-1] == '+' || p[-1] == '?' || p[-1] == '}') &&
-            !(p - 1 > re && p[-2] == '\\'))
-            continue; /* lazy quantifier */
-        char lit[2] = {c, 0};
-        PUT(lit);
-    }
-    out[w] = '\0';
-    return 0;
-#undef PUT
-}
-
-int hs_analysis_regcomp(regex_t *out, const char *re, const char *what, char *err, size_t errlen)
-{
-    char ere[4096], msg[256];
-    int icase;
-    if (hs_re2_to_ere(re, ere, sizeof ere, &icase, msg, sizeof msg) != 0) {
-        hs_an_err(err, errlen, "invalid %s regexp '%s': %s", what, re, msg);
-        return -1;
-    }
-    int rc = regcomp(out, ere, REG_EXTENDED | REG_NOSUB | (icase ? REG_ICASE : 0));
-    if (rc != 0) {
-        regerror(rc, out, msg, sizeof msg);
-        hs_an_err(err, errlen, "invalid %s regexp '%s': %s", what, re, msg);
+    char msg[256];
+    if (hs_regex_compile(out, re, msg, sizeof msg) != 0) {
+        hs_an_err(err, errlen, "invalid %s regexp '%.200s': %s", what, re, msg);
         return -1;
     }
     return 0;
@@ -191,10 +70,10 @@ static int set_str(char **dst, const char *arg, char *err, size_t errlen)
 
 static int set_re(char **dst, const char *arg, const char *what, char *err, size_t errlen)
 {
-    regex_t re;
+    hs_regex re;
     if (hs_analysis_regcomp(&re, arg, what, err, errlen) < 0)
         return -1;
-    regfree(&re);
+    hs_regex_free(&re);
     return set_str(dst, arg, err, errlen);
 }
 
@@ -564,7 +443,7 @@ static int parse_range(hs_an_tagfilter *tf, const char *value)
 static void tagfilter_free(hs_an_tagfilter *tf)
 {
     for (size_t i = 0; i < tf->n_res; i++)
-        regfree(&tf->res[i]);
+        hs_regex_free(&tf->res[i]);
     free(tf->res);
     free(tf->key);
     memset(tf, 0, sizeof *tf);
@@ -670,7 +549,7 @@ bool hs_an_tagfilter_match(const hs_an_tagfilter *tf, const hs_profile *p, const
                 continue;
             const char *v = hs_profile_string(p, l->str);
             for (size_t r = 0; r < tf->n_res; r++)
-                if (regexec(&tf->res[r], v, 0, NULL, 0) == 0)
+                if (hs_regex_match(&tf->res[r], v))
                     return true;
         }
         return false;
@@ -685,7 +564,7 @@ bool hs_an_tagfilter_match(const hs_an_tagfilter *tf, const hs_profile *p, const
             char buf[1024];
             snprintf(buf, sizeof buf, "%s:%s", hs_profile_string(p, l->key),
                      hs_profile_string(p, l->str));
-            found = regexec(&tf->res[r], buf, 0, NULL, 0) == 0;
+            found = hs_regex_match(&tf->res[r], buf);
         }
         if (!found)
             return false;
@@ -729,17 +608,17 @@ fail:
 void hs_an_filters_free(hs_an_filters *f)
 {
     if (f->has_focus)
-        regfree(&f->focus);
+        hs_regex_free(&f->focus);
     if (f->has_ignore)
-        regfree(&f->ignore);
+        hs_regex_free(&f->ignore);
     if (f->has_show)
-        regfree(&f->show);
+        hs_regex_free(&f->show);
     if (f->has_hide)
-        regfree(&f->hide);
+        hs_regex_free(&f->hide);
     if (f->has_show_from)
-        regfree(&f->show_from);
+        hs_regex_free(&f->show_from);
     if (f->has_prune_from)
-        regfree(&f->prune_from);
+        hs_regex_free(&f->prune_from);
     if (f->has_tagfocus)
         tagfilter_free(&f->tagfocus);
     if (f->has_tagignore)

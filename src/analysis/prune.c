@@ -9,7 +9,7 @@
 
 #include "analysis/analysis_internal.h"
 
-static int compile_anchored(regex_t *re, const char *what, const char *src, char *err,
+static int compile_anchored(hs_regex *re, const char *what, const char *src, char *err,
                             size_t errlen)
 {
     size_t n = strlen(src) + 8;
@@ -30,20 +30,20 @@ int hs_analysis_remove_uninteresting(hs_profile *p, char *err, size_t errlen)
     const char *keep_s = hs_profile_string(p, p->keep_frames);
     if (!*drop_s)
         return 0;
-    regex_t drop, keep;
+    hs_regex drop, keep;
     if (compile_anchored(&drop, "drop_frames", drop_s, err, errlen) < 0)
         return -1;
     bool has_keep = *keep_s != '\0';
     if (has_keep && compile_anchored(&keep, "keep_frames", keep_s, err, errlen) < 0) {
-        regfree(&drop);
+        hs_regex_free(&drop);
         return -1;
     }
     /* per location: 0 untouched, 1 prune beneath, 2 prune whole location */
     uint8_t *mark = calloc(p->n_locations + 1, 1);
     if (!mark) {
-        regfree(&drop);
+        hs_regex_free(&drop);
         if (has_keep)
-            regfree(&keep);
+            hs_regex_free(&keep);
         hs_an_err(err, errlen, "out of memory");
         return -1;
     }
@@ -57,8 +57,8 @@ int hs_analysis_remove_uninteresting(hs_profile *p, char *err, size_t errlen)
             if (!*name)
                 continue;
             const char *simple = hs_an_simplify_func(name, buf, sizeof buf);
-            if (regexec(&drop, simple, 0, NULL, 0) == 0 &&
-                !(has_keep && regexec(&keep, simple, 0, NULL, 0) == 0))
+            if (hs_regex_match(&drop, simple) &&
+                !(has_keep && hs_regex_match(&keep, simple)))
                 break;
         }
         if (i == (size_t)-1)
@@ -90,8 +90,8 @@ int hs_analysis_remove_uninteresting(hs_profile *p, char *err, size_t errlen)
         }
     }
     free(mark);
-    regfree(&drop);
+    hs_regex_free(&drop);
     if (has_keep)
-        regfree(&keep);
+        hs_regex_free(&keep);
     return 0;
 }

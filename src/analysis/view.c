@@ -39,7 +39,7 @@ typedef struct {
     const char *trim_path, *source_path; /* during hs_view_build only */
     bool untrimmed;
     bool has_tagshow, has_taghide;
-    regex_t tagshow, taghide;
+    hs_regex tagshow, taghide;
     int64_t div_total, base_div_total; /* --mean: sum of the counts */
     int64_t diff_total, diff_div;      /* over samples labelled pprof::base (--diff-base) */
     bool has_diff;
@@ -62,12 +62,12 @@ typedef struct {
 } loc_info;
 
 
-static bool re_match(const regex_t *re, const char *s)
+static bool re_match(const hs_regex *re, const char *s)
 {
-    return regexec(re, s, 0, NULL, 0) == 0;
+    return hs_regex_match(re, s);
 }
 
-static bool prune_match(const regex_t *re, const char *name)
+static bool prune_match(const hs_regex *re, const char *name)
 {
     char buf[1024];
     return re_match(re, hs_an_simplify_func(name, buf, sizeof buf));
@@ -1204,9 +1204,9 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
             const hs_profile *q = pv->stacks[i].profile;
             for (size_t l = 0; l < S->n_labels; l++) {
                 const char *key = hs_profile_string(q, S->labels[l].key);
-                if (vf->has_tagshow && regexec(&vf->tagshow, key, 0, NULL, 0) == 0)
+                if (vf->has_tagshow && hs_regex_match(&vf->tagshow, key))
                     sm = true;
-                if (vf->has_taghide && regexec(&vf->taghide, key, 0, NULL, 0) == 0)
+                if (vf->has_taghide && hs_regex_match(&vf->taghide, key))
                     hm = true;
             }
         }
@@ -1247,18 +1247,18 @@ void hs_view_free(hs_view *v)
     free(pv->warnings);
     free(pv->ustacks);
     if (vf->has_tagshow)
-        regfree(&vf->tagshow);
+        hs_regex_free(&vf->tagshow);
     if (vf->has_taghide)
-        regfree(&vf->taghide);
+        hs_regex_free(&vf->taghide);
     free(vf);
 }
 
 bool hs_view_label_shown(const hs_view *v, const char *key)
 {
     const view_full *vf = (const view_full *)v;
-    if (vf->has_tagshow && regexec(&vf->tagshow, key, 0, NULL, 0) != 0)
+    if (vf->has_tagshow && !hs_regex_match(&vf->tagshow, key))
         return false;
-    return !(vf->has_taghide && regexec(&vf->taghide, key, 0, NULL, 0) == 0);
+    return !(vf->has_taghide && hs_regex_match(&vf->taghide, key));
 }
 
 /* ---- hs_analysis_filter_profile: the same filters, producing a profile ---- */

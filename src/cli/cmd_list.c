@@ -11,8 +11,8 @@ static void list_usage(FILE *out)
     fprintf(out,
             "usage: hotspur list [options] RE FILE...\n"
             "\n"
-            "Print the source of every function whose name matches the regex RE (POSIX\n"
-            "extended, unanchored) with the flat and cum value of each line, as\n"
+            "Print the source of every function whose name matches the regex RE (RE2,\n"
+            "as pprof; unanchored) with the flat and cum value of each line, as\n"
             "`go tool pprof -list`. Source files are read from the path recorded in the\n"
             "profile; when it is not there, a note says so.\n"
             "\n"
@@ -23,7 +23,7 @@ static void list_usage(FILE *out)
 }
 
 typedef int (*annotate_fn)(FILE *out, const hs_view *v, const hs_analysis_options *o,
-                           const regex_t *rx, const char *rx_text, char *err, size_t errlen);
+                           const hs_regex *rx, const char *rx_text, char *err, size_t errlen);
 
 /* list and disasm: RE FILE..., a view at one granularity with object names
  * and start lines kept (pprof's ObjNames), then the report. */
@@ -37,7 +37,7 @@ static int annotate_cmd(const hs_cli_spec *spec, int argc, char **argv, hs_granu
     if (rc >= 0)
         return rc;
     char msg[512];
-    regex_t rx;
+    hs_regex rx;
     const char *rx_text = argv[first++];
     if (hs_analysis_regcomp(&rx, rx_text, spec->name, msg, sizeof msg) < 0) {
         hs_analysis_options_free(&o);
@@ -61,7 +61,7 @@ static int annotate_cmd(const hs_cli_spec *spec, int argc, char **argv, hs_granu
 done:
     hs_view_free(v);
     hs_profile_free(prof);
-    regfree(&rx);
+    hs_regex_free(&rx);
     hs_analysis_options_free(&o);
     return rc;
 }

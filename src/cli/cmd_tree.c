@@ -25,7 +25,7 @@ static void peek_usage(FILE *out)
     fprintf(out,
             "usage: hotspur peek [options] RE FILE...\n"
             "\n"
-            "For every function whose name matches the regex RE (POSIX extended,\n"
+            "For every function whose name matches the regex RE (RE2, as pprof,\n"
             "unanchored), its callers and callees with the value of each call and its\n"
             "share of the function's cum, as `go tool pprof -peek`. Nothing is trimmed.\n"
             "Several FILEs of the same type are merged.\n"
@@ -43,7 +43,7 @@ static int run(const hs_cli_spec *spec, int argc, char **argv, bool peek)
     if (rc >= 0)
         return rc;
     char msg[512];
-    regex_t rx;
+    hs_regex rx;
     const char *rx_text = NULL;
     if (peek) {
         rx_text = argv[first++];
@@ -76,7 +76,7 @@ done:
     hs_view_free(v);
     hs_profile_free(prof);
     if (peek)
-        regfree(&rx);
+        hs_regex_free(&rx);
     hs_analysis_options_free(&o);
     return rc;
 }

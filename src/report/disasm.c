@@ -268,7 +268,7 @@ done:
     return rc;
 }
 
-int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,
+int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,
                      const char *rx_text, char *err, size_t errlen)
 {
     const hs_profile *p = v->profile;
@@ -324,7 +324,7 @@ int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, 
             if (e2 == e1 + 1 || e2[0] != ' ' || !strchr("tTwW", e2[1]) || e2[2] != ' ' || !size)
                 continue;
             const char *name = e2 + 3;
-            if (regexec(rx, name, 0, NULL, 0) != 0)
+            if (!hs_regex_match(rx, name))
                 continue;
             bool has = false; /* only functions with samples, as pprof */
             for (size_t k = 0; k < nn && !has; k++)

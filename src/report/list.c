@@ -118,7 +118,7 @@ static int cmp_ids_by_fn(const void *a, const void *b, void *arg)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,
+int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,
                    const char *rx_text, char *err, size_t errlen)
 {
     hs_analysis_options no;
@@ -141,7 +141,7 @@ int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, co
         const hs_graph_node *gn = &g.nodes[i];
         if (!(gn->flat || gn->cum || gn->base_flat || gn->base_cum))
             continue;
-        if (regexec(rx, v->nodes[i].function, 0, NULL, 0) == 0)
+        if (hs_regex_match(rx, v->nodes[i].function))
             ids[n++] = (uint32_t)i;
     }
     if (n == 0) {

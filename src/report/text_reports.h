@@ -7,7 +7,7 @@
 #ifndef HS_REPORT_TEXT_REPORTS_H
 #define HS_REPORT_TEXT_REPORTS_H
 
-#include <regex.h>
+#include "analysis/regex.h"
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -37,7 +37,7 @@ int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
                        const hs_analysis_options *o, char *err, size_t errlen);
 /* `tree` (rx NULL) and `peek RE` (rx set): callers and callees of each node. */
 int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
-                   const regex_t *rx, const char *rx_text, char *err, size_t errlen);
+                   const hs_regex *rx, const char *rx_text, char *err, size_t errlen);
 /* `traces`: every kept sample with its labels, value and stack (leaf first). */
 int hs_report_traces(FILE *out, const hs_view *v, const hs_analysis_options *o, char *err,
                      size_t errlen);
@@ -47,13 +47,13 @@ int hs_report_tags(FILE *out, const hs_view *v, const hs_analysis_options *o, ch
 /* `disasm RE`: per-instruction flat/cum of each sampled function matching rx,
  * disassembled from the binaries on disk with binutils (pprof's -disasm);
  * v built with --addresses granularity. */
-int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,
+int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,
                      const char *rx_text, char *err, size_t errlen);
 /* `raw`: the profile as pprof's -raw (Profile.String()) prints it. */
 int hs_report_raw(FILE *out, const hs_profile *p, char *err, size_t errlen);
 /* `list RE`: annotated source of each function matching rx (view built with
  * --lines granularity). source_path: extra directory to search (may be NULL). */
-int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const regex_t *rx,
+int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,
                    const char *rx_text, char *err, size_t errlen);
 /* `diff BASE NEW`: per node base, new, delta, delta% (view built with a base). */
 int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,

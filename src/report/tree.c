@@ -8,7 +8,7 @@
 #include "report/text_reports.h"
 
 int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
-                   const regex_t *rx, const char *rx_text, char *err, size_t errlen)
+                   const hs_regex *rx, const char *rx_text, char *err, size_t errlen)
 {
     static const char sep[] = "----------------------------------------------------------+-------------";
     static const char legend[] =
@@ -29,7 +29,7 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
         uint32_t id = g->order[i];
         const hs_graph_node *n = &g->nodes[id];
         const char *name = v->nodes[id].name;
-        if (rx && regexec(rx, name, 0, NULL, 0) != 0)
+        if (rx && !hs_regex_match(rx, name))
             continue;
         matched++;
         int64_t flat = hs_graph_flat(n), cum = hs_graph_cum(n);

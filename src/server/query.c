@@ -286,31 +286,14 @@ static int side_param(hs_q *q, hs_q_side *s, const param_def *d, const char *pna
     return 0;
 }
 
-/* A back-reference (\1 .. \9) in a regex. glibc's matcher is exponential
- * with them (a 100-character name and "(a*)*(\1)*b" take 30 s), and
- * pprof's RE2 has none, so the server refuses them. */
-static bool has_backref(const char *re)
-{
-    for (const char *p = re; *p; p++)
-        if (*p == '\\') {
-            if (p[1] >= '1' && p[1] <= '9')
-                return true;
-            if (p[1])
-                p++;
-        }
-    return false;
-}
-
 #define HS_Q_MAX_REGEX 1024
 
 static int shape_param(hs_q *q, const param_def *d, const char *v)
 {
     char msg[256];
     long long n;
-    if (d->flag == P_FILTERS && (strlen(v) > HS_Q_MAX_REGEX || has_backref(v)))
-        return hs_respond_error(q->rs, 400, "%s: %s", d->name,
-                                strlen(v) > HS_Q_MAX_REGEX ? "longer than 1024 bytes"
-                                                           : "back-references (\\1..\\9) are not supported (as in pprof)");
+    if (d->flag == P_FILTERS && strlen(v) > HS_Q_MAX_REGEX)
+        return hs_respond_error(q->rs, 400, "%s: longer than 1024 bytes", d->name);
     if (d->opt) {
         if (hs_analysis_parse_option(&q->o, d->opt, v, msg, sizeof msg) < 0)
             return hs_respond_error(q->rs, 400, "%s: %s", d->name, msg);
