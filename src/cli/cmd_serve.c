@@ -34,7 +34,10 @@ static const char serve_usage[] =
     "                       clickhouse://HOST:PORT/DB\n"
     "  --token T            require 'Authorization: Bearer T' on ingest and API\n"
     "                       requests (default $HOTSPUR_TOKEN; the web UI's files\n"
-    "                       and /healthz are served without it)\n"
+    "                       and /healthz are served without it). Required when\n"
+    "                       the listen address is not loopback\n"
+    "  --public-without-token  listen on a non-loopback address with no token:\n"
+    "                       anyone who can reach it reads and writes everything\n"
     "  --retention D        delete profiles older than D, checked at start and\n"
     "                       hourly (e.g. 30d, 12h; default 30d; 0 keeps all)\n"
     "  --scrape URL         pull a pprof endpoint (e.g. a Go program's\n"
@@ -147,7 +150,7 @@ static int serve_fail(const char *msg, const char *arg)
 }
 
 enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_SCRAPE, OPT_SCRAPE_PERIOD,
-       OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS };
+       OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS, OPT_PUBLIC };
 
 int hs_cmd_serve(int argc, char **argv)
 {
@@ -156,6 +159,7 @@ int hs_cmd_serve(int argc, char **argv)
         {"data", required_argument, NULL, OPT_DATA},
         {"store", required_argument, NULL, OPT_STORE},
         {"token", required_argument, NULL, OPT_TOKEN},
+        {"public-without-token", no_argument, NULL, OPT_PUBLIC},
         {"retention", required_argument, NULL, OPT_RETENTION},
         {"scrape", required_argument, NULL, OPT_SCRAPE},
         {"scrape-period", required_argument, NULL, OPT_SCRAPE_PERIOD},
@@ -205,6 +209,9 @@ int hs_cmd_serve(int argc, char **argv)
             break;
         case OPT_TOKEN:
             cfg.token = optarg;
+            break;
+        case OPT_PUBLIC:
+            cfg.public_without_token = true;
             break;
         case OPT_RETENTION:
             if (parse_duration(optarg, &secs) < 0) {
@@ -327,6 +334,11 @@ int hs_cmd_serve(int argc, char **argv)
     snprintf(host, sizeof host, "%.*s", (int)(hl < sizeof host ? hl : sizeof host - 1), l);
     fprintf(stderr, "hotspur serve: listening on http://%s:%d (store %s%s)\n", host[0] ? host : "0.0.0.0",
             hs_server_port(srv), store, cfg.token ? ", token required" : "");
+    if (!cfg.token && cfg.public_without_token)
+        fprintf(stderr,
+                "hotspur serve: WARNING: no token (--public-without-token): anyone who can reach port %d "
+                "can read every stored profile%s and upload profiles\n",
+                hs_server_port(srv), cfg.n_source_paths ? ", the source files under --source-path," : "");
     int sig = 0;
     if (sigwait(&stop, &sig) != 0)
         sig = SIGTERM;

@@ -10,6 +10,11 @@
  *      loopback name or address (a web page cannot reach the API through
  *      DNS rebinding);
  *   2. the route (method + path): 404 / 405;
+ *   2b. the same-origin rule on ingest and API routes: a request a browser
+ *      made for a page of another origin (an Origin header that is not this
+ *      server's own, "Origin: null", or Sec-Fetch-Site other than
+ *      same-origin/none) gets 403, so no web page can upload or query
+ *      through a visitor's browser (cross-site request forgery);
  *   3. the bearer token (--token) on the API and ingest routes: 401;
  *   4. the body: a Content-Length above limits.max_body is refused with 413
  *      before any of it is read; a chunked body that grows past it is
@@ -199,6 +204,41 @@ static bool host_header_ok(const hs_server *s, const char *host)
         return (ntohl(a4.s_addr) >> 24) == 127;
     if (inet_pton(AF_INET6, h, &a6) == 1)
         return IN6_IS_ADDR_LOOPBACK(&a6);
+    return false;
+}
+
+/* The authority (host[:port]) of an Origin such as "https://h:1": NULL if
+ * ORIGIN is not scheme://authority. */
+static const char *origin_authority(const char *origin)
+{
+    const char *p = strstr(origin, "://");
+    if (!p || p == origin || !p[3] || strchr(p + 3, '/'))
+        return NULL;
+    return p + 3;
+}
+
+/* May this request go on, as far as browsers' origins go? Clients that are
+ * not browsers (agents, curl, pprof) send neither header and pass. A
+ * browser sends Sec-Fetch-Site on every request and Origin on every POST
+ * and cross-origin fetch: both must say "this server's own page". The
+ * origin's authority is compared with Host (and X-Forwarded-Host, which a
+ * reverse proxy that rewrites Host sets). */
+static bool same_origin_ok(struct MHD_Connection *conn, const char **why)
+{
+    const char *site = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    if (site && strcasecmp(site, "same-origin") != 0 && strcasecmp(site, "none") != 0) {
+        *why = "Sec-Fetch-Site";
+        return false;
+    }
+    const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+    if (!origin)
+        return true;
+    const char *auth = origin_authority(origin);
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *fwd = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-Host");
+    if (auth && ((host && strcasecmp(auth, host) == 0) || (fwd && strcasecmp(auth, fwd) == 0)))
+        return true;
+    *why = "Origin";
     return false;
 }
 
@@ -408,6 +448,14 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
         bool ingest = strcmp(url, "/api/v1/ingest") == 0 || strcmp(url, "/ingest") == 0;
         return send_error(conn, status, ingest ? "POST" : "GET, HEAD", "method %.16s not allowed on %.200s",
                           method, url) == MHD_YES ? status : -1;
+    }
+    const char *why = NULL;
+    if (c->route != ROUTE_ASSET && c->route != ROUTE_HEALTH && !same_origin_ok(conn, &why)) {
+        const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, why);
+        return send_error(conn, 403, NULL,
+                          "cross-origin request refused (%s: %.100s): only this server's own pages may "
+                          "use its API from a browser",
+                          why, v ? v : "") == MHD_YES ? 403 : -1;
     }
     if (c->route != ROUTE_ASSET && c->route != ROUTE_HEALTH && s->token) {
         const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
@@ -658,6 +706,16 @@ static struct MHD_Daemon *listen_on(hs_server *s, char *err, size_t errlen)
                 break;
             }
     s->loopback = addr_is_loopback(pick->ai_addr);
+    if (!s->loopback && !s->token && !s->cfg.public_without_token) {
+        snprintf(err, errlen,
+                 "refusing to listen on %s without a token: it is not a loopback address, so anyone who "
+                 "can reach it could read every stored profile (and source under --source-path) and "
+                 "upload profiles. Set --token T (or HOTSPUR_TOKEN), or pass --public-without-token "
+                 "to serve it open",
+                 s->cfg.listen);
+        freeaddrinfo(ai);
+        return NULL;
+    }
     s->listen_host = host[0] ? strdup(host) : NULL;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD;
     if (pick->ai_family == AF_INET6)

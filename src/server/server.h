@@ -129,6 +129,7 @@ typedef struct {
     const char *listen;     /* "127.0.0.1:4040" */
     const char *store_url;  /* see hs_store_open */
     const char *token;      /* NULL: none */
+    bool public_without_token; /* a non-loopback listen address without a token is refused unless set */
     int64_t retention_ns;   /* 0: keep forever */
     const char *const *scrape_urls;
     size_t n_scrape;

@@ -2,7 +2,9 @@
 # server_attack.sh — the holes an outside attack pass found in `hotspur
 # serve` (issue 29), each replayed against a real server: regex bombs in
 # filter parameters (memory and time bounded, 400 in milliseconds, server
-# alive and small afterwards).
+# alive and small afterwards); cross-origin requests (curl with browsers'
+# headers, and a page of another origin in headless Chromium); a
+# non-loopback listen address without a token.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
 unset LD_PRELOAD # curl hangs with ASan's runtime preloaded (see server_ingest.sh)
@@ -63,3 +65,60 @@ st=$(server_curl fn.json "$SERVER_URL/api/v1/functions?service=svc&type=cpu&from
 [ "$st" = 200 ] || fail "legit filter: $st $(cat fn.json)"
 grep -q 'compute' fn.json || fail "legit filter lost compute: $(cat fn.json)"
 pass "a legitimate RE2 filter still answers"
+
+# --- cross-origin requests (CSRF): a browser's requests for a page of another
+# origin carry Origin and/or Sec-Fetch-Site; they are refused on every
+# ingest and API route, before the body is read.
+folded="main;evil_frame 10"
+csrf() { # EXPECTED-STATUS METHOD PATH CURL-HEADER-ARGS...
+    local want=$1 m=$2 p=$3; shift 3
+    local st
+    if [ "$m" = POST ]; then
+        st=$(server_curl csrf.json -X POST -H 'Content-Type: text/plain' --data-binary "$folded" "$@" "$SERVER_URL$p")
+    else
+        st=$(server_curl csrf.json "$@" "$SERVER_URL$p")
+    fi
+    [ "$st" = "$want" ] || fail "$m $p $*: status $st, want $want: $(cat csrf.json)"
+    if [ "$want" = 403 ]; then grep -q 'cross-origin' csrf.json || fail "$m $p $*: $(cat csrf.json)"; fi
+}
+hostport=${SERVER_URL#http://}
+csrf 403 POST "/ingest?name=evil1.cpu" -H 'Origin: https://evil.example'
+csrf 403 POST "/ingest?name=evil2.cpu" -H 'Origin: null'
+csrf 403 POST "/ingest?name=evil3.cpu" -H "Origin: http://127.0.0.1:1"
+csrf 403 POST "/ingest?name=evil4.cpu" -H 'Sec-Fetch-Site: cross-site'
+csrf 403 POST "/ingest?name=evil5.cpu" -H 'Sec-Fetch-Site: same-site' -H "Origin: http://localhost:8000"
+csrf 403 POST "/api/v1/ingest?service=evil6&type=cpu" -H 'Origin: https://evil.example'
+csrf 403 GET "/api/v1/flamegraph?service=svc&type=cpu&from=0&focus=$(enc '((x{32767}){32767})')" -H 'Sec-Fetch-Site: cross-site'
+csrf 403 GET "/api/v1/services" -H 'Origin: https://evil.example'
+# the server's own pages and non-browser clients go on
+csrf 200 GET "/api/v1/services" -H "Origin: http://$hostport" -H 'Sec-Fetch-Site: same-origin'
+csrf 200 GET "/api/v1/services" -H 'Sec-Fetch-Site: none'
+csrf 200 GET "/api/v1/services" -H "Origin: https://profiles.example" -H "X-Forwarded-Host: profiles.example"
+csrf 200 POST "/ingest?name=ownpage.cpu" -H "Origin: http://$hostport"
+st=$(server_curl sv.json "$SERVER_URL/api/v1/services")
+grep -q evil sv.json && fail "a cross-origin request was stored: $(cat sv.json)"
+grep -q ownpage sv.json || fail "the same-origin upload is missing: $(cat sv.json)"
+pass "cross-origin writes and queries refused (Origin, Origin: null, Sec-Fetch-Site); same-origin and non-browser clients served"
+
+command -v node >/dev/null || fail "node (nodejs) is needed"
+[ -x /usr/bin/chromium ] || fail "chromium is needed (scripts/install-deps)"
+echo "{\"tmp\": \"$TMP\", \"url\": \"$SERVER_URL\"}" >csrf.json.cfg
+timeout 120 env -u LD_PRELOAD node "$SRC/tests/integration/server_csrf.js" csrf.json.cfg || fail "a cross-origin page in Chromium"
+pass "a page of another origin in Chromium stored nothing; the server's own UI loads"
+
+# --- a non-loopback listen address without a token is refused at start,
+# with what it would expose; --public-without-token starts it, with a warning.
+if "$HOTSPUR" serve --listen 0.0.0.0:0 --data "$TMP/pub" 2>pub.err & then :; fi
+pub=$!
+for _ in $(seq 50); do kill -0 $pub 2>/dev/null || break; sleep 0.1; done
+if kill -0 $pub 2>/dev/null; then kill $pub; fail "serve --listen 0.0.0.0 without a token started"; fi
+wait $pub && fail "serve --listen 0.0.0.0 without a token exited 0"
+grep -q "refusing to listen on 0.0.0.0:0 without a token" pub.err || fail "no reason given: $(cat pub.err)"
+grep -q -- "--public-without-token" pub.err || fail "the way out is not named: $(cat pub.err)"
+server_start --listen 0.0.0.0:0 --public-without-token
+grep -q "WARNING: no token" "$SERVER_LOG" || fail "no warning: $(cat "$SERVER_LOG")"
+server_stop
+server_start --listen 0.0.0.0:0 --token s3cret
+grep -q "WARNING" "$SERVER_LOG" && fail "a warning with a token: $(cat "$SERVER_LOG")"
+server_stop
+pass "non-loopback without a token: refused at start with the reason; --public-without-token warns"
