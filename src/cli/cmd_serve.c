@@ -38,6 +38,10 @@ static const char serve_usage[] =
     "                       the listen address is not loopback\n"
     "  --public-without-token  listen on a non-loopback address with no token:\n"
     "                       anyone who can reach it reads and writes everything\n"
+    "  --max-connections-per-peer N  connections one client address may hold\n"
+    "                       at once (1..256, default 64; of 256 in all). Raise it\n"
+    "                       behind a reverse proxy, whose connections all come\n"
+    "                       from one address\n"
     "  --retention D        delete profiles older than D, checked at start and\n"
     "                       hourly (e.g. 30d, 12h; default 30d; 0 keeps all)\n"
     "  --scrape URL         pull a pprof endpoint (e.g. a Go program's\n"
@@ -150,7 +154,8 @@ static int serve_fail(const char *msg, const char *arg)
 }
 
 enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_SCRAPE, OPT_SCRAPE_PERIOD,
-       OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS, OPT_PUBLIC };
+       OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS, OPT_PUBLIC,
+       OPT_PEER_CONNS };
 
 int hs_cmd_serve(int argc, char **argv)
 {
@@ -160,6 +165,7 @@ int hs_cmd_serve(int argc, char **argv)
         {"store", required_argument, NULL, OPT_STORE},
         {"token", required_argument, NULL, OPT_TOKEN},
         {"public-without-token", no_argument, NULL, OPT_PUBLIC},
+        {"max-connections-per-peer", required_argument, NULL, OPT_PEER_CONNS},
         {"retention", required_argument, NULL, OPT_RETENTION},
         {"scrape", required_argument, NULL, OPT_SCRAPE},
         {"scrape-period", required_argument, NULL, OPT_SCRAPE_PERIOD},
@@ -212,6 +218,13 @@ int hs_cmd_serve(int argc, char **argv)
             break;
         case OPT_PUBLIC:
             cfg.public_without_token = true;
+            break;
+        case OPT_PEER_CONNS:
+            if (hs_cli_parse_long(optarg, 1, 256, &num) < 0) {
+                serve_fail("bad --max-connections-per-peer (1..256)", optarg);
+                goto done;
+            }
+            cfg.max_conns_per_peer = (unsigned)num;
             break;
         case OPT_RETENTION:
             if (parse_duration(optarg, &secs) < 0) {

@@ -44,6 +44,10 @@
 #include <zlib.h>
 
 #define HS_MAX_PARAMS 256
+#define HS_MAX_CONNS 256          /* connections at once (a thread each) */
+#define HS_PEER_CONNS 64          /* per client address, unless --max-connections-per-peer */
+#define HS_HEAD_DEADLINE_S 15     /* for a request head, from connect or the previous request's end */
+#define HS_IDLE_TIMEOUT_S 60      /* no byte for this long, in a request */
 #define HS_RETAIN_EVERY_S 3600
 #define HS_STACK_CACHE_BYTES ((size_t)64 << 20) /* stack records kept for queries */
 
@@ -60,6 +64,7 @@ struct hs_server {
     int port;
     bool loopback;
     char *listen_host; /* the host part of cfg.listen, accepted as a Host header */
+    hs_conn_guard *guard;
     pthread_t retainer;
     bool retainer_running, stopping;
     pthread_mutex_t mu;
@@ -271,6 +276,7 @@ typedef struct {
     hs_param params[HS_MAX_PARAMS];
     size_t n_params;
     bool too_many_params;
+    void *guarded; /* the connection's entry in the head-deadline guard */
 } conn_state;
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -597,6 +603,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!c)
             return MHD_NO;
         *con_cls = c;
+        const union MHD_ConnectionInfo *si = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        c->guarded = si ? si->socket_context : NULL;
+        hs_conn_guard_request(s->guard, c->guarded, true);
         int g = gate(s, conn, url, method, c);
         if (g < 0)
             return MHD_NO;
@@ -619,14 +628,29 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
+    hs_server *s = cls;
     (void)conn;
     (void)toe;
     conn_state *c = *con_cls;
     if (c) {
+        hs_conn_guard_request(s->guard, c->guarded, false);
         free(c->body);
         free(c);
         *con_cls = NULL;
+    }
+}
+
+/* Connections as they open and close, for the head deadline (conn_guard.c). */
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    hs_server *s = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? hs_conn_guard_open(s->guard, ci->connect_fd) : NULL;
+    } else {
+        hs_conn_guard_close(s->guard, *socket_context);
+        *socket_context = NULL;
     }
 }
 
@@ -722,8 +746,10 @@ static struct MHD_Daemon *listen_on(hs_server *s, char *err, size_t errlen)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, pick->ai_addr,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)HS_MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        s->cfg.max_conns_per_peer ? s->cfg.max_conns_per_peer : (unsigned)HS_PEER_CONNS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HS_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)(128 * 1024), MHD_OPTION_END);
     int e = errno;
     freeaddrinfo(ai);
@@ -804,6 +830,11 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
         }
         s->retainer_running = true;
     }
+    s->guard = hs_conn_guard_start(HS_HEAD_DEADLINE_S);
+    if (!s->guard) {
+        snprintf(err, errlen, "cannot start the connection guard");
+        goto fail;
+    }
     s->mhd = listen_on(s, err, errlen);
     if (!s->mhd)
         goto fail;
@@ -836,6 +867,7 @@ void hs_server_stop(hs_server *s)
         hs_scraper_stop(s->scraper);
     if (s->mhd)
         MHD_stop_daemon(s->mhd); /* waits for the requests in flight */
+    hs_conn_guard_stop(s->guard);
     if (s->retainer_running) {
         pthread_mutex_lock(&s->mu);
         s->stopping = true;

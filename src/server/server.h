@@ -17,6 +17,7 @@
 #ifndef HS_SERVER_SERVER_H
 #define HS_SERVER_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -124,12 +125,30 @@ void hs_scraper_stop(hs_scraper *s);
 /* The embedded file for a URL path ("/" is index.html); NULL if none. */
 const void *hs_asset_get(const char *path, size_t *len, const char **content_type);
 
+/* ---- conn_guard.c: the deadline for a request's head ---- */
+typedef struct hs_conn_guard hs_conn_guard;
+/* A guard that shuts down connections waiting more than HEAD_DEADLINE_S
+ * for a request head (from their opening or their previous request's end);
+ * its thread checks once a second. NULL if out of memory. */
+hs_conn_guard *hs_conn_guard_start(int head_deadline_s);
+/* After every connection is closed (MHD_stop_daemon). */
+void hs_conn_guard_stop(hs_conn_guard *g);
+/* A new connection on socket FD: its entry (NULL: not guarded). */
+void *hs_conn_guard_open(hs_conn_guard *g, int fd);
+/* Its head arrived (true) or its request ended (false: the clock restarts). */
+void hs_conn_guard_request(hs_conn_guard *g, void *entry, bool in_request);
+/* It is closing (before its socket is). */
+void hs_conn_guard_close(hs_conn_guard *g, void *entry);
+/* How many connections the guard has cut. */
+unsigned long hs_conn_guard_cut(hs_conn_guard *g);
+
 /* ---- http.c: the server ---- */
 typedef struct {
     const char *listen;     /* "127.0.0.1:4040" */
     const char *store_url;  /* see hs_store_open */
     const char *token;      /* NULL: none */
     bool public_without_token; /* a non-loopback listen address without a token is refused unless set */
+    unsigned max_conns_per_peer; /* 0: the default (HS_SERVE_PEER_CONNS) */
     int64_t retention_ns;   /* 0: keep forever */
     const char *const *scrape_urls;
     size_t n_scrape;
