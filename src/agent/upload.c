@@ -17,7 +17,11 @@
  * than 429 dropped (the server will never take it; reported once,
  * counted); 5xx, 429, no connection or no answer in HOTSPUR_UPLOAD_TIMEOUT:
  * retried after an exponential backoff with jitter (1 s doubling up to the
- * period). A profile answered 5xx five times is dropped as rejected.
+ * period), or after the answer's Retry-After when it is longer. "Try
+ * later" answers (429, 502, 503, 504: the server or its store is busy,
+ * down or full) are like a refused connection: the profile stays queued
+ * however long that lasts. A profile answered another 5xx (500: the server
+ * failed on it) five times is dropped as rejected.
  *
  * The queue is bounded in profiles (HOTSPUR_UPLOAD_QUEUE) and bytes
  * (QUEUE_BYTES); when full the oldest profile is dropped and counted.
@@ -449,7 +453,8 @@ static int send_all(int fd, const char *p, size_t n, int64_t deadline)
 /* Read the answer until the end of its body (Content-Length), the server
  * closes, the buffer is full or the deadline; returns its status code, or
  * -1 with msg. The body's start goes to body. */
-static int read_answer(int fd, int64_t deadline, char *body, size_t bodylen, char *msg, size_t msglen)
+static int read_answer(int fd, int64_t deadline, char *body, size_t bodylen, int *retry_after_s, char *msg,
+                       size_t msglen)
 {
     char buf[RESPONSE_MAX + 1];
     size_t n = 0;
@@ -495,11 +500,18 @@ static int read_answer(int fd, int64_t deadline, char *body, size_t bodylen, cha
     }
     const char *b = eoh ? eoh + 4 : "";
     snprintf(body, bodylen, "%.*s", (int)strcspn(b, "\r\n"), b);
+    const char *ra = strcasestr(buf, "\r\nRetry-After:");
+    if (ra && (!eoh || ra < eoh)) {
+        long v = strtol(ra + 14, NULL, 10); /* delay-seconds; an HTTP date reads as 0: the backoff applies */
+        *retry_after_s = v > 0 ? (int)(v > 86400 ? 86400 : v) : 0;
+    }
     return status;
 }
 
-/* POST one profile; its HTTP status, or -1 with msg (no answer). */
-static int post(const item *it, int64_t deadline, char *body, size_t bodylen, char *msg, size_t msglen)
+/* POST one profile; its HTTP status (and the answer's Retry-After in
+ * seconds, 0 if none), or -1 with msg (no answer). */
+static int post(const item *it, int64_t deadline, char *body, size_t bodylen, int *retry_after_s, char *msg,
+                size_t msglen)
 {
     char head[MAX_QUERY + 1536];
     /* the window to the nanosecond (the profile's time_nanos, duration_nanos) */
@@ -526,7 +538,7 @@ static int post(const item *it, int64_t deadline, char *body, size_t bodylen, ch
     if (send_all(fd, head, (size_t)hl, deadline) != 0 || send_all(fd, it->data, it->len, deadline) != 0)
         snprintf(msg, msglen, "send: %s", strerror(errno));
     else
-        status = read_answer(fd, deadline, body, bodylen, msg, msglen);
+        status = read_answer(fd, deadline, body, bodylen, retry_after_s, msg, msglen);
     hs_fd_drop(&conn);
     return status;
 }
@@ -549,8 +561,14 @@ static void timed_wait(pthread_cond_t *c, int64_t deadline)
     pthread_cond_timedwait(c, &g_lock, &ts);
 }
 
+/* "Try later": the server or what is behind it is busy, down or full. */
+static int try_later(int status)
+{
+    return status == 429 || status == 502 || status == 503 || status == 504;
+}
+
 /* The outcome of one attempt (g_lock held). */
-static void settle(item *it, int status, const char *body, const char *msg)
+static void settle(item *it, int status, const char *body, int retry_after_s, const char *msg)
 {
     if (status >= 200 && status < 300) {
         g_sent++;
@@ -561,7 +579,7 @@ static void settle(item *it, int status, const char *body, const char *msg)
         item_free(it);
         return;
     }
-    if (status >= 400 && status < 500 && status != 429) {
+    if (status >= 400 && status < 500 && !try_later(status)) {
         g_rejected++;
         if (!g_logged_reject++)
             fprintf(stderr, "hotspur: %s refused a %s profile: %d %s; dropped (further refusals are "
@@ -582,8 +600,11 @@ static void settle(item *it, int status, const char *body, const char *msg)
                             "upload succeeds)\n", g_cfg.url, msg);
     }
     g_failures++;
-    g_retry_at = hs_now_ns(CLOCK_MONOTONIC) + backoff_ns(g_failures);
-    if (status >= 500 && ++it->server_errors >= MAX_SERVER_ERRORS) {
+    int64_t wait = backoff_ns(g_failures), asked = (int64_t)retry_after_s * 1000000000LL;
+    if (asked > wait)
+        wait = asked < g_cfg.backoff_cap_ns ? asked : g_cfg.backoff_cap_ns;
+    g_retry_at = hs_now_ns(CLOCK_MONOTONIC) + wait;
+    if (status >= 500 && !try_later(status) && ++it->server_errors >= MAX_SERVER_ERRORS) {
         g_rejected++;
         item_free(it);
         return;
@@ -613,7 +634,8 @@ static void *upload_main(void *unused)
         int64_t deadline = now + g_cfg.timeout_ns;
         pthread_mutex_unlock(&g_lock);
         char body[256] = "", msg[256] = "";
-        int status = post(it, deadline, body, sizeof body, msg, sizeof msg);
+        int retry_after_s = 0;
+        int status = post(it, deadline, body, sizeof body, &retry_after_s, msg, sizeof msg);
         pthread_mutex_lock(&g_lock);
         g_busy = 0;
         g_inflight = NULL;
@@ -621,7 +643,7 @@ static void *upload_main(void *unused)
             item_free(it);
             break;
         }
-        settle(it, status, body, msg);
+        settle(it, status, body, retry_after_s, msg);
         pthread_cond_broadcast(&g_done);
     }
     pthread_mutex_unlock(&g_lock);

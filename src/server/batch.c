@@ -77,6 +77,10 @@ struct hs_batcher {
     pthread_t *threads;
     int n_threads;
     hs_stack_memo *memo; /* shared by every ingest thread's decompositions */
+    /* the last put's outcome, for /healthz: a store that cannot write
+     * (down, full) is "not accepting writes" until a put succeeds */
+    int write_rc;
+    char write_err[640];
 };
 
 static void hs_req_fail(hs_batch_req *r, int rc, const char *msg)
@@ -85,10 +89,11 @@ static void hs_req_fail(hs_batch_req *r, int rc, const char *msg)
     snprintf(r->err, r->errlen, "%s", msg);
 }
 
-/* Store the requests r[0..n) in one put; fill their rc and results. */
-static void hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
+/* Store the requests r[0..n) in one put; fill their rc and results.
+ * Returns the put's code: 0, or what made the store write nothing. */
+static int hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
 {
-    char err[256] = "";
+    char err[640] = "";
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
         total += r[i]->n;
@@ -102,7 +107,7 @@ static void hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
         free(dup);
         for (size_t i = 0; i < n; i++)
             hs_req_fail(r[i], -1, "out of memory");
-        return;
+        return -1;
     }
     size_t np = 0;
     for (size_t i = 0; i < n; i++)
@@ -118,15 +123,20 @@ static void hs_batch_put(hs_store *st, hs_batch_req *const *r, size_t n)
     free(put);
     free(dup);
     if (rc == 0)
-        return;
-    if (rc == -1 && n > 1) {
+        return 0;
+    if ((rc == -1 || rc == HS_STORE_REFUSED) && n > 1) {
         /* Isolate the request the store refused: each in a put of its own. */
-        for (size_t i = 0; i < n; i++)
-            hs_batch_put(st, &r[i], 1);
-        return;
+        int worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            int one = hs_batch_put(st, &r[i], 1);
+            if (one == HS_STORE_UNAVAILABLE || one == HS_STORE_FULL)
+                worst = one;
+        }
+        return worst;
     }
     for (size_t i = 0; i < n; i++)
-        hs_req_fail(r[i], rc == HS_STORE_UNAVAILABLE ? HS_STORE_UNAVAILABLE : -1, err[0] ? err : "store failed");
+        hs_req_fail(r[i], rc, err[0] ? err : "store failed");
+    return rc == HS_STORE_REFUSED ? 0 : rc; /* a refused profile says nothing of the store */
 }
 
 /* ts + ms */
@@ -205,8 +215,11 @@ static void *hs_batch_writer(void *arg)
             pthread_cond_signal(&b->cv_idle);
         b->putting++;
         pthread_mutex_unlock(&b->mu);
-        hs_batch_put(b->st, taken, n);
+        int put_rc = hs_batch_put(b->st, taken, n);
         pthread_mutex_lock(&b->mu);
+        b->write_rc = put_rc;
+        if (put_rc)
+            snprintf(b->write_err, sizeof b->write_err, "%s", taken[0]->err);
         if (--b->putting == 0 && b->gathering && hs_batch_may_go(b))
             pthread_cond_signal(&b->cv_fill);
         for (size_t i = 0; i < n; i++) {
@@ -365,4 +378,14 @@ int hs_batcher_submit(hs_batcher *b, const hs_store_profile *p, char *err, size_
     int result = 0;
     int rc = hs_batcher_submit_many(b, &p, 1, &result, err, errlen);
     return rc != 0 ? rc : result;
+}
+
+int hs_batcher_write_health(hs_batcher *b, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&b->mu);
+    int rc = b->write_rc;
+    if (rc)
+        snprintf(err, errlen, "%s", b->write_err);
+    pthread_mutex_unlock(&b->mu);
+    return rc;
 }

@@ -557,6 +557,9 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
         hs_store_strings_free(v, n);
         if (rc)
             return send_error(conn, 503, NULL, "store: %s", err);
+        char werr[640];
+        if (hs_batcher_write_health(s->batcher, werr, sizeof werr))
+            return send_error(conn, 503, NULL, "not accepting writes: the last store write failed: %s", werr);
         hs_http_response ok = {.status = 200, .content_type = "application/json"};
         ok.body = strdup("{\"status\":\"ok\"}\n");
         ok.len = ok.body ? strlen(ok.body) : 0;

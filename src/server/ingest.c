@@ -56,6 +56,8 @@
 #define HS_MAX_ID 32
 #define HS_MAX_TYPE_LEN 64
 #define HS_MAX_STC 65536 /* sample_type_config bytes */
+#define HS_RETRY_UNAVAILABLE_S 1         /* Retry-After when the store is down */
+#define HS_RETRY_FULL_S 30               /* Retry-After when it has no room */
 
 /* ---- small helpers ---- */
 
@@ -627,15 +629,19 @@ static int hs_submit(hs_ingest *in, hs_batcher *b, hs_decomposed *d, size_t n)
 {
     const hs_store_profile *ps[4];
     int results[4] = {0};
-    char err[256];
+    char err[640];
     for (size_t i = 0; i < n; i++)
         ps[i] = &d[i].prof;
     int rc = hs_batcher_submit_many(b, ps, n, results, err, sizeof err);
-    if (rc == HS_STORE_UNAVAILABLE) {
-        hs_respond_error(in->rs, 503, "store unavailable, retry: %s", err);
-        snprintf(in->rs->extra_header, sizeof in->rs->extra_header, "Retry-After: 1");
+    if (rc == HS_STORE_UNAVAILABLE || rc == HS_STORE_FULL) {
+        hs_respond_error(in->rs, 503, "%s, retry: %s", rc == HS_STORE_FULL ? "store full" : "store unavailable",
+                         err);
+        snprintf(in->rs->extra_header, sizeof in->rs->extra_header, "Retry-After: %d",
+                 rc == HS_STORE_FULL ? HS_RETRY_FULL_S : HS_RETRY_UNAVAILABLE_S);
         return 503;
     }
+    if (rc == HS_STORE_REFUSED) /* the upload conflicts with what is stored: not to be retried */
+        return hs_respond_error(in->rs, 409, "%s", err);
     if (rc != 0)
         return hs_respond_error(in->rs, 500, "store: %s", err);
     size_t stored = 0;

@@ -76,8 +76,8 @@ typedef struct hs_batcher hs_batcher;
 hs_batcher *hs_batcher_new(hs_store *st, const hs_store_batching *cfg);
 void hs_batcher_free(hs_batcher *b); /* flushes what is queued first */
 /* Queue p (the batcher copies nothing: p must stay valid until this
- * returns) and wait until it is stored. 0, 1 when it was a duplicate, -1 or
- * HS_STORE_UNAVAILABLE with a message. */
+ * returns) and wait until it is stored. 0, 1 when it was a duplicate, or
+ * -1, HS_STORE_UNAVAILABLE, HS_STORE_FULL or HS_STORE_REFUSED with a message. */
 int hs_batcher_submit(hs_batcher *b, const hs_store_profile *p, char *err, size_t errlen);
 /* The same for the n profiles of one request, stored in one put (all or
  * none): results[i] is 0 (stored) or 1 (duplicate) when it returns 0. */
@@ -95,6 +95,10 @@ void hs_batcher_expect(hs_batcher *b, int n);
 hs_stack_memo *hs_batcher_stack_memo(hs_batcher *b);
 /* Profiles queued that no writer has taken yet (tests, diagnostics). */
 size_t hs_batcher_queued(hs_batcher *b);
+/* 0 when the last store write succeeded (or none was made yet), else its
+ * code (HS_STORE_UNAVAILABLE, HS_STORE_FULL, -1) and message: writes are
+ * failing until one succeeds. */
+int hs_batcher_write_health(hs_batcher *b, char *err, size_t errlen);
 
 /* ---- ingest.c ---- */
 /* Each returns the HTTP status it answered with and fills rs. */

@@ -1617,9 +1617,15 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         for (j = i; j < n; j++) {
             const hs_store_profile *o = profiles[j];
             if (strcmp(o->service, p->service) == 0 && strcmp(o->type, p->type) == 0 && !same_types(&o->types, ref)) {
-                set_err(err, errlen, "profile %s: its sample types differ from those stored for %s/%s", o->id,
-                        o->service, o->type);
-                rc = -1;
+                char got[256], want[256];
+                hs_store_types_format(&o->types, got, sizeof got);
+                hs_store_types_format(ref, want, sizeof want);
+                set_err(err, errlen,
+                        "profile %s: its sample types (%s) differ from those %s for %s/%s (%s): upload it "
+                        "under another type or service",
+                        o->id, got, ref == &first->types ? "of an earlier profile of the batch" : "stored",
+                        o->service, o->type, want);
+                rc = HS_STORE_REFUSED;
                 goto out;
             }
         }

@@ -133,12 +133,22 @@ typedef struct {
     size_t n_kinds;
 } sq;
 
+/* The store's code for SQLite's error rc: busy is "unavailable", no room
+ * (SQLITE_FULL, or an I/O error that was ENOSPC/EDQUOT) is "full". */
+static int sql_code(sqlite3 *db, int rc)
+{
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        return HS_STORE_UNAVAILABLE;
+    int sys = db ? sqlite3_system_errno(db) : 0;
+    if ((rc & 0xff) == SQLITE_FULL || ((rc & 0xff) == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT)))
+        return HS_STORE_FULL;
+    return -1;
+}
+
 static int sql_fail(sqlite3 *db, int rc, const char *what, char *err, size_t errlen)
 {
     ERR("sqlite: %s: %s", what, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
-        return HS_STORE_UNAVAILABLE;
-    return -1;
+    return sql_code(db, rc);
 }
 
 static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
@@ -148,7 +158,7 @@ static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
     if (rc != SQLITE_OK) {
         ERR("sqlite: %s: %s", sql, msg ? msg : sqlite3_errstr(rc));
         sqlite3_free(msg);
-        return rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? HS_STORE_UNAVAILABLE : -1;
+        return sql_code(db, rc);
     }
     return 0;
 }
@@ -533,6 +543,24 @@ static void types_text(const hs_store_types *t, hs_bytes *b)
     hs_bytes_str(b, "");
 }
 
+/* types_text's "type\tunit\n..." as "type/unit, ..." for messages. */
+static void types_human(const char *text, char *out, size_t len)
+{
+    size_t w = 0;
+    for (const char *p = text; *p && w + 3 < len; p++) {
+        if (*p == '\t')
+            out[w++] = '/';
+        else if (*p == '\n') {
+            if (p[1]) {
+                out[w++] = ',';
+                out[w++] = ' ';
+            }
+        } else
+            out[w++] = *p;
+    }
+    out[w] = '\0';
+}
+
 static int kind_id(sq *s, const hs_store_profile *p, hs_bytes *scratch, int64_t *kid, char *err, size_t errlen)
 {
     types_text(&p->types, scratch);
@@ -548,10 +576,16 @@ static int kind_id(sq *s, const hs_store_profile *p, hs_bytes *scratch, int64_t 
         *kid = sqlite3_column_int64(g, 0);
         const char *have = (const char *)sqlite3_column_text(g, 1);
         bool same = have && strcmp(have, (const char *)scratch->p) == 0;
+        char want[256];
+        types_human(have ? have : "", want, sizeof want); /* before the reset frees have */
         sqlite3_reset(g);
         if (!same) {
-            ERR("profile %s: its sample types differ from those stored for %s/%s", p->id, p->service, p->type);
-            return -1;
+            char got[256];
+            hs_store_types_format(&p->types, got, sizeof got);
+            ERR("profile %s: its sample types (%s) differ from those stored for %s/%s (%s): upload it "
+                "under another type or service",
+                p->id, got, p->service, p->type, want);
+            return HS_STORE_REFUSED;
         }
         return 0;
     }

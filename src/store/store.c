@@ -61,6 +61,19 @@ void hs_store_batching_get(const hs_store *s, const hs_store_batching *over, hs_
         out->min_parallel = over->min_parallel;
 }
 
+void hs_store_types_format(const hs_store_types *t, char *out, size_t len)
+{
+    size_t w = 0;
+    if (len)
+        out[0] = '\0';
+    for (size_t i = 0; i < t->n && w < len; i++) {
+        int k = snprintf(out + w, len - w, "%s%s/%s", i ? ", " : "", t->type[i], t->unit[i]);
+        if (k < 0)
+            break;
+        w += (size_t)k;
+    }
+}
+
 int hs_store_put_marked(hs_store *s, const hs_store_profile *const *profiles, size_t n, unsigned char *dup,
                         size_t *duplicates, char *err, size_t errlen)
 {

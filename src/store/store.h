@@ -37,6 +37,8 @@
 
 #define HS_STORE_MAX_VALUES 4 /* sample types per profile (Go's heap has 4) */
 #define HS_STORE_UNAVAILABLE (-2) /* the database is down or timed out */
+#define HS_STORE_REFUSED (-3)     /* the profile conflicts with what is stored: the client's error */
+#define HS_STORE_FULL (-4)        /* no room to write (disk full): retry later */
 
 typedef struct hs_store hs_store;
 
@@ -54,6 +56,9 @@ typedef struct {
     const char *period_type, *period_unit;
     int64_t period;
 } hs_store_types;
+
+/* "samples/count, cpu/nanoseconds" into out (truncated to len). */
+void hs_store_types_format(const hs_store_types *t, char *out, size_t len);
 
 /* One sample row of a profile: a stack hash and its values. */
 typedef struct {
@@ -146,7 +151,9 @@ void hs_store_close(hs_store *s);
 /* Store profiles in one batch (one transaction / one insert per table).
  * Returns 0 only once the rows are durable (fsync'd WAL, or accepted by the
  * database); profiles whose id is already stored are skipped, counted in
- * *duplicates (may be NULL). HS_STORE_UNAVAILABLE if the database is down.
+ * *duplicates (may be NULL). HS_STORE_UNAVAILABLE if the database is down,
+ * HS_STORE_FULL if it has no room, HS_STORE_REFUSED for sample types that
+ * differ from the stored ones (the message names both).
  * The batch is one transaction: a profile the backend refuses (sample types
  * that differ from those stored for its (service, type), a label key given
  * twice, a sample whose stack record is neither given nor stored) fails

@@ -10,6 +10,7 @@
       The answer follows DIR/mode, read at each request (default "ok"):
         ok      200 {"stored":1}
         NNN     that status (e.g. 500, 400, 429) with {"error":"mode NNN"}
+        NNN S   the same with "Retry-After: S"
         hang    never answer (the connection stays open until the agent
                 gives up)
         close   close the connection without an answer
@@ -91,9 +92,12 @@ def serve(d, port=0):
                 self.end_headers()
                 self.wfile.write(out)
                 return
-            status = 200 if mode == "ok" else int(mode)
+            words = mode.split()
+            status = 200 if mode == "ok" else int(words[0])
             out = json.dumps({"stored": 1} if status == 200 else {"error": "mode %s" % mode}).encode()
             self.send_response(status)
+            if len(words) > 1:
+                self.send_header("Retry-After", words[1])
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(out)))
             self.end_headers()

@@ -66,6 +66,14 @@ st=$(server_curl fn.json "$SERVER_URL/api/v1/functions?service=svc&type=cpu&from
 grep -q 'compute' fn.json || fail "legit filter lost compute: $(cat fn.json)"
 pass "a legitimate RE2 filter still answers"
 
+# --- a profile whose sample types clash with the stored ones is the client's
+# error: 409 naming both (it was a 500, which agents retry forever).
+"$HOTSPUR" convert "$SRC/tests/data/perf-script-busy.txt" --to pprof -o ps.pb.gz
+st=$(server_curl clash.json --data-binary @ps.pb.gz "$SERVER_URL/api/v1/ingest?service=svc&type=cpu&from=$now")
+[ "$st" = 409 ] || fail "sample-type clash: $st $(cat clash.json)"
+grep -q 'differ from those stored for svc/cpu (samples/count)' clash.json || fail "clash: $(cat clash.json)"
+pass "sample-type clash: 409 $(cat clash.json)"
+
 # --- cross-origin requests (CSRF): a browser's requests for a page of another
 # origin carry Origin and/or Sec-Fetch-Site; they are refused on every
 # ingest and API route, before the body is read.
