@@ -465,6 +465,21 @@ static int tagfilter_compile(hs_an_tagfilter *tf, const char *spec, const char *
         tf->numeric = true;
         return 0;
     }
+    /* Shaped like a range but not one ("zz:", ":x", "1kb:zz", "1kb:10ms"):
+     * an error, not a regex that quietly matches nothing. A regex for a
+     * value with a colon at an end writes it as [:] or \:. */
+    size_t vl = strlen(value);
+    bool open_end = vl && (value[0] == ':' || (value[vl - 1] == ':' && (vl < 2 || value[vl - 2] != '\\')));
+    bool from_num = (isdigit((unsigned char)value[0]) || (value[0] == '-' && isdigit((unsigned char)value[1]))) &&
+                    strchr(value, ':');
+    if (open_end || from_num) {
+        hs_an_err(err, errlen,
+                  "invalid %s '%s': not a range (N, N:, :M or N:M, each a number with an optional unit such "
+                  "as 1kb or 10ms, both of one kind)",
+                  what, spec);
+        tagfilter_free(tf);
+        return -1;
+    }
     size_t n = 1;
     for (const char *p = value; *p; p++)
         n += *p == ',';

@@ -515,8 +515,10 @@ static void log_failure(const char *method, const char *url, const hs_http_respo
 {
     if (rs->status < 500)
         return;
-    fprintf(stderr, "hotspur serve: %s %s: %d %.*s\n", method, url, rs->status,
-            (int)(rs->len > 300 ? 300 : rs->len), rs->body ? rs->body : "");
+    size_t n = rs->body ? (rs->len > 300 ? 300 : rs->len) : 0;
+    while (n && (rs->body[n - 1] == '\n' || rs->body[n - 1] == '\r'))
+        n--; /* one line per failure: the body's own newline is not printed */
+    fprintf(stderr, "hotspur serve: %s %s: %d %.*s\n", method, url, rs->status, (int)n, rs->body ? rs->body : "");
 }
 
 static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const char *url,

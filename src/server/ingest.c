@@ -37,6 +37,7 @@
 #define _GNU_SOURCE /* memmem, strcasestr */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,10 @@
 #define HS_MAX_ID 32
 #define HS_MAX_TYPE_LEN 64
 #define HS_MAX_STC 65536 /* sample_type_config bytes */
+#define HS_MAX_VALUE ((int64_t)1 << 53) /* a sample value, and a profile's total per type */
+#define HS_MIN_START_NS (946684800LL * 1000000000LL) /* 2000-01-01 */
+#define HS_MAX_AHEAD_NS (86400LL * 1000000000LL)     /* how far in the future a profile may start */
+#define HS_MAX_DURATION_NS (7 * 86400LL * 1000000000LL)
 #define HS_RETRY_UNAVAILABLE_S 1         /* Retry-After when the store is down */
 #define HS_RETRY_FULL_S 30               /* Retry-After when it has no room */
 
@@ -505,6 +510,30 @@ static int hs_check_sample_labels(hs_ingest *in, const hs_profile *p)
     return 0;
 }
 
+/* Values a measurement can have: every sample value in [0, 2^53] and, per
+ * sample type, their sum too, so that sums of many stored profiles stay
+ * far from int64's end (three uploads of INT64_MAX wrapped a flame graph's
+ * total and made /api/v1/series answer 500). A negative value is refused:
+ * stored profiles are measurements; a diff is made at query time. */
+static int hs_check_values(hs_ingest *in, const hs_profile *p)
+{
+    int64_t total[HS_STORE_MAX_VALUES] = {0};
+    size_t nt = p->n_sample_types < HS_STORE_MAX_VALUES ? p->n_sample_types : HS_STORE_MAX_VALUES;
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t v = 0; v < nt; v++) {
+            int64_t x = p->samples[i].values[v];
+            const char *name = hs_profile_string(p, p->sample_types[v].type);
+            if (x < 0)
+                return hs_respond_error(in->rs, 400,
+                                        "sample %zu: negative %s value %" PRId64
+                                        " (profiles are stored as measured; diffs are made at query time)",
+                                        i, name, x);
+            if (x > HS_MAX_VALUE || (total[v] += x) > HS_MAX_VALUE)
+                return hs_respond_error(in->rs, 400, "%s values over 2^53 (sample %zu): not a measurement", name, i);
+        }
+    return 0;
+}
+
 /* Decompose p into d with in's bounds. 0, or the status answered. */
 static int hs_decompose(hs_ingest *in, const hs_profile *p, hs_decomposed *d)
 {
@@ -512,6 +541,9 @@ static int hs_decompose(hs_ingest *in, const hs_profile *p, hs_decomposed *d)
     if (p->n_samples > in->lim->max_samples)
         return hs_respond_error(in->rs, 413, "%zu samples: over the limit of %zu", p->n_samples,
                                 in->lim->max_samples);
+    int vst = hs_check_values(in, p);
+    if (vst)
+        return vst;
     int st = hs_check_sample_labels(in, p);
     if (st)
         return st;
@@ -630,8 +662,23 @@ static int hs_submit(hs_ingest *in, hs_batcher *b, hs_decomposed *d, size_t n)
     const hs_store_profile *ps[4];
     int results[4] = {0};
     char err[640];
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         ps[i] = &d[i].prof;
+        const hs_store_profile *o = ps[i];
+        int64_t now = hs_now_ns();
+        if (o->start_ns < HS_MIN_START_NS || o->start_ns > now + HS_MAX_AHEAD_NS)
+            return hs_respond_error(in->rs, 400,
+                                    "profile start %" PRId64 " ns since the epoch is not a time it could have "
+                                    "been taken (from 2000 to a day ahead of the server's clock)",
+                                    o->start_ns);
+        if (o->duration_ns < 0 || o->duration_ns > HS_MAX_DURATION_NS)
+            return hs_respond_error(in->rs, 400, "profile duration %" PRId64 " ns: not in [0, 7 days]",
+                                    o->duration_ns);
+        for (size_t v = 0; v < o->types.n; v++)
+            if (o->totals[v] < 0 || o->totals[v] > HS_MAX_VALUE)
+                return hs_respond_error(in->rs, 400, "%s values sum to %" PRId64 ": not in [0, 2^53]",
+                                        o->types.type[v], o->totals[v]);
+    }
     int rc = hs_batcher_submit_many(b, ps, n, results, err, sizeof err);
     if (rc == HS_STORE_UNAVAILABLE || rc == HS_STORE_FULL) {
         hs_respond_error(in->rs, 503, "%s, retry: %s", rc == HS_STORE_FULL ? "store full" : "store unavailable",

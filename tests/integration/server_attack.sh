@@ -74,6 +74,56 @@ st=$(server_curl clash.json --data-binary @ps.pb.gz "$SERVER_URL/api/v1/ingest?s
 grep -q 'differ from those stored for svc/cpu (samples/count)' clash.json || fail "clash: $(cat clash.json)"
 pass "sample-type clash: 409 $(cat clash.json)"
 
+# --- values a measurement cannot have: refused with 400 (three INT64_MAX
+# uploads wrapped the flame graph total and made /api/v1/series answer 500;
+# negative CPU and a start in 2262 were stored).
+python3 - <<'PY'
+import gzip, os, sys
+sys.path.insert(0, os.environ["SRC"] + "/tests/integration")
+from pbwire import ldelim, vfield, packed
+def prof(values, time_nanos=0):
+    # string table: "", samples, count, cpu, nanoseconds, main
+    strs = [b"", b"samples", b"count", b"cpu", b"nanoseconds", b"main"]
+    st = [ldelim(1, vfield(1, 1) + vfield(2, 2)), ldelim(1, vfield(1, 3) + vfield(2, 4))]
+    fn = ldelim(5, vfield(1, 1) + vfield(2, 5))
+    loc = ldelim(4, vfield(1, 1) + ldelim(4, vfield(1, 1)))
+    samples = [ldelim(2, packed(1, [1]) + packed(2, v)) for v in values]
+    body = b"".join(st) + b"".join(samples) + loc + fn + b"".join(ldelim(6, x) for x in strs)
+    if time_nanos:
+        body += vfield(9, time_nanos)
+    return gzip.compress(body)
+big = (1 << 63) - 1
+open("max.pb.gz", "wb").write(prof([[1, big]]))
+open("sum.pb.gz", "wb").write(prof([[1, 1 << 52], [1, 1 << 52], [1, 1 << 52]]))
+open("neg.pb.gz", "wb").write(prof([[1, -5000000]]))
+open("ok.pb.gz", "wb").write(prof([[1, 10000000]]))
+open("y2262.pb.gz", "wb").write(prof([[1, 10000000]], time_nanos=big - 10))
+PY
+for f in max sum neg; do
+    st=$(server_curl v.json --data-binary @$f.pb.gz "$SERVER_URL/api/v1/ingest?service=vals&type=cpu&from=$now")
+    [ "$st" = 400 ] || fail "$f: status $st $(cat v.json)"
+    echo "$f: $(cat v.json)"
+done
+st=$(server_curl v.json --data-binary @y2262.pb.gz "$SERVER_URL/api/v1/ingest?service=vals&type=cpu")
+[ "$st" = 400 ] || fail "start in 2262: status $st $(cat v.json)"
+echo "y2262: $(cat v.json)"
+st=$(server_curl v.json --data-binary @ok.pb.gz "$SERVER_URL/api/v1/ingest?service=vals&type=cpu&from=$((now + 400 * 86400))")
+[ "$st" = 400 ] || fail "from= a year ahead: status $st $(cat v.json)"
+for i in 1 2 3; do
+    st=$(server_curl v.json --data-binary @ok.pb.gz "$SERVER_URL/api/v1/ingest?service=vals&type=cpu&from=$((now - i))")
+    [ "$st" = 200 ] || fail "a plain profile: $st $(cat v.json)"
+done
+st=$(server_curl s.json "$SERVER_URL/api/v1/series?service=vals&type=cpu&from=0")
+[ "$st" = 200 ] || fail "series after the refusals: $st $(cat s.json)"
+pass "INT64_MAX, a sum over 2^53, negative CPU, a start in 2262 or a year ahead: 400; series fine"
+
+# tag ranges are numbers with a unit: a malformed one is a 400
+st=$(server_curl t.json "$SERVER_URL/api/v1/functions?service=svc&type=cpu&from=0&tagfocus=bytes=zz:")
+[ "$st" = 400 ] || fail "tagfocus=bytes=zz: answered $st $(cat t.json)"
+"$HOTSPUR" top --tagfocus bytes=zz: prof.pb.gz >/dev/null 2>t.err && fail "top --tagfocus bytes=zz: was accepted"
+grep -q "not a range" t.err || fail "top --tagfocus bytes=zz: $(cat t.err)"
+pass "tagfocus=bytes=zz: 400 $(cat t.json), and the CLI says so too"
+
 # --- cross-origin requests (CSRF): a browser's requests for a page of another
 # origin carry Origin and/or Sec-Fetch-Site; they are refused on every
 # ingest and API route, before the body is read.
