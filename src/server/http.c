@@ -10,6 +10,12 @@
  *      loopback name or address (a web page cannot reach the API through
  *      DNS rebinding);
  *   2. the route (method + path): 404 / 405;
+ *   2a. unambiguous framing: two Content-Lengths, Content-Length with
+ *      Transfer-Encoding, a Transfer-Encoding other than "chunked", or a
+ *      header name that is not an HTTP token ("Transfer-Encoding :") get
+ *      400 and the connection is closed, so no front proxy and this server
+ *      can disagree on where a request ends (libmicrohttpd 0.9.75 is
+ *      lenient about these, and hung on some);
  *   2b. the same-origin rule on ingest and API routes: a request a browser
  *      made for a page of another origin (an Origin header that is not this
  *      server's own, "Origin: null", or Sec-Fetch-Site other than
@@ -48,6 +54,9 @@
 #define HS_PEER_CONNS 64          /* per client address, unless --max-connections-per-peer */
 #define HS_HEAD_DEADLINE_S 15     /* for a request head, from connect or the previous request's end */
 #define HS_IDLE_TIMEOUT_S 60      /* no byte for this long, in a request */
+#define HS_CONN_POOL (256 * 1024) /* libmicrohttpd's memory per connection: the head must fit */
+#define HS_MAX_URL (32 * 1024)    /* longer: 414 in JSON (beyond HS_CONN_POOL, MHD's own HTML 414) */
+#define HS_MAX_HEADERS (64 * 1024) /* all header lines: longer, 431 in JSON (likewise) */
 #define HS_RETAIN_EVERY_S 3600
 #define HS_STACK_CACHE_BYTES ((size_t)64 << 20) /* stack records kept for queries */
 
@@ -431,6 +440,78 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, int status, const
     return send_response(conn, &rs, allow);
 }
 
+/* What the request's headers say about its framing (scan_header). */
+typedef struct {
+    int n_cl, n_te;
+    size_t bytes; /* of every header line */
+    const char *te;
+    const char *bad_name; /* a header name that is not a token */
+} framing;
+
+static bool is_tchar(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static enum MHD_Result scan_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    framing *f = cls;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        if (!is_tchar(*p)) {
+            if (!f->bad_name)
+                f->bad_name = key;
+            break;
+        }
+    if (!*key && !f->bad_name)
+        f->bad_name = key;
+    f->bytes += strlen(key) + (value ? strlen(value) : 0) + 4;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0)
+        f->n_cl++;
+    if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->n_te++;
+        f->te = value;
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result count_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    *(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 2;
+    return MHD_YES;
+}
+
+/* The framing's fault, or NULL when it is unambiguous; *status is the
+ * answer's (400, or 414/431 for a head over our bounds). */
+static const char *framing_fault(struct MHD_Connection *conn, const char *url, int *status, char *buf,
+                                 size_t len)
+{
+    framing f = {0};
+    size_t url_len = strlen(url);
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, scan_header, &f);
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, count_arg, &url_len);
+    *status = 400;
+    if (url_len > HS_MAX_URL) {
+        *status = 414;
+        snprintf(buf, len, "the URL is about %zu bytes; at most %d are taken", url_len, HS_MAX_URL);
+    } else if (f.bytes > HS_MAX_HEADERS) {
+        *status = 431;
+        snprintf(buf, len, "the headers are about %zu bytes; at most %d are taken", f.bytes, HS_MAX_HEADERS);
+    } else if (f.bad_name)
+        snprintf(buf, len, "header name '%.60s' is not an HTTP token", f.bad_name);
+    else if (f.n_cl > 1)
+        snprintf(buf, len, "%d Content-Length headers", f.n_cl);
+    else if (f.n_te && f.n_cl)
+        snprintf(buf, len, "both Content-Length and Transfer-Encoding");
+    else if (f.n_te > 1 || (f.n_te && strcasecmp(f.te ? f.te : "", "chunked") != 0))
+        snprintf(buf, len, "Transfer-Encoding '%.60s' (only 'chunked' is taken)", f.n_te > 1 ? "(twice)" : f.te);
+    else
+        return NULL;
+    return buf;
+}
+
 /* The checks made before any of the body is read. 0 to go on, else the
  * status of the error already queued (or -1 if it could not be). */
 static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, const char *method,
@@ -447,6 +528,15 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
             return send_error(conn, 403, NULL,
                               "Host '%.100s' is not a loopback name (the server listens on loopback)",
                               host) == MHD_YES ? 403 : -1;
+    }
+    char fbuf[160];
+    int fst;
+    const char *fault = framing_fault(conn, url, &fst, fbuf, sizeof fbuf);
+    if (fault) {
+        hs_http_response rs = {0};
+        hs_respond_error(&rs, fst, "%s%s", fst == 400 ? "ambiguous request framing: " : "", fault);
+        snprintf(rs.extra_header, sizeof rs.extra_header, "Connection: close");
+        return send_response(conn, &rs, NULL) == MHD_YES ? fst : -1;
     }
     int status = 404;
     c->route = route_of(method, url, &status);
@@ -755,7 +845,7 @@ static struct MHD_Daemon *listen_on(hs_server *s, char *err, size_t errlen)
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)HS_MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         s->cfg.max_conns_per_peer ? s->cfg.max_conns_per_peer : (unsigned)HS_PEER_CONNS,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HS_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)(128 * 1024), MHD_OPTION_END);
+        (size_t)HS_CONN_POOL, MHD_OPTION_END);
     int e = errno;
     freeaddrinfo(ai);
     if (!d) {
