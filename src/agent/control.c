@@ -164,9 +164,15 @@ static void reply(int fd, const char *fmt, ...)
         (void)!write(fd, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
+/* The path as the caller can use it: a daemon may have changed its
+ * directory, so a relative name is made absolute here. */
 static void on_file(const char *path, void *arg)
 {
-    reply(*(int *)arg, "file %s\n", path);
+    char cwd[PATH_MAX];
+    if (path[0] != '/' && getcwd(cwd, sizeof cwd))
+        reply(*(int *)arg, "file %s/%s\n", strcmp(cwd, "/") == 0 ? "" : cwd, path);
+    else
+        reply(*(int *)arg, "file %s\n", path);
 }
 
 static void types_list(char *out, size_t len)

@@ -1055,6 +1055,18 @@ static bool same_types(const hs_profile *a, const hs_profile *b)
     return true;
 }
 
+/* "(samples/count, cpu/nanoseconds)" */
+static void types_of(const hs_profile *p, char *out, size_t len)
+{
+    size_t w = (size_t)snprintf(out, len, "(");
+    for (size_t i = 0; p && i < p->n_sample_types && w + 2 < len; i++)
+        w += (size_t)snprintf(out + w, len - w, "%s%s/%s", i ? ", " : "",
+                              hs_profile_string(p, p->sample_types[i].type),
+                              hs_profile_string(p, p->sample_types[i].unit));
+    if (w + 2 < len)
+        snprintf(out + w, len - w, ")");
+}
+
 static int64_t sum_index(const hs_profile *p, int si)
 {
     int64_t t = 0;
@@ -1093,19 +1105,42 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
         if (si < 0 || (size_t)si >= p0->n_sample_types)
             si = (int)p0->n_sample_types - 1;
     }
+    /* Every profile has p0's sample types; or, with --sample-index NAME,
+     * at least a NAME of the same unit (each is read at its own index). */
+    int *qsi = malloc((n + n_base) * sizeof *qsi);
+    if (!qsi) {
+        hs_an_err(err, errlen, "out of memory");
+        return NULL;
+    }
     for (size_t i = 0; i < n + n_base; i++) {
         const hs_profile *q = i < n ? ps[i] : bs[i - n];
-        if (!q || !same_types(p0, q)) {
-            hs_an_err(err, errlen,
-                      "profiles are not compatible: different sample types (profile %zu)", i + 1);
-            return NULL;
+        qsi[i] = si;
+        if (q && same_types(p0, q))
+            continue;
+        int k = q && o->sample_index ? hs_profile_sample_index(q, o->sample_index) : -1;
+        if (k >= 0 && (size_t)k < q->n_sample_types &&
+            strcmp(hs_profile_string(q, q->sample_types[k].unit), hs_profile_string(p0, p0->sample_types[si].unit)) == 0 &&
+            strcmp(hs_profile_string(q, q->sample_types[k].type), hs_profile_string(p0, p0->sample_types[si].type)) == 0) {
+            qsi[i] = k;
+            continue;
         }
+        char t0[256], tq[256];
+        types_of(p0, t0, sizeof t0);
+        types_of(q, tq, sizeof tq);
+        hs_an_err(err, errlen,
+                  "profiles are not compatible: profile 1 has sample types %s, profile %zu has %s%s", t0, i + 1,
+                  tq, o->sample_index ? "" : "; to compare one type both have, pick it with --sample-index NAME");
+        free(qsi);
+        return NULL;
     }
     hs_an_filters f;
-    if (hs_an_filters_compile(&f, o, err, errlen) < 0)
+    if (hs_an_filters_compile(&f, o, err, errlen) < 0) {
+        free(qsi);
         return NULL;
+    }
     view_full *vf = calloc(1, sizeof *vf);
     if (!vf) {
+        free(qsi);
         hs_an_filters_free(&f);
         hs_an_err(err, errlen, "out of memory");
         return NULL;
@@ -1134,19 +1169,21 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     if (n_base && o->normalize) {
         int64_t tn = 0, tb = 0;
         for (size_t i = 0; i < n; i++)
-            tn += sum_index(ps[i], si);
+            tn += sum_index(ps[i], qsi[i]);
         for (size_t i = 0; i < n_base; i++)
-            tb += sum_index(bs[i], si);
+            tb += sum_index(bs[i], qsi[n + i]);
         scale = tn ? (double)tb / (double)tn : 0.0;
     }
     bool flags[6] = {false, false, false, false, false, false};
     for (size_t i = 0; i < n + n_base; i++) {
         bool is_base = i >= n;
         const hs_profile *q = is_base ? bs[i - n] : ps[i];
-        if (add_profile(vf, q, si, is_base, i + 1 == n + n_base, is_base ? 1.0 : scale, &f, flags,
+        if (add_profile(vf, q, qsi[i], is_base, i + 1 == n + n_base, is_base ? 1.0 : scale, &f, flags,
                         err, errlen) < 0)
             goto fail;
     }
+    free(qsi);
+    qsi = NULL;
     /* fix up stack pointers now that the arena is final: the stacks' node
      * lists follow each other in it */
     for (size_t i = 0, off = 0; i < pv->n_stacks; off += pv->stacks[i++].n) {
@@ -1227,6 +1264,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     hs_an_filters_free(&f);
     return v;
 fail:
+    free(qsi);
     hs_an_filters_free(&f);
     hs_view_free(v);
     return NULL;

@@ -124,6 +124,39 @@ static int absolute_path(const char *path, char *out, size_t outlen)
     return 0;
 }
 
+/* Before the program runs: can the profile be written where -o says?
+ * (A missing directory used to show only after the whole run.) Says why
+ * on stderr and returns 1 when it cannot. */
+static int output_unwritable(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "hotspur record: cannot write %s: it is a directory (-o names a file)\n", path);
+        return 1;
+    }
+    if (stat(dir, &st) != 0) {
+        fprintf(stderr, "hotspur record: cannot write %s: %s: %s\n", path, dir,
+                errno == ENOENT ? "no such directory" : strerror(errno));
+        return 1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "hotspur record: cannot write %s: %s is not a directory\n", path, dir);
+        return 1;
+    }
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "hotspur record: cannot write %s: directory %s: %s\n", path, dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
 /* Sum of sample value v over all samples. */
 static int64_t total_value(const hs_profile *p, size_t v)
 {
@@ -905,6 +938,8 @@ int hs_cmd_record(int argc, char **argv)
         fprintf(stderr, "hotspur record: output path too long\n");
         return 2;
     }
+    if (!up.server && output_unwritable(path))
+        return 2;
     /* No stale file of an earlier run may pass for new. */
     found_file *old;
     size_t n_old = find_files(path, &t, 0, &old);

@@ -13,6 +13,15 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
     static const char sep[] = "----------------------------------------------------------+-------------";
     static const char legend[] =
         "      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t ";
+    if (rx) { /* no match: only the error, no report header (as list does) */
+        size_t i = 0;
+        while (i < g->n_order && !hs_regex_match(rx, v->nodes[g->order[i]].name))
+            i++;
+        if (i == g->n_order) {
+            snprintf(err, errlen, "no matches found for regexp: %s", rx_text ? rx_text : "");
+            return -1;
+        }
+    }
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, g, o);
     hs_graph tmp = *g;
@@ -23,7 +32,6 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
     c.g = g;
     fprintf(out, "%s\n%s\n", sep, legend);
     int64_t flat_sum = 0;
-    size_t matched = 0;
     char a[64], b[64], p1[32], p2[32], p3[32];
     for (size_t i = 0; i < g->n_order; i++) {
         uint32_t id = g->order[i];
@@ -31,7 +39,6 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
         const char *name = v->nodes[id].name;
         if (rx && !hs_regex_match(rx, name))
             continue;
-        matched++;
         int64_t flat = hs_graph_flat(n), cum = hs_graph_cum(n);
         fprintf(out, "%s\n", sep);
         for (size_t k = 0; k < n->n_in; k++) {
@@ -59,10 +66,6 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
         fprintf(out, "%s\n", sep);
     if (ferror(out))
         goto werr;
-    if (rx && matched == 0) {
-        snprintf(err, errlen, "no matches found for regexp: %s", rx_text ? rx_text : "");
-        return -1;
-    }
     return 0;
 werr:
     snprintf(err, errlen, "error writing output");
