@@ -12,23 +12,32 @@ endif
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build check demo bench install clean
+.PHONY: all deps build-deps build check demo bench install clean
 
 all: build
 
+# deps: everything the tests need (Debian packages, then npm ci in
+# tests/node); build-deps: only what building the product needs, so a plain
+# `make` never runs npm.
 deps:
 	@scripts/install-deps --check >/dev/null 2>&1 || scripts/install-deps
 
-$(BUILD)/CMakeCache.txt: | deps
+build-deps:
+	@scripts/install-deps --build --check >/dev/null 2>&1 || scripts/install-deps --build
+
+$(BUILD)/CMakeCache.txt: | build-deps
 	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
 
-build: deps $(BUILD)/CMakeCache.txt
+build: build-deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-check: build
+check: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-demo: build
+# the build's output goes to a log (shown only if it fails): the story starts at once
+demo: deps
+	@mkdir -p $(BUILD) && $(MAKE) --no-print-directory build >$(BUILD)/demo-build.log 2>&1 || \
+	  { cat $(BUILD)/demo-build.log; echo "make demo: the build failed (above)"; exit 1; }
 	@KEEP=$(KEEP) bash examples/shakesapp/demo.sh $(BUILD)
 
 bench: build
