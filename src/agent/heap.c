@@ -795,15 +795,80 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* Where the program's live frames end on the thread that exits. Below
+ * that point the stack holds exit()'s machinery (exit handlers, this scan)
+ * in frames whose unwritten slots still hold what dead program frames left
+ * there: stale pointers that made real leaks look reachable (valgrind
+ * ignores them: uninitialized). exit() called by the program passes
+ * through the agent's exit wrapper, which notes its frame; exit after main
+ * returned is called from inside libc, so on the main thread with no note
+ * the program has no live frame left: from glibc's __libc_stack_end (the
+ * stack pointer _start began with) up. */
+static uintptr_t g_exit_frame;
+static int32_t g_exit_tid;
+extern void *__libc_stack_end;
+
+void hs_heap_note_exit(void *frame)
+{
+    if (!g_exit_frame) {
+        g_exit_tid = hs_self.tid;
+        g_exit_frame = (uintptr_t)frame;
+    }
+}
+
 static void scan_thread_stack(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg)
 {
     scan_t *s = arg;
     if (tid == hs_self.tid) {
         uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-        scan_range(s, sp > lo ? sp : lo, hi);
+        uint64_t from = sp;
+        if (g_exit_frame && g_exit_tid == tid)
+            from = g_exit_frame;
+        else if (!g_exit_frame && tid == (int32_t)getpid() && __libc_stack_end)
+            from = (uint64_t)(uintptr_t)__libc_stack_end;
+        if (from < sp || from >= hi)
+            from = sp; /* not on this stack after all: all of it */
+        scan_range(s, from > lo ? from : lo, hi);
     } else {
         scan_range_safe(s, lo, hi);
     }
+}
+
+/* glibc's own blocks that look leaked but are kept for reuse: the DTV
+ * (thread-local storage vector) of a thread allocated by _dl_allocate_tls
+ * lives on in glibc's cache of thread stacks after the thread is joined,
+ * pointed at only from that cache's memory, which is no root. valgrind's
+ * default suppressions hide the same. [lo, hi) of each such function. */
+typedef struct {
+    uint64_t lo, hi;
+} code_range;
+
+static int glibc_keeps(code_range *out, int max)
+{
+    static const char *const fns[] = {"_dl_allocate_tls", "_dl_allocate_tls_init"};
+    int n = 0;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0] && n < max; i++) {
+        void *f = dlsym(RTLD_DEFAULT, fns[i]);
+        Dl_info info;
+        const ElfW(Sym) *sym = NULL;
+        if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
+            out[n++] = (code_range){(uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)f + sym->st_size};
+    }
+    return n;
+}
+
+/* Was the block of stack entry e allocated inside one of r[0..n)? */
+static bool allocated_in(uint32_t entry, const code_range *r, int n)
+{
+    if (!n || entry >= H.tab.cap)
+        return false;
+    const hs_stack_entry *e = &H.tab.entries[entry];
+    const uint64_t *pcs = H.tab.pool + e->frames;
+    for (uint32_t k = 0; k < e->depth; k++)
+        for (int j = 0; j < n; j++)
+            if (pcs[k] >= r[j].lo && pcs[k] < r[j].hi)
+                return true;
+    return false;
 }
 
 long hs_heap_scan_leaks(uint64_t *leaked_bytes)
@@ -847,12 +912,14 @@ long hs_heap_scan_leaks(uint64_t *leaked_bytes)
             scan_range_safe(&s, b->addr, b->addr + b->size);
     }
     long leaked = -1;
+    code_range keep[4];
+    int n_keep = glibc_keeps(keep, 4);
     if (!s.failed) {
         H.leak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
         if (H.leak) {
             leaked = 0;
             for (size_t i = 0; i < s.n; i++) {
-                if (s.b[i].marked || s.b[i].entry >= H.tab.cap)
+                if (s.b[i].marked || s.b[i].entry >= H.tab.cap || allocated_in(s.b[i].entry, keep, n_keep))
                     continue;
                 H.leak[2 * s.b[i].entry] += 1;
                 H.leak[2 * s.b[i].entry + 1] += (int64_t)s.b[i].size;

@@ -35,6 +35,9 @@ int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, const int64_t cur
  * loaded modules, thread stacks), transitively. Returns the number of leaked
  * blocks, or -1 when not in exact mode or out of memory. */
 long hs_heap_scan_leaks(uint64_t *leaked_bytes);
+/* exit() was called by the program, from the caller of frame (the agent's
+ * exit wrapper's own frame): the leak scan of this thread starts there. */
+void hs_heap_note_exit(void *frame);
 /* Allocations that could not be tracked (live table full) so far. */
 uint64_t hs_heap_untracked(void);
 
