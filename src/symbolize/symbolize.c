@@ -1235,9 +1235,76 @@ static int hs_plt_cmp(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* "SYM@plt" (demangled) for the dynamic symbol of relocation r. */
+static const char *hs_plt_name(hs_symbolizer *s, Elf *elf, Elf_Data *sd, const GElf_Shdr *dsh, const GElf_Rela *r)
+{
+    GElf_Sym sym;
+    const char *nm;
+    if (!gelf_getsym(sd, (int)GELF_R_SYM(r->r_info), &sym) || !(nm = elf_strptr(elf, dsh->sh_link, sym.st_name)) ||
+        !*nm)
+        return NULL;
+    const char *in = hs_intern(&s->strs, nm);
+    const char *dm = in ? hs_demangle(s, in) : NULL;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s@plt", dm ? dm : nm);
+    return hs_intern(&s->strs, buf);
+}
+
+static int hs_rela_off_cmp(const void *a, const void *b)
+{
+    const GElf_Rela *x = a, *y = b;
+    return x->r_offset < y->r_offset ? -1 : x->r_offset > y->r_offset;
+}
+
+/* The stubs of .plt.got (non-lazy PLT entries: a function both called and
+ * address-taken, or linked -z now): each is "[endbr64] [bnd] jmp
+ * *disp(%rip)" through a GOT slot that a GLOB_DAT relocation of .rela.dyn
+ * fills with the symbol, as objdump names them. */
+static void hs_build_plt_got(hs_symbolizer *s, hs_object *o, Elf *elf, GElf_Addr bias, Elf_Scn *pg_scn,
+                             const GElf_Shdr *pg, Elf_Scn *dyn_scn, const GElf_Shdr *dyn)
+{
+    Elf_Data *code = elf_getdata(pg_scn, NULL), *rd = elf_getdata(dyn_scn, NULL);
+    Elf_Scn *dynsym = elf_getscn(elf, dyn->sh_link);
+    GElf_Shdr dsh;
+    Elf_Data *sd = dynsym ? elf_getdata(dynsym, NULL) : NULL;
+    if (!code || !code->d_buf || !rd || !sd || !gelf_getshdr(dynsym, &dsh) || !dyn->sh_entsize)
+        return;
+    size_t nr = dyn->sh_size / dyn->sh_entsize, ng = 0;
+    GElf_Rela *glob = malloc((nr ? nr : 1) * sizeof *glob);
+    if (!glob)
+        return;
+    for (size_t i = 0; i < nr; i++) {
+        GElf_Rela r;
+        if (gelf_getrela(rd, (int)i, &r) && GELF_R_TYPE(r.r_info) == R_X86_64_GLOB_DAT)
+            glob[ng++] = r;
+    }
+    qsort(glob, ng, sizeof *glob, hs_rela_off_cmp);
+    uint64_t ent = pg->sh_entsize ? pg->sh_entsize : 8;
+    const uint8_t *b = code->d_buf;
+    for (uint64_t off = 0; off + ent <= code->d_size && ng; off += ent) {
+        const uint8_t *p = b + off, *end = b + off + ent;
+        if (end - p >= 4 && p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+            p += 4; /* endbr64 */
+        if (p < end && *p == 0xf2)
+            p++; /* bnd */
+        if (end - p < 6 || p[0] != 0xff || p[1] != 0x25)
+            continue;
+        int32_t disp;
+        memcpy(&disp, p + 2, 4);
+        GElf_Rela key = {.r_offset = pg->sh_addr + (uint64_t)(p + 6 - b) + (uint64_t)(int64_t)disp};
+        const GElf_Rela *r = bsearch(&key, glob, ng, sizeof *glob, hs_rela_off_cmp);
+        const char *name = r ? hs_plt_name(s, elf, sd, &dsh, r) : NULL;
+        if (!name || HS_VEC_RESERVE(o->plt, o->cap_plt, o->n_plt + 1) < 0)
+            continue;
+        uint64_t lo = pg->sh_addr + off + bias;
+        o->plt[o->n_plt++] = (hs_sym){lo, lo + ent, name, 1};
+    }
+    free(glob);
+}
+
 /* PLT stubs, named as perf names them (SYM@plt): entry i of .plt.sec, and
  * lazy entry i+1 of .plt (entry 0 is the resolver's), call the symbol of
- * relocation i of .rela.plt. */
+ * relocation i of .rela.plt; the stubs of .plt.got as hs_build_plt_got says. */
 static void hs_build_plt(hs_symbolizer *s, hs_object *o)
 {
     o->plt_built = true;
@@ -1246,8 +1313,8 @@ static void hs_build_plt(hs_symbolizer *s, hs_object *o)
     size_t shstrndx;
     if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
         return;
-    GElf_Shdr plt = {0}, pltsec = {0}, rela = {0};
-    Elf_Scn *rela_scn = NULL, *scn = NULL;
+    GElf_Shdr plt = {0}, pltsec = {0}, rela = {0}, pltgot = {0}, reladyn = {0};
+    Elf_Scn *rela_scn = NULL, *scn = NULL, *pltgot_scn = NULL, *reladyn_scn = NULL;
     while ((scn = elf_nextscn(elf, scn))) {
         GElf_Shdr sh;
         const char *nm;
@@ -1260,31 +1327,34 @@ static void hs_build_plt(hs_symbolizer *s, hs_object *o)
         else if (strcmp(nm, ".rela.plt") == 0 && sh.sh_type == SHT_RELA) {
             rela = sh;
             rela_scn = scn;
+        } else if (strcmp(nm, ".plt.got") == 0 && sh.sh_type == SHT_PROGBITS) {
+            pltgot = sh;
+            pltgot_scn = scn;
+        } else if (strcmp(nm, ".rela.dyn") == 0 && sh.sh_type == SHT_RELA) {
+            reladyn = sh;
+            reladyn_scn = scn;
         }
     }
+    if (pltgot_scn && reladyn_scn)
+        hs_build_plt_got(s, o, elf, bias, pltgot_scn, &pltgot, reladyn_scn, &reladyn);
     if (!rela_scn || !rela.sh_entsize || (!plt.sh_size && !pltsec.sh_size))
-        return;
+        goto sort;
     Elf_Scn *dynsym = elf_getscn(elf, rela.sh_link);
     GElf_Shdr dsh;
     Elf_Data *rd = elf_getdata(rela_scn, NULL), *sd = dynsym ? elf_getdata(dynsym, NULL) : NULL;
     if (!rd || !sd || !gelf_getshdr(dynsym, &dsh))
-        return;
+        goto sort;
     uint64_t plt_ent = plt.sh_entsize ? plt.sh_entsize : 16;
     uint64_t sec_ent = pltsec.sh_entsize ? pltsec.sh_entsize : 16;
     size_t n = rela.sh_size / rela.sh_entsize;
     for (size_t i = 0; i < n; i++) {
         GElf_Rela r;
-        GElf_Sym sym;
-        const char *nm;
-        if (!gelf_getrela(rd, (int)i, &r) || !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) ||
-            !(nm = elf_strptr(elf, dsh.sh_link, sym.st_name)) || !*nm)
+        if (!gelf_getrela(rd, (int)i, &r))
             continue;
-        const char *in = hs_intern(&s->strs, nm);
-        const char *dm = in ? hs_demangle(s, in) : NULL;
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s@plt", dm ? dm : nm);
-        const char *name = hs_intern(&s->strs, buf);
-        if (!name || HS_VEC_RESERVE(o->plt, o->cap_plt, o->n_plt + 2) < 0)
+        const char *name = hs_plt_name(s, elf, sd, &dsh, &r);
+        if (!name)
+            continue;
+        if (HS_VEC_RESERVE(o->plt, o->cap_plt, o->n_plt + 2) < 0)
             break;
         if (pltsec.sh_size && (i + 1) * sec_ent <= pltsec.sh_size) {
             uint64_t lo = pltsec.sh_addr + i * sec_ent + bias;
@@ -1295,6 +1365,7 @@ static void hs_build_plt(hs_symbolizer *s, hs_object *o)
             o->plt[o->n_plt++] = (hs_sym){lo, lo + plt_ent, name, 1};
         }
     }
+sort:
     if (o->n_plt > 1)
         qsort(o->plt, o->n_plt, sizeof *o->plt, hs_plt_cmp);
 }
