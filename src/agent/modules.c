@@ -71,6 +71,36 @@ static void build_id_hex(const struct dl_phdr_info *info, char out[41])
     }
 }
 
+/* The file mapped at addr, from /proc/self/maps, into path: the loader
+ * keeps a library's name as dlopen() was given it ("./liba.so"), which
+ * means nothing to `hotspur record` (or after a chdir); the kernel knows
+ * the file. 0, or -1 (not found: path unchanged). */
+static int mapped_file(uint64_t addr, char *path, size_t len)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return -1;
+    char line[PATH_MAX + 128];
+    int rc = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        int name_at = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &name_at) < 2 || !name_at)
+            continue;
+        if (addr < lo || addr >= hi)
+            continue;
+        char *name = line + name_at;
+        name[strcspn(name, "\n")] = 0;
+        if (name[0] == '/') {
+            snprintf(path, len, "%s", name);
+            rc = 0;
+        }
+        break;
+    }
+    fclose(f);
+    return rc;
+}
+
 static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
@@ -115,6 +145,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
         m->path[k] = 0;
     } else {
         snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
+        if (m->path[0] != '/')
+            mapped_file(lo, m->path, sizeof m->path);
     }
     c->n++;
     return 0;

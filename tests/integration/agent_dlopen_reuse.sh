@@ -23,3 +23,19 @@ a=$(through rec.pb.gz dlib_burn)
 b=$(through rec.pb.gz dlib2_burn)
 ratio_ok "$a" "$b" 0.6 1.66 || fail "under record: dlib_burn $a vs dlib2_burn $b"
 pass "plugins at the same address keep their own samples (agent and record)"
+
+# dlopen()ed by a relative path ("./dlib.so", as plugin hosts often do): the
+# loader keeps that name, which meant nothing to the symbolizer, so every
+# frame of the unloaded plugins was an address (issue 30: perf named
+# alpha_hot 48.8% and beta_hot 47.9%; hotspur neither).
+(cd "$PROGS" && "$HOTSPUR" record -o "$TMP/rel.pb.gz" -- ./plugins ./dlib.so dlib_burn ./dlib2.so dlib2_burn 5 \
+    >"$TMP/rel.out" 2>"$TMP/rel.err") || fail "record plugins (relative paths) failed: $(cat rel.err)"
+grep -q same_address=1 rel.out || fail "the loader did not reuse the address ($(cat rel.out))"
+all=$(total rel.pb.gz)
+a=$(through rel.pb.gz dlib_burn)
+b=$(through rel.pb.gz dlib2_burn)
+echo "relative paths: dlib_burn $(pct "$a" "$all")%, dlib2_burn $(pct "$b" "$all")% of $all"
+ratio_ok "$a" "$b" 0.6 1.66 || fail "relative paths: dlib_burn $a vs dlib2_burn $b"
+ratio_ok "$((a + b))" "$all" 0.9 1 || fail "relative paths: the plugins' samples are not all named ($((a + b)) of $all)"
+"$HOTSPUR" raw rel.pb.gz | sed -n '/^Mappings/,$p' | grep -q ' \./dlib' && fail "a mapping keeps the relative path"
+pass "plugins dlopen()ed by relative paths are named too"
