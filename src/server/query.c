@@ -303,6 +303,7 @@ static int shape_param(hs_q *q, const param_def *d, const char *v)
         if (strcmp(v, "sum") && strcmp(v, "avg"))
             return hs_respond_error(q->rs, 400, "bad agg '%.60s' (sum or avg)", v);
         q->cur.avg = q->base.avg = v[0] == 'a';
+        q->agg_given = true;
     } else if (strcmp(d->name, "granularity") == 0) {
         int code = strcmp(v, "functions") == 0 ? HS_OPT_FUNCTIONS
                    : strcmp(v, "files") == 0   ? HS_OPT_FILES
@@ -517,6 +518,14 @@ static void side_free(hs_q_side *s)
     free(s->ids);
 }
 
+/* In-use figures (inuse_space, inuse_objects) are levels, not flows: the
+ * heap in use over several windows is their average, never their sum (four
+ * windows of 22-63 MB are not 152 MB). Allocations and CPU time sum. */
+static bool is_level(const char *sample_type)
+{
+    return strncmp(sample_type, "inuse_", 6) == 0;
+}
+
 /* The sample types of (service, type) and the chosen sample index. */
 static int load_types(hs_q *q)
 {
@@ -549,6 +558,8 @@ static int load_types(hs_q *q)
         }
         q->sample_index = found;
     }
+    if (!q->agg_given && is_level(q->types.type[q->sample_index]))
+        q->cur.avg = q->base.avg = true;
     return 0;
 }
 
@@ -839,13 +850,18 @@ static int q_profile(hs_q *q)
         if (!p)
             return hs_respond_error(q->rs, 400, "filters: %s", err);
     }
-    int64_t div = hs_q_div(s);
-    if (div > 1)
-        for (size_t i = 0; i < p->n_samples; i++)
-            for (size_t k = 0; k < p->n_sample_types; k++) {
-                int64_t v = p->samples[i].values[k];
+    /* agg=avg divides every value; without agg, only the levels (a heap
+     * profile's inuse_* columns: their average beside the summed allocations) */
+    int64_t n = s->merged.n_profiles > 1 ? s->merged.n_profiles : 1, divs[HS_STORE_MAX_VALUES * 4];
+    size_t nt = p->n_sample_types < sizeof divs / sizeof divs[0] ? p->n_sample_types : sizeof divs / sizeof divs[0];
+    for (size_t k = 0; k < nt; k++)
+        divs[k] = q->agg_given ? hs_q_div(s) : is_level(hs_profile_string(p, p->sample_types[k].type)) ? n : 1;
+    for (size_t i = 0; i < p->n_samples; i++)
+        for (size_t k = 0; k < nt; k++) {
+            int64_t v = p->samples[i].values[k], div = divs[k];
+            if (div > 1)
                 p->samples[i].values[k] = (v >= 0 ? v + div / 2 : v - div / 2) / div;
-            }
+        }
     if (q->o.sample_index && (size_t)q->sample_index < q->types.n)
         p->default_sample_type = hs_profile_str(p, q->types.type[q->sample_index]);
     void *out = NULL;

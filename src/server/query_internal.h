@@ -37,6 +37,7 @@ typedef struct {
     int sample_index;      /* in types */
     hs_analysis_options o; /* sample index, filters, granularity */
     bool filtered;         /* a filter parameter was given */
+    bool agg_given;        /* agg= was given: else levels (inuse_*) average, flows sum */
     int max_nodes;
     int64_t step_s;
     size_t limit;
