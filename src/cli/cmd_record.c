@@ -837,6 +837,8 @@ static void run_child(char **cmd, const char *agent, const char *path, long long
 
 int hs_cmd_record(int argc, char **argv)
 {
+    if (hs_record_is_live(argc, argv))
+        return hs_cmd_record_live(argc, argv);
     enum { OPT_CPU = 256, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ, OPT_LOCK, OPT_NO_FOLLOW,
            OPT_SERVER, OPT_PERIOD, OPT_DURATION, OPT_SERVICE, OPT_VERSION, OPT_LABELS, OPT_WAIT };
     static const struct option opts[] = {{"frequency", required_argument, 0, 'F'},

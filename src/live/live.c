@@ -1,0 +1,764 @@
+/* live.c — `record -p/-a`: perf_event_open sampling of running processes.
+ *
+ * One software clock event per thread of each -p process (inherit=1, so
+ * threads and children created later are covered; all redirected into one
+ * ring buffer) or per CPU for -a. Each sample carries the kernel callchain
+ * (user part excluded), the user registers and a copy of the top of the user
+ * stack; the user part is unwound with libdwfl over that copy (what
+ * `perf record --call-graph dwarf` does), so code without frame pointers
+ * (Debian's libc) unwinds right. Kernel frames are named from /proc/kallsyms,
+ * user frames by src/symbolize from each process's mappings at the end. */
+#define _GNU_SOURCE
+#include "live/live.h"
+
+#include <dirent.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "live/ksyms.h"
+#include "profile/hashmap.h"
+#include "symbolize/symbolize.h"
+
+#define MAX_FRAMES 256
+#define RING_PAGES 128 /* data pages per ring buffer (512 KiB) */
+
+/* perf's x86_64 user register indices (asm/perf_regs.h). */
+enum { PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_IP, PR_R8 = 16 };
+#define REGS_MASK (((1ULL << 9) - 1) | (0xffULL << 16))
+#define N_REGS 17
+
+typedef struct {
+    uint64_t start, end, off, mapping_id;
+    char *path;
+} map_ent;
+
+typedef struct {
+    int pid;
+    unsigned long long starttime;
+    char comm[64], cgroup[256];
+    map_ent *maps;
+    size_t n_maps;
+    time_t maps_read;
+    Dwfl *dwfl;
+    int dwfl_failed;
+    time_t dwfl_reported;
+    hs_hmap locs; /* address -> location id */
+    /* the sample being unwound */
+    uint64_t regs[N_REGS]; /* perf order, compacted by REGS_MASK */
+    uint64_t sp;
+    const unsigned char *stack;
+    uint64_t stack_size;
+    int tid;
+} proc;
+
+typedef struct {
+    hs_profile *p;
+    proc **procs;
+    size_t n_procs;
+    hs_hmap pid_ix;   /* pid -> index + 1 in procs */
+    hs_hmap tid_name; /* tid -> string index of the thread name */
+    hs_hmap kloc;     /* kernel address -> location id */
+    uint64_t kmapping;
+    hs_ksyms *ks;
+    hs_live_stats st;
+    int self;
+    int64_t k_pid, k_tid, k_process, k_thread, k_cgroup;
+} live;
+
+static long perf_open(struct perf_event_attr *a, int pid, int cpu, int group, unsigned long flags)
+{
+    return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    while (n && (buf[n - 1] == '\n'))
+        buf[--n] = 0;
+    return 0;
+}
+
+/* Field 22 of /proc/PID/stat: the start time, which tells a process from a
+ * later one that got the same pid. 0 when unknown. */
+static unsigned long long start_time(int pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    if (read_small(path, buf, sizeof buf))
+        return 0;
+    char *s = strrchr(buf, ')');
+    if (!s)
+        return 0;
+    unsigned long long v = 0;
+    /* after ") " come fields 3.. ; starttime is field 22 */
+    if (sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &v) != 1)
+        return 0;
+    return v;
+}
+
+static void read_maps(proc *pr)
+{
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%d/maps", pr->pid);
+    pr->maps_read = time(NULL);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long s, e, off;
+        char perm[8];
+        int n = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perm, &off, &n) < 4 || n == 0)
+            continue;
+        if (perm[2] != 'x')
+            continue;
+        char *name = line + n;
+        name[strcspn(name, "\n")] = 0;
+        char *del = strstr(name, " (deleted)");
+        if (del)
+            *del = 0;
+        if (name[0] != '/' && strcmp(name, "[vdso]") != 0)
+            continue;
+        int known = 0;
+        for (size_t i = 0; i < pr->n_maps; i++)
+            if (pr->maps[i].start == s && pr->maps[i].end == e && strcmp(pr->maps[i].path, name) == 0)
+                known = 1;
+        if (known)
+            continue;
+        map_ent *nm = realloc(pr->maps, (pr->n_maps + 1) * sizeof *nm);
+        if (!nm)
+            break;
+        pr->maps = nm;
+        pr->maps[pr->n_maps] = (map_ent){s, e, off, 0, strdup(name)};
+        if (pr->maps[pr->n_maps].path)
+            pr->n_maps++;
+    }
+    fclose(f);
+}
+
+static proc *get_proc(live *L, int pid)
+{
+    uint64_t ix;
+    if (hs_hmap_get(&L->pid_ix, (uint64_t)pid, &ix))
+        return L->procs[ix - 1];
+    proc *pr = calloc(1, sizeof *pr);
+    proc **np = pr ? realloc(L->procs, (L->n_procs + 1) * sizeof *np) : NULL;
+    if (!np) {
+        free(pr);
+        return NULL;
+    }
+    L->procs = np;
+    pr->pid = pid;
+    pr->starttime = start_time(pid);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    if (read_small(path, pr->comm, sizeof pr->comm))
+        snprintf(pr->comm, sizeof pr->comm, "%d", pid);
+    char cg[1024];
+    snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
+    if (read_small(path, cg, sizeof cg) == 0) {
+        /* cgroup v2: "0::/system.slice/x.service"; else the first line's path */
+        char *s = strstr(cg, "::");
+        s = s ? s + 2 : strchr(cg, ':') ? strrchr(strtok(cg, "\n"), ':') + 1 : cg;
+        s[strcspn(s, "\n")] = 0;
+        snprintf(pr->cgroup, sizeof pr->cgroup, "%.255s", s);
+    }
+    read_maps(pr);
+    L->procs[L->n_procs++] = pr;
+    hs_hmap_put(&L->pid_ix, (uint64_t)pid, L->n_procs);
+    L->st.processes++;
+    return pr;
+}
+
+static void free_proc(proc *pr)
+{
+    if (pr->dwfl)
+        dwfl_end(pr->dwfl);
+    for (size_t i = 0; i < pr->n_maps; i++)
+        free(pr->maps[i].path);
+    free(pr->maps);
+    hs_hmap_free(&pr->locs);
+    free(pr);
+}
+
+/* ---- libdwfl callbacks: unwind over the copied stack ---- */
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    (void)arg;
+    (void)thread_argp;
+    return 0;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+    (void)dwfl;
+    proc *pr = arg;
+    *thread_argp = arg;
+    return tid == pr->tid;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+    (void)dwfl;
+    proc *pr = arg;
+    if (addr < pr->sp || addr + 8 > pr->sp + pr->stack_size || addr + 8 < addr)
+        return false;
+    memcpy(result, pr->stack + (addr - pr->sp), 8);
+    return true;
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+    proc *pr = arg;
+    const uint64_t *r = pr->regs; /* perf order: ax bx cx dx si di bp sp ip r8..r15 */
+    Dwarf_Word d[17] = {r[0], r[3], r[2], r[1], r[4], r[5], r[6], r[7],
+                        r[9], r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[8]};
+    return dwfl_thread_state_registers(thread, 0, 17, d);
+}
+
+static const Dwfl_Thread_Callbacks thread_cbs = {
+    .next_thread = cb_next_thread,
+    .get_thread = cb_get_thread,
+    .memory_read = cb_memory_read,
+    .set_initial_registers = cb_set_initial_registers,
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks proc_cbs = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
+};
+
+static int report_modules(proc *pr)
+{
+    pr->dwfl_reported = time(NULL);
+    dwfl_report_begin(pr->dwfl);
+    int r = dwfl_linux_proc_report(pr->dwfl, pr->pid);
+    dwfl_report_end(pr->dwfl, NULL, NULL);
+    return r;
+}
+
+static Dwfl *proc_dwfl(proc *pr)
+{
+    if (pr->dwfl || pr->dwfl_failed)
+        return pr->dwfl;
+    pr->dwfl = dwfl_begin(&proc_cbs);
+    if (!pr->dwfl || report_modules(pr) != 0 || !dwfl_attach_state(pr->dwfl, NULL, pr->pid, &thread_cbs, pr)) {
+        if (pr->dwfl)
+            dwfl_end(pr->dwfl);
+        pr->dwfl = NULL;
+        pr->dwfl_failed = 1;
+    }
+    return pr->dwfl;
+}
+
+typedef struct {
+    uint64_t *pcs;
+    int n, max;
+} frames;
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+    frames *f = arg;
+    Dwarf_Addr pc;
+    bool act;
+    if (!dwfl_frame_pc(state, &pc, &act))
+        return DWARF_CB_ABORT;
+    if (pc == 0)
+        return DWARF_CB_ABORT;
+    f->pcs[f->n++] = act ? pc : pc - 1;
+    return f->n < f->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static int unwind_user(proc *pr, frames *f)
+{
+    Dwfl *d = proc_dwfl(pr);
+    uint64_t ip = pr->regs[PR_IP];
+    if (d && !dwfl_addrmodule(d, ip) && time(NULL) != pr->dwfl_reported)
+        report_modules(pr); /* code mapped since (dlopen) */
+    if (d)
+        dwfl_getthread_frames(d, pr->tid, frame_cb, f);
+    if (f->n == 0 && ip)
+        f->pcs[f->n++] = ip;
+    return f->n;
+}
+
+/* ---- locations ---- */
+
+static uint64_t user_location(live *L, proc *pr, uint64_t addr)
+{
+    bool ins;
+    uint64_t *slot = hs_hmap_slot(&pr->locs, addr, &ins);
+    if (!slot)
+        return 0;
+    if (!ins)
+        return *slot;
+    map_ent *m = NULL;
+    for (int pass = 0; pass < 2 && !m; pass++) {
+        for (size_t i = 0; i < pr->n_maps; i++)
+            if (addr >= pr->maps[i].start && addr < pr->maps[i].end)
+                m = &pr->maps[i];
+        if (!m && pass == 0 && pr->maps_read != time(NULL))
+            read_maps(pr);
+        else if (!m)
+            break;
+    }
+    uint64_t mid = 0;
+    if (m) {
+        if (!m->mapping_id)
+            m->mapping_id = hs_profile_add_mapping(L->p, m->start, m->end, m->off, m->path, "");
+        mid = m->mapping_id;
+    }
+    uint64_t id = hs_profile_add_location(L->p, mid, addr, NULL, 0);
+    slot = hs_hmap_slot(&pr->locs, addr, &ins);
+    if (slot)
+        *slot = id;
+    return id;
+}
+
+static uint64_t kernel_location(live *L, uint64_t addr)
+{
+    uint64_t id;
+    if (hs_hmap_get(&L->kloc, addr, &id))
+        return id;
+    char name[300];
+    const char *s = hs_ksyms_lookup(L->ks, addr);
+    if (s)
+        snprintf(name, sizeof name, "%s [k]", s);
+    else
+        snprintf(name, sizeof name, "0x%" PRIx64 " [k]", addr);
+    if (!L->kmapping) /* after the programs' mappings: the first one names the profile */
+        L->kmapping = hs_profile_add_mapping(L->p, 0, 0, 0, "[kernel.kallsyms]", "");
+    hs_line ln = {hs_profile_add_function(L->p, name, name, "", 0), 0, 0};
+    id = hs_profile_add_location(L->p, L->kmapping, addr, &ln, 1);
+    hs_hmap_put(&L->kloc, addr, id);
+    return id;
+}
+
+static int64_t thread_name(live *L, int pid, int tid)
+{
+    uint64_t v;
+    if (hs_hmap_get(&L->tid_name, (uint64_t)tid, &v))
+        return (int64_t)v;
+    char path[96], name[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/comm", pid, tid);
+    if (read_small(path, name, sizeof name))
+        snprintf(name, sizeof name, "%d", tid);
+    int64_t s = hs_profile_str(L->p, name);
+    hs_hmap_put(&L->tid_name, (uint64_t)tid, (uint64_t)s);
+    return s;
+}
+
+/* ---- ring buffer records ---- */
+
+static void on_comm(live *L, const unsigned char *r, size_t len)
+{
+    if (len < 8 + 8 + 1)
+        return;
+    uint32_t pid, tid;
+    memcpy(&pid, r + 8, 4);
+    memcpy(&tid, r + 12, 4);
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)(len - 16 < 63 ? len - 16 : 63), (const char *)r + 16);
+    hs_hmap_put(&L->tid_name, tid, (uint64_t)hs_profile_str(L->p, name));
+    uint64_t ix;
+    if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix))
+        memcpy(L->procs[ix - 1]->comm, name, sizeof name);
+}
+
+static void on_sample(live *L, const unsigned char *r, size_t len)
+{
+    const unsigned char *q = r + 8, *end = r + len;
+#define TAKE(dst, n)                                                                               \
+    do {                                                                                           \
+        if ((size_t)(end - q) < (n))                                                               \
+            return;                                                                                \
+        memcpy((dst), q, (n));                                                                     \
+        q += (n);                                                                                  \
+    } while (0)
+    uint64_t ip, tm, period, nr, abi = 0;
+    uint32_t pid, tid, cpu[2];
+    TAKE(&ip, 8);
+    TAKE(&pid, 4);
+    TAKE(&tid, 4);
+    TAKE(&tm, 8);
+    TAKE(cpu, 8);
+    TAKE(&period, 8);
+    TAKE(&nr, 8);
+    if (nr > 4096 || (size_t)(end - q) < nr * 8)
+        return;
+    const unsigned char *chain = q;
+    q += nr * 8;
+    uint64_t regs[N_REGS] = {0};
+    TAKE(&abi, 8);
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE)
+        TAKE(regs, sizeof regs);
+    uint64_t size = 0, dyn = 0;
+    TAKE(&size, 8);
+    const unsigned char *stack = q;
+    if (size) {
+        if ((uint64_t)(end - q) < size + 8)
+            return;
+        q += size;
+        TAKE(&dyn, 8);
+    }
+#undef TAKE
+    if (pid == 0 || (int)pid == L->self)
+        return; /* idle, or ourselves */
+    proc *pr = get_proc(L, (int)pid);
+    if (!pr)
+        return;
+    uint64_t ids[MAX_FRAMES * 2];
+    size_t n = 0;
+    int in_kernel = 0, first_k = 1;
+    for (uint64_t i = 0; i < nr && n < MAX_FRAMES; i++) {
+        uint64_t a;
+        memcpy(&a, chain + i * 8, 8);
+        if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+            in_kernel = a == (uint64_t)PERF_CONTEXT_KERNEL;
+            continue;
+        }
+        if (!in_kernel)
+            continue;
+        ids[n++] = kernel_location(L, first_k ? a : a - 1);
+        first_k = 0;
+    }
+    if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+        memcpy(pr->regs, regs, sizeof regs);
+        pr->sp = regs[PR_SP];
+        pr->stack = stack;
+        pr->stack_size = dyn < size ? dyn : size;
+        pr->tid = (int)tid;
+        uint64_t pcs[MAX_FRAMES];
+        frames f = {pcs, 0, MAX_FRAMES};
+        unwind_user(pr, &f);
+        if (f.n <= 1)
+            L->st.unwound_short++;
+        for (int i = 0; i < f.n; i++)
+            ids[n++] = user_location(L, pr, pcs[i]);
+    }
+    if (n == 0)
+        return;
+    int64_t vals[2] = {1, (int64_t)period};
+    hs_label lb[5] = {
+        {L->k_pid, 0, pid, 0},
+        {L->k_tid, 0, tid, 0},
+        {L->k_process, hs_profile_str(L->p, pr->comm), 0, 0},
+        {L->k_thread, thread_name(L, (int)pid, (int)tid), 0, 0},
+        {L->k_cgroup, hs_profile_str(L->p, pr->cgroup), 0, 0},
+    };
+    hs_profile_add_sample(L->p, ids, n, vals, lb, pr->cgroup[0] ? 5 : 4);
+    L->st.samples++;
+}
+
+typedef struct {
+    int fd;
+    struct perf_event_mmap_page *pg;
+    size_t len;
+} ring;
+
+static void drain(live *L, ring *rb, unsigned char **tmp, size_t *tmpcap)
+{
+    struct perf_event_mmap_page *pg = rb->pg;
+    if (!pg)
+        return;
+    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = pg->data_tail;
+    unsigned char *data = (unsigned char *)pg + pg->data_offset;
+    uint64_t size = pg->data_size;
+    while (tail + sizeof(struct perf_event_header) <= head) {
+        struct perf_event_header h;
+        uint64_t off = tail % size;
+        for (size_t i = 0; i < sizeof h; i++)
+            ((unsigned char *)&h)[i] = data[(off + i) % size];
+        if (h.size < sizeof h || tail + h.size > head)
+            break;
+        const unsigned char *rec;
+        if (off + h.size <= size) {
+            rec = data + off;
+        } else {
+            if (*tmpcap < h.size) {
+                unsigned char *nt = realloc(*tmp, h.size);
+                if (!nt)
+                    break;
+                *tmp = nt;
+                *tmpcap = h.size;
+            }
+            size_t first = size - off;
+            memcpy(*tmp, data + off, first);
+            memcpy(*tmp + first, data, h.size - first);
+            rec = *tmp;
+        }
+        if (h.type == PERF_RECORD_SAMPLE)
+            on_sample(L, rec, h.size);
+        else if (h.type == PERF_RECORD_COMM)
+            on_comm(L, rec, h.size);
+        else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
+            uint64_t lost;
+            memcpy(&lost, rec + 16, 8);
+            L->st.lost += lost;
+        }
+        tail += h.size;
+    }
+    __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void perm_error(char *err, size_t errlen, int e)
+{
+    char para[32] = "?";
+    read_small("/proc/sys/kernel/perf_event_paranoid", para, sizeof para);
+    snprintf(err, errlen,
+             "perf_event_open: %s: not allowed with kernel.perf_event_paranoid=%s; run as root or "
+             "with CAP_PERFMON (or lower kernel.perf_event_paranoid: <= 1 for -p on your own "
+             "processes, <= 0 for -a)",
+             strerror(e), para);
+}
+
+static int open_ring(ring *rb, int fd, size_t page)
+{
+    rb->fd = fd;
+    rb->len = (RING_PAGES + 1) * page;
+    void *m = mmap(NULL, rb->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+        rb->pg = NULL;
+        return -1;
+    }
+    rb->pg = m;
+    return 0;
+}
+
+hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char *err, size_t errlen)
+{
+    live L = {0};
+    L.self = getpid();
+    int hz = o->hz > 0 ? o->hz : 100;
+    int stack_bytes = o->stack_bytes > 0 ? o->stack_bytes : 16384;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    struct perf_event_attr a = {0};
+    a.size = sizeof a;
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = o->all ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = 1000000000ULL / (unsigned)hz;
+    a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+                    PERF_SAMPLE_STACK_USER;
+    a.sample_regs_user = REGS_MASK;
+    a.sample_stack_user = (uint32_t)(stack_bytes & ~7);
+    a.exclude_callchain_user = 1;
+    a.disabled = 1;
+    a.comm = 1;
+    a.inherit = o->all ? 0 : 1;
+    a.sample_id_all = 0;
+
+    ring *rings = NULL;
+    size_t n_rings = 0, n_fds = 0;
+    int *fds = NULL;
+    hs_profile *out = NULL;
+    int fail = 0;
+
+#define ADD_FD(fd)                                                                                 \
+    do {                                                                                           \
+        int *nf = realloc(fds, (n_fds + 1) * sizeof *nf);                                          \
+        if (!nf) {                                                                                 \
+            close(fd);                                                                             \
+            fail = 1;                                                                              \
+            break;                                                                                 \
+        }                                                                                          \
+        fds = nf;                                                                                  \
+        fds[n_fds++] = (fd);                                                                       \
+    } while (0)
+
+    if (o->all) {
+        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+        rings = calloc((size_t)ncpu, sizeof *rings);
+        for (long c = 0; rings && c < ncpu && !fail; c++) {
+            long fd = perf_open(&a, -1, (int)c, -1, PERF_FLAG_FD_CLOEXEC);
+            if (fd < 0) {
+                if (errno == ENODEV || errno == EINVAL)
+                    continue; /* offline CPU */
+                if (errno == EACCES || errno == EPERM)
+                    perm_error(err, errlen, errno);
+                else
+                    snprintf(err, errlen, "perf_event_open on CPU %ld: %s", c, strerror(errno));
+                fail = 1;
+                break;
+            }
+            ADD_FD((int)fd);
+            if (!fail && open_ring(&rings[n_rings++], (int)fd, page) != 0) {
+                snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(errno));
+                fail = 1;
+            }
+        }
+    } else {
+        /* Inherited per-task events cannot be mmapped with cpu -1: one event per
+         * (thread, CPU), each CPU's events writing into one ring buffer. */
+        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+        rings = calloc((size_t)ncpu, sizeof *rings);
+        int *leader = calloc((size_t)ncpu, sizeof *leader);
+        for (long c = 0; leader && c < ncpu; c++)
+            leader[c] = -1;
+        for (size_t i = 0; rings && leader && i < o->n_pids && !fail; i++) {
+            int pid = o->pids[i], opened = 0;
+            char path[64];
+            snprintf(path, sizeof path, "/proc/%d/task", pid);
+            DIR *d = opendir(path);
+            if (!d) {
+                snprintf(err, errlen, "no process %d", pid);
+                fail = 1;
+                break;
+            }
+            unsigned long long st0 = start_time(pid);
+            struct dirent *de;
+            while ((de = readdir(d)) && !fail) {
+                int tid = atoi(de->d_name);
+                if (tid <= 0)
+                    continue;
+                for (long c = 0; c < ncpu && !fail; c++) {
+                    long fd = perf_open(&a, tid, (int)c, -1, PERF_FLAG_FD_CLOEXEC);
+                    if (fd < 0) {
+                        if (errno == ESRCH)
+                            break; /* the thread ended meanwhile */
+                        if (errno == ENODEV)
+                            continue; /* offline CPU */
+                        if (errno == EACCES || errno == EPERM)
+                            perm_error(err, errlen, errno);
+                        else
+                            snprintf(err, errlen, "perf_event_open on thread %d: %s", tid, strerror(errno));
+                        fail = 1;
+                        break;
+                    }
+                    ADD_FD((int)fd);
+                    if (fail)
+                        break;
+                    opened = 1;
+                    if (leader[c] < 0) {
+                        leader[c] = (int)fd;
+                        if (open_ring(&rings[n_rings++], (int)fd, page) != 0) {
+                            snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(errno));
+                            fail = 1;
+                        }
+                    } else if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, leader[c]) != 0) {
+                        snprintf(err, errlen, "PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(errno));
+                        fail = 1;
+                    }
+                }
+            }
+            closedir(d);
+            if (!fail && !opened) {
+                snprintf(err, errlen, "no process %d", pid);
+                fail = 1;
+            }
+            if (!fail && st0 && start_time(pid) != st0) {
+                snprintf(err, errlen, "process %d ended while attaching", pid);
+                fail = 1;
+            }
+        }
+        free(leader);
+    }
+#undef ADD_FD
+    if (!rings && !fail) {
+        snprintf(err, errlen, "out of memory");
+        fail = 1;
+    }
+    if (fail)
+        goto done;
+
+    L.p = hs_profile_new();
+    if (!L.p) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    hs_profile_add_sample_type(L.p, "samples", "count");
+    hs_profile_add_sample_type(L.p, "cpu", "nanoseconds");
+    hs_profile_set_period(L.p, "cpu", "nanoseconds", (int64_t)a.sample_period);
+    L.k_pid = hs_profile_str(L.p, "pid");
+    L.k_tid = hs_profile_str(L.p, "tid");
+    L.k_process = hs_profile_str(L.p, "process");
+    L.k_thread = hs_profile_str(L.p, "thread");
+    L.k_cgroup = hs_profile_str(L.p, "cgroup");
+    L.ks = hs_ksyms_load(NULL);
+    for (size_t i = 0; i < o->n_pids; i++) {
+        proc *pr = get_proc(&L, o->pids[i]); /* maps and names now, in case it exits early */
+        if (pr && pr->n_maps && !pr->maps[0].mapping_id)
+            pr->maps[0].mapping_id = hs_profile_add_mapping(L.p, pr->maps[0].start, pr->maps[0].end,
+                                                            pr->maps[0].off, pr->maps[0].path, "");
+    }
+
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (size_t i = 0; i < n_fds; i++)
+        ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0);
+    unsigned char *tmp = NULL;
+    size_t tmpcap = 0;
+    struct pollfd *pfd = calloc(n_rings ? n_rings : 1, sizeof *pfd);
+    for (;;) {
+        if (o->stop && *o->stop)
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+        if (o->duration > 0 && el >= o->duration)
+            break;
+        int alive = 0;
+        for (size_t i = 0; i < n_rings; i++) {
+            pfd[i].fd = rings[i].fd;
+            pfd[i].events = POLLIN;
+            pfd[i].revents = 0;
+        }
+        poll(pfd, n_rings, 100);
+        for (size_t i = 0; i < n_rings; i++) {
+            drain(&L, &rings[i], &tmp, &tmpcap);
+            if (!(pfd[i].revents & POLLHUP))
+                alive = 1;
+        }
+        if (!o->all && !alive)
+            break; /* every attached process ended */
+    }
+    for (size_t i = 0; i < n_fds; i++)
+        ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
+    for (size_t i = 0; i < n_rings; i++)
+        drain(&L, &rings[i], &tmp, &tmpcap);
+    free(tmp);
+    free(pfd);
+    hs_symbolize_from_mappings(L.p);
+    out = L.p;
+    L.p = NULL;
+    if (stats)
+        *stats = L.st;
+done:
+    for (size_t i = 0; i < n_rings; i++)
+        if (rings[i].pg)
+            munmap(rings[i].pg, rings[i].len);
+    for (size_t i = 0; i < n_fds; i++)
+        close(fds[i]);
+    free(fds);
+    free(rings);
+    for (size_t i = 0; i < L.n_procs; i++)
+        free_proc(L.procs[i]);
+    free(L.procs);
+    hs_hmap_free(&L.pid_ix);
+    hs_hmap_free(&L.tid_name);
+    hs_hmap_free(&L.kloc);
+    hs_ksyms_free(L.ks);
+    hs_profile_free(L.p);
+    return out;
+}

@@ -1,0 +1,35 @@
+/* live.h — profile processes that are already running, from outside
+ * (`hotspur record -p PID` / `-a`): perf_event_open sampling with the
+ * kernel's callchain for kernel frames and a copy of the user stack and
+ * registers, unwound with elfutils' DWARF unwinder (libdwfl). The target is
+ * never stopped and needs no agent. */
+#ifndef HS_LIVE_H
+#define HS_LIVE_H
+
+#include <signal.h>
+#include <stddef.h>
+
+#include "profile/profile.h"
+
+typedef struct {
+    const int *pids; /* processes to attach to (all their threads) */
+    size_t n_pids;
+    int all;         /* every process on the host, one event per CPU */
+    int hz;          /* samples per second of CPU time */
+    double duration; /* seconds; <= 0: until *stop */
+    volatile sig_atomic_t *stop;
+    int stack_bytes; /* user stack copied per sample (default 16384) */
+} hs_live_options;
+
+typedef struct {
+    size_t samples, lost, unwound_short, processes;
+} hs_live_stats;
+
+/* Sample as opts says and return the profile (samples/count, cpu/nanoseconds;
+ * labels pid, process, thread, cgroup; kernel frames named "FN [k]" in the
+ * mapping "[kernel.kallsyms]"; user frames symbolized from the processes'
+ * mappings). NULL with a one-line message in err on failure (permission:
+ * names kernel.perf_event_paranoid and CAP_PERFMON). */
+hs_profile *hs_live_record(const hs_live_options *opts, hs_live_stats *stats, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,104 @@
+# live_record.sh — `hotspur record -p PID` / `-a` on processes started without
+# the agent, against construction and against `perf record --call-graph dwarf`
+# attached to the same run at the same time:
+#  - a 60/30/10 CPU split: within 2 points of construction and of perf;
+#  - a pipe writer: kernel frames below write() are named ("... [k]") and
+#    their share is within 3 points of perf's kernel share;
+#  - a thread created after the attach is profiled, with its name;
+#  - a process that exits mid-run ends the recording cleanly, with samples;
+#  - -a labels samples with pid/process, and `--tagfocus process=` narrows;
+#  - without the permission, a one-line error naming perf_event_paranoid.
+source "$(dirname "$0")/lib.sh"
+command -v perf >/dev/null || fail "perf is not installed (scripts/install-deps)"
+[ "$(id -u)" = 0 ] || fail "needs root (perf events on other processes)"
+
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+within() { # GOT WANT POINTS
+    awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'
+}
+ours_flat() { # FILE FUNCTION -> cum% of the function (with the clock reads it makes)
+    "$HOTSPUR" top -n 200 "$1" | awk -v f="$2" '$6 == f { sub("%", "", $5); print $5 }'
+}
+perf_sym() { # PERF.DATA FUNCTION -> children% of the function
+    perf report -i "$1" --children -g none --sort sym --stdio 2>/dev/null |
+        awk -v f="$2" '$1 ~ /%$/ && $NF == f { sub("%", "", $1); print $1 }' | head -1
+}
+
+# 1. CPU split, attached after the start, perf on the same run.
+"$PROGS/live_target" split & PIDS+=($!); T=$!
+sleep 0.3
+perf record -q -F 1000 --call-graph dwarf -p "$T" -o split.perf -- sleep 4 2>/dev/null &
+PP=$!
+"$HOTSPUR" record -p "$T" -F 1000 --duration 4 -o split.pb.gz 2>rec.err || fail "record -p: $(cat rec.err)"
+wait "$PP" || true
+grep -q "samples from 1 process -> split.pb.gz" rec.err || fail "no summary: $(cat rec.err)"
+for f in "burn_a 60" "burn_b 30" "burn_c 10"; do
+    set -- $f
+    got=$(ours_flat split.pb.gz "$1"); ref=$(perf_sym split.perf "$1")
+    echo "$1: hotspur $got%, perf $ref%, construction $2%"
+    [ -n "$got" ] && [ -n "$ref" ] || fail "$1 missing"
+    within "$got" "$2" 2 || fail "$1: $got% not within 2 points of $2%"
+    within "$got" "$ref" 2 || fail "$1: $got% not within 2 points of perf's $ref%"
+done
+# The user stack is unwound through main (DWARF, no frame pointers needed).
+"$HOTSPUR" top -n 50 split.pb.gz | awk '$6 == "main" { sub("%", "", $5); if ($5 + 0 >= 95) ok = 1 } END { exit !ok }' ||
+    fail "main is not under >= 95% of the samples"
+kill "$T"
+
+# 2. Pipe writer: kernel frames named, kernel share as perf's.
+"$PROGS/live_target" pipe & PIDS+=($!); T=$!
+sleep 0.3
+perf record -q -F 1000 --call-graph dwarf -p "$T" -o pipe.perf -- sleep 4 2>/dev/null &
+PP=$!
+"$HOTSPUR" record -p "$T" -F 1000 --duration 4 -o pipe.pb.gz 2>rec.err || fail "record -p pipe: $(cat rec.err)"
+wait "$PP" || true
+kill "$T"
+ours_k=$("$HOTSPUR" top -n 100000 pipe.pb.gz | awk '$NF == "[k]" { sub("%", "", $2); s += $2 } END { printf "%.2f", s }')
+perf_k=$(perf report -i pipe.perf --no-children -g none --sort dso --stdio 2>/dev/null |
+    awk '$NF == "[kernel.kallsyms]" { sub("%", "", $1); print $1 }')
+echo "pipe writer: kernel share hotspur $ours_k%, perf $perf_k%"
+[ -n "$perf_k" ] || fail "perf reported no kernel share"
+within "$ours_k" "$perf_k" 3 || fail "kernel share $ours_k% not within 3 points of perf's $perf_k%"
+"$HOTSPUR" top -n 100000 pipe.pb.gz | grep -c ' vfs_write \[k\]$' || fail "vfs_write [k] not named"
+"$HOTSPUR" traces pipe.pb.gz >pipe.traces
+grep -A60 'vfs_write \[k\]' pipe.traces | grep -c '^ *writer$' >/dev/null || fail "kernel frames not below writer"
+
+# 3. A thread created after the attach.
+"$PROGS/live_target" late 1000 & PIDS+=($!); T=$!
+sleep 0.2
+"$HOTSPUR" record -p "$T" --duration 3 -o late.pb.gz 2>/dev/null
+kill "$T"
+late=$(ours_flat late.pb.gz burn_late)
+echo "late thread: burn_late $late%"
+[ -n "$late" ] && within "$late" 40 25 || fail "the thread created after the attach is missing or wrong ($late%)"
+"$HOTSPUR" top --tagfocus thread=late-worker late.pb.gz | grep -c ' burn_late$' || fail "thread label missing"
+
+# 4. A process that exits mid-run: record ends when it does, with its samples.
+"$PROGS/live_target" exit 1000 & PIDS+=($!); T=$!
+sleep 0.1
+start=$(date +%s)
+"$HOTSPUR" record -p "$T" --duration 30 -o exit.pb.gz 2>rec.err || fail "record of an exiting process: $(cat rec.err)"
+[ $(($(date +%s) - start)) -lt 10 ] || fail "record did not end when the process exited"
+[ -n "$(ours_flat exit.pb.gz burn_a)" ] || fail "no samples of the exited process"
+
+# 5. -a: every process, labelled; --tagfocus process= narrows.
+"$PROGS/live_target" split & PIDS+=($!); T=$!
+sleep 0.2
+"$HOTSPUR" record -a --duration 2 -o all.pb.gz 2>rec.err || fail "record -a: $(cat rec.err)"
+kill "$T"
+"$HOTSPUR" top --tagfocus process=live_target all.pb.gz | grep -c ' burn_a$' || fail "-a missed live_target"
+"$HOTSPUR" top --tagfocus pid="$T" all.pb.gz | grep -c ' burn_b$' || fail "-a: pid label missing"
+
+# 6. Without the permission: one clear line.
+if command -v setpriv >/dev/null; then
+    if setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$HOTSPUR" record -a --duration 1 -o /tmp/none.pb.gz 2>perm.err; then
+        fail "record -a as nobody succeeded"
+    fi
+    cat perm.err
+    [ "$(wc -l <perm.err)" = 1 ] && grep -q 'perf_event_paranoid' perm.err && grep -q CAP_PERFMON perm.err ||
+        fail "the permission error is not one line naming perf_event_paranoid and CAP_PERFMON"
+fi
+pass "record -p/-a: split, kernel share, late thread, exit, labels, permission error"

@@ -1,0 +1,105 @@
+/* live_target.c — programs that `record -p` attaches to after they started
+ * (no agent, no preload), each with a known truth:
+ *   live_target split          forever: burn_a 6 ms, burn_b 3 ms, burn_c 1 ms of
+ *                              this thread's CPU (60/30/10), in short rounds so
+ *                              any window of a second or more has that split
+ *   live_target late MS        burn_a in main; after MS ms of wall time a new
+ *                              thread "late-worker" burns in burn_late
+ *   live_target pipe           writer() writes 4 KiB blocks to a pipe read by a
+ *                              forked child
+ *   live_target exit MS        burn_a for MS ms of CPU, then exit
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double thread_cpu_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static volatile unsigned long sink;
+
+#define BURN(name)                                                             \
+    __attribute__((noinline)) void name(double ms)                             \
+    {                                                                          \
+        double end = thread_cpu_ms() + ms;                                     \
+        unsigned long x = 1;                                                   \
+        do {                                                                   \
+            for (int i = 0; i < 20000; i++)                                    \
+                x = x * 6364136223846793005ul + 1442695040888963407ul;         \
+            sink = x;                                                          \
+        } while (thread_cpu_ms() < end);                                       \
+    }
+BURN(burn_a)
+BURN(burn_b)
+BURN(burn_c)
+BURN(burn_late)
+
+static void *late(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "late-worker");
+    for (;;)
+        burn_late(10);
+    return NULL;
+}
+
+static char buf[4096];
+__attribute__((noinline)) void writer(int fd)
+{
+    for (;;)
+        if (write(fd, buf, sizeof buf) < 0)
+            exit(1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    if (!strcmp(argv[1], "split"))
+        for (;;) {
+            burn_a(6);
+            burn_b(3);
+            burn_c(1);
+        }
+    if (!strcmp(argv[1], "late") && argc == 3) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double ms = atof(argv[2]);
+        for (int started = 0;;) {
+            burn_a(5);
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if (!started && (t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6 >= ms) {
+                pthread_t th;
+                if (pthread_create(&th, NULL, late, NULL))
+                    return 1;
+                started = 1;
+            }
+        }
+    }
+    if (!strcmp(argv[1], "pipe")) {
+        int p[2];
+        if (pipe(p))
+            return 1;
+        if (fork() == 0) {
+            close(p[1]);
+            while (read(p[0], buf, sizeof buf) > 0)
+                ;
+            _exit(0);
+        }
+        close(p[0]);
+        writer(p[1]);
+    }
+    if (!strcmp(argv[1], "exit") && argc == 3) {
+        burn_a(atof(argv[2]));
+        return 0;
+    }
+    return 2;
+}
