@@ -541,11 +541,26 @@ static int collect_locked(void (*fn)(const char *, void *, size_t, int64_t, int6
     const int on[] = {hs_g.cfg.cpu, hs_g.cfg.wall_hz > 0, hs_g.cfg.lock, hs_g.cfg.heap};
     int n = 0;
     int64_t end = hs_now_ns(CLOCK_REALTIME); /* one window end for every type */
+    hs_encoded e[4];
+    size_t samples = 0;
     for (int i = 0; i < 4; i++) {
-        hs_encoded e;
-        if (!on[i] || hs_output_encode(types[i], end, &e) != 0)
+        e[i].data = NULL;
+        if (on[i] && hs_output_encode(types[i], end, &e[i]) != 0)
+            e[i].data = NULL;
+        samples += e[i].data ? e[i].n_samples : 0;
+    }
+    /* A window in which no type has a sample is not uploaded: a process
+     * with nothing to report (a wrapper such as timeout, an idle helper)
+     * would count as a profile and halve the service's average (issue 28).
+     * Otherwise every type goes, empty ones too (a window is complete). */
+    for (int i = 0; i < 4; i++) {
+        if (!e[i].data)
             continue;
-        fn(types[i], e.data, e.len, e.start_ns, e.duration_ns, arg);
+        if (samples == 0 && fn == hs_upload_queue) {
+            free(e[i].data);
+            continue;
+        }
+        fn(types[i], e[i].data, e[i].len, e[i].start_ns, e[i].duration_ns, arg);
         n++;
     }
     hs_output_release();

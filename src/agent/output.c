@@ -245,6 +245,7 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
             goto out;
         enc->start_ns = b.p->time_nanos;
         enc->duration_ns = b.p->duration_nanos;
+        enc->n_samples = b.p->n_samples;
     } else {
         void *buf;
         size_t len;

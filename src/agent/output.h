@@ -22,6 +22,7 @@ typedef struct {
     size_t len;
     int64_t start_ns, duration_ns; /* the window it covers (CLOCK_REALTIME) */
     int64_t end_ns;                /* the window's end as asked for (0: now) */
+    size_t n_samples;              /* samples in it (0: nothing happened in the window) */
 } hs_encoded;
 
 /* The profile of type ("cpu", "wall", "lock" or "heap": allocations since
