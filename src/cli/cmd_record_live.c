@@ -32,6 +32,9 @@ static const char live_usage[] =
     "                         until Ctrl-C / SIGTERM (or every -p process ended)\n"
     "      --stack-size BYTES user stack copied per sample (default 16384,\n"
     "                         at most 65528); deeper stacks end early\n"
+    "      --off-cpu          time off CPU instead of CPU time: where threads\n"
+    "                         block (sleep, I/O, locks), with kernel and user\n"
+    "                         stack at the block point (type off_cpu/nanoseconds)\n"
     "  -o, --output FILE      where to write (default hotspur.pb.gz)\n"
     "  -h, --help             show this help\n"
     "Samples carry the labels pid, tid, process, thread and cgroup (the systemd\n"
@@ -83,12 +86,13 @@ int hs_record_is_live(int argc, char **argv)
 
 int hs_cmd_record_live(int argc, char **argv)
 {
-    enum { OPT_DURATION = 256, OPT_STACK };
+    enum { OPT_DURATION = 256, OPT_STACK, OPT_OFF_CPU };
     static const struct option opts[] = {{"pid", required_argument, 0, 'p'},
                                          {"all-cpus", no_argument, 0, 'a'},
                                          {"frequency", required_argument, 0, 'F'},
                                          {"duration", required_argument, 0, OPT_DURATION},
                                          {"stack-size", required_argument, 0, OPT_STACK},
+                                         {"off-cpu", no_argument, 0, OPT_OFF_CPU},
                                          {"output", required_argument, 0, 'o'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -143,6 +147,7 @@ int hs_cmd_record_live(int argc, char **argv)
             o.stack_bytes = (int)v;
             break;
         }
+        case OPT_OFF_CPU: o.off_cpu = 1; break;
         case 'o': out = optarg; break;
         case 'h': fputs(live_usage, stdout); return 0;
         default: fprintf(stderr, "hotspur record: try 'hotspur record -p --help'\n"); return 2;
@@ -175,7 +180,7 @@ int hs_cmd_record_live(int argc, char **argv)
         fprintf(stderr, "hotspur record: %s\n", err);
         rc = 1;
     } else {
-        fprintf(stderr, "hotspur record: %zu samples from %zu process%s", st.samples, st.processes,
+        fprintf(stderr, "hotspur record: %zu %s from %zu process%s", st.samples, o.off_cpu ? "switches" : "samples", st.processes,
                 st.processes == 1 ? "" : "es");
         if (st.lost)
             fprintf(stderr, ", %zu lost", st.lost);

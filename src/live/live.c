@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,7 +76,37 @@ typedef struct {
     hs_live_stats st;
     int self;
     int64_t k_pid, k_tid, k_process, k_thread, k_cgroup;
+    int off_cpu;
+    struct offev *ev; /* off_cpu: switch-outs (with stacks) and switch-ins */
+    size_t n_ev, cap_ev;
 } live;
+
+/* One off-CPU event: a switch-out with its stack, or a switch-in (n_ids 0,
+ * ids NULL, in 1). Paired per thread in time order at the end. */
+typedef struct offev {
+    uint64_t time;
+    uint32_t tid;
+    int in;
+    uint64_t *ids;
+    size_t n_ids;
+    hs_label lb[5];
+    size_t n_lb;
+} offev;
+
+static offev *push_ev(live *L)
+{
+    if (L->n_ev == L->cap_ev) {
+        size_t nc = L->cap_ev ? L->cap_ev * 2 : 4096;
+        offev *n = realloc(L->ev, nc * sizeof *n);
+        if (!n)
+            return NULL;
+        L->ev = n;
+        L->cap_ev = nc;
+    }
+    offev *e = &L->ev[L->n_ev++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
 
 static long perf_open(struct perf_event_attr *a, int pid, int cpu, int group, unsigned long flags)
 {
@@ -467,7 +498,20 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
         {L->k_thread, thread_name(L, (int)pid, (int)tid), 0, 0},
         {L->k_cgroup, hs_profile_str(L->p, pr->cgroup), 0, 0},
     };
-    hs_profile_add_sample(L->p, ids, n, vals, lb, pr->cgroup[0] ? 5 : 4);
+    size_t n_lb = pr->cgroup[0] ? 5 : 4;
+    if (L->off_cpu) {
+        offev *e = push_ev(L);
+        if (!e || !(e->ids = malloc(n * sizeof *ids)))
+            return;
+        memcpy(e->ids, ids, n * sizeof *ids);
+        e->n_ids = n;
+        e->time = tm;
+        e->tid = tid;
+        memcpy(e->lb, lb, sizeof lb);
+        e->n_lb = n_lb;
+        return;
+    }
+    hs_profile_add_sample(L->p, ids, n, vals, lb, n_lb);
     L->st.samples++;
 }
 
@@ -513,6 +557,16 @@ static void drain(live *L, ring *rb, unsigned char **tmp, size_t *tmpcap)
             on_sample(L, rec, h.size);
         else if (h.type == PERF_RECORD_COMM)
             on_comm(L, rec, h.size);
+        else if (h.type == PERF_RECORD_SWITCH && L->off_cpu && !(h.misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+                 h.size >= 8 + 16) {
+            /* sample_id: pid, tid, time */
+            offev *e = push_ev(L);
+            if (e) {
+                memcpy(&e->tid, rec + 12, 4);
+                memcpy(&e->time, rec + 16, 8);
+                e->in = 1;
+            }
+        }
         else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
             uint64_t lost;
             memcpy(&lost, rec + 16, 8);
@@ -547,6 +601,52 @@ static int open_ring(ring *rb, int fd, size_t page)
     return 0;
 }
 
+static int cmp_ev(const void *a, const void *b)
+{
+    const offev *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->in - y->in; /* out before in at the same time */
+}
+
+/* Pair each switch-out with the thread's next switch-in (or t_end). */
+static void off_cpu_samples(live *L, uint64_t t_end)
+{
+    qsort(L->ev, L->n_ev, sizeof *L->ev, cmp_ev);
+    for (size_t i = 0; i < L->n_ev; i++) {
+        offev *e = &L->ev[i];
+        if (e->in || !e->n_ids)
+            continue;
+        uint64_t until = t_end;
+        if (i + 1 < L->n_ev && L->ev[i + 1].tid == e->tid)
+            until = L->ev[i + 1].time;
+        if (until <= e->time)
+            continue;
+        int64_t vals[2] = {1, (int64_t)(until - e->time)};
+        hs_profile_add_sample(L->p, e->ids, e->n_ids, vals, e->lb, e->n_lb);
+        L->st.samples++;
+    }
+    for (size_t i = 0; i < L->n_ev; i++)
+        free(L->ev[i].ids);
+    free(L->ev);
+    L->ev = NULL;
+    L->n_ev = 0;
+}
+
+static int sched_switch_id(void)
+{
+    char buf[32];
+    const char *path = "/sys/kernel/tracing/events/sched/sched_switch/id";
+    if (read_small(path, buf, sizeof buf) != 0) {
+        mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL); /* as perf would need */
+        if (read_small(path, buf, sizeof buf) != 0)
+            return -1;
+    }
+    return atoi(buf);
+}
+
 hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char *err, size_t errlen)
 {
     live L = {0};
@@ -569,6 +669,22 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
     a.comm = 1;
     a.inherit = o->all ? 0 : 1;
     a.sample_id_all = 0;
+    L.off_cpu = o->off_cpu;
+    if (o->off_cpu) {
+        int id = sched_switch_id();
+        if (id < 0) {
+            snprintf(err, errlen, "--off-cpu: cannot read the sched:sched_switch tracepoint id "
+                                  "(/sys/kernel/tracing not mounted or not readable; needs root)");
+            return NULL;
+        }
+        a.type = PERF_TYPE_TRACEPOINT;
+        a.config = (uint64_t)id;
+        a.sample_period = 1;
+        a.context_switch = 1; /* switch-in records: when the thread runs again */
+        a.sample_id_all = 1;
+        a.use_clockid = 1;
+        a.clockid = CLOCK_MONOTONIC;
+    }
 
     ring *rings = NULL;
     size_t n_rings = 0, n_fds = 0;
@@ -688,9 +804,14 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    hs_profile_add_sample_type(L.p, "samples", "count");
-    hs_profile_add_sample_type(L.p, "cpu", "nanoseconds");
-    hs_profile_set_period(L.p, "cpu", "nanoseconds", (int64_t)a.sample_period);
+    if (o->off_cpu) {
+        hs_profile_add_sample_type(L.p, "switches", "count");
+        hs_profile_add_sample_type(L.p, "off_cpu", "nanoseconds");
+    } else {
+        hs_profile_add_sample_type(L.p, "samples", "count");
+        hs_profile_add_sample_type(L.p, "cpu", "nanoseconds");
+        hs_profile_set_period(L.p, "cpu", "nanoseconds", (int64_t)a.sample_period);
+    }
     L.k_pid = hs_profile_str(L.p, "pid");
     L.k_tid = hs_profile_str(L.p, "tid");
     L.k_process = hs_profile_str(L.p, "process");
@@ -737,6 +858,11 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
         ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
     for (size_t i = 0; i < n_rings; i++)
         drain(&L, &rings[i], &tmp, &tmpcap);
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    L.p->time_nanos = (int64_t)time(NULL) * 1000000000LL;
+    L.p->duration_nanos = (now.tv_sec - t0.tv_sec) * 1000000000LL + (now.tv_nsec - t0.tv_nsec);
+    if (L.off_cpu)
+        off_cpu_samples(&L, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
     free(tmp);
     free(pfd);
     hs_symbolize_from_mappings(L.p);
@@ -758,6 +884,9 @@ done:
     hs_hmap_free(&L.pid_ix);
     hs_hmap_free(&L.tid_name);
     hs_hmap_free(&L.kloc);
+    for (size_t i = 0; i < L.n_ev; i++)
+        free(L.ev[i].ids);
+    free(L.ev);
     hs_ksyms_free(L.ks);
     hs_profile_free(L.p);
     return out;

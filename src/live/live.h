@@ -19,12 +19,17 @@ typedef struct {
     double duration; /* seconds; <= 0: until *stop */
     volatile sig_atomic_t *stop;
     int stack_bytes; /* user stack copied per sample (default 16384) */
+    int off_cpu;     /* time off CPU (sched_switch) instead of CPU time */
 } hs_live_options;
 
 typedef struct {
     size_t samples, lost, unwound_short, processes;
 } hs_live_stats;
 
+/* With off_cpu, the profile is switches/count, off_cpu/nanoseconds: each
+ * time a thread leaves the CPU its stack is taken (sched:sched_switch) and
+ * charged the time until it runs again (or the end of the recording).
+ * Otherwise: */
 /* Sample as opts says and return the profile (samples/count, cpu/nanoseconds;
  * labels pid, process, thread, cgroup; kernel frames named "FN [k]" in the
  * mapping "[kernel.kallsyms]"; user frames symbolized from the processes'

@@ -8,9 +8,14 @@
  *   live_target pipe           writer() writes 4 KiB blocks to a pipe read by a
  *                              forked child
  *   live_target exit MS        burn_a for MS ms of CPU, then exit
+ *   live_target offcpu         forever: burn_a 3 ms of CPU, then sleeper()
+ *                              nanosleeps 7 ms (30% compute, 70% blocked)
+ *   live_target mutex          two threads take one mutex and burn 5 ms holding
+ *                              it; each takes it in lock_waiter()
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +53,31 @@ static void *late(void *arg)
     pthread_setname_np(pthread_self(), "late-worker");
     for (;;)
         burn_late(10);
+    return NULL;
+}
+
+__attribute__((noinline)) void sleeper(long ms)
+{
+    struct timespec ts = {0, ms * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static volatile int n_locked;
+__attribute__((noinline)) void lock_waiter(void)
+{
+    pthread_mutex_lock(&mu);
+    n_locked++; /* not a tail call: lock_waiter stays on the stack */
+}
+static void *contender(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        lock_waiter();
+        burn_b(5);
+        pthread_mutex_unlock(&mu);
+        sched_yield();
+    }
     return NULL;
 }
 
@@ -96,6 +126,18 @@ int main(int argc, char **argv)
         }
         close(p[0]);
         writer(p[1]);
+    }
+    if (!strcmp(argv[1], "offcpu"))
+        for (;;) {
+            burn_a(3);
+            sleeper(7);
+        }
+    if (!strcmp(argv[1], "mutex")) {
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            if (pthread_create(&th[i], NULL, contender, NULL))
+                return 1;
+        pthread_join(th[0], NULL);
     }
     if (!strcmp(argv[1], "exit") && argc == 3) {
         burn_a(atof(argv[2]));

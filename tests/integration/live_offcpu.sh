@@ -1,0 +1,51 @@
+# live_offcpu.sh — `hotspur record -p PID --off-cpu` against construction:
+#  - a worker computing 30% and sleeping 70% (nanosleep in sleeper()): the
+#    off-CPU total equals the time the process was not running in the
+#    window (window - its run time from /proc/PID/schedstat) within 5%, and
+#    nearly all of it is under sleeper;
+#  - two threads contending for one mutex: their wait is under lock_waiter.
+source "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || fail "needs root (sched_switch tracepoint)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+total_ms() { # FILE -> the "Total samples = X" of top, in ms
+    "$HOTSPUR" top -n 1 "$1" | sed -n 's/.*Total samples = \([0-9.]*\)\(m\?s\).*/\1 \2/p' |
+        awk '{ print ($2 == "s") ? $1 * 1000 : $1 }'
+}
+duration_ms() {
+    "$HOTSPUR" top -n 1 "$1" | sed -n 's/^Duration: \([0-9.]*\)s.*/\1/p' | awk '{ print $1 * 1000 }'
+}
+cum() { # FILE FUNCTION -> cum%
+    "$HOTSPUR" top -n 200 "$1" | awk -v f="$2" '$6 == f { sub("%", "", $5); print $5 }'
+}
+
+"$PROGS/live_target" offcpu & PIDS+=($!); T=$!
+sleep 0.3
+run0=$(awk '{ print $1 }' /proc/$T/schedstat); w0=$(date +%s%N)
+"$HOTSPUR" record -p "$T" --off-cpu --duration 3 -o off.pb.gz 2>rec.err || fail "record --off-cpu: $(cat rec.err)"
+run1=$(awk '{ print $1 }' /proc/$T/schedstat); w1=$(date +%s%N)
+kill "$T"
+grep -q "switches from 1 process" rec.err || fail "no summary: $(cat rec.err)"
+"$HOTSPUR" top -n 1 off.pb.gz | grep -q '^Type: off_cpu' || fail "the profile's type is not off_cpu"
+tot=$(total_ms off.pb.gz); dur=$(duration_ms off.pb.gz)
+# the share of wall time it did not run, over the bracket, times the window
+want=$(awk -v d="$dur" -v a="$run0" -v b="$run1" -v x="$w0" -v y="$w1" \
+    'BEGIN { printf "%.1f", d * (1 - (b - a) / (y - x)) }')
+sl=$(cum off.pb.gz sleeper)
+echo "off-CPU total ${tot} ms, window ${dur} ms, not running ${want} ms; under sleeper ${sl}%"
+awk -v t="$tot" -v w="$want" 'BEGIN { d = (t - w) / w; if (d < 0) d = -d; exit !(d <= 0.05) }' ||
+    fail "off-CPU total $tot ms is not within 5% of the blocked time $want ms"
+awk -v s="$sl" 'BEGIN { exit !(s >= 75) }' || fail "only $sl% of the off-CPU time is under sleeper"
+"$HOTSPUR" top -n 200 off.pb.gz | grep -c ' do_nanosleep \[k\]$' >/dev/null || fail "no kernel frame below nanosleep"
+
+"$PROGS/live_target" mutex & PIDS+=($!); T=$!
+sleep 0.3
+"$HOTSPUR" record -p "$T" --off-cpu --duration 2 -o mutex.pb.gz 2>rec.err || fail "record --off-cpu mutex: $(cat rec.err)"
+kill "$T"
+lw=$(cum mutex.pb.gz lock_waiter); ml=$(cum mutex.pb.gz ___pthread_mutex_lock)
+echo "mutex: under lock_waiter ${lw}%, under pthread_mutex_lock ${ml}%"
+[ -n "$lw" ] && [ "$lw" = "$ml" ] || fail "the mutex wait (${ml}%) is not all under lock_waiter (${lw}%)"
+awk -v s="$lw" 'BEGIN { exit !(s >= 40) }' || fail "only ${lw}% of the off-CPU time is the mutex wait"
+pass "off-CPU: total = blocked time within 5%, under sleeper; mutex wait under lock_waiter"
