@@ -7,6 +7,7 @@
 #  - a thread created after the attach is profiled, with its name;
 #  - a process that exits mid-run ends the recording cleanly, with samples;
 #  - -a labels samples with pid/process, and `--tagfocus process=` narrows;
+#  - children forked during the recording are profiled, under -a and -p;
 #  - without the permission, a one-line error naming perf_event_paranoid.
 source "$(dirname "$0")/lib.sh"
 command -v perf >/dev/null || fail "perf is not installed (scripts/install-deps)"
@@ -92,7 +93,22 @@ kill "$T"
 "$HOTSPUR" top --tagfocus process=live_target all.pb.gz | grep -c ' burn_a$' || fail "-a missed live_target"
 "$HOTSPUR" top --tagfocus pid="$T" all.pb.gz | grep -c ' burn_b$' || fail "-a: pid label missing"
 
-# 6. Without the permission: one clear line.
+# 6. fork: children forked during the recording are profiled, under -a (each
+# with its own pid) and under -p (inherited).
+"$PROGS/live_target" fork & PIDS+=($!); T=$!
+sleep 0.2
+"$HOTSPUR" record -a --duration 2 -o fork_all.pb.gz 2>/dev/null
+"$HOTSPUR" record -p "$T" --duration 2 -o fork_p.pb.gz 2>/dev/null
+kill "$T"
+for f in fork_all fork_p; do
+    "$HOTSPUR" top --tagfocus process=live_target "$f.pb.gz" >"$f.top"
+    grep -c ' burn_c$' "$f.top" >/dev/null || fail "$f: the forked children's burn_c is missing"
+    n=$("$HOTSPUR" tags --tagfocus process=live_target "$f.pb.gz" | awk '/^ *pid:/ { on = 1; next } /^ *[a-z]+:/ { on = 0 } on && NF' | wc -l)
+    echo "$f: burn_c from $n pids"
+    [ "$n" -ge 3 ] || fail "$f: samples from only $n processes (children not followed?)"
+done
+
+# 7. Without the permission: one clear line.
 if command -v setpriv >/dev/null; then
     if setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$HOTSPUR" record -a --duration 1 -o /tmp/none.pb.gz 2>perm.err; then
         fail "record -a as nobody succeeded"

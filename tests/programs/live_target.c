@@ -8,6 +8,8 @@
  *   live_target pipe           writer() writes 4 KiB blocks to a pipe read by a
  *                              forked child
  *   live_target exit MS        burn_a for MS ms of CPU, then exit
+ *   live_target fork           forever: fork a child that burns burn_c for
+ *                              300 ms of CPU and exits; the parent waits for it
  *   live_target offcpu         forever: burn_a 3 ms of CPU, then sleeper()
  *                              nanosleeps 7 ms (30% compute, 70% blocked)
  *   live_target mutex          two threads take one mutex and burn 5 ms holding
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static double thread_cpu_ms(void)
@@ -127,6 +130,17 @@ int main(int argc, char **argv)
         close(p[0]);
         writer(p[1]);
     }
+    if (!strcmp(argv[1], "fork"))
+        for (;;) {
+            pid_t c = fork();
+            if (c == 0) {
+                burn_c(300);
+                _exit(0);
+            }
+            if (c < 0)
+                return 1;
+            waitpid(c, NULL, 0);
+        }
     if (!strcmp(argv[1], "offcpu"))
         for (;;) {
             burn_a(3);
