@@ -1,0 +1,399 @@
+/* cmd_agent.c — `hotspur agent`: the host daemon. Every period it records
+ * every process on the host (src/live, one event per CPU) for a window, at
+ * a random point of the period, splits the samples by service and uploads
+ * one profile per service to `hotspur serve` with the in-process agent's
+ * API (POST /api/v1/ingest?service=S&type=cpu&label=host=H&from=&until=).
+ * Service: HOTSPUR_SERVICE from /proc/PID/environ when readable, else the
+ * systemd unit (--service-from unit), else the process name. Processes that
+ * run the in-process agent (libhotspur mapped) are skipped: theirs wins. */
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <errno.h>
+#include <getopt.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "live/live.h"
+#include "profile/hashmap.h"
+#include "profile/profile.h"
+
+static const char agent_usage[] =
+    "usage: hotspur agent --server URL [options]\n"
+    "\n"
+    "Profile every process on this host continuously (perf events, kernel and\n"
+    "user stacks, no restart, no preload) and upload one CPU profile per\n"
+    "service per window to `hotspur serve`. Needs root or CAP_PERFMON.\n"
+    "\n"
+    "      --server URL       collector, http://HOST:PORT (required)\n"
+    "      --match RULE       profile only matching processes; repeatable (any\n"
+    "                         matches): comm=REGEX, unit=REGEX (systemd unit or\n"
+    "                         cgroup path), pid=N\n"
+    "      --service-from S   comm (default) or unit; HOTSPUR_SERVICE in the\n"
+    "                         process's environment always wins\n"
+    "  -F, --frequency HZ     samples per second per CPU (default 19)\n"
+    "      --period D         one window per period (default 60s)\n"
+    "      --duration D       window length (default 10s)\n"
+    "      --host NAME        host label (default: the host name)\n"
+    "      --once             one window at once, upload, exit (for tests)\n"
+    "  -h, --help             show this help\n"
+    "Windows in which a service has no sample are not uploaded. See\n"
+    "docs/host-agent.md.\n";
+
+static volatile sig_atomic_t g_stop;
+static void on_stop(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static int parse_secs(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || v <= 0)
+        return -1;
+    if (!strcmp(end, "ms"))
+        v /= 1000;
+    else if (!strcmp(end, "m"))
+        v *= 60;
+    else if (strcmp(end, "") && strcmp(end, "s"))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+typedef struct {
+    char kind; /* 'c' comm, 'u' unit, 'p' pid */
+    regex_t re;
+    long pid;
+} rule;
+
+/* HOTSPUR_SERVICE from /proc/PID/environ, or "" . */
+static void env_service(int pid, char *out, size_t len)
+{
+    char path[64], buf[65536];
+    out[0] = 0;
+    snprintf(path, sizeof path, "/proc/%d/environ", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
+        if (!strncmp(buf + i, "HOTSPUR_SERVICE=", 16)) {
+            snprintf(out, len, "%s", buf + i + 16);
+            return;
+        }
+}
+
+/* Whether pid has the in-process agent (libhotspur) mapped. */
+static int runs_agent(int pid)
+{
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int yes = 0;
+    while (!yes && fgets(line, sizeof line, f))
+        yes = strstr(line, "/libhotspur.so") != NULL;
+    fclose(f);
+    return yes;
+}
+
+static const char *label_str(const hs_profile *p, const hs_sample *s, const char *key, int64_t *num)
+{
+    for (size_t i = 0; i < s->n_labels; i++)
+        if (!strcmp(hs_profile_string(p, s->labels[i].key), key)) {
+            if (num)
+                *num = s->labels[i].num;
+            return hs_profile_string(p, s->labels[i].str);
+        }
+    return NULL;
+}
+
+static size_t discard(char *ptr, size_t size, size_t n, void *arg)
+{
+    (void)ptr;
+    (void)arg;
+    return size * n;
+}
+
+static void url_escape(CURL *c, const char *s, char *out, size_t len)
+{
+    char *e = curl_easy_escape(c, s, 0);
+    snprintf(out, len, "%s", e ? e : "");
+    curl_free(e);
+}
+
+static int upload(const char *server, const char *service, const char *host, const void *data, size_t len,
+                  struct timespec from, struct timespec until)
+{
+    CURL *c = curl_easy_init();
+    if (!c)
+        return -1;
+    char svc[512], h[512], url[2048];
+    url_escape(c, service, svc, sizeof svc);
+    url_escape(c, host, h, sizeof h);
+    snprintf(url, sizeof url,
+             "%s/api/v1/ingest?service=%s&type=cpu&label=host%%3D%s&from=%lld.%09ld&until=%lld.%09ld",
+             server, svc, h, (long long)from.tv_sec, from.tv_nsec, (long long)until.tv_sec, until.tv_nsec);
+    struct curl_slist *hd = curl_slist_append(NULL, "Content-Type: application/octet-stream");
+    const char *tok = getenv("HOTSPUR_TOKEN");
+    char auth[600];
+    if (tok && *tok) {
+        snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
+        hd = curl_slist_append(hd, auth);
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, data);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hd);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(c);
+    if (rc != CURLE_OK || status / 100 != 2) {
+        fprintf(stderr, "hotspur agent: upload of %s: %s (HTTP %ld)\n", service,
+                rc != CURLE_OK ? curl_easy_strerror(rc) : "refused", status);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct {
+    char name[256];
+    hs_sample *samples;
+    size_t n;
+} service;
+
+/* Split p by service and upload each; returns the number uploaded. */
+static int ship(hs_profile *p, const rule *rules, size_t n_rules, int from_unit, const char *server,
+                const char *host, struct timespec from, struct timespec until)
+{
+    hs_hmap pid_svc = {0}; /* pid -> service index + 1, or (uint64_t)-1 to skip */
+    service *sv = NULL;
+    size_t n_sv = 0;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        hs_sample *s = &p->samples[i];
+        int64_t pid = 0;
+        label_str(p, s, "pid", &pid);
+        const char *comm = label_str(p, s, "process", NULL);
+        const char *cg = label_str(p, s, "cgroup", NULL);
+        uint64_t ix;
+        if (!hs_hmap_get(&pid_svc, (uint64_t)pid, &ix)) {
+            ix = (uint64_t)-1;
+            int ok = n_rules == 0;
+            for (size_t r = 0; r < n_rules && !ok; r++) {
+                if (rules[r].kind == 'p')
+                    ok = rules[r].pid == pid;
+                else
+                    ok = regexec(&rules[r].re, rules[r].kind == 'c' ? (comm ? comm : "") : (cg ? cg : ""), 0,
+                                 NULL, 0) == 0;
+            }
+            if (ok && !runs_agent((int)pid)) {
+                char name[256];
+                env_service((int)pid, name, sizeof name);
+                if (!name[0] && from_unit && cg && *cg) {
+                    const char *b = strrchr(cg, '/');
+                    snprintf(name, sizeof name, "%s", b ? b + 1 : cg);
+                }
+                if (!name[0])
+                    snprintf(name, sizeof name, "%s", comm ? comm : "unknown");
+                size_t k = 0;
+                while (k < n_sv && strcmp(sv[k].name, name))
+                    k++;
+                if (k == n_sv) {
+                    service *ns = realloc(sv, (n_sv + 1) * sizeof *ns);
+                    if (!ns)
+                        break;
+                    sv = ns;
+                    memset(&sv[n_sv], 0, sizeof *sv);
+                    snprintf(sv[n_sv].name, sizeof sv[n_sv].name, "%s", name);
+                    n_sv++;
+                }
+                ix = k + 1;
+            }
+            hs_hmap_put(&pid_svc, (uint64_t)pid, ix);
+        }
+        if (ix == (uint64_t)-1)
+            continue;
+        service *v = &sv[ix - 1];
+        hs_sample *ns = realloc(v->samples, (v->n + 1) * sizeof *ns);
+        if (!ns)
+            continue;
+        v->samples = ns;
+        v->samples[v->n++] = *s;
+    }
+    int sent = 0;
+    hs_sample *all = p->samples;
+    size_t n_all = p->n_samples;
+    for (size_t k = 0; k < n_sv; k++) {
+        /* the profile with only this service's samples (the tables are shared) */
+        p->samples = sv[k].samples;
+        p->n_samples = sv[k].n;
+        void *buf = NULL;
+        size_t len = 0;
+        char err[256];
+        if (sv[k].n && hs_profile_encode_zlib(p, &buf, &len, err, sizeof err) == 0 &&
+            upload(server, sv[k].name, host, buf, len, from, until) == 0)
+            sent++;
+        free(buf);
+        free(sv[k].samples);
+    }
+    p->samples = all;
+    p->n_samples = n_all;
+    free(sv);
+    hs_hmap_free(&pid_svc);
+    return sent;
+}
+
+int hs_cmd_agent(int argc, char **argv)
+{
+    enum { OPT_SERVER = 256, OPT_MATCH, OPT_SERVICE_FROM, OPT_PERIOD, OPT_DURATION, OPT_HOST, OPT_ONCE };
+    static const struct option opts[] = {{"server", required_argument, 0, OPT_SERVER},
+                                         {"match", required_argument, 0, OPT_MATCH},
+                                         {"service-from", required_argument, 0, OPT_SERVICE_FROM},
+                                         {"frequency", required_argument, 0, 'F'},
+                                         {"period", required_argument, 0, OPT_PERIOD},
+                                         {"duration", required_argument, 0, OPT_DURATION},
+                                         {"host", required_argument, 0, OPT_HOST},
+                                         {"once", no_argument, 0, OPT_ONCE},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *server = NULL;
+    char host[256] = "";
+    rule rules[32];
+    size_t n_rules = 0;
+    int from_unit = 0, once = 0, hz = 19, c, rc = 0;
+    double period = 60, window = 10;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "F:h", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_SERVER: server = optarg; break;
+        case OPT_MATCH: {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || n_rules == 32) {
+                fprintf(stderr, "hotspur agent: bad --match '%s' (comm=RE, unit=RE or pid=N)\n", optarg);
+                return 2;
+            }
+            size_t kl = (size_t)(eq - optarg);
+            rule *r = &rules[n_rules];
+            if (kl == 3 && !strncmp(optarg, "pid", 3)) {
+                r->kind = 'p';
+                r->pid = atol(eq + 1);
+            } else if ((kl == 4 && !strncmp(optarg, "comm", 4)) || (kl == 4 && !strncmp(optarg, "unit", 4))) {
+                r->kind = optarg[0];
+                if (regcomp(&r->re, eq + 1, REG_EXTENDED | REG_NOSUB)) {
+                    fprintf(stderr, "hotspur agent: bad regular expression in --match '%s'\n", optarg);
+                    return 2;
+                }
+            } else {
+                fprintf(stderr, "hotspur agent: bad --match '%s' (comm=RE, unit=RE or pid=N)\n", optarg);
+                return 2;
+            }
+            n_rules++;
+            break;
+        }
+        case OPT_SERVICE_FROM:
+            if (strcmp(optarg, "comm") && strcmp(optarg, "unit")) {
+                fprintf(stderr, "hotspur agent: --service-from comm or unit\n");
+                return 2;
+            }
+            from_unit = !strcmp(optarg, "unit");
+            break;
+        case 'F':
+            hz = atoi(optarg);
+            if (hz < 1 || hz > 1000) {
+                fprintf(stderr, "hotspur agent: bad frequency '%s' (1..1000)\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_PERIOD:
+        case OPT_DURATION:
+            if (parse_secs(optarg, c == OPT_PERIOD ? &period : &window)) {
+                fprintf(stderr, "hotspur agent: bad duration '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case OPT_HOST: snprintf(host, sizeof host, "%s", optarg); break;
+        case OPT_ONCE: once = 1; break;
+        case 'h': fputs(agent_usage, stdout); return 0;
+        default: fprintf(stderr, "hotspur agent: try 'hotspur agent --help'\n"); return 2;
+        }
+    }
+    if (!server || strncmp(server, "http://", 7)) {
+        fprintf(stderr, "hotspur agent: --server http://HOST:PORT is required\n");
+        return 2;
+    }
+    if (window > period) {
+        fprintf(stderr, "hotspur agent: --duration is longer than --period\n");
+        return 2;
+    }
+    if (!host[0])
+        gethostname(host, sizeof host - 1);
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    srand((unsigned)time(NULL) ^ (unsigned)getpid());
+    while (!g_stop) {
+        struct timespec p0, from, until;
+        clock_gettime(CLOCK_MONOTONIC, &p0);
+        double phase = once ? 0 : (period - window) * rand() / (double)RAND_MAX;
+        while (!g_stop && phase > 0) { /* sleep to the window's start */
+            struct timespec ts = {0, 100000000};
+            nanosleep(&ts, NULL);
+            phase -= 0.1;
+        }
+        if (g_stop)
+            break;
+        hs_live_options o = {0};
+        o.all = 1;
+        o.hz = hz;
+        o.duration = window;
+        o.stop = &g_stop;
+        char err[512];
+        hs_live_stats st = {0};
+        clock_gettime(CLOCK_REALTIME, &from);
+        hs_profile *p = hs_live_record(&o, &st, err, sizeof err);
+        clock_gettime(CLOCK_REALTIME, &until);
+        if (!p) {
+            fprintf(stderr, "hotspur agent: %s\n", err);
+            rc = 1;
+            break;
+        }
+        int n = ship(p, rules, n_rules, from_unit, server, host, from, until);
+        fprintf(stderr, "hotspur agent: window of %.1f s: %zu samples, %d service profile%s uploaded\n", window,
+                st.samples, n, n == 1 ? "" : "s");
+        hs_profile_free(p);
+        if (once)
+            break;
+        for (;;) { /* the rest of the period */
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            double el = (double)(now.tv_sec - p0.tv_sec) + (double)(now.tv_nsec - p0.tv_nsec) / 1e9;
+            if (g_stop || el >= period)
+                break;
+            struct timespec ts = {0, 100000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    for (size_t i = 0; i < n_rules; i++)
+        if (rules[i].kind != 'p')
+            regfree(&rules[i].re);
+    curl_global_cleanup();
+    return rc;
+}

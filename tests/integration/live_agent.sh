@@ -1,0 +1,37 @@
+# live_agent.sh — `hotspur agent`, the host daemon, against a real `hotspur
+# serve`: one window (--once) of every process matching --match; the stored
+# profiles are one per service: HOTSPUR_SERVICE read from the process's
+# environment, else the process name; a process running the in-process
+# agent (libhotspur preloaded) is skipped; the uploads carry label host.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/server_lib.sh"
+[ "$(id -u)" = 0 ] || fail "needs root (perf events on every CPU)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; server_stop_all; }
+trap cleanup EXIT
+server_start
+agent_preload=$AGENT_PRELOAD
+unset LD_PRELOAD
+
+HOTSPUR_SERVICE=svc-env "$PROGS/live_target" split & PIDS+=($!)
+"$PROGS/live_target" offcpu & PIDS+=($!)
+HOTSPUR_SERVICE=svc-preloaded LD_PRELOAD="$agent_preload" "$PROGS/live_target" split & PIDS+=($!)
+sleep 0.5
+"$HOTSPUR" agent --server "$SERVER_URL" --once -F 99 --duration 2 --host testhost --match comm=live_targ \
+    2>agent.err || fail "agent: $(cat agent.err)"
+cat agent.err
+grep -q "2 service profiles uploaded" agent.err || fail "not two uploads: $(cat agent.err)"
+sleep 0.3
+q="type=cpu&from=now-10m&until=now"
+[ "$(server_curl env.pb.gz "$SERVER_URL/api/v1/profile?service=svc-env&$q")" = 200 ] || fail "no svc-env profile"
+"$HOTSPUR" top env.pb.gz | grep -c ' burn_b$' >/dev/null || fail "svc-env's profile lacks burn_b"
+[ "$(server_curl comm.pb.gz "$SERVER_URL/api/v1/profile?service=live_target&$q")" = 200 ] || fail "no live_target profile"
+"$HOTSPUR" top comm.pb.gz | grep -c ' burn_a$' >/dev/null || fail "live_target's profile lacks burn_a"
+"$HOTSPUR" top comm.pb.gz | grep -c ' burn_b$' >/dev/null && fail "svc-env's samples leaked into live_target's profile"
+server_curl list.json "$SERVER_URL/api/v1/profiles?service=svc-preloaded&$q" >/dev/null
+grep -q '"id"' list.json && fail "the preloaded process (running libhotspur) was profiled twice: $(cat list.json)"
+server_curl labels.json "$SERVER_URL/api/v1/labels?service=svc-env&$q" >/dev/null
+grep -q testhost labels.json || fail "label host missing: $(head -c 400 labels.json)"
+[ "$(server_curl other.pb.gz "$SERVER_URL/api/v1/profile?service=svc-env&label=host%3Dotherhost&$q")" = 200 ] &&
+    "$HOTSPUR" top other.pb.gz 2>/dev/null | grep -c ' burn_b$' >/dev/null && fail "label filter host=otherhost matched"
+pass "agent: one upload per service, env service name, preloaded process skipped, host label"
