@@ -207,7 +207,13 @@ static proc *get_proc(live *L, int pid)
     if (read_small(path, cg, sizeof cg) == 0) {
         /* cgroup v2: "0::/system.slice/x.service"; else the first line's path */
         char *s = strstr(cg, "::");
-        s = s ? s + 2 : strchr(cg, ':') ? strrchr(strtok(cg, "\n"), ':') + 1 : cg;
+        if (s) {
+            s += 2;
+        } else { /* v1: the path of the first line */
+            cg[strcspn(cg, "\n")] = 0;
+            s = strrchr(cg, ':');
+            s = s ? s + 1 : cg;
+        }
         s[strcspn(s, "\n")] = 0;
         snprintf(pr->cgroup, sizeof pr->cgroup, "%.255s", s);
     }
