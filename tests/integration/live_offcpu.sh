@@ -37,7 +37,12 @@ sl=$(cum off.pb.gz sleeper)
 echo "off-CPU total ${tot} ms, window ${dur} ms, not running ${want} ms; under sleeper ${sl}%"
 awk -v t="$tot" -v w="$want" 'BEGIN { d = (t - w) / w; if (d < 0) d = -d; exit !(d <= 0.05) }' ||
     fail "off-CPU total $tot ms is not within 5% of the blocked time $want ms"
-awk -v s="$sl" 'BEGIN { exit !(s >= 75) }' || fail "only $sl% of the off-CPU time is under sleeper"
+# Off-CPU time also counts preemption (run-queue waits), which lands under
+# burn_a on a loaded box (93% under sleeper when idle, 71% with two CPU
+# burners beside it): sleeper and burn_a together hold all of it.
+ba=$(cum off.pb.gz burn_a)
+awk -v s="$sl" -v b="${ba:-0}" 'BEGIN { exit !(s >= 60 && s + b >= 97) }' ||
+    fail "off-CPU time under sleeper $sl% and burn_a ${ba:-0}%: not all at the block points"
 "$HOTSPUR" top -n 200 off.pb.gz | grep -c ' do_nanosleep \[k\]$' >/dev/null || fail "no kernel frame below nanosleep"
 
 "$PROGS/live_target" mutex & PIDS+=($!); T=$!
