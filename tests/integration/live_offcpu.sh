@@ -41,7 +41,10 @@ awk -v t="$tot" -v w="$want" 'BEGIN { d = (t - w) / w; if (d < 0) d = -d; exit !
 # burn_a on a loaded box (93% under sleeper when idle, 71% with two CPU
 # burners beside it): sleeper and burn_a together hold all of it.
 ba=$(cum off.pb.gz burn_a)
-awk -v s="$sl" -v b="${ba:-0}" 'BEGIN { exit !(s >= 60 && s + b >= 97) }' ||
+# (49.6% under sleeper in a fresh-clone CI run with another test beside it,
+# the rest under burn_a): the share under sleeper depends on the load; that
+# all of it is at one of the two block points does not.
+awk -v s="$sl" -v b="${ba:-0}" 'BEGIN { exit !(s >= 30 && s + b >= 97) }' ||
     fail "off-CPU time under sleeper $sl% and burn_a ${ba:-0}%: not all at the block points"
 "$HOTSPUR" top -n 200 off.pb.gz | grep -c ' do_nanosleep \[k\]$' >/dev/null || fail "no kernel frame below nanosleep"
 
