@@ -28,13 +28,16 @@ cmp -s auto.folded explicit.folded || fail "autodetected import differs from --f
 "$HOTSPUR" top --sample-index samples --nodefraction 0 busy.pb.gz > top.txt
 cum() { awk -v f="$1" '$6 == f { print $4 }' top.txt; }
 flat() { awk -v f="$1" '$6 == f { print $1 }' top.txt; }
-a=$(cum work_a); b=$(cum work_b); s=$(flat spin)
-echo "perf ($src): spin flat=$s work_a cum=$a work_b cum=$b"
+# spin's cum, not its flat: perf's callchains carry kernel frames, and on a
+# loaded VM the interrupts taken while in spin land as kernel leaves under it
+# (a fresh-clone CI run saw spin flat 397 of work_a+work_b 587)
+a=$(cum work_a); b=$(cum work_b); s=$(cum spin)
+echo "perf ($src): spin cum=$s flat=$(flat spin) work_a cum=$a work_b cum=$b"
 [ -n "$a" ] && [ -n "$b" ] && [ -n "$s" ] || { cat top.txt; fail "spin/work_a/work_b missing from top"; }
 awk -v a="$a" -v b="$b" 'BEGIN { r = a / b; exit !(r > 2.2 && r < 4.2) }' ||
     fail "work_a/work_b = $a/$b, want about 3"
 awk -v s="$s" -v a="$a" -v b="$b" 'BEGIN { exit !(s >= 0.9 * (a + b)) }' ||
-    fail "spin's flat $s is not most of work_a+work_b"
+    { head -14 top.txt; fail "spin's cum $s is not most of work_a+work_b"; }
 grep -q "^File: busy" <("$HOTSPUR" top busy.pb.gz) || fail "the main binary is not the profile's first mapping"
 # the period column: cpu-clock in nanoseconds is the default value
 "$HOTSPUR" top busy.pb.gz | grep -q "^Type: cpu-clock" || fail "default sample type is not cpu-clock"
