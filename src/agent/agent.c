@@ -29,6 +29,7 @@
 #include "agent/symlib.h"
 #include "agent/upload.h"
 #include "agent/wall.h"
+#include "base/units.h"
 #include "profile/profile.h"
 
 __thread hs_thread hs_self __attribute__((tls_model("initial-exec"))) = {.slot = -1};
@@ -206,31 +207,18 @@ static long env_long(const char *name, long def, long lo, long hi)
     return v;
 }
 
-/* A duration: "90" (seconds), "500ms", "10s", "2m", "1h"; def if unset or bad. */
+/* A duration (base/units.h: "90" seconds, "500ms", "2m", "1d"); def if unset or bad. */
 static int64_t env_duration(const char *name, int64_t def)
 {
     const char *s = getenv(name);
     if (!s || !*s)
         return def;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    double unit = 1e9;
-    if (strcmp(end, "ms") == 0)
-        unit = 1e6;
-    else if (strcmp(end, "s") == 0 || *end == 0)
-        unit = 1e9;
-    else if (strcmp(end, "m") == 0)
-        unit = 60e9;
-    else if (strcmp(end, "h") == 0)
-        unit = 3600e9;
-    else
-        v = -1;
-    if (errno || v <= 0 || v * unit > 1e18) {
-        fprintf(stderr, "hotspur: ignoring %s=%s (want a duration like 500ms, 10s, 2m)\n", name, s);
+    int64_t v;
+    if (hs_parse_duration_ns(s, &v) < 0 || v <= 0) {
+        fprintf(stderr, "hotspur: ignoring %s=%s (want " HS_DURATION_HINT ")\n", name, s);
         return def;
     }
-    return (int64_t)(v * unit);
+    return v;
 }
 
 int64_t hs_agent_env_duration(const char *name, int64_t def)

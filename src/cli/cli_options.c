@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "cli/fetch.h"
 
 #define HS_CLI_MAX_OPTS 96
@@ -31,6 +32,30 @@ int hs_cli_parse_long(const char *s, long lo, long hi, long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int hs_cli_parse_seconds(const char *s, double *out)
+{
+    int64_t ns;
+    if (hs_parse_duration_ns(s, &ns) < 0 || ns <= 0)
+        return -1;
+    *out = ns / 1e9;
+    return 0;
+}
+
+static volatile sig_atomic_t g_stop;
+static void on_stop(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+volatile sig_atomic_t *hs_cli_stop_on_signals(void)
+{
+    struct sigaction sa = {.sa_handler = on_stop};
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return &g_stop;
 }
 
 /* The group a shared option code belongs to. */

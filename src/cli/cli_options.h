@@ -18,6 +18,7 @@
 #ifndef HS_CLI_OPTIONS_H
 #define HS_CLI_OPTIONS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -78,6 +79,14 @@ int hs_cli_parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_option
 
 /* A decimal integer in [lo, hi], the whole of s, into *out: 0, or -1. */
 int hs_cli_parse_long(const char *s, long lo, long hi, long *out);
+
+/* A positive duration (base/units.h: 500ms, 10s, 2m, 1d) in seconds into
+ * *out: 0, or -1. */
+int hs_cli_parse_seconds(const char *s, double *out);
+
+/* From now on SIGINT and SIGTERM set the flag returned (no SA_RESTART, so a
+ * sleep is cut short): a long-running command's "stop and write". */
+volatile sig_atomic_t *hs_cli_stop_on_signals(void);
 
 /* Print "hotspur CMD: [what: ]msg" on stderr; returns 2. */
 int hs_cli_fail(const char *cmd, const char *what, const char *msg);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "live/live.h"
 #include "profile/hashmap.h"
@@ -44,29 +45,6 @@ static const char agent_usage[] =
     "  -h, --help             show this help\n"
     "Windows in which a service has no sample are not uploaded. See\n"
     "docs/host-agent.md.\n";
-
-static volatile sig_atomic_t g_stop;
-static void on_stop(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
-
-static int parse_secs(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v <= 0)
-        return -1;
-    if (!strcmp(end, "ms"))
-        v /= 1000;
-    else if (!strcmp(end, "m"))
-        v *= 60;
-    else if (strcmp(end, "") && strcmp(end, "s"))
-        return -1;
-    *out = v;
-    return 0;
-}
 
 typedef struct {
     char kind; /* 'c' comm, 'u' unit, 'p' pid */
@@ -322,7 +300,7 @@ int hs_cmd_agent(int argc, char **argv)
             break;
         case OPT_PERIOD:
         case OPT_DURATION:
-            if (parse_secs(optarg, c == OPT_PERIOD ? &period : &window)) {
+            if (hs_cli_parse_seconds(optarg, c == OPT_PERIOD ? &period : &window)) {
                 fprintf(stderr, "hotspur agent: bad duration '%s'\n", optarg);
                 return 2;
             }
@@ -343,28 +321,25 @@ int hs_cmd_agent(int argc, char **argv)
     }
     if (!host[0])
         gethostname(host, sizeof host - 1);
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    volatile sig_atomic_t *stop = hs_cli_stop_on_signals();
     curl_global_init(CURL_GLOBAL_DEFAULT);
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
-    while (!g_stop) {
+    while (!*stop) {
         struct timespec p0, from, until;
         clock_gettime(CLOCK_MONOTONIC, &p0);
         double phase = once ? 0 : (period - window) * rand() / (double)RAND_MAX;
-        while (!g_stop && phase > 0) { /* sleep to the window's start */
+        while (!*stop && phase > 0) { /* sleep to the window's start */
             struct timespec ts = {0, 100000000};
             nanosleep(&ts, NULL);
             phase -= 0.1;
         }
-        if (g_stop)
+        if (*stop)
             break;
         hs_live_options o = {0};
         o.all = 1;
         o.hz = hz;
         o.duration = window;
-        o.stop = &g_stop;
+        o.stop = stop;
         char err[512];
         hs_live_stats st = {0};
         clock_gettime(CLOCK_REALTIME, &from);
@@ -385,7 +360,7 @@ int hs_cmd_agent(int argc, char **argv)
             struct timespec now;
             clock_gettime(CLOCK_MONOTONIC, &now);
             double el = (double)(now.tv_sec - p0.tv_sec) + (double)(now.tv_nsec - p0.tv_nsec) / 1e9;
-            if (g_stop || el >= period)
+            if (*stop || el >= period)
                 break;
             struct timespec ts = {0, 100000000};
             nanosleep(&ts, NULL);

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/units.h"
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -894,8 +896,17 @@ int hs_cmd_record(int argc, char **argv)
                 return 2;
             break;
         case OPT_SERVER: up.server = optarg; break;
-        case OPT_PERIOD: up.period = optarg; break;
-        case OPT_DURATION: up.duration = optarg; break;
+        case OPT_PERIOD:
+        case OPT_DURATION: {
+            double secs;
+            if (hs_cli_parse_seconds(optarg, &secs) < 0) {
+                fprintf(stderr, "hotspur record: bad --%s '%s' (want " HS_DURATION_HINT ")\n",
+                        c == OPT_PERIOD ? "period" : "duration", optarg);
+                return 2;
+            }
+            *(c == OPT_PERIOD ? &up.period : &up.duration) = optarg;
+            break;
+        }
         case OPT_SERVICE: up.service = optarg; break;
         case OPT_VERSION: up.version = optarg; break;
         case OPT_LABELS: up.labels = optarg; break;

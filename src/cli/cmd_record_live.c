@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "live/live.h"
 #include "profile/profile.h"
@@ -40,34 +41,6 @@ static const char live_usage[] =
     "Samples carry the labels pid, tid, process, thread and cgroup (the systemd\n"
     "unit or container): `hotspur top --tagfocus process=NAME` narrows a -a\n"
     "profile to one program.\n";
-
-static volatile sig_atomic_t g_stop;
-static void on_stop(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
-
-static int parse_secs(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || v <= 0)
-        return -1;
-    if (!strcmp(end, "") || !strcmp(end, "s"))
-        ;
-    else if (!strcmp(end, "ms"))
-        v /= 1000;
-    else if (!strcmp(end, "m"))
-        v *= 60;
-    else if (!strcmp(end, "h"))
-        v *= 3600;
-    else
-        return -1;
-    *out = v;
-    return 0;
-}
 
 /* Whether argv asks for live mode (-p / -a before any command). */
 int hs_record_is_live(int argc, char **argv)
@@ -132,7 +105,7 @@ int hs_cmd_record_live(int argc, char **argv)
             break;
         }
         case OPT_DURATION:
-            if (parse_secs(optarg, &o.duration)) {
+            if (hs_cli_parse_seconds(optarg, &o.duration)) {
                 fprintf(stderr, "hotspur record: bad duration '%s' (e.g. 10s, 500ms, 2m)\n", optarg);
                 return 2;
             }
@@ -163,11 +136,7 @@ int hs_cmd_record_live(int argc, char **argv)
     }
     o.pids = pids;
     o.n_pids = n_pids;
-    o.stop = &g_stop;
-    struct sigaction sa = {0};
-    sa.sa_handler = on_stop;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    o.stop = hs_cli_stop_on_signals();
     char err[512];
     hs_live_stats st = {0};
     hs_profile *p = hs_live_record(&o, &st, err, sizeof err);

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "base/units.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "server/server.h"
@@ -65,51 +66,13 @@ static const char serve_usage[] =
     "\n"
     "The HTTP API is described in docs/server.md.\n";
 
-/* "30d", "12h", "90s", "15m", "0": seconds into *out. 0, or -1. */
-static int parse_duration(const char *s, int64_t *out)
+/* --max-body: a size by units.h's grammar, 1 byte to 16 GiB. 0, or -1. */
+static int parse_body_size(const char *s, size_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v < 0)
+    uint64_t v;
+    if (hs_parse_size(s, &v) < 0 || v == 0 || v > ((uint64_t)1 << 34))
         return -1;
-    int64_t mul = 1;
-    if (!*end || strcmp(end, "s") == 0)
-        mul = 1;
-    else if (strcmp(end, "m") == 0)
-        mul = 60;
-    else if (strcmp(end, "h") == 0)
-        mul = 3600;
-    else if (strcmp(end, "d") == 0)
-        mul = 86400;
-    else
-        return -1;
-    if (v > INT64_MAX / 1000000000 / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
-}
-
-/* "16m", "512k", "1g", "1048576": bytes. 0, or -1. */
-static int parse_size(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-')
-        return -1;
-    unsigned shift = 0;
-    if (*end == 'k' || *end == 'K')
-        shift = 10;
-    else if (*end == 'm' || *end == 'M')
-        shift = 20;
-    else if (*end == 'g' || *end == 'G')
-        shift = 30;
-    if (shift && (strcmp(end + 1, "") == 0 || strcasecmp(end + 1, "b") == 0 || strcasecmp(end + 1, "ib") == 0))
-        end += strlen(end);
-    if (*end || v == 0 || v > (SIZE_MAX >> shift) || (v << shift) > ((size_t)1 << 34))
-        return -1;
-    *out = (size_t)(v << shift);
+    *out = (size_t)v;
     return 0;
 }
 
@@ -194,7 +157,7 @@ int hs_cmd_serve(int argc, char **argv)
         goto done;
     }
     int c;
-    int64_t secs;
+    int64_t ns;
     long num;
     opterr = 0;
     optind = 0;
@@ -227,11 +190,11 @@ int hs_cmd_serve(int argc, char **argv)
             cfg.max_conns_per_peer = (unsigned)num;
             break;
         case OPT_RETENTION:
-            if (parse_duration(optarg, &secs) < 0) {
-                serve_fail("bad --retention", optarg);
+            if (hs_parse_duration_ns(optarg, &ns) < 0) {
+                serve_fail("bad --retention (want " HS_DURATION_HINT ")", optarg);
                 goto done;
             }
-            cfg.retention_ns = secs * 1000000000;
+            cfg.retention_ns = ns;
             break;
         case OPT_SCRAPE:
             if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
@@ -241,17 +204,18 @@ int hs_cmd_serve(int argc, char **argv)
             scrape[cfg.n_scrape++] = optarg;
             break;
         case OPT_SCRAPE_PERIOD:
-            if (parse_duration(optarg, &secs) < 0 || secs < 1 || secs > 86400) {
-                serve_fail("bad --scrape-period (1s..1d)", optarg);
+            if (hs_parse_duration_ns(optarg, &ns) < 0 || ns < 1000000000 || ns > 86400 * 1000000000LL ||
+                ns % 1000000000) {
+                serve_fail("bad --scrape-period (whole seconds, 1s..1d)", optarg);
                 goto done;
             }
-            cfg.scrape_period_s = (int)secs;
+            cfg.scrape_period_s = (int)(ns / 1000000000);
             break;
         case OPT_SOURCE_PATH:
             srcs[cfg.n_source_paths++] = optarg;
             break;
         case OPT_MAX_BODY:
-            if (parse_size(optarg, &cfg.limits.max_body) < 0) {
+            if (parse_body_size(optarg, &cfg.limits.max_body) < 0) {
                 serve_fail("bad --max-body (e.g. 16m, at most 16g)", optarg);
                 goto done;
             }

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/units.h"
 #include "harness/alloc.h"
 #include "hotspur/hotspur.h"
 
@@ -80,23 +81,13 @@ static void usage(FILE *f, const char *prog)
             prog);
 }
 
-/* "0.1", "100ms", "2s", "500us": seconds, or -1. */
+/* "0.1", "100ms", "2s", "500us" (units.h): seconds, or -1. */
 static double parse_duration(const char *s)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !(v > 0))
+    int64_t ns;
+    if (hs_parse_duration_ns(s, &ns) < 0 || ns <= 0)
         return -1;
-    if (!*end || strcmp(end, "s") == 0)
-        return v;
-    if (strcmp(end, "ms") == 0)
-        return v / 1e3;
-    if (strcmp(end, "us") == 0)
-        return v / 1e6;
-    if (strcmp(end, "ns") == 0)
-        return v / 1e9;
-    return -1;
+    return ns / 1e9;
 }
 
 static int parse_int(const char *s, int lo, int hi, int *out)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/units.h"
 #include "report/stacks.h"
 #include "server/query_cache.h"
 #include "server/query_internal.h"
@@ -174,7 +175,7 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* "now", "now-1h" (s, m, h, d, w), unix seconds (maybe fractional). */
+/* "now", "now-90m" (a duration, units.h), unix seconds (maybe fractional). */
 static int parse_time(const char *s, int64_t now, int64_t *out)
 {
     if (strncmp(s, "now", 3) == 0) {
@@ -185,27 +186,10 @@ static int parse_time(const char *s, int64_t now, int64_t *out)
         }
         if (*p != '-')
             return -1;
-        char *end;
-        errno = 0;
-        long long v = strtoll(p + 1, &end, 10);
-        if (errno || end == p + 1 || v < 0 || p[1] == '-' || p[1] == '+')
+        int64_t ago;
+        if (hs_parse_duration_ns(p + 1, &ago) < 0)
             return -1;
-        int64_t mul;
-        if (strcmp(end, "s") == 0)
-            mul = 1;
-        else if (strcmp(end, "m") == 0)
-            mul = 60;
-        else if (strcmp(end, "h") == 0)
-            mul = 3600;
-        else if (strcmp(end, "d") == 0)
-            mul = 86400;
-        else if (strcmp(end, "w") == 0)
-            mul = 7 * 86400;
-        else
-            return -1;
-        if (v > (int64_t)100 * 366 * 86400 / mul)
-            return -1;
-        *out = now - v * mul * 1000000000;
+        *out = now - ago;
         return 0;
     }
     char *end;
@@ -264,7 +248,7 @@ static int side_param(hs_q *q, hs_q_side *s, const param_def *d, const char *pna
         int64_t t;
         if (parse_time(v, q->now_ns, &t) < 0)
             return hs_respond_error(q->rs, 400,
-                                    "bad %s '%.60s' (unix seconds, now, or now-N with s, m, h, d, w)", pname, v);
+                                    "bad %s '%.60s' (unix seconds, now, or now-D with D a duration: 90s, 15m, 1.5h, 2d, 1w)", pname, v);
         if (d->name[0] == 'f')
             s->q.from_ns = t;
         else

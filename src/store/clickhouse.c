@@ -195,6 +195,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis_internal.h"
+#include "base/units.h"
 #include "profile/hashmap.h"
 #include "store/stack.h"
 
@@ -997,14 +998,13 @@ static int valid_ident(const char *s)
     return 1;
 }
 
+/* timeout=, connect_timeout=: a duration (units.h; bare seconds), 1 ms..1 d. */
 static int parse_seconds(const char *v, long *ms)
 {
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno || end == v || *end || !(d > 0) || d > 86400)
+    int64_t ns;
+    if (hs_parse_duration_ns(v, &ns) < 0 || ns <= 0 || ns > 86400 * 1000000000LL)
         return -1;
-    *ms = (long)(d * 1000 + 0.5);
+    *ms = (long)((ns + 500000) / 1000000);
     if (*ms < 1)
         *ms = 1;
     return 0;
