@@ -1,7 +1,7 @@
 /* cmd_top.c — `hotspur top [options] FILE...`: reads pprof files (gzipped
  * or not; several of the same type are merged) and prints pprof's top
  * report with every shared option of analysis.h: sample index, filters,
- * trimming, granularity (report/text_common.c). Usage and input errors
+ * trimming, granularity (report/top.c). Usage and input errors
  * print one line on stderr and exit 2. */
 #include "cli/analysis_cli.h"
 #include "cli/commands.h"

@@ -1,7 +1,6 @@
 /* text_common.c — what every graph-based text report shares: choosing the
- * output unit like pprof's selectOutputUnit, the header lines (profile
- * labels, active filters, "Showing nodes ..."), and `top` over an analysis
- * view (the filtered successor of top.c's own graph). */
+ * output unit like pprof's selectOutputUnit and the header lines (profile
+ * labels as pprof prints them, active filters, "Showing nodes ..."). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +10,60 @@
 static int64_t abs64(int64_t x)
 {
     return x < 0 ? -x : x;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}
+
+/* "[binary]" for a frame without a function name, or "<unknown>". */
+static void hs_print_duration(FILE *out, const hs_profile *p, int64_t total, const char *su,
+                              const char *unit, double ratio)
+{
+    int64_t shown = ratio > 0 && ratio != 1 ? (int64_t)((double)total * ratio) : total;
+    char dur[64], tot[64], pct[32], ratio_s[40] = "";
+    const char *tunit;
+    double ns = hs_scale(total, su, "nanoseconds", &tunit);
+    if (strcmp(tunit, "ns") == 0 && (int64_t)ns != 0)
+        snprintf(ratio_s, sizeof ratio_s, "(%s)",
+                 hs_format_percent(pct, sizeof pct, (int64_t)ns, p->duration_nanos));
+    fprintf(out, "Duration: %s, Total samples = %s %s\n",
+            hs_format_value(dur, sizeof dur, p->duration_nanos, "nanoseconds"),
+            hs_format_scaled(tot, sizeof tot, shown, su, unit), ratio_s);
+}
+
+/* pprof's profile header lines (File/Build ID/comments/Type/Time/Duration),
+ * with -divide_by's ratio applied to the total and the type printed as
+ * "mean_TYPE" under -mean. */
+static int print_profile_header(FILE *out, const hs_profile *p, int si, int64_t total,
+                              const char *unit, double ratio, bool mean)
+{
+    if (p->n_mappings > 0) {
+        const char *file = hs_profile_string(p, p->mappings[0].filename);
+        const char *bid = hs_profile_string(p, p->mappings[0].build_id);
+        if (*file)
+            fprintf(out, "File: %s\n", base_name(file));
+        if (*bid)
+            fprintf(out, "Build ID: %s\n", bid);
+    }
+    for (size_t i = 0; i < p->n_comments; i++) {
+        const char *c = hs_profile_string(p, p->comments[i]);
+        if (c[0] != '#')
+            fprintf(out, "%s\n", c);
+    }
+    const char *type = hs_profile_string(p, p->sample_types[si].type);
+    if (*type)
+        fprintf(out, "Type: %s%s\n", mean ? "mean_" : "", type);
+    if (p->time_nanos) {
+        char tbuf[96];
+        fprintf(out, "Time: %s\n", hs_format_time(tbuf, sizeof tbuf, p->time_nanos));
+    }
+    if (p->duration_nanos)
+        hs_print_duration(out, p, total, hs_profile_string(p, p->sample_types[si].unit), unit,
+                          ratio);
+    return ferror(out) ? -1 : 0;
 }
 
 void hs_text_ctx_init(hs_text_ctx *c, const hs_view *v, const hs_graph *g,
@@ -56,7 +109,7 @@ char *hs_text_value(const hs_text_ctx *c, char *buf, size_t len, int64_t v)
 
 int hs_text_profile_labels(FILE *out, const hs_text_ctx *c)
 {
-    return hs_report_print_header_ex(out, c->v->profile, c->v->sample_index, c->v->total,
+    return print_profile_header(out, c->v->profile, c->v->sample_index, c->v->total,
                                      c->unit, c->ratio, c->v->mean);
 }
 
@@ -121,46 +174,4 @@ int hs_text_report_labels(FILE *out, const hs_text_ctx *c)
             fprintf(out, "Showing top %zu nodes out of %zu\n", g->n_order, g->orig_count);
     }
     return ferror(out) ? -1 : 0;
-}
-
-int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
-                       const hs_analysis_options *o, char *err, size_t errlen)
-{
-    hs_text_ctx c;
-    hs_text_ctx_init(&c, v, g, o);
-    /* pprof's text report never mentions dropped edges */
-    hs_graph tmp = *g;
-    tmp.dropped_edges = 0;
-    c.g = &tmp;
-    if (hs_text_report_labels(out, &c) < 0)
-        goto werr;
-    c.g = g;
-    fprintf(out, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat", "sum", "cum", "cum");
-    int64_t sum = 0;
-    for (size_t i = 0; i < g->n_order; i++) {
-        uint32_t id = g->order[i];
-        const hs_graph_node *n = &g->nodes[id];
-        bool inl = false, noinl = false;
-        for (size_t k = 0; k < n->n_in; k++) {
-            if (g->edges[n->in[k]].inline_call)
-                inl = true;
-            else
-                noinl = true;
-        }
-        int64_t flat = hs_graph_flat(n), cum = hs_graph_cum(n);
-        sum += flat;
-        char fb[64], cb[64], fp[32], sp[32], cp[32];
-        fprintf(out, "%10s %s %s %10s %s  %s%s\n", hs_text_value(&c, fb, sizeof fb, flat),
-                hs_format_percent(fp, sizeof fp, flat, v->total),
-                hs_format_percent(sp, sizeof sp, sum, v->total),
-                hs_text_value(&c, cb, sizeof cb, cum),
-                hs_format_percent(cp, sizeof cp, cum, v->total), v->nodes[id].name,
-                inl ? (noinl ? " (partial-inline)" : " (inline)") : "");
-    }
-    if (ferror(out))
-        goto werr;
-    return 0;
-werr:
-    snprintf(err, errlen, "error writing output");
-    return -1;
 }

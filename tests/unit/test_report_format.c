@@ -15,7 +15,9 @@
 #include <cmocka.h>
 
 #include "profile/profile.h"
+#include "analysis/analysis.h"
 #include "report/report.h"
+#include "report/text_reports.h"
 
 static const char *fmt(int64_t v, const char *from, const char *to)
 {
@@ -147,56 +149,88 @@ static hs_profile *top_profile(void)
     return p;
 }
 
-static const hs_top_row *row(const hs_top *t, const char *name)
+/* The graph node of the function called name, or NULL. */
+static const hs_graph_node *row(const hs_view *v, const hs_graph *g, const char *name)
 {
-    for (size_t i = 0; i < t->n_rows; i++)
-        if (strcmp(t->rows[i].name, name) == 0)
-            return &t->rows[i];
+    for (size_t i = 0; i < g->n_order; i++)
+        if (strcmp(v->nodes[g->order[i]].name, name) == 0)
+            return &g->nodes[g->order[i]];
     return NULL;
+}
+
+static bool inline_only(const hs_graph *g, const hs_graph_node *n)
+{
+    bool inl = false, noinl = false;
+    for (size_t k = 0; k < n->n_in; k++)
+        *(g->edges[n->in[k]].inline_call ? &inl : &noinl) = true;
+    return inl && !noinl;
+}
+
+/* top's rows as `hotspur top` computes them: view, then trimmed graph. */
+static void top_rows(hs_profile *p, hs_analysis_options *o, hs_view **v, hs_graph *g)
+{
+    char err[256];
+    hs_analysis_apply_defaults(o, HS_KIND_TOP);
+    *v = hs_view_build(&p, 1, NULL, 0, o, err, sizeof err);
+    if (!*v)
+        fail_msg("view: %s", err);
+    if (hs_graph_build(*v, o, g, err, sizeof err) < 0)
+        fail_msg("graph: %s", err);
 }
 
 static void test_top_semantics(void **state)
 {
     (void)state;
     hs_profile *p = top_profile();
-    hs_top_options o;
-    hs_top_options_init(&o);
-    o.node_fraction = 0;
-    hs_top t;
-    char err[128];
-    assert_int_equal(hs_top_compute(p, &o, &t, err, sizeof err), 0);
-    assert_int_equal(t.total, 1801);
-    assert_int_equal(t.n_rows, 5);
-    assert_string_equal(t.rows[0].name, "rec"); /* sorted by flat */
-    assert_int_equal(row(&t, "rec")->flat, 1000);
-    assert_int_equal(row(&t, "rec")->cum, 1500); /* recursion counted once */
-    assert_int_equal(row(&t, "inl")->flat, 500);  /* innermost inline frame is the leaf */
-    assert_true(row(&t, "inl")->inline_in && !row(&t, "inl")->noinline_in);
-    assert_int_equal(row(&t, "leaf")->flat, 300);
-    assert_int_equal(row(&t, "leaf")->cum, 800);
-    assert_int_equal(row(&t, "main")->cum, 1801);
-    assert_int_equal(row(&t, "[prog]")->flat, 1);
-    hs_top_free(&t);
+    hs_analysis_options o;
+    hs_analysis_options_init(&o);
+    o.nodefraction = 0;
+    hs_view *v;
+    hs_graph g;
+    top_rows(p, &o, &v, &g);
+    assert_int_equal(v->total, 1801);
+    assert_int_equal(g.n_order, 5);
+    assert_string_equal(v->nodes[g.order[0]].name, "rec"); /* sorted by flat */
+    assert_int_equal(row(v, &g, "rec")->flat, 1000);
+    assert_int_equal(row(v, &g, "rec")->cum, 1500); /* recursion counted once */
+    assert_int_equal(row(v, &g, "inl")->flat, 500);  /* innermost inline frame is the leaf */
+    assert_true(inline_only(&g, row(v, &g, "inl")));
+    assert_int_equal(row(v, &g, "leaf")->flat, 300);
+    assert_int_equal(row(v, &g, "leaf")->cum, 800);
+    assert_int_equal(row(v, &g, "main")->cum, 1801);
+    assert_int_equal(row(v, &g, "[prog]")->flat, 1);
+    hs_graph_free(&g);
+    hs_view_free(v);
+    hs_analysis_options_free(&o);
 
+    hs_analysis_options_init(&o);
     o.cum_sort = true;
-    o.node_count = 2;
-    assert_int_equal(hs_top_compute(p, &o, &t, err, sizeof err), 0);
-    assert_int_equal(t.n_rows, 2);
-    assert_string_equal(t.rows[0].name, "main");
-    assert_string_equal(t.rows[1].name, "rec");
-    assert_int_equal(t.orig_count, 5);
-    hs_top_free(&t);
+    o.nodecount = 2;
+    o.nodefraction = 0;
+    top_rows(p, &o, &v, &g);
+    assert_int_equal(g.n_order, 2);
+    assert_string_equal(v->nodes[g.order[0]].name, "main");
+    assert_string_equal(v->nodes[g.order[1]].name, "rec");
+    assert_int_equal(g.orig_count, 5);
+    hs_graph_free(&g);
+    hs_view_free(v);
+    hs_analysis_options_free(&o);
 
-    hs_top_options_init(&o); /* default 0.005: "[prog]" (1 of 1801) is dropped */
-    assert_int_equal(hs_top_compute(p, &o, &t, err, sizeof err), 0);
-    assert_int_equal(t.dropped_nodes, 1);
-    assert_null(row(&t, "[prog]"));
-    assert_string_equal(t.unit, "ns");
-    hs_top_free(&t);
+    hs_analysis_options_init(&o); /* default 0.005: "[prog]" (1 of 1801) is dropped */
+    top_rows(p, &o, &v, &g);
+    assert_int_equal(g.dropped_nodes, 1);
+    assert_null(row(v, &g, "[prog]"));
+    hs_graph_free(&g);
+    hs_view_free(v);
+    hs_analysis_options_free(&o);
 
-    o.sample_index = 3;
-    assert_int_equal(hs_top_compute(p, &o, &t, err, sizeof err), -1);
-    assert_non_null(strstr(err, "out of range"));
+    char err[128];
+    hs_analysis_options_init(&o);
+    o.sample_index = strdup("3");
+    hs_analysis_apply_defaults(&o, HS_KIND_TOP);
+    assert_null(hs_view_build(&p, 1, NULL, 0, &o, err, sizeof err));
+    assert_non_null(strstr(err, "sample index '3' not found"));
+    hs_analysis_options_free(&o);
     hs_profile_free(p);
 }
 
@@ -204,15 +238,18 @@ static void test_top_print(void **state)
 {
     (void)state;
     hs_profile *p = top_profile();
-    hs_top_options o;
-    hs_top_options_init(&o);
+    hs_analysis_options o;
+    hs_analysis_options_init(&o);
+    hs_view *v;
+    hs_graph g;
+    top_rows(p, &o, &v, &g);
     char *text = NULL, err[128];
     size_t len = 0;
     if (getenv("HS_DUMP_TOP_PROFILE"))
         assert_int_equal(hs_profile_write_file(p, getenv("HS_DUMP_TOP_PROFILE"), err, sizeof err), 0);
     FILE *f = open_memstream(&text, &len);
     assert_non_null(f);
-    assert_int_equal(hs_report_top(f, p, &o, err, sizeof err), 0);
+    assert_int_equal(hs_report_top_view(f, v, &g, &o, err, sizeof err), 0);
     assert_int_equal(fclose(f), 0);
     /* verified byte for byte against `go tool pprof -top` on the same profile */
     const char *want = "File: prog\n"
@@ -226,6 +263,9 @@ static void test_top_print(void **state)
                        "         0     0% 99.94%     1801ns   100%  main\n";
     assert_string_equal(text, want);
     free(text);
+    hs_graph_free(&g);
+    hs_view_free(v);
+    hs_analysis_options_free(&o);
     hs_profile_free(p);
 }
 
