@@ -165,11 +165,7 @@ int hs_text_report_labels(FILE *out, const hs_text_ctx *c)
                     g->dropped_nodes > 1 ? "s" : "",
                     hs_text_value(c, a, sizeof a,
                                   abs64((int64_t)((double)v->total * c->o->nodefraction))));
-        if (g->dropped_edges > 0)
-            fprintf(out, "Dropped %zu edge%s (freq <= %s)\n", g->dropped_edges,
-                    g->dropped_edges > 1 ? "s" : "",
-                    hs_text_value(c, a, sizeof a,
-                                  abs64((int64_t)((double)v->total * c->o->edgefraction))));
+        /* pprof's text reports never mention dropped edges (its graph does) */
         if (g->n_order > 0 && g->n_order < g->orig_count)
             fprintf(out, "Showing top %zu nodes out of %zu\n", g->n_order, g->orig_count);
     }

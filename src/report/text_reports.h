@@ -29,7 +29,8 @@ void hs_text_ctx_init(hs_text_ctx *c, const hs_view *v, const hs_graph *g,
 char *hs_text_value(const hs_text_ctx *c, char *buf, size_t len, int64_t v);
 /* File/Type/Time/Duration lines (pprof's ProfileLabels). */
 int hs_text_profile_labels(FILE *out, const hs_text_ctx *c);
-/* ProfileLabels + Active filters + Showing nodes... + Dropped... (reportLabels). */
+/* ProfileLabels + Active filters + Showing nodes... + Dropped N nodes (pprof's
+ * reportLabels for text reports: dropped edges are not mentioned). */
 int hs_text_report_labels(FILE *out, const hs_text_ctx *c);
 
 /* `top`: pprof's -top over a trimmed graph (kind HS_KIND_TOP). */

@@ -13,13 +13,8 @@ int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
 {
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, g, o);
-    /* pprof's text report never mentions dropped edges */
-    hs_graph tmp = *g;
-    tmp.dropped_edges = 0;
-    c.g = &tmp;
     if (hs_text_report_labels(out, &c) < 0)
         goto werr;
-    c.g = g;
     fprintf(out, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat", "sum", "cum", "cum");
     int64_t sum = 0;
     for (size_t i = 0; i < g->n_order; i++) {

@@ -24,12 +24,8 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
     }
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, g, o);
-    hs_graph tmp = *g;
-    tmp.dropped_edges = 0;
-    c.g = &tmp;
     if (hs_text_report_labels(out, &c) < 0)
         goto werr;
-    c.g = g;
     fprintf(out, "%s\n%s\n", sep, legend);
     int64_t flat_sum = 0;
     char a[64], b[64], p1[32], p2[32], p3[32];
