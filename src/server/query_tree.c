@@ -6,8 +6,8 @@
  * were most of a flame graph request.
  *
  * The answer is the one the view of the rebuilt profile gives, to the byte
- * (tests/unit/test_query_tree.c compares the two on generated data with
- * every filter and granularity). So this file decides what view.c
+ * (tests/unit/test_query.c runs every filter and granularity both ways on
+ * generated data and compares the bytes). So this file decides what view.c
  * decides, on the profile hs_stack_build_profile would have built: a run
  * of inlined frames and the frame they were inlined into is one location
  * whose lines are those frames (innermost first) and whose mapping is its

@@ -8,7 +8,14 @@
  *   batch.c   group commit: profiles from concurrent requests go to the
  *             store in one hs_store_put; each request is answered only once
  *             its profile is durable;
- *   query.c   the JSON and pprof query API (docs/server.md);
+ *   conn_guard.c  the deadline for a request's head (slow clients);
+ *   query.c   the JSON and pprof query API (docs/server.md): parameters,
+ *             selections, the store side;
+ *   query_shape.c  the answers built on the analysis layer (flame graph,
+ *             functions, diff, source, pprof);
+ *   query_tree.c  the flame graph's call tree straight from the merged
+ *             stack rows when no option needs the rebuilt profile;
+ *   query_cache.c  stack records kept in memory between queries;
  *   scrape.c  --scrape: pull pprof endpoints every period;
  *   assets.c  the web UI's files, embedded in the binary.
  * Nothing here decodes a stored profile twice per query: the store merges,
