@@ -9,6 +9,7 @@ const HsFlame = window.HsFlame;
 const $ = (id) => document.getElementById(id);
 const fv = (v, unit) => HsFlame.fmtValue(v, unit);
 const { pct, esc, signed } = HsFlame;
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 // ------------------------------------------------------------------ state
 // Single-valued keys and repeatable ones; defaults are omitted from the URL.
@@ -269,10 +270,7 @@ function wireControls() {
     $("fg-orient").classList.toggle("on", S.icicle === "1");
     fg.setIcicle(S.icicle === "1");
   });
-  $("fg-widths").addEventListener("click", () => {
-    fg.setUseBase(!fg.useBase);
-    $("fg-widths").classList.toggle("on", fg.useBase);
-  });
+  $("fg-widths").addEventListener("change", (e) => fg.setWidthMode(e.target.value));
   $("fg-focus").addEventListener("click", () => focusSelected());
   $("fg").addEventListener("keydown", (e) => { if (e.key === "f") focusSelected(); });
   document.addEventListener("keydown", (e) => {
@@ -316,7 +314,7 @@ const fg = new HsFlame.FlameGraph({
     const st = $("fg-status");
     if (i < 0 || !fg.t) { st.innerHTML = "&nbsp;"; return; }
     const t = fg.t, u = fg.unit;
-    st.textContent = fg.name(i) + " — total " + fv(t.total[i], u) + " (" + pct(t.total[i], fg.grand) + "), self " +
+    st.textContent = fg.label(i) + " — total " + fv(t.total[i], u) + " (" + pct(t.total[i], fg.grand) + "), self " +
       fv(t.self[i], u) + (t.diff ? ", base " + fv(t.base[i], u) + ", delta " + signed(t.total[i] - t.base[i], u) : "");
   },
 });
@@ -416,8 +414,8 @@ async function refresh() {
     fg.setIcicle(S.icicle === "1");
     // the time from navigation to a drawn flame graph (bench/web_ui.sh)
     if (!performance.getEntriesByName("hs-flame-drawn").length) performance.mark("hs-flame-drawn");
-    $("fg-widths").hidden = !diff;
-    $("fg-widths").classList.remove("on");
+    $("fg-widths-box").hidden = !diff;
+    $("fg-widths").value = "max";
     if (S.zoom) zoomToPath(S.zoom.split(";"));
     else renderCrumbs(0);
     renderSummary(main, tree, diff);
@@ -469,7 +467,8 @@ function renderSummary(d, tree, diff) {
 }
 function renderLegend(d, diff) {
   $("legend").innerHTML = diff
-    ? '<span class="grew">■</span> grew <span class="shrank">■</span> shrank (colour by change of total)'
+    ? '<span class="grew">■</span> grew <span class="shrank">■</span> shrank (colour by change of total);' +
+      ' “(gone)”: only in the base, “(new)”: only in the new side'
     : (d.nodes && d.nodes.length >= 20000 ? "small frames folded into “other”" : "");
 }
 
@@ -695,7 +694,7 @@ async function loadFocus() {
       const dt = sw.total - sw.base, cls = dt > 0 ? "grew" : dt < 0 ? "shrank" : "";
       h += ` · base total ${esc(fv(sw.base, unit))}, change <span id="focus-delta" class="${cls}" data-value="${dt}">${esc(signed(dt, unit))}</span>`;
     }
-    out.innerHTML = h + ` · ${sw.callerCount} callers, ${sw.calleeCount} callees`;
+    out.innerHTML = h + ` · ${plural(sw.callerCount, "caller")}, ${plural(sw.calleeCount, "callee")}`;
   } catch (e) {
     out.textContent = "";
     report(e);

@@ -139,6 +139,26 @@ var HsFlame = (function () {
     return finish(t);
   }
 
+  // The width of each node of a differential tree: the larger of its base
+  // and new totals, and at least the sum of its children's widths (a child
+  // that went and a sibling that came both keep their room).
+  function maxWidths(t) {
+    const w = new Float64Array(t.N), kids = new Float64Array(t.N);
+    for (let i = t.N - 1; i >= 0; i--) {
+      w[i] = Math.max(t.total[i], t.base[i], kids[i]);
+      const p = t.parentOf[i];
+      if (p >= 0) kids[p] += w[i];
+    }
+    return w;
+  }
+  // "gone" (only in the base), "new" (only in the new side) or "".
+  function sideOnly(t, i) {
+    if (!t.diff || i === 0) return "";
+    if (t.total[i] === 0 && t.base[i] > 0) return "gone";
+    if (t.base[i] === 0 && t.total[i] > 0) return "new";
+    return "";
+  }
+
   // ---------------------------------------------------------------- colours
   function hashName(s) {
     let h = 2166136261;
@@ -187,6 +207,8 @@ var HsFlame = (function () {
       this.selected = -1;
       this.matched = null;
       this.useBase = false;
+      this.widthMode = t.diff ? "max" : "new";
+      this.wmax = t.diff ? maxWidths(t) : null;
       this.xOf = new Float64Array(t.N);
       this.maxDelta = 0;
       if (t.diff) for (let i = 1; i < t.N; i++) {
@@ -199,7 +221,13 @@ var HsFlame = (function () {
       this.draw();
     }
 
-    widths() { return this.useBase ? this.t.base : this.t.total; }
+    // Widths in value units. A differential graph is drawn by default with
+    // the larger of base and new (wmax), so what went is as visible as what
+    // grew; "new" and "base" draw one side's widths.
+    widths() {
+      const m = this.widthMode;
+      return m === "max" && this.wmax ? this.wmax : m === "base" && this.t.diff ? this.t.base : this.t.total;
+    }
     // x of each node in value units: a child starts where its previous
     // sibling ended.
     layout() {
@@ -213,6 +241,17 @@ var HsFlame = (function () {
       }
     }
     name(i) { return i === 0 ? this.rootName : this.t.names[this.t.nameOf[i]]; }
+    // The text drawn on frame i: its name, marked when only one side has it.
+    label(i) { const o = sideOnly(this.t, i); return o ? this.name(i) + " (" + o + ")" : this.name(i); }
+    // The frames the last draw drew (the documented hook of docs/web-ui.md):
+    // x and width in CSS pixels of the canvas, depth (root 0), base and new
+    // in the sample unit (base 0 outside a comparison), label as drawn.
+    frames() {
+      const t = this.t;
+      if (!t) return [];
+      return this.rects.map(([i, x, width, depth]) => ({ name: this.name(i), x, width, depth,
+        base: t.diff ? t.base[i] : 0, new: t.total[i], label: this.label(i) }));
+    }
     // Root .. i, for breadcrumbs.
     path(i) {
       const out = [];
@@ -227,7 +266,9 @@ var HsFlame = (function () {
       if (t.diff) {
         const delta = t.total[i] - t.base[i];
         if (delta === 0 || this.maxDelta === 0) return "#e8e8e8";
-        const k = Math.round(230 - 170 * Math.sqrt(Math.abs(delta) / this.maxDelta));
+        // a frame only on one side is never paler than this
+        const f = Math.max(Math.sqrt(Math.abs(delta) / this.maxDelta), sideOnly(t, i) ? 0.45 : 0);
+        const k = Math.round(230 - 170 * f);
         return delta > 0 ? `rgb(255,${k},${k})` : `rgb(${k},${k},255)`;
       }
       const n = t.nameOf[i];
@@ -312,7 +353,7 @@ var HsFlame = (function () {
         if (w === 0) {
           // Only in the base (diff, new widths): a thin blue marker where the
           // stack would be keeps it reachable.
-          if (t.diff && !this.useBase && t.base[i] > 0 && nx >= x0 && nx <= x1 && i !== 0 &&
+          if (t.diff && this.widthMode === "new" && t.base[i] > 0 && nx >= x0 && nx <= x1 && i !== 0 &&
               widthOf[t.parentOf[i]] > 0 && d >= dLo) {
             flushTiny();
             const mx = (nx - x0) * scale;
@@ -348,7 +389,7 @@ var HsFlame = (function () {
           }
           rects.push([i, px, pw, d]);
           if (pw > 3 * charW + 6) {
-            let label = this.name(i);
+            let label = this.label(i);
             const maxChars = Math.floor((pw - 6) / charW);
             if (label.length > maxChars) label = label.slice(0, Math.max(maxChars - 2, 1)) + "..";
             ctx.fillStyle = "#000";
@@ -395,7 +436,9 @@ var HsFlame = (function () {
         h += row("self new", fmtValue(t.self[i], u), pct(t.self[i], this.grand));
         h += row("self base", fmtValue(t.selfBase[i], u), pct(t.selfBase[i], this.grandBase));
         h += row("self delta", signed(ds, u), "");
-        if (t.total[i] === 0) h += '<tr><td colspan="3" class="shrank">only in base (vanished)</td></tr>';
+        const o = sideOnly(t, i);
+        if (o === "gone") h += '<tr><td colspan="3" class="shrank">gone: only in the base</td></tr>';
+        if (o === "new") h += '<tr><td colspan="3" class="grew">new: only in the new side</td></tr>';
       }
       if (t.other[i]) h += '<tr><td colspan="3">small frames folded together</td></tr>';
       return h + "</table>";
@@ -433,8 +476,13 @@ var HsFlame = (function () {
       this.scrolled = false;
       this.draw();
     }
-    setUseBase(on) {
-      this.useBase = !!on && this.t.diff;
+    // Base widths on (off: the default, the larger of base and new).
+    setUseBase(on) { this.setWidthMode(on ? "base" : "max"); }
+    // "max" (larger of base and new), "new" or "base"; one side only in a diff.
+    setWidthMode(m) {
+      if (!this.t) return;
+      this.widthMode = this.t.diff && (m === "base" || m === "new") ? m : this.t.diff ? "max" : "new";
+      this.useBase = this.widthMode === "base";
       this.layout();
       if (this.widths()[this.zoomNode] === 0) this.zoomNode = 0;
       this.draw();

@@ -1,0 +1,174 @@
+// web_compare.js — the compare story of the web UI in headless Chromium
+// (tests/integration/web_compare.sh starts the server and gives CONFIG):
+// what the differential flame graph draws (window.hsUI.fg.frames(), the
+// hook docs/web-ui.md documents) against widths computed here from the
+// folded files, per-profile compares of unequal counts, bad URLs, empty
+// ranges.   node web_compare.js CONFIG.json
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const { chromium } = require(path.join(process.env.HS_NODE_MODULES || path.join(__dirname, "../node/node_modules"), "playwright-core"));
+const { readFolded, fail, eq } = require("./web_truth.js");
+
+const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const T = 30000;
+
+// A differential tree from two folded files: node = {base, new, kids}, and
+// each node's drawn width: the larger of base and new, at least the sum of
+// its children's widths.
+function diffTree(baseFile, newFile) {
+  const root = { name: "", base: 0, new: 0, kids: new Map() };
+  for (const [file, side] of [[baseFile, "base"], [newFile, "new"]])
+    for (const s of readFolded(file)) {
+      let n = root;
+      n[side] += s.value;
+      for (const f of s.frames) {
+        if (!n.kids.has(f)) n.kids.set(f, { name: f, base: 0, new: 0, kids: new Map() });
+        n = n.kids.get(f);
+        n[side] += s.value;
+      }
+    }
+  const width = (n) => { let k = 0; for (const c of n.kids.values()) k += width(c); return (n.w = Math.max(n.base, n.new, k)); };
+  width(root);
+  return root;
+}
+function find(n, name) {
+  if (n.name === name) return n;
+  for (const c of n.kids.values()) { const r = find(c, name); if (r) return r; }
+  return null;
+}
+const within = (what, got, want, tol = 0.01) => {
+  if (!(Math.abs(got - want) <= tol * Math.abs(want))) fail(`${what}: ${got}, want ${want} (within ${100 * tol}%)`);
+};
+
+async function ready(page, want = "ready") {
+  await page.waitForFunction(() => document.body.dataset.hsState !== "loading", null, { timeout: T });
+  const st = await page.evaluate(() => document.body.dataset.hsState);
+  if (st !== want) fail(`the page is in state ${st}, want ${want}: ${await page.textContent("#error")}`);
+}
+const text = (page, sel) => page.$eval(sel, (e) => e.textContent.trim());
+const val = (page, sel) => page.$eval(sel, (e) => +e.dataset.value);
+async function shot(page, name) { await page.screenshot({ path: path.join(cfg.out, name + ".png") }); }
+
+// 1. gone and new frames in the differential flame graph
+async function goneFrames(page) {
+  const tr = diffTree(cfg.v1, cfg.v2);
+  await page.goto(cfg.url + "/?service=cmp&span=600&version=2&cmp=version&base_version=1");
+  await ready(page);
+  const fr = await page.evaluate(() => window.hsUI.fg.frames());
+  const root = fr.find((f) => f.depth === 0);
+  if (!root) fail("no root frame drawn: " + JSON.stringify(fr));
+  const scale = root.width / tr.w;     // pixels per sample unit
+  const check = (name, side, label) => {
+    const f = fr.find((x) => x.name === name), n = find(tr, name);
+    if (!f) fail(`${name} is not drawn: ${JSON.stringify(fr.map((x) => x.name))}`);
+    eq(`${name}'s base`, f.base, n.base);
+    eq(`${name}'s new`, f.new, n.new);
+    within(`${name}'s width (px)`, f.width, n.w * scale);
+    within(`${name}'s width, as a share of the root's`, f.width / root.width, n[side] / tr.w);
+    if (f.x < 0 || f.x + f.width > root.x + root.width + 0.5) fail(`${name} is drawn outside the graph: ${JSON.stringify(f)}`);
+    if (label && !f.label.includes(label)) fail(`${name} is labelled ${JSON.stringify(f.label)}, want "${label}"`);
+    return f;
+  };
+  const gone = check("line_matches_regex", "base", "(gone)");
+  check("regcomp", "base", "(gone)");
+  check("memmem", "new", "(new)");
+  check("strstr", "new", "");
+  // children fit in their parents
+  for (const f of fr) if (f.depth > 0 && !fr.some((p) => p.depth === f.depth - 1 && p.x <= f.x + 0.01 && f.x + f.width <= p.x + p.width + 0.5))
+    fail(`${f.name} is not under a parent: ${JSON.stringify(f)}`);
+  // hovering the gone frame shows it, not a neighbour
+  const box = await page.$eval("#fg", (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top }; });
+  const g = await page.evaluate(() => ({ G: hsUI.fg.G, top: hsUI.fg.top }));
+  await page.mouse.move(box.x + gone.x + gone.width / 2, box.y + g.G - (gone.depth + 1) * 17 - g.top + 8);
+  const status = await text(page, "#fg-status");
+  if (!status.startsWith("line_matches_regex")) fail("hovering the gone frame shows: " + status);
+  await shot(page, "compare-gone");
+  console.log(`ok: gone line_matches_regex drawn ${gone.width.toFixed(1)} px of ${root.width.toFixed(1)} (base ${gone.base}), memmem new, hover shows it`);
+
+  // callers/callees of count_matches: as many callees drawn as counted
+  await page.goto(cfg.url + "/?service=cmp&span=600&version=2&cmp=version&base_version=1&view=focus&fn=count_matches");
+  await ready(page);
+  await page.waitForFunction(() => /callee/.test(document.getElementById("focus-summary").textContent), null, { timeout: T });
+  const summary = await text(page, "#focus-summary");
+  const drawn = await page.evaluate(() => window.hsUI.ce.frames().filter((f) => f.depth === 1).map((f) => f.name).sort());
+  const want = [...find(tr, "count_matches").kids.keys()].sort();
+  eq("callees of count_matches drawn", JSON.stringify(drawn), JSON.stringify(want));
+  if (!summary.includes(`${want.length} callees`)) fail(`the summary counts otherwise: ${summary}`);
+  console.log(`ok: callers/callees of count_matches: ${summary}`);
+}
+
+// 2. unequal profile counts: per profile by default
+async function normalized(page) {
+  await page.goto(cfg.url + "/?service=norm&span=600&version=b&cmp=version&base_version=a");
+  await ready(page);
+  eq("root change, 6 vs 3 equal windows", await val(page, "#root-delta"), 0);
+  const fr = await page.evaluate(() => window.hsUI.fg.frames());
+  for (const f of fr) if (f.base !== f.new) fail(`${f.name} changed in a compare of equal windows: ${JSON.stringify(f)}`);
+  const note = await text(page, "#agg-note");
+  if (!/average per profile/.test(note) || !/\b6\b/.test(note) || !/\b3\b/.test(note)) fail("the page does not say it compares per profile: " + note);
+  eq("the agg selector", await page.$eval("#agg", (e) => e.value), "avg");
+  await shot(page, "compare-normalized");
+  console.log(`ok: 6 vs 3 equal windows: no change; "${note}"`);
+  await page.selectOption("#agg", "sum");
+  await ready(page);
+  const total = readFolded(cfg.w).reduce((a, s) => a + s.value, 0);
+  eq("root change as sums", await val(page, "#root-delta"), 3 * total);
+  if (new URL(page.url()).searchParams.get("agg") !== "sum") fail("the URL does not keep agg=sum: " + page.url());
+  console.log(`ok: switched to sums: +${3 * total}`);
+}
+
+// 3. bad URLs and empty ranges
+async function badUrls(page) {
+  const cases = [
+    ["service=nosuchservice", ["nosuchservice", "cmp"], "service", "nosuchservice"],
+    ["service=cmp&type=wall", ["wall", "cpu"], "type", "wall"],
+    ["service=cmp&version=99", ["99", "1", "2"], "version", "99"],
+    ["service=cmp&span=abc", ["abc"], "span", "abc"],
+  ];
+  for (const [qs, words, key, kept] of cases) {
+    await page.goto(cfg.url + "/?" + qs);
+    await ready(page, "error");
+    const msg = await text(page, "#error");
+    for (const w of words) if (!msg.includes(w)) fail(`?${qs}: the message does not say "${w}": ${msg}`);
+    if (/NaN/.test(msg)) fail(`?${qs}: ${msg}`);
+    eq(`?${qs}: kept in the URL`, new URL(page.url()).searchParams.get(key), kept);
+    console.log(`ok: ?${qs}: ${msg.split("\n")[0]}`);
+  }
+  // a range with nothing in it
+  const end = cfg.now - 86400;
+  await page.goto(cfg.url + `/?service=cmp&span=600&end=${end}`);
+  await ready(page, "empty");
+  const msg = await text(page, "#notice");
+  if (!msg.includes("no profiles of cmp in this range")) fail("empty range: " + msg);
+  await shot(page, "empty-range");
+  await page.click("#notice button");
+  await ready(page);
+  eq("profiles after taking the offered range", await val(page, "#profiles"), 2);
+  console.log(`ok: empty range: "${msg}", the offered range shows 2 profiles`);
+}
+
+(async () => {
+  const dir = fs.mkdtempSync(path.join(cfg.tmp || "/tmp", "chromium-"));
+  const ctx = await chromium.launchPersistentContext(dir, {
+    executablePath: "/usr/bin/chromium", headless: true, viewport: { width: 1280, height: 800 },
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync"], timeout: 60000,
+  });
+  let rc = 0;
+  try {
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(T);
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    const parts = { gone: goneFrames }, only = process.env.WEB_COMPARE_ONLY;
+    for (const [name, fn] of Object.entries(parts)) if (!only || only === name) await fn(page);
+    if (errors.length) fail("page errors: " + errors.join("; "));
+  } catch (e) {
+    console.error("FAIL: " + (e && e.message ? e.message : e));
+    rc = 1;
+  } finally {
+    await ctx.close();
+  }
+  process.exit(rc);
+})();
