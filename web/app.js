@@ -89,7 +89,7 @@ function baseParams({ filters = true, withBase = false } = {}) {
   p.set("until", String(until));
   for (const v of S.version) p.append("version", v);
   for (const l of S.label) p.append("label", l);
-  if (S.agg === "avg") p.set("agg", "avg");
+  if (S.agg === "avg" || S.agg === "sum") p.set("agg", S.agg);   // else the server's default
   if (S.weight) p.set("weight", S.weight);
   if (S.si) p.set("sample_index", S.si);
   if (filters) for (const k of FILTERS) if (S[k]) p.set(k, S[k]);
@@ -207,7 +207,7 @@ function wireControls() {
   $("span").addEventListener("change", (e) => set({ span: e.target.value, from: "", until: "" }));
   $("end").addEventListener("change", (e) => set({ end: fromLocalInput(e.target.value), from: "", until: "" }));
   $("now").addEventListener("click", () => set({ end: "", from: "", until: "" }));
-  $("agg").addEventListener("change", (e) => set({ agg: e.target.value === "avg" ? "avg" : "" }));
+  $("agg").addEventListener("change", (e) => set({ agg: e.target.value === "avg" ? "avg" : "sum" }));
   $("weight").addEventListener("change", (e) => {
     const v = +e.target.value;
     set({ weight: v > 0 && v < 100 ? String(v) : "" });
@@ -451,18 +451,27 @@ function report(e) {
 
 function renderSummary(d, tree, diff) {
   const u = d.unit || "", agg = d.agg === "avg" ? " (average per profile)" : "";
+  $("agg").value = d.agg === "avg" ? "avg" : "sum";   // what is shown, chosen or the server's default
+  const note = $("agg-note");
+  note.textContent = "";
+  if (!S.agg && d.agg === "avg") {
+    const nn = diff && d.new ? d.new.profiles : d.profiles, nb = diff && d.base ? d.base.profiles : nn;
+    note.textContent = nn !== nb
+      ? `Compared per profile (average per profile): the sides have ${plural(nn, "profile")} and ${nb}. Choose “sum” to add them up.`
+      : "In-use figures are levels: the profiles are averaged, not added. Choose “sum” to add them up.";
+  }
   const el = $("summary");
   const st = `${d.sample_type || ""}${u ? " (" + u + ")" : ""}`;
   if (!diff) {
-    el.innerHTML = `<span class="num" id="profiles" data-value="${d.profiles}">${d.profiles}</span> profiles merged · ` +
+    el.innerHTML = `<span class="num" id="profiles" data-value="${d.profiles}">${d.profiles}</span> ${d.profiles === 1 ? "profile" : "profiles"} merged · ` +
       `${esc(st)} total <span class="num" id="root-total" data-value="${tree.total[0]}">${esc(fv(tree.total[0], u))}</span>${agg}`;
     return;
   }
   const nw = d.new || { profiles: d.profiles, total: tree.total[0] }, bs = d.base || { profiles: 0, total: tree.base[0] };
   const delta = tree.total[0] - tree.base[0], cls = delta > 0 ? "grew" : delta < 0 ? "shrank" : "";
   el.innerHTML = `${esc(st)}${agg}: new <span class="num" id="root-total" data-value="${tree.total[0]}">${esc(fv(tree.total[0], u))}</span>` +
-    ` (<span id="profiles">${nw.profiles}</span> profiles) vs base <span class="num" id="base-total" data-value="${tree.base[0]}">${esc(fv(tree.base[0], u))}</span>` +
-    ` (${bs.profiles} profiles): <span class="num ${cls}" id="root-delta" data-value="${delta}">${esc(signed(delta, u))}</span>` +
+    ` (<span id="profiles" data-value="${nw.profiles}">${nw.profiles}</span> ${nw.profiles === 1 ? "profile" : "profiles"}) vs base <span class="num" id="base-total" data-value="${tree.base[0]}">${esc(fv(tree.base[0], u))}</span>` +
+    ` (${plural(bs.profiles, "profile")}): <span class="num ${cls}" id="root-delta" data-value="${delta}">${esc(signed(delta, u))}</span>` +
     (tree.base[0] ? ` (${delta >= 0 ? "+" : ""}${pct(delta, tree.base[0])})` : "");
 }
 function renderLegend(d, diff) {

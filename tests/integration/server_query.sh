@@ -267,8 +267,12 @@ server_curl se.json "$A/series?$sel&sample_index=samples&step=60" >/dev/null
 pass "version, label, time, avg, weight, profiles, series"
 
 # ---- diff: base_X overrides X ----
+# 2 profiles against 1: per profile unless agg=sum
 server_curl d.json "$A/diff?$sel&sample_index=samples&version=v2&base_version=v1" >/dev/null
-[ "$(json d.json 'd["new"]["total"], d["new"]["profiles"], d["base"]["total"], d["base"]["profiles"]')" = "(40, 2, 17, 1)" ] ||
+[ "$(json d.json 'd["agg"], d["new"]["total"], d["new"]["profiles"], d["base"]["total"], d["base"]["profiles"]')" = "('avg', 20, 2, 17, 1)" ] ||
+    fail "diff of 2 profiles against 1 without agg: $(cat d.json)"
+server_curl d.json "$A/diff?$sel&sample_index=samples&version=v2&base_version=v1&agg=sum" >/dev/null
+[ "$(json d.json 'd["agg"], d["new"]["total"], d["new"]["profiles"], d["base"]["total"], d["base"]["profiles"]')" = "('sum', 40, 2, 17, 1)" ] ||
     fail "diff totals: $(cat d.json)"
 "$HOTSPUR" merge b.pb.gz c.pb.gz -o bc.pb.gz
 "$HOTSPUR" top --sample-index samples bc.pb.gz | strip >bc.txt

@@ -219,12 +219,16 @@ async function ui(page) {
   eq("root delta after reload", await val(page, "#root-delta"), b2.total / b2.n - b1.total / b1.n);
   console.log("ok: reload keeps the view");
 
-  // compare label values: instance=a against instance=b, sums
+  // compare label values: instance=a (2 profiles) against instance=b (1):
+  // per profile by default, sums when asked
   await page.goto(cfg.url + "/?service=web&span=600&label=instance%3Da&cmp=label&base_label=instance%3Db");
   await ready(page);
   const la = truth((p) => p.labels.instance === "a"), lb = truth((p) => p.labels.instance === "b");
-  eq("label compare delta", await val(page, "#root-delta"), la.total - lb.total);
-  console.log(`ok: compare labels: ${fmt(la.total - lb.total)}`);
+  eq("label compare delta (2 profiles vs 1: per profile)", await val(page, "#root-delta"), la.total / la.n - lb.total / lb.n);
+  await page.goto(cfg.url + "/?service=web&span=600&label=instance%3Da&cmp=label&base_label=instance%3Db&agg=sum");
+  await ready(page);
+  eq("label compare delta (agg=sum)", await val(page, "#root-delta"), la.total - lb.total);
+  console.log(`ok: compare labels: ${fmt(la.total / la.n - lb.total / lb.n)} per profile, ${fmt(la.total - lb.total)} as sums`);
 
   // compare time ranges: the last 10 minutes against the same span 1 hour earlier (empty base)
   await page.goto(cfg.url + "/?service=web&span=600&cmp=time&base_shift=3600");
