@@ -34,10 +34,20 @@ cleanup() {
 trap cleanup EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-run() { printf '$ %s\n' "$*"; "$@"; }
+# shq ARG...: the arguments as one line to paste into bash (single-quoted
+# when they hold anything but plain characters: a URL's & would background it)
+shq() {
+    local out="" a
+    for a in "$@"; do
+        if [[ $a =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]]; then out+=" $a"; else out+=" '${a//\'/\'\\\'\'}'"; fi
+    done
+    printf '%s' "${out# }"
+}
+run() { printf '$ %s\n' "$(shq "$@")"; "$@"; }
 
-# 1. The collector.
-"$hotspur" serve --listen 127.0.0.1:0 --data "$dir/data" >"$dir/serve.log" 2>&1 &
+# 1. The collector; the Source tab reads the example's files from the repository.
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+"$hotspur" serve --listen 127.0.0.1:0 --data "$dir/data" --source-path "$repo" >"$dir/serve.log" 2>&1 &
 server_pid=$!
 url=""
 for _ in $(seq 100); do
@@ -119,12 +129,13 @@ d = json.load(sys.stdin)
 t, m = d.get("unfiltered", d["total"]), d["matched"]
 print("version %s: %.1f%% of CPU (%.2f s of %.2f s, %d profiles)" % (sys.argv[1], 100.0 * m / t if t else 0, m / 1e9, t / 1e9, d["profiles"]))' "$v"
 done
-echo "  (\$ hotspur top --focus '$alloc_re' URL  shows the same share)"
+echo "  (\$ hotspur top --focus $(shq "$alloc_re") URL  shows the same share)"
 
 say "in the browser"
-echo "version 1's CPU, functions by total: $url/?service=shakesapp&type=cpu&version=1&view=functions"
-echo "compare 2 vs 1 on CPU:               $url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1"
-echo "compare 4 vs 3 on allocated heap:    $url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3"
+echo "version 1's CPU, functions by total:   $(shq "$url/?service=shakesapp&type=cpu&version=1&view=functions")"
+echo "compare 2 vs 1 on CPU:                 $(shq "$url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1")"
+echo "compare 4 vs 3 on allocated heap, per 10 s profile (average):"
+echo "                                       $(shq "$url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3&agg=avg")"
 if [ "${KEEP:-0}" = 1 ]; then
     echo
     echo "hotspur serve keeps running (pid $server_pid): kill $server_pid to stop it"

@@ -3,7 +3,8 @@
 // from the server `make demo` left running (tests/integration/demo_story.sh).
 //   node demo_screens.js OUTDIR NAME=URL...
 // Each page must finish loading without an error shown; the screenshot of
-// the whole 1280x800 viewport goes to OUTDIR/NAME.png.
+// the whole 1280x800 viewport goes to OUTDIR/NAME.png; each line printed
+// says what the page shows: sum or average per profile (agg).
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -31,7 +32,8 @@ async function main() {
       if (state === "error" || error) throw new Error(`${name}: the page shows an error: ${error || state}`);
       await page.waitForTimeout(300); // let the canvas settle
       await page.screenshot({ path: path.join(out, name + ".png") });
-      console.log(`screenshot ${name}.png (${state})`);
+      const agg = await page.$eval("#agg", (e) => e.value);
+      console.log(`screenshot ${name}.png (${state}, agg ${agg})`);
       await page.close();
     }
   } finally {

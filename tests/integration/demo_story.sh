@@ -69,10 +69,25 @@ pass "the allocator's share of CPU is lower in version 4 than in 3"
 
 # The web UI views the tutorial shows, from this server (screenshots in $TMP;
 # docs/images/tutorial-*.png come from such a run).
+# The links are the ones the demo printed, single-quoted so a paste into
+# bash does not background at the first &; so are the commands it shows.
+links=$(grep -o "'http://[^']*/?[^']*'" demo.out | tr -d "'")
+[ "$(echo "$links" | wc -l)" = 3 ] || fail "the demo does not print three quoted browser links: $(sed -n '/in the browser/,$p' demo.out)"
+bad=$(grep '^\$ ' demo.out | sed "s/'[^']*'//g" | grep '[&?]' || true)
+[ -z "$bad" ] || fail "commands printed with unquoted URLs: $bad"
 command -v node >/dev/null || fail "node is not installed"
 node "$SRC/tests/integration/demo_screens.js" "$TMP" \
-    "tutorial-v1-functions=$url/?service=shakesapp&type=cpu&version=1&view=functions" \
-    "tutorial-cpu-2-vs-1=$url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1" \
-    "tutorial-alloc-4-vs-3=$url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3" ||
-    fail "the web UI's views of the demo did not load"
-pass "the web UI shows the demo's views (screenshots in $TMP)"
+    "tutorial-v1-functions=$(echo "$links" | sed -n 1p)" \
+    "tutorial-cpu-2-vs-1=$(echo "$links" | sed -n 2p)" \
+    "tutorial-alloc-4-vs-3=$(echo "$links" | sed -n 3p)" > screens.out ||
+    { cat screens.out; fail "the web UI's views of the demo did not load"; }
+cat screens.out
+grep -q '^screenshot tutorial-alloc-4-vs-3.png (ready, agg avg)' screens.out ||
+    fail "the demo's 'per 10 s profile (average)' link does not open an average"
+pass "the web UI shows the demo's views from its quoted links, the allocations per profile (screenshots in $TMP)"
+
+# the Source tab works in the demo: serve has --source-path
+st=$(curl -s -o src.json -w '%{http_code}' "$url/api/v1/source?service=shakesapp&type=cpu&version=1&from=now-1h&function=handle_query")
+[ "$st" = 200 ] && python3 -c 'import json,sys; d=json.load(open("src.json")); fs=d.get("files",[d]); sys.exit(0 if any(f.get("found") for f in fs) else 1)' ||
+    fail "no source of handle_query in the demo (HTTP $st): $(head -c 300 src.json)"
+pass "the demo's server shows source (--source-path)"
