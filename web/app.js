@@ -74,9 +74,31 @@ async function api(path, params, { raw = false, quiet = false } = {}) {
 // "now" is read once per refresh, so every request of one refresh agrees.
 let pinnedNow = 0;
 function nowS() { return pinnedNow || Math.floor(Date.now() / 1000); }
+// The span in seconds: "" is 1 hour; 600, or a number with s, m, h, d, w
+// (10m, 1h); NaN when it is none of these.
+function spanSeconds(v = S.span) {
+  if (!v) return 3600;
+  const m = /^(\d+)([smhdw]?)$/.exec(v);
+  const n = m ? +m[1] * { "": 1, s: 1, m: 60, h: 3600, d: 86400, w: 604800 }[m[2]] : NaN;
+  return n > 0 ? n : NaN;
+}
+// What in the URL's times cannot be read, as sentences ([] when all is well).
+function badTimes() {
+  const out = [], unix = /^\d{1,12}$/;
+  if (Number.isNaN(spanSeconds())) out.push(`This link asks for span “${S.span}”: that is not a span (seconds, or a number with s, m, h, d or w: 600, 10m, 1h, 7d).`);
+  for (const k of ["end", "from", "until", "base_from", "base_until"])
+    if (S[k] && !unix.test(S[k])) out.push(`This link asks for ${k} “${S[k]}”: that is not a time (unix seconds).`);
+  if (S.from && S.until && unix.test(S.from) && unix.test(S.until) && +S.from >= +S.until)
+    out.push(`This link asks for the range from ${S.from} until ${S.until}: it ends before it starts.`);
+  if (S.base_shift && S.base_shift !== "custom" && !/^\d+$/.test(S.base_shift))
+    out.push(`This link asks for base_shift “${S.base_shift}”: that is not a number of seconds.`);
+  if (S.weight && !(+S.weight > 0 && +S.weight <= 100)) out.push(`This link asks for weight “${S.weight}”: a percentage, 1 to 100.`);
+  if (S.agg && S.agg !== "sum" && S.agg !== "avg") out.push(`This link asks for agg “${S.agg}”: sum or avg.`);
+  return out;
+}
 function range() {
   if (S.from && S.until) return [+S.from, +S.until];
-  const span = +S.span || 3600;
+  const span = spanSeconds();
   const end = S.end ? +S.end : nowS() + 1;
   return [end - span, end];
 }
@@ -124,29 +146,56 @@ function fillSelect(sel, values, current, { any = null, labelOf = (v) => v } = {
   if (sel.multiple) for (const o of sel.options) o.selected = current.includes(o.value);
   else sel.value = values.includes(current) || current === "" ? current : (values[0] || "");
 }
+// A value the URL asked for that is not there: shown selected in its
+// selector, marked, so the user sees the choice kept and can change it.
+function keepAsked(sel, value) {
+  const o = new Option(value + " (none)", value);
+  o.className = "asked";
+  sel.append(o);
+  o.selected = true;
+}
+const list = (xs) => xs.length ? xs.join(", ") : "none";
+// Errors about what the URL asks for: said, never silently replaced.
+class AskedError extends ApiError {}
 async function loadSelectors() {
   const svc = (await api("services")).services || [];
   if (!svc.length) throw new ApiError("no profiles stored yet: send some to POST /api/v1/ingest");
-  if (!svc.includes(S.service)) S.service = svc[0];
+  if (!S.service) S.service = svc[0];
   fillSelect($("service"), svc, S.service);
+  if (!svc.includes(S.service)) {
+    keepAsked($("service"), S.service);
+    throw new AskedError(`This link asks for service “${S.service}”: no profiles are stored under that name. Services: ${list(svc)}.`);
+  }
   const t = await api("types", new URLSearchParams({ service: S.service }));
   types = t.types || [];
   const tnames = types.map((x) => x.name);
-  if (!tnames.includes(S.type)) S.type = tnames.includes("cpu") ? "cpu" : (tnames[0] || "");
+  if (!S.type) S.type = tnames.includes("cpu") ? "cpu" : (tnames[0] || "");
   fillSelect($("type"), tnames, S.type);
+  if (!tnames.includes(S.type)) {
+    keepAsked($("type"), S.type);
+    throw new AskedError(`This link asks for type “${S.type}” of service “${S.service}”: ${S.service} has no ${S.type} profiles. Types: ${list(tnames)}.`);
+  }
   const ty = types.find((x) => x.name === S.type) || { sample_types: [] };
   const sts = (ty.sample_types || []).map((x) => x.type);
-  if (S.si && !sts.includes(S.si)) S.si = "";
   fillSelect($("sample"), sts, S.si || ty.default || "", {
     labelOf: (v) => { const st = ty.sample_types.find((x) => x.type === v); return st ? `${v} (${st.unit})` : v; },
   });
+  const asked = [];
+  if (S.si && !sts.includes(S.si)) {
+    keepAsked($("sample"), S.si);
+    asked.push(`This link asks for the value “${S.si}” of ${S.type} profiles: they have ${list(sts)}.`);
+  }
   const q = new URLSearchParams({ service: S.service, type: S.type });
   const [vers, labs] = await Promise.all([api("versions", q), api("labels", q)]);
   const versions = vers.versions || [];
-  S.version = S.version.filter((v) => versions.includes(v));
-  S.base_version = S.base_version.filter((v) => versions.includes(v));
   fillSelect($("versions"), versions, S.version);
   fillSelect($("base-version"), versions, S.base_version[0] || "", { any: "(choose)" });
+  for (const [k, sel, what] of [["version", "versions", "version"], ["base_version", "base-version", "base version"]]) {
+    const missing = S[k].filter((v) => !versions.includes(v));
+    for (const v of missing) keepAsked($(sel), v);
+    if (missing.length) asked.push(`This link asks for ${what} ${missing.map((v) => `“${v}”`).join(", ")} of ${S.service} (${S.type}): ` +
+      `there are no such profiles. Versions: ${list(versions)}.`);
+  }
   labelValues = labs.labels || {};
   const box = $("labels");
   box.textContent = "";
@@ -169,11 +218,26 @@ async function loadSelectors() {
     for (const v of labelValues[k]) baseOpts.push(k + "=" + v);
   }
   fillSelect($("base-label"), baseOpts, S.base_label, { any: "(choose)" });
+  for (const l of S.label.concat(S.base_label ? [S.base_label] : [])) {
+    const eqAt = l.indexOf("="), k = l.slice(0, eqAt), v = l.slice(eqAt + 1);
+    if (eqAt > 0 && (labelValues[k] || []).includes(v)) continue;
+    const sel = $("label-" + k);
+    if (sel) keepAsked(sel, v);
+    asked.push(`This link asks for the label “${l}”: ${S.service} (${S.type}) has ` +
+      (labelValues[k] ? `${k} = ${list(labelValues[k])}.` : `no label “${k}”. Labels: ${list(Object.keys(labelValues).sort())}.`));
+  }
   writeState();
+  if (asked.length) throw new AskedError(asked.join("\n"));
 }
 
 function syncControls() {
-  $("span").value = S.span || "3600";
+  const span = $("span");
+  for (const o of [...span.options]) if (o.className === "asked") o.remove();
+  if (S.span && ![...span.options].some((o) => o.value === S.span)) {
+    const n = spanSeconds();
+    span.append(Object.assign(new Option(Number.isNaN(n) ? S.span + " (not a span)" : S.span, S.span), { className: "asked" }));
+  }
+  span.value = S.span || "3600";
   $("end").value = S.end ? toLocalInput(+S.end) : "";
   $("agg").value = S.agg || "sum";
   $("weight").value = S.weight;
@@ -386,15 +450,19 @@ async function refresh() {
   pinnedNow = Math.floor(Date.now() / 1000);
   errors = [];
   showErrors();
+  $("notice").hidden = true;
+  $("notice").textContent = "";
   document.body.dataset.hsState = "loading";
   syncControls();
   try {
     // A link names its service and type: ask for the graph while the
     // selectors load, and use the answer if they changed nothing.
-    const early = S.service && S.type ? mainRequest() : null;
+    const bad = badTimes();
+    const early = S.service && S.type && !bad.length ? mainRequest() : null;
     await loadSelectors();
     if (gen !== generation) return;
     syncControls();
+    if (bad.length) throw new AskedError(bad.join("\n"));
     const diff = comparing();
     $("download").href = "api/v1/profile?" + baseParams().toString();
     const series = loadTimeline().catch((e) => report(e));
@@ -435,13 +503,50 @@ async function refresh() {
     for (const f of funcs.slice(0, 500)) names.append(new Option(f.name));
     showView(S.view || "flame");
     await series;
-    if (gen === generation) document.body.dataset.hsState = "ready";
+    const shown = diff ? (main.new ? main.new.profiles : main.profiles) : main.profiles;
+    if (gen !== generation) return;
+    if (shown === 0) await offerRange(gen);
+    if (gen === generation) document.body.dataset.hsState = shown === 0 ? "empty" : "ready";
   } catch (e) {
     if (gen !== generation) return;
     report(e);
     if (e.status === 401) { $("auth").hidden = false; $("token").focus(); }
     document.body.dataset.hsState = "error";
   }
+}
+// An empty range: say so, and offer the same span ending where the
+// selection's latest profiles are (found with two /series requests: the
+// last day with profiles in the last 90, then its last minute).
+async function offerRange(gen) {
+  const box = $("notice"), [from, until] = range();
+  const when = (t) => new Date(t * 1000).toLocaleString();
+  box.hidden = false;
+  box.textContent = `No profiles of ${S.service} in this range (${S.type}, ${when(from)} to ${when(until)}` +
+    `${S.version.length ? ", version " + S.version.join(", ") : ""}${S.label.length ? ", " + S.label.join(", ") : ""}). `;
+  const last = async (a, b, step) => {
+    const p = baseParams({ filters: false });
+    p.set("from", String(a)); p.set("until", String(b)); p.set("step", String(step));
+    const pts = (await api("series", p)).points || [];
+    return pts.length ? pts[pts.length - 1][0] : -1;
+  };
+  try {
+    const now = nowS() + 1, day = await last(now - 90 * 86400, now, 86400);
+    if (gen !== generation) return;
+    if (day < 0) { box.append("There are none in the last 90 days either: choose another version, label or service."); return; }
+    const minute = await last(day, Math.min(day + 86400, now), 60);
+    if (gen !== generation || minute < 0) return;
+    const end = minute + 60, span = until - from;
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = `show the ${fmtSpan(span)} ending ${when(end)}, where the latest are`;
+    b.addEventListener("click", () => set({ end: String(end), from: "", until: "", span: S.from && S.until ? String(span) : S.span, zoom: "" }));
+    box.append(b);
+  } catch (e) { report(e); }
+}
+function fmtSpan(s) {
+  for (const [n, u] of [[604800, "week"], [86400, "day"], [3600, "hour"], [60, "minute"]])
+    if (s >= n && s % n === 0) return plural(s / n, u).replace(/^1 /, "");
+  return plural(s, "second");
 }
 function report(e) {
   errors.push(e instanceof ApiError ? e.message : "error: " + (e && e.message ? e.message : e));
@@ -502,7 +607,7 @@ function filterShare(d, diff) {
 let points = [], tlStep = 60, drag = null;
 async function loadTimeline() {
   // always the whole span; a range dragged on it is drawn as a selection
-  const span0 = +S.span || 3600, end = S.end ? +S.end : nowS() + 1;
+  const span0 = spanSeconds(), end = S.end ? +S.end : nowS() + 1;
   const from = end - span0, until = end;
   const span = until - from;
   tlStep = Math.max(10, Math.ceil(span / 120));
