@@ -328,6 +328,7 @@ function wireControls() {
   $("f-fn").addEventListener("keydown", (e) => { if (e.key === "Enter") focusFunction(e.target.value.trim()); });
   $("f-fn").addEventListener("change", (e) => { if (e.target.value.trim()) focusFunction(e.target.value.trim()); });
   $("fg-reset").addEventListener("click", () => fg.reset());
+  $("skip").addEventListener("click", (e) => { e.preventDefault(); showView("flame"); $("fg").focus(); });
   $("fg-orient").addEventListener("click", () => {
     S.icicle = S.icicle === "1" ? "" : "1";
     writeState();
@@ -475,7 +476,7 @@ async function refresh() {
     const tree = HsFlame.fromServer(main);
     const unit = main.unit || "";
     fg.setTree(tree, {
-      unit, rootName: "root",
+      unit, rootName: "all",   // the root's name in `hotspur flame` files too
       total: diff ? (main.new && main.new.total) || tree.total[0] : (main.unfiltered || main.total || tree.total[0]),
       baseTotal: diff ? (main.base && main.base.total) || tree.base[0] : 0,
     });
@@ -696,6 +697,7 @@ function renderTable() {
   const tr = thead.insertRow();
   for (const c of cols) {
     const th = document.createElement("th");
+    if (c.cls) th.className = c.cls;
     const b = document.createElement("button");
     b.type = "button";
     b.textContent = c.label;
@@ -743,7 +745,8 @@ function renderTable() {
       else if (c.key === "file") { td.textContent = f.file || ""; td.className = "file"; }
       else if (c.key === "self_pct") td.textContent = pct(f.self, grand);
       else if (c.key === "total_pct") td.textContent = pct(f.total, grand);
-      else if (c.key === "d_pct") td.textContent = f.total_base ? (f.d_total >= 0 ? "+" : "") + pct(f.d_total, f.total_base) : (f.total_new ? "new" : "");
+      else if (c.key === "d_pct") td.textContent = !f.total_new && f.total_base ? "gone" : !f.total_base && f.total_new ? "new"
+        : f.total_base ? (f.d_total >= 0 ? "+" : "") + pct(f.d_total, f.total_base) : "";
       else {
         const v = +f[c.key] || 0;
         td.textContent = c.signed ? signed(v, unit) : fv(v, unit);

@@ -27,6 +27,7 @@ var HsFlame = (function () {
   // ---------------------------------------------------------------- formatting
   function fmtNum(v) { return Math.round(v).toLocaleString("en-US"); }
   function fmtValue(v, unit) {
+    if (v === 0) return "0";          // as pprof prints it, whatever the unit
     const a = Math.abs(v);
     if (unit === "nanoseconds") {
       if (a >= 1e9) return (v / 1e9).toFixed(2) + "s";
@@ -432,7 +433,7 @@ var HsFlame = (function () {
         h += row("total new", fmtValue(t.total[i], u), pct(t.total[i], this.grand));
         h += row("total base", fmtValue(t.base[i], u), pct(t.base[i], this.grandBase));
         h += row(`<span class="${cls}">delta</span>`, `<span class="${cls}">${signed(dt, u)}</span>`,
-          t.base[i] ? (dt >= 0 ? "+" : "") + pct(dt, t.base[i]) : (t.total[i] ? "new" : ""));
+          sideOnly(t, i) || (t.base[i] ? (dt >= 0 ? "+" : "") + pct(dt, t.base[i]) : ""));
         h += row("self new", fmtValue(t.self[i], u), pct(t.self[i], this.grand));
         h += row("self base", fmtValue(t.selfBase[i], u), pct(t.selfBase[i], this.grandBase));
         h += row("self delta", signed(ds, u), "");

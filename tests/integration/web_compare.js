@@ -148,6 +148,45 @@ async function badUrls(page) {
   console.log(`ok: empty range: "${msg}", the offered range shows 2 profiles`);
 }
 
+// 4. the table, names and layout: gone/new rows, the file header over its
+// column, "0" as pprof prints it, one root name, "1 profile", 1024 px, a
+// skip link to the graph
+async function pleasant(page) {
+  await page.goto(cfg.url + "/?service=cmp&span=600&version=2&cmp=version&base_version=1&view=functions");
+  await ready(page);
+  const dpct = (n) => page.$eval(`#fn-table tbody tr[data-name="${n}"] td[data-col="d_pct"]`, (e) => e.textContent.trim());
+  eq("delta % of a gone function", await dpct("line_matches_regex"), "gone");
+  eq("delta % of a new function", await dpct("memmem"), "new");
+  await page.goto(cfg.url + "/?service=cmp&span=600&version=1&view=functions");
+  await ready(page);
+  const cols = await page.$eval("#fn-table", (t) => {
+    const th = t.querySelector("thead th.file"), td = t.querySelector("tbody td.file");
+    return { th: th && th.getBoundingClientRect().left, td: td && td.getBoundingClientRect().left };
+  });
+  if (cols.th === null || cols.td === null || Math.abs(cols.th - cols.td) > 12) fail("the file header is not over its column: " + JSON.stringify(cols));
+  eq("zero self", await page.$eval('#fn-table tbody tr[data-name="main"] td[data-col="self"]', (e) => e.textContent.trim()), "0");
+  eq("zero nanoseconds", await page.evaluate(() => HsFlame.fmtValue(0, "nanoseconds")), "0");
+  const sum = await text(page, "#summary");
+  if (!/^1 profile merged/.test(sum)) fail("one profile: " + sum);
+  await page.click("#tab-flame");
+  eq("root name (as in hotspur flame files)", await page.evaluate(() => window.hsUI.fg.frames().find((f) => f.depth === 0).name), "all");
+  // 1024 px wide: nothing falls off
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await page.goto(cfg.url + "/?service=cmp&span=600&version=2&cmp=version&base_version=1");
+  await ready(page);
+  const fit = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth,
+    right: Math.max(...["download", "copy", "fg-wrap", "agg"].map((id) => document.getElementById(id).getBoundingClientRect().right)) }));
+  if (fit.scroll > 1024 || fit.right > 1024) fail("at 1024 px the page is wider than the window: " + JSON.stringify(fit));
+  await shot(page, "compare-1024");
+  // keyboard: the first Tab reaches the skip link, Enter the graph
+  await page.keyboard.press("Tab");
+  eq("first Tab stop", await page.evaluate(() => document.activeElement.id), "skip");
+  await page.keyboard.press("Enter");
+  eq("after the skip link", await page.evaluate(() => document.activeElement.id), "fg");
+  await page.setViewportSize({ width: 1280, height: 800 });
+  console.log(`ok: gone/new in the table, file header, "0", root "all", "1 profile", 1024 px (${fit.scroll} px wide), skip link`);
+}
+
 (async () => {
   const dir = fs.mkdtempSync(path.join(cfg.tmp || "/tmp", "chromium-"));
   const ctx = await chromium.launchPersistentContext(dir, {
@@ -161,7 +200,7 @@ async function badUrls(page) {
     page.setDefaultTimeout(T);
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    const parts = { gone: goneFrames, norm: normalized, bad: badUrls }, only = process.env.WEB_COMPARE_ONLY;
+    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant }, only = process.env.WEB_COMPARE_ONLY;
     for (const [name, fn] of Object.entries(parts)) if (!only || only === name) await fn(page);
     if (errors.length) fail("page errors: " + errors.join("; "));
   } catch (e) {

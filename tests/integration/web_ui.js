@@ -111,7 +111,7 @@ async function ui(page) {
   await clickFrame(page, "run");
   eq("zoomed frame", await page.evaluate(() => hsUI.fg.name(hsUI.fg.zoomNode)), "run");
   const crumbs = await page.$$eval("#crumbs button", (b) => b.map((x) => x.textContent));
-  eq("breadcrumb", crumbs.join(" > "), "root > main > run");
+  eq("breadcrumb", crumbs.join(" > "), "all > main > run");
   if (!/zoom=main%3Brun/.test(page.url())) fail("the URL does not hold the zoom: " + page.url());
   const tip = await text(page, "#tip");
   if (!tip.includes("run") || !tip.includes(fmt(v1.fn.run.total))) fail("tooltip of run: " + tip);
@@ -401,7 +401,7 @@ async function measure(ctx) {
       const t0 = performance.now(), txt = await (await fetch(fgr.name)).text(), t1 = performance.now();
       const d = JSON.parse(txt), t2 = performance.now();
       const tree = HsFlame.fromServer(d), t3 = performance.now();
-      hsUI.fg.setTree(tree, { unit: d.unit, rootName: "root", total: d.total, baseTotal: 0 });
+      hsUI.fg.setTree(tree, { unit: d.unit, rootName: "all", total: d.total, baseTotal: 0 });
       const t4 = performance.now();
       return { parse: t2 - t1, tree: t3 - t2, draw: t4 - t3, bytes: txt.length };
     }));

@@ -50,7 +50,7 @@ async function check(page) {
   await page.mouse.move(pt.x, pt.y);
   await page.mouse.click(pt.x, pt.y);
   eq("zoomed frame", await page.evaluate(() => hsUI.fg.name(hsUI.fg.zoomNode)), "run");
-  eq("breadcrumb", (await page.$$eval("#crumbs button", (b) => b.map((x) => x.textContent))).join(" > "), "root > main > run");
+  eq("breadcrumb", (await page.$$eval("#crumbs button", (b) => b.map((x) => x.textContent))).join(" > "), "all > main > run");
   const tip = await text(page, "#tip");
   if (!tip.includes("run") || !tip.includes(fmt(all.fn.run.total))) fail("tooltip of run: " + tip);
   await page.focus("#fg");
