@@ -1,6 +1,7 @@
-/* analysis_internal.h — helpers private to src/analysis: a growable buffer,
- * a multimap from 64-bit hashes to uint32 candidates (profile/hashmap.h), string
- * interning, and the compiled form of the filter options. */
+/* analysis_internal.h — what is private to src/analysis: the compiled form
+ * of the filter options, the view's internals shared by its files, pprof's
+ * naming helpers. (The map, string table and error helper it uses are
+ * src/base's.) */
 #ifndef HS_ANALYSIS_INTERNAL_H
 #define HS_ANALYSIS_INTERNAL_H
 
@@ -10,62 +11,9 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
-#include "profile/hashmap.h"
-
-/* ---- error helper ---- */
-void hs_an_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* ---- hashing ---- */
-static inline uint64_t hs_an_mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
-
-/* Map from a 64-bit hash to a list of uint32 candidates (collisions are
- * resolved by the caller comparing the candidate): the shared container
- * (profile/hashmap.h) used as a multimap. */
-typedef hs_hmap hs_an_map;
-
-static inline int hs_an_map_init(hs_an_map *m, size_t hint) { return hs_hmap_init(m, hint); }
-static inline void hs_an_map_free(hs_an_map *m) { hs_hmap_free(m); }
-/* Iterate candidates: start with *slot = (size_t)-1; returns the next value
- * stored under key, or UINT32_MAX when there is none. */
-static inline uint32_t hs_an_map_next(const hs_an_map *m, uint64_t key, size_t *slot)
-{
-    uint64_t v;
-    return hs_hmap_next(m, key, slot, &v) ? (uint32_t)v : UINT32_MAX;
-}
-static inline int hs_an_map_put(hs_an_map *m, uint64_t key, uint32_t val)
-{
-    return hs_hmap_add(m, key, val);
-}
-
-/* ---- string intern table (id -> string, stable pointers) ---- */
-typedef struct {
-    char **strs;
-    size_t n, cap;
-    hs_an_map map;
-    char *chunks;      /* the strings, packed in malloc'd chunks (a list) */
-    char *free_at;     /* the next string's place in the newest chunk */
-    size_t free_left;
-} hs_an_strtab;
-
-int hs_an_strtab_init(hs_an_strtab *t);
-void hs_an_strtab_free(hs_an_strtab *t);
-/* id of s, interned if new; UINT32_MAX on out of memory */
-uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s);
-/* No more lookups: the table's map is freed, its strings stay (a later
- * intern still works but no longer finds the strings interned before). */
-void hs_an_strtab_seal(hs_an_strtab *t);
-/* A copy of s kept as long as the table, not interned (no id, never found
- * by hs_an_strtab_intern): for strings that are mostly distinct. NULL on out
- * of memory. */
-const char *hs_an_strtab_keep(hs_an_strtab *t, const char *s);
+#include "base/err.h"
+#include "base/hashmap.h"
+#include "base/strtab.h"
 
 /* ---- the view build ---- */
 /* Profiles of at least this many samples (default 4096) have their

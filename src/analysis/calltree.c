@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "analysis/analysis_internal.h"
-#include "profile/vec.h"
+#include "base/vec.h"
 
 /* a + b as two's complement wraps (hostile profiles overflow; the sum is
  * the same in any order, which the tree and the walk rely on) */
@@ -28,7 +28,7 @@ static inline int64_t hs_wrap_add(int64_t a, int64_t b)
 /* The (parent, node) -> child table: open addressing, linear probing,
  * with the key stored in the slot so a probe touches one cache line (a
  * 100 000-stack profile has a million frames; the separate key and value
- * arrays of hs_an_map and the tree node to compare were three misses). */
+ * arrays of hs_idmap and the tree node to compare were three misses). */
 typedef struct {
     uint32_t parent, node, id; /* id UINT32_MAX: empty */
 } child_slot;
@@ -40,7 +40,7 @@ typedef struct {
 
 static size_t child_hash(uint32_t parent, uint32_t node)
 {
-    return (size_t)hs_an_mix(((uint64_t)parent << 32) ^ node ^ 0x9e3779b97f4a7c15ULL);
+    return (size_t)hs_mix64(((uint64_t)parent << 32) ^ node ^ 0x9e3779b97f4a7c15ULL);
 }
 
 static int child_init(child_tab *c, size_t hint)
@@ -131,7 +131,7 @@ int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errl
     size_t n_stacks;
     if (hs_an_view_unique(v, &stacks, &n_stacks) < 0) {
         memset(out, 0, sizeof *out);
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return -1;
     }
     return hs_calltree_build_stacks(stacks, n_stacks, v->nodes, out, err, errlen);
@@ -251,7 +251,7 @@ oom:
     free(nkids);
     free(kids);
     hs_calltree_free(out);
-    hs_an_err(err, errlen, "out of memory");
+    hs_err(err, errlen, "out of memory");
     return -1;
 }
 
@@ -428,7 +428,7 @@ static int walk_group(walker *s, wgroup g, void *ctx)
         if (key >= v->n_nodes) {
             for (size_t gi = 0; gi < nk; gi++)
                 group_of[s->kids[gi].nd.node] = UINT32_MAX;
-            hs_an_err(s->err, s->errlen, "stack frame names node %" PRIu32 " of %zu", key, v->n_nodes);
+            hs_err(s->err, s->errlen, "stack frame names node %" PRIu32 " of %zu", key, v->n_nodes);
             return -1;
         }
         uint32_t gi = group_of[key];
@@ -492,7 +492,7 @@ static int walk_group(walker *s, wgroup g, void *ctx)
             s->pend[s->np++] = kids[gi];
     return 0;
 oom:
-    hs_an_err(s->err, s->errlen, "out of memory");
+    hs_err(s->err, s->errlen, "out of memory");
     return -1;
 }
 
@@ -517,7 +517,7 @@ static int walk(const hs_view *v, int64_t min_keep, hs_walk_fn fn, hs_tally_fn t
     int rc = -1;
     if (walker_init(&s, v, min_keep, fn, tally, err, errlen) < 0 ||
         walk_stacks(v, &s.ws, &s.tmp, &root) < 0)
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
     else
         rc = walk_subtree(&s, root, ctx);
     free(s.ws);
@@ -650,7 +650,7 @@ static int split_serial(wpool *pl, walker *s, wgroup root, void *ctx, uint32_t s
     }
     return 0;
 oom:
-    hs_an_err(s->err, s->errlen, "out of memory");
+    hs_err(s->err, s->errlen, "out of memory");
     return -1;
 }
 
@@ -667,7 +667,7 @@ int hs_calltree_walk_split(const hs_view *v, int64_t min_keep, const hs_walk_spl
     int rc = -1;
     if (walker_init(&s, v, min_keep, sp->fn, NULL, err, errlen) < 0 ||
         walk_stacks(v, &s.ws, &s.tmp, &root) < 0) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         goto done;
     }
     if (threads < 2 || root.hi < HS_WALK_SPLIT_MIN) { /* not worth a thread */
@@ -677,13 +677,13 @@ int hs_calltree_walk_split(const hs_view *v, int64_t min_keep, const hs_walk_spl
     if ((rc = split_serial(&pl, &s, root, ctx, root.hi / HS_WALK_SPLIT_PIECES + 1)) != 0)
         goto done;
     if (pthread_mutex_init(&pl.mu, NULL) != 0) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         rc = -1;
         goto done;
     }
     if (pthread_cond_init(&pl.cv, NULL) != 0) {
         pthread_mutex_destroy(&pl.mu);
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         rc = -1;
         goto done;
     }
@@ -718,7 +718,7 @@ int hs_calltree_walk_split(const hs_view *v, int64_t min_keep, const hs_walk_spl
         pthread_mutex_unlock(&pl.mu);
         int r = p->rc;
         if (r < 0)
-            hs_an_err(err, errlen, "%s", p->err);
+            hs_err(err, errlen, "%s", p->err);
         else if (r == 0)
             r = sp->join(ctx, p->ctx);
         sp->drop(p->ctx);
@@ -786,7 +786,7 @@ oom:
     free(*order);
     *order = NULL;
     *n = 0;
-    hs_an_err(err, errlen, "out of memory");
+    hs_err(err, errlen, "out of memory");
     return -1;
 }
 

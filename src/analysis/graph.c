@@ -18,7 +18,7 @@ typedef struct {
     hs_graph_edge *edges;
     uint32_t *estamp;
     size_t n_edges, cap_edges;
-    hs_an_map emap;
+    hs_idmap emap;
     bool drop_negative;               /* --drop-negative */
 } gbuild;
 
@@ -29,10 +29,10 @@ static inline int64_t abs64(int64_t x)
 
 static uint32_t edge_get(gbuild *b, uint32_t src, uint32_t dst)
 {
-    uint64_t key = hs_an_mix(((uint64_t)src << 32) | dst);
+    uint64_t key = hs_mix64(((uint64_t)src << 32) | dst);
     size_t slot = (size_t)-1;
     uint32_t id;
-    while ((id = hs_an_map_next(&b->emap, key, &slot)) != UINT32_MAX)
+    while ((id = hs_idmap_next(&b->emap, key, &slot)) != UINT32_MAX)
         if (b->edges[id].src == src && b->edges[id].dst == dst)
             return id;
     if (b->n_edges == b->cap_edges) {
@@ -48,7 +48,7 @@ static uint32_t edge_get(gbuild *b, uint32_t src, uint32_t dst)
         b->cap_edges = nc;
     }
     id = (uint32_t)b->n_edges;
-    if (hs_an_map_put(&b->emap, key, id) < 0)
+    if (hs_idmap_put(&b->emap, key, id) < 0)
         return UINT32_MAX;
     hs_graph_edge *e = &b->edges[id];
     memset(e, 0, sizeof *e);
@@ -74,8 +74,8 @@ static int build_pass(gbuild *b, const uint8_t *kept, bool with_edges)
     memset(b->nodes, 0, v->n_nodes * sizeof *b->nodes);
     for (size_t i = 0; i < v->n_nodes; i++)
         b->nstamp[i] = UINT32_MAX;
-    hs_an_map_free(&b->emap);
-    if (with_edges && hs_an_map_init(&b->emap, 1024) < 0)
+    hs_idmap_free(&b->emap);
+    if (with_edges && hs_idmap_init(&b->emap, 1024) < 0)
         return -1;
     b->n_edges = 0;
     for (size_t s = 0; s < n_stacks; s++) {
@@ -261,7 +261,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
     uint32_t *order = malloc(nn * sizeof *order);
     uint8_t *kept = calloc(nn, 1);
     uint8_t *edge_dead = NULL;
-    if (!b.nodes || !b.nstamp || !order || !kept || hs_an_map_init(&b.emap, 16) < 0)
+    if (!b.nodes || !b.nstamp || !order || !kept || hs_idmap_init(&b.emap, 16) < 0)
         goto oom;
     if (build_pass(&b, NULL, false) < 0)
         goto oom;
@@ -368,7 +368,7 @@ int hs_graph_build(const hs_view *v, const hs_analysis_options *o, hs_graph *out
     free(b.estamp);
     free(kept);
     free(edge_dead);
-    hs_an_map_free(&b.emap);
+    hs_idmap_free(&b.emap);
     return 0;
 oom_nodes:
     out->nodes = b.nodes;
@@ -383,7 +383,7 @@ oom:
     free(order);
     free(kept);
     free(edge_dead);
-    hs_an_map_free(&b.emap);
-    hs_an_err(err, errlen, "out of memory");
+    hs_idmap_free(&b.emap);
+    hs_err(err, errlen, "out of memory");
     return -1;
 }

@@ -9,11 +9,11 @@
 
 typedef struct {
     hs_profile *out;
-    hs_an_map loc_map;  /* content hash -> new location id (stored as index) */
+    hs_idmap loc_map;  /* content hash -> new location id (stored as index) */
     uint64_t *loc_ids;  /* index -> new location id */
     uint64_t *loc_hash;
     size_t n_locs, cap_locs;
-    hs_an_map sample_map; /* stack+labels hash -> sample index */
+    hs_idmap sample_map; /* stack+labels hash -> sample index */
 } merger;
 
 static int64_t restr(hs_profile *out, const hs_profile *p, int64_t idx)
@@ -133,12 +133,12 @@ static uint64_t merge_location(msrc *c, const hs_location *l)
         lines[k].line = l->lines[k].line;
         lines[k].column = l->lines[k].column;
     }
-    uint64_t h = hs_an_mix(mid * 31 + l->address);
+    uint64_t h = hs_mix64(mid * 31 + l->address);
     for (size_t k = 0; k < l->n_lines; k++)
-        h = hs_an_mix(h ^ (lines[k].function_id * 1000003ULL + (uint64_t)lines[k].line));
+        h = hs_mix64(h ^ (lines[k].function_id * 1000003ULL + (uint64_t)lines[k].line));
     size_t slot = (size_t)-1;
     uint32_t idx;
-    while ((idx = hs_an_map_next(&m->loc_map, h, &slot)) != UINT32_MAX)
+    while ((idx = hs_idmap_next(&m->loc_map, h, &slot)) != UINT32_MAX)
         if (same_location(m->out, m->loc_ids[idx], mid, l->address, lines, l->n_lines))
             return c->loc_ids[i] = m->loc_ids[idx];
     uint64_t found = hs_profile_add_location(m->out, mid, l->address, lines, l->n_lines);
@@ -153,7 +153,7 @@ static uint64_t merge_location(msrc *c, const hs_location *l)
         m->cap_locs = nc;
     }
     m->loc_ids[m->n_locs] = found;
-    if (hs_an_map_put(&m->loc_map, h, (uint32_t)m->n_locs) < 0)
+    if (hs_idmap_put(&m->loc_map, h, (uint32_t)m->n_locs) < 0)
         return 0;
     m->n_locs++;
     return c->loc_ids[i] = found;
@@ -201,14 +201,14 @@ static int merge_one(merger *m, const hs_profile *p, bool mark, char *err, size_
             sl[k] = 0;
             if (l && !(sl[k] = merge_location(&c, l)))
                 goto oom;
-            h = hs_an_mix(h ^ sl[k]);
+            h = hs_mix64(h ^ sl[k]);
         }
         for (size_t k = 0; k < S->n_labels; k++) {
             lb[k].key = restr(out, p, S->labels[k].key);
             lb[k].str = restr(out, p, S->labels[k].str);
             lb[k].num = S->labels[k].num;
             lb[k].num_unit = restr(out, p, S->labels[k].num_unit);
-            h = hs_an_mix(h ^ ((uint64_t)lb[k].key * 7 + (uint64_t)lb[k].str * 131 +
+            h = hs_mix64(h ^ ((uint64_t)lb[k].key * 7 + (uint64_t)lb[k].str * 131 +
                                (uint64_t)lb[k].num));
         }
         size_t nl = S->n_labels;
@@ -216,13 +216,13 @@ static int merge_one(merger *m, const hs_profile *p, bool mark, char *err, size_
             lb[nl] = (hs_label){hs_profile_str(out, "pprof::base"), hs_profile_str(out, "true"), 0, 0};
             if (lb[nl].key <= 0 || lb[nl].str <= 0)
                 goto oom;
-            h = hs_an_mix(h ^ ((uint64_t)lb[nl].key * 7 + (uint64_t)lb[nl].str * 131));
+            h = hs_mix64(h ^ ((uint64_t)lb[nl].key * 7 + (uint64_t)lb[nl].str * 131));
             nl++;
         }
         size_t slot = (size_t)-1;
         uint32_t idx;
         bool merged = false;
-        while ((idx = hs_an_map_next(&m->sample_map, h, &slot)) != UINT32_MAX) {
+        while ((idx = hs_idmap_next(&m->sample_map, h, &slot)) != UINT32_MAX) {
             hs_sample *o = &out->samples[idx];
             if (same_sample(o, sl, S->n_locations, lb, nl)) {
                 for (size_t t = 0; t < out->n_sample_types; t++)
@@ -236,13 +236,13 @@ static int merge_one(merger *m, const hs_profile *p, bool mark, char *err, size_
         uint32_t ni = (uint32_t)out->n_samples;
         if (hs_profile_add_sample(out, sl, S->n_locations, S->values, lb, nl) < 0)
             goto oom;
-        if (hs_an_map_put(&m->sample_map, h, ni) < 0)
+        if (hs_idmap_put(&m->sample_map, h, ni) < 0)
             goto oom;
     }
     rc = 0;
     goto out;
 oom:
-    hs_an_err(err, errlen, "out of memory while merging profiles");
+    hs_err(err, errlen, "out of memory while merging profiles");
 out:
     free(c.map_ids);
     free(c.fn_ids);
@@ -262,7 +262,7 @@ hs_profile *hs_analysis_merge_marked(hs_profile *const *ps, size_t n, size_t fir
                                      char *err, size_t errlen)
 {
     if (n == 0) {
-        hs_an_err(err, errlen, "no profiles to merge");
+        hs_err(err, errlen, "no profiles to merge");
         return NULL;
     }
     const hs_profile *p0 = ps[0];
@@ -275,7 +275,7 @@ hs_profile *hs_analysis_merge_marked(hs_profile *const *ps, size_t n, size_t fir
                  strcmp(hs_profile_string(p0, p0->sample_types[t].unit),
                         hs_profile_string(q, q->sample_types[t].unit)) == 0;
         if (!ok) {
-            hs_an_err(err, errlen, "cannot merge profiles of different types (profile %zu)",
+            hs_err(err, errlen, "cannot merge profiles of different types (profile %zu)",
                       i + 1);
             return NULL;
         }
@@ -283,7 +283,7 @@ hs_profile *hs_analysis_merge_marked(hs_profile *const *ps, size_t n, size_t fir
     merger m;
     memset(&m, 0, sizeof m);
     hs_profile *out = hs_profile_new();
-    if (!out || hs_an_map_init(&m.loc_map, 1024) < 0 || hs_an_map_init(&m.sample_map, 1024) < 0)
+    if (!out || hs_idmap_init(&m.loc_map, 1024) < 0 || hs_idmap_init(&m.sample_map, 1024) < 0)
         goto oom;
     m.out = out;
     for (size_t t = 0; t < p0->n_sample_types; t++)
@@ -322,15 +322,15 @@ hs_profile *hs_analysis_merge_marked(hs_profile *const *ps, size_t n, size_t fir
             out->samples[kept++] = out->samples[i];
     }
     out->n_samples = kept;
-    hs_an_map_free(&m.loc_map);
-    hs_an_map_free(&m.sample_map);
+    hs_idmap_free(&m.loc_map);
+    hs_idmap_free(&m.sample_map);
     free(m.loc_ids);
     return out;
 oom:
-    hs_an_err(err, errlen, "out of memory while merging profiles");
+    hs_err(err, errlen, "out of memory while merging profiles");
 fail:
-    hs_an_map_free(&m.loc_map);
-    hs_an_map_free(&m.sample_map);
+    hs_idmap_free(&m.loc_map);
+    hs_idmap_free(&m.sample_map);
     free(m.loc_ids);
     hs_profile_free(out);
     return NULL;

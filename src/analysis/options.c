@@ -50,7 +50,7 @@ int hs_analysis_regcomp(hs_regex *out, const char *re, const char *what, char *e
 {
     char msg[256];
     if (hs_regex_compile(out, re, msg, sizeof msg) != 0) {
-        hs_an_err(err, errlen, "invalid %s regexp '%.200s': %s", what, re, msg);
+        hs_err(err, errlen, "invalid %s regexp '%.200s': %s", what, re, msg);
         return -1;
     }
     return 0;
@@ -60,7 +60,7 @@ static int set_str(char **dst, const char *arg, char *err, size_t errlen)
 {
     char *s = strdup(arg ? arg : "");
     if (!s) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return -1;
     }
     free(*dst);
@@ -92,7 +92,7 @@ static int set_tag(char **dst, const char *arg, const char *what, char *err, siz
             snprintf(buf, sizeof buf, "%s", err);
             char *p = strstr(buf, "tagfocus");
             if (p)
-                hs_an_err(err, errlen, "%.*s%s%s", (int)(p - buf), buf, what, p + 8);
+                hs_err(err, errlen, "%.*s%s%s", (int)(p - buf), buf, what, p + 8);
         }
         return -1;
     }
@@ -128,7 +128,7 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
     switch (code) {
     case HS_OPT_SAMPLE_INDEX:
         if (!arg || !*arg) {
-            hs_an_err(err, errlen, "--sample-index needs a sample type name or index");
+            hs_err(err, errlen, "--sample-index needs a sample type name or index");
             return -1;
         }
         return set_str(&o->sample_index, arg, err, errlen);
@@ -150,7 +150,7 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
     case HS_OPT_BASE:
     case HS_OPT_DIFF_BASE: {
         if (o->n_base && o->diff_base != (code == HS_OPT_DIFF_BASE)) {
-            hs_an_err(err, errlen, "--base and --diff-base cannot be combined");
+            hs_err(err, errlen, "--base and --diff-base cannot be combined");
             return -1;
         }
         o->diff_base = code == HS_OPT_DIFF_BASE;
@@ -158,7 +158,7 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         if (!nb || !(nb[o->n_base] = strdup(arg ? arg : ""))) {
             if (nb)
                 o->base = nb;
-            hs_an_err(err, errlen, "out of memory");
+            hs_err(err, errlen, "out of memory");
             return -1;
         }
         o->base = nb;
@@ -171,19 +171,19 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         return set_tag(&o->tagignore, arg, "tagignore", err, errlen);
     case HS_OPT_NODECOUNT:
         if (parse_int(arg, &o->nodecount) < 0) {
-            hs_an_err(err, errlen, "--nodecount needs a non-negative integer, got '%s'", arg);
+            hs_err(err, errlen, "--nodecount needs a non-negative integer, got '%s'", arg);
             return -1;
         }
         return 1;
     case HS_OPT_NODEFRACTION:
         if (parse_frac(arg, &o->nodefraction) < 0) {
-            hs_an_err(err, errlen, "--nodefraction needs a number in [0,1], got '%s'", arg);
+            hs_err(err, errlen, "--nodefraction needs a number in [0,1], got '%s'", arg);
             return -1;
         }
         return 1;
     case HS_OPT_EDGEFRACTION:
         if (parse_frac(arg, &o->edgefraction) < 0) {
-            hs_an_err(err, errlen, "--edgefraction needs a number in [0,1], got '%s'", arg);
+            hs_err(err, errlen, "--edgefraction needs a number in [0,1], got '%s'", arg);
             return -1;
         }
         return 1;
@@ -196,7 +196,7 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
                            : code == HS_OPT_LINES   ? HS_GRAN_LINES
                                                     : HS_GRAN_ADDRESSES;
         if (o->granularity_set && o->granularity != g) {
-            hs_an_err(err, errlen, "only one of --functions, --files, --lines, --addresses");
+            hs_err(err, errlen, "only one of --functions, --files, --lines, --addresses");
             return -1;
         }
         o->granularity = g;
@@ -216,7 +216,7 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         return set_str(&o->source_path, arg, err, errlen);
     case HS_OPT_UNIT:
         if (!arg || !*arg) {
-            hs_an_err(err, errlen, "--unit needs a unit (ms, s, MB, auto, minimum, ...)");
+            hs_err(err, errlen, "--unit needs a unit (ms, s, MB, auto, minimum, ...)");
             return -1;
         }
         return set_str(&o->unit, arg, err, errlen);
@@ -225,11 +225,11 @@ int hs_analysis_parse_option(hs_analysis_options *o, int code, const char *arg, 
         errno = 0;
         double d = strtod(arg, &end);
         if (errno || end == arg || *end || !isfinite(d)) {
-            hs_an_err(err, errlen, "--divide-by needs a number, got '%s'", arg);
+            hs_err(err, errlen, "--divide-by needs a number, got '%s'", arg);
             return -1;
         }
         if (d == 0) {
-            hs_an_err(err, errlen, "zero divisor specified");
+            hs_err(err, errlen, "zero divisor specified");
             return -1;
         }
         o->divide_by = d;
@@ -473,7 +473,7 @@ static int tagfilter_compile(hs_an_tagfilter *tf, const char *spec, const char *
     bool from_num = (isdigit((unsigned char)value[0]) || (value[0] == '-' && isdigit((unsigned char)value[1]))) &&
                     strchr(value, ':');
     if (open_end || from_num) {
-        hs_an_err(err, errlen,
+        hs_err(err, errlen,
                   "invalid %s '%s': not a range (N, N:, :M or N:M, each a number with an optional unit such "
                   "as 1kb or 10ms, both of one kind)",
                   what, spec);
@@ -505,7 +505,7 @@ static int tagfilter_compile(hs_an_tagfilter *tf, const char *spec, const char *
     return 0;
 oom:
     tagfilter_free(tf);
-    hs_an_err(err, errlen, "out of memory");
+    hs_err(err, errlen, "out of memory");
     return -1;
 }
 

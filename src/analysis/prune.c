@@ -15,7 +15,7 @@ static int compile_anchored(hs_regex *re, const char *what, const char *src, cha
     size_t n = strlen(src) + 8;
     char *s = malloc(n);
     if (!s) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return -1;
     }
     snprintf(s, n, "^(%s)$", src);
@@ -44,7 +44,7 @@ int hs_analysis_remove_uninteresting(hs_profile *p, char *err, size_t errlen)
         hs_regex_free(&drop);
         if (has_keep)
             hs_regex_free(&keep);
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return -1;
     }
     char buf[1024];

@@ -1,98 +1,11 @@
-/* util.c — small helpers for src/analysis: error formatting, a
- * string intern table and path cleaning. Nothing here knows about profiles. */
+/* util.c — small helpers for src/analysis: path cleaning and trimming as
+ * pprof does them. Nothing here knows about profiles. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis_internal.h"
-
-void hs_an_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-int hs_an_strtab_init(hs_an_strtab *t)
-{
-    memset(t, 0, sizeof *t);
-    return hs_an_map_init(&t->map, 256);
-}
-
-void hs_an_strtab_free(hs_an_strtab *t)
-{
-    while (t->chunks) {
-        char *next;
-        memcpy(&next, t->chunks, sizeof next);
-        free(t->chunks);
-        t->chunks = next;
-    }
-    free(t->strs);
-    hs_an_map_free(&t->map);
-    memset(t, 0, sizeof *t);
-}
-
-/* A copy of s[0..len] in t's chunks: one malloc per 64 KiB of strings, not
- * one per string (whose header and rounding cost as much as a short name). */
-static char *strtab_store(hs_an_strtab *t, const char *s, size_t len)
-{
-    if (t->free_left < len + 1) {
-        size_t size = sizeof(char *) + (len + 1 > 65536 ? len + 1 : 65536);
-        char *c = malloc(size);
-        if (!c)
-            return NULL;
-        memcpy(c, &t->chunks, sizeof t->chunks); /* the chunk before it */
-        t->chunks = c;
-        t->free_at = c + sizeof(char *);
-        t->free_left = size - sizeof(char *);
-    }
-    char *d = t->free_at;
-    memcpy(d, s, len + 1);
-    t->free_at += len + 1;
-    t->free_left -= len + 1;
-    return d;
-}
-
-const char *hs_an_strtab_keep(hs_an_strtab *t, const char *s)
-{
-    return strtab_store(t, s, strlen(s));
-}
-
-uint32_t hs_an_strtab_intern(hs_an_strtab *t, const char *s)
-{
-    size_t len = strlen(s);
-    uint64_t h = hs_hmap_hash_bytes(s, len, 0);
-    size_t slot = (size_t)-1;
-    uint32_t id;
-    while ((id = hs_an_map_next(&t->map, h, &slot)) != UINT32_MAX)
-        if (strcmp(t->strs[id], s) == 0)
-            return id;
-    if (t->n >= UINT32_MAX - 1)
-        return UINT32_MAX;
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        char **ns = realloc(t->strs, nc * sizeof *ns);
-        if (!ns)
-            return UINT32_MAX;
-        t->strs = ns;
-        t->cap = nc;
-    }
-    char *copy = strtab_store(t, s, len); /* on failure below, left unused in its chunk */
-    id = (uint32_t)t->n;
-    if (!copy || hs_an_map_put(&t->map, h, id) < 0)
-        return UINT32_MAX;
-    t->strs[t->n++] = copy;
-    return id;
-}
-
-void hs_an_strtab_seal(hs_an_strtab *t)
-{
-    hs_an_map_free(&t->map);
-}
 
 /* Go's filepath.Clean, in place (the write index never passes the read). */
 void hs_analysis_clean_path(char *p)

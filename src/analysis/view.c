@@ -13,13 +13,13 @@
 #include <string.h>
 
 #include "analysis/analysis_internal.h"
-#include "profile/vec.h"
+#include "base/vec.h"
 
 struct hs_view_private {
-    hs_an_strtab strs;
+    hs_strtab strs;
     hs_node *nodes;
     size_t n_nodes, cap_nodes;
-    hs_an_map node_map;
+    hs_idmap node_map;
     hs_stack *stacks;
     size_t n_stacks, cap_stacks;
     uint32_t *arena;
@@ -157,12 +157,12 @@ char *hs_an_printable_name(const char *fn, const char *file, const char *obj, in
 static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
 {
     /* hash the fields, not the struct: its padding is indeterminate */
-    uint64_t h = hs_an_mix(((uint64_t)k->function << 32) ^ k->file);
-    h = hs_an_mix(h ^ ((uint64_t)k->objfile << 17) ^ (uint64_t)k->line);
-    h = hs_an_mix(h ^ (uint64_t)k->start_line ^ (k->address * 0x9e3779b97f4a7c15ULL));
+    uint64_t h = hs_mix64(((uint64_t)k->function << 32) ^ k->file);
+    h = hs_mix64(h ^ ((uint64_t)k->objfile << 17) ^ (uint64_t)k->line);
+    h = hs_mix64(h ^ (uint64_t)k->start_line ^ (k->address * 0x9e3779b97f4a7c15ULL));
     size_t slot = (size_t)-1;
     uint32_t id;
-    while ((id = hs_an_map_next(&pv->node_map, h, &slot)) != UINT32_MAX) {
+    while ((id = hs_idmap_next(&pv->node_map, h, &slot)) != UINT32_MAX) {
         const hs_node *n = &pv->nodes[id];
         if (n->line == k->line && n->start_line == k->start_line && n->address == k->address &&
             n->function == pv->strs.strs[k->function] && n->file == pv->strs.strs[k->file] &&
@@ -192,13 +192,13 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     if (room > sizeof buf && !(name = malloc(room)))
         return UINT32_MAX;
     printable_name(name, n->function, fl, n->file, filel, n->objfile, n->line, n->address);
-    n->name = hs_an_strtab_keep(&pv->strs, name);
+    n->name = hs_strtab_keep(&pv->strs, name);
     if (name != buf)
         free(name);
     if (!n->name)
         return UINT32_MAX;
     id = (uint32_t)pv->n_nodes;
-    if (hs_an_map_put(&pv->node_map, h, id) < 0)
+    if (hs_idmap_put(&pv->node_map, h, id) < 0)
         return UINT32_MAX;
     pv->n_nodes++;
     return id;
@@ -297,7 +297,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         return -1;
     uint8_t *keep = NULL;
     size_t keep_cap = 0;
-    uint32_t empty = hs_an_strtab_intern(&pv->strs, "");
+    uint32_t empty = hs_strtab_intern(&pv->strs, "");
     if (empty == UINT32_MAX)
         return -1;
     /* room for the nodes this profile can add, at once: about a node per
@@ -439,7 +439,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         uint32_t obj = empty;
         if (m) {
             uint32_t *mo = &map_obj[m - p->mappings];
-            if (!*mo && (*mo = hs_an_strtab_intern(&pv->strs, hs_profile_string(p, m->filename)) + 1) == 0)
+            if (!*mo && (*mo = hs_strtab_intern(&pv->strs, hs_profile_string(p, m->filename)) + 1) == 0)
                 goto oom;
             obj = *mo - 1;
         }
@@ -484,12 +484,12 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                             if (!cf)
                                 goto oom;
                             hs_analysis_clean_path(cf);
-                            fid = hs_an_strtab_intern(&pv->strs, cf);
+                            fid = hs_strtab_intern(&pv->strs, cf);
                             free(cf);
                             if (fid == UINT32_MAX)
                                 goto oom;
                         }
-                        uint32_t nid = hs_an_strtab_intern(&pv->strs, name);
+                        uint32_t nid = hs_strtab_intern(&pv->strs, name);
                         if (nid == UINT32_MAX)
                             goto oom;
                         fs[0] = fid + 1;
@@ -656,8 +656,8 @@ static int locations_done(prof_ctx *c, struct hs_view_private *pv, bool last)
     if (compute_matches(c) < 0 || compute_locations(c, pv) < 0)
         return -1;
     if (last) {
-        hs_an_map_free(&pv->node_map);
-        hs_an_strtab_seal(&pv->strs);
+        hs_idmap_free(&pv->node_map);
+        hs_strtab_seal(&pv->strs);
     }
     return 0;
 }
@@ -738,7 +738,7 @@ static int fill_stacks(const prof_ctx *c, struct hs_view_private *pv, size_t fir
  * the decoder shares the arrays of byte-identical stacks) and its labels. */
 static uint64_t sample_hash(const hs_sample *S)
 {
-    uint64_t h = hs_an_mix((uint64_t)(uintptr_t)S->location_ids ^ ((uint64_t)S->n_locations << 48));
+    uint64_t h = hs_mix64((uint64_t)(uintptr_t)S->location_ids ^ ((uint64_t)S->n_locations << 48));
     if (S->n_labels)
         h ^= hs_hmap_hash_bytes(S->labels, S->n_labels * sizeof *S->labels, h);
     return h;
@@ -973,7 +973,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
     if (!apart)
         mj.apart = false; /* no thread: merged below, knowing the locations */
     if (locations_done(&c, pv, last) < 0) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         goto out;
     }
     if (classes && !apart) {
@@ -986,7 +986,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         uint8_t *counted = calloc(n_classes, 1);
         size_t more_stacks = 0, more_frames = 0;
         if (!counted) {
-            hs_an_err(err, errlen, "out of memory");
+            hs_err(err, errlen, "out of memory");
             goto out;
         }
         for (size_t s = 0; s < p->n_samples; s++) {
@@ -1002,7 +1002,7 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         }
         free(counted);
         if (reserve_stacks(pv, more_stacks, more_frames) < 0) {
-            hs_an_err(err, errlen, "out of memory");
+            hs_err(err, errlen, "out of memory");
             goto out;
         }
     }
@@ -1015,11 +1015,11 @@ static int add_profile(view_full *vf, const hs_profile *p, int si, bool is_base,
         malloc_trim(0); /* what the thread freed is in its own malloc arena, which
                            this thread's later allocations cannot reuse */
         if (mj.rc < 0 || fill_stacks(&c, pv, first) < 0) {
-            hs_an_err(err, errlen, "out of memory");
+            hs_err(err, errlen, "out of memory");
             goto out;
         }
     } else if (merge_samples(&mj) < 0) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         goto out;
     }
     flags_out[1] |= c.fm;
@@ -1079,12 +1079,12 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
                        const hs_analysis_options *o, char *err, size_t errlen)
 {
     if (n == 0 || !ps[0]) {
-        hs_an_err(err, errlen, "no profile to analyze");
+        hs_err(err, errlen, "no profile to analyze");
         return NULL;
     }
     const hs_profile *p0 = ps[0];
     if (p0->n_sample_types == 0) {
-        hs_an_err(err, errlen, "profile has no sample types");
+        hs_err(err, errlen, "profile has no sample types");
         return NULL;
     }
     int si;
@@ -1096,7 +1096,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
             for (size_t i = 0; i < p0->n_sample_types && tl < sizeof types - 64; i++)
                 tl += (size_t)snprintf(types + tl, sizeof types - tl, "%s%s", i ? " " : "",
                                        hs_profile_string(p0, p0->sample_types[i].type));
-            hs_an_err(err, errlen, "sample index '%s' not found; available: %s", o->sample_index,
+            hs_err(err, errlen, "sample index '%s' not found; available: %s", o->sample_index,
                       types);
             return NULL;
         }
@@ -1109,7 +1109,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
      * at least a NAME of the same unit (each is read at its own index). */
     int *qsi = malloc((n + n_base) * sizeof *qsi);
     if (!qsi) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return NULL;
     }
     for (size_t i = 0; i < n + n_base; i++) {
@@ -1127,7 +1127,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
         char t0[256], tq[256];
         types_of(p0, t0, sizeof t0);
         types_of(q, tq, sizeof tq);
-        hs_an_err(err, errlen,
+        hs_err(err, errlen,
                   "profiles are not compatible: profile 1 has sample types %s, profile %zu has %s%s", t0, i + 1,
                   tq, o->sample_index ? "" : "; to compare one type both have, pick it with --sample-index NAME");
         free(qsi);
@@ -1142,7 +1142,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     if (!vf) {
         free(qsi);
         hs_an_filters_free(&f);
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return NULL;
     }
     hs_view *v = &vf->pub;
@@ -1161,8 +1161,8 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
     v->base = n_base ? bs[0] : NULL;
     v->sample_type = hs_profile_string(p0, p0->sample_types[si].type);
     v->unit = hs_profile_string(p0, p0->sample_types[si].unit);
-    if (hs_an_strtab_init(&pv->strs) < 0 || hs_an_map_init(&pv->node_map, 1024) < 0) {
-        hs_an_err(err, errlen, "out of memory");
+    if (hs_strtab_init(&pv->strs) < 0 || hs_idmap_init(&pv->node_map, 1024) < 0) {
+        hs_err(err, errlen, "out of memory");
         goto fail;
     }
     double scale = 1.0;
@@ -1253,7 +1253,7 @@ hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, s
             wr |= warn(pv, "TagHide expression matched no samples");
     }
     if (wr) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         goto fail;
     }
     v->nodes = pv->nodes;
@@ -1276,8 +1276,8 @@ void hs_view_free(hs_view *v)
         return;
     view_full *vf = (view_full *)v;
     struct hs_view_private *pv = &vf->priv;
-    hs_an_strtab_free(&pv->strs);
-    hs_an_map_free(&pv->node_map);
+    hs_strtab_free(&pv->strs);
+    hs_idmap_free(&pv->node_map);
     free(pv->nodes);
     free(pv->stacks);
     free(pv->arena);
@@ -1331,7 +1331,7 @@ hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_op
     hs_line *lines = NULL;
     size_t locs_cap = 0, lab_cap = 0, lines_cap = 0;
     if (!out || !map_ids || !fn_ids || !loc_ids || !c.keepmask ||
-        hs_an_strtab_init(&pv.strs) < 0 || hs_an_map_init(&pv.node_map, 64) < 0 ||
+        hs_strtab_init(&pv.strs) < 0 || hs_idmap_init(&pv.node_map, 64) < 0 ||
         compute_matches(&c) < 0 || compute_locations(&c, &pv) < 0)
         goto oom;
     for (size_t t = 0; t < p->n_sample_types; t++)
@@ -1434,7 +1434,7 @@ hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_op
 oom:
     hs_profile_free(out);
     out = NULL;
-    hs_an_err(err, errlen, "out of memory");
+    hs_err(err, errlen, "out of memory");
 done:
     if (c.keepmask)
         for (size_t i = 0; i < p->n_locations; i++)
@@ -1452,8 +1452,8 @@ done:
     free(ids);
     free(labels);
     free(lines);
-    hs_an_strtab_free(&pv.strs);
-    hs_an_map_free(&pv.node_map);
+    hs_strtab_free(&pv.strs);
+    hs_idmap_free(&pv.node_map);
     free(pv.nodes);
     hs_an_filters_free(&f);
     return out;
@@ -1476,9 +1476,9 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
     }
     if (v->n_stacks >= UINT32_MAX)
         return -1;
-    hs_an_map map;
+    hs_idmap map;
     uint32_t *rep = malloc((v->n_stacks + 1) * sizeof *rep); /* UINT32_MAX: a zero stack */
-    if (!rep || hs_an_map_init(&map, v->n_stacks) < 0) {
+    if (!rep || hs_idmap_init(&map, v->n_stacks) < 0) {
         free(rep);
         return -1;
     }
@@ -1491,19 +1491,19 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
         uint64_t h = st->n;
         for (uint32_t k = 0; k < st->n; k++)
             h = (h ^ ((uint64_t)st->nodes[k] << 1 | st->inl[k])) * 0x9e3779b97f4a7c15ULL;
-        h = hs_an_mix(h);
+        h = hs_mix64(h);
         size_t slot = (size_t)-1;
         uint32_t id;
-        while ((id = hs_an_map_next(&map, h, &slot)) != UINT32_MAX) {
+        while ((id = hs_idmap_next(&map, h, &slot)) != UINT32_MAX) {
             const hs_stack *o = &v->stacks[id];
             if (o->n == st->n && memcmp(o->nodes, st->nodes, st->n * sizeof *st->nodes) == 0 &&
                 memcmp(o->inl, st->inl, st->n) == 0)
                 break;
         }
         if (id == UINT32_MAX) {
-            if (hs_an_map_put(&map, h, (uint32_t)i) < 0) {
+            if (hs_idmap_put(&map, h, (uint32_t)i) < 0) {
                 free(rep);
-                hs_an_map_free(&map);
+                hs_idmap_free(&map);
                 return -1;
             }
             id = (uint32_t)i;
@@ -1511,7 +1511,7 @@ int hs_an_view_unique(const hs_view *v, const hs_stack **out, size_t *n)
         }
         rep[i] = id;
     }
-    hs_an_map_free(&map);
+    hs_idmap_free(&map);
     hs_stack *u = NULL;
     if (nu < v->n_stacks) {
         u = malloc((nu + 1) * sizeof *u);
@@ -1553,7 +1553,7 @@ static hs_view *derived_view_new(const hs_view *src, char *err, size_t errlen)
 {
     view_full *vf = calloc(1, sizeof *vf);
     if (!vf) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return NULL;
     }
     hs_view *v = &vf->pub;
@@ -1570,7 +1570,7 @@ static hs_view *derived_view_new(const hs_view *src, char *err, size_t errlen)
     pv->stacks = malloc((src->n_stacks + 1) * sizeof *pv->stacks);
     if (!pv->arena || !pv->inl_arena || !pv->stacks) {
         hs_view_free(v);
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return NULL;
     }
     return v;
@@ -1587,7 +1587,7 @@ hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
     /* parent tree node -> children keyed by (parent, view node) */
     uint32_t *parent_of = NULL, *orig_of = NULL;
     size_t cap = 0;
-    if (hs_an_map_init(&pv->node_map, 1024) < 0)
+    if (hs_idmap_init(&pv->node_map, 1024) < 0)
         goto oom;
     size_t w = 0;
     for (size_t i = 0; i < src->n_stacks; i++) {
@@ -1599,10 +1599,10 @@ hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
         uint32_t parent = UINT32_MAX;
         for (uint32_t k = 0; k < st->n; k++) {
             uint32_t orig = st->nodes[k];
-            uint64_t h = hs_an_mix(((uint64_t)parent << 32) ^ orig);
+            uint64_t h = hs_mix64(((uint64_t)parent << 32) ^ orig);
             size_t slot = (size_t)-1;
             uint32_t id;
-            while ((id = hs_an_map_next(&pv->node_map, h, &slot)) != UINT32_MAX)
+            while ((id = hs_idmap_next(&pv->node_map, h, &slot)) != UINT32_MAX)
                 if (parent_of[id] == parent && orig_of[id] == orig)
                     break;
             if (id == UINT32_MAX) {
@@ -1625,7 +1625,7 @@ hs_view *hs_view_call_tree(const hs_view *src, char *err, size_t errlen)
                 pv->nodes[id] = src->nodes[orig]; /* strings borrowed from src */
                 parent_of[id] = parent;
                 orig_of[id] = orig;
-                if (hs_an_map_put(&pv->node_map, h, id) < 0)
+                if (hs_idmap_put(&pv->node_map, h, id) < 0)
                     goto oom;
             }
             pv->arena[w] = id;
@@ -1645,7 +1645,7 @@ oom:
     free(parent_of);
     free(orig_of);
     hs_view_free(v);
-    hs_an_err(err, errlen, "out of memory");
+    hs_err(err, errlen, "out of memory");
     return NULL;
 }
 
@@ -1759,7 +1759,7 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
 {
     const view_full *sf = (const view_full *)src;
     if (si < 0 || (size_t)si >= src->profile->n_sample_types) {
-        hs_an_err(err, errlen, "sample index %d not found", si);
+        hs_err(err, errlen, "sample index %d not found", si);
         return NULL;
     }
     if (!same_stacks_at(sf, ps, n, o, si)) {
@@ -1775,7 +1775,7 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
     const hs_stack *us;
     size_t nu;
     if (hs_an_view_unique(src, &us, &nu) < 0) {
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return NULL;
     }
     view_full *vf = calloc(1, sizeof *vf);
@@ -1783,7 +1783,7 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
     if (!vf || !stacks) {
         free(vf);
         free(stacks);
-        hs_an_err(err, errlen, "out of memory");
+        hs_err(err, errlen, "out of memory");
         return NULL;
     }
     hs_view *v = &vf->pub;
@@ -1815,7 +1815,7 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
                 stacks[k].value = src->stacks[k].sample->values[si];
         } else if (sum_at(sf, ps[i], first, end, si, stacks, &v->total) < 0) {
             hs_view_free(v);
-            hs_an_err(err, errlen, "out of memory");
+            hs_err(err, errlen, "out of memory");
             return NULL;
         }
         first = end;

@@ -21,7 +21,7 @@
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "live/live.h"
-#include "profile/hashmap.h"
+#include "base/hashmap.h"
 #include "profile/profile.h"
 
 static const char agent_usage[] =

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "live/ksyms.h"
-#include "profile/hashmap.h"
+#include "base/hashmap.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_FRAMES 256

@@ -25,7 +25,7 @@
 #include <stdatomic.h>
 #include <zlib.h>
 
-#include "profile/vec.h"
+#include "base/vec.h"
 
 /* Decoded size limits: never more than 2 GiB of protobuf; above 256 MiB the
  * gzip expansion ratio must stay under 200 (real profiles compress ~3-20x). */

@@ -41,8 +41,8 @@
  * after reindexing.
  * Errors: NULL with one line ("not a pprof profile (...)" for bad framing). */
 #include "profile/profile_internal.h"
-#include "profile/hashmap.h"
-#include "profile/vec.h"
+#include "base/hashmap.h"
+#include "base/vec.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -18,7 +18,7 @@
  * 127 bytes (a sample deeper than ~40 frames) they are moved up to make
  * room for the longer length. */
 #include "profile/profile_internal.h"
-#include "profile/vec.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,8 +8,8 @@
  * fast path when ids are dense (1..n in order, as we and Go write them).
  * Strings and functions are interned through lazily built hash tables. */
 #include "profile/profile_internal.h"
-#include "profile/vec.h"
-#include "profile/hashmap.h"
+#include "base/vec.h"
+#include "base/hashmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,16 +135,16 @@ static size_t hs_pow2_at_least(size_t n)
 typedef struct {
     hs_hmap map; /* id -> element index */
     bool dense;  /* element i has id i+1: no table needed */
-} hs_idmap;
+} hs_id_index;
 
-static void hs_idmap_free(hs_idmap *m)
+static void hs_id_index_free(hs_id_index *m)
 {
     hs_hmap_free(&m->map);
     m->dense = true;
 }
 
 /* -1 on a duplicate id or out of memory */
-static int hs_idmap_put(hs_idmap *m, uint64_t id, size_t index)
+static int hs_id_index_put(hs_id_index *m, uint64_t id, size_t index)
 {
     bool inserted;
     uint64_t *v = hs_hmap_slot(&m->map, id, &inserted);
@@ -163,9 +163,9 @@ static uint64_t hs_id_at(const void *base, size_t stride, size_t i)
 }
 
 /* Rebuild from an array; -1 on a zero or duplicate id or out of memory. */
-static int hs_idmap_build(hs_idmap *m, const void *base, size_t stride, size_t n)
+static int hs_id_index_build(hs_id_index *m, const void *base, size_t stride, size_t n)
 {
-    hs_idmap_free(m);
+    hs_id_index_free(m);
     for (size_t i = 0; i < n && m->dense; i++)
         if (hs_id_at(base, stride, i) != i + 1)
             m->dense = false;
@@ -175,14 +175,14 @@ static int hs_idmap_build(hs_idmap *m, const void *base, size_t stride, size_t n
         return -1;
     for (size_t i = 0; i < n; i++) {
         uint64_t id = hs_id_at(base, stride, i);
-        if (id == 0 || hs_idmap_put(m, id, i) != 0)
+        if (id == 0 || hs_id_index_put(m, id, i) != 0)
             return -1;
     }
     return 0;
 }
 
 /* Record that element n-1 (just appended) has `id`. */
-static int hs_idmap_append(hs_idmap *m, const void *base, size_t stride, size_t n, uint64_t id)
+static int hs_id_index_append(hs_id_index *m, const void *base, size_t stride, size_t n, uint64_t id)
 {
     if (m->dense && id == n)
         return 0;
@@ -191,12 +191,12 @@ static int hs_idmap_append(hs_idmap *m, const void *base, size_t stride, size_t 
         if (hs_hmap_reserve(&m->map, n) != 0)
             return -1;
         for (size_t i = 0; i + 1 < n; i++)
-            (void)hs_idmap_put(m, hs_id_at(base, stride, i), i);
+            (void)hs_id_index_put(m, hs_id_at(base, stride, i), i);
     }
-    return hs_idmap_put(m, id, n - 1);
+    return hs_id_index_put(m, id, n - 1);
 }
 
-static long hs_idmap_get(const hs_idmap *m, const void *base, size_t stride, size_t n, uint64_t id)
+static long hs_id_index_get(const hs_id_index *m, const void *base, size_t stride, size_t n, uint64_t id)
 {
     if (m->dense)
         return (id >= 1 && id <= n) ? (long)(id - 1) : -1;
@@ -217,7 +217,7 @@ struct hs_profile_index {
     hs_arena arena;
     size_t cap_samples, cap_locations, cap_functions, cap_mappings, cap_strings;
     size_t cap_sample_types, cap_comments;
-    hs_idmap locs, funcs, maps;
+    hs_id_index locs, funcs, maps;
     uint64_t max_loc_id, max_func_id, max_map_id;
     hs_intern strs, fdedup;
     uint32_t *stack_of; /* per decoded sample: its stack class (hs_profile_sample_stack) */
@@ -296,9 +296,9 @@ void hs_profile_free(hs_profile *p)
     free(p->comments);
     if (p->ix) {
         hs_arena_free(&p->ix->arena);
-        hs_idmap_free(&p->ix->locs);
-        hs_idmap_free(&p->ix->funcs);
-        hs_idmap_free(&p->ix->maps);
+        hs_id_index_free(&p->ix->locs);
+        hs_id_index_free(&p->ix->funcs);
+        hs_id_index_free(&p->ix->maps);
         hs_intern_free(&p->ix->strs);
         hs_intern_free(&p->ix->fdedup);
         free(p->ix->stack_of);
@@ -425,7 +425,7 @@ void hs_profile_add_comment(hs_profile *p, const char *comment)
 /* ---- mappings, functions, locations ---- */
 
 #define HS_APPEND_ID(p, map, arr, n, id) \
-    hs_idmap_append(&(p)->ix->map, (p)->arr, sizeof *(p)->arr, (p)->n, (id))
+    hs_id_index_append(&(p)->ix->map, (p)->arr, sizeof *(p)->arr, (p)->n, (id))
 
 int hs_profile_push_mapping_raw(hs_profile *p, const hs_mapping *m)
 {
@@ -612,7 +612,7 @@ int hs_profile_add_sample(hs_profile *p, const uint64_t *location_ids, size_t n_
 
 const hs_location *hs_profile_location(const hs_profile *p, uint64_t id)
 {
-    long i = hs_idmap_get(&p->ix->locs, p->locations, sizeof *p->locations, p->n_locations, id);
+    long i = hs_id_index_get(&p->ix->locs, p->locations, sizeof *p->locations, p->n_locations, id);
     return i < 0 ? NULL : &p->locations[i];
 }
 
@@ -623,18 +623,18 @@ bool hs_profile_locations_dense(const hs_profile *p)
 
 const hs_function *hs_profile_function(const hs_profile *p, uint64_t id)
 {
-    long i = hs_idmap_get(&p->ix->funcs, p->functions, sizeof *p->functions, p->n_functions, id);
+    long i = hs_id_index_get(&p->ix->funcs, p->functions, sizeof *p->functions, p->n_functions, id);
     return i < 0 ? NULL : &p->functions[i];
 }
 
 const hs_mapping *hs_profile_mapping(const hs_profile *p, uint64_t id)
 {
-    long i = hs_idmap_get(&p->ix->maps, p->mappings, sizeof *p->mappings, p->n_mappings, id);
+    long i = hs_id_index_get(&p->ix->maps, p->mappings, sizeof *p->mappings, p->n_mappings, id);
     return i < 0 ? NULL : &p->mappings[i];
 }
 
 #define HS_BUILD_IDS(p, map, arr, n) \
-    hs_idmap_build(&(p)->ix->map, (p)->arr, sizeof *(p)->arr, (p)->n)
+    hs_id_index_build(&(p)->ix->map, (p)->arr, sizeof *(p)->arr, (p)->n)
 
 int hs_profile_reindex(hs_profile *p, char *err, size_t errlen)
 {

@@ -375,7 +375,7 @@ static uint32_t hs_cg_intern(hs_cg_interner *in, const char *s, uint32_t i, unsi
     if (in->seen[h].s == s)
         return in->seen[h].id;
     size_t n = hs_strtab_count(in->t);
-    uint32_t id = hs_strtab_intern(in->t, s, strlen(s));
+    uint32_t id = hs_strtab_intern_len(in->t, s, strlen(s));
     if (id == UINT32_MAX)
         return id;
     if (id == n)
@@ -413,7 +413,7 @@ static int hs_cg_names(hs_cg *cg)
         goto done;
     in->id_src = cg->id_src;
     in->t = hs_strtab_new();
-    if (!in->t || (cg->empty = hs_strtab_intern(in->t, "", 0)) == UINT32_MAX)
+    if (!in->t || (cg->empty = hs_strtab_intern_len(in->t, "", 0)) == UINT32_MAX)
         goto done;
     cg->id_src[cg->empty] = 3;
     size_t filled = 0;
@@ -438,7 +438,7 @@ static int hs_cg_names(hs_cg *cg)
     rc = 0;
 done:
     if (in)
-        hs_strtab_free(in->t);
+        hs_strtab_delete(in->t);
     free(in);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/vec.h"
+#include "base/vec.h"
 #include "report/export.h"
 #include "report/stacks.h"
 
@@ -157,7 +157,7 @@ typedef struct {
 
 static uint64_t hs_frame_location(hs_profile *p, hs_frame_cache *c, const char *name, size_t len)
 {
-    uint32_t id = hs_strtab_intern(c->names, name, len);
+    uint32_t id = hs_strtab_intern_len(c->names, name, len);
     if (id == UINT32_MAX)
         return 0;
     if (id >= c->n_loc) {
@@ -399,14 +399,14 @@ hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t 
     }
     free(ids);
     free(c.loc);
-    hs_strtab_free(c.names);
+    hs_strtab_delete(c.names);
     return p;
 oom:
     snprintf(err, errlen, "out of memory reading collapsed stacks");
 fail:
     free(ids);
     free(c.loc);
-    hs_strtab_free(c.names);
+    hs_strtab_delete(c.names);
     hs_profile_free(p);
     return NULL;
 }

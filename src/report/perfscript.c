@@ -335,7 +335,7 @@ static int hs_ps_grow_of(hs_ps *ps, uint32_t id)
 /* The mapping of a dso (created on first sight); 0 on out of memory. */
 static uint64_t hs_ps_mapping(hs_ps *ps, hs_span dso, const char **name)
 {
-    uint32_t did = hs_strtab_intern(ps->keys, dso.s, dso.n);
+    uint32_t did = hs_strtab_intern_len(ps->keys, dso.s, dso.n);
     if (did == UINT32_MAX || hs_ps_grow_of(ps, did) != 0)
         return 0;
     *name = hs_strtab_get(ps->keys, did);
@@ -393,7 +393,7 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t pid, bo
     hs_line line = {.function_id = fn, .line = 0, .column = 0};
     uint64_t id = hs_profile_add_location(ps->p, mid, fr->addr, &line, 1);
     ps->locs_of[li] = (hs_ps_loc){.id = id, .addr = fr->addr, .pid = pid,
-                                  .dso = hs_strtab_intern(ps->keys, fr->dso.s, fr->dso.n),
+                                  .dso = hs_strtab_intern_len(ps->keys, fr->dso.s, fr->dso.n),
                                   .caller = caller, .unknown = unknown};
     if (li >= ps->n_locs)
         ps->n_locs = li + 1;
@@ -888,7 +888,7 @@ done:
     hs_psym_free(ps.sym);
     hs_map_free(&ps.locs);
     hs_map_free(&ps.samples);
-    hs_strtab_free(ps.keys);
+    hs_strtab_delete(ps.keys);
     return ps.p;
 }
 

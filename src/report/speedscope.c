@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/vec.h"
+#include "base/vec.h"
 #include "report/export.h"
 #include "report/stacks.h"
 
@@ -79,7 +79,7 @@ static int function_positions(const hs_profile *p, hs_strtab *names, fn_pos **ou
             continue;
         }
         const char *name = hs_profile_string(p, p->functions[i].name);
-        uint32_t id = hs_strtab_intern(names, name, strlen(name));
+        uint32_t id = hs_strtab_intern_len(names, name, strlen(name));
         if (id == UINT32_MAX)
             goto oom;
         if (id >= cap) {
@@ -239,8 +239,8 @@ static int hs_ss_frames_open(hs_ss_frames *fr, const hs_profile *p)
 static void hs_ss_frames_close(hs_ss_frames *fr)
 {
     free(fr->pos);
-    hs_strtab_free(fr->keys);
-    hs_strtab_free(fr->fnames);
+    hs_strtab_delete(fr->keys);
+    hs_strtab_delete(fr->fnames);
 }
 
 /* The frames of v's nodes in order[0..n) (hs_calltree_first_use) that
@@ -257,7 +257,7 @@ static int hs_ss_frames_add(hs_ss_frames *fr, const hs_view *v, const uint32_t *
         const char *file = nd->file ? nd->file : "";
         int64_t line = nd->line;
         if ((!*file || line <= 0) && nd->function && *nd->function) {
-            uint32_t fid = hs_strtab_intern(fr->fnames, nd->function, strlen(nd->function));
+            uint32_t fid = hs_strtab_intern_len(fr->fnames, nd->function, strlen(nd->function));
             if (fid == UINT32_MAX)
                 return -1;
             if (fid < fr->n_pos) {
@@ -274,7 +274,7 @@ static int hs_ss_frames_add(hs_ss_frames *fr, const hs_view *v, const uint32_t *
         kl = key_put(key, kl, "\x1f", 1);
         kl = key_put(key, kl, num, hs_int_dec(num, line));
         size_t before = hs_strtab_count(fr->keys);
-        uint32_t k = hs_strtab_intern(fr->keys, key, kl);
+        uint32_t k = hs_strtab_intern_len(fr->keys, key, kl);
         if (k == UINT32_MAX)
             return -1;
         frame_of[id] = k + 1;

@@ -3,7 +3,7 @@
  * shared by the exporters and importers (see stacks.h). */
 #include "report/stacks.h"
 
-#include "profile/vec.h"
+#include "base/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -12,147 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/hashmap.h"
-
-/* ---------------------------------------------------------------- strtab */
-
-#define HS_STRTAB_CHUNK 65536
-
-struct hs_strtab {
-    const char **strs; /* id -> NUL-terminated string (in chunks) */
-    uint32_t *lens;
-    size_t n, cap;
-    uint32_t *slots; /* open addressing: id+1, 0 = empty */
-    size_t n_slots;
-    char **chunks; /* arena: strings never move */
-    size_t n_chunks, cap_chunks;
-    size_t chunk_used, chunk_size;
-};
-
-static uint64_t hs_hash_bytes(const char *s, size_t len)
-{
-    return hs_hmap_hash_bytes(s, len, 0); /* eight bytes a step: ids do not depend on it */
-}
-
-hs_strtab *hs_strtab_new(void)
-{
-    hs_strtab *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    t->n_slots = 1024;
-    t->slots = calloc(t->n_slots, sizeof *t->slots);
-    if (!t->slots) {
-        free(t);
-        return NULL;
-    }
-    return t;
-}
-
-void hs_strtab_free(hs_strtab *t)
-{
-    if (!t)
-        return;
-    for (size_t i = 0; i < t->n_chunks; i++)
-        free(t->chunks[i]);
-    free(t->chunks);
-    free(t->strs);
-    free(t->lens);
-    free(t->slots);
-    free(t);
-}
-
-static char *hs_strtab_alloc(hs_strtab *t, size_t len)
-{
-    if (t->n_chunks == 0 || t->chunk_used + len + 1 > t->chunk_size) {
-        size_t sz = len + 1 > HS_STRTAB_CHUNK ? len + 1 : HS_STRTAB_CHUNK;
-        if (t->n_chunks == t->cap_chunks) {
-            size_t nc = t->cap_chunks ? t->cap_chunks * 2 : 16;
-            char **c = realloc(t->chunks, nc * sizeof *c);
-            if (!c)
-                return NULL;
-            t->chunks = c;
-            t->cap_chunks = nc;
-        }
-        char *chunk = malloc(sz);
-        if (!chunk)
-            return NULL;
-        t->chunks[t->n_chunks++] = chunk;
-        t->chunk_used = 0;
-        t->chunk_size = sz;
-    }
-    char *r = t->chunks[t->n_chunks - 1] + t->chunk_used;
-    t->chunk_used += len + 1;
-    return r;
-}
-
-static int hs_strtab_grow(hs_strtab *t)
-{
-    size_t ns = t->n_slots * 2;
-    uint32_t *slots = calloc(ns, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = hs_hash_bytes(t->strs[i], t->lens[i]) & (ns - 1);
-        while (slots[j])
-            j = (j + 1) & (ns - 1);
-        slots[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->n_slots = ns;
-    return 0;
-}
-
-uint32_t hs_strtab_intern(hs_strtab *t, const char *s, size_t len)
-{
-    if (len > UINT32_MAX - 1)
-        return UINT32_MAX;
-    size_t mask = t->n_slots - 1;
-    size_t j = hs_hash_bytes(s, len) & mask;
-    while (t->slots[j]) {
-        uint32_t id = t->slots[j] - 1;
-        if (t->lens[id] == len && memcmp(t->strs[id], s, len) == 0)
-            return id;
-        j = (j + 1) & mask;
-    }
-    if (t->n >= UINT32_MAX - 2)
-        return UINT32_MAX;
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        const char **strs = realloc(t->strs, nc * sizeof *strs);
-        if (!strs)
-            return UINT32_MAX;
-        t->strs = strs;
-        uint32_t *lens = realloc(t->lens, nc * sizeof *lens);
-        if (!lens)
-            return UINT32_MAX;
-        t->lens = lens;
-        t->cap = nc;
-    }
-    char *copy = hs_strtab_alloc(t, len);
-    if (!copy)
-        return UINT32_MAX;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    uint32_t id = (uint32_t)t->n++;
-    t->strs[id] = copy;
-    t->lens[id] = (uint32_t)len;
-    t->slots[j] = id + 1;
-    if (t->n * 2 > t->n_slots && hs_strtab_grow(t) != 0) {
-        /* the string is interned; the table is only fuller than we like */
-    }
-    return id;
-}
-
-const char *hs_strtab_get(const hs_strtab *t, uint32_t id)
-{
-    return id < t->n ? t->strs[id] : "";
-}
-
-size_t hs_strtab_count(const hs_strtab *t)
-{
-    return t->n;
-}
+#include "base/hashmap.h"
 
 /* Length of the valid UTF-8 sequence at s, 0 if invalid. */
 static size_t hs_utf8_len(const unsigned char *s)

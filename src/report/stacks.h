@@ -1,5 +1,5 @@
 /* stacks.h — small containers shared by the exporters and importers in
- * report/: a string intern table, a hash map from a pair of uint64 to a
+ * report/: a hash map from a pair of uint64 to a
  * dense index, a pre-order walk of analysis' call tree, saturating adds, a
  * buffered writer (optionally with a writer thread of its own, or into
  * memory) and JSON string output. Nothing here knows a file format.
@@ -13,17 +13,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
-
-/* ---- a string intern table: id -> string, string -> id ---- */
-typedef struct hs_strtab hs_strtab;
-
-hs_strtab *hs_strtab_new(void);
-void hs_strtab_free(hs_strtab *t);
-/* Id of s (len bytes, need not be NUL-terminated); interned if new.
- * Returns UINT32_MAX on out of memory. */
-uint32_t hs_strtab_intern(hs_strtab *t, const char *s, size_t len);
-const char *hs_strtab_get(const hs_strtab *t, uint32_t id);
-size_t hs_strtab_count(const hs_strtab *t);
+#include "base/strtab.h" /* the string intern table the exporters use */
 
 /* ---- a hash map from a pair of uint64 to a dense index 0,1,2,... ----
  * The caller keeps its records in its own array indexed by the result. */

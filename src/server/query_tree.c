@@ -29,7 +29,7 @@
 #include "server/query_cache.h"
 #include "server/query_internal.h"
 #include "store/stack.h"
-#include "profile/vec.h"
+#include "base/vec.h"
 
 enum { FM_KNOWN = 128 }; /* beside analysis_internal.h's HS_FM_* bits */
 
@@ -46,13 +46,13 @@ typedef struct {
 } node_key;
 
 struct hs_q_tree_priv {
-    hs_an_strtab strs;
+    hs_strtab strs;
     str_info *si;
     size_t cap_si;
     hs_node *nodes;
     node_key *keys;
     size_t n_nodes, cap_nodes;
-    hs_an_map node_map;
+    hs_idmap node_map;
 };
 
 typedef struct {
@@ -78,7 +78,7 @@ enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2, LOC_FOCUSED = 4, LOC_IGNORED = 8 };
 static uint32_t intern(struct hs_q_tree_priv *t, const char *s)
 {
     size_t before = t->strs.n;
-    uint32_t id = hs_an_strtab_intern(&t->strs, s);
+    uint32_t id = hs_strtab_intern(&t->strs, s);
     if (id == UINT32_MAX || t->strs.n == before)
         return id;
     if (hs_vec_reserve((void **)&t->si, &t->cap_si, t->strs.n, sizeof *t->si) < 0)
@@ -157,9 +157,9 @@ static uint32_t node_file(reader_ctx *c, uint32_t s)
 
 static uint64_t key_hash(const node_key *k)
 {
-    uint64_t h = hs_an_mix(((uint64_t)k->fn << 32) ^ k->file);
-    h = hs_an_mix(h ^ ((uint64_t)k->obj << 17) ^ (uint64_t)k->line);
-    return hs_an_mix(h ^ (uint64_t)k->start_line);
+    uint64_t h = hs_mix64(((uint64_t)k->fn << 32) ^ k->file);
+    h = hs_mix64(h ^ ((uint64_t)k->obj << 17) ^ (uint64_t)k->line);
+    return hs_mix64(h ^ (uint64_t)k->start_line);
 }
 
 static uint32_t node_of_key(reader_ctx *c, const node_key *k)
@@ -168,7 +168,7 @@ static uint32_t node_of_key(reader_ctx *c, const node_key *k)
     uint64_t h = key_hash(k);
     size_t slot = (size_t)-1;
     uint32_t id;
-    while ((id = hs_an_map_next(&t->node_map, h, &slot)) != UINT32_MAX) {
+    while ((id = hs_idmap_next(&t->node_map, h, &slot)) != UINT32_MAX) {
         const node_key *o = &t->keys[id];
         if (o->fn == k->fn && o->file == k->file && o->obj == k->obj && o->line == k->line &&
             o->start_line == k->start_line)
@@ -199,7 +199,7 @@ static uint32_t node_of_key(reader_ctx *c, const node_key *k)
      * are stable pointers */
     n->name = t->strs.strs[nid];
     id = (uint32_t)t->n_nodes;
-    if (hs_an_map_put(&t->node_map, h, id) < 0)
+    if (hs_idmap_put(&t->node_map, h, id) < 0)
         return UINT32_MAX;
     t->keys[id] = *k;
     t->n_nodes++;
@@ -406,8 +406,8 @@ void hs_q_tree_free(hs_q_tree *out)
     hs_calltree_free(&out->ct);
     struct hs_q_tree_priv *t = out->priv;
     if (t) {
-        hs_an_strtab_free(&t->strs);
-        hs_an_map_free(&t->node_map);
+        hs_strtab_free(&t->strs);
+        hs_idmap_free(&t->node_map);
         free(t->si);
         free(t->nodes);
         free(t->keys);
@@ -449,8 +449,8 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
     hs_stack_reader *rd = hs_stack_reader_new();
     reader_ctx c = {.t = t, .o = &q->o, .f = &f};
     out->priv = t;
-    if (!t || !rec || !len || !stacks || !off || !rd || hs_an_strtab_init(&t->strs) < 0 ||
-        hs_an_map_init(&t->node_map, 1024) < 0 || (c.empty = intern(t, "")) == UINT32_MAX)
+    if (!t || !rec || !len || !stacks || !off || !rd || hs_strtab_init(&t->strs) < 0 ||
+        hs_idmap_init(&t->node_map, 1024) < 0 || (c.empty = intern(t, "")) == UINT32_MAX)
         goto done;
     int src = 0;
     recs = hs_stack_cache_records(q->qc->cache, q->qc->store, m, rec, len, &src, err, sizeof err);

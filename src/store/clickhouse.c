@@ -196,7 +196,7 @@
 
 #include "analysis/analysis_internal.h"
 #include "base/units.h"
-#include "profile/hashmap.h"
+#include "base/hashmap.h"
 #include "store/stack.h"
 
 #define CH_POOL 8                 /* idle curl handles kept for reuse */
@@ -465,7 +465,7 @@ typedef struct {
     long label_roll_min; /* profiles per hour for the label rollup */
     char **roll_keys;    /* the label keys the label rollup holds (sorted) */
     size_t n_roll_keys;
-    hs_an_map known; /* stack hash -> day, for (day, stack) pairs stored */
+    hs_idmap known; /* stack hash -> day, for (day, stack) pairs stored */
     ch_types_entry *types;
     /* The retention watermark the last merge or series saw: each builds its SQL
      * with it and reads the watermark in the same request, redoing the
@@ -1221,7 +1221,7 @@ static void ch_close(hs_store *base)
         free(e->strings);
         free(e);
     }
-    hs_an_map_free(&s->known);
+    hs_idmap_free(&s->known);
     free(s->hosts);
     free(s->db);
     free(s->cluster);
@@ -1261,7 +1261,7 @@ hs_store *hs_store_clickhouse_open(const char *url, char *err, size_t errlen)
         set_err(err, errlen, "pthread_mutex_init failed");
         return NULL;
     }
-    if (hs_an_map_init(&s->known, 4096) < 0) {
+    if (hs_idmap_init(&s->known, 4096) < 0) {
         set_err(err, errlen, "out of memory");
         ch_close(&s->base);
         return NULL;
@@ -1395,7 +1395,7 @@ static int cache_has(ch_store *s, uint16_t day, uint64_t hash)
 {
     size_t slot = (size_t)-1;
     uint32_t v;
-    while ((v = hs_an_map_next(&s->known, hash, &slot)) != UINT32_MAX)
+    while ((v = hs_idmap_next(&s->known, hash, &slot)) != UINT32_MAX)
         if (v == day)
             return 1;
     return 0;
@@ -1407,12 +1407,12 @@ static void cache_add(ch_store *s, const ch_daystack *ds, size_t n)
 {
     pthread_mutex_lock(&s->mu);
     if (s->known.n + n > CH_CACHE_MAX) {
-        hs_an_map_free(&s->known);
-        if (hs_an_map_init(&s->known, 4096) < 0)
+        hs_idmap_free(&s->known);
+        if (hs_idmap_init(&s->known, 4096) < 0)
             s->known.cap = 0;
     }
     for (size_t i = 0; i < n && s->known.cap; i++)
-        if (!cache_has(s, ds[i].day, ds[i].hash) && hs_an_map_put(&s->known, ds[i].hash, ds[i].day) < 0)
+        if (!cache_has(s, ds[i].day, ds[i].hash) && hs_idmap_put(&s->known, ds[i].hash, ds[i].day) < 0)
             break;
     pthread_mutex_unlock(&s->mu);
 }

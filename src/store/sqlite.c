@@ -69,7 +69,7 @@
 #include "store/bytes.h"
 #include "store/store.h"
 
-#define ERR(...) hs_an_err(err, errlen, __VA_ARGS__)
+#define ERR(...) hs_err(err, errlen, __VA_ARGS__)
 #define N_READERS 4
 #define HOUR_NS 3600000000000LL
 #define STACK_CACHE_MAX (4u << 20) /* entries; the cache is cleared past this */
@@ -118,7 +118,7 @@ typedef struct {
     sqlite3 *w;
     sqlite3_stmt *s_exists, *s_kind_get, *s_kind_ins, *s_stack_get, *s_stack_ins, *s_stack_touch, *s_prof_ins,
         *s_label_ins;
-    hs_an_map cache; /* stack hash -> index into c_id/c_hour */
+    hs_idmap cache; /* stack hash -> index into c_id/c_hour */
     uint64_t *c_hash;
     int64_t *c_id, *c_hour;
     size_t c_n, c_cap;
@@ -263,7 +263,7 @@ static void sq_close(hs_store *s_)
     for (size_t i = 0; i < s->n_kinds; i++)
         kind_free(s->kinds[i]);
     free(s->kinds);
-    hs_an_map_free(&s->cache);
+    hs_idmap_free(&s->cache);
     free(s->c_hash);
     free(s->c_id);
     free(s->c_hour);
@@ -377,7 +377,7 @@ hs_store *hs_store_sqlite_open(const char *dir, char *err, size_t errlen)
     char lock[4200];
     size_t dl = strlen(dir);
     s->path = malloc(dl + 16);
-    if (!s->path || hs_an_map_init(&s->cache, 1024) < 0) {
+    if (!s->path || hs_idmap_init(&s->cache, 1024) < 0) {
         ERR("out of memory");
         goto fail;
     }
@@ -419,9 +419,9 @@ fail:
 
 static void cache_clear(sq *s)
 {
-    hs_an_map_free(&s->cache);
+    hs_idmap_free(&s->cache);
     s->c_n = 0;
-    if (hs_an_map_init(&s->cache, 1024) < 0)
+    if (hs_idmap_init(&s->cache, 1024) < 0)
         s->cache.cap = 0; /* cache_find/cache_add check for this */
 }
 
@@ -431,7 +431,7 @@ static ssize_t cache_find(sq *s, uint64_t hash)
         return -1;
     size_t slot = (size_t)-1;
     uint32_t c;
-    while ((c = hs_an_map_next(&s->cache, hash, &slot)) != UINT32_MAX)
+    while ((c = hs_idmap_next(&s->cache, hash, &slot)) != UINT32_MAX)
         if (s->c_hash[c] == hash)
             return c;
     return -1;
@@ -441,7 +441,7 @@ static int cache_add(sq *s, uint64_t hash, int64_t id, int64_t hour)
 {
     if (s->c_n >= STACK_CACHE_MAX)
         cache_clear(s);
-    if (!s->cache.cap && hs_an_map_init(&s->cache, 1024) < 0)
+    if (!s->cache.cap && hs_idmap_init(&s->cache, 1024) < 0)
         return -1;
     if (s->c_n == s->c_cap) {
         size_t nc = s->c_cap ? s->c_cap * 2 : 4096;
@@ -462,7 +462,7 @@ static int cache_add(sq *s, uint64_t hash, int64_t id, int64_t hour)
     s->c_hash[s->c_n] = hash;
     s->c_id[s->c_n] = id;
     s->c_hour[s->c_n] = hour;
-    if (hs_an_map_put(&s->cache, hash, (uint32_t)s->c_n) < 0)
+    if (hs_idmap_put(&s->cache, hash, (uint32_t)s->c_n) < 0)
         return -1;
     s->c_n++;
     return 0;

@@ -25,9 +25,9 @@
 
 #include "analysis/analysis_internal.h"
 #include "store/bytes.h"
-#include "profile/vec.h"
+#include "base/vec.h"
 
-#define ERR(...) hs_an_err(err, errlen, __VA_ARGS__)
+#define ERR(...) hs_err(err, errlen, __VA_ARGS__)
 
 uint64_t hs_stack_hash(const void *data, size_t len)
 {
@@ -48,7 +48,7 @@ typedef struct {
 } id_label;
 
 typedef struct {
-    hs_an_strtab strs;   /* id -> string; id 0 is "" */
+    hs_strtab strs;   /* id -> string; id 0 is "" */
     uint32_t *stamp;     /* per string id: the record it last got a ref in */
     uint32_t *ref;       /* per string id: its ref in that record */
     uint32_t *len1;      /* per string id: strlen + 1, 0 when not known yet */
@@ -64,10 +64,10 @@ typedef struct {
 static int encoder_init(encoder *e)
 {
     memset(e, 0, sizeof *e);
-    if (hs_an_strtab_init(&e->strs) < 0)
+    if (hs_strtab_init(&e->strs) < 0)
         return -1;
-    if (hs_an_strtab_intern(&e->strs, "") != 0) {
-        hs_an_strtab_free(&e->strs);
+    if (hs_strtab_intern(&e->strs, "") != 0) {
+        hs_strtab_free(&e->strs);
         return -1;
     }
     return 0;
@@ -75,7 +75,7 @@ static int encoder_init(encoder *e)
 
 static void encoder_free(encoder *e)
 {
-    hs_an_strtab_free(&e->strs);
+    hs_strtab_free(&e->strs);
     free(e->stamp);
     free(e->ref);
     free(e->len1);
@@ -87,7 +87,7 @@ static uint32_t intern(encoder *e, const char *s)
 {
     if (!s || !*s)
         return 0;
-    return hs_an_strtab_intern(&e->strs, s);
+    return hs_strtab_intern(&e->strs, s);
 }
 
 /* The record-local ref of string id: 0 for "", else 1 + its table slot. */
@@ -116,7 +116,7 @@ static uint32_t local_ref(encoder *e, uint32_t id)
 static int label_cmp(const void *a, const void *b, void *arg)
 {
     const id_label *x = a, *y = b;
-    const hs_an_strtab *t = arg;
+    const hs_strtab *t = arg;
     int c = strcmp(t->strs[x->key], t->strs[y->key]);
     if (c)
         return c;
@@ -570,12 +570,12 @@ typedef struct {
 typedef struct {
     encoder e;          /* e.strs: every string interned since the reset */
     size_t str_bytes;
-    hs_an_map loc_map;  /* hash of a location's frames -> location */
+    hs_idmap loc_map;  /* hash of a location's frames -> location */
     span *loc;          /* location -> its frames in pool */
     size_t n_loc, cap_loc;
     id_frame *pool;
     size_t n_pool, cap_pool;
-    hs_an_map stack_map; /* XXH3 of a stack's key -> stack */
+    hs_idmap stack_map; /* XXH3 of a stack's key -> stack */
     span *key;           /* stack -> its key in keys */
     recref *rec;         /* stack -> its record in recs */
     uint64_t *hash;      /* stack -> its record's hash */
@@ -601,8 +601,8 @@ struct hs_stack_memo {
 static void cstate_free(cstate *s)
 {
     encoder_free(&s->e);
-    hs_an_map_free(&s->loc_map);
-    hs_an_map_free(&s->stack_map);
+    hs_idmap_free(&s->loc_map);
+    hs_idmap_free(&s->stack_map);
     free(s->loc);
     free(s->pool);
     free(s->key);
@@ -618,8 +618,8 @@ static int cstate_init(cstate *s)
     memset(s, 0, sizeof *s);
     if (encoder_init(&s->e) < 0)
         return -1;
-    if (!(s->recs = recstore_new()) || hs_an_map_init(&s->loc_map, 1024) < 0 ||
-        hs_an_map_init(&s->stack_map, 1024) < 0) {
+    if (!(s->recs = recstore_new()) || hs_idmap_init(&s->loc_map, 1024) < 0 ||
+        hs_idmap_init(&s->stack_map, 1024) < 0) {
         cstate_free(s);
         return -1;
     }
@@ -696,7 +696,7 @@ static uint64_t frames_hash(const id_frame *f, size_t n)
         h = (h ^ (uint64_t)f[i].line) * k;
         h = (h ^ ((uint64_t)f[i].start_line << 1 | f[i].inlined)) * k;
     }
-    return hs_an_mix(h);
+    return hs_mix64(h);
 }
 
 /* The cache location whose frames are f[0..n) (f not in the pool), added
@@ -706,7 +706,7 @@ static uint32_t cache_location(cstate *s, const id_frame *f, size_t n)
     uint64_t h = frames_hash(f, n);
     size_t slot = (size_t)-1;
     uint32_t c;
-    while ((c = hs_an_map_next(&s->loc_map, h, &slot)) != UINT32_MAX)
+    while ((c = hs_idmap_next(&s->loc_map, h, &slot)) != UINT32_MAX)
         if (s->loc[c].n == n && frames_eq(s->pool + s->loc[c].off, f, n))
             return c;
     if (s->n_loc >= UINT32_MAX - 1 || hs_vec_reserve((void **)&s->loc, &s->cap_loc, s->n_loc + 1, sizeof *s->loc) < 0 ||
@@ -715,7 +715,7 @@ static uint32_t cache_location(cstate *s, const id_frame *f, size_t n)
     memcpy(s->pool + s->n_pool, f, n * sizeof *f);
     s->loc[s->n_loc] = (span){s->n_pool, (uint32_t)n};
     s->n_pool += n;
-    if (hs_an_map_put(&s->loc_map, h, (uint32_t)s->n_loc) < 0)
+    if (hs_idmap_put(&s->loc_map, h, (uint32_t)s->n_loc) < 0)
         return UINT32_MAX;
     return (uint32_t)s->n_loc++;
 }
@@ -827,7 +827,7 @@ static uint32_t cache_stack(hs_stack_memo *c, const uint32_t *key, size_t kn, si
     uint64_t kh = hs_stack_hash(key, kn * sizeof *key);
     size_t slot = (size_t)-1;
     uint32_t cand;
-    while ((cand = hs_an_map_next(&s->stack_map, kh, &slot)) != UINT32_MAX)
+    while ((cand = hs_idmap_next(&s->stack_map, kh, &slot)) != UINT32_MAX)
         if (s->key[cand].n == kn && memcmp(s->keys + s->key[cand].off, key, kn * sizeof *key) == 0)
             return cand;
     if (s->n_stack >= UINT32_MAX - 1 || hs_vec_reserve((void **)&c->frames, &c->cap_frames, nf, sizeof *c->frames) < 0)
@@ -861,7 +861,7 @@ static uint32_t cache_stack(hs_stack_memo *c, const uint32_t *key, size_t kn, si
     s->n_keys += kn;
     s->rec[id] = (recref){rec, (uint32_t)c->rec.n};
     s->hash[id] = hs_stack_hash(rec, c->rec.n);
-    if (hs_an_map_put(&s->stack_map, kh, id) < 0)
+    if (hs_idmap_put(&s->stack_map, kh, id) < 0)
         return UINT32_MAX;
     s->n_stack++;
     return id;
@@ -933,9 +933,9 @@ static int decompose_samples(decomp *d, const hs_stack_options *o, dsample *ds, 
     hs_stack_memo *c = d->c;
     cstate *s = &c->s;
     size_t nt = p->n_sample_types, n = 0;
-    hs_an_map bymap = {0}; /* record hash -> index into ds */
+    hs_idmap bymap = {0}; /* record hash -> index into ds */
     int rc = -1;
-    if (hs_an_map_init(&bymap, p->n_samples) < 0)
+    if (hs_idmap_init(&bymap, p->n_samples) < 0)
         goto oom;
     for (size_t si = 0; si < p->n_samples; si++) {
         const hs_sample *sm = &p->samples[si];
@@ -997,7 +997,7 @@ static int decompose_samples(decomp *d, const hs_stack_options *o, dsample *ds, 
         size_t slot = (size_t)-1;
         uint32_t cand;
         bool merged = false;
-        while ((cand = hs_an_map_next(&bymap, h, &slot)) != UINT32_MAX) {
+        while ((cand = hs_idmap_next(&bymap, h, &slot)) != UINT32_MAX) {
             if (ds[cand].stack == st) {
                 for (size_t v = 0; v < nt; v++)
                     ds[cand].values[v] += sm->values[v];
@@ -1014,7 +1014,7 @@ static int decompose_samples(decomp *d, const hs_stack_options *o, dsample *ds, 
         x->stack = st;
         for (size_t v = 0; v < nt; v++)
             x->values[v] = sm->values[v];
-        if (hs_an_map_put(&bymap, h, (uint32_t)n) < 0)
+        if (hs_idmap_put(&bymap, h, (uint32_t)n) < 0)
             goto oom;
         n++;
     }
@@ -1025,7 +1025,7 @@ oom:
     ERR("out of memory");
 fail:
 done:
-    hs_an_map_free(&bymap);
+    hs_idmap_free(&bymap);
     return rc;
 }
 
@@ -1132,12 +1132,12 @@ done:
  * found by hashing its tuples. */
 typedef struct {
     hs_profile *p;
-    hs_an_map locs;       /* hash of a frame run -> index into the keys */
+    hs_idmap locs;       /* hash of a frame run -> index into the keys */
     hs_bytes keys;            /* the runs' keys (int64 tuples), back to back */
     size_t *key_off, *key_len;
     uint64_t *loc_id;
     size_t n_locs, cap_locs;
-    hs_an_map maps;       /* mapping file name (string index) -> index into map_ids */
+    hs_idmap maps;       /* mapping file name (string index) -> index into map_ids */
     uint64_t *map_ids;
     int64_t *map_names;
     size_t n_maps, cap_maps;
@@ -1151,10 +1151,10 @@ static uint64_t mapping_for(builder *b, int64_t file)
 {
     if (file == 0)
         return 0;
-    uint64_t h = hs_an_mix((uint64_t)file);
+    uint64_t h = hs_mix64((uint64_t)file);
     size_t slot = (size_t)-1;
     uint32_t c;
-    while ((c = hs_an_map_next(&b->maps, h, &slot)) != UINT32_MAX)
+    while ((c = hs_idmap_next(&b->maps, h, &slot)) != UINT32_MAX)
         if (b->map_names[c] == file)
             return b->map_ids[c];
     if (b->n_maps == b->cap_maps) {
@@ -1171,7 +1171,7 @@ static uint64_t mapping_for(builder *b, int64_t file)
     m->has_functions = m->has_filenames = m->has_line_numbers = m->has_inline_frames = true;
     b->map_ids[b->n_maps] = id;
     b->map_names[b->n_maps] = file;
-    if (hs_an_map_put(&b->maps, h, (uint32_t)b->n_maps) < 0)
+    if (hs_idmap_put(&b->maps, h, (uint32_t)b->n_maps) < 0)
         return UINT64_MAX;
     b->n_maps++;
     return id;
@@ -1197,7 +1197,7 @@ static uint64_t location_for(builder *b, const parsed *pr, const ref_frame *f, s
     uint64_t h = hs_stack_hash(b->key, kl);
     size_t slot = (size_t)-1;
     uint32_t c;
-    while ((c = hs_an_map_next(&b->locs, h, &slot)) != UINT32_MAX)
+    while ((c = hs_idmap_next(&b->locs, h, &slot)) != UINT32_MAX)
         if (b->key_len[c] == kl && memcmp(b->keys.p + b->key_off[c], b->key, kl) == 0)
             return b->loc_id[c];
     if (b->n_locs == b->cap_locs) {
@@ -1231,7 +1231,7 @@ static uint64_t location_for(builder *b, const parsed *pr, const ref_frame *f, s
     b->key_len[b->n_locs] = kl;
     b->loc_id[b->n_locs] = id;
     hs_bytes_put(&b->keys, b->key, kl);
-    if (b->keys.oom || hs_an_map_put(&b->locs, h, (uint32_t)b->n_locs) < 0)
+    if (b->keys.oom || hs_idmap_put(&b->locs, h, (uint32_t)b->n_locs) < 0)
         return 0;
     b->n_locs++;
     return id;
@@ -1275,7 +1275,7 @@ hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn 
     hs_label *labels = NULL;
     size_t cap_ids = 0, cap_labels = 0;
     b.p = hs_profile_new();
-    if (!b.p || hs_an_map_init(&b.locs, 1024) < 0 || hs_an_map_init(&b.maps, 16) < 0)
+    if (!b.p || hs_idmap_init(&b.locs, 1024) < 0 || hs_idmap_init(&b.maps, 16) < 0)
         goto oom;
     if (m->types.n == 0 || m->types.n > HS_STORE_MAX_VALUES) {
         ERR("merged result has %zu sample types", m->types.n);
@@ -1335,8 +1335,8 @@ fail:
     b.p = NULL;
 done:
     parsed_free(&pr);
-    hs_an_map_free(&b.locs);
-    hs_an_map_free(&b.maps);
+    hs_idmap_free(&b.locs);
+    hs_idmap_free(&b.maps);
     free(b.keys.p);
     free(b.key);
     free(b.key_off);
@@ -1352,7 +1352,7 @@ done:
 
 /* hs_stack_build_from_store: records fetched into a map, then built. */
 typedef struct {
-    hs_an_map map; /* hash -> index */
+    hs_idmap map; /* hash -> index */
     uint64_t *hashes;
     size_t *off, *len;
     size_t n, cap;
@@ -1385,7 +1385,7 @@ static void record_set_add(void *arg, uint64_t hash, const void *data, size_t le
     rs->off[rs->n] = rs->data.n;
     rs->len[rs->n] = len;
     hs_bytes_put(&rs->data, data, len);
-    if (rs->data.oom || hs_an_map_put(&rs->map, hash, (uint32_t)rs->n) < 0) {
+    if (rs->data.oom || hs_idmap_put(&rs->map, hash, (uint32_t)rs->n) < 0) {
         rs->oom = 1;
         return;
     }
@@ -1397,7 +1397,7 @@ static const void *record_set_lookup(void *arg, uint64_t hash, size_t *len)
     record_set *rs = arg;
     size_t slot = (size_t)-1;
     uint32_t c;
-    while ((c = hs_an_map_next(&rs->map, hash, &slot)) != UINT32_MAX)
+    while ((c = hs_idmap_next(&rs->map, hash, &slot)) != UINT32_MAX)
         if (rs->hashes[c] == hash) {
             *len = rs->len[c];
             return rs->data.p + rs->off[c];
@@ -1411,7 +1411,7 @@ hs_profile *hs_stack_build_from_store(hs_store *s, const hs_store_merged *m, siz
     record_set rs = {0};
     hs_profile *p = NULL;
     uint64_t *hashes = malloc((m->n_rows ? m->n_rows : 1) * sizeof *hashes);
-    if (!hashes || hs_an_map_init(&rs.map, m->n_rows) < 0) {
+    if (!hashes || hs_idmap_init(&rs.map, m->n_rows) < 0) {
         free(hashes);
         ERR("out of memory");
         return NULL;
@@ -1427,7 +1427,7 @@ hs_profile *hs_stack_build_from_store(hs_store *s, const hs_store_merged *m, siz
     p = hs_stack_build_profile(m, record_set_lookup, &rs, missing, err, errlen);
 done:
     free(hashes);
-    hs_an_map_free(&rs.map);
+    hs_idmap_free(&rs.map);
     free(rs.hashes);
     free(rs.off);
     free(rs.len);

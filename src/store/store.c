@@ -12,7 +12,7 @@
 hs_store *hs_store_open(const char *url, char *err, size_t errlen)
 {
     if (!url || !*url) {
-        hs_an_err(err, errlen, "no store URL given");
+        hs_err(err, errlen, "no store URL given");
         return NULL;
     }
     if (strncmp(url, "clickhouse://", 13) == 0)
@@ -20,12 +20,12 @@ hs_store *hs_store_open(const char *url, char *err, size_t errlen)
     if (strncmp(url, "sqlite:", 7) == 0)
         url += 7;
     else if (strstr(url, "://")) {
-        hs_an_err(err, errlen, "unknown store URL scheme in '%s' (sqlite:DIR, DIR or clickhouse://HOST:PORT/DB)",
+        hs_err(err, errlen, "unknown store URL scheme in '%s' (sqlite:DIR, DIR or clickhouse://HOST:PORT/DB)",
                   url);
         return NULL;
     }
     if (!*url) {
-        hs_an_err(err, errlen, "sqlite: needs a directory");
+        hs_err(err, errlen, "sqlite: needs a directory");
         return NULL;
     }
     return hs_store_sqlite_open(url, err, errlen);
@@ -168,7 +168,7 @@ int hs_store_series(hs_store *s, const hs_store_query *q, int64_t step_ns, hs_st
                     char *err, size_t errlen)
 {
     if (step_ns <= 0) {
-        hs_an_err(err, errlen, "series step must be positive");
+        hs_err(err, errlen, "series step must be positive");
         return -1;
     }
     return s->ops->series(s, q, step_ns, out, n, err, errlen);

@@ -23,8 +23,9 @@
  */
 #define _GNU_SOURCE
 #include "symbolize/symbolize.h"
-#include "profile/hashmap.h"
-#include "profile/vec.h"
+#include "base/hashmap.h"
+#include "base/strtab.h"
+#include "base/vec.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -56,97 +57,12 @@ extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *st
 /* ------------------------------------------------------------------ */
 /* small containers                                                    */
 
-
-/* Interned strings: stable pointers into arena chunks, found by hash. */
-typedef struct hs_chunk {
-    struct hs_chunk *next;
-    size_t used, cap;
-    char data[];
-} hs_chunk;
-
-typedef struct {
-    hs_chunk *chunks;
-    const char **slots; /* open addressing table of interned strings */
-    size_t cap, n;
-} hs_strtab;
-
-static uint64_t hs_strhash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static char *hs_arena_copy(hs_strtab *t, const char *s, size_t len)
-{
-    hs_chunk *c = t->chunks;
-    if (!c || c->cap - c->used < len + 1) {
-        size_t cap = len + 1 > 65536 ? len + 1 : 65536;
-        c = malloc(sizeof *c + cap);
-        if (!c)
-            return NULL;
-        c->next = t->chunks;
-        c->used = 0;
-        c->cap = cap;
-        t->chunks = c;
-    }
-    char *d = c->data + c->used;
-    memcpy(d, s, len);
-    d[len] = '\0';
-    c->used += len + 1;
-    return d;
-}
-
-static int hs_strtab_grow(hs_strtab *t)
-{
-    size_t ncap = t->cap ? t->cap * 2 : 1024;
-    const char **ns = calloc(ncap, sizeof *ns);
-    if (!ns)
-        return -1;
-    for (size_t i = 0; i < t->cap; i++) {
-        if (!t->slots[i])
-            continue;
-        size_t j = hs_strhash(t->slots[i]) & (ncap - 1);
-        while (ns[j])
-            j = (j + 1) & (ncap - 1);
-        ns[j] = t->slots[i];
-    }
-    free(t->slots);
-    t->slots = ns;
-    t->cap = ncap;
-    return 0;
-}
-
-/* The interned copy of s (NULL only on out of memory). */
+/* Interned strings (base/strtab.h; a zeroed table is empty): the interned
+ * copy of s, a stable pointer (NULL only on out of memory). */
 static const char *hs_intern(hs_strtab *t, const char *s)
 {
-    if (!s)
-        s = "";
-    if ((t->n + 1) * 2 > t->cap && hs_strtab_grow(t) < 0)
-        return NULL;
-    size_t mask = t->cap - 1;
-    size_t i = hs_strhash(s) & mask;
-    for (; t->slots[i]; i = (i + 1) & mask)
-        if (strcmp(t->slots[i], s) == 0)
-            return t->slots[i];
-    char *d = hs_arena_copy(t, s, strlen(s));
-    if (!d)
-        return NULL;
-    t->slots[i] = d;
-    t->n++;
-    return d;
-}
-
-static void hs_strtab_free(hs_strtab *t)
-{
-    while (t->chunks) {
-        hs_chunk *n = t->chunks->next;
-        free(t->chunks);
-        t->chunks = n;
-    }
-    free(t->slots);
-    memset(t, 0, sizeof *t);
+    uint32_t id = hs_strtab_intern(t, s ? s : "");
+    return id == UINT32_MAX ? NULL : hs_strtab_get(t, id);
 }
 
 /* ------------------------------------------------------------------ */

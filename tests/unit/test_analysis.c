@@ -17,7 +17,7 @@
 #include "analysis/analysis.h"
 #include "analysis/analysis_internal.h"
 #include "profile/profile.h"
-#include "profile/vec.h"
+#include "base/vec.h"
 
 /* Functions: main, work, spin, alloc, rec (recursive), each in its own file
  * a.c..e.c; every location one line; "lib" frames have no line (address
@@ -1373,16 +1373,16 @@ static void test_view_apart(void **state)
 static void test_strtab(void **state)
 {
     (void)state;
-    hs_an_strtab t;
-    assert_int_equal(hs_an_strtab_init(&t), 0);
+    hs_strtab t;
+    assert_int_equal(hs_strtab_init(&t), 0);
     enum { N = 20000 };
     const char *kept[N];
     char buf[64];
     for (int i = 0; i < N; i++) {
         snprintf(buf, sizeof buf, "fn%d", i);
-        assert_int_equal(hs_an_strtab_intern(&t, buf), (uint32_t)i);
+        assert_int_equal(hs_strtab_intern(&t, buf), (uint32_t)i);
         snprintf(buf, sizeof buf, "fn%d file.c:%d", i, i);
-        kept[i] = hs_an_strtab_keep(&t, buf);
+        kept[i] = hs_strtab_keep(&t, buf);
         assert_non_null(kept[i]);
     }
     size_t big_len = 100000;
@@ -1390,10 +1390,10 @@ static void test_strtab(void **state)
     assert_non_null(big);
     memset(big, 'x', big_len);
     big[big_len] = 0;
-    uint32_t big_id = hs_an_strtab_intern(&t, big);
+    uint32_t big_id = hs_strtab_intern(&t, big);
     assert_int_equal(big_id, N);
-    assert_int_equal(hs_an_strtab_intern(&t, "fn7"), 7);   /* found, not added */
-    assert_int_equal(hs_an_strtab_intern(&t, "fn7 file.c:7"), N + 1); /* kept is not interned */
+    assert_int_equal(hs_strtab_intern(&t, "fn7"), 7);   /* found, not added */
+    assert_int_equal(hs_strtab_intern(&t, "fn7 file.c:7"), N + 1); /* kept is not interned */
     assert_int_equal(t.n, N + 2);
     for (int i = 0; i < N; i++) {
         snprintf(buf, sizeof buf, "fn%d", i);
@@ -1401,11 +1401,11 @@ static void test_strtab(void **state)
         snprintf(buf, sizeof buf, "fn%d file.c:%d", i, i);
         assert_string_equal(kept[i], buf);
     }
-    hs_an_strtab_seal(&t);
+    hs_strtab_seal(&t);
     assert_string_equal(t.strs[big_id], big);
     assert_string_equal(t.strs[123], "fn123");
     free(big);
-    hs_an_strtab_free(&t);
+    hs_strtab_free(&t);
 }
 
 /* Node names as pprof prints them (the %016llx/%s:%lld forms), and the

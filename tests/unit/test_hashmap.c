@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "profile/hashmap.h"
+#include "base/hashmap.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rng(void)

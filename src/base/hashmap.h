@@ -1,8 +1,8 @@
-/* hashmap.h — the one hash map container of hotspur's analysis side: 64-bit
- * keys to 64-bit values, open addressing with linear probing, load <= 1/2.
+/* hashmap.h — the one hash map container of hotspur: 64-bit keys to 64-bit
+ * values, open addressing with linear probing, load <= 1/2.
  *
- * It lives in src/profile, the lowest layer that the profile model, the
- * analysis, the reports, the symbolizer and the store all link, as Redis'
+ * It lives in src/base, below every layer (the profile model, the analysis,
+ * the reports, the symbolizer, the store, the server, live), as Redis'
  * dict.c or SQLite's hash.c serve their code bases. (The agent's
  * signal-safe tables, src/agent/stacktab.c, stay their own: they must not
  * malloc.) Keys are mixed internally, so any key distribution works (small
@@ -88,5 +88,36 @@ static inline void hs_hmap_prefetch(const hs_hmap *m, uint64_t key)
 /* A hash of n bytes (eight per step), for keys made of strings or
  * byte runs; only for in-memory maps: its values may change between builds. */
 uint64_t hs_hmap_hash_bytes(const void *p, size_t n, uint64_t seed);
+
+/* ---- a multimap from a 64-bit hash to uint32 ids ----
+ * The caller resolves collisions by comparing each candidate: the common
+ * use of the map for interning (strtab.h, stack records, nodes). */
+typedef hs_hmap hs_idmap;
+
+static inline int hs_idmap_init(hs_idmap *m, size_t hint) { return hs_hmap_init(m, hint); }
+static inline void hs_idmap_free(hs_idmap *m) { hs_hmap_free(m); }
+/* Iterate candidates: start with *slot = HS_HMAP_START; returns the next id
+ * stored under key, or UINT32_MAX when there is none. */
+static inline uint32_t hs_idmap_next(const hs_idmap *m, uint64_t key, size_t *slot)
+{
+    uint64_t v;
+    return hs_hmap_next(m, key, slot, &v) ? (uint32_t)v : UINT32_MAX;
+}
+static inline int hs_idmap_put(hs_idmap *m, uint64_t key, uint32_t id)
+{
+    return hs_hmap_add(m, key, id);
+}
+
+/* A 64-bit finalizer (MurmurHash3's fmix64) for callers combining several
+ * fields into one key: h = hs_mix64(h ^ field). */
+static inline uint64_t hs_mix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
 
 #endif

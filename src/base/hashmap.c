@@ -1,8 +1,8 @@
 /* hashmap.c — hs_hmap (see hashmap.h): open addressing, linear probing,
  * capacity doubled when the load would pass 1/2, deletion by backward shift
  * (no tombstones, so lookups never slow down after many deletions). */
-#include "profile/hashmap.h"
-#include "profile/vec.h"
+#include "base/hashmap.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>

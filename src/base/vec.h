@@ -1,8 +1,8 @@
 /* vec.h — growing a malloc'd array by doubling, the one helper every layer
  * uses for its vectors (profile, symbolize, store, server); and zeroed
  * tables that hashing reads before it writes (hs_table_calloc). */
-#ifndef HS_PROFILE_VEC_H
-#define HS_PROFILE_VEC_H
+#ifndef HS_BASE_VEC_H
+#define HS_BASE_VEC_H
 
 #include <stdint.h>
 #include <stdlib.h>
