@@ -605,24 +605,65 @@ function filterShare(d, diff) {
 }
 
 // ------------------------------------------------------------------ timeline
-let points = [], tlStep = 60, drag = null;
+// The totals of the selection over the whole span (one bar per step), a
+// time axis along the bottom, the value axis (0, half and max gridlines,
+// labelled on the left), each version's span as a band along the top, and
+// a readout of the bar under the mouse. Drag to narrow the range.
+let points = [], tlStep = 60, drag = null, tlVersions = [], tlHover = -1;
+const TL_TOP = 12, TL_BOTTOM = 14;        // version bands above, time axis below
+const VERSION_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
 async function loadTimeline() {
   // always the whole span; a range dragged on it is drawn as a selection
   const span0 = spanSeconds(), end = S.end ? +S.end : nowS() + 1;
   const from = end - span0, until = end;
   const span = until - from;
   tlStep = Math.max(10, Math.ceil(span / 120));
-  const p = baseParams({ filters: false });   // totals of the selection, as stored
-  p.set("from", String(from));
-  p.set("until", String(until));
-  p.set("step", String(tlStep));
-  const r = await api("series", p);
+  const params = () => {
+    const p = baseParams({ filters: false });   // totals of the selection, as stored
+    p.set("from", String(from));
+    p.set("until", String(until));
+    p.set("step", String(tlStep));
+    return p;
+  };
+  const r = await api("series", params());
   points = r.points || [];
   tlRange = [from, until];
   tlUnit = r.unit || "";
+  tlVersions = [];
+  drawTimeline();
+  // each version's span: the versions chosen, else all (at most 8)
+  let vs = S.version.length ? S.version.slice() : [...$("versions").options].map((o) => o.value);
+  if (comparing() && S.cmp === "version") for (const v of S.base_version) if (!vs.includes(v)) vs.push(v);
+  vs = vs.slice(0, 8);
+  if (vs.length < 2 && !S.version.length) return;
+  const spans = await Promise.all(vs.map(async (v) => {
+    const p = params();
+    p.delete("version");
+    p.delete("agg");
+    p.append("version", v);
+    const pts = (await api("series", p)).points || [];
+    return pts.length ? { version: v, from: pts[0][0], until: Math.min(pts[pts.length - 1][0] + tlStep, until) } : null;
+  }));
+  tlVersions = spans.filter(Boolean);
   drawTimeline();
 }
 let tlRange = [0, 1], tlUnit = "";
+// Tick times for [a, b): a round step giving at most about 8 ticks.
+function timeTicks(a, b, W) {
+  const steps = [10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+  const want = Math.max(2, Math.min(8, Math.floor(W / 110)));
+  const step = steps.find((s) => (b - a) / s <= want) || 604800;
+  const off = new Date(a * 1000).getTimezoneOffset() * 60;   // round in local time
+  const out = [];
+  for (let t = Math.ceil((a - off) / step) * step + off; t < b; t += step) out.push(t);
+  return { step, ticks: out };
+}
+function tickLabel(t, step) {
+  const d = new Date(t * 1000), z = (n) => String(n).padStart(2, "0");
+  const hm = `${z(d.getHours())}:${z(d.getMinutes())}` + (step < 60 ? `:${z(d.getSeconds())}` : "");
+  return step >= 86400 ? `${d.getMonth() + 1}/${d.getDate()}` : (d.getHours() === 0 && d.getMinutes() === 0 && step >= 3600 ? `${d.getMonth() + 1}/${d.getDate()} ` : "") + hm;
+}
+let tlDrawn = { ticks: [], versions: [] };
 function drawTimeline() {
   const c = $("timeline"), ctx = c.getContext("2d"), dpr = window.devicePixelRatio || 1;
   const W = c.clientWidth, H = c.clientHeight;
@@ -630,20 +671,54 @@ function drawTimeline() {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.clearRect(0, 0, W, H);
   const [a, b] = tlRange, xs = (t) => (t - a) / (b - a) * W;
+  const y0 = H - TL_BOTTOM, plotH = y0 - TL_TOP - 2;
   let max = 0;
   for (const q of points) max = Math.max(max, q[1]);
-  ctx.fillStyle = "#e07b39";
+  ctx.font = "10px system-ui, sans-serif";
+  // value axis: gridlines at half and max
+  ctx.strokeStyle = "#eee";
+  ctx.lineWidth = 1;
+  for (const f of [0.5, 1]) { const y = Math.round(y0 - f * plotH) + 0.5; ctx.beginPath(); ctx.moveTo(0, y); ctx.lineTo(W, y); ctx.stroke(); }
+  // the bars
   const bw = Math.max(tlStep / (b - a) * W - 1, 1);
-  for (const q of points) {
-    const h = max ? q[1] / max * (H - 14) : 0;
-    ctx.fillRect(xs(q[0]), H - h, bw, h);
-  }
+  points.forEach((q, k) => {
+    const h = max ? q[1] / max * plotH : 0;
+    ctx.fillStyle = k === tlHover ? "#b3541e" : "#e07b39";
+    ctx.fillRect(xs(q[0]), y0 - h, bw, h);
+  });
+  // time axis
+  ctx.strokeStyle = "#999";
+  ctx.beginPath(); ctx.moveTo(0, y0 + 0.5); ctx.lineTo(W, y0 + 0.5); ctx.stroke();
+  const { step, ticks } = timeTicks(a, b, W);
   ctx.fillStyle = "#666";
-  ctx.font = "11px system-ui, sans-serif";
-  ctx.fillText(new Date(a * 1000).toLocaleString(), 4, 11);
-  const endTxt = new Date(b * 1000).toLocaleString();
-  ctx.fillText(endTxt, W - ctx.measureText(endTxt).width - 4, 11);
-  if (max) ctx.fillText("max " + fv(max, tlUnit), W / 2 - 30, 11);
+  ctx.textBaseline = "top";
+  for (const t of ticks) {
+    const x = Math.round(xs(t)) + 0.5;
+    ctx.beginPath(); ctx.moveTo(x, y0); ctx.lineTo(x, y0 + 3); ctx.stroke();
+    const lab = tickLabel(t, step), w = ctx.measureText(lab).width;
+    ctx.fillText(lab, Math.min(Math.max(x - w / 2, 0), W - w), y0 + 3);
+  }
+  // value labels on the left, over the plot
+  ctx.textBaseline = "middle";
+  if (max) {
+    for (const f of [0.5, 1]) {
+      const lab = fv(max * f, tlUnit), y = y0 - f * plotH;
+      ctx.fillStyle = "rgba(255,255,255,0.8)";
+      ctx.fillRect(1, y - 6, ctx.measureText(lab).width + 4, 12);
+      ctx.fillStyle = "#666";
+      ctx.fillText(lab, 3, y);
+    }
+  }
+  // each version's span along the top
+  tlVersions.forEach((v, k) => {
+    const x1 = Math.max(xs(v.from), 0), x2 = Math.min(xs(v.until), W);
+    ctx.fillStyle = VERSION_COLOURS[k % VERSION_COLOURS.length];
+    ctx.globalAlpha = 0.75;
+    ctx.fillRect(x1, 1, Math.max(x2 - x1, 2), TL_TOP - 3);
+    ctx.globalAlpha = 1;
+    const lab = "v" + v.version;
+    if (x2 - x1 > ctx.measureText(lab).width + 4) { ctx.fillStyle = "#fff"; ctx.fillText(lab, x1 + 2, 1 + (TL_TOP - 3) / 2); }
+  });
   // the narrowed range, or the drag in progress
   let sel = null;
   if (drag) sel = [Math.min(drag.x0, drag.x1), Math.max(drag.x0, drag.x1)];
@@ -652,6 +727,16 @@ function drawTimeline() {
     ctx.fillStyle = "rgba(125,60,152,0.18)";
     ctx.fillRect(sel[0], 0, sel[1] - sel[0], H);
   }
+  tlDrawn = { ticks: ticks.map((t) => ({ t, x: xs(t), label: tickLabel(t, step) })), max,
+    versions: tlVersions.map((v) => ({ ...v, x: xs(v.from), width: xs(v.until) - xs(v.from) })) };
+}
+function tlReadout(k) {
+  const out = $("tl-readout");
+  if (k < 0) { out.textContent = "drag across the timeline to narrow the range"; return; }
+  const q = points[k], when = (t) => new Date(t * 1000).toLocaleTimeString();
+  const vs = tlVersions.filter((v) => q[0] < v.until && q[0] + tlStep > v.from).map((v) => v.version);
+  out.textContent = `${new Date(q[0] * 1000).toLocaleDateString()} ${when(q[0])}–${when(q[0] + tlStep)}: ` +
+    `${fv(q[1], tlUnit)} in ${plural(q[2], "profile")}${vs.length ? " · version " + vs.join(", ") : ""}`;
 }
 function wireTimeline() {
   const c = $("timeline");
@@ -660,9 +745,11 @@ function wireTimeline() {
   c.addEventListener("mousemove", (e) => {
     if (drag) { drag.x1 = x(e); drawTimeline(); return; }
     const [a, b] = tlRange, t = a + x(e) / c.clientWidth * (b - a);
-    const q = points.find((p) => t >= p[0] && t < p[0] + tlStep);
-    c.title = q ? `${new Date(q[0] * 1000).toLocaleString()}: ${fv(q[1], tlUnit)} in ${q[2]} profiles` : "drag to narrow the range";
+    const k = points.findIndex((p) => t >= p[0] && t < p[0] + tlStep);
+    if (k !== tlHover) { tlHover = k; drawTimeline(); }
+    tlReadout(k);
   });
+  c.addEventListener("mouseleave", () => { tlHover = -1; drawTimeline(); tlReadout(-1); });
   window.addEventListener("mouseup", () => {
     if (!drag) return;
     const d = drag;
@@ -874,7 +961,7 @@ async function loadSource() {
 
 // ------------------------------------------------------------------ start
 // For the browser tests: the graphs and the state (read-only use).
-window.hsUI = { fg, cl, ce, state: () => S };
+window.hsUI = { fg, cl, ce, state: () => S, timeline: () => tlDrawn };
 wireControls();
 wireTimeline();
 window.addEventListener("popstate", () => { S = readState(); refresh(); });

@@ -187,6 +187,24 @@ async function pleasant(page) {
   console.log(`ok: gone/new in the table, file header, "0", root "all", "1 profile", 1024 px (${fit.scroll} px wide), skip link`);
 }
 
+// 5. the timeline: a time axis, each version's span, a hover readout
+async function timeline(page) {
+  await page.goto(cfg.url + "/?service=cmp&span=600");
+  await ready(page);
+  const tl = await page.evaluate(() => window.hsUI.timeline());
+  if (tl.ticks.length < 2) fail("the timeline has no time axis: " + JSON.stringify(tl.ticks));
+  const v = Object.fromEntries(tl.versions.map((x) => [x.version, x]));
+  for (const [ver, start] of [["1", cfg.now - 200], ["2", cfg.now - 100]])
+    if (!v[ver] || !(v[ver].from <= start && start < v[ver].until)) fail(`version ${ver}'s span (profile at ${start}): ${JSON.stringify(tl.versions)}`);
+  if (v["1"].until > v["2"].from) fail("the versions' spans overlap: " + JSON.stringify(tl.versions));
+  const box = await page.$eval("#timeline", (e) => { const r = e.getBoundingClientRect(); return { x: r.left, y: r.top, w: r.width, h: r.height }; });
+  await page.mouse.move(box.x + v["2"].x + Math.max(v["2"].width / 2, 1), box.y + box.h - 20);
+  const r = await text(page, "#tl-readout");
+  const total = readFolded(cfg.v2).reduce((acc, s) => acc + s.value, 0);
+  if (!r.includes(`${total} in 1 profile`) || !r.includes("version 2")) fail("timeline readout over version 2: " + r);
+  console.log(`ok: timeline: ${tl.ticks.length} ticks (${tl.ticks.map((t) => t.label).join(" ")}), versions 1 and 2 marked, readout "${r}"`);
+}
+
 (async () => {
   const dir = fs.mkdtempSync(path.join(cfg.tmp || "/tmp", "chromium-"));
   const ctx = await chromium.launchPersistentContext(dir, {
@@ -200,7 +218,7 @@ async function pleasant(page) {
     page.setDefaultTimeout(T);
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant }, only = process.env.WEB_COMPARE_ONLY;
+    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant, timeline }, only = process.env.WEB_COMPARE_ONLY;
     for (const [name, fn] of Object.entries(parts)) if (!only || only === name) await fn(page);
     if (errors.length) fail("page errors: " + errors.join("; "));
   } catch (e) {
