@@ -712,7 +712,17 @@ int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, const int64_t cur
     return 0;
 }
 
-/* ---- the leak scan ---- */
+/* ---- the leak scan ----
+ *
+ * At exit, in exact mode: every live block is marked reachable from the
+ * roots (the modules' writable segments, this thread's TLS, the live part
+ * of each thread's stack and the registers of the other threads), then
+ * transitively from marked blocks; the rest leaked. The other threads are
+ * stopped for the scan (hs_sampler_stop_others) so that what they hold
+ * does not move under it; while they are, the scan takes no lock one of
+ * them may hold: its arrays come from mmap, not malloc, it sorts by
+ * itself (qsort may malloc), and what needs the loader's lock (the
+ * modules' segments, glibc's functions) is looked up before. */
 
 typedef struct {
     uint64_t addr, size;
@@ -721,17 +731,65 @@ typedef struct {
 } block;
 
 typedef struct {
+    uint64_t lo, hi;
+} addr_range;
+
+typedef struct {
     block *b;
     size_t n;
     size_t *work;
     size_t nwork, capwork;
+    addr_range *roots; /* the modules' writable segments and this thread's TLS */
+    size_t nroots, caproots;
     int failed;
 } scan_t;
 
-static int by_addr(const void *x, const void *y)
+/* Grow an mmap'd array *p of *cap elements of size bytes to hold one more. */
+static int grow(void **p, size_t *cap, size_t size)
 {
-    const block *a = x, *b = y;
-    return a->addr < b->addr ? -1 : a->addr > b->addr;
+    size_t ncap = *cap ? *cap * 2 : 1024;
+    void *q = *p ? mremap(*p, *cap * size, ncap * size, MREMAP_MAYMOVE) : map_zeroed(ncap * size);
+    if (!q || q == MAP_FAILED)
+        return -1;
+    *p = q;
+    *cap = ncap;
+    return 0;
+}
+
+static void unmap(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
+/* Heapsort by address: no allocation. */
+static void sift(block *b, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && b[c + 1].addr > b[c].addr)
+            c++;
+        if (b[i].addr >= b[c].addr)
+            return;
+        block t = b[i];
+        b[i] = b[c];
+        b[c] = t;
+        i = c;
+    }
+}
+
+static void sort_blocks(block *b, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(b, i, n);
+    for (size_t end = n; end > 1; end--) {
+        block t = b[0];
+        b[0] = b[end - 1];
+        b[end - 1] = t;
+        sift(b, 0, end - 1);
+    }
 }
 
 static block *find_block(scan_t *s, uint64_t v)
@@ -755,15 +813,9 @@ static void mark_word(scan_t *s, uint64_t v)
     if (!b || b->marked)
         return;
     b->marked = 1;
-    if (s->nwork == s->capwork) {
-        size_t cap = s->capwork ? s->capwork * 2 : 1024;
-        size_t *w = r_realloc(s->work, cap * sizeof *w);
-        if (!w) {
-            s->failed = 1;
-            return;
-        }
-        s->work = w;
-        s->capwork = cap;
+    if (s->nwork == s->capwork && grow((void **)&s->work, &s->capwork, sizeof *s->work) != 0) {
+        s->failed = 1;
+        return;
     }
     s->work[s->nwork++] = (size_t)(b - s->b);
 }
@@ -797,7 +849,16 @@ static void scan_range_safe(scan_t *s, uint64_t lo, uint64_t hi)
     }
 }
 
-static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
+static void add_root(scan_t *s, uint64_t lo, uint64_t hi)
+{
+    if (s->nroots == s->caproots && grow((void **)&s->roots, &s->caproots, sizeof *s->roots) != 0) {
+        s->failed = 1;
+        return;
+    }
+    s->roots[s->nroots++] = (addr_range){lo, hi};
+}
+
+static int module_roots(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     scan_t *s = data;
@@ -805,7 +866,7 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_TLS && info->dlpi_tls_data) { /* this thread's TLS block */
             uint64_t lo = (uint64_t)(uintptr_t)info->dlpi_tls_data;
-            scan_range_safe(s, lo, lo + ph->p_memsz);
+            add_root(s, lo, lo + ph->p_memsz);
             continue;
         }
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
@@ -813,7 +874,7 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data)
         uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
         if (hs_agent_owns_pc(lo))
             continue; /* the agent's own data points at nothing of the program's */
-        scan_range_safe(s, lo, hi);
+        add_root(s, lo, hi);
     }
     return 0;
 }
@@ -839,22 +900,30 @@ void hs_heap_note_exit(void *frame)
     }
 }
 
-static void scan_thread_stack(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg)
+static void scan_own_stack(scan_t *s)
+{
+    uintptr_t lo = hs_self.stack.lo, hi = hs_self.stack.hi;
+    int32_t tid = hs_self.tid;
+    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    uint64_t from = sp;
+    if (g_exit_frame && g_exit_tid == tid)
+        from = g_exit_frame;
+    else if (!g_exit_frame && tid == (int32_t)getpid() && __libc_stack_end)
+        from = (uint64_t)(uintptr_t)__libc_stack_end;
+    if (from < sp || from >= hi)
+        from = sp; /* not on this stack after all: all of it */
+    scan_range(s, from > lo ? from : lo, hi);
+}
+
+/* Another thread: its stack from where its live frames start (all of it
+ * if it did not stop), its registers. Through process_vm_readv: one that
+ * did not stop may be unmapping its stack as it ends. */
+static void scan_other_stack(const hs_thread_stack *t, void *arg)
 {
     scan_t *s = arg;
-    if (tid == hs_self.tid) {
-        uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-        uint64_t from = sp;
-        if (g_exit_frame && g_exit_tid == tid)
-            from = g_exit_frame;
-        else if (!g_exit_frame && tid == (int32_t)getpid() && __libc_stack_end)
-            from = (uint64_t)(uintptr_t)__libc_stack_end;
-        if (from < sp || from >= hi)
-            from = sp; /* not on this stack after all: all of it */
-        scan_range(s, from > lo ? from : lo, hi);
-    } else {
-        scan_range_safe(s, lo, hi);
-    }
+    for (int i = 0; i < t->nregs; i++)
+        mark_word(s, t->regs[i]);
+    scan_range_safe(s, t->live_lo, t->hi);
 }
 
 /* glibc's own blocks that look leaked but are kept for reuse: the DTV
@@ -862,11 +931,7 @@ static void scan_thread_stack(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg
  * lives on in glibc's cache of thread stacks after the thread is joined,
  * pointed at only from that cache's memory, which is no root. valgrind's
  * default suppressions hide the same. [lo, hi) of each such function. */
-typedef struct {
-    uint64_t lo, hi;
-} code_range;
-
-static int glibc_keeps(code_range *out, int max)
+static int glibc_keeps(addr_range *out, int max)
 {
     static const char *const fns[] = {"_dl_allocate_tls", "_dl_allocate_tls_init"};
     int n = 0;
@@ -875,13 +940,13 @@ static int glibc_keeps(code_range *out, int max)
         Dl_info info;
         const ElfW(Sym) *sym = NULL;
         if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
-            out[n++] = (code_range){(uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)f + sym->st_size};
+            out[n++] = (addr_range){(uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)f + sym->st_size};
     }
     return n;
 }
 
 /* Was the block of stack entry e allocated inside one of r[0..n)? */
-static bool allocated_in(uint32_t entry, const code_range *r, int n)
+static bool allocated_in(uint32_t entry, const addr_range *r, int n)
 {
     if (!n || entry >= H.tab.cap)
         return false;
@@ -894,38 +959,42 @@ static bool allocated_in(uint32_t entry, const code_range *r, int n)
     return false;
 }
 
+/* The live blocks, sorted by address, into s->b (mmap'd). */
+static int snapshot_blocks(scan_t *s, size_t *cap)
+{
+    for (uint64_t i = 0; i < H.live_cap; i++) {
+        uint64_t k = atomic_load(&H.live[i].key);
+        if (k == KEY_EMPTY || k == KEY_DELETED)
+            continue;
+        if (s->n == *cap && grow((void **)&s->b, cap, sizeof *s->b) != 0)
+            return -1;
+        uint64_t d = H.live[i].data;
+        s->b[s->n++] = (block){k, d & SIZE_MASK, (uint32_t)(d >> SIZE_BITS), 0};
+    }
+    sort_blocks(s->b, s->n);
+    return 0;
+}
+
 long hs_heap_scan_leaks(uint64_t *leaked_bytes)
 {
     *leaked_bytes = 0;
     if (H.rate > 1 || !H.live)
         return -1;
     scan_t s = {0};
-    size_t cap = 1024;
-    s.b = r_malloc(cap * sizeof *s.b);
-    if (!s.b)
-        return -1;
-    for (uint64_t i = 0; i < H.live_cap; i++) {
-        uint64_t k = atomic_load(&H.live[i].key);
-        if (k == KEY_EMPTY || k == KEY_DELETED)
-            continue;
-        if (s.n == cap) {
-            block *nb = r_realloc(s.b, 2 * cap * sizeof *s.b);
-            if (!nb) {
-                r_free(s.b);
-                return -1;
-            }
-            s.b = nb;
-            cap *= 2;
-        }
-        uint64_t d = H.live[i].data;
-        s.b[s.n++] = (block){k, d & SIZE_MASK, (uint32_t)(d >> SIZE_BITS), 0};
-    }
-    qsort(s.b, s.n, sizeof *s.b, by_addr);
-    /* Roots: writable segments of every module, the stacks of the threads. */
-    dl_iterate_phdr(scan_module, &s);
-    if (hs_self.stack.hi)
-        scan_thread_stack(hs_self.tid, hs_self.stack.lo, hs_self.stack.hi, &s);
-    hs_sampler_each_thread_stack(scan_thread_stack, &s);
+    size_t capb = 0;
+    addr_range keep[4];
+    int n_keep = glibc_keeps(keep, 4);
+    dl_iterate_phdr(module_roots, &s);
+    /* The other threads stop; from here until they go, no lock. */
+    hs_sampler_stop_others(200);
+    if (!s.failed && snapshot_blocks(&s, &capb) != 0)
+        s.failed = 1;
+    for (size_t i = 0; i < s.nroots && !s.failed; i++)
+        scan_range_safe(&s, s.roots[i].lo, s.roots[i].hi);
+    if (!s.failed && hs_self.stack.hi)
+        scan_own_stack(&s);
+    if (!s.failed)
+        hs_sampler_each_other_stack(scan_other_stack, &s);
     /* Transitively: blocks reachable from marked blocks. */
     while (s.nwork && !s.failed) {
         block *b = &s.b[s.work[--s.nwork]];
@@ -934,9 +1003,8 @@ long hs_heap_scan_leaks(uint64_t *leaked_bytes)
         else /* a large one may be munmap()ed by a thread still running */
             scan_range_safe(&s, b->addr, b->addr + b->size);
     }
+    hs_sampler_resume_others();
     long leaked = -1;
-    code_range keep[4];
-    int n_keep = glibc_keeps(keep, 4);
     if (!s.failed) {
         H.leak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
         if (H.leak) {
@@ -951,8 +1019,9 @@ long hs_heap_scan_leaks(uint64_t *leaked_bytes)
             }
         }
     }
-    r_free(s.work);
-    r_free(s.b);
+    unmap(s.work, s.capwork * sizeof *s.work);
+    unmap(s.b, capb * sizeof *s.b);
+    unmap(s.roots, s.caproots * sizeof *s.roots);
     return leaked;
 }
 

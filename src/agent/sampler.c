@@ -21,6 +21,11 @@
  * The handler runs on an alternate signal stack (sigaltstack) that each
  * thread gets when it starts, unless the program gave it one: a thread near
  * the end of its own stack is sampled without overflowing it.
+ *
+ * The same signal, queued to a thread with a value of ours, stops it for
+ * the leak scan at exit: its handler saves the registers and stack pointer
+ * of the interrupted code and waits on a futex until the scan is over
+ * (hs_sampler_stop_others).
  */
 #define _GNU_SOURCE
 #include "agent/sampler.h"
@@ -36,6 +41,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +56,7 @@
 #define MAX_THREADS 32768
 enum { SLOT_FREE, SLOT_LIVE, SLOT_DEAD, SLOT_CLAIMED }; /* thread_slot.used */
 enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE };     /* thread_slot.wall_state */
+enum { STOP_NONE, STOP_ASKED, STOP_PARKED };              /* thread_slot.stop */
 
 typedef struct thread_slot {
     _Atomic int used;
@@ -68,6 +75,11 @@ typedef struct thread_slot {
     uintptr_t stack_lo, stack_hi; /* 0 when unknown */
     _Atomic uint32_t labels;      /* the thread's label set, for wall samples */
     char name[16];
+    /* stopped for the leak scan: what its handler saved */
+    _Atomic int stop; /* STOP_NONE, STOP_ASKED, STOP_PARKED */
+    uintptr_t stop_sp;
+    int stop_nregs;
+    uint64_t stop_regs[HS_STOP_REGS];
 } thread_slot;
 
 static thread_slot *g_threads;       /* mmap'd registry */
@@ -75,6 +87,8 @@ static _Atomic int g_nthreads;       /* slots handed out */
 static struct sigaction g_prev;      /* the program's action for our signal */
 static int g_magic;                  /* si_value of our CPU timers points here */
 static int g_wall_magic;             /* and of the wall timers here */
+static int g_stop_magic;             /* and of the signal that stops a thread here */
+static _Atomic int g_stop_go;        /* futex word: bumped when stopped threads may go */
 static int g_sig;                    /* the sampling signal, 0 before start */
 static uint64_t g_taken;             /* bit s: the program uses signal s */
 static _Atomic int g_moving;         /* a change of signal is under way */
@@ -326,8 +340,53 @@ static void chain_previous(int sig, siginfo_t *si, void *uc)
     }
 }
 
+/* Red zone below the stack pointer that leaf code may use (x86-64 ABI). */
+#if defined(__x86_64__)
+#define STACK_REDZONE 128
+#else
+#define STACK_REDZONE 0
+#endif
+
+/* In the handler: the scan asked this thread to stop. Save the
+ * interrupted code's registers and stack pointer, then wait until let go. */
+static void stop_here(const ucontext_t *uc)
+{
+    int32_t slot = hs_self.slot;
+    if (!g_threads || slot < 0 || slot >= MAX_THREADS || g_threads[slot].tid != hs_self.tid)
+        return;
+    thread_slot *s = &g_threads[slot];
+    int gen = atomic_load(&g_stop_go);
+    int n = 0;
+    uintptr_t sp = 0;
+#if defined(__x86_64__)
+    for (; n < NGREG && n < HS_STOP_REGS; n++)
+        s->stop_regs[n] = (uint64_t)uc->uc_mcontext.gregs[n];
+    sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    for (; n < 31 && n < HS_STOP_REGS; n++)
+        s->stop_regs[n] = uc->uc_mcontext.regs[n];
+    sp = (uintptr_t)uc->uc_mcontext.sp;
+#else
+    (void)uc;
+#endif
+    s->stop_nregs = n;
+    s->stop_sp = sp;
+    int asked = STOP_ASKED;
+    if (!atomic_compare_exchange_strong(&s->stop, &asked, STOP_PARKED))
+        return; /* too late: the scan went on without this thread */
+    int saved = errno;
+    while (atomic_load(&g_stop_go) == gen)
+        syscall(SYS_futex, &g_stop_go, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
+    atomic_store(&s->stop, STOP_NONE);
+    errno = saved;
+}
+
 static void on_signal(int sig, siginfo_t *si, void *ucv)
 {
+    if (si->si_code == SI_QUEUE && si->si_value.sival_ptr == &g_stop_magic && si->si_pid == hs_g.pid) {
+        stop_here((const ucontext_t *)ucv);
+        return;
+    }
     if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_wall_magic) {
         int32_t slot = hs_self.slot;
         int64_t w = slot >= 0 ? atomic_exchange(&g_threads[slot].wall_pending, 0) : 0;
@@ -708,14 +767,86 @@ int hs_sampler_threads(hs_thread_info *out, int max)
     return k;
 }
 
-void hs_sampler_each_thread_stack(void (*fn)(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg),
-                                  void *arg)
+/* Another live registered thread whose stack is known. */
+static int other_thread(const thread_slot *s)
+{
+    return atomic_load(&s->used) == SLOT_LIVE && s->alive && s->stack_hi && s->tid != hs_self.tid;
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+void hs_sampler_stop_others(int timeout_ms)
+{
+    int n = g_threads && g_sig ? atomic_load(&g_nthreads) : 0, asked = 0;
+    pid_t pid = getpid();
+    for (int i = 0; i < n; i++) {
+        thread_slot *s = &g_threads[i];
+        if (!other_thread(s))
+            continue;
+        atomic_store(&s->stop, STOP_ASKED);
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = g_sig;
+        si.si_code = SI_QUEUE;
+        si.si_pid = pid;
+        si.si_uid = getuid();
+        si.si_value.sival_ptr = &g_stop_magic;
+        if (syscall(SYS_rt_tgsigqueueinfo, pid, s->tid, g_sig, &si) == 0)
+            asked++;
+        else
+            atomic_store(&s->stop, STOP_NONE);
+    }
+    for (int waited = 0; asked && waited < timeout_ms * 10; waited++) {
+        int pending = 0;
+        for (int i = 0; i < n && !pending; i++)
+            pending = atomic_load(&g_threads[i].stop) == STOP_ASKED;
+        if (!pending)
+            return;
+        sleep_us(100);
+    }
+    for (int i = 0; i < n; i++) { /* no answer: not stopped, its whole stack counts */
+        int want = STOP_ASKED;
+        atomic_compare_exchange_strong(&g_threads[i].stop, &want, STOP_NONE);
+    }
+}
+
+void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg)
 {
     int n = g_threads ? atomic_load(&g_nthreads) : 0;
     for (int i = 0; i < n; i++) {
         thread_slot *s = &g_threads[i];
-        if (atomic_load(&s->used) && s->alive && s->stack_hi && s->tid != hs_self.tid)
-            fn(s->tid, s->stack_lo, s->stack_hi, arg);
+        if (!other_thread(s))
+            continue;
+        hs_thread_stack t = {s->tid, s->stack_lo, s->stack_lo, s->stack_hi, NULL, 0};
+        if (atomic_load(&s->stop) == STOP_PARKED) {
+            t.regs = s->stop_regs;
+            t.nregs = s->stop_nregs;
+            uintptr_t from = s->stop_sp >= STACK_REDZONE ? s->stop_sp - STACK_REDZONE : 0;
+            if (s->stop_sp && from >= s->stack_lo && from < s->stack_hi)
+                t.live_lo = from; /* else on another stack (a handler's): all of it */
+        }
+        fn(&t, arg);
+    }
+}
+
+void hs_sampler_resume_others(void)
+{
+    if (!g_threads)
+        return;
+    atomic_fetch_add(&g_stop_go, 1);
+    syscall(SYS_futex, &g_stop_go, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+    int n = atomic_load(&g_nthreads);
+    for (int waited = 0; waited < 10000; waited++) { /* until they left the handler (1 s at most) */
+        int parked = 0;
+        for (int i = 0; i < n && !parked; i++)
+            parked = atomic_load(&g_threads[i].stop) == STOP_PARKED;
+        if (!parked)
+            return;
+        sleep_us(100);
     }
 }
 

@@ -24,9 +24,28 @@ void hs_sampler_thread_end(void);
  * register this thread (and arm its CPU timer), else give the signal back. */
 void hs_sampler_after_fork(int profiling);
 
-/* Call fn for every other live thread whose stack bounds are known. */
-void hs_sampler_each_thread_stack(void (*fn)(int32_t tid, uintptr_t lo, uintptr_t hi, void *arg),
-                                  void *arg);
+/* The leak scan's view of the other threads (at exit, hotspur --leaks).
+ * hs_sampler_stop_others stops every other live registered thread whose
+ * stack is known in the agent's signal handler, where it saves the
+ * interrupted code's registers and stack pointer and waits; a thread that
+ * has not stopped within timeout_ms is left running. Until
+ * hs_sampler_resume_others lets them go, the caller must take no lock a
+ * stopped thread may hold: no malloc, no stdio, no dl_iterate_phdr or
+ * dlsym. hs_sampler_each_other_stack calls fn for each of those threads:
+ * a stopped one's live stack is [live_lo, hi) (from its stack pointer,
+ * less the red zone, up: what lies below is dead frames, as valgrind's
+ * leak check says) and regs its registers; one that did not stop has
+ * live_lo = lo and no registers. */
+#define HS_STOP_REGS 32
+typedef struct {
+    int32_t tid;
+    uintptr_t lo, live_lo, hi;
+    const uint64_t *regs;
+    int nregs;
+} hs_thread_stack;
+void hs_sampler_stop_others(int timeout_ms);
+void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg);
+void hs_sampler_resume_others(void);
 
 typedef struct {
     int32_t tid;
