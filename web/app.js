@@ -254,6 +254,7 @@ function syncControls() {
   $("f-fn").value = S.fn;
   $("fg-orient").classList.toggle("on", S.icicle === "1");
   $("range-reset").hidden = !(S.from && S.until);
+  syncChips();
 }
 function toLocalInput(unix) {
   const d = new Date(unix * 1000), z = (n) => String(n).padStart(2, "0");
@@ -346,6 +347,38 @@ function wireControls() {
     clearTimeout(rt);
     rt = setTimeout(() => { fg.draw(); drawTimeline(); if (cl.t) { cl.draw(); ce.draw(); } }, 100);
   });
+}
+// Filters are chips: a filter in use (or just added with "add filter") is
+// shown with its box and a × that removes it; the others are hidden.
+const openChips = new Set();
+function syncChips() {
+  for (const inp of document.querySelectorAll("#filters label.chip input")) {
+    const shown = !!inp.value || openChips.has(inp.id);
+    inp.closest("label").classList.toggle("shown", shown);
+  }
+}
+function wireChips() {
+  $("add-filter").addEventListener("change", (e) => {
+    const id = e.target.value;
+    e.target.value = "";
+    if (!id) return;
+    openChips.add(id);
+    syncChips();
+    $(id).focus();
+  });
+  for (const inp of document.querySelectorAll("#filters label.chip input")) {
+    inp.addEventListener("blur", () => { if (!inp.value) { openChips.delete(inp.id); syncChips(); } });
+    inp.closest("label").querySelector(".chip-x").addEventListener("click", (e) => {
+      e.preventDefault();
+      openChips.delete(inp.id);
+      inp.value = "";
+      const k = inp.id.slice(2);
+      if (k === "highlight") { S.hl = ""; writeState(); highlight(); }
+      else if (k === "fn") { S.fn = ""; writeState(); }
+      else applyFilter(k, inp);
+      syncChips();
+    });
+  }
 }
 function applyFilter(k, inp) {
   const v = inp.value;
@@ -867,6 +900,7 @@ function focusFunction(name) {
   writeState();
   $("fn-name").value = name;
   $("f-fn").value = name;
+  syncChips();
   showView("focus");
 }
 let focusKey = "";
@@ -963,6 +997,7 @@ async function loadSource() {
 // For the browser tests: the graphs and the state (read-only use).
 window.hsUI = { fg, cl, ce, state: () => S, timeline: () => tlDrawn };
 wireControls();
+wireChips();
 wireTimeline();
 window.addEventListener("popstate", () => { S = readState(); refresh(); });
 refresh();

@@ -205,6 +205,28 @@ async function timeline(page) {
   console.log(`ok: timeline: ${tl.ticks.length} ticks (${tl.ticks.map((t) => t.label).join(" ")}), versions 1 and 2 marked, readout "${r}"`);
 }
 
+// 6. filters are chips: none on screen until added, removable
+async function chips(page) {
+  await page.goto(cfg.url + "/?service=cmp&span=600&version=1");
+  await ready(page);
+  const visible = () => page.$$eval("#filters label.chip input", (xs) => xs.filter((x) => x.offsetParent !== null).map((x) => x.id));
+  eq("filter boxes on screen before any is added", JSON.stringify(await visible()), "[]");
+  const header = await page.$eval("#top", (e) => e.getBoundingClientRect().height);
+  await page.selectOption("#add-filter", "f-ignore");
+  eq("the added filter has the keyboard", await page.evaluate(() => document.activeElement.id), "f-ignore");
+  await page.keyboard.type("^read$");
+  await page.keyboard.press("Enter");
+  await ready(page);
+  const v1 = readFolded(cfg.v1).filter((x) => !x.frames.includes("read")).reduce((a, x) => a + x.value, 0);
+  eq("total with the chip hide stacks ^read$", await val(page, "#root-total"), v1);
+  eq("chips on screen", JSON.stringify(await visible()), JSON.stringify(["f-ignore"]));
+  await page.click("#f-ignore + .chip-x");
+  await ready(page);
+  eq("chips after ×", JSON.stringify(await visible()), "[]");
+  if (new URL(page.url()).searchParams.get("ignore") !== null) fail("× did not remove the filter from the URL: " + page.url());
+  console.log(`ok: filter chips: none shown, added, applied (${v1}), removed; header ${header} px high`);
+}
+
 (async () => {
   const dir = fs.mkdtempSync(path.join(cfg.tmp || "/tmp", "chromium-"));
   const ctx = await chromium.launchPersistentContext(dir, {
@@ -218,7 +240,7 @@ async function timeline(page) {
     page.setDefaultTimeout(T);
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant, timeline }, only = process.env.WEB_COMPARE_ONLY;
+    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant, timeline, chips }, only = process.env.WEB_COMPARE_ONLY;
     for (const [name, fn] of Object.entries(parts)) if (!only || only === name) await fn(page);
     if (errors.length) fail("page errors: " + errors.join("; "));
   } catch (e) {

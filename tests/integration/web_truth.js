@@ -48,4 +48,10 @@ function framePoint([name, g]) {
   return null;
 }
 
-module.exports = { readFolded, truth, fmt, fail, eq, framePoint };
+// Playwright: make the filter box id (f-ignore, ...) usable: filters not in
+// use are hidden behind the page's "add filter" chooser.
+async function openFilter(page, id) {
+  if (await page.$eval("#" + id, (e) => e.offsetParent === null)) await page.selectOption("#add-filter", id);
+}
+
+module.exports = { readFolded, truth, fmt, fail, eq, framePoint, openFilter };

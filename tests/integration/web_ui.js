@@ -20,7 +20,7 @@ const T = 30000;    // every wait is bounded
 // ------------------------------------------------------------ the truth
 const W = require("./web_truth.js");
 const truth = (pred, opts) => W.truth(cfg.profiles, pred, opts);
-const { fmt, fail, eq } = W;
+const { fmt, fail, eq, openFilter } = W;
 
 // ------------------------------------------------------------ the browser
 async function launch() {
@@ -139,11 +139,13 @@ async function ui(page) {
   eq("callees of compute", JSON.stringify(sw.callees), JSON.stringify({ malloc: v1.fn.malloc.total }));
   await shot(page, "callers-callees");
   // the filter bar's focus does the same for a typed name
+  await openFilter(page, "f-fn");
   await page.fill("#f-fn", "parse");
   await page.press("#f-fn", "Enter");
   await page.waitForFunction(() => /parse/.test(document.getElementById("focus-summary").textContent), null, { timeout: T });
   eq("focus total of parse", await val(page, "#focus-total"), v1.fn.parse.total);
   eq("focus in the URL", new URL(page.url()).searchParams.get("fn"), "parse");
+  await openFilter(page, "f-fn");
   await page.fill("#f-fn", "compute");
   await page.press("#f-fn", "Enter");
   await page.waitForFunction(() => /compute/.test(document.getElementById("focus-summary").textContent), null, { timeout: T });
@@ -157,6 +159,7 @@ async function ui(page) {
   // a server-side filter: hide stacks through write
   await page.click("#tab-flame");
   const nw = truth((p) => p.version === "1", { ignore: /^write$/ });
+  await openFilter(page, "f-ignore");
   await page.fill("#f-ignore", "^write$");
   await page.press("#f-ignore", "Enter");
   await ready(page);
@@ -169,6 +172,7 @@ async function ui(page) {
   await ready(page);
 
   // highlight: the share of matching frames
+  await openFilter(page, "f-highlight");
   await page.fill("#f-highlight", "^compute$");
   await page.waitForFunction(() => /highlight/.test(document.getElementById("share").textContent), null, { timeout: T });
   const hl = await text(page, "#share");
@@ -202,6 +206,7 @@ async function ui(page) {
   console.log(`ok: compare versions: root delta ${fmt(want)}, compute ${fmt(dc)} (table and callers/callees)`);
 
   // filter share before/after in a compare
+  await openFilter(page, "f-ignore");
   await page.fill("#f-ignore", "^compute$");
   await page.press("#f-ignore", "Enter");
   await ready(page);

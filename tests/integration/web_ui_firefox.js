@@ -68,6 +68,7 @@ async function check(page) {
 
   // a filter applied by the server: hide the stacks through write
   const nw = truth(() => true, { ignore: /^write$/ });
+  await page.select("#add-filter", "f-ignore");   // filters not in use hide behind "add filter"
   await page.type("#f-ignore", "^write$");
   await page.keyboard.press("Enter");
   await ready(page);
