@@ -194,9 +194,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/analysis_internal.h"
-#include "base/units.h"
 #include "base/hashmap.h"
+#include "base/units.h"
 #include "store/stack.h"
 
 #define CH_POOL 8                 /* idle curl handles kept for reuse */

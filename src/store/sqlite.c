@@ -65,7 +65,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/analysis_internal.h"
+#include "base/err.h"
+#include "base/hashmap.h"
 #include "store/bytes.h"
 #include "store/store.h"
 

@@ -23,7 +23,9 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
-#include "analysis/analysis_internal.h"
+#include "base/err.h"
+#include "base/hashmap.h"
+#include "base/strtab.h"
 #include "store/bytes.h"
 #include "base/vec.h"
 

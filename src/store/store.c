@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis_internal.h"
+#include "base/err.h"
 
 hs_store *hs_store_open(const char *url, char *err, size_t errlen)
 {
