@@ -530,6 +530,7 @@ async function refresh() {
       funcs = fr.functions || [];
     }
     renderLegend(main, diff);
+    fg.setSignificant(diff && main.significance ? new Set(funcs.filter((f) => f.p < SIG_P).map((f) => f.name)) : null);
     filterShare(main, diff);
     highlight();
     const names = $("fn-names");
@@ -616,7 +617,9 @@ function renderSummary(d, tree, diff) {
 function renderLegend(d, diff) {
   $("legend").innerHTML = diff
     ? '<span class="grew">■</span> grew <span class="shrank">■</span> shrank (colour by change of total);' +
-      ' “(gone)”: only in the base, “(new)”: only in the new side'
+      ' “(gone)”: only in the base, “(new)”: only in the new side' +
+      (d.significance ? `; <span class="sig-key">▭</span> outlined: changed significantly across the ` +
+        `${d.significance.base_windows} and ${d.significance.new_windows} windows (Mann–Whitney, p &lt; ${SIG_P})` : "")
     : (d.nodes && d.nodes.length >= 20000 ? "small frames folded into “other”" : "");
 }
 
@@ -806,10 +809,13 @@ const DCOLS = [
   { key: "d_self", label: "self delta", signed: true }, { key: "total_base", label: "total base" },
   { key: "total_new", label: "total new" }, { key: "d_total", label: "total delta", signed: true },
   { key: "d_pct", label: "delta %", of: "d_total" },
+  { key: "p", label: "significant", sig: true },
 ];
+const SIG_P = 0.05;   // a change with p below this across windows is marked
 function renderTable() {
   const diff = !!(cur && cur.nodes && cur.nodes.length && cur.nodes[0].length >= 6);
-  const cols = diff ? DCOLS : COLS, unit = (cur && cur.unit) || "";
+  const sig = !!(cur && cur.significance);
+  const cols = (diff ? DCOLS : COLS).filter((c) => !c.sig || sig), unit = (cur && cur.unit) || "";
   let [key, dir] = (S.sort || "").split(":");
   if (!cols.some((c) => c.key === key)) { key = diff ? "d_self" : "total"; dir = ""; }
   const thead = $("fn-table").tHead;
@@ -845,6 +851,7 @@ function renderTable() {
   rows = rows.slice().sort((a, b) => {
     let r;
     if (sk === "name" || sk === "file") r = String(a[sk] || "").localeCompare(String(b[sk] || ""));
+    else if (sk === "p") r = (a.p ?? 1) - (b.p ?? 1);
     else if (diff && sk.startsWith("d_")) r = Math.abs(num(b, sk)) - Math.abs(num(a, sk)) ||
       Math.abs(b.d_total) - Math.abs(a.d_total);
     else r = num(b, sk) - num(a, sk);
@@ -865,7 +872,13 @@ function renderTable() {
       else if (c.key === "file") { td.textContent = f.file || ""; td.className = "file"; }
       else if (c.key === "self_pct") td.textContent = pct(f.self, grand);
       else if (c.key === "total_pct") td.textContent = pct(f.total, grand);
-      else if (c.key === "d_pct") td.textContent = !f.total_new && f.total_base ? "gone" : !f.total_base && f.total_new ? "new"
+      else if (c.key === "p") {
+        const on = f.p < SIG_P;
+        td.textContent = (on ? "✓ " : "") + "p=" + (f.p < 0.001 ? "<0.001" : (+f.p).toFixed(3));
+        td.className = on ? "sig" : "muted";
+        td.dataset.value = String(f.p);
+        td.title = "Mann–Whitney U test of this function's share of each window, base windows against new ones";
+      } else if (c.key === "d_pct") td.textContent = !f.total_new && f.total_base ? "gone" : !f.total_base && f.total_new ? "new"
         : f.total_base ? (f.d_total >= 0 ? "+" : "") + pct(f.d_total, f.total_base) : "";
       else {
         const v = +f[c.key] || 0;

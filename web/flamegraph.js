@@ -207,6 +207,7 @@ var HsFlame = (function () {
       this.zoomNode = 0;
       this.selected = -1;
       this.matched = null;
+      this.sig = null;
       this.useBase = false;
       this.widthMode = t.diff ? "max" : "new";
       this.wmax = t.diff ? maxWidths(t) : null;
@@ -251,7 +252,19 @@ var HsFlame = (function () {
       const t = this.t;
       if (!t) return [];
       return this.rects.map(([i, x, width, depth]) => ({ name: this.name(i), x, width, depth,
-        base: t.diff ? t.base[i] : 0, new: t.total[i], label: this.label(i) }));
+        base: t.diff ? t.base[i] : 0, new: t.total[i], label: this.label(i),
+        significant: !!(this.sig && i !== 0 && this.sig[t.nameOf[i]]) }));
+    }
+    // Outline the frames of these function names (a Set; null: none): the
+    // changes found significant across windows.
+    setSignificant(names) {
+      const t = this.t;
+      this.sig = null;
+      if (t && names && names.size) {
+        this.sig = new Uint8Array(t.names.length);
+        t.names.forEach((n, k) => { if (names.has(n)) this.sig[k] = 1; });
+      }
+      this.draw();
     }
     // Root .. i, for breadcrumbs.
     path(i) {
@@ -383,6 +396,11 @@ var HsFlame = (function () {
           ctx.globalAlpha = (i < z && z < endOf[i]) ? 0.6 : 1;   // ancestors of the zoomed frame
           ctx.fillRect(px, y, Math.max(pw - 0.5, 0.5), ROW - 1);
           ctx.globalAlpha = 1;
+          if (this.sig && this.sig[t.nameOf[i]] && i !== 0) {   // a significant change: outlined
+            ctx.strokeStyle = "#111";
+            ctx.lineWidth = 1.5;
+            if (ctx.strokeRect) ctx.strokeRect(px + 0.75, y + 0.75, Math.max(pw - 2, 1), ROW - 2.5);
+          }
           if (i === this.selected) {
             ctx.strokeStyle = "#000";
             ctx.lineWidth = 2;

@@ -24,7 +24,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "harness/stats.h"
 #include "report/stacks.h"
+#include "server/query_cache.h"
 #include "server/query_internal.h"
 
 /* ---- names: string -> index, in first-use order ---- */
@@ -83,6 +85,17 @@ static int64_t name_index(name_tab *t, const char *s)
     t->names[t->n] = s;
     t->slots[j] = (uint32_t)t->n + 1;
     return (int64_t)t->n++;
+}
+
+/* The index of s, or -1 when it is not in t (nothing added). */
+static int64_t name_find(const name_tab *t, const char *s)
+{
+    if (!t->nslots)
+        return -1;
+    for (size_t j = str_hash(s) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
+        if (strcmp(t->names[t->slots[j] - 1], s) == 0)
+            return t->slots[j] - 1;
+    return -1;
 }
 
 static void name_free(name_tab *t)
@@ -496,6 +509,99 @@ static const char *fn_file(fn_files *ff, const hs_node *nd)
     return ff->files[k];
 }
 
+/* ---- significance: which functions changed in every window ---- */
+
+/* A diff of two sides of several profiles (windows) each tells more than
+ * two merged totals: each window is one observation of a function's share
+ * of that window's total, and the Mann-Whitney U test of the base windows'
+ * shares against the new ones' (harness/stats.c, as `hotspur bench
+ * compare` uses it) says whether the change is larger than the windows'
+ * spread. Computed when each side has 2..HS_Q_SIGNIF_MAX windows; each
+ * window is merged and viewed alone with the query's filters. */
+#define HS_Q_SIGNIF_MAX 32
+
+/* sh[k * *nw + w]: the share of function k of names in window w of side s.
+ * 0, or -1 when not computed (too few or too many windows, a failure:
+ * significance is left out, the diff is still answered). */
+static int window_shares(hs_q *q, const hs_q_side *s, const name_tab *names, double **out, size_t *nw)
+{
+    char err[256];
+    hs_store_profile_row *rows = NULL;
+    size_t n = 0;
+    *out = NULL;
+    if (hs_store_profiles(q->qc->store, &s->q, HS_Q_SIGNIF_MAX + 1, &rows, &n, err, sizeof err))
+        return -1;
+    double *sh = n >= 2 && n <= HS_Q_SIGNIF_MAX ? calloc(names->n * n + 1, sizeof *sh) : NULL;
+    hs_analysis_options no;
+    hs_analysis_options_init(&no);
+    hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
+    for (size_t w = 0; sh && w < n; w++) {
+        const char *id = rows[w].id;
+        hs_store_query wq = s->q;
+        wq.ids = &id;
+        wq.n_ids = 1;
+        hs_store_merged m;
+        memset(&m, 0, sizeof m);
+        if (hs_store_merge(q->qc->store, &wq, &m, err, sizeof err)) {
+            free(sh);
+            sh = NULL;
+            break;
+        }
+        size_t missing = 0;
+        int src = 0;
+        hs_profile *p = m.n_rows ? hs_stack_cache_build(q->qc->cache, q->qc->store, &m, &missing, &src, err, sizeof err)
+                                 : NULL;
+        hs_view *v = p ? hs_view_build(&p, 1, NULL, 0, &q->o, err, sizeof err) : NULL;
+        hs_graph g;
+        if (v && v->total && hs_graph_build(v, &no, &g, err, sizeof err) == 0) {
+            for (size_t i = 0; i < v->n_nodes; i++) {
+                int64_t k = name_find(names, v->nodes[i].name);
+                if (k >= 0)
+                    sh[(size_t)k * n + w] = (double)g.nodes[i].cum / (double)v->total;
+            }
+            hs_graph_free(&g);
+        } else if (m.n_rows) { /* a window that cannot be read: no significance */
+            free(sh);
+            sh = NULL;
+        }
+        hs_view_free(v);
+        hs_profile_free(p);
+        hs_store_merged_free(&m);
+    }
+    hs_store_profile_rows_free(rows, n);
+    if (!sh)
+        return -1;
+    *out = sh;
+    *nw = n;
+    return 0;
+}
+
+/* p[i]: the two-sided p-value of function ids[i]'s change (NAN when not
+ * computed); *nn, *nb the windows of each side. -1: none computed. */
+static int significance(hs_q *q, const hs_view *v, const uint32_t *ids, size_t shown, double *p, size_t *nn,
+                        size_t *nb)
+{
+    name_tab names = {0};
+    for (size_t i = 0; i < shown; i++)
+        if (name_index(&names, v->nodes[ids[i]].name) < 0) {
+            name_free(&names);
+            return -1;
+        }
+    double *a = NULL, *b = NULL;
+    int rc = window_shares(q, &q->base, &names, &b, nb);
+    if (rc == 0)
+        rc = window_shares(q, &q->cur, &names, &a, nn);
+    if (rc == 0)
+        for (size_t i = 0; i < shown; i++) {
+            size_t k = (size_t)name_find(&names, v->nodes[ids[i]].name);
+            p[i] = hs_bstat_mann_whitney(b + k * *nb, *nb, a + k * *nn, *nn);
+        }
+    free(a);
+    free(b);
+    name_free(&names);
+    return rc;
+}
+
 /* Write ,"functions":[...] (and "n_functions") for view v. */
 static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_t dn, int64_t db)
 {
@@ -532,6 +638,14 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
         return -1;
     }
     size_t shown = q->limit && q->limit < n ? q->limit : n;
+    double *pv = diff ? malloc((shown + 1) * sizeof *pv) : NULL;
+    size_t nn = 0, nb = 0;
+    if (pv && significance(q, v, ids, shown, pv, &nn, &nb) < 0) {
+        free(pv);
+        pv = NULL;
+    }
+    if (pv)
+        fprintf(f, ",\"significance\":{\"test\":\"mann-whitney\",\"new_windows\":%zu,\"base_windows\":%zu}", nn, nb);
     fprintf(f, ",\"n_functions\":%zu,\"functions\":[", n);
     for (size_t i = 0; i < shown; i++) {
         const hs_node *nd = &v->nodes[ids[i]];
@@ -549,6 +663,8 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
             hs_q_value(f, gn->base_flat, db);
             fputs(",\"total_base\":", f);
             hs_q_value(f, gn->base_cum, db);
+            if (pv)
+                fprintf(f, ",\"p\":%.4g", pv[i]);
         } else {
             fputs(",\"self\":", f);
             hs_q_value(f, gn->flat, dn);
@@ -558,6 +674,7 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
         fputc('}', f);
     }
     fputc(']', f);
+    free(pv);
     name_free(&ff.names);
     free(ff.files);
     free(ids);

@@ -227,6 +227,27 @@ async function chips(page) {
   console.log(`ok: filter chips: none shown, added, applied (${v1}), removed; header ${header} px high`);
 }
 
+// 7. significance across windows: f changed in every window, h did not
+async function significance(page) {
+  const api = await page.request.get(cfg.url + "/api/v1/diff?service=sig&type=samples&from=now-10m&version=b&base_version=a");
+  const d = await api.json();
+  const fn = Object.fromEntries(d.functions.map((x) => [x.name, x]));
+  if (!d.significance || d.significance.new_windows !== 4 || d.significance.base_windows !== 4) fail("diff answer's significance: " + JSON.stringify(d.significance));
+  if (!(Math.abs(fn.f.p - 2 / 70) < 1e-3)) fail("p of f (every window grew): " + fn.f.p);
+  if (!(fn.h.p > 0.5)) fail("p of h (the same shares on both sides): " + fn.h.p);
+  if (!(fn.g.p < 0.05)) fail("p of g (shrank in every window): " + fn.g.p);
+  await page.goto(cfg.url + "/?service=sig&span=600&version=b&cmp=version&base_version=a");
+  await ready(page);
+  const fr = Object.fromEntries((await page.evaluate(() => window.hsUI.fg.frames())).map((x) => [x.name, x]));
+  if (!fr.f.significant || !fr.g.significant || fr.h.significant) fail("outlined frames: " + JSON.stringify(fr));
+  await shot(page, "significance");
+  await page.click("#tab-functions");
+  const cell = (n) => page.$eval(`#fn-table tbody tr[data-name="${n}"] td[data-col="p"]`, (e) => e.textContent.trim());
+  const cf = await cell("f"), ch = await cell("h");
+  if (!cf.startsWith("✓") || ch.startsWith("✓")) fail(`significance column: f "${cf}", h "${ch}"`);
+  console.log(`ok: significance over 4+4 windows: f ${cf}, g p=${fn.g.p}, h ${ch}; f and g outlined`);
+}
+
 (async () => {
   const dir = fs.mkdtempSync(path.join(cfg.tmp || "/tmp", "chromium-"));
   const ctx = await chromium.launchPersistentContext(dir, {
@@ -240,7 +261,7 @@ async function chips(page) {
     page.setDefaultTimeout(T);
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant, timeline, chips }, only = process.env.WEB_COMPARE_ONLY;
+    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant, timeline, chips, significance }, only = process.env.WEB_COMPARE_ONLY;
     for (const [name, fn] of Object.entries(parts)) if (!only || only === name) await fn(page);
     if (errors.length) fail("page errors: " + errors.join("; "));
   } catch (e) {

@@ -9,6 +9,9 @@
 #  - service norm: version a is 3 windows, version b 6 windows of the same
 #    stacks: compared per profile by default (no change), said on the page,
 #    and the sum is one switch away;
+#  - service sig: 4 windows a side, f's share changed in every window, h's
+#    not: the diff table, the graph's outline and the API mark f alone
+#    (Mann-Whitney on per-window shares);
 #  - bad URLs (unknown service, type, version, a bad span) say what was
 #    asked and why it cannot be shown, and keep the URL; an empty range says
 #    so and offers the range where the profiles are.
@@ -37,6 +40,15 @@ main;work;parse 30
 main;io 10
 F
 for f in v1 v2 w; do "$HOTSPUR" convert $f.folded --to pprof -o $f.pb.gz; done
+# significance: 4 windows a side; f's share is 40-43% in every base window
+# and 60-63% in every new one (Mann-Whitney exact p = 2/70), h's 20-23% on
+# both sides (the same four values: p = 1), g shrinks
+sigw() { # NAME F H G
+    printf 'main;f %s\nmain;h %s\nmain;g %s\n' "$2" "$3" "$4" > "$1.folded"
+    "$HOTSPUR" convert "$1.folded" --to pprof -o "$1.pb.gz"
+}
+sigw a0 40 20 40; sigw a1 41 23 36; sigw a2 42 21 37; sigw a3 43 22 35
+sigw b0 60 21 19; sigw b1 61 22 17; sigw b2 62 20 18; sigw b3 63 23 14
 
 server_start
 now=$(date +%s)
@@ -50,6 +62,7 @@ ingest v1.pb.gz cmp 1 $((now - 200))
 ingest v2.pb.gz cmp 2 $((now - 100))
 for i in 1 2 3; do ingest w.pb.gz norm a $((now - 300 + 20 * i)); done
 for i in 1 2 3 4 5 6; do ingest w.pb.gz norm b $((now - 150 + 20 * i)); done
+for i in 0 1 2 3; do ingest a$i.pb.gz sig a $((now - 300 + 20 * i)); ingest b$i.pb.gz sig b $((now - 150 + 20 * i)); done
 mkdir -p screenshots
 cat > config.json <<J
 {"url": "$SERVER_URL", "out": "$TMP/screenshots", "tmp": "$TMP", "now": $now,
