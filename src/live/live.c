@@ -48,6 +48,7 @@ typedef struct {
 typedef struct {
     int pid;
     unsigned long long starttime;
+    uint64_t exit_time; /* perf time of its exit record; 0 while alive */
     char comm[64], cgroup[256];
     map_ent *maps;
     size_t n_maps;
@@ -184,11 +185,16 @@ static void read_maps(proc *pr)
     fclose(f);
 }
 
-static proc *get_proc(live *L, int pid)
+/* The process pid was at perf time tm (0: now). A pid whose exit was seen
+ * before tm is a new process that got the same pid: a fresh entry. */
+static proc *get_proc(live *L, int pid, uint64_t tm)
 {
     uint64_t ix;
-    if (hs_hmap_get(&L->pid_ix, (uint64_t)pid, &ix))
-        return L->procs[ix - 1];
+    if (hs_hmap_get(&L->pid_ix, (uint64_t)pid, &ix)) {
+        proc *old = L->procs[ix - 1];
+        if (!old->exit_time || tm <= old->exit_time)
+            return old;
+    }
     proc *pr = calloc(1, sizeof *pr);
     proc **np = pr ? realloc(L->procs, (L->n_procs + 1) * sizeof *np) : NULL;
     if (!np) {
@@ -218,19 +224,32 @@ static proc *get_proc(live *L, int pid)
         snprintf(pr->cgroup, sizeof pr->cgroup, "%.255s", s);
     }
     read_maps(pr);
-    L->procs[L->n_procs++] = pr;
+    L->procs[L->n_procs++] = pr; /* a replaced entry stays here, freed at the end */
     hs_hmap_put(&L->pid_ix, (uint64_t)pid, L->n_procs);
     L->st.processes++;
     return pr;
 }
 
-static void free_proc(proc *pr)
+/* Forget pr's image: its unwinder, mappings and address cache (after an
+ * exec; the pid, name and cgroup stay). */
+static void drop_image(proc *pr)
 {
     if (pr->dwfl)
         dwfl_end(pr->dwfl);
+    pr->dwfl = NULL;
+    pr->dwfl_failed = 0;
     for (size_t i = 0; i < pr->n_maps; i++)
         free(pr->maps[i].path);
     free(pr->maps);
+    pr->maps = NULL;
+    pr->n_maps = 0;
+    pr->maps_read = 0;
+    hs_hmap_clear(&pr->locs);
+}
+
+static void free_proc(proc *pr)
+{
+    drop_image(pr);
     hs_hmap_free(&pr->locs);
     free(pr);
 }
@@ -331,8 +350,16 @@ static int unwind_user(proc *pr, frames *f)
 {
     Dwfl *d = proc_dwfl(pr);
     uint64_t ip = pr->regs[PR_IP];
-    if (d && !dwfl_addrmodule(d, ip) && time(NULL) != pr->dwfl_reported)
-        report_modules(pr); /* code mapped since (dlopen) */
+    if (d && !dwfl_addrmodule(d, ip) && time(NULL) != pr->dwfl_reported) {
+        /* Code mapped since (dlopen): a new unwinder over the current
+         * mappings. Never dwfl_report_* again on an attached Dwfl: libdw's
+         * process state borrows the first module's backend (Ebl), which
+         * dwfl_report_end frees when that module went away (dlclose,
+         * exec): a use after free that crashed the agent. */
+        dwfl_end(pr->dwfl);
+        pr->dwfl = NULL;
+        d = proc_dwfl(pr);
+    }
     if (d)
         dwfl_getthread_frames(d, pr->tid, frame_cb, f);
     if (f->n == 0 && ip)
@@ -408,7 +435,7 @@ static int64_t thread_name(live *L, int pid, int tid)
 
 /* ---- ring buffer records ---- */
 
-static void on_comm(live *L, const unsigned char *r, size_t len)
+static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc)
 {
     if (len < 8 + 8 + 1)
         return;
@@ -419,8 +446,29 @@ static void on_comm(live *L, const unsigned char *r, size_t len)
     snprintf(name, sizeof name, "%.*s", (int)(len - 16 < 63 ? len - 16 : 63), (const char *)r + 16);
     hs_hmap_put(&L->tid_name, tid, (uint64_t)hs_profile_str(L->p, name));
     uint64_t ix;
+    if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix)) {
+        proc *pr = L->procs[ix - 1];
+        memcpy(pr->comm, name, sizeof name);
+        if (misc & PERF_RECORD_MISC_COMM_EXEC)
+            drop_image(pr); /* a new program: its mappings are read again */
+    }
+}
+
+/* PERF_RECORD_EXIT: pid, ppid, tid, ptid, time. A later sample of this pid
+ * is a new process (pid reuse); a later thread with this tid is named anew. */
+static void on_exit_rec(live *L, const unsigned char *r, size_t len)
+{
+    if (len < 8 + 24)
+        return;
+    uint32_t pid, tid;
+    uint64_t tm;
+    memcpy(&pid, r + 8, 4);
+    memcpy(&tid, r + 16, 4);
+    memcpy(&tm, r + 24, 8);
+    hs_hmap_del(&L->tid_name, tid);
+    uint64_t ix;
     if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix))
-        memcpy(L->procs[ix - 1]->comm, name, sizeof name);
+        L->procs[ix - 1]->exit_time = tm ? tm : 1;
 }
 
 static void on_sample(live *L, const unsigned char *r, size_t len)
@@ -462,7 +510,7 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
 #undef TAKE
     if (pid == 0 || (int)pid == L->self)
         return; /* idle, or ourselves */
-    proc *pr = get_proc(L, (int)pid);
+    proc *pr = get_proc(L, (int)pid, tm);
     if (!pr)
         return;
     uint64_t ids[MAX_FRAMES * 2];
@@ -562,7 +610,9 @@ static void drain(live *L, ring *rb, unsigned char **tmp, size_t *tmpcap)
         if (h.type == PERF_RECORD_SAMPLE)
             on_sample(L, rec, h.size);
         else if (h.type == PERF_RECORD_COMM)
-            on_comm(L, rec, h.size);
+            on_comm(L, rec, h.size, h.misc);
+        else if (h.type == PERF_RECORD_EXIT)
+            on_exit_rec(L, rec, h.size);
         else if (h.type == PERF_RECORD_SWITCH && L->off_cpu && !(h.misc & PERF_RECORD_MISC_SWITCH_OUT) &&
                  h.size >= 8 + 16) {
             /* sample_id: pid, tid, time */
@@ -673,6 +723,8 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
     a.exclude_callchain_user = 1;
     a.disabled = 1;
     a.comm = 1;
+    a.comm_exec = 1; /* tells an exec from a rename: the image changed */
+    a.task = 1;      /* exits: a pid seen again later is another process */
     a.inherit = o->all ? 0 : 1;
     a.sample_id_all = 0;
     L.off_cpu = o->off_cpu;
@@ -825,7 +877,7 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
     L.k_cgroup = hs_profile_str(L.p, "cgroup");
     L.ks = hs_ksyms_load(NULL);
     for (size_t i = 0; i < o->n_pids; i++) {
-        proc *pr = get_proc(&L, o->pids[i]); /* maps and names now, in case it exits early */
+        proc *pr = get_proc(&L, o->pids[i], 0); /* maps and names now, in case it exits early */
         if (pr && pr->n_maps && !pr->maps[0].mapping_id)
             pr->maps[0].mapping_id = hs_profile_add_mapping(L.p, pr->maps[0].start, pr->maps[0].end,
                                                             pr->maps[0].off, pr->maps[0].path, "");

@@ -14,8 +14,12 @@
  *                              nanosleeps 7 ms (30% compute, 70% blocked)
  *   live_target mutex          two threads take one mutex and burn 5 ms holding
  *                              it; each takes it in lock_waiter()
+ *   live_target exec N         burn_a (N even) or burn_b (N odd) for 400 ms of
+ *                              CPU, dlopen and dlclose libz, then exec itself
+ *                              with N-1 (the same pid, a new image) until N is 0
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -152,6 +156,23 @@ int main(int argc, char **argv)
             if (pthread_create(&th[i], NULL, contender, NULL))
                 return 1;
         pthread_join(th[0], NULL);
+    }
+    if (!strcmp(argv[1], "exec") && argc == 3) {
+        int n = atoi(argv[2]);
+        (n % 2 ? burn_b : burn_a)(400);
+        void *h = dlopen("libz.so.1", RTLD_NOW);
+        if (h)
+            dlclose(h);
+        if (n <= 0)
+            return 0;
+        char next[16], self[4096];
+        snprintf(next, sizeof next, "%d", n - 1);
+        ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (k <= 0)
+            return 1;
+        self[k] = 0; /* its path, not /proc/self/exe: the name stays live_target */
+        execl(self, argv[0], "exec", next, (char *)NULL);
+        return 1;
     }
     if (!strcmp(argv[1], "exit") && argc == 3) {
         burn_a(atof(argv[2]));

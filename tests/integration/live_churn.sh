@@ -1,0 +1,46 @@
+# live_churn.sh — `hotspur agent` and `record -p` while processes come and go:
+# programs that exec themselves (the same pid with a new image each time) and
+# dlopen/dlclose a library, beside a stream of short-lived processes (pids
+# reused as they come). The agent ran under valgrind so that a use of freed
+# memory inside libdw (which ASan cannot see: libdw is not instrumented) fails
+# the test: re-reporting the modules of an attached Dwfl after an exec freed
+# the unwinder backend libdw's process state still used, and the agent died
+# with SIGSEGV. Then `record -p` across the execs: every image's samples are
+# unwound down to main.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/server_lib.sh"
+[ "$(id -u)" = 0 ] || fail "needs root (perf events on every CPU)"
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; server_stop_all; }
+trap cleanup EXIT
+server_start
+unset LD_PRELOAD
+# valgrind cannot run an ASan build (make check SANITIZE=1): there the run
+# only has to survive
+VG=()
+if ! ldd "$HOTSPUR" | grep -q libasan; then
+    command -v valgrind >/dev/null || fail "valgrind is not installed (scripts/install-deps)"
+    VG=(valgrind -q --error-exitcode=97)
+fi
+
+for i in 1 2 3; do "$PROGS/live_target" exec 40 & PIDS+=($!); done
+(while :; do /bin/true; sh -c ':' ; done) & PIDS+=($!)
+sleep 0.3
+rc=0
+"${VG[@]}" "$HOTSPUR" agent --server "$SERVER_URL" --once -F 19 --duration 5 --match comm=live_targ \
+    >agent.out 2>agent.err || rc=$?
+cat agent.err | tail -20
+[ $rc = 0 ] || fail "agent exited with $rc under process churn (97: valgrind found a memory error)"
+grep -q "1 service profile uploaded" agent.err || fail "no live_target upload: $(tail -3 agent.err)"
+
+"$PROGS/live_target" exec 5 & X=$!
+PIDS+=($X)
+sleep 0.1
+"$HOTSPUR" record -p "$X" -F 99 -o exec.pb.gz 2>rec.err || fail "record -p: $(cat rec.err)"
+"$HOTSPUR" top -n 50 exec.pb.gz >top.txt
+cum() { awk -v f="$1" '$6 == f { sub("%", "", $5); print $5 }' top.txt; }
+a=$(cum burn_a); b=$(cum burn_b); m=$(cum main)
+echo "across 5 execs: burn_a ${a:-0}%, burn_b ${b:-0}%, main ${m:-0}%"
+[ -n "$a" ] && [ -n "$b" ] || fail "burn_a or burn_b missing after exec: $(head -20 top.txt)"
+awk -v m="${m:-0}" 'BEGIN { exit !(m >= 90) }' || fail "samples not unwound to main across execs: $(head -20 top.txt)"
+pass "agent under churn without memory errors; record -p across execs unwinds every image"
