@@ -8,35 +8,11 @@
 const fs = require("fs");
 const path = require("path");
 const { chromium } = require(path.join(process.env.HS_NODE_MODULES || path.join(__dirname, "../node/node_modules"), "playwright-core"));
-const { readFolded, fail, eq } = require("./web_truth.js");
+const { readFolded, fail, eq, diffTree, findNode: find } = require("./web_truth.js");
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const T = 30000;
 
-// A differential tree from two folded files: node = {base, new, kids}, and
-// each node's drawn width: the larger of base and new, at least the sum of
-// its children's widths.
-function diffTree(baseFile, newFile) {
-  const root = { name: "", base: 0, new: 0, kids: new Map() };
-  for (const [file, side] of [[baseFile, "base"], [newFile, "new"]])
-    for (const s of readFolded(file)) {
-      let n = root;
-      n[side] += s.value;
-      for (const f of s.frames) {
-        if (!n.kids.has(f)) n.kids.set(f, { name: f, base: 0, new: 0, kids: new Map() });
-        n = n.kids.get(f);
-        n[side] += s.value;
-      }
-    }
-  const width = (n) => { let k = 0; for (const c of n.kids.values()) k += width(c); return (n.w = Math.max(n.base, n.new, k)); };
-  width(root);
-  return root;
-}
-function find(n, name) {
-  if (n.name === name) return n;
-  for (const c of n.kids.values()) { const r = find(c, name); if (r) return r; }
-  return null;
-}
 const within = (what, got, want, tol = 0.01) => {
   if (!(Math.abs(got - want) <= tol * Math.abs(want))) fail(`${what}: ${got}, want ${want} (within ${100 * tol}%)`);
 };

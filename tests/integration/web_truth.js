@@ -48,10 +48,34 @@ function framePoint([name, g]) {
   return null;
 }
 
+// A differential tree from two folded files: node = {base, new, kids}, and
+// each node's drawn width: the larger of base and new, at least the sum of
+// its children's widths.
+function diffTree(baseFile, newFile) {
+  const root = { name: "", base: 0, new: 0, kids: new Map() };
+  for (const [file, side] of [[baseFile, "base"], [newFile, "new"]])
+    for (const s of readFolded(file)) {
+      let n = root;
+      n[side] += s.value;
+      for (const f of s.frames) {
+        if (!n.kids.has(f)) n.kids.set(f, { name: f, base: 0, new: 0, kids: new Map() });
+        n = n.kids.get(f);
+        n[side] += s.value;
+      }
+    }
+  const width = (n) => { let k = 0; for (const c of n.kids.values()) k += width(c); return (n.w = Math.max(n.base, n.new, k)); };
+  width(root);
+  return root;
+}
+function findNode(n, name) {
+  if (n.name === name) return n;
+  for (const c of n.kids.values()) { const r = findNode(c, name); if (r) return r; }
+  return null;
+}
 // Playwright: make the filter box id (f-ignore, ...) usable: filters not in
 // use are hidden behind the page's "add filter" chooser.
 async function openFilter(page, id) {
   if (await page.$eval("#" + id, (e) => e.offsetParent === null)) await page.selectOption("#add-filter", id);
 }
 
-module.exports = { readFolded, truth, fmt, fail, eq, framePoint, openFilter };
+module.exports = { readFolded, truth, fmt, fail, eq, framePoint, openFilter, diffTree, findNode };

@@ -74,6 +74,18 @@ async function check(page) {
   await ready(page);
   eq("root total with hide stacks ^write$", await val(page, "#root-total"), nw.total);
   console.log(`ok: function table (compute ${fmt(all.fn.compute.self)} / ${fmt(all.fn.compute.total)}), filter ${fmt(nw.total)}`);
+
+  // a compare: the gone function is drawn as wide as it was (hsUI.fg.frames())
+  const tr = W.diffTree(cfg.cmp[0], cfg.cmp[1]);
+  await page.goto(cfg.url + "/?service=cmp&span=600&version=2&cmp=version&base_version=1");
+  await ready(page);
+  const fr = await page.evaluate(() => window.hsUI.fg.frames());
+  const root = fr.find((f) => f.depth === 0), gone = fr.find((f) => f.name === "regex");
+  if (!root || !gone) fail("compare frames: " + JSON.stringify(fr));
+  const want = W.findNode(tr, "regex").base / tr.w;
+  if (Math.abs(gone.width / root.width - want) > 0.01 * want || !gone.label.includes("(gone)"))
+    fail(`the gone frame: ${JSON.stringify(gone)}, want ${(100 * want).toFixed(2)}% of ${root.width} px`);
+  console.log(`ok: compare: gone frame regex drawn ${gone.width.toFixed(1)} px of ${root.width.toFixed(1)}`);
   if (errors.length) fail("errors in the page: " + errors.join("; "));
 }
 
