@@ -614,12 +614,22 @@ function renderSummary(d, tree, diff) {
     ` (${plural(bs.profiles, "profile")}): <span class="num ${cls}" id="root-delta" data-value="${delta}">${esc(signed(delta, u))}</span>` +
     (tree.base[0] ? ` (${delta >= 0 ? "+" : ""}${pct(delta, tree.base[0])})` : "");
 }
+// The smallest two-sided p the Mann-Whitney test can give for m and n
+// windows: every window of one side above every one of the other.
+function minP(m, n) {
+  let c = 1;
+  for (let k = 1; k <= Math.min(m, n); k++) c = c * (m + n - k + 1) / k;
+  return 2 / c;
+}
 function renderLegend(d, diff) {
   $("legend").innerHTML = diff
     ? '<span class="grew">■</span> grew <span class="shrank">■</span> shrank (colour by change of total);' +
       ' “(gone)”: only in the base, “(new)”: only in the new side' +
-      (d.significance ? `; <span class="sig-key">▭</span> outlined: changed significantly across the ` +
-        `${d.significance.base_windows} and ${d.significance.new_windows} windows (Mann–Whitney, p &lt; ${SIG_P})` : "")
+      (!d.significance ? "" : minP(d.significance.base_windows, d.significance.new_windows) < SIG_P
+        ? `; <span class="sig-key">▭</span> outlined: changed significantly across the ` +
+          `${d.significance.base_windows} and ${d.significance.new_windows} windows (Mann–Whitney, p &lt; ${SIG_P})`
+        : `; ${d.significance.base_windows} and ${d.significance.new_windows} windows are too few to tell a ` +
+          "significant change (4 a side are needed)")
     : (d.nodes && d.nodes.length >= 20000 ? "small frames folded into “other”" : "");
 }
 
