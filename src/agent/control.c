@@ -19,7 +19,7 @@
  *    the period and is uploaded instead, and the CPU, wall and lock
  *    samplers record only inside windows;
  *  - wall-clock ticks (wall.c); pre-faulting the sample tables once the
- *    process has lived 100 ms (hs_agent_populate_tables);
+ *    process has lived 100 ms (the populate_tables operation);
  *  - a fatal SIGINT, SIGTERM or SIGHUP that the program left to the default
  *    action (so it would die writing nothing): the agent's handler hands it
  *    to this thread through a pipe; the thread writes the profiles as at
@@ -52,13 +52,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 #include "agent/control_path.h"
 #include "agent/upload.h"
 #include "agent/fds.h"
 #include "agent/sampler.h"
 #include "agent/wall.h"
 
+
+static const hs_control_ops *g_ops; /* what the agent thread asks of the agent */
 static hs_fd g_listen = {.fd = -1};
 static char g_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static _Atomic int g_stop;
@@ -206,17 +208,17 @@ static void handle(int fd, const char *line)
     } else if (strcmp(line, "dump") == 0 || strncmp(line, "dump ", 5) == 0) {
         const char *tmpl = line[4] ? line + 5 : NULL;
         reply(fd, "ok dumping\n");
-        int rc = hs_agent_dump(tmpl && *tmpl ? tmpl : NULL, on_file, &fd);
+        int rc = g_ops->dump(tmpl && *tmpl ? tmpl : NULL, on_file, &fd);
         if (rc < 0)
             reply(fd, "error some profiles could not be written (see the program's stderr)\n");
         else
             reply(fd, "end\n");
     } else if (strcmp(line, "stop") == 0) {
-        hs_agent_pause();
+        g_ops->pause();
         atomic_store(&g_paused, 1);
         reply(fd, "ok stopped\n");
     } else if (strcmp(line, "start") == 0) {
-        hs_agent_resume();
+        g_ops->resume();
         atomic_store(&g_paused, 0);
         reply(fd, "ok running\n");
     } else {
@@ -484,7 +486,7 @@ static void close_wake(void)
 /* On the agent thread: the profiles, then the signal's own end. */
 static void die_of(int sig)
 {
-    hs_agent_final_write();
+    g_ops->final_write();
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     sigemptyset(&dfl.sa_mask);
     sigaction(sig, &dfl, NULL);
@@ -573,7 +575,7 @@ static void *control_main(void *unused)
             char sig;
             if (read(g_wake[0].fd, &sig, 1) == 1) {
                 if (sig == WAKE_WRITE) { /* a crash or _exit: its thread waits */
-                    hs_agent_final_write();
+                    g_ops->final_write();
                     atomic_store(&g_written, 1);
                 } else {
                     die_of(sig);
@@ -587,7 +589,7 @@ static void *control_main(void *unused)
         if (r > 0 && (p[0].revents & POLLIN) && hs_fd_valid(&g_listen))
             client_accept(now);
         if (now >= populate_at) {
-            hs_agent_populate_tables();
+            g_ops->populate_tables();
             populate_at = INT64_MAX;
         }
         if (now >= listen_at) {
@@ -610,7 +612,7 @@ static void *control_main(void *unused)
                 next_period = now + hs_g.cfg.period_ns;
         }
         if (now >= window_start && window_end == INT64_MAX) {
-            hs_agent_mark();
+            g_ops->mark();
             window_samplers(1);
             atomic_store(&g_window_open, 1);
             window_end = now + hs_g.cfg.duration_ns;
@@ -618,7 +620,7 @@ static void *control_main(void *unused)
         }
         if (now >= window_end) {
             window_samplers(0);
-            hs_agent_window_end(); /* unless the exit write took it */
+            g_ops->window_end(); /* unless the exit write took it */
             window_end = INT64_MAX;
         }
     }
@@ -659,8 +661,9 @@ static int start_thread(void)
     return 0;
 }
 
-int hs_control_start(void)
+int hs_control_start(const hs_control_ops *ops)
 {
+    g_ops = ops;
     return start_thread();
 }
 

@@ -3,9 +3,24 @@
 #ifndef HS_AGENT_CONTROL_H
 #define HS_AGENT_CONTROL_H
 
+/* What the agent thread asks of the agent's life cycle (agent.c fills it):
+ * the control socket's requests, window ends, the write of a process that
+ * ends by a fatal signal or _exit. */
+typedef struct {
+    /* write every enabled profile (hs_agent_dump) */
+    int (*dump)(const char *tmpl, void (*on_file)(const char *path, void *arg), void *arg);
+    void (*pause)(void);  /* every sampler; what was collected is kept */
+    void (*resume)(void);
+    void (*mark)(void);   /* a window opens: forget what came before */
+    void (*window_end)(void);  /* a window closed: upload or write it */
+    void (*populate_tables)(void); /* pre-fault the signal handlers' tables */
+    void (*final_write)(void);     /* the write at the process's end */
+} hs_control_ops;
+
 /* Start the thread if anything needs it (control socket, periodic profiles,
- * wall-clock sampling). 0, or -1 with errno. */
-int hs_control_start(void);
+ * wall-clock sampling); ops stays the agent's for the process's life (and
+ * its fork children's). 0, or -1 with errno. */
+int hs_control_start(const hs_control_ops *ops);
 /* At exit: stop answering and remove the socket. */
 void hs_control_stop(void);
 /* In every fork child, first: drop the parent's socket and wake pipe (a

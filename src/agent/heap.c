@@ -60,7 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 #include "agent/sampler.h"
 
 #define HS_EXPORT __attribute__((visibility("default")))

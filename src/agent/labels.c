@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 
 typedef struct {
     hs_label_pair pairs[HS_LABELS_MAX];

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 
 #define HS_EXPORT __attribute__((visibility("default")))
 

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 #include "agent/labels.h"
 #include "agent/modules.h"
 #include "agent/sampler.h"

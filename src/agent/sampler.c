@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 #include "agent/wall.h"
 
 #ifndef sigev_notify_thread_id

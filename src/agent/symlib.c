@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 
 static const hs_symlib *g_lib;
 static int g_tried;

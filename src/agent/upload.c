@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 #include "agent/fds.h"
 
 #define FLUSH_NS 2000000000LL            /* the most exit waits for uploads */

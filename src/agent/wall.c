@@ -38,7 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
+#include "agent/core.h"
 #include "agent/sampler.h"
 #include "agent/unwind.h"
 
