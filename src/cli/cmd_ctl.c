@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "agent/control_path.h"
+#include "base/clock.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 
@@ -124,9 +125,7 @@ static int ctl_pid_alive(pid_t pid)
 
 static double ctl_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return hs_monotonic_ns() / 1e9;
 }
 
 /* The outcome of one exchange with an agent. */

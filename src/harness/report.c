@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/json.h"
 #include "harness/harness.h"
 
 const char *const hs_bench_units[HS_M_N] = {"ns/op",           "cpu-ns/op", "B/op",
@@ -80,21 +81,6 @@ static int table(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_
 
 /* ---- JSON ---- */
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void json_num(FILE *f, double v)
 {
     if (!isfinite(v))
@@ -134,16 +120,16 @@ static int json(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t
     if (gethostname(host, sizeof host - 1) != 0)
         host[0] = '\0';
     fputs("{\n  \"format\": \"hotspur-bench\", \"version\": 1,\n  \"context\": {\"date\": ", f);
-    json_str(f, date);
+    hs_json_fput_string(f, date);
     fputs(", \"host\": ", f);
-    json_str(f, host);
+    hs_json_fput_string(f, host);
     fputs(", \"program\": ", f);
-    json_str(f, info->program);
+    hs_json_fput_string(f, info->program);
     fprintf(f, ", \"ncpu\": %d, \"cpu\": ", info->ncpu);
-    json_str(f, info->cpu_model);
+    hs_json_fput_string(f, info->cpu_model);
     fputs(", \"governor\": ", f);
     if (info->governor[0])
-        json_str(f, info->governor);
+        hs_json_fput_string(f, info->governor);
     else
         fputs("null", f);
     fputs(", \"loadavg\": ", f);
@@ -152,43 +138,43 @@ static int json(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t
     if (info->hw_any)
         fputs("\"available\"", f);
     else
-        json_str(f, info->hw_error[0] ? info->hw_error : "unavailable");
+        hs_json_fput_string(f, info->hw_error[0] ? info->hw_error : "unavailable");
     fputs(", \"warnings\": ", f);
-    json_str(f, info->warnings);
+    hs_json_fput_string(f, info->warnings);
     fprintf(f, "},\n  \"config\": {\"time_s\": %.9g, \"warmup\": %d, \"iterations\": %d, \"forks\": %d},\n",
             info->time_s, info->warmup, info->iterations, info->forks);
     fputs("  \"benchmarks\": [", f);
     for (size_t i = 0; i < n; i++) {
         const hs_bresult *r = &res[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", f);
-        json_str(f, r->c->name);
+        hs_json_fput_string(f, r->c->name);
         fputs(", \"function\": ", f);
-        json_str(f, r->c->def->name);
+        hs_json_fput_string(f, r->c->def->name);
         fputs(", \"params\": {", f);
         for (int k = 0; k < r->c->nargs; k++) {
             if (k)
                 fputs(", ", f);
-            json_str(f, r->c->args[k].name);
+            hs_json_fput_string(f, r->c->args[k].name);
             fputs(": ", f);
-            json_str(f, r->c->args[k].str);
+            hs_json_fput_string(f, r->c->args[k].str);
         }
         fprintf(f, "}, \"threads\": %d, \"status\": \"%s\"", r->c->threads, r->failed ? "failed" : "ok");
         if (r->failed) {
             fputs(", \"error\": ", f);
-            json_str(f, r->error);
+            hs_json_fput_string(f, r->error);
         }
         fputs(", \"warnings\": ", f);
-        json_str(f, r->warnings);
+        hs_json_fput_string(f, r->warnings);
         if (r->profile[0]) {
             fputs(", \"profile\": ", f);
-            json_str(f, r->profile);
+            hs_json_fput_string(f, r->profile);
         }
         fputs(",\n     \"metrics\": {", f);
         int first = 1;
         for (int m = 0; m < HS_M_N && r->nm; m++) {
             fputs(first ? "" : ", ", f);
             first = 0;
-            json_str(f, hs_bench_units[m]);
+            hs_json_fput_string(f, hs_bench_units[m]);
             fputs(": ", f);
             if (r->ok[m])
                 json_summary(f, &r->s[m]);
@@ -202,7 +188,7 @@ static int json(FILE *f, const hs_brun_info *info, const hs_bresult *res, size_t
                     (unsigned long long)mm->n, mm->ns, (unsigned long long)mm->allocs, (unsigned long long)mm->bytes);
             for (int m = 0; m < HS_M_N; m++) {
                 fputs(", ", f);
-                json_str(f, hs_bench_units[m]);
+                hs_json_fput_string(f, hs_bench_units[m]);
                 fputs(": ", f);
                 double v = hs_bench_per_op(r, mm, m);
                 if (v < 0)

@@ -13,82 +13,16 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "base/json.h"
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
-static size_t hs_utf8_len(const unsigned char *s)
+static void wbuf_put(void *ctx, const void *p, size_t n)
 {
-    size_t n;
-    uint32_t cp;
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xe0) == 0xc0)
-        n = 2, cp = s[0] & 0x1f;
-    else if ((s[0] & 0xf0) == 0xe0)
-        n = 3, cp = s[0] & 0x0f;
-    else if ((s[0] & 0xf8) == 0xf0)
-        n = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
+    hs_wmem(ctx, p, n);
 }
-
-/* The bytes a JSON string holds as they are: printable ASCII but for '"',
- * '\\' and what HTML gives a meaning ('<', '>', '&'). NUL is not one. */
-#define HS_JP1(c) ((c) >= 0x20 && (c) < 0x80 && (c) != '"' && (c) != '\\' && (c) != '<' && \
-                   (c) != '>' && (c) != '&')
-#define HS_JP4(c) HS_JP1(c), HS_JP1((c) + 1), HS_JP1((c) + 2), HS_JP1((c) + 3)
-#define HS_JP16(c) HS_JP4(c), HS_JP4((c) + 4), HS_JP4((c) + 8), HS_JP4((c) + 12)
-#define HS_JP64(c) HS_JP16(c), HS_JP16((c) + 16), HS_JP16((c) + 32), HS_JP16((c) + 48)
-static const bool hs_json_plain[256] = {HS_JP64(0), HS_JP64(64), HS_JP64(128), HS_JP64(192)};
 
 void hs_wjson_string(hs_wbuf *w, const char *s)
 {
-    hs_wchar(w, '"');
-    for (const unsigned char *c = (const unsigned char *)s; *c;) {
-        const unsigned char *run = c; /* bytes written as they are, at once */
-        while (hs_json_plain[*c])
-            c++;
-        if (c > run)
-            hs_wmem(w, run, (size_t)(c - run));
-        if (!*c)
-            break;
-        switch (*c) {
-        case '"': hs_wmem(w, "\\\"", 2); break;
-        case '\\': hs_wmem(w, "\\\\", 2); break;
-        case '\n': hs_wmem(w, "\\n", 2); break;
-        case '\r': hs_wmem(w, "\\r", 2); break;
-        case '\t': hs_wmem(w, "\\t", 2); break;
-        case '<': hs_wmem(w, "\\u003c", 6); break;
-        case '>': hs_wmem(w, "\\u003e", 6); break;
-        case '&': hs_wmem(w, "\\u0026", 6); break;
-        default:
-            if (*c < 0x20) {
-                char u[8];
-                snprintf(u, sizeof u, "\\u%04x", *c);
-                hs_wmem(w, u, 6);
-            } else { /* >= 0x80 */
-                size_t n = hs_utf8_len(c);
-                if (n) {
-                    hs_wmem(w, c, n);
-                    c += n;
-                } else { /* invalid UTF-8: U+FFFD keeps the JSON valid */
-                    hs_wmem(w, "\\ufffd", 6);
-                    c++;
-                }
-                continue;
-            }
-        }
-        c++;
-    }
-    hs_wchar(w, '"');
+    hs_json_write_string(s, wbuf_put, w);
 }
 
 void hs_json_string(FILE *out, const char *s)

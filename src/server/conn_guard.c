@@ -8,6 +8,7 @@
  * thread shuts down the socket of each connection whose head has not
  * arrived within the deadline. A connection in a request (head received,
  * body arriving or being answered) is left to the idle timeout. */
+#include "base/clock.h"
 #include "server/server.h"
 
 #include <pthread.h>
@@ -32,13 +33,6 @@ struct hs_conn_guard {
     unsigned long cut_total;
 };
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void *guard_loop(void *arg)
 {
     hs_conn_guard *g = arg;
@@ -48,7 +42,7 @@ static void *guard_loop(void *arg)
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_sec += 1;
         pthread_cond_timedwait(&g->cv, &g->mu, &until);
-        int64_t now = mono_ns();
+        int64_t now = hs_monotonic_ns();
         /* under the lock: a connection's CLOSED notification, which comes
          * before its socket is closed, waits, so fd is still its own */
         for (hs_guarded *e = g->head; e; e = e->next)
@@ -104,7 +98,7 @@ void *hs_conn_guard_open(hs_conn_guard *g, int fd)
     if (!e)
         return NULL; /* unguarded: the idle timeout still applies */
     e->fd = fd;
-    e->since_ns = mono_ns();
+    e->since_ns = hs_monotonic_ns();
     pthread_mutex_lock(&g->mu);
     e->next = g->head;
     if (g->head)
@@ -122,7 +116,7 @@ void hs_conn_guard_request(hs_conn_guard *g, void *entry, bool in_request)
     pthread_mutex_lock(&g->mu);
     e->in_request = in_request;
     if (!in_request)
-        e->since_ns = mono_ns();
+        e->since_ns = hs_monotonic_ns();
     pthread_mutex_unlock(&g->mu);
 }
 

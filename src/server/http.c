@@ -28,6 +28,8 @@
  *      the connection is cut if the client sends far more (4 x max_body).
  * Handlers (ingest.c, query.c, assets.c) then see an hs_http_request with
  * decoded query parameters in order, repeats kept, and the whole body. */
+#include "base/clock.h"
+#include "base/json.h"
 #include "server/server.h"
 
 #include "server/query_cache.h"
@@ -99,22 +101,6 @@ const char *hs_param_get(const hs_http_request *rq, const char *key)
     return NULL;
 }
 
-/* Append s to the JSON string being built in b (escaped, no quotes). */
-static size_t json_escape_into(char *b, size_t cap, size_t n, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p && n + 7 < cap; p++) {
-        if (*p == '"' || *p == '\\') {
-            b[n++] = '\\';
-            b[n++] = (char)*p;
-        } else if (*p < 0x20) {
-            n += (size_t)snprintf(b + n, cap - n, "\\u%04x", *p);
-        } else {
-            b[n++] = (char)*p;
-        }
-    }
-    return n;
-}
-
 int hs_respond_error(hs_http_response *rs, int status, const char *fmt, ...)
 {
     char msg[512];
@@ -134,7 +120,7 @@ int hs_respond_error(hs_http_response *rs, int status, const char *fmt, ...)
     if (!rs->body)
         return status;
     size_t n = (size_t)snprintf(rs->body, cap, "{\"error\":\"");
-    n = json_escape_into(rs->body, cap, n, msg);
+    n = hs_json_escape_into(rs->body, cap, n, msg);
     n += (size_t)snprintf(rs->body + n, cap - n, "\"}\n");
     rs->len = n;
     return status;
@@ -270,7 +256,6 @@ static bool token_ok(const hs_server *s, const char *auth)
     return d == 0;
 }
 
-static int64_t now_ns(void);
 
 /* ---- requests ---- */
 
@@ -641,7 +626,7 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
         char err[256] = "";
         char **v = NULL;
         size_t n = 0;
-        int64_t t = now_ns();
+        int64_t t = hs_realtime_ns();
         hs_store_query hq = {.from_ns = t, .until_ns = t + 1};
         if (c->n_params)
             return send_error(conn, 400, NULL, "/healthz takes no parameters");
@@ -751,13 +736,6 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 /* ---- retention ---- */
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void *retain_loop(void *arg)
 {
     hs_server *s = arg;
@@ -765,7 +743,7 @@ static void *retain_loop(void *arg)
     while (!s->stopping) {
         pthread_mutex_unlock(&s->mu);
         char err[256];
-        if (hs_store_retain(s->store, now_ns() - s->cfg.retention_ns, err, sizeof err) != 0)
+        if (hs_store_retain(s->store, hs_realtime_ns() - s->cfg.retention_ns, err, sizeof err) != 0)
             fprintf(stderr, "hotspur serve: retention: %s\n", err);
         pthread_mutex_lock(&s->mu);
         struct timespec until;

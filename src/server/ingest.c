@@ -48,6 +48,7 @@
 #include <zlib.h>
 
 #include "report/export.h"
+#include "base/clock.h"
 #include "server/server.h"
 #include "store/stack.h"
 
@@ -122,13 +123,6 @@ static int hs_parse_unix(const char *s, int64_t *ns)
         return -1;
     *ns = sec * 1000000000LL + frac;
     return 0;
-}
-
-static int64_t hs_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* The first parameter of rq not in allowed, or NULL. */
@@ -627,7 +621,7 @@ static bool hs_times(const hs_ingest *in, const hs_profile *p, bool prefer_profi
     else if (in->have_until)
         *start = in->until_ns - *dur;
     else
-        return *start = hs_now_ns() - *dur, true;
+        return *start = hs_realtime_ns() - *dur, true;
     return false;
 }
 
@@ -665,7 +659,7 @@ static int hs_submit(hs_ingest *in, hs_batcher *b, hs_decomposed *d, size_t n)
     for (size_t i = 0; i < n; i++) {
         ps[i] = &d[i].prof;
         const hs_store_profile *o = ps[i];
-        int64_t now = hs_now_ns();
+        int64_t now = hs_realtime_ns();
         if (o->start_ns < HS_MIN_START_NS || o->start_ns > now + HS_MAX_AHEAD_NS)
             return hs_respond_error(in->rs, 400,
                                     "profile start %" PRId64 " ns since the epoch is not a time it could have "

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/units.h"
 #include "report/stacks.h"
 #include "server/query_cache.h"
@@ -166,13 +167,6 @@ static int store_fail(hs_q *q, int rc, const char *err)
     if (rc == HS_STORE_UNAVAILABLE)
         return hs_respond_error(q->rs, 503, "store unavailable: %s", err);
     return hs_respond_error(q->rs, 500, "store: %s", err);
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* "now", "now-90m" (a duration, units.h), unix seconds (maybe fractional). */
@@ -883,7 +877,7 @@ int hs_query_handle(hs_query_ctx *qc, const hs_http_request *rq, hs_http_respons
     q->qc = qc;
     q->rq = rq;
     q->rs = rs;
-    q->now_ns = now_ns();
+    q->now_ns = hs_realtime_ns();
     q->max_nodes = 20000;
     q->cur.q.versions = q->cur.versions;
     q->cur.q.labels = q->cur.labels;

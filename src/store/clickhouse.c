@@ -194,6 +194,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "base/units.h"
 #include "store/stack.h"
@@ -3531,13 +3532,11 @@ static int drop_days(ch_store *s, int64_t before_ns, char *err, size_t errlen)
  * were tried. */
 static int compact_days(ch_store *s, char *err, size_t errlen)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
     char tail[128];
     snprintf(tail, sizeof tail,
              " GROUP BY table, partition_id HAVING count() > 1 AND sum(bytes_on_disk) <= %lld", CH_COMPACT_MAX);
     ch_buf parts = {0};
-    day_parts(&parts, s, 0, day_of((int64_t)ts.tv_sec * 1000000000), tail);
+    day_parts(&parts, s, 0, day_of(hs_realtime_ns()), tail);
     int first = 0;
     for (size_t h = 0; h < s->n_hosts; h++) {
         char e[512];
