@@ -530,7 +530,7 @@ async function refresh() {
       funcs = fr.functions || [];
     }
     renderLegend(main, diff);
-    fg.setSignificant(diff && main.significance ? new Set(funcs.filter((f) => f.p < SIG_P).map((f) => f.name)) : null);
+    fg.setSignificant(null);
     filterShare(main, diff);
     highlight();
     const names = $("fn-names");
@@ -538,6 +538,7 @@ async function refresh() {
     for (const f of funcs.slice(0, 500)) names.append(new Option(f.name));
     showView(S.view || "flame");
     await series;
+    if (diff && gen === generation) await loadSignificance(gen, main);
     const shown = diff ? (main.new ? main.new.profiles : main.profiles) : main.profiles;
     if (gen !== generation) return;
     if (shown === 0) await offerRange(gen);
@@ -613,6 +614,25 @@ function renderSummary(d, tree, diff) {
     ` (<span id="profiles" data-value="${nw.profiles}">${nw.profiles}</span> ${nw.profiles === 1 ? "profile" : "profiles"}) vs base <span class="num" id="base-total" data-value="${tree.base[0]}">${esc(fv(tree.base[0], u))}</span>` +
     ` (${plural(bs.profiles, "profile")}): <span class="num ${cls}" id="root-delta" data-value="${delta}">${esc(signed(delta, u))}</span>` +
     (tree.base[0] ? ` (${delta >= 0 ? "+" : ""}${pct(delta, tree.base[0])})` : "");
+}
+// A compare of 2..32 windows a side: ask the diff again with
+// significance=1 (a merge per window, seconds on large profiles: after the
+// first draw), then mark the table and outline the graph.
+async function loadSignificance(gen, main) {
+  const nn = main.new ? main.new.profiles : 0, nb = main.base ? main.base.profiles : 0;
+  if (nn < 2 || nb < 2 || nn > 32 || nb > 32) return;
+  const q = mainQuery();
+  q.p.set("significance", "1");
+  $("legend").append(" · significance across windows: computing…");
+  let d;
+  try { d = await api(q.endpoint, q.p); } catch (e) { report(e); return; }
+  if (gen !== generation || !d.significance) return;
+  const p = new Map((d.functions || []).map((f) => [f.name, f.p]));
+  for (const f of funcs) if (p.has(f.name)) f.p = p.get(f.name);
+  cur.significance = d.significance;
+  renderLegend(cur, true);
+  fg.setSignificant(new Set(funcs.filter((f) => f.p < SIG_P).map((f) => f.name)));
+  if (S.view === "functions") renderTable();
 }
 // The smallest two-sided p the Mann-Whitney test can give for m and n
 // windows: every window of one side above every one of the other.

@@ -43,6 +43,7 @@ enum {
     P_LIMIT = 1u << 12,
     P_BASE = 1u << 13,
     P_FUNCTION = 1u << 14,
+    P_SIGNIF = 1u << 15,
 };
 #define P_SEL (P_SERVICE | P_TYPE | P_TIME | P_VERSION | P_LABEL)
 #define P_SHAPE (P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_GRAN)
@@ -77,6 +78,7 @@ static const param_def param_defs[] = {
     {"step", P_STEP, false, false, 0},
     {"limit", P_LIMIT, false, false, 0},
     {"function", P_FUNCTION, false, false, 0},
+    {"significance", P_SIGNIF, false, false, 0},
 };
 #define N_PARAMS (sizeof param_defs / sizeof param_defs[0])
 
@@ -105,7 +107,7 @@ static const endpoint_def endpoints[] = {
     {"functions", P_SEL | P_SHAPE | P_LIMIT, P_SERVICE | P_TYPE, hs_q_functions},
     {"series", P_SEL | P_AGG | P_WEIGHT | P_SI | P_STEP, P_SERVICE | P_TYPE, q_series},
     {"profiles", P_SEL | P_WEIGHT | P_SI | P_LIMIT, P_SERVICE | P_TYPE, q_profiles},
-    {"diff", P_SEL | P_SHAPE | P_MAXNODES | P_LIMIT | P_BASE, P_SERVICE | P_TYPE, hs_q_diff},
+    {"diff", P_SEL | P_SHAPE | P_MAXNODES | P_LIMIT | P_BASE | P_SIGNIF, P_SERVICE | P_TYPE, hs_q_diff},
     {"stats", 0, 0, q_stats},
     {"source", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_source},
 };
@@ -308,6 +310,10 @@ static int shape_param(hs_q *q, const param_def *d, const char *v)
         if (!*v)
             return hs_respond_error(q->rs, 400, "empty function");
         q->function = v;
+    } else if (strcmp(d->name, "significance") == 0) {
+        if (strcmp(v, "0") && strcmp(v, "1"))
+            return hs_respond_error(q->rs, 400, "bad significance '%.60s' (0 or 1)", v);
+        q->significance = v[0] == '1';
     }
     return 0;
 }

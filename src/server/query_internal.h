@@ -38,6 +38,7 @@ typedef struct {
     hs_analysis_options o; /* sample index, filters, granularity */
     bool filtered;         /* a filter parameter was given */
     bool agg_given;        /* agg= was given: else levels (inuse_*) average, flows sum */
+    bool significance;     /* diff: significance=1, p-values across windows */
     int max_nodes;
     int64_t step_s;
     size_t limit;

@@ -516,8 +516,10 @@ static const char *fn_file(fn_files *ff, const hs_node *nd)
  * of that window's total, and the Mann-Whitney U test of the base windows'
  * shares against the new ones' (harness/stats.c, as `hotspur bench
  * compare` uses it) says whether the change is larger than the windows'
- * spread. Computed when each side has 2..HS_Q_SIGNIF_MAX windows; each
- * window is merged and viewed alone with the query's filters. */
+ * spread. Computed with significance=1 when each side has
+ * 2..HS_Q_SIGNIF_MAX windows; each window is merged and viewed alone with
+ * the query's filters (about 45 ms a window of 5000 stacks: opt-in, the UI
+ * asks for it after drawing). */
 #define HS_Q_SIGNIF_MAX 32
 
 /* sh[k * *nw + w]: the share of function k of names in window w of side s.
@@ -638,7 +640,7 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
         return -1;
     }
     size_t shown = q->limit && q->limit < n ? q->limit : n;
-    double *pv = diff ? malloc((shown + 1) * sizeof *pv) : NULL;
+    double *pv = diff && q->significance ? malloc((shown + 1) * sizeof *pv) : NULL;
     size_t nn = 0, nb = 0;
     if (pv && significance(q, v, ids, shown, pv, &nn, &nb) < 0) {
         free(pv);

@@ -205,8 +205,10 @@ async function chips(page) {
 
 // 7. significance across windows: f changed in every window, h did not
 async function significance(page) {
-  const api = await page.request.get(cfg.url + "/api/v1/diff?service=sig&type=samples&from=now-10m&version=b&base_version=a");
+  const api = await page.request.get(cfg.url + "/api/v1/diff?service=sig&type=samples&from=now-10m&version=b&base_version=a&significance=1");
   const d = await api.json();
+  const plain = await (await page.request.get(cfg.url + "/api/v1/diff?service=sig&type=samples&from=now-10m&version=b&base_version=a")).json();
+  if (plain.significance || plain.functions.some((x) => "p" in x)) fail("significance without significance=1: " + JSON.stringify(plain.significance));
   const fn = Object.fromEntries(d.functions.map((x) => [x.name, x]));
   if (!d.significance || d.significance.new_windows !== 4 || d.significance.base_windows !== 4) fail("diff answer's significance: " + JSON.stringify(d.significance));
   if (!(Math.abs(fn.f.p - 2 / 70) < 1e-3)) fail("p of f (every window grew): " + fn.f.p);
