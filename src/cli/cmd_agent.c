@@ -5,7 +5,10 @@
  * API (POST /api/v1/ingest?service=S&type=cpu&label=host=H&from=&until=).
  * Service: HOTSPUR_SERVICE from /proc/PID/environ when readable, else the
  * systemd unit (--service-from unit), else the process name. Processes that
- * run the in-process agent (libhotspur mapped) are skipped: theirs wins. */
+ * run the in-process agent (libhotspur mapped) are skipped: theirs wins.
+ * The kernel symbols and the symbolizer (parsed files, named addresses)
+ * live across windows and are renewed every RENEW_SECS: a file rebuilt at
+ * the same path is named right again after that, and memory stays bounded. */
 #define _GNU_SOURCE
 #include <curl/curl.h>
 #include <errno.h>
@@ -23,6 +26,8 @@
 #include "live/live.h"
 #include "base/hashmap.h"
 #include "profile/profile.h"
+
+#define RENEW_SECS 600
 
 static const char agent_usage[] =
     "usage: hotspur agent --server URL [options]\n"
@@ -152,7 +157,7 @@ static int upload(const char *server, const char *service, const char *host, con
 
 typedef struct {
     char name[256];
-    hs_sample *samples;
+    size_t *idx; /* its samples' indices in the window's profile */
     size_t n;
 } service;
 
@@ -208,30 +213,29 @@ static int ship(hs_profile *p, const rule *rules, size_t n_rules, int from_unit,
         if (ix == (uint64_t)-1)
             continue;
         service *v = &sv[ix - 1];
-        hs_sample *ns = realloc(v->samples, (v->n + 1) * sizeof *ns);
-        if (!ns)
-            continue;
-        v->samples = ns;
-        v->samples[v->n++] = *s;
+        if ((v->n & (v->n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow */
+            size_t *ni = realloc(v->idx, (v->n ? v->n * 2 : 1) * sizeof *ni);
+            if (!ni)
+                continue;
+            v->idx = ni;
+        }
+        v->idx[v->n++] = i;
     }
     int sent = 0;
-    hs_sample *all = p->samples;
-    size_t n_all = p->n_samples;
     for (size_t k = 0; k < n_sv; k++) {
-        /* the profile with only this service's samples (the tables are shared) */
-        p->samples = sv[k].samples;
-        p->n_samples = sv[k].n;
+        /* only this service's samples and the tables they use: the window's
+         * tables hold every process on the host */
+        hs_profile *sub = sv[k].n ? hs_live_subset(p, sv[k].idx, sv[k].n) : NULL;
         void *buf = NULL;
         size_t len = 0;
         char err[256];
-        if (sv[k].n && hs_profile_encode_zlib(p, &buf, &len, err, sizeof err) == 0 &&
+        if (sub && hs_profile_encode_zlib(sub, &buf, &len, err, sizeof err) == 0 &&
             upload(server, sv[k].name, host, buf, len, from, until) == 0)
             sent++;
         free(buf);
-        free(sv[k].samples);
+        hs_profile_free(sub);
+        free(sv[k].idx);
     }
-    p->samples = all;
-    p->n_samples = n_all;
     free(sv);
     hs_hmap_free(&pid_svc);
     return sent;
@@ -324,6 +328,9 @@ int hs_cmd_agent(int argc, char **argv)
     volatile sig_atomic_t *stop = hs_cli_stop_on_signals();
     curl_global_init(CURL_GLOBAL_DEFAULT);
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
+    hs_ksyms *ks = NULL;
+    hs_symbolizer *sym = NULL;
+    time_t renewed = 0;
     while (!*stop) {
         struct timespec p0, from, until;
         clock_gettime(CLOCK_MONOTONIC, &p0);
@@ -335,7 +342,16 @@ int hs_cmd_agent(int argc, char **argv)
         }
         if (*stop)
             break;
+        if (time(NULL) - renewed >= RENEW_SECS) {
+            hs_ksyms_free(ks);
+            hs_symbolizer_free(sym);
+            ks = hs_ksyms_load(NULL);
+            sym = hs_symbolizer_new();
+            renewed = time(NULL);
+        }
         hs_live_options o = {0};
+        o.ksyms = ks;
+        o.symbolizer = sym;
         o.all = 1;
         o.hz = hz;
         o.duration = window;
@@ -366,6 +382,8 @@ int hs_cmd_agent(int argc, char **argv)
             nanosleep(&ts, NULL);
         }
     }
+    hs_ksyms_free(ks);
+    hs_symbolizer_free(sym);
     for (size_t i = 0; i < n_rules; i++)
         if (rules[i].kind != 'p')
             regfree(&rules[i].re);

@@ -1,5 +1,6 @@
 /* ksyms.c — /proc/kallsyms loaded into a sorted array, looked up by binary
- * search (the symbol with the greatest address <= addr). */
+ * search (the symbol with the greatest address <= addr). The names live in
+ * one buffer (not a string each: 120k of them on a distribution kernel). */
 #define _GNU_SOURCE
 #include "live/ksyms.h"
 
@@ -9,12 +10,14 @@
 
 typedef struct {
     uint64_t addr;
-    char *name;
+    size_t name; /* offset in names */
 } ksym;
 
 struct hs_ksyms {
     ksym *v;
     size_t n;
+    char *names;
+    size_t n_names, cap_names;
 };
 
 static int cmp_ksym(const void *a, const void *b)
@@ -33,12 +36,20 @@ hs_ksyms *hs_ksyms_load(const char *path)
     char line[512];
     int nonzero = 0;
     while (k && fgets(line, sizeof line, f)) {
-        unsigned long long a;
-        char type, name[256];
-        if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+        /* "ADDR TYPE NAME[\t[MODULE]]" */
+        char *end;
+        unsigned long long a = strtoull(line, &end, 16);
+        if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
             continue;
+        char type = end[1];
         if (type != 't' && type != 'T' && type != 'w' && type != 'W')
             continue;
+        char *name = end + 3;
+        size_t len = strcspn(name, " \t\n");
+        if (len == 0)
+            continue;
+        if (len > 255)
+            len = 255;
         if (a)
             nonzero = 1;
         if (k->n == cap) {
@@ -49,10 +60,20 @@ hs_ksyms *hs_ksyms_load(const char *path)
             k->v = nv;
             cap = nc;
         }
-        k->v[k->n].addr = a;
-        k->v[k->n].name = strdup(name);
-        if (k->v[k->n].name)
-            k->n++;
+        if (k->n_names + len + 1 > k->cap_names) {
+            size_t nc = k->cap_names ? k->cap_names * 2 : 1 << 21;
+            while (nc < k->n_names + len + 1)
+                nc *= 2;
+            char *nn = realloc(k->names, nc);
+            if (!nn)
+                break;
+            k->names = nn;
+            k->cap_names = nc;
+        }
+        memcpy(k->names + k->n_names, name, len);
+        k->names[k->n_names + len] = 0;
+        k->v[k->n++] = (ksym){a, k->n_names};
+        k->n_names += len + 1;
     }
     fclose(f);
     if (!k)
@@ -69,8 +90,7 @@ void hs_ksyms_free(hs_ksyms *k)
 {
     if (!k)
         return;
-    for (size_t i = 0; i < k->n; i++)
-        free(k->v[i].name);
+    free(k->names);
     free(k->v);
     free(k);
 }
@@ -87,5 +107,5 @@ const char *hs_ksyms_lookup(const hs_ksyms *k, uint64_t addr)
         else
             hi = mid;
     }
-    return k->v[lo].name;
+    return k->names + k->v[lo].name;
 }

@@ -73,7 +73,8 @@ typedef struct {
     hs_hmap tid_name; /* tid -> string index of the thread name */
     hs_hmap kloc;     /* kernel address -> location id */
     uint64_t kmapping;
-    hs_ksyms *ks;
+    const hs_ksyms *ks;
+    hs_ksyms *own_ks;
     hs_live_stats st;
     int self;
     int64_t k_pid, k_tid, k_process, k_thread, k_cgroup;
@@ -298,11 +299,30 @@ static const Dwfl_Thread_Callbacks thread_cbs = {
     .set_initial_registers = cb_set_initial_registers,
 };
 
-static char *debuginfo_path;
+/* The unwinder reads .eh_frame of the files the process maps, and never
+ * looks for their separate debug files: libdwfl falls back to .debug_frame
+ * wherever .eh_frame ends a stack (at every outermost frame), and loading
+ * a debug file for that (libc6-dbg's, compressed) took half the agent's CPU
+ * and tens of MB per process per window. .debug_frame in the file itself
+ * is still used. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                        const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                        char **debuginfo_file_name)
+{
+    (void)mod;
+    (void)userdata;
+    (void)modname;
+    (void)base;
+    (void)file_name;
+    (void)debuglink_file;
+    (void)debuglink_crc;
+    *debuginfo_file_name = NULL;
+    return -1;
+}
+
 static const Dwfl_Callbacks proc_cbs = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .debuginfo_path = &debuginfo_path,
+    .find_debuginfo = no_debuginfo,
 };
 
 static int report_modules(proc *pr)
@@ -875,7 +895,7 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
     L.k_process = hs_profile_str(L.p, "process");
     L.k_thread = hs_profile_str(L.p, "thread");
     L.k_cgroup = hs_profile_str(L.p, "cgroup");
-    L.ks = hs_ksyms_load(NULL);
+    L.ks = o->ksyms ? o->ksyms : (L.own_ks = hs_ksyms_load(NULL));
     for (size_t i = 0; i < o->n_pids; i++) {
         proc *pr = get_proc(&L, o->pids[i], 0); /* maps and names now, in case it exits early */
         if (pr && pr->n_maps && !pr->maps[0].mapping_id)
@@ -923,7 +943,10 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
         off_cpu_samples(&L, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
     free(tmp);
     free(pfd);
-    hs_symbolize_from_mappings(L.p);
+    if (o->symbolizer)
+        hs_symbolize_with_mappings(o->symbolizer, L.p);
+    else
+        hs_symbolize_from_mappings(L.p);
     out = L.p;
     L.p = NULL;
     if (stats)
@@ -945,7 +968,7 @@ done:
     for (size_t i = 0; i < L.n_ev; i++)
         free(L.ev[i].ids);
     free(L.ev);
-    hs_ksyms_free(L.ks);
+    hs_ksyms_free(L.own_ks);
     hs_profile_free(L.p);
     return out;
 }

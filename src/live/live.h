@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <stddef.h>
 
+#include "live/ksyms.h"
 #include "profile/profile.h"
+#include "symbolize/symbolize.h"
 
 typedef struct {
     const int *pids; /* processes to attach to (all their threads) */
@@ -20,6 +22,12 @@ typedef struct {
     volatile sig_atomic_t *stop;
     int stack_bytes; /* user stack copied per sample (default 16384) */
     int off_cpu;     /* time off CPU (sched_switch) instead of CPU time */
+    /* For a caller that records again and again (the host agent): kernel
+     * symbols loaded once, and a symbolizer whose parsed files and named
+     * addresses carry over from one recording to the next. NULL: loaded
+     * and freed within the recording. */
+    const hs_ksyms *ksyms;
+    hs_symbolizer *symbolizer;
 } hs_live_options;
 
 typedef struct {
@@ -36,5 +44,10 @@ typedef struct {
  * mappings). NULL with a one-line message in err on failure (permission:
  * names kernel.perf_event_paranoid and CAP_PERFMON). */
 hs_profile *hs_live_record(const hs_live_options *opts, hs_live_stats *stats, char *err, size_t errlen);
+
+/* The samples of p at indices idx[0..n) as a new profile with p's sample
+ * types, period, times and comments and only the locations, functions,
+ * mappings and strings those samples use (split.c). NULL out of memory. */
+hs_profile *hs_live_subset(const hs_profile *p, const size_t *idx, size_t n);
 
 #endif

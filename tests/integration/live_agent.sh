@@ -13,11 +13,15 @@ server_start
 agent_preload=$AGENT_PRELOAD
 unset LD_PRELOAD
 
-HOTSPUR_SERVICE=svc-env "$PROGS/live_target" split & PIDS+=($!)
-"$PROGS/live_target" offcpu & PIDS+=($!)
-HOTSPUR_SERVICE=svc-preloaded LD_PRELOAD="$agent_preload" "$PROGS/live_target" split & PIDS+=($!)
+# a name of this run's own (the process name): other tests' live_target
+# processes may run at the same time and must not match
+NAME=agt$$
+cp "$PROGS/live_target" "$NAME"
+HOTSPUR_SERVICE=svc-env "./$NAME" split & PIDS+=($!)
+"./$NAME" offcpu & PIDS+=($!)
+HOTSPUR_SERVICE=svc-preloaded LD_PRELOAD="$agent_preload" "./$NAME" split & PIDS+=($!)
 sleep 0.5
-"$HOTSPUR" agent --server "$SERVER_URL" --once -F 99 --duration 2 --host testhost --match comm=live_targ \
+"$HOTSPUR" agent --server "$SERVER_URL" --once -F 99 --duration 2 --host testhost --match "comm=^$NAME\$" \
     2>agent.err || fail "agent: $(cat agent.err)"
 cat agent.err
 grep -q "2 service profiles uploaded" agent.err || fail "not two uploads: $(cat agent.err)"
@@ -25,9 +29,9 @@ sleep 0.3
 q="type=cpu&from=now-10m&until=now"
 [ "$(server_curl env.pb.gz "$SERVER_URL/api/v1/profile?service=svc-env&$q")" = 200 ] || fail "no svc-env profile"
 "$HOTSPUR" top env.pb.gz | grep -c ' burn_b$' >/dev/null || fail "svc-env's profile lacks burn_b"
-[ "$(server_curl comm.pb.gz "$SERVER_URL/api/v1/profile?service=live_target&$q")" = 200 ] || fail "no live_target profile"
-"$HOTSPUR" top comm.pb.gz | grep -c ' burn_a$' >/dev/null || fail "live_target's profile lacks burn_a"
-"$HOTSPUR" top comm.pb.gz | grep -c ' burn_b$' >/dev/null && fail "svc-env's samples leaked into live_target's profile"
+[ "$(server_curl comm.pb.gz "$SERVER_URL/api/v1/profile?service=$NAME&$q")" = 200 ] || fail "no $NAME profile"
+"$HOTSPUR" top comm.pb.gz | grep -c ' burn_a$' >/dev/null || fail "$NAME's profile lacks burn_a"
+"$HOTSPUR" top comm.pb.gz | grep -c ' burn_b$' >/dev/null && fail "svc-env's samples leaked into $NAME's profile"
 server_curl list.json "$SERVER_URL/api/v1/profiles?service=svc-preloaded&$q" >/dev/null
 grep -q '"id"' list.json && fail "the preloaded process (running libhotspur) was profiled twice: $(cat list.json)"
 server_curl labels.json "$SERVER_URL/api/v1/labels?service=svc-env&$q" >/dev/null
