@@ -1,6 +1,7 @@
 /* cmd_record_live.c — `hotspur record -p PID[,PID...]` and `hotspur record -a`:
  * profile processes that are already running (src/live), until --duration
- * or SIGINT/SIGTERM, then write the gzipped pprof profile. */
+ * or SIGINT/SIGTERM, then write the gzipped pprof profile (or, with
+ * --per-process, one per process). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hashmap.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "live/live.h"
@@ -37,10 +39,86 @@ static const char live_usage[] =
     "                         block (sleep, I/O, locks), with kernel and user\n"
     "                         stack at the block point (type off_cpu/nanoseconds)\n"
     "  -o, --output FILE      where to write (default hotspur.pb.gz)\n"
+    "      --per-process      one file per process instead: FILE with the\n"
+    "                         process name and pid before .pb.gz\n"
+    "                         (hotspur.redis-server.1234.pb.gz)\n"
     "  -h, --help             show this help\n"
     "Samples carry the labels pid, tid, process, thread and cgroup (the systemd\n"
     "unit or container): `hotspur top --tagfocus process=NAME` narrows a -a\n"
     "profile to one program.\n";
+
+/* Write one file per process of p (samples grouped by their pid and
+ * process labels: a pid reused by another program is another file), named
+ * OUT with ".NAME.PID" before ".pb.gz". Returns the number of files
+ * written, -1 on failure (message printed). */
+static long write_per_process(const hs_profile *p, const char *out)
+{
+    typedef struct {
+        int64_t pid, name; /* name: string index in p */
+        size_t *idx, n;
+    } group;
+    group *g = NULL;
+    size_t n_g = 0;
+    hs_hmap by = {0}; /* (name << 32 | pid) -> group index + 1 */
+    long written = 0;
+    for (size_t i = 0; i < p->n_samples && written >= 0; i++) {
+        const hs_sample *s = &p->samples[i];
+        int64_t pid = 0, name = 0;
+        for (size_t k = 0; k < s->n_labels; k++) {
+            const char *key = hs_profile_string(p, s->labels[k].key);
+            if (!strcmp(key, "pid"))
+                pid = s->labels[k].num;
+            else if (!strcmp(key, "process"))
+                name = s->labels[k].str;
+        }
+        uint64_t key = ((uint64_t)name << 32) ^ (uint64_t)pid, ix;
+        if (!hs_hmap_get(&by, key, &ix)) {
+            group *ng = realloc(g, (n_g + 1) * sizeof *ng);
+            if (!ng || hs_hmap_put(&by, key, n_g + 1) < 0) {
+                if (ng)
+                    g = ng;
+                written = -1;
+                break;
+            }
+            g = ng;
+            g[n_g] = (group){pid, name, NULL, 0};
+            ix = ++n_g;
+        }
+        group *x = &g[ix - 1];
+        if ((x->n & (x->n - 1)) == 0) {
+            size_t *ni = realloc(x->idx, (x->n ? x->n * 2 : 1) * sizeof *ni);
+            if (!ni) {
+                written = -1;
+                break;
+            }
+            x->idx = ni;
+        }
+        x->idx[x->n++] = i;
+    }
+    if (written < 0)
+        fprintf(stderr, "hotspur record: out of memory\n");
+    for (size_t k = 0; k < n_g && written >= 0; k++) {
+        char comp[128], path[4096], err[512];
+        int w = snprintf(comp, sizeof comp, "%s.%lld", hs_profile_string(p, g[k].name), (long long)g[k].pid);
+        for (int j = 0; j < w && j < (int)sizeof comp; j++)
+            if (comp[j] == '/' || comp[j] == ' ' || comp[j] == ':')
+                comp[j] = '_'; /* a name is a comm: keep the file in the directory */
+        hs_profile *sub = hs_live_subset(p, g[k].idx, g[k].n);
+        if (!sub || hs_profile_file_name(out, NULL, 0, comp, path, sizeof path) < 0 ||
+            hs_profile_write_file(sub, path, err, sizeof err) != 0) {
+            fprintf(stderr, "hotspur record: %s\n", sub ? err : "out of memory");
+            written = -1;
+        } else {
+            written++;
+        }
+        hs_profile_free(sub);
+    }
+    for (size_t k = 0; k < n_g; k++)
+        free(g[k].idx);
+    free(g);
+    hs_hmap_free(&by);
+    return written;
+}
 
 /* Whether argv asks for live mode (-p / -a before any command). */
 int hs_record_is_live(int argc, char **argv)
@@ -59,13 +137,14 @@ int hs_record_is_live(int argc, char **argv)
 
 int hs_cmd_record_live(int argc, char **argv)
 {
-    enum { OPT_DURATION = 256, OPT_STACK, OPT_OFF_CPU };
+    enum { OPT_DURATION = 256, OPT_STACK, OPT_OFF_CPU, OPT_PER_PROCESS };
     static const struct option opts[] = {{"pid", required_argument, 0, 'p'},
                                          {"all-cpus", no_argument, 0, 'a'},
                                          {"frequency", required_argument, 0, 'F'},
                                          {"duration", required_argument, 0, OPT_DURATION},
                                          {"stack-size", required_argument, 0, OPT_STACK},
                                          {"off-cpu", no_argument, 0, OPT_OFF_CPU},
+                                         {"per-process", no_argument, 0, OPT_PER_PROCESS},
                                          {"output", required_argument, 0, 'o'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -73,7 +152,7 @@ int hs_cmd_record_live(int argc, char **argv)
     int pids[256];
     size_t n_pids = 0;
     const char *out = "hotspur.pb.gz";
-    int c;
+    int c, per_process = 0;
     o.hz = 100;
     optind = 1;
     while ((c = getopt_long(argc, argv, "p:aF:o:h", opts, NULL)) != -1) {
@@ -121,6 +200,7 @@ int hs_cmd_record_live(int argc, char **argv)
             break;
         }
         case OPT_OFF_CPU: o.off_cpu = 1; break;
+        case OPT_PER_PROCESS: per_process = 1; break;
         case 'o': out = optarg; break;
         case 'h': fputs(live_usage, stdout); return 0;
         default: fprintf(stderr, "hotspur record: try 'hotspur record -p --help'\n"); return 2;
@@ -145,7 +225,18 @@ int hs_cmd_record_live(int argc, char **argv)
         return 1;
     }
     int rc = 0;
-    if (hs_profile_write_file(p, out, err, sizeof err) != 0) {
+    if (per_process) {
+        long files = write_per_process(p, out);
+        if (files < 0) {
+            rc = 1;
+        } else {
+            char pat[4096];
+            hs_profile_file_name(out, NULL, 0, "NAME.PID", pat, sizeof pat);
+            fprintf(stderr, "hotspur record: %zu %s from %zu process%s -> %ld file%s %s\n", st.samples,
+                    o.off_cpu ? "switches" : "samples", st.processes, st.processes == 1 ? "" : "es", files,
+                    files == 1 ? "" : "s", pat);
+        }
+    } else if (hs_profile_write_file(p, out, err, sizeof err) != 0) {
         fprintf(stderr, "hotspur record: %s\n", err);
         rc = 1;
     } else {
