@@ -101,6 +101,8 @@ async function badUrls(page) {
     ["service=cmp&type=wall", ["wall", "samples"], "type", "wall"],
     ["service=cmp&version=99", ["99", "1", "2"], "version", "99"],
     ["service=cmp&span=abc", ["abc"], "span", "abc"],
+    ["service=cmp&label=zone%3Deu-1", ["zone=eu-1", "no label"], "label", "zone=eu-1"],
+    ["service=cmp&version=2&si=nosuchvalue", ["nosuchvalue", "samples"], "si", "nosuchvalue"],
   ];
   for (const [qs, words, key, kept] of cases) {
     await page.goto(cfg.url + "/?" + qs);
