@@ -8,7 +8,7 @@
 
 #include "agent/agent.h"
 #include "agent/labels.h"
-#include "agent/sampler.h"
+#include "agent/threads.h"
 
 #define HS_API __attribute__((visibility("default")))
 
@@ -65,13 +65,13 @@ HS_API int hotspur_set_label(const char *key, const char *value)
 {
     if (hs_labels_set(key, value) != 0)
         return -1;
-    hs_sampler_set_labels(hs_self.labels);
+    hs_threads_set_labels(hs_self.labels);
     return 0;
 }
 
 HS_API int hotspur_clear_labels(void)
 {
     hs_labels_clear();
-    hs_sampler_set_labels(0);
+    hs_threads_set_labels(0);
     return 0;
 }

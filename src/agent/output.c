@@ -18,7 +18,7 @@
 #include "agent/core.h"
 #include "agent/labels.h"
 #include "agent/modules.h"
-#include "agent/sampler.h"
+#include "agent/threads.h"
 #include "profile/profile.h"
 #include "agent/symlib.h"
 
@@ -128,7 +128,7 @@ static int64_t thread_name_str(hs_profile *p, int32_t tid, int32_t *cache_tid, i
     if (*cache_tid == tid)
         return *cache_str;
     char name[16];
-    hs_sampler_thread_name(tid, name);
+    hs_threads_name(tid, name);
     *cache_tid = tid;
     *cache_str = hs_profile_str(p, name);
     return *cache_str;

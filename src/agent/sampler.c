@@ -47,43 +47,16 @@
 #include <unistd.h>
 
 #include "agent/core.h"
+#include "agent/threads.h"
 #include "agent/wall.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-#define MAX_THREADS 32768
-enum { SLOT_FREE, SLOT_LIVE, SLOT_DEAD, SLOT_CLAIMED }; /* thread_slot.used */
-enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE };     /* thread_slot.wall_state */
-enum { STOP_NONE, STOP_ASKED, STOP_PARKED };              /* thread_slot.stop */
+enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE }; /* hs_thread_slot.wall_state */
+enum { STOP_NONE, STOP_ASKED, STOP_PARKED };          /* hs_thread_slot.stop */
 
-typedef struct thread_slot {
-    _Atomic int used;
-    int32_t tid;
-    int has_timer;
-    int timer_sig; /* the signal its timer sends */
-    /* wall samples of a running thread: a one-shot timer on its CPU clock */
-    _Atomic int wall_state; /* WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE */
-    timer_t wall_timer;
-    int wall_sig;
-    _Atomic int64_t wall_pending; /* wall ns asked for, not yet recorded */
-    _Atomic int64_t wall_since;   /* CLOCK_MONOTONIC up to which its wall time is credited */
-    _Atomic(hs_stack_entry *) wall_last; /* its last wall sample */
-    int alive;
-    timer_t timer;
-    uintptr_t stack_lo, stack_hi; /* 0 when unknown */
-    _Atomic uint32_t labels;      /* the thread's label set, for wall samples */
-    char name[16];
-    /* stopped for the leak scan: what its handler saved */
-    _Atomic int stop; /* STOP_NONE, STOP_ASKED, STOP_PARKED */
-    uintptr_t stop_sp;
-    int stop_nregs;
-    uint64_t stop_regs[HS_STOP_REGS];
-} thread_slot;
-
-static thread_slot *g_threads;       /* mmap'd registry */
-static _Atomic int g_nthreads;       /* slots handed out */
 static struct sigaction g_prev;      /* the program's action for our signal */
 static int g_magic;                  /* si_value of our CPU timers points here */
 static int g_wall_magic;             /* and of the wall timers here */
@@ -102,10 +75,10 @@ static int (*real_sigwaitinfo)(const sigset_t *, siginfo_t *);
 static int (*real_sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
 static int (*real_signalfd)(int, const sigset_t *, int);
 static void on_signal(int sig, siginfo_t *si, void *ucv);
-static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk);
+static int arm_timer(hs_thread_slot *s, int32_t tid, clockid_t clk);
 static clockid_t thread_cpu_clock(int32_t tid);
-static void wall_timer_create(struct thread_slot *s, int32_t tid, clockid_t clk);
-static void wall_timer_delete(struct thread_slot *s);
+static void wall_timer_create(hs_thread_slot *s, int32_t tid, clockid_t clk);
+static void wall_timer_delete(hs_thread_slot *s);
 
 static void resolve_real(void)
 {
@@ -185,10 +158,10 @@ static void give_up_signal(const sigset_t *avoid)
         g_sig = sig; /* threads starting now arm on the new one */
         /* Twice: a thread that armed on the old signal meanwhile is caught. */
         for (int pass = 0; pass < 2; pass++) {
-            int n = atomic_load(&g_nthreads);
+            int n = hs_threads_count();
             for (int i = 0; i < n; i++) {
-                thread_slot *s = &g_threads[i];
-                if (atomic_load(&s->used) != SLOT_LIVE || !s->has_timer || s->timer_sig != old)
+                hs_thread_slot *s = &hs_threads[i];
+                if (atomic_load(&s->used) != HS_SLOT_LIVE || !s->has_timer || s->timer_sig != old)
                     continue;
                 timer_delete(s->timer);
                 s->has_timer = 0;
@@ -196,8 +169,8 @@ static void give_up_signal(const sigset_t *avoid)
                     arm_timer(s, s->tid, thread_cpu_clock(s->tid));
             }
             for (int i = 0; i < n; i++) {
-                thread_slot *s = &g_threads[i];
-                if (atomic_load(&s->used) != SLOT_LIVE || atomic_load(&s->wall_state) == WALL_NONE ||
+                hs_thread_slot *s = &hs_threads[i];
+                if (atomic_load(&s->used) != HS_SLOT_LIVE || atomic_load(&s->wall_state) == WALL_NONE ||
                     s->wall_sig != old)
                     continue;
                 wall_timer_delete(s);
@@ -352,9 +325,9 @@ static void chain_previous(int sig, siginfo_t *si, void *uc)
 static void stop_here(const ucontext_t *uc)
 {
     int32_t slot = hs_self.slot;
-    if (!g_threads || slot < 0 || slot >= MAX_THREADS || g_threads[slot].tid != hs_self.tid)
+    if (!hs_threads || slot < 0 || slot >= HS_MAX_THREADS || hs_threads[slot].tid != hs_self.tid)
         return;
-    thread_slot *s = &g_threads[slot];
+    hs_thread_slot *s = &hs_threads[slot];
     int gen = atomic_load(&g_stop_go);
     int n = 0;
     uintptr_t sp = 0;
@@ -389,11 +362,11 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
     }
     if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_wall_magic) {
         int32_t slot = hs_self.slot;
-        int64_t w = slot >= 0 ? atomic_exchange(&g_threads[slot].wall_pending, 0) : 0;
+        int64_t w = slot >= 0 ? atomic_exchange(&hs_threads[slot].wall_pending, 0) : 0;
         if (w > 0) {
             int saved = errno;
             if (!hs_wall_on_signal((const ucontext_t *)ucv, w)) /* a wall-clock sample */
-                atomic_fetch_add(&g_threads[slot].wall_pending, w); /* in the agent: still owed */
+                atomic_fetch_add(&hs_threads[slot].wall_pending, w); /* in the agent: still owed */
             errno = saved;
         }
         return;
@@ -465,46 +438,6 @@ static void altstack_remove(void)
     hs_self.altstack = NULL;
 }
 
-static thread_slot *slot_for(int32_t tid)
-{
-    int n = atomic_load(&g_nthreads);
-    for (int i = n - 1; i >= 0; i--)
-        if (atomic_load(&g_threads[i].used) && g_threads[i].tid == tid)
-            return &g_threads[i];
-    return NULL;
-}
-
-/* A slot for tid: a new one while there are, then one of a thread that
- * ended (its name is forgotten), else NULL. */
-static thread_slot *new_slot(int32_t tid)
-{
-    thread_slot *s = NULL;
-    int i = atomic_fetch_add(&g_nthreads, 1);
-    if (i < MAX_THREADS) {
-        s = &g_threads[i];
-    } else {
-        atomic_store(&g_nthreads, MAX_THREADS);
-        for (int k = 0; k < MAX_THREADS && !s; k++) {
-            int dead = SLOT_DEAD;
-            if (atomic_compare_exchange_strong(&g_threads[k].used, &dead, SLOT_CLAIMED))
-                s = &g_threads[k];
-        }
-        if (!s)
-            return NULL;
-    }
-    s->tid = tid;
-    s->has_timer = 0;
-    s->alive = 0;
-    atomic_store(&s->wall_state, WALL_NONE);
-    atomic_store(&s->wall_since, hs_now_ns(CLOCK_MONOTONIC));
-    atomic_store(&s->wall_last, NULL);
-    s->stack_lo = s->stack_hi = 0;
-    atomic_store(&s->labels, 0);
-    s->name[0] = 0;
-    atomic_store(&s->used, SLOT_LIVE);
-    return s;
-}
-
 /* A first expiry uniform in (0, period]: a thread that runs for T then
  * gets T/period samples in expectation, however short T is. */
 static long random_phase(long period, int32_t tid)
@@ -522,7 +455,7 @@ static long random_phase(long period, int32_t tid)
  * its clock but was not delivered yet (the kernel checks CPU timers at its
  * tick; timer_gettime then says 1 ns is left) is counted now, at the
  * thread's start routine (else at the stack here). */
-static void count_undelivered(thread_slot *s)
+static void count_undelivered(hs_thread_slot *s)
 {
     struct itimerspec cur;
     if (!s->has_timer || !atomic_load(&hs_g.cpu_on) || timer_gettime(s->timer, &cur) != 0 ||
@@ -538,7 +471,7 @@ static void count_undelivered(thread_slot *s)
 }
 
 /* Arm a CPU-time timer for thread tid on clock clk. */
-static int arm_timer(thread_slot *s, int32_t tid, clockid_t clk)
+static int arm_timer(hs_thread_slot *s, int32_t tid, clockid_t clk)
 {
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
@@ -570,21 +503,9 @@ static clockid_t thread_cpu_clock(int32_t tid)
     return (clockid_t)((~(unsigned)tid << 3) | 6); /* CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED */
 }
 
-static int registry_init(void)
-{
-    if (!g_threads) {
-        void *p = mmap(NULL, sizeof(thread_slot) * MAX_THREADS, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p == MAP_FAILED)
-            return -1;
-        g_threads = p;
-    }
-    return 0;
-}
-
 int hs_sampler_start(void)
 {
-    if (registry_init() != 0)
+    if (hs_threads_init() != 0)
         return -1;
     resolve_real();
     if (!real_sigaction)
@@ -610,9 +531,9 @@ int hs_sampler_start(void)
         struct dirent *de;
         while ((de = readdir(d))) {
             int32_t tid = (int32_t)atoi(de->d_name);
-            if (tid <= 0 || tid == self || slot_for(tid))
+            if (tid <= 0 || tid == self || hs_threads_find(tid))
                 continue;
-            thread_slot *ts = new_slot(tid);
+            hs_thread_slot *ts = hs_threads_new_slot(tid);
             if (ts)
                 ts->alive = 1;
             if (hs_g.cfg.cpu)
@@ -628,29 +549,29 @@ int hs_sampler_start(void)
 
 void hs_sampler_stop(void)
 {
-    if (g_threads && hs_self.slot >= 0 && g_threads[hs_self.slot].tid == hs_self.tid)
-        count_undelivered(&g_threads[hs_self.slot]);
+    if (hs_threads && hs_self.slot >= 0 && hs_threads[hs_self.slot].tid == hs_self.tid)
+        count_undelivered(&hs_threads[hs_self.slot]);
     atomic_store(&hs_g.cpu_on, 0);
-    int n = atomic_load(&g_nthreads);
+    int n = hs_threads_count();
     struct itimerspec zero = {{0, 0}, {0, 0}};
     for (int i = 0; i < n; i++)
-        if (atomic_load(&g_threads[i].used) && g_threads[i].has_timer)
-            timer_settime(g_threads[i].timer, 0, &zero, NULL);
+        if (atomic_load(&hs_threads[i].used) && hs_threads[i].has_timer)
+            timer_settime(hs_threads[i].timer, 0, &zero, NULL);
 }
 
 void hs_sampler_thread_begin(void)
 {
     hs_thread_identify();
     altstack_install();
-    if (registry_init() != 0)
+    if (hs_threads_init() != 0)
         return;
     /* This thread's slot if it has one already (restart, fork), else a new
      * one: no search, thread creation stays O(1). */
-    thread_slot *s = hs_self.slot >= 0 && g_threads[hs_self.slot].tid == hs_self.tid &&
-                             atomic_load(&g_threads[hs_self.slot].used) == SLOT_LIVE
-                         ? &g_threads[hs_self.slot]
-                         : new_slot(hs_self.tid);
-    hs_self.slot = s ? (int32_t)(s - g_threads) : -1;
+    hs_thread_slot *s = hs_self.slot >= 0 && hs_threads[hs_self.slot].tid == hs_self.tid &&
+                             atomic_load(&hs_threads[hs_self.slot].used) == HS_SLOT_LIVE
+                         ? &hs_threads[hs_self.slot]
+                         : hs_threads_new_slot(hs_self.tid);
+    hs_self.slot = s ? (int32_t)(s - hs_threads) : -1;
     if (s) {
         s->stack_lo = hs_self.stack.lo;
         s->stack_hi = hs_self.stack.hi;
@@ -662,22 +583,16 @@ void hs_sampler_thread_begin(void)
     arm_timer(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
 }
 
-void hs_sampler_set_labels(uint32_t labels)
-{
-    if (g_threads && hs_self.slot >= 0)
-        atomic_store(&g_threads[hs_self.slot].labels, labels);
-}
-
 int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight)
 {
-    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS)
+    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS)
         return -1;
-    thread_slot *s = &g_threads[t->slot];
+    hs_thread_slot *s = &hs_threads[t->slot];
     int idle = WALL_IDLE;
     if (!atomic_compare_exchange_strong(&s->wall_state, &idle, WALL_BUSY))
         return -1; /* no timer, or the thread is ending */
     int rc = -1;
-    if (s->tid == t->tid && atomic_load(&s->used) == SLOT_LIVE) {
+    if (s->tid == t->tid && atomic_load(&s->used) == HS_SLOT_LIVE) {
         atomic_fetch_add(&s->wall_pending, weight);
         struct itimerspec now = {{0, 0}, {0, 1}}; /* 1 ns of its CPU time from now */
         rc = timer_settime(s->wall_timer, 0, &now, NULL);
@@ -688,13 +603,13 @@ int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight)
 
 void hs_sampler_wall_drop_owed(void)
 {
-    int n = g_threads ? atomic_load(&g_nthreads) : 0;
-    for (int i = 0; i < n && i < MAX_THREADS; i++)
-        atomic_store(&g_threads[i].wall_pending, 0);
+    int n = hs_threads ? hs_threads_count() : 0;
+    for (int i = 0; i < n && i < HS_MAX_THREADS; i++)
+        atomic_store(&hs_threads[i].wall_pending, 0);
 }
 
 /* (slot s is the caller's, or was checked to be t's) */
-static int64_t wall_credit(thread_slot *s, int64_t now, int64_t epoch)
+static int64_t wall_credit(hs_thread_slot *s, int64_t now, int64_t epoch)
 {
     int64_t since = atomic_exchange(&s->wall_since, now);
     if (since < epoch)
@@ -704,27 +619,27 @@ static int64_t wall_credit(thread_slot *s, int64_t now, int64_t epoch)
 
 int64_t hs_sampler_wall_credit(const hs_thread_info *t, int64_t now, int64_t epoch)
 {
-    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS)
+    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS)
         return 0;
-    thread_slot *s = &g_threads[t->slot];
-    return s->tid == t->tid && atomic_load(&s->used) == SLOT_LIVE && s->alive ? wall_credit(s, now, epoch) : 0;
+    hs_thread_slot *s = &hs_threads[t->slot];
+    return s->tid == t->tid && atomic_load(&s->used) == HS_SLOT_LIVE && s->alive ? wall_credit(s, now, epoch) : 0;
 }
 
 hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t)
 {
-    if (!g_threads || t->slot < 0 || t->slot >= MAX_THREADS || g_threads[t->slot].tid != t->tid)
+    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS || hs_threads[t->slot].tid != t->tid)
         return NULL;
-    return atomic_load(&g_threads[t->slot].wall_last);
+    return atomic_load(&hs_threads[t->slot].wall_last);
 }
 
 void hs_sampler_wall_note(int32_t slot, int32_t tid, hs_stack_entry *e)
 {
-    if (g_threads && e && slot >= 0 && slot < MAX_THREADS && g_threads[slot].tid == tid)
-        atomic_store(&g_threads[slot].wall_last, e);
+    if (hs_threads && e && slot >= 0 && slot < HS_MAX_THREADS && hs_threads[slot].tid == tid)
+        atomic_store(&hs_threads[slot].wall_last, e);
 }
 
 /* Give thread tid (in slot s) its wall timer on clock clk. */
-static void wall_timer_create(thread_slot *s, int32_t tid, clockid_t clk)
+static void wall_timer_create(hs_thread_slot *s, int32_t tid, clockid_t clk)
 {
     if (hs_g.cfg.wall_hz <= 0 || !g_sig || atomic_load(&s->wall_state) != WALL_NONE)
         return;
@@ -742,7 +657,7 @@ static void wall_timer_create(thread_slot *s, int32_t tid, clockid_t clk)
 }
 
 /* Take the wall timer away from the agent thread, then delete it. */
-static void wall_timer_delete(thread_slot *s)
+static void wall_timer_delete(hs_thread_slot *s)
 {
     for (;;) {
         int idle = WALL_IDLE;
@@ -756,21 +671,10 @@ static void wall_timer_delete(thread_slot *s)
     atomic_store(&s->wall_state, WALL_NONE);
 }
 
-int hs_sampler_threads(hs_thread_info *out, int max)
-{
-    int n = g_threads ? atomic_load(&g_nthreads) : 0, k = 0;
-    for (int i = 0; i < n && k < max; i++) {
-        thread_slot *s = &g_threads[i];
-        if (atomic_load(&s->used) && s->alive)
-            out[k++] = (hs_thread_info){s->tid, (int32_t)i, atomic_load(&s->labels), s->stack_lo, s->stack_hi};
-    }
-    return k;
-}
-
 /* Another live registered thread whose stack is known. */
-static int other_thread(const thread_slot *s)
+static int other_thread(const hs_thread_slot *s)
 {
-    return atomic_load(&s->used) == SLOT_LIVE && s->alive && s->stack_hi && s->tid != hs_self.tid;
+    return atomic_load(&s->used) == HS_SLOT_LIVE && s->alive && s->stack_hi && s->tid != hs_self.tid;
 }
 
 static void sleep_us(long us)
@@ -781,10 +685,10 @@ static void sleep_us(long us)
 
 void hs_sampler_stop_others(int timeout_ms)
 {
-    int n = g_threads && g_sig ? atomic_load(&g_nthreads) : 0, asked = 0;
+    int n = hs_threads && g_sig ? hs_threads_count() : 0, asked = 0;
     pid_t pid = getpid();
     for (int i = 0; i < n; i++) {
-        thread_slot *s = &g_threads[i];
+        hs_thread_slot *s = &hs_threads[i];
         if (!other_thread(s))
             continue;
         atomic_store(&s->stop, STOP_ASKED);
@@ -803,22 +707,22 @@ void hs_sampler_stop_others(int timeout_ms)
     for (int waited = 0; asked && waited < timeout_ms * 10; waited++) {
         int pending = 0;
         for (int i = 0; i < n && !pending; i++)
-            pending = atomic_load(&g_threads[i].stop) == STOP_ASKED;
+            pending = atomic_load(&hs_threads[i].stop) == STOP_ASKED;
         if (!pending)
             return;
         sleep_us(100);
     }
     for (int i = 0; i < n; i++) { /* no answer: not stopped, its whole stack counts */
         int want = STOP_ASKED;
-        atomic_compare_exchange_strong(&g_threads[i].stop, &want, STOP_NONE);
+        atomic_compare_exchange_strong(&hs_threads[i].stop, &want, STOP_NONE);
     }
 }
 
 void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg)
 {
-    int n = g_threads ? atomic_load(&g_nthreads) : 0;
+    int n = hs_threads ? hs_threads_count() : 0;
     for (int i = 0; i < n; i++) {
-        thread_slot *s = &g_threads[i];
+        hs_thread_slot *s = &hs_threads[i];
         if (!other_thread(s))
             continue;
         hs_thread_stack t = {s->tid, s->stack_lo, s->stack_lo, s->stack_hi, NULL, 0};
@@ -835,15 +739,15 @@ void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg)
 
 void hs_sampler_resume_others(void)
 {
-    if (!g_threads)
+    if (!hs_threads)
         return;
     atomic_fetch_add(&g_stop_go, 1);
     syscall(SYS_futex, &g_stop_go, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
-    int n = atomic_load(&g_nthreads);
+    int n = hs_threads_count();
     for (int waited = 0; waited < 10000; waited++) { /* until they left the handler (1 s at most) */
         int parked = 0;
         for (int i = 0; i < n && !parked; i++)
-            parked = atomic_load(&g_threads[i].stop) == STOP_PARKED;
+            parked = atomic_load(&hs_threads[i].stop) == STOP_PARKED;
         if (!parked)
             return;
         sleep_us(100);
@@ -852,9 +756,9 @@ void hs_sampler_resume_others(void)
 
 void hs_sampler_thread_end(void)
 {
-    if (!g_threads || hs_self.slot < 0)
+    if (!hs_threads || hs_self.slot < 0)
         return;
-    thread_slot *s = &g_threads[hs_self.slot];
+    hs_thread_slot *s = &hs_threads[hs_self.slot];
     prctl(PR_GET_NAME, s->name, 0, 0, 0);
     s->alive = 0;
     wall_timer_delete(s);
@@ -868,7 +772,7 @@ void hs_sampler_thread_end(void)
         timer_delete(s->timer);
         s->has_timer = 0;
     }
-    atomic_store(&s->used, SLOT_DEAD); /* its name stays until the slot is reused */
+    atomic_store(&s->used, HS_SLOT_DEAD); /* its name stays until the slot is reused */
     hs_self.slot = -1;
     altstack_remove();
 }
@@ -876,32 +780,10 @@ void hs_sampler_thread_end(void)
 void hs_sampler_after_fork(int profiling)
 {
     /* Timers are not inherited; the child has one thread. */
-    if (g_threads) {
-        memset(g_threads, 0, sizeof(thread_slot) * (size_t)atomic_load(&g_nthreads));
-        atomic_store(&g_nthreads, 0);
-    }
+    hs_threads_forget_all();
     hs_self.tid = 0;
     hs_self.slot = -1;
     if (!profiling)
         g_sig = 0; /* the child doesn't sample: its signal is its own again */
     hs_sampler_thread_begin();
-}
-
-void hs_sampler_thread_name(int32_t tid, char name[16])
-{
-    name[0] = 0;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/comm", tid);
-    FILE *f = fopen(path, "re");
-    if (f) {
-        if (fgets(name, 16, f))
-            name[strcspn(name, "\n")] = 0;
-        fclose(f);
-        if (name[0])
-            return;
-    }
-    thread_slot *s = g_threads ? slot_for(tid) : NULL;
-    if (s)
-        memcpy(name, s->name, 16);
-    name[15] = 0;
 }

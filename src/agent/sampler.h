@@ -1,6 +1,8 @@
 /* sampler.h — CPU time sampling per thread: one POSIX timer per thread on
- * that thread's CPU clock, delivering SIGPROF to that thread only
- * (SIGEV_THREAD_ID), and a registry of the threads it covers. */
+ * that thread's CPU clock, delivering the agent's signal to that thread
+ * only (SIGEV_THREAD_ID); the signal's handler; the wall-clock timers of
+ * running threads; stopping the other threads for the leak scan. The
+ * threads are the registry's (threads.h). */
 #ifndef HS_AGENT_SAMPLER_H
 #define HS_AGENT_SAMPLER_H
 
@@ -9,6 +11,7 @@
 #include <sys/types.h>
 
 #include "agent/stacktab.h"
+#include "agent/threads.h"
 
 /* Install the SIGPROF handler and arm a timer on every existing thread.
  * 0 on success, -1 (with a message on stderr) on failure. */
@@ -36,7 +39,6 @@ void hs_sampler_after_fork(int profiling);
  * less the red zone, up: what lies below is dead frames, as valgrind's
  * leak check says) and regs its registers; one that did not stop has
  * live_lo = lo and no registers. */
-#define HS_STOP_REGS 32
 typedef struct {
     int32_t tid;
     uintptr_t lo, live_lo, hi;
@@ -47,19 +49,6 @@ void hs_sampler_stop_others(int timeout_ms);
 void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg);
 void hs_sampler_resume_others(void);
 
-typedef struct {
-    int32_t tid;
-    int32_t slot; /* registry slot (for hs_sampler_wall_request) */
-    uint32_t labels;
-    uintptr_t stack_lo, stack_hi; /* 0 when unknown */
-} hs_thread_info;
-
-/* The calling thread's label set changed (wall samples taken from outside
- * the thread read it from the registry). */
-void hs_sampler_set_labels(uint32_t labels);
-
-/* The live registered threads, at most max; returns how many. */
-int hs_sampler_threads(hs_thread_info *out, int max);
 /* Ask a running thread for a wall-clock sample worth weight_ns: it takes it
  * in its own signal handler, from a one-shot timer on its CPU clock, i.e.
  * the next time it runs (never inside a system call). Weights asked for
@@ -82,9 +71,5 @@ hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t);
 /* pthread_sigmask without the agent's filter (its own thread blocks every
  * signal, ours included). */
 int hs_sampler_real_sigmask(int how, const sigset_t *set, sigset_t *old);
-
-/* The name a thread had (registry, or /proc for live threads); "" if unknown.
- * Writes at most 16 bytes including NUL. */
-void hs_sampler_thread_name(int32_t tid, char name[16]);
 
 #endif

@@ -211,7 +211,7 @@ void hs_wall_tick(void)
         return;
     if (!g_last)
         g_last = calloc(MAX_LISTED, sizeof *g_last);
-    int n = hs_sampler_threads(g_threads, MAX_LISTED);
+    int n = hs_threads_list(g_threads, MAX_LISTED);
     if (n <= 0)
         return;
     int k = n < hs_g.cfg.wall_threads ? n : hs_g.cfg.wall_threads;
