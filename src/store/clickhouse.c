@@ -196,6 +196,7 @@
 
 #include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/bytes.h"
 #include "base/units.h"
 #include "store/stack.h"
 
@@ -253,114 +254,48 @@ typedef struct {
 #define CH_BATCH_WRITERS 2
 #define CH_BATCH_MIN_PARALLEL 16 /* with --batch-linger no */
 
-/* ---- growable buffer ---- */
-
-typedef struct {
-    char *p;
-    size_t len, cap;
-    int oom;
-} ch_buf;
-
-static int buf_reserve(ch_buf *b, size_t more)
-{
-    if (b->oom)
-        return -1;
-    if (b->len + more + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more + 1)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-        b->oom = 1;
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static void buf_add(ch_buf *b, const void *data, size_t n)
-{
-    if (buf_reserve(b, n) < 0)
-        return;
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void buf_str(ch_buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-static void buf_printf(ch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(ch_buf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || buf_reserve(b, (size_t)n) < 0) {
-        b->oom = 1;
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
+/* ---- request bodies: base/bytes.h ---- */
 
 /* A ClickHouse string literal: quotes and backslashes escaped, control
  * bytes as \xHH; other bytes (UTF-8) as they are. */
-static void buf_quote(ch_buf *b, const char *s)
+static void buf_quote(hs_bytes *b, const char *s)
 {
-    buf_add(b, "'", 1);
+    hs_bytes_put(b, "'", 1);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '\'' || c == '\\') {
             char e[2] = {'\\', (char)c};
-            buf_add(b, e, 2);
+            hs_bytes_put(b, e, 2);
         } else if (c < 0x20 || c == 0x7f) {
-            buf_printf(b, "\\x%02x", c);
+            hs_bytes_printf(b, "\\x%02x", c);
         } else {
-            buf_add(b, s, 1);
+            hs_bytes_put(b, s, 1);
         }
     }
-    buf_add(b, "'", 1);
+    hs_bytes_put(b, "'", 1);
 }
 
 /* RowBinary writers: little-endian integers, LEB128 lengths. */
-static void rb_u64(ch_buf *b, uint64_t v)
+static void rb_u64(hs_bytes *b, uint64_t v)
 {
     unsigned char x[8];
     for (int i = 0; i < 8; i++)
         x[i] = (unsigned char)(v >> (8 * i));
-    buf_add(b, x, 8);
+    hs_bytes_put(b, x, 8);
 }
-static void rb_i64(ch_buf *b, int64_t v) { rb_u64(b, (uint64_t)v); }
-static void rb_u16(ch_buf *b, uint16_t v)
+static void rb_i64(hs_bytes *b, int64_t v) { rb_u64(b, (uint64_t)v); }
+static void rb_u16(hs_bytes *b, uint16_t v)
 {
     unsigned char x[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
-    buf_add(b, x, 2);
+    hs_bytes_put(b, x, 2);
 }
-static void rb_u8(ch_buf *b, uint8_t v) { buf_add(b, &v, 1); }
-static void rb_varint(ch_buf *b, uint64_t v)
+static void rb_u8(hs_bytes *b, uint8_t v) { hs_bytes_put(b, &v, 1); }
+static void rb_bytes(hs_bytes *b, const void *p, size_t n)
 {
-    unsigned char x[10];
-    size_t n = 0;
-    do {
-        x[n] = (unsigned char)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            x[n] |= 0x80;
-        n++;
-    } while (v);
-    buf_add(b, x, n);
+    hs_bytes_uv(b, n);
+    hs_bytes_put(b, p, n);
 }
-static void rb_bytes(ch_buf *b, const void *p, size_t n)
-{
-    rb_varint(b, n);
-    buf_add(b, p, n);
-}
-static void rb_str(ch_buf *b, const char *s) { rb_bytes(b, s ? s : "", s ? strlen(s) : 0); }
+static void rb_str(hs_bytes *b, const char *s) { rb_bytes(b, s ? s : "", s ? strlen(s) : 0); }
 
 /* RowBinary reader over an answer; bad is set on a short or malformed
  * answer (and every later read returns 0). */
@@ -487,7 +422,7 @@ static const hs_store_ops ch_ops;
 static int kind_types(ch_store *s, const char *service, const char *type, const hs_store_types **out, char *err,
                       size_t errlen);
 static int same_types(const hs_store_types *a, const hs_store_types *b);
-static int run(ch_store *s, ch_buf *q, ch_buf *ans, char *err, size_t errlen);
+static int run(ch_store *s, hs_bytes *q, hs_bytes *ans, char *err, size_t errlen);
 static int malformed(char *err, size_t errlen, const char *what);
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -525,11 +460,11 @@ static void pool_put(ch_store *s, CURL *c)
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
-    ch_buf *b = arg;
+    hs_bytes *b = arg;
     size_t len = size * n;
-    if (b->len + len > CH_MAX_RESPONSE)
+    if (b->n + len > CH_MAX_RESPONSE)
         return 0; /* curl reports CURLE_WRITE_ERROR */
-    buf_add(b, p, len);
+    hs_bytes_put(b, p, len);
     return b->oom ? 0 : len;
 }
 
@@ -556,9 +491,9 @@ static int ch_code_unavailable(int code)
 
 /* The first line of ClickHouse's error answer, without its stack trace
  * and the e.what() repetition. */
-static void ch_error_line(const ch_buf *b, char *out, size_t outlen)
+static void ch_error_line(const hs_bytes *b, char *out, size_t outlen)
 {
-    const char *p = b->p ? b->p : "";
+    const char *p = b->s ? b->s : "";
     size_t n = strcspn(p, "\n");
     const char *w = strstr(p, ", e.what() =");
     if (w && (size_t)(w - p) < n)
@@ -578,8 +513,8 @@ enum { CH_QUERY, CH_INSERT };
  * "" or "&name=value...". The answer goes to out (may be NULL). Returns 0,
  * -1, or HS_STORE_UNAVAILABLE; *connect_failed is set when the request
  * never reached the server (safe to send elsewhere). */
-static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_buf *body, const char *settings,
-                   ch_buf *out, int *connect_failed, char *err, size_t errlen)
+static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const hs_bytes *body, const char *settings,
+                   hs_bytes *out, int *connect_failed, char *err, size_t errlen)
 {
     *connect_failed = 0;
     CURL *c = pool_get(s);
@@ -587,7 +522,7 @@ static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_bu
         set_err(err, errlen, "clickhouse: curl_easy_init failed");
         return -1;
     }
-    ch_buf url = {0}, resp = {0};
+    hs_bytes url = {0}, resp = {0};
     char *esc = NULL;
     if (kind == CH_INSERT) {
         esc = curl_easy_escape(c, sql, 0);
@@ -598,7 +533,7 @@ static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_bu
         }
     }
     long secs = (s->timeout_ms + 999) / 1000;
-    buf_printf(&url, "http://%s:%d/?max_execution_time=%ld&wait_end_of_query=1%s%s%s",
+    hs_bytes_printf(&url, "http://%s:%d/?max_execution_time=%ld&wait_end_of_query=1%s%s%s",
                s->hosts[h].host, s->hosts[h].port, secs, kind == CH_INSERT ? "&query=" : "",
                esc ? esc : "", settings);
     curl_free(esc);
@@ -615,7 +550,7 @@ static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_bu
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, s->timeout_ms);
     curl_easy_setopt(c, CURLOPT_POST, 1L);
     const void *data = kind == CH_INSERT ? (const void *)body->p : (const void *)sql;
-    size_t len = kind == CH_INSERT ? body->len : strlen(sql);
+    size_t len = kind == CH_INSERT ? body->n : strlen(sql);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, data ? data : "");
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -683,7 +618,7 @@ static int ch_http(ch_store *s, size_t h, int kind, const char *sql, const ch_bu
 
 /* A request to any host: the one that answered last first, then the
  * others when it cannot be reached at all. */
-static int ch_any(ch_store *s, int kind, const char *sql, const ch_buf *body, const char *settings, ch_buf *out,
+static int ch_any(ch_store *s, int kind, const char *sql, const hs_bytes *body, const char *settings, hs_bytes *out,
                   char *err, size_t errlen)
 {
     pthread_mutex_lock(&s->mu);
@@ -705,7 +640,7 @@ static int ch_any(ch_store *s, int kind, const char *sql, const ch_buf *body, co
     return rc;
 }
 
-static int ch_query(ch_store *s, const char *sql, ch_buf *out, char *err, size_t errlen)
+static int ch_query(ch_store *s, const char *sql, hs_bytes *out, char *err, size_t errlen)
 {
     return ch_any(s, CH_QUERY, sql, NULL, "", out, err, errlen);
 }
@@ -755,22 +690,22 @@ static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, con
  * hotspur created, whose rows have neither: its answers would be wrong. */
 static int schema_current(ch_store *s, char *err, size_t errlen)
 {
-    ch_buf q = {0};
-    buf_str(&q, "SELECT count() FROM system.columns WHERE database = ");
+    hs_bytes q = {0};
+    hs_bytes_str(&q, "SELECT count() FROM system.columns WHERE database = ");
     buf_quote(&q, s->db);
-    buf_printf(&q, " AND table = 'samples%s' AND name = 'sid' FORMAT RowBinary", s->local);
+    hs_bytes_printf(&q, " AND table = 'samples%s' AND name = 'sid' FORMAT RowBinary", s->local);
     if (q.oom) {
         set_err(err, errlen, "clickhouse: out of memory");
         return -1;
     }
     int rc = 0;
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
-        ch_buf ans = {0};
+        hs_bytes ans = {0};
         int cf;
-        rc = ch_http(s, h, CH_QUERY, q.p, NULL, "", &ans, &cf, err, errlen);
+        rc = ch_http(s, h, CH_QUERY, q.s, NULL, "", &ans, &cf, err, errlen);
         if (rc)
             break;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
         uint64_t n = rd_u64(&r);
         free(ans.p);
         if (r.bad) {
@@ -795,29 +730,29 @@ static int schema_current(ch_store *s, char *err, size_t errlen)
  * from the samples', so merges of one label read the samples there. */
 static int label_view(ch_store *s, size_t h, const char *create, const char *keys, char *err, size_t errlen)
 {
-    ch_buf q = {0}, ans = {0}, drop = {0};
-    buf_str(&q, "SELECT count(), countIf(position(create_table_query, ");
+    hs_bytes q = {0}, ans = {0}, drop = {0};
+    hs_bytes_str(&q, "SELECT count(), countIf(position(create_table_query, ");
     buf_quote(&q, keys);
-    buf_str(&q, ") > 0) FROM system.tables WHERE database = ");
+    hs_bytes_str(&q, ") > 0) FROM system.tables WHERE database = ");
     buf_quote(&q, s->db);
-    buf_printf(&q, " AND name = 'rollup_label_mv%s' FORMAT RowBinary", s->local);
-    buf_printf(&drop, "DROP TABLE IF EXISTS %s.rollup_label_mv%s", s->db, s->local);
+    hs_bytes_printf(&q, " AND name = 'rollup_label_mv%s' FORMAT RowBinary", s->local);
+    hs_bytes_printf(&drop, "DROP TABLE IF EXISTS %s.rollup_label_mv%s", s->db, s->local);
     int cf, rc = -1;
     if (q.oom || drop.oom) {
         set_err(err, errlen, "clickhouse: out of memory");
         goto out;
     }
-    rc = ch_http(s, h, CH_QUERY, q.p, NULL, "", &ans, &cf, err, errlen);
+    rc = ch_http(s, h, CH_QUERY, q.s, NULL, "", &ans, &cf, err, errlen);
     if (rc)
         goto out;
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     uint64_t exists = rd_u64(&r), same = rd_u64(&r);
     if (r.bad) {
         rc = malformed(err, errlen, "label rollup view");
         goto out;
     }
     if (exists && (!s->n_roll_keys || !same))
-        rc = ch_http(s, h, CH_QUERY, drop.p, NULL, "", NULL, &cf, err, errlen);
+        rc = ch_http(s, h, CH_QUERY, drop.s, NULL, "", NULL, &cf, err, errlen);
     if (rc == 0 && s->n_roll_keys && (!exists || !same))
         rc = ch_http(s, h, CH_QUERY, create, NULL, "", NULL, &cf, err, errlen);
 out:
@@ -875,17 +810,17 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
      * has ~1500 rows per value and hour. */
     /* Only the keys of rollup_labels (has([...], label_key): the text
      * label_view finds in the view's definition). */
-    ch_buf keys = {0}, cond = {0};
-    buf_str(&keys, "has([");
+    hs_bytes keys = {0}, cond = {0};
+    hs_bytes_str(&keys, "has([");
     for (size_t i = 0; i < s->n_roll_keys; i++) {
-        buf_str(&keys, i ? ", " : "");
+        hs_bytes_str(&keys, i ? ", " : "");
         buf_quote(&keys, s->roll_keys[i]);
     }
-    buf_str(&keys, "], label_key)");
-    buf_printf(&cond, " AND (rowtype = 1 OR stack = " CH_STR(CH_LABELLED) ") AND %s", keys.p ? keys.p : "");
+    hs_bytes_str(&keys, "], label_key)");
+    hs_bytes_printf(&cond, " AND (rowtype = 1 OR stack = " CH_STR(CH_LABELLED) ") AND %s", keys.s ? keys.s : "");
     rollup_ddl(&owned[10], &owned[11], db, L, "rollup_label", CH_BUCKET_NS, "label_key, label_value",
                "label_key String, label_value String", " SETTINGS index_granularity = 1024",
-               " ARRAY JOIN label_keys AS label_key, label_values AS label_value", cond.p ? cond.p : "");
+               " ARRAY JOIN label_keys AS label_key, label_values AS label_value", cond.s ? cond.s : "");
     ok_ddl[4] = ok_ddl[5] = ok_ddl[6] = ok_ddl[7] = ok_ddl[10] = ok_ddl[11] = 0; /* (NULL if out of memory) */
     if (keys.oom || cond.oom) {
         free(owned[10]);
@@ -948,7 +883,7 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
         if (i != 11) /* (the label rollup's view: label_view) */
             rc = ch_each(s, ddl[i], err, errlen);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++)
-        rc = label_view(s, h, ddl[11], keys.p, err, errlen);
+        rc = label_view(s, h, ddl[11], keys.s, err, errlen);
     if (rc == 0 && s->cluster) {
         /* (the rollups and series are only read through their Distributed
          * tables: the materialized views write each shard's own.) */
@@ -957,14 +892,14 @@ static int ch_schema(ch_store *s, char *err, size_t errlen)
                                               "rollup_version_day"};
         static const char *const keys[9] = {", hash", ", pid", "", "", "", "", "", "", ""};
         for (int i = 0; i < 9 && rc == 0; i++) {
-            ch_buf d = {0};
-            buf_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
+            hs_bytes d = {0};
+            hs_bytes_printf(&d, "CREATE TABLE IF NOT EXISTS %s.%s AS %s.%s_local ENGINE = Distributed(%s, %s, %s_local%s)",
                        db, tables[i], db, tables[i], s->cluster, db, tables[i], keys[i]);
             if (d.oom) {
                 set_err(err, errlen, "clickhouse: out of memory");
                 rc = -1;
             } else {
-                rc = ch_each(s, d.p, err, errlen);
+                rc = ch_each(s, d.s, err, errlen);
             }
             free(d.p);
         }
@@ -1298,12 +1233,12 @@ static uint16_t day_of(int64_t ns)
 }
 
 /* toDate('YYYY-MM-DD') of a day number. */
-static void buf_day(ch_buf *b, uint16_t day)
+static void buf_day(hs_bytes *b, uint16_t day)
 {
     time_t t = (time_t)day * 86400;
     struct tm tm;
     gmtime_r(&t, &tm);
-    buf_printf(b, "toDate('%04d-%02d-%02d')", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
+    hs_bytes_printf(b, "toDate('%04d-%02d-%02d')", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday);
 }
 
 typedef struct {
@@ -1356,18 +1291,18 @@ static const char *insert_settings(const ch_store *s)
     return s->cluster ? "&insert_distributed_sync=1" : "";
 }
 
-static int ch_insert(ch_store *s, const char *table, const ch_buf *rows, char *err, size_t errlen)
+static int ch_insert(ch_store *s, const char *table, const hs_bytes *rows, char *err, size_t errlen)
 {
     char sql[256];
     snprintf(sql, sizeof sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
-    ch_buf set = {0};
-    buf_printf(&set, "%s&insert_distributed_timeout=%ld&max_insert_block_size=%d", insert_settings(s),
+    hs_bytes set = {0};
+    hs_bytes_printf(&set, "%s&insert_distributed_timeout=%ld&max_insert_block_size=%d", insert_settings(s),
                (s->timeout_ms + 999) / 1000, CH_MAX_BLOCK + 1);
     if (set.oom) {
         set_err(err, errlen, "clickhouse: out of memory");
         return -1;
     }
-    int rc = ch_any(s, CH_INSERT, sql, rows, set.p, NULL, err, errlen);
+    int rc = ch_any(s, CH_INSERT, sql, rows, set.s, NULL, err, errlen);
     free(set.p);
     return rc;
 }
@@ -1418,11 +1353,11 @@ static void cache_add(ch_store *s, const ch_daystack *ds, size_t n)
 }
 
 /* " IN (toDate(..), ...)" of the distinct days of profiles ps. */
-static void buf_days_in(ch_buf *b, const hs_store_profile **ps, size_t n)
+static void buf_days_in(hs_bytes *b, const hs_store_profile **ps, size_t n)
 {
     uint16_t days[64];
     size_t nd = 0;
-    buf_str(b, " IN (");
+    hs_bytes_str(b, " IN (");
     for (size_t i = 0; i < n; i++) {
         uint16_t d = day_of(ps[i]->start_ns);
         size_t j, known = nd < sizeof days / sizeof *days ? nd : sizeof days / sizeof *days;
@@ -1433,10 +1368,10 @@ static void buf_days_in(ch_buf *b, const hs_store_profile **ps, size_t n)
         if (nd < sizeof days / sizeof *days)
             days[nd] = d;
         if (nd++)
-            buf_str(b, ",");
+            hs_bytes_str(b, ",");
         buf_day(b, d);
     }
-    buf_str(b, ")");
+    hs_bytes_str(b, ")");
 }
 
 /* The stacks of the new profiles that this process has not stored for
@@ -1446,7 +1381,7 @@ static void buf_days_in(ch_buf *b, const hs_store_profile **ps, size_t n)
  * written again (one more row per process and day, which the
  * ReplacingMergeTree folds and every read groups by hash) — cheaper than
  * a query per put. */
-static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char *dup, size_t n, ch_buf *rows,
+static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char *dup, size_t n, hs_bytes *rows,
                             ch_daystack **added, size_t *n_added, char *err, size_t errlen)
 {
     size_t total = 0;
@@ -1489,21 +1424,21 @@ static int stacks_to_insert(ch_store *s, const hs_store_profile **ps, const char
  * (version NUL key NUL value NUL ...), on every row of the profile. */
 static uint64_t sid_of(const hs_store_profile *p)
 {
-    ch_buf b = {0};
-    buf_add(&b, p->version ? p->version : "", p->version ? strlen(p->version) + 1 : 1);
+    hs_bytes b = {0};
+    hs_bytes_put(&b, p->version ? p->version : "", p->version ? strlen(p->version) + 1 : 1);
     for (size_t i = 0; i < p->n_labels; i++) {
-        buf_add(&b, p->labels[i].key, strlen(p->labels[i].key) + 1);
-        buf_add(&b, p->labels[i].value, strlen(p->labels[i].value) + 1);
+        hs_bytes_put(&b, p->labels[i].key, strlen(p->labels[i].key) + 1);
+        hs_bytes_put(&b, p->labels[i].value, strlen(p->labels[i].value) + 1);
     }
     /* (out of memory: 0, a series shared with others; a filtered merge
      * still reads the profile's exact version and labels) */
-    uint64_t h = b.oom ? 0 : hs_stack_hash(b.p, b.len);
+    uint64_t h = b.oom ? 0 : hs_stack_hash(b.p, b.n);
     free(b.p);
     return h;
 }
 
 /* The rows of profile p (token ins) for the samples table. */
-static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
+static void profile_rows(hs_bytes *b, const hs_store_profile *p, uint64_t ins)
 {
     uint16_t day = day_of(p->start_ns);
     uint64_t kind = kind_of(p->service, p->type), pid = hs_stack_hash(p->id, strlen(p->id)), sid = sid_of(p);
@@ -1526,17 +1461,17 @@ static void profile_rows(ch_buf *b, const hs_store_profile *p, uint64_t ins)
         rb_str(b, p->version); /* on every row: the version rollup keys it */
         /* (the labels on every row: the label rollup keys them) */
         size_t nl = p->n_labels, nt = row ? 0 : p->types.n;
-        rb_varint(b, nl);
+        hs_bytes_uv(b, nl);
         for (size_t i = 0; i < nl; i++)
             rb_str(b, p->labels[i].key);
-        rb_varint(b, nl);
+        hs_bytes_uv(b, nl);
         for (size_t i = 0; i < nl; i++)
             rb_str(b, p->labels[i].value);
         rb_i64(b, row ? 0 : p->duration_ns);
-        rb_varint(b, nt);
+        hs_bytes_uv(b, nt);
         for (size_t i = 0; i < nt; i++)
             rb_str(b, p->types.type[i]);
-        rb_varint(b, nt);
+        hs_bytes_uv(b, nt);
         for (size_t i = 0; i < nt; i++)
             rb_str(b, p->types.unit[i]);
         rb_u8(b, row ? 0 : (uint8_t)p->types.default_index);
@@ -1579,7 +1514,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     ch_ord *ord = malloc(n * sizeof *ord);
     char *dup = calloc(n, 1);
     uint64_t *ins = malloc(n * sizeof *ins);
-    ch_buf q = {0}, ans = {0}, stacks = {0}, rows = {0};
+    hs_bytes q = {0}, ans = {0}, stacks = {0}, rows = {0};
     ch_daystack *added = NULL;
     size_t n_added = 0;
     if (!ps || !ord || !dup || !ins) {
@@ -1634,26 +1569,26 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
     /* 1. ids already stored (in the batch's days), CH_IN_CHUNK at a time. */
     for (size_t at = 0; at < n; at += CH_IN_CHUNK) {
         size_t end = n - at < CH_IN_CHUNK ? n : at + CH_IN_CHUNK, asked = 0;
-        buf_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE rowtype = 0 AND day", s->db);
+        hs_bytes_printf(&q, "SELECT DISTINCT id FROM %s.samples WHERE rowtype = 0 AND day", s->db);
         buf_days_in(&q, ps + at, end - at);
-        buf_str(&q, " AND id IN (");
+        hs_bytes_str(&q, " AND id IN (");
         for (size_t i = at; i < end; i++) {
             if (dup[i])
                 continue;
             if (asked++)
-                buf_str(&q, ",");
+                hs_bytes_str(&q, ",");
             buf_quote(&q, ps[i]->id);
         }
-        buf_str(&q, ") FORMAT RowBinary");
+        hs_bytes_str(&q, ") FORMAT RowBinary");
         if (!asked) {
             free(q.p);
-            q = (ch_buf){0};
+            q = (hs_bytes){0};
             continue;
         }
         rc = run(s, &q, &ans, err, errlen);
         if (rc)
             goto out;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
         while (rd_more(&r)) {
             size_t len;
             const unsigned char *id = rd_bytes(&r, &len);
@@ -1664,7 +1599,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
                     dup[i] = 1;
         }
         free(ans.p);
-        ans = (ch_buf){0};
+        ans = (hs_bytes){0};
         if (r.bad) {
             rc = malformed(err, errlen, "id check");
             goto out;
@@ -1694,7 +1629,7 @@ static int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_
         rc = -1;
         goto out;
     }
-    if (stacks.len && (rc = ch_insert(s, "stacks", &stacks, err, errlen)))
+    if (stacks.n && (rc = ch_insert(s, "stacks", &stacks, err, errlen)))
         goto out;
     if (n_added)
         cache_add(s, added, n_added);
@@ -1719,12 +1654,12 @@ out:
  * and written as a plain bound that merges with the time range. */
 static int watermark(ch_store *s, int64_t *wm, char *err, size_t errlen)
 {
-    ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT max(before_ns) FROM %s.retention FORMAT RowBinary", s->db);
+    hs_bytes b = {0}, ans = {0};
+    hs_bytes_printf(&b, "SELECT max(before_ns) FROM %s.retention FORMAT RowBinary", s->db);
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     *wm = rd_i64(&r);
     free(ans.p);
     return r.bad ? malformed(err, errlen, "retention") : 0;
@@ -1755,22 +1690,22 @@ static void wm_keep(ch_store *s, int64_t wm)
 /* The conditions every row of the selection meets: its row type (none
  * when row is CH_NARROW), the kind, the time range from max(from,
  * watermark) (and its days, which prune partitions). */
-static void where_rows(ch_buf *b, const hs_store_query *q, int64_t wm, int row)
+static void where_rows(hs_bytes *b, const hs_store_query *q, int64_t wm, int row)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (row == CH_NARROW)
-        buf_str(b, "1");
+        hs_bytes_str(b, "1");
     else
-        buf_printf(b, "rowtype = %d", row);
+        hs_bytes_printf(b, "rowtype = %d", row);
     if (q->service && q->type)
-        buf_printf(b, " AND kind = %" PRIu64, kind_of(q->service, q->type));
+        hs_bytes_printf(b, " AND kind = %" PRIu64, kind_of(q->service, q->type));
     if (from > 0) {
-        buf_printf(b, " AND start_ns >= %" PRId64 " AND " CH_HOUR_KEY " >= %" PRId64 " AND day >= ", from,
+        hs_bytes_printf(b, " AND start_ns >= %" PRId64 " AND " CH_HOUR_KEY " >= %" PRId64 " AND day >= ", from,
                    (int64_t)(from / CH_BUCKET_NS));
         buf_day(b, day_of(from));
     }
     if (q->until_ns) {
-        buf_printf(b, " AND start_ns < %" PRId64 " AND " CH_HOUR_KEY " <= %" PRId64 " AND day <= ", q->until_ns,
+        hs_bytes_printf(b, " AND start_ns < %" PRId64 " AND " CH_HOUR_KEY " <= %" PRId64 " AND day <= ", q->until_ns,
                    (int64_t)(q->until_ns / CH_BUCKET_NS));
         buf_day(b, day_of(q->until_ns));
     }
@@ -1778,47 +1713,47 @@ static void where_rows(ch_buf *b, const hs_store_query *q, int64_t wm, int row)
 
 /* The version and label conditions of q (on the profile rows' or the
  * series' columns of the same names). */
-static void where_attrs(ch_buf *b, const hs_store_query *q)
+static void where_attrs(hs_bytes *b, const hs_store_query *q)
 {
     if (q->n_versions) {
-        buf_str(b, " AND version IN (");
+        hs_bytes_str(b, " AND version IN (");
         for (size_t i = 0; i < q->n_versions; i++) {
             if (i)
-                buf_str(b, ",");
+                hs_bytes_str(b, ",");
             buf_quote(b, q->versions[i]);
         }
-        buf_str(b, ")");
+        hs_bytes_str(b, ")");
     }
     for (size_t i = 0; i < q->n_labels; i++) {
-        buf_str(b, " AND arrayExists((k, v) -> k = ");
+        hs_bytes_str(b, " AND arrayExists((k, v) -> k = ");
         buf_quote(b, q->labels[i].key);
-        buf_str(b, " AND v = ");
+        hs_bytes_str(b, " AND v = ");
         buf_quote(b, q->labels[i].value);
-        buf_str(b, ", label_keys, label_values)");
+        hs_bytes_str(b, ", label_keys, label_values)");
     }
 }
 
 /* Every condition of q on the profile rows. */
-static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
+static void where_profiles(hs_bytes *b, const hs_store_query *q, int64_t wm)
 {
     where_rows(b, q, wm, 0);
     if (q->service) {
-        buf_str(b, " AND service = ");
+        hs_bytes_str(b, " AND service = ");
         buf_quote(b, q->service);
     }
     if (q->type) {
-        buf_str(b, " AND type = ");
+        hs_bytes_str(b, " AND type = ");
         buf_quote(b, q->type);
     }
     where_attrs(b, q);
     if (q->n_ids) {
-        buf_str(b, " AND id IN (");
+        hs_bytes_str(b, " AND id IN (");
         for (size_t i = 0; i < q->n_ids; i++) {
             if (i)
-                buf_str(b, ",");
+                hs_bytes_str(b, ",");
             buf_quote(b, q->ids[i]);
         }
-        buf_str(b, ")");
+        hs_bytes_str(b, ")");
     }
 }
 
@@ -1827,41 +1762,41 @@ static void where_profiles(ch_buf *b, const hs_store_query *q, int64_t wm)
  * profiles, evaluated on each shard over its local rows (a copy's rows all
  * carry its profile's start_ns). The exact way, for id selections and
  * whenever the series index cannot be trusted (where_sids). */
-static void where_chosen(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
+static void where_chosen(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm)
 {
-    buf_printf(b, " AND (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) FROM %s.samples%s WHERE ", s->db,
+    hs_bytes_printf(b, " AND (start_ns, ins) IN (SELECT argMin(start_ns, ins), min(ins) FROM %s.samples%s WHERE ", s->db,
                s->local);
     where_profiles(b, q, wm);
-    buf_str(b, " GROUP BY id)");
+    hs_bytes_str(b, " GROUP BY id)");
 }
 
 /* " AND ins NOT IN (losers)", nothing when there are none. */
-static void where_not_losers(ch_buf *b, const uint64_t *losers, size_t n_losers)
+static void where_not_losers(hs_bytes *b, const uint64_t *losers, size_t n_losers)
 {
     if (!n_losers)
         return;
-    buf_str(b, " AND ins NOT IN (");
+    hs_bytes_str(b, " AND ins NOT IN (");
     for (size_t i = 0; i < n_losers; i++)
-        buf_printf(b, "%s%" PRIu64, i ? "," : "", losers[i]);
-    buf_str(b, ")");
+        hs_bytes_printf(b, "%s%" PRIu64, i ? "," : "", losers[i]);
+    hs_bytes_str(b, ")");
 }
 
 /* " AND day >= ... AND day <= ...": the days of q's range from
  * max(from, watermark) (where_days_of: of another Date column). */
-static void where_days_of(ch_buf *b, const char *col, const hs_store_query *q, int64_t wm)
+static void where_days_of(hs_bytes *b, const char *col, const hs_store_query *q, int64_t wm)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm;
     if (from > 0) {
-        buf_printf(b, " AND %s >= ", col);
+        hs_bytes_printf(b, " AND %s >= ", col);
         buf_day(b, day_of(from));
     }
     if (q->until_ns) {
-        buf_printf(b, " AND %s <= ", col);
+        hs_bytes_printf(b, " AND %s <= ", col);
         buf_day(b, day_of(q->until_ns));
     }
 }
 
-static void where_days(ch_buf *b, const hs_store_query *q, int64_t wm) { where_days_of(b, "day", q, wm); }
+static void where_days(hs_bytes *b, const hs_store_query *q, int64_t wm) { where_days_of(b, "day", q, wm); }
 
 /* The series ids a merge looked up before its request (ch_merge, when
  * few), passed down to the SQL it builds: where_sids lists them. */
@@ -1884,13 +1819,13 @@ static void fp_add(ch_fp *f, uint64_t day, uint64_t rows)
  * range from max(from, wm) (min_date: samples is partitioned by day) the
  * rows samples holds, on the host asked (so only on one server); cols
  * name the day toUInt64(min_date) and the rows sum(rows). */
-static void day_rows(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const char *cols)
+static void day_rows(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, const char *cols)
 {
-    buf_printf(b, "SELECT %s FROM system.parts WHERE active AND database = ", cols);
+    hs_bytes_printf(b, "SELECT %s FROM system.parts WHERE active AND database = ", cols);
     buf_quote(b, s->db);
-    buf_str(b, " AND table = 'samples'");
+    hs_bytes_str(b, " AND table = 'samples'");
     where_days_of(b, "min_date", q, wm);
-    buf_str(b, " GROUP BY min_date");
+    hs_bytes_str(b, " GROUP BY min_date");
 }
 
 /* " AND sid IN (...)": the rows of the series whose version and labels
@@ -1903,20 +1838,20 @@ static void day_rows(ch_buf *b, const ch_store *s, const hs_store_query *q, int6
  * granules. Exact only when the series table holds every profile row of
  * the days (checked by the merge, series_check) and no id is stored twice
  * among them: else the caller takes where_chosen. */
-static void where_sids(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_sids *ids)
+static void where_sids(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_sids *ids)
 {
     if (ids) {
-        buf_str(b, ids->n ? " AND sid IN (" : " AND 0");
+        hs_bytes_str(b, ids->n ? " AND sid IN (" : " AND 0");
         for (size_t i = 0; i < ids->n; i++)
-            buf_printf(b, "%s%" PRIu64, i ? "," : "", ids->v[i]);
-        buf_str(b, ids->n ? ")" : "");
+            hs_bytes_printf(b, "%s%" PRIu64, i ? "," : "", ids->v[i]);
+        hs_bytes_str(b, ids->n ? ")" : "");
         return;
     }
-    buf_printf(b, " AND sid IN (SELECT sid FROM %s.series%s WHERE kind = %" PRIu64, s->db, s->local,
+    hs_bytes_printf(b, " AND sid IN (SELECT sid FROM %s.series%s WHERE kind = %" PRIu64, s->db, s->local,
                kind_of(q->service, q->type));
     where_days(b, q, wm);
     where_attrs(b, q);
-    buf_str(b, ")");
+    hs_bytes_str(b, ")");
 }
 
 /* How a merge selects its rows. */
@@ -1929,7 +1864,7 @@ typedef enum {
 /* " AND ..." selecting the rows of sel (profile or sample rows: after
  * where_rows or where_profiles), but for the other copies of an id (left
  * by two servers racing) listed in losers: almost always none. */
-static void where_sel(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+static void where_sel(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
                       const ch_sids *ids, const uint64_t *losers, size_t n_losers)
 {
     if (sel == CH_CHOSEN) {
@@ -1945,30 +1880,30 @@ static void where_sel(ch_buf *b, const ch_store *s, const hs_store_query *q, int
  * copy per id (where_chosen or where_sids as PREWHERE on one server:
  * ClickHouse then reads the other columns only of the rows of selected
  * profiles or series; a Distributed table of 18.16 takes no PREWHERE). */
-static void where_samples(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+static void where_samples(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
                           const ch_sids *ids, const uint64_t *losers, size_t n_losers)
 {
     if (sel == CH_SERIES && !s->cluster && !n_losers) {
-        buf_str(b, " PREWHERE 1");
+        hs_bytes_str(b, " PREWHERE 1");
         where_sids(b, s, q, wm, ids);
-        buf_str(b, " WHERE ");
+        hs_bytes_str(b, " WHERE ");
         where_rows(b, q, wm, 1);
         return;
     }
     if (sel == CH_CHOSEN) {
         if (s->cluster) {
-            buf_str(b, " WHERE ");
+            hs_bytes_str(b, " WHERE ");
             where_rows(b, q, wm, 1);
             where_chosen(b, s, q, wm);
         } else {
-            buf_str(b, " PREWHERE 1");
+            hs_bytes_str(b, " PREWHERE 1");
             where_chosen(b, s, q, wm);
-            buf_str(b, " WHERE ");
+            hs_bytes_str(b, " WHERE ");
             where_rows(b, q, wm, 1);
         }
         return;
     }
-    buf_str(b, " WHERE ");
+    hs_bytes_str(b, " WHERE ");
     where_rows(b, q, wm, 1);
     where_sel(b, s, q, wm, sel, ids, losers, n_losers);
 }
@@ -1983,7 +1918,7 @@ static int need_service_type(const hs_store_query *q, char *err, size_t errlen)
 }
 
 /* Run q (built by the caller) and hand back its answer; frees q. */
-static int run(ch_store *s, ch_buf *q, ch_buf *ans, char *err, size_t errlen)
+static int run(ch_store *s, hs_bytes *q, hs_bytes *ans, char *err, size_t errlen)
 {
     int rc;
     if (q->oom) {
@@ -1992,10 +1927,10 @@ static int run(ch_store *s, ch_buf *q, ch_buf *ans, char *err, size_t errlen)
     } else {
         rc = ch_schema(s, err, errlen);
         if (rc == 0)
-            rc = ch_query(s, q->p, ans, err, errlen);
+            rc = ch_query(s, q->s, ans, err, errlen);
     }
     free(q->p);
-    *q = (ch_buf){0};
+    *q = (hs_bytes){0};
     return rc;
 }
 
@@ -2020,45 +1955,45 @@ static int ch_strings(hs_store *base, int what, const hs_store_query *q, const c
     int rc = watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    ch_buf b = {0}, ans = {0};
+    hs_bytes b = {0}, ans = {0};
     switch (what) {
     case HS_STORE_SERVICES:
-        buf_str(&b, "SELECT DISTINCT service AS x");
+        hs_bytes_str(&b, "SELECT DISTINCT service AS x");
         break;
     case HS_STORE_TYPES:
-        buf_str(&b, "SELECT DISTINCT type AS x");
+        hs_bytes_str(&b, "SELECT DISTINCT type AS x");
         break;
     case HS_STORE_VERSIONS:
-        buf_str(&b, "SELECT DISTINCT version AS x");
+        hs_bytes_str(&b, "SELECT DISTINCT version AS x");
         break;
     case HS_STORE_LABEL_NAMES:
-        buf_str(&b, "SELECT DISTINCT arrayJoin(label_keys) AS x");
+        hs_bytes_str(&b, "SELECT DISTINCT arrayJoin(label_keys) AS x");
         break;
     case HS_STORE_LABEL_VALUES:
         if (!name) {
             set_err(err, errlen, "clickhouse: label values need a label name");
             return -1;
         }
-        buf_str(&b, "SELECT DISTINCT label_values[indexOf(label_keys, ");
+        hs_bytes_str(&b, "SELECT DISTINCT label_values[indexOf(label_keys, ");
         buf_quote(&b, name);
-        buf_str(&b, ")] AS x");
+        hs_bytes_str(&b, ")] AS x");
         break;
     default:
         set_err(err, errlen, "clickhouse: unknown listing %d", what);
         return -1;
     }
-    buf_printf(&b, " FROM %s.samples WHERE ", s->db);
+    hs_bytes_printf(&b, " FROM %s.samples WHERE ", s->db);
     where_profiles(&b, q, wm);
     if (what == HS_STORE_LABEL_VALUES) {
-        buf_str(&b, " AND has(label_keys, ");
+        hs_bytes_str(&b, " AND has(label_keys, ");
         buf_quote(&b, name);
-        buf_str(&b, ")");
+        hs_bytes_str(&b, ")");
     }
-    buf_str(&b, " ORDER BY x FORMAT RowBinary");
+    hs_bytes_str(&b, " ORDER BY x FORMAT RowBinary");
     rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     size_t cap = 0;
     char **v = NULL;
     while (rd_more(&r)) {
@@ -2191,21 +2126,21 @@ static int kind_types(ch_store *s, const char *service, const char *type, const 
         *out = &e->types;
         return 0;
     }
-    ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.samples WHERE rowtype = 0 AND kind = %" PRIu64 " AND service = ",
+    hs_bytes b = {0}, ans = {0};
+    hs_bytes_printf(&b, "SELECT " CH_TYPES_COLUMNS " FROM %s.samples WHERE rowtype = 0 AND kind = %" PRIu64 " AND service = ",
                s->db, kind_of(service, type));
     buf_quote(&b, service);
-    buf_str(&b, " AND type = ");
+    hs_bytes_str(&b, " AND type = ");
     buf_quote(&b, type);
-    buf_str(&b, " LIMIT 1 FORMAT RowBinary");
+    hs_bytes_str(&b, " LIMIT 1 FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
-    if (ans.len == 0) {
+    if (ans.n == 0) {
         free(ans.p);
         return 1;
     }
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     hs_store_types t;
     char *blk;
     rc = read_types(&r, &t, &blk);
@@ -2301,22 +2236,22 @@ static int rollup_range(const ch_store *s, const hs_store_query *q, int64_t wm, 
 /* " WHERE ..." of one rollup table (from_buckets): q's kind, its
  * selection there (the series, the label or the versions) and the
  * buckets [b0, b1) (b1 == 0: no upper bound). */
-static void where_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
+static void where_buckets(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
                           const ch_sids *ids, int64_t b0, int64_t b1, int row)
 {
-    buf_printf(b, " WHERE rowtype = %d AND kind = %" PRIu64, row, kind_of(q->service, q->type));
+    hs_bytes_printf(b, " WHERE rowtype = %d AND kind = %" PRIu64, row, kind_of(q->service, q->type));
     if (r->series) {
         where_sids(b, s, q, wm, ids);
     } else if (q->n_labels) { /* (one: rollup_range) */
-        buf_str(b, " AND label_key = ");
+        hs_bytes_str(b, " AND label_key = ");
         buf_quote(b, q->labels[0].key);
-        buf_str(b, " AND label_value = ");
+        hs_bytes_str(b, " AND label_value = ");
         buf_quote(b, q->labels[0].value);
     }
-    buf_printf(b, " AND bucket >= %" PRId64 " AND day >= ", b0);
+    hs_bytes_printf(b, " AND bucket >= %" PRId64 " AND day >= ", b0);
     buf_day(b, day_of(b0));
     if (b1) {
-        buf_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
+        hs_bytes_printf(b, " AND bucket < %" PRId64 " AND day <= ", b1);
         buf_day(b, day_of(b1 - 1));
     }
     if (q->n_versions && !r->series)
@@ -2328,28 +2263,28 @@ static void where_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q,
  * q selects: the series rollup) in the buckets [b0, b1), after rowtype;
  * with r->days, the whole days among them from the daily version rollup
  * and only the other hours from the hourly one. */
-static void from_buckets(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
+static void from_buckets(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, const ch_roll *r,
                          const ch_sids *ids, int64_t b0, int64_t b1, int row)
 {
     const char *table = r->series ? "rollup_series" : q->n_labels ? "rollup_label" : q->n_versions ? "rollup_version" : "rollup";
     int64_t d0 = (b0 + CH_DAY_NS - 1) / CH_DAY_NS * CH_DAY_NS, d1 = b1 / CH_DAY_NS * CH_DAY_NS;
     if (!r->days || (b1 && d1 <= d0) || b0 > INT64_MAX - CH_DAY_NS) {
-        buf_printf(b, " FROM %s.%s", s->db, table);
+        hs_bytes_printf(b, " FROM %s.%s", s->db, table);
         where_buckets(b, s, q, wm, r, ids, b0, b1, row);
         return;
     }
     static const char cols[] = "SELECT stack, profiles, v0, v1, v2, v3 FROM";
-    buf_printf(b, " FROM (%s %s.%s_day", cols, s->db, table);
+    hs_bytes_printf(b, " FROM (%s %s.%s_day", cols, s->db, table);
     where_buckets(b, s, q, wm, r, ids, d0, b1 ? d1 : 0, row);
     if (b0 < d0) {
-        buf_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
+        hs_bytes_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
         where_buckets(b, s, q, wm, r, ids, b0, d0, row);
     }
     if (b1 && d1 < b1) {
-        buf_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
+        hs_bytes_printf(b, " UNION ALL %s %s.%s", cols, s->db, table);
         where_buckets(b, s, q, wm, r, ids, d1, b1, row);
     }
-    buf_str(b, ")");
+    hs_bytes_str(b, ")");
 }
 
 /* The rows of a merge's answer (RowBinary): the tag, then a stack and its
@@ -2361,13 +2296,13 @@ enum { CH_ROW_STACK, CH_ROW_TOTALS, CH_ROW_WM, CH_ROW_DAY /* (day_rows, in key a
 
 /* ", sum(v0), ... , toInt64(0)": the sums of the nv value columns the type
  * has of col (the others are 0: not read at all). */
-static void merge_sums(ch_buf *b, const char *col, size_t nv)
+static void merge_sums(hs_bytes *b, const char *col, size_t nv)
 {
     for (size_t v = 0; v < HS_STORE_MAX_VALUES; v++)
         if (v < nv)
-            buf_printf(b, ", sum(%s%zu)", col, v);
+            hs_bytes_printf(b, ", sum(%s%zu)", col, v);
         else
-            buf_str(b, ", toInt64(0)");
+            hs_bytes_str(b, ", toInt64(0)");
 }
 
 /* Which ends of q's range (CH_SUB_HEAD, CH_SUB_TAIL) a merge from r's
@@ -2414,7 +2349,7 @@ static hs_store_query roll_outside(const hs_store_query *q, int64_t wm, const ch
  * rollup's profiles column), so a stack whose rows are all outside the
  * range (count 0) is left out, while one whose values are all 0 stays.
  * Rows of CH_ROW_STACK. */
-static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+static void merge_rollup(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
                          const ch_sids *ids, const ch_roll *r, int sub, size_t nv)
 {
     int64_t from = q->from_ns > wm ? q->from_ns : wm, b0 = r->b0, b1 = r->b1;
@@ -2423,50 +2358,50 @@ static void merge_rollup(ch_buf *b, const ch_store *s, const hs_store_query *q, 
      * no row in their day, day 0) */
     int early = from <= 0 && !(r->series && ids && ids->trusted && ids->no_day0);
     int head = (from < b0 || early) && !(sub & CH_SUB_HEAD), tail = b1 && q->until_ns > b1 && !(sub & CH_SUB_TAIL);
-    buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
+    hs_bytes_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "s", nv);
-    buf_str(b, ", emptyArrayInt64() FROM (SELECT stack, toInt64(sum(profiles)) AS c");
+    hs_bytes_str(b, ", emptyArrayInt64() FROM (SELECT stack, toInt64(sum(profiles)) AS c");
     for (size_t v = 0; v < nv; v++)
-        buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
+        hs_bytes_printf(b, ", sum(v%zu) AS s%zu", v, v);
     from_buckets(b, s, q, wm, r, ids, sub & CH_SUB_HEAD ? b0 - r->unit : b0, sub & CH_SUB_TAIL ? b1 + r->unit : b1,
                  1);
-    buf_str(b, " GROUP BY stack");
+    hs_bytes_str(b, " GROUP BY stack");
     if (head || tail) {
-        buf_str(b, " UNION ALL SELECT stack, toInt64(count()) AS c");
+        hs_bytes_str(b, " UNION ALL SELECT stack, toInt64(count()) AS c");
         for (size_t v = 0; v < nv; v++)
-            buf_printf(b, ", sum(v%zu) AS s%zu", v, v);
-        buf_printf(b, " FROM %s.samples WHERE ", s->db);
+            hs_bytes_printf(b, ", sum(v%zu) AS s%zu", v, v);
+        hs_bytes_printf(b, " FROM %s.samples WHERE ", s->db);
         where_rows(b, q, wm, 1);
         where_sel(b, s, q, wm, sel, ids, NULL, 0);
         /* (each bound also on the key's hour, which prunes granules) */
-        buf_str(b, " AND (");
+        hs_bytes_str(b, " AND (");
         if (head)
-            buf_printf(b, "(start_ns < %" PRId64 " AND " CH_HOUR_KEY " <= %" PRId64 ")", b0,
+            hs_bytes_printf(b, "(start_ns < %" PRId64 " AND " CH_HOUR_KEY " <= %" PRId64 ")", b0,
                        (int64_t)(b0 / CH_BUCKET_NS));
         if (tail)
-            buf_printf(b, "%s(start_ns >= %" PRId64 " AND " CH_HOUR_KEY " >= %" PRId64 ")", head ? " OR " : "", b1,
+            hs_bytes_printf(b, "%s(start_ns >= %" PRId64 " AND " CH_HOUR_KEY " >= %" PRId64 ")", head ? " OR " : "", b1,
                        (int64_t)(b1 / CH_BUCKET_NS));
-        buf_str(b, ") GROUP BY stack");
+        hs_bytes_str(b, ") GROUP BY stack");
     }
     for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
         if (!(sub & end))
             continue;
         hs_store_query o = roll_outside(q, wm, r, end);
-        buf_str(b, " UNION ALL SELECT stack, -toInt64(count()) AS c");
+        hs_bytes_str(b, " UNION ALL SELECT stack, -toInt64(count()) AS c");
         for (size_t v = 0; v < nv; v++)
-            buf_printf(b, ", -sum(v%zu) AS s%zu", v, v);
-        buf_printf(b, " FROM %s.samples WHERE ", s->db);
+            hs_bytes_printf(b, ", -sum(v%zu) AS s%zu", v, v);
+        hs_bytes_printf(b, " FROM %s.samples WHERE ", s->db);
         where_rows(b, &o, 0, 1);
         where_sel(b, s, &o, 0, sel, ids, NULL, 0);
-        buf_str(b, " GROUP BY stack");
+        hs_bytes_str(b, " GROUP BY stack");
     }
-    buf_str(b, ") GROUP BY stack HAVING sum(c) > 0");
+    hs_bytes_str(b, ") GROUP BY stack HAVING sum(c) > 0");
 }
 
 /* The merged stacks of the selection (sel, the losers left out; from the
  * rollup r when roll): one GROUP BY inside ClickHouse, rows of
  * CH_ROW_STACK. */
-static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
+static void merge_stacks(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm, ch_sel sel,
                          const ch_sids *ids, const uint64_t *losers, size_t n_losers, int roll, const ch_roll *r,
                          size_t nv)
 {
@@ -2474,11 +2409,11 @@ static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, 
         merge_rollup(b, s, q, wm, sel, ids, r, roll_complements(q, wm, r), nv);
         return;
     }
-    buf_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
+    hs_bytes_printf(b, "SELECT toUInt8(%d), stack", CH_ROW_STACK);
     merge_sums(b, "v", nv);
-    buf_printf(b, ", emptyArrayInt64() FROM %s.samples", s->db);
+    hs_bytes_printf(b, ", emptyArrayInt64() FROM %s.samples", s->db);
     where_samples(b, s, q, wm, sel, ids, losers, n_losers);
-    buf_str(b, " GROUP BY stack");
+    hs_bytes_str(b, " GROUP BY stack");
 }
 
 /* ", (profile rows of the days), (the series' count of them), (the
@@ -2488,16 +2423,16 @@ static void merge_stacks(ch_buf *b, const ch_store *s, const hs_store_query *q, 
  * a row lost with a failed view insert, or rows stored before the table
  * existed, make them differ). Whole days: the tables are partitioned by
  * day and dropped together. */
-static void series_check(ch_buf *b, const ch_store *s, const hs_store_query *q, int64_t wm)
+static void series_check(hs_bytes *b, const ch_store *s, const hs_store_query *q, int64_t wm)
 {
     static const char *const counts[3] = {"count() FROM %s.samples WHERE rowtype = 0 AND",
                                           "sum(profiles) FROM %s.series WHERE", "count() FROM %s.profiles WHERE"};
     for (int t = 0; t < 3; t++) {
-        buf_str(b, ", toInt64((SELECT ");
-        buf_printf(b, counts[t], s->db);
-        buf_printf(b, " kind = %" PRIu64, kind_of(q->service, q->type));
+        hs_bytes_str(b, ", toInt64((SELECT ");
+        hs_bytes_printf(b, counts[t], s->db);
+        hs_bytes_printf(b, " kind = %" PRIu64, kind_of(q->service, q->type));
         where_days(b, q, wm);
-        buf_str(b, "))");
+        hs_bytes_str(b, "))");
     }
 }
 
@@ -2509,27 +2444,27 @@ static void series_check(ch_buf *b, const ch_store *s, const hs_store_query *q, 
 static int find_losers(ch_store *s, const hs_store_query *q, int64_t wm, uint64_t **losers, size_t *n_losers,
                        char *err, size_t errlen)
 {
-    ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
+    hs_bytes b = {0}, ans = {0};
+    hs_bytes_printf(&b, "SELECT ins FROM %s.samples WHERE ", s->db);
     where_profiles(&b, q, wm);
-    buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+    hs_bytes_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
     where_profiles(&b, q, wm);
-    buf_printf(&b, " GROUP BY pid HAVING count() > 1) AND ins NOT IN (SELECT min(ins) FROM %s.samples%s WHERE ",
+    hs_bytes_printf(&b, " GROUP BY pid HAVING count() > 1) AND ins NOT IN (SELECT min(ins) FROM %s.samples%s WHERE ",
                s->db, s->local);
     where_profiles(&b, q, wm);
-    buf_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
+    hs_bytes_printf(&b, " AND pid IN (SELECT pid FROM %s.samples%s WHERE ", s->db, s->local);
     where_profiles(&b, q, wm);
-    buf_str(&b, " GROUP BY pid HAVING count() > 1) GROUP BY id) FORMAT RowBinary");
+    hs_bytes_str(&b, " GROUP BY pid HAVING count() > 1) GROUP BY id) FORMAT RowBinary");
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
-    if (ans.len % 8) {
+    if (ans.n % 8) {
         free(ans.p);
         return malformed(err, errlen, "copies");
     }
-    size_t n = ans.len / 8;
+    size_t n = ans.n / 8;
     uint64_t *v = malloc((n ? n : 1) * sizeof *v);
-    ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd lr = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     for (size_t i = 0; v && i < n; i++)
         v[i] = rd_u64(&lr);
     free(ans.p);
@@ -2546,13 +2481,13 @@ static int find_losers(ch_store *s, const hs_store_query *q, int64_t wm, uint64_
  * out->rows (when stacks is set), the totals into out and *x (their array:
  * the time span, then the checks; *nx of them) when the row is there, the
  * watermark into *wm_seen when its row is. -1 when malformed. */
-static int merge_answer(const ch_buf *ans, hs_store_merged *out, int stacks, int64_t *x, size_t maxx, size_t *nx,
+static int merge_answer(const hs_bytes *ans, hs_store_merged *out, int stacks, int64_t *x, size_t maxx, size_t *nx,
                         int *have_totals, int64_t *wm_seen, int *have_wm, ch_fp *fp)
 {
     *have_totals = *have_wm = 0;
     *nx = 0;
     for (int pass = 0; pass < 2; pass++) {
-        ch_rd r = {(const unsigned char *)ans->p, (const unsigned char *)ans->p + ans->len, 0};
+        ch_rd r = {(const unsigned char *)ans->p, (const unsigned char *)ans->p + ans->n, 0};
         size_t n = 0;
         while (rd_more(&r)) {
             uint8_t tag = rd_u8(&r);
@@ -2644,7 +2579,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, ch_sids *ids, 
      * the totals confirm the selection and the rollup they were read with
      * (else, rarely, they are asked again); a changed watermark redoes the
      * request with it. */
-    ch_buf b = {0}, ans = {0};
+    hs_bytes b = {0}, ans = {0};
     uint64_t *losers = NULL;
     size_t n_losers = 0;
     int filtered = q->n_versions || q->n_labels, roll = 0, have_stacks = 0;
@@ -2668,73 +2603,73 @@ static int merge_request(hs_store *base, const hs_store_query *q, ch_sids *ids, 
         roll = sel != CH_CHOSEN && n_losers == 0 && rollup_range(s, q, wm, day_roll, &r);
         int counted = roll && !(trusted && r.series); /* (the rollup's profiles counted by both) */
         int stacks = trc == 0;
-        buf_printf(&b, "SELECT toUInt8(%d), count(), sum(v0), sum(v1), sum(v2), sum(v3), [min(start_ns), "
+        hs_bytes_printf(&b, "SELECT toUInt8(%d), count(), sum(v0), sum(v1), sum(v2), sum(v3), [min(start_ns), "
                        "max(start_ns + duration_ns)", CH_ROW_TOTALS);
         if (probe)
-            buf_str(&b, ", toInt64(count() - uniqExact(pid))");
+            hs_bytes_str(&b, ", toInt64(count() - uniqExact(pid))");
         if (counted) {
             /* (the profiles of the rollup's buckets: the range's whole
              * buckets, and the whole bucket at a complemented end,
              * counting those of its part outside the range) */
             int sub = roll_complements(q, wm, &r);
             int64_t rb0 = sub & CH_SUB_HEAD ? r.b0 - r.unit : r.b0, rb1 = sub & CH_SUB_TAIL ? r.b1 + r.unit : r.b1;
-            buf_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, rb0);
+            hs_bytes_printf(&b, ", toInt64(countIf(start_ns >= %" PRId64, rb0);
             if (rb1)
-                buf_printf(&b, " AND start_ns < %" PRId64, rb1);
-            buf_str(&b, ")");
+                hs_bytes_printf(&b, " AND start_ns < %" PRId64, rb1);
+            hs_bytes_str(&b, ")");
             for (int end = CH_SUB_HEAD; end <= CH_SUB_TAIL; end <<= 1) {
                 if (!(sub & end))
                     continue;
                 hs_store_query o = roll_outside(q, wm, &r, end);
-                buf_printf(&b, " + (SELECT count() FROM %s.samples WHERE ", s->db);
+                hs_bytes_printf(&b, " + (SELECT count() FROM %s.samples WHERE ", s->db);
                 where_profiles(&b, &o, 0);
                 where_sel(&b, s, &o, 0, sel, ids, NULL, 0);
-                buf_str(&b, ")");
+                hs_bytes_str(&b, ")");
             }
-            buf_str(&b, "), toInt64((SELECT sum(profiles)");
+            hs_bytes_str(&b, "), toInt64((SELECT sum(profiles)");
             from_buckets(&b, s, q, wm, &r, ids, rb0, rb1, 0);
-            buf_str(&b, "))");
+            hs_bytes_str(&b, "))");
         }
         if (check)
             series_check(&b, s, q, wm);
         if (sel == CH_SERIES && narrow) {
             /* (the series' rows only, by the series id alone, as their
              * samples are: no string column read) */
-            buf_printf(&b, "] FROM %s.profiles", s->db);
+            hs_bytes_printf(&b, "] FROM %s.profiles", s->db);
             if (!s->cluster) {
-                buf_str(&b, " PREWHERE 1");
+                hs_bytes_str(&b, " PREWHERE 1");
                 where_sids(&b, s, q, wm, ids);
             }
-            buf_str(&b, " WHERE ");
+            hs_bytes_str(&b, " WHERE ");
             where_rows(&b, q, wm, CH_NARROW);
             if (s->cluster)
                 where_sids(&b, s, q, wm, ids);
         } else if (sel == CH_SERIES && !s->cluster) {
-            buf_printf(&b, "] FROM %s.samples", s->db);
+            hs_bytes_printf(&b, "] FROM %s.samples", s->db);
             /* (the series' rows first: ClickHouse then reads the other
              * columns of those rows only) */
-            buf_str(&b, " PREWHERE 1");
+            hs_bytes_str(&b, " PREWHERE 1");
             where_sids(&b, s, q, wm, ids);
-            buf_str(&b, " WHERE ");
+            hs_bytes_str(&b, " WHERE ");
             where_profiles(&b, q, wm);
         } else {
-            buf_printf(&b, "] FROM %s.samples WHERE ", s->db);
+            hs_bytes_printf(&b, "] FROM %s.samples WHERE ", s->db);
             where_profiles(&b, q, wm);
             where_sel(&b, s, q, wm, sel, ids, losers, n_losers);
         }
-        buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toUInt64(0), max(before_ns), toInt64(0), toInt64(0), "
+        hs_bytes_printf(&b, " UNION ALL SELECT toUInt8(%d), toUInt64(0), max(before_ns), toInt64(0), toInt64(0), "
                        "toInt64(0), emptyArrayInt64() FROM %s.retention", CH_ROW_WM, s->db);
         if (ids && ids->fp_check) {
-            buf_str(&b, " UNION ALL ");
+            hs_bytes_str(&b, " UNION ALL ");
             day_rows(&b, s, q, wm,
                      "toUInt8(" CH_STR(CH_ROW_DAY_N) "), toUInt64(min_date), toInt64(sum(rows)), toInt64(0), "
                      "toInt64(0), toInt64(0), emptyArrayInt64()");
         }
         if (stacks) {
-            buf_str(&b, " UNION ALL ");
+            hs_bytes_str(&b, " UNION ALL ");
             merge_stacks(&b, s, q, wm, sel, ids, losers, n_losers, roll, &r, t.n);
         }
-        buf_str(&b, " FORMAT RowBinary");
+        hs_bytes_str(&b, " FORMAT RowBinary");
         rc = run(s, &b, &ans, err, errlen);
         hs_store_merged_free(out);
         if (rc) {
@@ -2752,7 +2687,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, ch_sids *ids, 
         int mrc =
             merge_answer(&ans, out, stacks, x, sizeof x / sizeof *x, &nx, &have_totals, &wm_seen, &have_wm, fp);
         free(ans.p);
-        ans = (ch_buf){0};
+        ans = (hs_bytes){0};
         if (mrc || !have_totals || !have_wm || nx != want) {
             free(losers);
             hs_store_merged_free(out);
@@ -2876,7 +2811,7 @@ static int merge_request(hs_store *base, const hs_store_query *q, ch_sids *ids, 
      * request read them with. */
     free(rows);
     merge_stacks(&b, s, q, wm, sel, ids, losers, n_losers, roll, &r, out->types.n);
-    buf_str(&b, " FORMAT RowBinary");
+    hs_bytes_str(&b, " FORMAT RowBinary");
     free(losers);
     rc = run(s, &b, &ans, err, errlen);
     if (rc) {
@@ -2943,9 +2878,9 @@ static int days_trusted(ch_store *s, uint64_t kind, const uint16_t *days, const 
     pthread_mutex_unlock(&s->mu);
     if (!nt)
         goto out;
-    ch_buf b = {0}, ans = {0}, in = {0};
+    hs_bytes b = {0}, ans = {0}, in = {0};
     for (size_t i = 0; i < nt; i++) {
-        buf_str(&in, i ? "," : "");
+        hs_bytes_str(&in, i ? "," : "");
         buf_day(&in, todo[i]);
     }
     static const char *const counts[4][2] = {{"count()", "samples WHERE rowtype = 0 AND"},
@@ -2953,18 +2888,18 @@ static int days_trusted(ch_store *s, uint64_t kind, const uint16_t *days, const 
                                              {"count()", "profiles WHERE"},
                                              {"sum(profiles)", "rollup_series WHERE rowtype = 0 AND"}};
     for (int t = 0; t < 4; t++)
-        buf_printf(&b,
+        hs_bytes_printf(&b,
                    "%sSELECT toUInt8(%d), toUInt64(day), toUInt64(%s) FROM %s.%s kind = %" PRIu64
                    " AND day IN (%s) GROUP BY day",
-                   t ? " UNION ALL " : "", t, counts[t][0], s->db, counts[t][1], kind, in.p ? in.p : "");
-    buf_str(&b, " FORMAT RowBinary");
+                   t ? " UNION ALL " : "", t, counts[t][0], s->db, counts[t][1], kind, in.s ? in.s : "");
+    hs_bytes_str(&b, " FORMAT RowBinary");
     if (in.oom)
         b.oom = 1;
     free(in.p);
     rc = run(s, &b, &ans, err, errlen);
     if (rc)
         goto out;
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     while (rd_more(&r)) {
         uint8_t t = rd_u8(&r);
         uint64_t day = rd_u64(&r), c = rd_u64(&r);
@@ -3025,17 +2960,17 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     int64_t wm;
     if (!wm_cached(s, &wm))
         wm = 0;
-    ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT toUInt8(0), sid, toUInt64(0) FROM (SELECT DISTINCT sid FROM %s.series WHERE kind = %" PRIu64,
+    hs_bytes b = {0}, ans = {0};
+    hs_bytes_printf(&b, "SELECT toUInt8(0), sid, toUInt64(0) FROM (SELECT DISTINCT sid FROM %s.series WHERE kind = %" PRIu64,
                s->db, kind);
     where_days(&b, q, 0);
     where_attrs(&b, q);
-    buf_printf(&b, " LIMIT %d)", CH_IN_CHUNK + 1);
+    hs_bytes_printf(&b, " LIMIT %d)", CH_IN_CHUNK + 1);
     if (!s->cluster) {
-        buf_str(&b, " UNION ALL ");
+        hs_bytes_str(&b, " UNION ALL ");
         day_rows(&b, s, q, wm, "toUInt8(1), toUInt64(min_date), toUInt64(sum(rows))");
     }
-    buf_str(&b, " FORMAT RowBinary");
+    hs_bytes_str(&b, " FORMAT RowBinary");
     if (b.oom) {
         free(b.p);
         memset(out, 0, sizeof *out);
@@ -3052,7 +2987,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     pthread_mutex_lock(&s->mu);
     for (size_t i = 0; i < CH_LOOKUPS && !s->cluster; i++) {
         ch_lookup *l = &s->lookups[i];
-        if (!l->sql || strcmp(l->sql, b.p))
+        if (!l->sql || strcmp(l->sql, b.s))
             continue;
         uint64_t *v = malloc((l->n ? l->n : 1) * sizeof *v);
         if (v) {
@@ -3073,7 +3008,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         }
         hs_store_merged_free(out); /* (samples changed in those days: look up again) */
     }
-    char *sql = strdup(b.p);
+    char *sql = strdup(b.s);
     int rc = run(s, &b, &ans, err, errlen);
     if (rc || !sql) {
         free(sql);
@@ -3084,10 +3019,10 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
         set_err(err, errlen, "out of memory");
         return -1;
     }
-    size_t n = 0, nd = 0, rows = ans.len / 17;
+    size_t n = 0, nd = 0, rows = ans.n / 17;
     uint64_t *v = malloc((rows ? rows : 1) * sizeof *v), *day_rows_n = malloc((rows ? rows : 1) * sizeof *day_rows_n);
     uint16_t *days = malloc((rows ? rows : 1) * sizeof *days);
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     int day0 = 0;
     fp = (ch_fp){0};
     while (v && day_rows_n && days && rd_more(&r)) {
@@ -3108,7 +3043,7 @@ static int ch_merge(hs_store *base, const hs_store_query *q, hs_store_merged *ou
     int trusted = -1;
     if (!v || !day_rows_n || !days)
         set_err(err, errlen, "out of memory");
-    else if (r.bad || ans.len % 17)
+    else if (r.bad || ans.n % 17)
         malformed(err, errlen, "series ids");
     else
         trusted = s->cluster ? 0 : days_trusted(s, kind, days, day_rows_n, nd, err, errlen);
@@ -3189,15 +3124,15 @@ static int ch_get_stacks(hs_store *base, const uint64_t *hashes, size_t n,
         for (size_t i = 0; i < m; i++)
             if (!i || ask[i] != ask[i - 1])
                 ask[nask++] = ask[i];
-        ch_buf b = {0}, ans = {0};
-        buf_printf(&b, "SELECT hash, any(record) FROM %s.stacks WHERE hash IN (", s->db);
+        hs_bytes b = {0}, ans = {0};
+        hs_bytes_printf(&b, "SELECT hash, any(record) FROM %s.stacks WHERE hash IN (", s->db);
         for (size_t i = 0; i < nask; i++)
-            buf_printf(&b, "%s%" PRIu64, i ? "," : "", ask[i]);
-        buf_str(&b, ") GROUP BY hash FORMAT RowBinary");
+            hs_bytes_printf(&b, "%s%" PRIu64, i ? "," : "", ask[i]);
+        hs_bytes_str(&b, ") GROUP BY hash FORMAT RowBinary");
         rc = run(s, &b, &ans, err, errlen);
         if (rc)
             break;
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
         while (rd_more(&r) && nf < nask) {
             found[nf].hash = rd_u64(&r);
             found[nf].data = rd_bytes(&r, &found[nf].len);
@@ -3265,8 +3200,8 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
         if (n_losers > CH_IN_CHUNK)
             exact = 1;
         int probe = !exact && pass == 0;
-        ch_buf b = {0}, ans = {0};
-        buf_printf(&b,
+        hs_bytes b = {0}, ans = {0};
+        hs_bytes_printf(&b,
                    "SELECT toUInt8(%d), intDiv(start_ns - (%" PRId64 "), %" PRId64 ") AS bucket, count(), sum(v0), "
                    "sum(v1), sum(v2), sum(v3) FROM %s.samples WHERE ",
                    CH_PT_POINT, q->from_ns, step_ns, s->db);
@@ -3275,20 +3210,20 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
             where_chosen(&b, s, q, wm);
         else
             where_not_losers(&b, losers, n_losers);
-        buf_str(&b, " GROUP BY bucket");
+        hs_bytes_str(&b, " GROUP BY bucket");
         if (probe) {
-            buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toInt64(0), toUInt64(count() - uniqExact(pid)), "
+            hs_bytes_printf(&b, " UNION ALL SELECT toUInt8(%d), toInt64(0), toUInt64(count() - uniqExact(pid)), "
                            "toInt64(0), toInt64(0), toInt64(0), toInt64(0) FROM %s.samples WHERE ",
                        CH_PT_PROBE, s->db);
             where_profiles(&b, q, wm);
         }
-        buf_printf(&b, " UNION ALL SELECT toUInt8(%d), toInt64(0), toUInt64(0), max(before_ns), toInt64(0), "
+        hs_bytes_printf(&b, " UNION ALL SELECT toUInt8(%d), toInt64(0), toUInt64(0), max(before_ns), toInt64(0), "
                        "toInt64(0), toInt64(0) FROM %s.retention FORMAT RowBinary",
                    CH_PT_WM, s->db);
         rc = run(s, &b, &ans, err, errlen);
         if (rc)
             break;
-        size_t row = 1 + 8 + 8 + 8 * HS_STORE_MAX_VALUES, rows = ans.len / row;
+        size_t row = 1 + 8 + 8 + 8 * HS_STORE_MAX_VALUES, rows = ans.n / row;
         free(pts);
         pts = malloc((rows ? rows : 1) * sizeof *pts);
         m = 0;
@@ -3298,7 +3233,7 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
             rc = -1;
             break;
         }
-        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
         int have_probe = 0, have_wm = 0;
         uint64_t twice = 0;
         int64_t wm_seen = 0;
@@ -3324,7 +3259,7 @@ static int ch_series(hs_store *base, const hs_store_query *q, int64_t step_ns, h
                 r.bad = 1;
             }
         }
-        int bad = r.bad || ans.len % row || have_probe != probe || !have_wm;
+        int bad = r.bad || ans.n % row || have_probe != probe || !have_wm;
         free(ans.p);
         if (bad) {
             rc = malformed(err, errlen, "series");
@@ -3382,18 +3317,18 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
     int rc = watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
-    ch_buf b = {0}, ans = {0};
-    buf_printf(&b, "SELECT id, version, start_ns, duration_ns, v0, v1, v2, v3 FROM %s.samples WHERE ", s->db);
+    hs_bytes b = {0}, ans = {0};
+    hs_bytes_printf(&b, "SELECT id, version, start_ns, duration_ns, v0, v1, v2, v3 FROM %s.samples WHERE ", s->db);
     where_profiles(&b, q, wm);
     where_chosen(&b, s, q, wm);
-    buf_str(&b, " ORDER BY start_ns, id");
+    hs_bytes_str(&b, " ORDER BY start_ns, id");
     if (limit)
-        buf_printf(&b, " LIMIT %zu", limit);
-    buf_str(&b, " FORMAT RowBinary");
+        hs_bytes_printf(&b, " LIMIT %zu", limit);
+    hs_bytes_str(&b, " FORMAT RowBinary");
     rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     hs_store_profile_row *rows = NULL;
     size_t cap = 0, m = 0;
     while (rd_more(&r)) {
@@ -3441,27 +3376,27 @@ static int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs
  * active partitions of the day-partitioned tables (samples too when
  * with_samples) of the days before `day`, then tail (a GROUP BY). A
  * Date partition's id is YYYYMMDD. */
-static void day_parts(ch_buf *b, const ch_store *s, int with_samples, uint16_t day, const char *tail)
+static void day_parts(hs_bytes *b, const ch_store *s, int with_samples, uint16_t day, const char *tail)
 {
     static const char *const tables[] = {"stacks", "rollup", "rollup_version", "rollup_label", "series",
                                          "rollup_series", "profiles", "rollup_version_day"};
     time_t t = (time_t)day * 86400;
     struct tm tm;
     gmtime_r(&t, &tm);
-    buf_printf(b, "SELECT table, partition_id FROM system.parts WHERE active AND database = '%s' AND table IN (",
+    hs_bytes_printf(b, "SELECT table, partition_id FROM system.parts WHERE active AND database = '%s' AND table IN (",
                s->db);
     if (with_samples)
-        buf_printf(b, "'samples%s', ", s->local);
+        hs_bytes_printf(b, "'samples%s', ", s->local);
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++)
-        buf_printf(b, "%s'%s%s'", i ? ", " : "", tables[i], s->local);
-    buf_printf(b, ") AND partition_id < '%04d%02d%02d'%s FORMAT RowBinary", tm.tm_year + 1900, tm.tm_mon + 1,
+        hs_bytes_printf(b, "%s'%s%s'", i ? ", " : "", tables[i], s->local);
+    hs_bytes_printf(b, ") AND partition_id < '%04d%02d%02d'%s FORMAT RowBinary", tm.tm_year + 1900, tm.tm_mon + 1,
                tm.tm_mday, tail);
 }
 
 /* On host h, "VERB db.table ACTION 'partition'" for every (table,
  * partition) the query parts (day_parts) lists. After a failure the
  * others are tried when keep_going, and the first error is returned. */
-static int each_partition(ch_store *s, size_t h, const ch_buf *parts, const char *verb, const char *action,
+static int each_partition(ch_store *s, size_t h, const hs_bytes *parts, const char *verb, const char *action,
                           int keep_going, char *err, size_t errlen)
 {
     if (parts->oom) {
@@ -3469,9 +3404,9 @@ static int each_partition(ch_store *s, size_t h, const ch_buf *parts, const char
         return -1;
     }
     int cf;
-    ch_buf ans = {0};
-    int first = ch_http(s, h, CH_QUERY, parts->p, NULL, "", &ans, &cf, err, errlen);
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    hs_bytes ans = {0};
+    int first = ch_http(s, h, CH_QUERY, parts->s, NULL, "", &ans, &cf, err, errlen);
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     while (!first && rd_more(&r)) {
         size_t tl, pl;
         const unsigned char *table = rd_bytes(&r, &tl), *part = rd_bytes(&r, &pl);
@@ -3500,7 +3435,7 @@ static int drop_days(ch_store *s, int64_t before_ns, char *err, size_t errlen)
 {
     char mark[160];
     snprintf(mark, sizeof mark, "INSERT INTO %s.retention VALUES (%" PRId64 ")", s->db, before_ns);
-    ch_buf parts = {0};
+    hs_bytes parts = {0};
     day_parts(&parts, s, 1, day_of(before_ns), " GROUP BY table, partition_id");
     int rc = 0;
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
@@ -3535,7 +3470,7 @@ static int compact_days(ch_store *s, char *err, size_t errlen)
     char tail[128];
     snprintf(tail, sizeof tail,
              " GROUP BY table, partition_id HAVING count() > 1 AND sum(bytes_on_disk) <= %lld", CH_COMPACT_MAX);
-    ch_buf parts = {0};
+    hs_bytes parts = {0};
     day_parts(&parts, s, 0, day_of(hs_realtime_ns()), tail);
     int first = 0;
     for (size_t h = 0; h < s->n_hosts; h++) {
@@ -3572,8 +3507,8 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
 {
     ch_store *s = (ch_store *)base;
     memset(out, 0, sizeof *out);
-    ch_buf b = {0}, ans = {0};
-    buf_printf(&b,
+    hs_bytes b = {0}, ans = {0};
+    hs_bytes_printf(&b,
                "SELECT (SELECT uniqExact(id) FROM %s.samples WHERE rowtype = 0 AND start_ns >= (SELECT max(before_ns) "
                "FROM %s.retention)), (SELECT count() FROM %s.samples WHERE rowtype = 1 AND start_ns >= (SELECT "
                "max(before_ns) FROM %s.retention) AND ins IN (SELECT min(ins) FROM %s.samples%s WHERE rowtype = 0 "
@@ -3582,7 +3517,7 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
     int rc = run(s, &b, &ans, err, errlen);
     if (rc)
         return rc;
-    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+    ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     out->profiles = (int64_t)rd_u64(&r);
     out->samples = (int64_t)rd_u64(&r);
     out->stacks = (int64_t)rd_u64(&r);
@@ -3590,9 +3525,9 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
     if (r.bad)
         return malformed(err, errlen, "stats");
     /* Bytes on disk: every host's own parts. */
-    buf_str(&b, "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = ");
+    hs_bytes_str(&b, "SELECT sum(bytes_on_disk) FROM system.parts WHERE active AND database = ");
     buf_quote(&b, s->db);
-    buf_str(&b, " FORMAT RowBinary");
+    hs_bytes_str(&b, " FORMAT RowBinary");
     if (b.oom) {
         free(b.p);
         set_err(err, errlen, "out of memory");
@@ -3600,13 +3535,13 @@ static int ch_stats(hs_store *base, hs_store_stats *out, char *err, size_t errle
     }
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++) {
         int cf;
-        rc = ch_http(s, h, CH_QUERY, b.p, NULL, "", &ans, &cf, err, errlen);
+        rc = ch_http(s, h, CH_QUERY, b.s, NULL, "", &ans, &cf, err, errlen);
         if (rc)
             break;
-        r = (ch_rd){(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.len, 0};
+        r = (ch_rd){(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
         out->bytes += (int64_t)rd_u64(&r);
         free(ans.p);
-        ans = (ch_buf){0};
+        ans = (hs_bytes){0};
         if (r.bad)
             rc = malformed(err, errlen, "disk usage");
     }

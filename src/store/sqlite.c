@@ -67,7 +67,7 @@
 
 #include "base/err.h"
 #include "base/hashmap.h"
-#include "store/bytes.h"
+#include "base/bytes.h"
 #include "store/store.h"
 
 #define ERR(...) hs_err(err, errlen, __VA_ARGS__)

@@ -26,7 +26,7 @@
 #include "base/err.h"
 #include "base/hashmap.h"
 #include "base/strtab.h"
-#include "store/bytes.h"
+#include "base/bytes.h"
 #include "base/vec.h"
 
 #define ERR(...) hs_err(err, errlen, __VA_ARGS__)

@@ -1,10 +1,12 @@
-/* bytes.h — the store's byte buffers and varints, shared by the stack record
- * codec (stack.c) and the SQLite backend's sample blobs (sqlite.c): one
- * growable buffer (out of memory is sticky in b->oom), unsigned LEB128
- * varints, zigzag for signed values, and a bounded reader (a short or
- * malformed input sets bad, and later reads return 0). Store-internal. */
-#ifndef HS_STORE_BYTES_H
-#define HS_STORE_BYTES_H
+/* bytes.h — the growable byte buffer every layer uses (the stack record
+ * codec, the SQLite blobs, the ClickHouse requests): out of memory is
+ * sticky in b->oom and later writes do nothing; after every hs_bytes_*
+ * write the bytes are followed by a NUL that n does not count, so a
+ * buffer of text is a C string (b->s). Also unsigned LEB128 varints, zigzag for signed values,
+ * and a bounded reader (a short or malformed input sets bad, and later
+ * reads return 0). A zeroed hs_bytes is empty. */
+#ifndef HS_BASE_BYTES_H
+#define HS_BASE_BYTES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,20 +14,24 @@
 #include <string.h>
 
 typedef struct {
-    unsigned char *p;
+    union {
+        unsigned char *p; /* the bytes */
+        char *s;          /* the same, as text */
+    };
     size_t n, cap;
     int oom;
 } hs_bytes;
 
-/* Room for more bytes after n. 0, or -1 (and b->oom) on out of memory. */
+/* Room for more bytes after n, and the NUL after them. 0, or -1 (and
+ * b->oom) on out of memory. */
 static inline int hs_bytes_reserve(hs_bytes *b, size_t more)
 {
     if (b->oom)
         return -1;
-    if (b->n + more <= b->cap)
+    if (b->n + more + 1 <= b->cap)
         return 0;
     size_t nc = b->cap ? b->cap : 256;
-    while (nc < b->n + more)
+    while (nc < b->n + more + 1)
         nc *= 2;
     unsigned char *np = realloc(b->p, nc);
     if (!np) {
@@ -39,20 +45,26 @@ static inline int hs_bytes_reserve(hs_bytes *b, size_t more)
 
 static inline void hs_bytes_put(hs_bytes *b, const void *d, size_t n)
 {
-    if (n == 0 || hs_bytes_reserve(b, n) < 0)
+    if (hs_bytes_reserve(b, n) < 0)
         return;
-    memcpy(b->p + b->n, d, n);
+    if (n)
+        memcpy(b->p + b->n, d, n);
     b->n += n;
+    b->p[b->n] = 0;
 }
 
-/* Append a string and keep the buffer NUL-terminated (the NUL is not counted). */
 static inline void hs_bytes_str(hs_bytes *b, const char *s)
 {
-    size_t n = strlen(s);
-    if (hs_bytes_reserve(b, n + 1) < 0)
-        return;
-    memcpy(b->p + b->n, s, n + 1);
-    b->n += n;
+    hs_bytes_put(b, s, strlen(s));
+}
+
+/* printf at the end of the buffer. */
+void hs_bytes_printf(hs_bytes *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline void hs_bytes_free(hs_bytes *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
 }
 
 static inline uint64_t hs_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
@@ -76,6 +88,7 @@ static inline void hs_bytes_uv(hs_bytes *b, uint64_t v)
     if (hs_bytes_reserve(b, 10) < 0)
         return;
     b->n = (size_t)(hs_uv_write(b->p + b->n, v) - b->p);
+    b->p[b->n] = 0;
 }
 
 /* A varint from *pp (not past end), advancing *pp; 0 and *bad = 1 when it
