@@ -22,9 +22,9 @@ static void diff_usage(FILE *out)
             "      --normalize    scale NEW so its total equals BASE's before comparing\n"
             "                     (compare shapes of profiles with different totals)\n"
             "      --flame        write a differential flame graph (HTML, default\n"
-            "                     diff.html) instead of the table: widths from NEW, red\n"
-            "                     grew, blue shrank, stacks only in BASE kept as thin\n"
-            "                     markers and shown by the 'Base widths' toggle\n"
+            "                     diff.html) instead of the table: each frame as wide\n"
+            "                     as the larger of BASE and NEW, red grew, blue shrank,\n"
+            "                     frames only in BASE labelled (gone), only in NEW (new)\n"
             "  -o, --output FILE  write to FILE instead of stdout\n"
             "  -h, --help         show this help\n");
 }
