@@ -54,12 +54,10 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE }; /* hs_thread_slot.wall_state */
 enum { STOP_NONE, STOP_ASKED, STOP_PARKED };          /* hs_thread_slot.stop */
 
 static struct sigaction g_prev;      /* the program's action for our signal */
 static int g_magic;                  /* si_value of our CPU timers points here */
-static int g_wall_magic;             /* and of the wall timers here */
 static int g_stop_magic;             /* and of the signal that stops a thread here */
 static _Atomic int g_stop_go;        /* futex word: bumped when stopped threads may go */
 static int g_sig;                    /* the sampling signal, 0 before start */
@@ -77,8 +75,6 @@ static int (*real_signalfd)(int, const sigset_t *, int);
 static void on_signal(int sig, siginfo_t *si, void *ucv);
 static int arm_timer(hs_thread_slot *s, int32_t tid, clockid_t clk);
 static clockid_t thread_cpu_clock(int32_t tid);
-static void wall_timer_create(hs_thread_slot *s, int32_t tid, clockid_t clk);
-static void wall_timer_delete(hs_thread_slot *s);
 
 static void resolve_real(void)
 {
@@ -170,11 +166,10 @@ static void give_up_signal(const sigset_t *avoid)
             }
             for (int i = 0; i < n; i++) {
                 hs_thread_slot *s = &hs_threads[i];
-                if (atomic_load(&s->used) != HS_SLOT_LIVE || atomic_load(&s->wall_state) == WALL_NONE ||
-                    s->wall_sig != old)
+                if (atomic_load(&s->used) != HS_SLOT_LIVE || !hs_wall_timer_on(s, old))
                     continue;
-                wall_timer_delete(s);
-                wall_timer_create(s, s->tid, thread_cpu_clock(s->tid));
+                hs_wall_timer_delete(s);
+                hs_wall_timer_create(s, s->tid, thread_cpu_clock(s->tid), sig);
             }
         }
         real_sigaction(old, &g_prev, NULL); /* the program's wish, all along */
@@ -360,17 +355,8 @@ static void on_signal(int sig, siginfo_t *si, void *ucv)
         stop_here((const ucontext_t *)ucv);
         return;
     }
-    if (si->si_code == SI_TIMER && si->si_value.sival_ptr == &g_wall_magic) {
-        int32_t slot = hs_self.slot;
-        int64_t w = slot >= 0 ? atomic_exchange(&hs_threads[slot].wall_pending, 0) : 0;
-        if (w > 0) {
-            int saved = errno;
-            if (!hs_wall_on_signal((const ucontext_t *)ucv, w)) /* a wall-clock sample */
-                atomic_fetch_add(&hs_threads[slot].wall_pending, w); /* in the agent: still owed */
-            errno = saved;
-        }
-        return;
-    }
+    if (hs_wall_on_timer(si, (const ucontext_t *)ucv))
+        return; /* a wall-clock sample */
     if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g_magic) {
         chain_previous(sig, si, ucv);
         return;
@@ -539,7 +525,7 @@ int hs_sampler_start(void)
             if (hs_g.cfg.cpu)
                 arm_timer(ts, tid, thread_cpu_clock(tid));
             if (ts)
-                wall_timer_create(ts, tid, thread_cpu_clock(tid));
+                hs_wall_timer_create(ts, tid, thread_cpu_clock(tid), g_sig);
         }
         closedir(d);
     }
@@ -576,99 +562,11 @@ void hs_sampler_thread_begin(void)
         s->stack_lo = hs_self.stack.lo;
         s->stack_hi = hs_self.stack.hi;
         s->alive = 1;
-        wall_timer_create(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
+        hs_wall_timer_create(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID, g_sig);
     }
     if (!g_sig || !hs_g.cfg.cpu || (s && s->has_timer))
         return; /* CPU sampling is off, or this thread is armed already */
     arm_timer(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
-}
-
-int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight)
-{
-    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS)
-        return -1;
-    hs_thread_slot *s = &hs_threads[t->slot];
-    int idle = WALL_IDLE;
-    if (!atomic_compare_exchange_strong(&s->wall_state, &idle, WALL_BUSY))
-        return -1; /* no timer, or the thread is ending */
-    int rc = -1;
-    if (s->tid == t->tid && atomic_load(&s->used) == HS_SLOT_LIVE) {
-        atomic_fetch_add(&s->wall_pending, weight);
-        struct itimerspec now = {{0, 0}, {0, 1}}; /* 1 ns of its CPU time from now */
-        rc = timer_settime(s->wall_timer, 0, &now, NULL);
-    }
-    atomic_store(&s->wall_state, WALL_IDLE);
-    return rc;
-}
-
-void hs_sampler_wall_drop_owed(void)
-{
-    int n = hs_threads ? hs_threads_count() : 0;
-    for (int i = 0; i < n && i < HS_MAX_THREADS; i++)
-        atomic_store(&hs_threads[i].wall_pending, 0);
-}
-
-/* (slot s is the caller's, or was checked to be t's) */
-static int64_t wall_credit(hs_thread_slot *s, int64_t now, int64_t epoch)
-{
-    int64_t since = atomic_exchange(&s->wall_since, now);
-    if (since < epoch)
-        since = epoch;
-    return now > since ? now - since : 0;
-}
-
-int64_t hs_sampler_wall_credit(const hs_thread_info *t, int64_t now, int64_t epoch)
-{
-    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS)
-        return 0;
-    hs_thread_slot *s = &hs_threads[t->slot];
-    return s->tid == t->tid && atomic_load(&s->used) == HS_SLOT_LIVE && s->alive ? wall_credit(s, now, epoch) : 0;
-}
-
-hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t)
-{
-    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS || hs_threads[t->slot].tid != t->tid)
-        return NULL;
-    return atomic_load(&hs_threads[t->slot].wall_last);
-}
-
-void hs_sampler_wall_note(int32_t slot, int32_t tid, hs_stack_entry *e)
-{
-    if (hs_threads && e && slot >= 0 && slot < HS_MAX_THREADS && hs_threads[slot].tid == tid)
-        atomic_store(&hs_threads[slot].wall_last, e);
-}
-
-/* Give thread tid (in slot s) its wall timer on clock clk. */
-static void wall_timer_create(hs_thread_slot *s, int32_t tid, clockid_t clk)
-{
-    if (hs_g.cfg.wall_hz <= 0 || !g_sig || atomic_load(&s->wall_state) != WALL_NONE)
-        return;
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = g_sig;
-    sev.sigev_value.sival_ptr = &g_wall_magic;
-    sev.sigev_notify_thread_id = tid;
-    if (timer_create(clk, &sev, &s->wall_timer) != 0)
-        return;
-    s->wall_sig = g_sig;
-    atomic_store(&s->wall_pending, 0);
-    atomic_store(&s->wall_state, WALL_IDLE);
-}
-
-/* Take the wall timer away from the agent thread, then delete it. */
-static void wall_timer_delete(hs_thread_slot *s)
-{
-    for (;;) {
-        int idle = WALL_IDLE;
-        if (atomic_compare_exchange_weak(&s->wall_state, &idle, WALL_GONE))
-            break;
-        if (idle == WALL_NONE || idle == WALL_GONE)
-            return;
-        sched_yield(); /* the agent thread is arming it: one system call */
-    }
-    timer_delete(s->wall_timer);
-    atomic_store(&s->wall_state, WALL_NONE);
 }
 
 /* Another live registered thread whose stack is known. */
@@ -761,12 +659,7 @@ void hs_sampler_thread_end(void)
     hs_thread_slot *s = &hs_threads[hs_self.slot];
     prctl(PR_GET_NAME, s->name, 0, 0, 0);
     s->alive = 0;
-    wall_timer_delete(s);
-    if (hs_g.cfg.wall_hz > 0) { /* what it was asked for, and its life since its last credit */
-        int64_t owed = atomic_exchange(&s->wall_pending, 0) +
-                       wall_credit(s, hs_now_ns(CLOCK_MONOTONIC), hs_wall_epoch());
-        hs_wall_owed_at_exit(owed, atomic_load(&s->wall_last));
-    }
+    hs_wall_thread_end(s);
     count_undelivered(s);
     if (s->has_timer) {
         timer_delete(s->timer);

@@ -49,25 +49,6 @@ void hs_sampler_stop_others(int timeout_ms);
 void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg);
 void hs_sampler_resume_others(void);
 
-/* Ask a running thread for a wall-clock sample worth weight_ns: it takes it
- * in its own signal handler, from a one-shot timer on its CPU clock, i.e.
- * the next time it runs (never inside a system call). Weights asked for
- * before it runs add up. 0, or -1 if the thread has no such timer. */
-int hs_sampler_wall_request(const hs_thread_info *t, int64_t weight_ns);
-/* Drop the weights asked for and not yet taken (at a mark: that time was
- * before it, and goes to no window). */
-void hs_sampler_wall_drop_owed(void);
-/* The wall time thread t lived since its previous credit (or its start),
- * counted from epoch at the earliest, and credit it up to now: each
- * interval of a thread's life is handed out once, to a sample or, at its
- * end, to the thread itself. 0 if t's slot is another thread's now. */
-int64_t hs_sampler_wall_credit(const hs_thread_info *t, int64_t now, int64_t epoch);
-/* The wall sample last recorded for thread tid in slot (where a thread's
- * last interval goes when it ends). */
-void hs_sampler_wall_note(int32_t slot, int32_t tid, hs_stack_entry *e);
-/* That sample of thread t (NULL if none, or the slot is another's now). */
-hs_stack_entry *hs_sampler_wall_last(const hs_thread_info *t);
-
 /* pthread_sigmask without the agent's filter (its own thread blocks every
  * signal, ours included). */
 int hs_sampler_real_sigmask(int how, const sigset_t *set, sigset_t *old);

@@ -32,16 +32,25 @@
 #define _GNU_SOURCE
 #include "agent/wall.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "agent/core.h"
-#include "agent/sampler.h"
+#include "agent/threads.h"
 #include "agent/unwind.h"
 
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE }; /* hs_thread_slot.wall_state (NONE: 0) */
+static int g_wall_magic;          /* si_value of the wall timers points here */
 static _Atomic int64_t g_epoch;   /* see hs_wall_epoch */
 static int g_was_off;             /* the previous tick found sampling off (agent thread) */
 static unsigned g_cursor;         /* round robin position (agent thread only) */
@@ -60,6 +69,141 @@ static last_wait *g_last; /* MAX_LISTED of them */
  * seen waiting has not run its own code yet: it is still leaving that wait. */
 #define STILL_WAKING_NS 200000
 
+/* ---- the registry's wall-clock fields ---- */
+
+/* Ask a running thread for a wall-clock sample worth weight: it takes it
+ * in its own signal handler, from a one-shot timer on its CPU clock, i.e.
+ * the next time it runs (never inside a system call). Weights asked for
+ * before it runs add up. 0, or -1 if the thread has no such timer. */
+static int wall_request(const hs_thread_info *t, int64_t weight)
+{
+    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS)
+        return -1;
+    hs_thread_slot *s = &hs_threads[t->slot];
+    int idle = WALL_IDLE;
+    if (!atomic_compare_exchange_strong(&s->wall_state, &idle, WALL_BUSY))
+        return -1; /* no timer, or the thread is ending */
+    int rc = -1;
+    if (s->tid == t->tid && atomic_load(&s->used) == HS_SLOT_LIVE) {
+        atomic_fetch_add(&s->wall_pending, weight);
+        struct itimerspec now = {{0, 0}, {0, 1}}; /* 1 ns of its CPU time from now */
+        rc = timer_settime(s->wall_timer, 0, &now, NULL);
+    }
+    atomic_store(&s->wall_state, WALL_IDLE);
+    return rc;
+}
+
+/* Drop the weights asked for and not yet taken (at a mark: that time was
+ * before it, and goes to no window). */
+static void drop_owed(void)
+{
+    int n = hs_threads ? hs_threads_count() : 0;
+    for (int i = 0; i < n && i < HS_MAX_THREADS; i++)
+        atomic_store(&hs_threads[i].wall_pending, 0);
+}
+
+/* (slot s is the caller's, or was checked to be t's) */
+static int64_t wall_credit(hs_thread_slot *s, int64_t now, int64_t epoch)
+{
+    int64_t since = atomic_exchange(&s->wall_since, now);
+    if (since < epoch)
+        since = epoch;
+    return now > since ? now - since : 0;
+}
+
+/* The wall time thread t lived since its previous credit (or its start),
+ * counted from epoch at the earliest, and credit it up to now: each
+ * interval of a thread's life is handed out once, to a sample or, at its
+ * end, to the thread itself. 0 if t's slot is another thread's now. */
+static int64_t thread_credit(const hs_thread_info *t, int64_t now, int64_t epoch)
+{
+    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS)
+        return 0;
+    hs_thread_slot *s = &hs_threads[t->slot];
+    return s->tid == t->tid && atomic_load(&s->used) == HS_SLOT_LIVE && s->alive ? wall_credit(s, now, epoch) : 0;
+}
+
+/* The wall sample last recorded for thread t (NULL if none, or the slot is
+ * another's now). */
+static hs_stack_entry *last_sample(const hs_thread_info *t)
+{
+    if (!hs_threads || t->slot < 0 || t->slot >= HS_MAX_THREADS || hs_threads[t->slot].tid != t->tid)
+        return NULL;
+    return atomic_load(&hs_threads[t->slot].wall_last);
+}
+
+/* The wall sample last recorded for thread tid in slot (where a thread's
+ * last interval goes when it ends). */
+static void note_sample(int32_t slot, int32_t tid, hs_stack_entry *e)
+{
+    if (hs_threads && e && slot >= 0 && slot < HS_MAX_THREADS && hs_threads[slot].tid == tid)
+        atomic_store(&hs_threads[slot].wall_last, e);
+}
+
+void hs_wall_timer_create(hs_thread_slot *s, int32_t tid, clockid_t clk, int sig)
+{
+    if (hs_g.cfg.wall_hz <= 0 || !sig || atomic_load(&s->wall_state) != WALL_NONE)
+        return;
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = sig;
+    sev.sigev_value.sival_ptr = &g_wall_magic;
+    sev.sigev_notify_thread_id = tid;
+    if (timer_create(clk, &sev, &s->wall_timer) != 0)
+        return;
+    s->wall_sig = sig;
+    atomic_store(&s->wall_pending, 0);
+    atomic_store(&s->wall_state, WALL_IDLE);
+}
+
+/* Take the wall timer away from the agent thread, then delete it. */
+void hs_wall_timer_delete(hs_thread_slot *s)
+{
+    for (;;) {
+        int idle = WALL_IDLE;
+        if (atomic_compare_exchange_weak(&s->wall_state, &idle, WALL_GONE))
+            break;
+        if (idle == WALL_NONE || idle == WALL_GONE)
+            return;
+        sched_yield(); /* the agent thread is arming it: one system call */
+    }
+    timer_delete(s->wall_timer);
+    atomic_store(&s->wall_state, WALL_NONE);
+}
+
+int hs_wall_timer_on(const hs_thread_slot *s, int sig)
+{
+    return atomic_load(&s->wall_state) != WALL_NONE && s->wall_sig == sig;
+}
+
+int hs_wall_on_timer(const siginfo_t *si, const ucontext_t *uc)
+{
+    if (si->si_code != SI_TIMER || si->si_value.sival_ptr != &g_wall_magic)
+        return 0;
+    int32_t slot = hs_self.slot;
+    int64_t w = slot >= 0 ? atomic_exchange(&hs_threads[slot].wall_pending, 0) : 0;
+    if (w > 0) {
+        int saved = errno;
+        if (!hs_wall_on_signal(uc, w)) /* a wall-clock sample */
+            atomic_fetch_add(&hs_threads[slot].wall_pending, w); /* in the agent: still owed */
+        errno = saved;
+    }
+    return 1;
+}
+
+void hs_wall_thread_end(hs_thread_slot *s)
+{
+    hs_wall_timer_delete(s);
+    if (hs_g.cfg.wall_hz > 0) { /* what it was asked for, and its life since its last credit */
+        int64_t owed = atomic_exchange(&s->wall_pending, 0) +
+                       wall_credit(s, hs_now_ns(CLOCK_MONOTONIC), hs_wall_epoch());
+        hs_wall_owed_at_exit(owed, atomic_load(&s->wall_last));
+    }
+}
+
+/* ---- samples ---- */
+
 static void count(hs_stack_entry *e, int64_t weight)
 {
     atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
@@ -74,7 +218,7 @@ static hs_stack_entry *record(int32_t slot, int32_t tid, uint32_t labels, const 
     hs_stack_entry *e = hs_stacktab_intern(&hs_g.wall, tid, labels, pcs, (uint32_t)n);
     if (e) {
         count(e, weight);
-        hs_sampler_wall_note(slot, tid, e);
+        note_sample(slot, tid, e);
     }
     return e;
 }
@@ -90,7 +234,7 @@ void hs_wall_mark(void)
     /* A running thread asked for a sample before the mark takes it after:
      * its weight is time before the mark (all of a dump's length when the
      * dump held the agent thread up), not the new window's. */
-    hs_sampler_wall_drop_owed();
+    drop_owed();
 }
 
 static int64_t thread_cpu_ns(int32_t tid)
@@ -114,7 +258,7 @@ static int still_waking(const hs_thread_info *t, int64_t weight)
     if (c < 0 || c - l->cpu_ns > STILL_WAKING_NS)
         return 0;
     count(l->e, weight);
-    hs_sampler_wall_note(t->slot, t->tid, l->e);
+    note_sample(t->slot, t->tid, l->e);
     return 1;
 }
 
@@ -221,12 +365,12 @@ void hs_wall_tick(void)
         char st = thread_state(t->tid);
         if (!st)
             continue; /* gone: its end counted the rest of its life */
-        int64_t weight = hs_sampler_wall_credit(t, now, epoch);
+        int64_t weight = thread_credit(t, now, epoch);
         if (weight <= 0)
             continue;
         if ((st == 'R' ? !still_waking(t, weight) : !sample_waiting(t, weight)) &&
-            hs_sampler_wall_request(t, weight) != 0) { /* it is ending: to its last sample */
-            hs_stack_entry *e = hs_sampler_wall_last(t);
+            wall_request(t, weight) != 0) { /* it is ending: to its last sample */
+            hs_stack_entry *e = last_sample(t);
             if (e && atomic_load(&e->state) == 2 && e->tid == t->tid)
                 count(e, weight);
         }
