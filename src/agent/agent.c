@@ -676,6 +676,7 @@ static int agent_start(void)
     hs_g.pid = getpid();
     hs_g.start_wall_ns = hs_g.window_wall_ns = hs_now_ns(CLOCK_REALTIME);
     hs_g.start_mono_ns = hs_now_ns(CLOCK_MONOTONIC);
+    hs_modules_on_unload(hs_agent_relocate_frames);
     if (c->continuous && hs_upload_start() != 0)
         return -1; /* it said why */
     if (c->heap && hs_heap_start() != 0) {

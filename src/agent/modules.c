@@ -5,7 +5,7 @@
  * remember libraries before they go, so their samples keep their names. */
 #define _GNU_SOURCE
 #include "agent/modules.h"
-#include "agent/agent.h"
+#include "agent/core.h"
 #include "agent/unwind.h"
 #include "profile/profile.h"
 
@@ -158,6 +158,7 @@ static int by_start(const void *a, const void *b)
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static void (*g_relocate)(uint64_t lo, uint64_t hi, uint64_t to); /* hs_modules_on_unload */
 /* Modules seen before a dlclose(); guarded by g_history_lock. */
 static collect_t g_history;
 static pthread_mutex_t g_history_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -227,7 +228,8 @@ static void retire_unloaded(const collect_t *before)
         if (room_for_one(&g_history.mods, g_history.n, &g_history.cap) != 0)
             break;
         uint64_t to = RETIRED_BASE + g_retired++ * RETIRED_STRIDE;
-        hs_agent_relocate_frames(m->start, m->end, to);
+        if (g_relocate)
+            g_relocate(m->start, m->end, to);
         hs_module r = *m;
         r.bias = m->bias + (to - m->start); /* pc - bias stays the same */
         r.end = to + (m->end - m->start);
@@ -286,4 +288,9 @@ const hs_module *hs_modules_find(const hs_module *mods, size_t n, uint64_t addr)
             return &mods[mid];
     }
     return NULL;
+}
+
+void hs_modules_on_unload(void (*relocate)(uint64_t lo, uint64_t hi, uint64_t to))
+{
+    g_relocate = relocate;
 }

@@ -23,6 +23,11 @@ typedef struct {
 int hs_modules_collect(hs_module **mods, size_t *n);
 /* In a fork child: the lock may have been held by a thread that is gone. */
 void hs_modules_after_fork(void);
+/* What to do when a module at [lo, hi) is found unloaded: move the frames
+ * recorded in it to [to, to + hi - lo) in every table, so that a module
+ * loaded later at the same addresses is not mistaken for it (the agent's
+ * life cycle, which owns the tables, gives it: hs_agent_relocate_frames). */
+void hs_modules_on_unload(void (*relocate)(uint64_t lo, uint64_t hi, uint64_t to));
 /* The module containing addr, or NULL. */
 const hs_module *hs_modules_find(const hs_module *mods, size_t n, uint64_t addr);
 
