@@ -1,5 +1,5 @@
 /* burn.h — CPU burning for the services test programs (sleeper, daemon,
- * forktwo, labels): HS_BURN(name, clock) defines a noinline
+ * forktwo, labels, live_target): HS_BURN(name, clock) defines a noinline
  * `void name(double ms)` that computes until `ms` milliseconds of `clock`
  * have passed (CLOCK_MONOTONIC: wall time; CLOCK_THREAD_CPUTIME_ID or
  * CLOCK_PROCESS_CPUTIME_ID: CPU time), so each function's share holds by

@@ -29,30 +29,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static double thread_cpu_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "burn.h"
 
-static volatile unsigned long sink;
-
-#define BURN(name)                                                             \
-    __attribute__((noinline)) void name(double ms)                             \
-    {                                                                          \
-        double end = thread_cpu_ms() + ms;                                     \
-        unsigned long x = 1;                                                   \
-        do {                                                                   \
-            for (int i = 0; i < 20000; i++)                                    \
-                x = x * 6364136223846793005ul + 1442695040888963407ul;         \
-            sink = x;                                                          \
-        } while (thread_cpu_ms() < end);                                       \
-    }
-BURN(burn_a)
-BURN(burn_b)
-BURN(burn_c)
-BURN(burn_late)
+/* each burns ms of this thread's CPU time */
+HS_BURN(burn_a, CLOCK_THREAD_CPUTIME_ID)
+HS_BURN(burn_b, CLOCK_THREAD_CPUTIME_ID)
+HS_BURN(burn_c, CLOCK_THREAD_CPUTIME_ID)
+HS_BURN(burn_late, CLOCK_THREAD_CPUTIME_ID)
 
 static void *late(void *arg)
 {
