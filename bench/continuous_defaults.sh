@@ -96,8 +96,8 @@ echo "continuous_defaults: shakesapp (version 4) twice, with and without the age
 
 # One line a second: time, then per server CPU ticks and VmRSS KiB, then
 # the agent threads' ticks.
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+ticks() { bench_ticks "$1"; }
+rss() { bench_rss "$1"; }
 agent_ticks() {
     local t c
     for t in /proc/"$1"/task/*; do

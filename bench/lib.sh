@@ -58,6 +58,31 @@ END { if (!done) { if (NR > 0 && last != "") print ""; emit() } }' "$doc" >"$doc
     echo "$name: wrote the \"$title\" section of $doc"
 }
 
+# bench_tmpdir: a fresh temporary directory (printed), removed at exit with
+# the processes registered in BENCH_PIDS (killed, then waited for). Sets the
+# EXIT trap: a script with its own cleanup calls bench_cleanup in it.
+BENCH_PIDS=()
+BENCH_TMP=""
+bench_cleanup() {
+    local p
+    for p in "${BENCH_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${BENCH_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    [ -z "$BENCH_TMP" ] || rm -rf "$BENCH_TMP"
+}
+bench_tmpdir() {
+    BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/hotspur-bench.XXXXXX")
+    trap bench_cleanup EXIT
+}
+
+# bench_median: the median of the numbers on stdin, one a line (the lower
+# middle one for an even count).
+bench_median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# bench_ticks PID / bench_rss PID: a process's CPU (user + system, clock
+# ticks) and its VmRSS in KiB, 0 once it is gone.
+bench_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+bench_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+
 # bench_check_build NAME BUILD ROUNDS MIN: the built CLI and agent exist and
 # ROUNDS is at least MIN, else a one-line error and exit.
 bench_check_build() {
