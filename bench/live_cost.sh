@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# live_cost.sh BUILD_DIR — what `hotspur record -p PID` costs, side by side
-# with `perf record --call-graph dwarf,16384 -p PID` at the same rate (100 Hz)
-# on the same busy target (tests/programs/live_target late 0: two threads
-# burning CPU on this 2-core box), in interleaved rounds of BENCH_SECONDS
-# (default 10) against no profiler:
+# live_cost.sh BUILD_DIR — what profiling from outside costs, side by side
+# with perf on the same host in the same run. Two parts (BENCH_LIVE_PARTS,
+# default "record agent"):
+#
+# record: `hotspur record -p PID` beside `perf record --call-graph
+# dwarf,16384 -p PID` at the same rate (100 Hz) on the same busy target
+# (tests/programs/live_target late 0: two threads burning CPU on this 2-core
+# box), in interleaved rounds of BENCH_SECONDS (default 10) against no
+# profiler:
 #  - the target's throughput: its CPU time per second of wall time
 #    (/proc/PID/schedstat), relative to no profiler;
 #  - the profiler's own CPU (user + system, /usr/bin/time). perf record only
 #    copies the stacks; its unwinding and naming happen in `perf report`,
 #    whose CPU is shown too (hotspur record does both before it exits).
-# Medians over BENCH_ROUNDS (default 3). Needs root. Writes the
-# "record -p cost" section of docs/BENCHMARKS.md (BENCH_NO_DOC=1: print only).
+# Medians over BENCH_ROUNDS (default 3).
+#
+# agent: `hotspur agent` (every process on the host, 19 Hz per CPU, windows
+# back to back: --period 10s --duration 10s, six times the sampling of the
+# default 10 s per 60 s) uploading to a local `hotspur serve` for
+# BENCH_AGENT_SECONDS (default 300), the same target running: its CPU
+# (/proc/PID/stat) and its RSS every 5 s (VmRSS, and its anonymous and
+# file-backed parts); then `perf record -a -F 19 --call-graph dwarf,16384`
+# for as long, and the `perf report` that names its frames.
+#
+# Needs root. Writes the "record -p cost" and "host agent cost" sections of
+# docs/BENCHMARKS.md (BENCH_NO_DOC=1: print only).
 set -euo pipefail
 if [ $# -ne 1 ]; then
     echo "usage: bench/live_cost.sh BUILD_DIR" >&2
@@ -22,14 +36,17 @@ ROOT=$(dirname "$HERE")
 source "$HERE/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-3}
 SECS=${BENCH_SECONDS:-10}
+AGENT_SECS=${BENCH_AGENT_SECONDS:-300}
+PARTS=${BENCH_LIVE_PARTS:-record agent}
 DOC=$ROOT/docs/BENCHMARKS.md
 [ "$(id -u)" = 0 ] || { echo "live_cost: needs root" >&2; exit 1; }
 command -v perf >/dev/null || { echo "live_cost: perf is missing" >&2; exit 1; }
 TARGET=$BUILD/tests/programs/live_target
 [ -x "$TARGET" ] || { echo "live_cost: $TARGET is missing (make build)" >&2; exit 1; }
-WORK=$(mktemp -d)
+bench_tmpdir
+WORK=$BENCH_TMP
 "$TARGET" late 0 & T=$!
-trap 'kill $T 2>/dev/null || true; rm -rf "$WORK"' EXIT
+BENCH_PIDS+=($T)
 sleep 0.5
 
 run_ns() { awk '{ s += $1 } END { print s }' /proc/$T/task/*/schedstat; }
@@ -55,7 +72,8 @@ measure() { # MODE -> "throughput profiler_cpu_s report_cpu_s"
     awk -v a="$r0" -v b="$r1" -v x="$w0" -v y="$w1" -v c="$cpu" -v r="$rep" \
         'BEGIN { printf "%.4f %.2f %.2f\n", (b - a) / (y - x), c, r }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median() { bench_median; }
+case " $PARTS " in *" record "*)
 : >"$WORK/none"; : >"$WORK/hotspur"; : >"$WORK/perf"
 for ((i = 1; i <= ROUNDS; i++)); do
     for m in none hotspur perf; do
@@ -88,3 +106,53 @@ SEC=$WORK/section
 } >"$SEC"
 cat "$SEC"
 bench_write_section live_cost "record -p cost" "$SEC" "$DOC"
+;; esac
+
+case " $PARTS " in *" agent "*)
+"$BUILD/bin/hotspur" serve --listen 127.0.0.1:0 --data "$WORK/data" 2>"$WORK/serve.err" &
+BENCH_PIDS+=($!)
+URL=$(bench_serve_url "$WORK/serve.err") || { echo "live_cost: hotspur serve did not start" >&2; exit 1; }
+echo "live_cost: hotspur agent for $AGENT_SECS s"
+"$BUILD/bin/hotspur" agent --server "$URL" -F 19 --period 10s --duration 10s 2>"$WORK/agent.err" &
+A=$!
+BENCH_PIDS+=($A)
+: >"$WORK/mem"
+for ((t = 0; t < AGENT_SECS; t += 5)); do
+    sleep 5
+    awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 } END { print "" }' /proc/$A/status >>"$WORK/mem"
+    bench_ticks $A >"$WORK/ticks"
+done
+kill -TERM $A
+st=0
+wait $A || st=$?
+[ $st = 0 ] || { echo "live_cost: the agent exited with status $st: $(tail -3 "$WORK/agent.err")" >&2; exit 1; }
+windows=$(grep -c 'window of' "$WORK/agent.err" || true)
+services=$(awk '/window of/ { print $(NF - 3) }' "$WORK/agent.err" | bench_median)
+echo "live_cost: perf record -a for $AGENT_SECS s"
+/usr/bin/time -f "%U %S %M" -o "$WORK/pt" perf record -q -a -F 19 --call-graph dwarf,16384 \
+    -o "$WORK/perf.data" -- sleep "$AGENT_SECS" 2>/dev/null
+/usr/bin/time -f "%U %S %M" -o "$WORK/pr" perf report -i "$WORK/perf.data" --stdio >/dev/null 2>&1 || true
+SEC2=$WORK/section2
+col() { awk -v c="$1" '{ print $c }' "$WORK/mem" | bench_median; }
+colmax() { awk -v c="$1" '$c > m { m = $c } END { print m + 0 }' "$WORK/mem"; }
+tk=$(getconf CLK_TCK)
+{
+    echo "## host agent cost"
+    echo
+    echo "\`BENCH_LIVE_PARTS=agent BENCH_AGENT_SECONDS=$AGENT_SECS bench/live_cost.sh build\` (root; $(nproc) CPUs; this"
+    echo "host as it was: a two-thread CPU burner and the other work of the machine, a median of"
+    echo "$services services uploaded per window). \`hotspur agent -F 19 --period 10s --duration 10s\`"
+    echo "(windows back to back: six times the sampling of the default 10 s per 60 s) for"
+    echo "$AGENT_SECS s, $windows windows; then \`perf record -a -F 19 --call-graph dwarf,16384\` for as long."
+    echo
+    echo "| | CPU | of one core | RSS median (max) | anonymous | file-backed |"
+    echo "|---|---|---|---|---|---|"
+    awk -v t="$(cat "$WORK/ticks")" -v k="$tk" -v s="$AGENT_SECS" -v r="$(col 1)" -v rm="$(colmax 1)" \
+        -v a="$(col 2)" -v am="$(colmax 2)" -v f="$(col 3)" -v fm="$(colmax 3)" \
+        'BEGIN { printf "| hotspur agent | %.2f s | %.2f %% | %d MB (%d) | %d MB (%d) | %d MB (%d) |\n", t / k, t / k / s * 100, r / 1024, rm / 1024, a / 1024, am / 1024, f / 1024, fm / 1024 }'
+    awk -v s="$AGENT_SECS" '{ printf "| perf record -a --call-graph dwarf | %.2f s | %.2f %% | max %d MB | | |\n", $1 + $2, ($1 + $2) / s * 100, $3 / 1024 }' "$WORK/pt"
+    awk -v s="$AGENT_SECS" '{ printf "| + perf report (naming) | %.2f s | %.2f %% | max %d MB | | |\n", $1 + $2, ($1 + $2) / s * 100, $3 / 1024 }' "$WORK/pr"
+} >"$SEC2"
+cat "$SEC2"
+bench_write_section live_cost "host agent cost" "$SEC2" "$DOC"
+;; esac
