@@ -35,7 +35,8 @@ perf record -q -F 1000 --call-graph dwarf -p "$T" -o split.perf -- sleep 4 2>/de
 PP=$!
 "$HOTSPUR" record -p "$T" -F 1000 --duration 4 -o split.pb.gz 2>rec.err || fail "record -p: $(cat rec.err)"
 wait "$PP" || true
-grep -q "samples from 1 process -> split.pb.gz" rec.err || fail "no summary: $(cat rec.err)"
+# (a few records may be lost at 1000 Hz on a loaded box: the summary says so)
+grep -Eq "samples from 1 process(, [0-9]+ lost)? -> split.pb.gz" rec.err || fail "no summary: $(cat rec.err)"
 for f in "burn_a 60" "burn_b 30" "burn_c 10"; do
     set -- $f
     got=$(ours_flat split.pb.gz "$1"); ref=$(perf_sym split.perf "$1")
