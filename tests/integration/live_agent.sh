@@ -9,9 +9,9 @@ source "$(dirname "$0")/server_lib.sh"
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; server_stop_all; }
 trap cleanup EXIT
+unset LD_PRELOAD # curl hangs with ASan's runtime preloaded (make check SANITIZE=1)
 server_start
 agent_preload=$AGENT_PRELOAD
-unset LD_PRELOAD
 
 # a name of this run's own (the process name): other tests' live_target
 # processes may run at the same time and must not match

@@ -13,8 +13,8 @@ source "$(dirname "$0")/server_lib.sh"
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; server_stop_all; }
 trap cleanup EXIT
+unset LD_PRELOAD # curl hangs with ASan's runtime preloaded (make check SANITIZE=1)
 server_start
-unset LD_PRELOAD
 # valgrind cannot run an ASan build (make check SANITIZE=1): there the run
 # only has to survive
 VG=()
