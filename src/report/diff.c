@@ -81,9 +81,7 @@ int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
                 hs_text_value(&c, b, sizeof b, nv), signed_value(&c, d, sizeof d, nv - bv),
                 delta_pct(p, sizeof p, bv, nv), v->nodes[id].name);
     }
-    if (ferror(out)) {
-        snprintf(err, errlen, "error writing output");
+    if (hs_text_written(out, err, errlen) < 0)
         return -1;
-    }
     return 0;
 }

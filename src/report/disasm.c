@@ -374,9 +374,7 @@ int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, 
         if (print_symbol(out, &c, s, ns, nn, err, errlen) < 0)
             goto out;
     }
-    rc = ferror(out) ? -1 : 0;
-    if (rc)
-        snprintf(err, errlen, "error writing output");
+    rc = hs_text_written(out, err, errlen);
     goto out;
 oom:
     snprintf(err, errlen, "out of memory");

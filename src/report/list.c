@@ -268,10 +268,8 @@ int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, co
             fprintf(out, "No source information for %s\n", fn);
         i = fend;
     }
-    if (ferror(out)) {
-        snprintf(err, errlen, "error writing output");
+    if (hs_text_written(out, err, errlen) < 0)
         goto out;
-    }
     rc = 0;
 out:
     free(ids);

@@ -246,9 +246,7 @@ int hs_report_raw(FILE *out, const hs_profile *p, char *err, size_t errlen)
                 m->has_functions ? "[FN]" : "", m->has_filenames ? "[FL]" : "",
                 m->has_line_numbers ? "[LN]" : "", m->has_inline_frames ? "[IN]" : "");
     }
-    if (ferror(out)) {
-        snprintf(err, errlen, "error writing output");
+    if (hs_text_written(out, err, errlen) < 0)
         return -1;
-    }
     return 0;
 }

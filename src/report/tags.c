@@ -131,9 +131,7 @@ int hs_report_tags(FILE *out, const hs_view *v, const hs_analysis_options *o, ch
         free(cells);
         k = e;
     }
-    rc = ferror(out) ? -1 : 0;
-    if (rc)
-        snprintf(err, errlen, "error writing output");
+    rc = hs_text_written(out, err, errlen);
     goto done;
 oom:
     snprintf(err, errlen, "out of memory");

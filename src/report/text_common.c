@@ -171,3 +171,11 @@ int hs_text_report_labels(FILE *out, const hs_text_ctx *c)
     }
     return ferror(out) ? -1 : 0;
 }
+
+int hs_text_written(FILE *out, char *err, size_t errlen)
+{
+    if (!ferror(out))
+        return 0;
+    snprintf(err, errlen, "error writing output");
+    return -1;
+}

@@ -33,6 +33,10 @@ int hs_text_profile_labels(FILE *out, const hs_text_ctx *c);
  * reportLabels for text reports: dropped edges are not mentioned). */
 int hs_text_report_labels(FILE *out, const hs_text_ctx *c);
 
+/* The end of a report: 0 when everything reached out, else -1 with "error
+ * writing output" in err. */
+int hs_text_written(FILE *out, char *err, size_t errlen);
+
 /* `top`: pprof's -top over a trimmed graph (kind HS_KIND_TOP). */
 int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
                        const hs_analysis_options *o, char *err, size_t errlen);

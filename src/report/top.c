@@ -14,7 +14,7 @@ int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, g, o);
     if (hs_text_report_labels(out, &c) < 0)
-        goto werr;
+        return hs_text_written(out, err, errlen);
     fprintf(out, "%10s %5s%% %5s%% %10s %5s%%\n", "flat", "flat", "sum", "cum", "cum");
     int64_t sum = 0;
     for (size_t i = 0; i < g->n_order; i++) {
@@ -37,10 +37,5 @@ int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
                 hs_format_percent(cp, sizeof cp, cum, v->total), v->nodes[id].name,
                 inl ? (noinl ? " (partial-inline)" : " (inline)") : "");
     }
-    if (ferror(out))
-        goto werr;
-    return 0;
-werr:
-    snprintf(err, errlen, "error writing output");
-    return -1;
+    return hs_text_written(out, err, errlen);
 }

@@ -99,7 +99,7 @@ int hs_report_traces(FILE *out, const hs_view *v, const hs_analysis_options *o, 
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, NULL, o);
     if (hs_text_profile_labels(out, &c) < 0)
-        goto werr;
+        return hs_text_written(out, err, errlen);
     for (size_t i = 0; i < v->n_stacks; i++) {
         const hs_stack *st = &v->stacks[i];
         if (st->n == 0)
@@ -120,10 +120,5 @@ int hs_report_traces(FILE *out, const hs_view *v, const hs_analysis_options *o, 
                     v->nodes[st->nodes[k]].name, st->inl[k] ? " (inline)" : "");
     }
     fprintf(out, "%s\n", sep);
-    if (ferror(out))
-        goto werr;
-    return 0;
-werr:
-    snprintf(err, errlen, "error writing output");
-    return -1;
+    return hs_text_written(out, err, errlen);
 }

@@ -25,7 +25,7 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, g, o);
     if (hs_text_report_labels(out, &c) < 0)
-        goto werr;
+        return hs_text_written(out, err, errlen);
     fprintf(out, "%s\n%s\n", sep, legend);
     int64_t flat_sum = 0;
     char a[64], b[64], p1[32], p2[32], p3[32];
@@ -60,10 +60,5 @@ int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
     }
     if (g->n_order > 0)
         fprintf(out, "%s\n", sep);
-    if (ferror(out))
-        goto werr;
-    return 0;
-werr:
-    snprintf(err, errlen, "error writing output");
-    return -1;
+    return hs_text_written(out, err, errlen);
 }
