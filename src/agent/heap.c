@@ -6,19 +6,10 @@
  * all their sized, aligned and nothrow variants reach us through libstdc++,
  * which implements them with malloc, aligned_alloc and free.
  *
- * The fast path. malloc is one indirect jump, through a pointer that names
- * the real allocator's function while nothing is recorded (the heap profile
- * off or paused), or the sampling one while it is on. free looks at one
- * mode byte: while sampled blocks may be out and glibc's is the next
- * allocator, it looks at the block's byte in the filter below itself and
- * calls glibc's exported __libc_free directly (heap.c is built -fno-plt:
- * one jump through the GOT); otherwise it jumps through its pointer as
- * malloc does. (A second indirect jump per call costs more time than its
- * instruction count says: on a malloc/free loop the agent cost 1.18x with
- * the filter behind free's pointer, 1.15x with it inline; inline in malloc
- * too it cost 1.11x, but 1.08x instead of 1.05x with the heap profile off:
- * bench/heap_fastpath.sh, docs/agent.md.) Sampling is Poisson by bytes
- * like Go and tcmalloc: each thread
+ * The fast path. malloc and free are one indirect jump each, through a
+ * pointer that names the real allocator's function while nothing is
+ * recorded (the heap profile off or paused), or the sampling one while it
+ * is on. Sampling is Poisson by bytes like Go and tcmalloc: each thread
  * counts down a random exponential number of bytes (mean = rate, in
  * initial-exec TLS) and only the allocation that takes it below zero goes
  * further; rate 1 records every one. An unsampled malloc costs the
@@ -138,13 +129,6 @@ static void *(*_Atomic p_malloc)(size_t) = malloc_first;
 static void (*_Atomic p_free)(void *) = free_first;
 static void route(void);
 
-/* glibc's free under its other exported name (the same function), called
- * directly when it is the next free; g_free_filtered says so and that
- * sampled blocks may be out (see route()). */
-extern void __libc_free(void *);
-static int g_glibc; /* r_free is __libc_free */
-static _Atomic bool g_free_filtered;
-
 static void resolve(void)
 {
     if (r_malloc && r_free)
@@ -159,7 +143,6 @@ static void resolve(void)
     r_pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
     r_free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
     r_malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
-    g_glibc = r_free == __libc_free;
     atomic_store(&g_resolving, 0);
     if (r_malloc && r_free)
         route();
@@ -556,7 +539,6 @@ static void route(void)
      * take an acquire fence after malloc's and free's relaxed loads. */
     atomic_store_explicit(&p_malloc, m, memory_order_release);
     atomic_store_explicit(&p_free, f, memory_order_release);
-    atomic_store_explicit(&g_free_filtered, g_glibc && f == free_filtered, memory_order_release);
 }
 
 /* ---- the interposed functions ---- */
@@ -568,12 +550,7 @@ HS_EXPORT void *malloc(size_t size)
 
 HS_EXPORT void free(void *p)
 {
-    if (!atomic_load_explicit(&g_free_filtered, memory_order_relaxed))
-        atomic_load_explicit(&p_free, memory_order_relaxed)(p);
-    else if (UNLIKELY(*bucket_of(p)))
-        free_special(p);
-    else
-        __libc_free(p);
+    atomic_load_explicit(&p_free, memory_order_relaxed)(p);
 }
 
 HS_EXPORT void *calloc(size_t n, size_t size)
