@@ -3,11 +3,13 @@
 # (n = 100, 200, 400, 800) gives ns/op proportional to n within 10%.
 #
 # Robust on a loaded 2-core machine by design. The assertion is on CPU
-# time per op (cpu-ns/op, the benchmark thread's CLOCK_THREAD_CPUTIME_ID):
-# time the thread spends descheduled is not in it, so other processes do
-# not move its median much. Wall time (ns/op) is checked with the estimator
-# that interference cannot bias downwards: the minimum over 100 short (1 ms)
-# measurements in 2 forks per case; when the load average is above the CPU
+# time per op (cpu-ns/op, the benchmark thread's CLOCK_THREAD_CPUTIME_ID)
+# with the estimator that interference cannot bias downwards: the minimum
+# over 100 short (1 ms) measurements in 2 forks per case. Its median is
+# printed, not asserted: on a VM the thread's CPU clock also runs while the
+# host preempts it (steal), and at load 2.3 a median was 12% off while
+# every minimum was within 2%. Wall time (ns/op) is checked by its minimum
+# too; when the load average is above the CPU
 # count even that may have no undisturbed window, so the wall-time check is
 # then reported, not asserted. With hardware counters the instruction counts
 # are checked too (exact). A run that misses is repeated, at most 3 in all:
@@ -30,10 +32,11 @@ bad = 0
 for n in names:
     k = int(n.split("=")[1]) / 100
     m = b[n]["metrics"]
-    rc = m["cpu-ns/op"]["median"] / m0["cpu-ns/op"]["median"] / k
+    rc = m["cpu-ns/op"]["min"] / m0["cpu-ns/op"]["min"] / k
+    rm = m["cpu-ns/op"]["median"] / m0["cpu-ns/op"]["median"] / k
     rw = m["ns/op"]["min"] / m0["ns/op"]["min"] / k
-    print("%-12s cpu-ns/op median %8.2f ratio/expected %.3f | ns/op min %8.2f ratio/expected %.3f" %
-          (n, m["cpu-ns/op"]["median"], rc, m["ns/op"]["min"], rw))
+    print("%-12s cpu-ns/op min %8.2f ratio/expected %.3f (median's %.3f) | ns/op min %8.2f ratio/expected %.3f" %
+          (n, m["cpu-ns/op"]["min"], rc, rm, m["ns/op"]["min"], rw))
     if not 0.9 <= rc <= 1.1:
         bad = 1
     if not 0.9 <= rw <= 1.1:
