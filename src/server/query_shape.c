@@ -293,7 +293,7 @@ static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_ca
         } else {
             const hs_tree_node *tn = &ct->t[it.t];
             if (it.t == 0) {
-                ni = name_index(&names, "root");
+                ni = name_index(&names, "all");
             } else if (name_of[tn->node]) {
                 ni = name_of[tn->node] - 1;
             } else {

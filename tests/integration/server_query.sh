@@ -196,7 +196,7 @@ python3 - fg.json <<'EOF' || fail "flame graph is inconsistent: $(cat fg.json)"
 import json, sys
 d = json.load(open(sys.argv[1]))
 nodes, names = d["nodes"], d["names"]
-assert nodes[0][0] == -1 and names[nodes[0][1]] == "root", nodes[0]
+assert nodes[0][0] == -1 and names[nodes[0][1]] == "all", nodes[0]
 assert nodes[0][2] == d["total"] == d["matched"] == 57, d
 assert sum(n[3] for n in nodes) == 57, "selfs do not add up"
 kids = {}

@@ -327,19 +327,19 @@ static void test_flamegraph(void **state)
 {
     fx *f = *state;
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples", 200,
-           "\"total\":25,\"matched\":25", "\"names\":[\"root\",\"main\",\"f\",\"h\",\"g\"]",
+           "\"total\":25,\"matched\":25", "\"names\":[\"all\",\"main\",\"f\",\"h\",\"g\"]",
            "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,7,7],[1,4,5,5]]", NULL);
     /* two nodes kept (main, f); h and g fold into main's "other" */
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=2", 200,
-           "\"names\":[\"root\",\"main\",\"f\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,12,12]]",
+           "\"names\":[\"all\",\"main\",\"f\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,12,12]]",
            NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=3", 200,
-           "\"names\":[\"root\",\"main\",\"f\",\"h\",\"other\"]",
+           "\"names\":[\"all\",\"main\",\"f\",\"h\",\"other\"]",
            "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,13,13],[1,3,7,7],[1,4,5,5]]", NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=4", 200,
-           "\"names\":[\"root\",\"main\",\"f\",\"h\",\"g\"]", NULL);
+           "\"names\":[\"all\",\"main\",\"f\",\"h\",\"g\"]", NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&max_nodes=1", 200,
-           "\"names\":[\"root\",\"main\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,25,25]]", NULL);
+           "\"names\":[\"all\",\"main\",\"other\"]", "\"nodes\":[[-1,0,25,0],[0,1,25,0],[1,2,25,25]]", NULL);
     expect(f, "/api/v1/flamegraph", "service=svc&type=cpu&sample_index=samples&version=v1&agg=avg", 200,
            "\"nodes\":[[-1,0,15,0],[0,1,15,0],[1,2,10,10],[1,3,5,5]]", NULL);
 }
@@ -386,7 +386,7 @@ static void test_diff(void **state)
     fx *f = *state;
     expect(f, "/api/v1/diff", "service=svc&type=cpu&sample_index=samples&version=v2&base_version=v1", 200,
            "\"new\":{\"profiles\":1,\"total\":10,\"matched\":10},\"base\":{\"profiles\":1,\"total\":15,\"matched\":15}",
-           "\"names\":[\"root\",\"main\",\"f\",\"h\",\"g\"]",
+           "\"names\":[\"all\",\"main\",\"f\",\"h\",\"g\"]",
            "\"nodes\":[[-1,0,10,0,15,0],[0,1,10,0,15,0],[1,2,3,3,10,10],[1,3,7,7,0,0],[1,4,0,0,5,5]]",
            "{\"name\":\"f\",\"file\":\"src/app.c\",\"self_new\":3,\"total_new\":3,\"self_base\":10,\"total_base\":10}",
            NULL);
