@@ -3,7 +3,9 @@
  * delta% of flat (or cum with --cum), sorted by |delta|. With --normalize
  * NEW was scaled to BASE's total when the view was built, so the table
  * compares shapes. delta% is of the base value; "new" / "gone" mark nodes
- * present on one side only. */
+ * present on one side only. With p-values (diff --significance) a p column,
+ * "*" marking p < 0.05, as the web UI's significant column does. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +45,22 @@ static const char *signed_value(const hs_text_ctx *c, char *buf, size_t len, int
     return buf;
 }
 
+/* The significance level of the "*" mark (web/app.js's SIG_P). */
+#define HS_DIFF_SIG_P 0.05
+
+static const char *p_text(char *buf, size_t len, double p)
+{
+    if (isnan(p))
+        snprintf(buf, len, "-");
+    else if (p < 0.001)
+        snprintf(buf, len, "<0.001*");
+    else
+        snprintf(buf, len, "%.3f%s", p, p < HS_DIFF_SIG_P ? "*" : "");
+    return buf;
+}
+
 int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
-                   char *err, size_t errlen)
+                   const hs_diff_pvalues *s, char *err, size_t errlen)
 {
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, NULL, o);
@@ -70,16 +86,28 @@ int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
             delta_pct(p, sizeof p, v->base_total, v->total));
     if (g->n_order < g->orig_count)
         fprintf(out, "Showing top %zu nodes out of %zu\n", g->n_order, g->orig_count);
-    fprintf(out, "%10s %10s %10s %8s  %s\n", o->cum_sort ? "base cum" : "base",
-            o->cum_sort ? "new cum" : "new", "delta", "delta%", "name");
+    const char *bh = o->cum_sort ? "base cum" : "base", *nh = o->cum_sort ? "new cum" : "new";
+    if (s) {
+        fprintf(out, "p: Mann-Whitney U test of each node's share of the %zu BASE windows against the %zu NEW"
+                     " ones, * p < %g\n",
+                s->base_windows, s->new_windows, HS_DIFF_SIG_P);
+        fprintf(out, "%10s %10s %10s %8s %7s  %s\n", bh, nh, "delta", "delta%", "p", "name");
+    } else
+        fprintf(out, "%10s %10s %10s %8s  %s\n", bh, nh, "delta", "delta%", "name");
     for (size_t i = 0; i < g->n_order; i++) {
         uint32_t id = g->order[i];
         const hs_graph_node *n = &g->nodes[id];
         int64_t bv = o->cum_sort ? n->base_cum : n->base_flat;
         int64_t nv = o->cum_sort ? n->cum : n->flat;
-        fprintf(out, "%10s %10s %10s %8s  %s\n", hs_text_value(&c, a, sizeof a, bv),
-                hs_text_value(&c, b, sizeof b, nv), signed_value(&c, d, sizeof d, nv - bv),
-                delta_pct(p, sizeof p, bv, nv), v->nodes[id].name);
+        char pv[16];
+        if (s)
+            fprintf(out, "%10s %10s %10s %8s %7s  %s\n", hs_text_value(&c, a, sizeof a, bv),
+                    hs_text_value(&c, b, sizeof b, nv), signed_value(&c, d, sizeof d, nv - bv),
+                    delta_pct(p, sizeof p, bv, nv), p_text(pv, sizeof pv, s->p[id]), v->nodes[id].name);
+        else
+            fprintf(out, "%10s %10s %10s %8s  %s\n", hs_text_value(&c, a, sizeof a, bv),
+                    hs_text_value(&c, b, sizeof b, nv), signed_value(&c, d, sizeof d, nv - bv),
+                    delta_pct(p, sizeof p, bv, nv), v->nodes[id].name);
     }
     if (hs_text_written(out, err, errlen) < 0)
         return -1;

@@ -60,8 +60,14 @@ int hs_report_raw(FILE *out, const hs_profile *p, char *err, size_t errlen);
  * --lines granularity). source_path: extra directory to search (may be NULL). */
 int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,
                    const char *rx_text, char *err, size_t errlen);
-/* `diff BASE NEW`: per node base, new, delta, delta% (view built with a base). */
+/* `diff BASE NEW`: per node base, new, delta, delta% (view built with a base).
+ * s (may be NULL): a p column, s->p[node id] of the change across the
+ * windows of each side (cli/diff_signif.c). */
+typedef struct {
+    const double *p;
+    size_t base_windows, new_windows;
+} hs_diff_pvalues;
 int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
-                   char *err, size_t errlen);
+                   const hs_diff_pvalues *s, char *err, size_t errlen);
 
 #endif

@@ -44,6 +44,7 @@ enum {
     P_BASE = 1u << 13,
     P_FUNCTION = 1u << 14,
     P_SIGNIF = 1u << 15,
+    P_ID = 1u << 16,
 };
 #define P_SEL (P_SERVICE | P_TYPE | P_TIME | P_VERSION | P_LABEL)
 #define P_SHAPE (P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_GRAN)
@@ -79,6 +80,7 @@ static const param_def param_defs[] = {
     {"limit", P_LIMIT, false, false, 0},
     {"function", P_FUNCTION, false, false, 0},
     {"significance", P_SIGNIF, false, false, 0},
+    {"id", P_ID, false, false, 0},
 };
 #define N_PARAMS (sizeof param_defs / sizeof param_defs[0])
 
@@ -102,11 +104,11 @@ static const endpoint_def endpoints[] = {
     {"types", P_SEL, P_SERVICE, q_types},
     {"versions", P_SEL, P_SERVICE, q_versions},
     {"labels", P_SEL, P_SERVICE, q_labels},
-    {"profile", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS, P_SERVICE | P_TYPE, q_profile},
-    {"flamegraph", P_SEL | P_SHAPE | P_MAXNODES, P_SERVICE | P_TYPE, hs_q_flamegraph},
-    {"functions", P_SEL | P_SHAPE | P_LIMIT, P_SERVICE | P_TYPE, hs_q_functions},
+    {"profile", P_SEL | P_ID | P_AGG | P_WEIGHT | P_SI | P_FILTERS, P_SERVICE | P_TYPE, q_profile},
+    {"flamegraph", P_SEL | P_ID | P_SHAPE | P_MAXNODES, P_SERVICE | P_TYPE, hs_q_flamegraph},
+    {"functions", P_SEL | P_ID | P_SHAPE | P_LIMIT, P_SERVICE | P_TYPE, hs_q_functions},
     {"series", P_SEL | P_AGG | P_WEIGHT | P_SI | P_STEP, P_SERVICE | P_TYPE, q_series},
-    {"profiles", P_SEL | P_WEIGHT | P_SI | P_LIMIT, P_SERVICE | P_TYPE, q_profiles},
+    {"profiles", P_SEL | P_ID | P_WEIGHT | P_SI | P_LIMIT, P_SERVICE | P_TYPE, q_profiles},
     {"diff", P_SEL | P_SHAPE | P_MAXNODES | P_LIMIT | P_BASE | P_SIGNIF, P_SERVICE | P_TYPE, hs_q_diff},
     {"stats", 0, 0, q_stats},
     {"source", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_source},
@@ -255,6 +257,12 @@ static int side_param(hs_q *q, hs_q_side *s, const param_def *d, const char *pna
         s->versions[s->q.n_versions++] = v;
     } else if (strcmp(d->name, "label") == 0) {
         return side_add_label(q, s, v, pname);
+    } else if (strcmp(d->name, "id") == 0) { /* one stored profile (a window), as /api/v1/profiles lists it */
+        if (!*v)
+            return hs_respond_error(q->rs, 400, "empty %s", pname);
+        s->id = v;
+        s->q.ids = &s->id;
+        s->q.n_ids = 1;
     } else if (strcmp(d->name, "weight") == 0) {
         char *end;
         errno = 0;
@@ -366,7 +374,7 @@ static int parse_params(hs_q *q, const endpoint_def *e)
             seen[pass][di] = true;
             if (!is_base)
                 given |= d->flag;
-            int rc = (d->flag & P_SEL) || d->flag == P_WEIGHT ? side_param(q, s, d, name, v)
+            int rc = (d->flag & (P_SEL | P_ID)) || d->flag == P_WEIGHT ? side_param(q, s, d, name, v)
                                                               : shape_param(q, d, v);
             if (rc)
                 return rc;

@@ -19,6 +19,7 @@ typedef struct {
     hs_store_label labels[HS_Q_MAX_MULTI];
     bool avg;      /* agg=avg: divide by the profiles merged */
     double weight; /* weight=P (0 < P <= 100), 0: every profile */
+    const char *id; /* id=ID: only that profile (q.ids points here) */
     /* filled by hs_q_load */
     hs_store_merged merged;
     bool merged_ok;
