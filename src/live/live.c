@@ -57,6 +57,7 @@ typedef struct {
     int dwfl_failed;
     time_t dwfl_reported;
     hs_hmap locs; /* address -> location id */
+    uint64_t space; /* this image's address space: names come from its mappings only */
     /* the sample being unwound */
     uint64_t regs[N_REGS]; /* perf order, compacted by REGS_MASK */
     uint64_t sp;
@@ -78,6 +79,9 @@ typedef struct {
     hs_live_stats st;
     int self;
     int64_t k_pid, k_tid, k_process, k_thread, k_cgroup;
+    uint64_t n_spaces;
+    uint64_t *map_space; /* mapping id -> address space (hs_symbolize_spaces) */
+    size_t cap_map_space;
     int off_cpu;
     struct offev *ev; /* off_cpu: switch-outs (with stacks) and switch-ins */
     size_t n_ev, cap_ev;
@@ -204,6 +208,7 @@ static proc *get_proc(live *L, int pid, uint64_t tm)
     }
     L->procs = np;
     pr->pid = pid;
+    pr->space = ++L->n_spaces;
     pr->starttime = start_time(pid);
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
@@ -233,8 +238,9 @@ static proc *get_proc(live *L, int pid, uint64_t tm)
 
 /* Forget pr's image: its unwinder, mappings and address cache (after an
  * exec; the pid, name and cgroup stay). */
-static void drop_image(proc *pr)
+static void drop_image(proc *pr, uint64_t new_space)
 {
+    pr->space = new_space;
     if (pr->dwfl)
         dwfl_end(pr->dwfl);
     pr->dwfl = NULL;
@@ -250,7 +256,7 @@ static void drop_image(proc *pr)
 
 static void free_proc(proc *pr)
 {
-    drop_image(pr);
+    drop_image(pr, 0);
     hs_hmap_free(&pr->locs);
     free(pr);
 }
@@ -389,6 +395,30 @@ static int unwind_user(proc *pr, frames *f)
 
 /* ---- locations ---- */
 
+/* The profile's mapping for m of pr (added at its first use), remembered
+ * with pr's address space. */
+static uint64_t user_mapping(live *L, proc *pr, map_ent *m)
+{
+    if (m->mapping_id)
+        return m->mapping_id;
+    uint64_t id = hs_profile_add_mapping(L->p, m->start, m->end, m->off, m->path, "");
+    if (!id)
+        return 0;
+    if (id >= L->cap_map_space) {
+        size_t nc = L->cap_map_space ? L->cap_map_space * 2 : 256;
+        while (nc <= id)
+            nc *= 2;
+        uint64_t *ns = realloc(L->map_space, nc * sizeof *ns);
+        if (!ns)
+            return id; /* named as unknown */
+        memset(ns + L->cap_map_space, 0, (nc - L->cap_map_space) * sizeof *ns);
+        L->map_space = ns;
+        L->cap_map_space = nc;
+    }
+    L->map_space[id] = pr->space;
+    return m->mapping_id = id;
+}
+
 static uint64_t user_location(live *L, proc *pr, uint64_t addr)
 {
     bool ins;
@@ -407,12 +437,7 @@ static uint64_t user_location(live *L, proc *pr, uint64_t addr)
         else if (!m)
             break;
     }
-    uint64_t mid = 0;
-    if (m) {
-        if (!m->mapping_id)
-            m->mapping_id = hs_profile_add_mapping(L->p, m->start, m->end, m->off, m->path, "");
-        mid = m->mapping_id;
-    }
+    uint64_t mid = m ? user_mapping(L, pr, m) : 0;
     uint64_t id = hs_profile_add_location(L->p, mid, addr, NULL, 0);
     slot = hs_hmap_slot(&pr->locs, addr, &ins);
     if (slot)
@@ -470,7 +495,7 @@ static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc)
         proc *pr = L->procs[ix - 1];
         memcpy(pr->comm, name, sizeof name);
         if (misc & PERF_RECORD_MISC_COMM_EXEC)
-            drop_image(pr); /* a new program: its mappings are read again */
+            drop_image(pr, ++L->n_spaces); /* a new program: its mappings are read again */
     }
 }
 
@@ -711,6 +736,25 @@ static void off_cpu_samples(live *L, uint64_t t_end)
     L->n_ev = 0;
 }
 
+/* Name the user frames: each from the mappings of its own process image
+ * (hs_symbolize_spaces), never from another process's file at the same
+ * address. */
+static void symbolize(live *L, hs_symbolizer *keep)
+{
+    hs_symbolizer *s = keep ? keep : hs_symbolizer_new();
+    uint64_t *space = calloc(L->p->n_mappings + 1, sizeof *space);
+    if (s && space) {
+        for (size_t i = 0; i < L->p->n_mappings; i++) {
+            uint64_t id = L->p->mappings[i].id;
+            space[i] = id < L->cap_map_space ? L->map_space[id] : 0;
+        }
+        hs_symbolize_spaces(s, L->p, space);
+    }
+    free(space);
+    if (!keep)
+        hs_symbolizer_free(s);
+}
+
 static int sched_switch_id(void)
 {
     char buf[32];
@@ -898,9 +942,8 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
     L.ks = o->ksyms ? o->ksyms : (L.own_ks = hs_ksyms_load(NULL));
     for (size_t i = 0; i < o->n_pids; i++) {
         proc *pr = get_proc(&L, o->pids[i], 0); /* maps and names now, in case it exits early */
-        if (pr && pr->n_maps && !pr->maps[0].mapping_id)
-            pr->maps[0].mapping_id = hs_profile_add_mapping(L.p, pr->maps[0].start, pr->maps[0].end,
-                                                            pr->maps[0].off, pr->maps[0].path, "");
+        if (pr && pr->n_maps)
+            user_mapping(&L, pr, &pr->maps[0]);
     }
 
     struct timespec t0, now;
@@ -943,10 +986,7 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
         off_cpu_samples(&L, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
     free(tmp);
     free(pfd);
-    if (o->symbolizer)
-        hs_symbolize_with_mappings(o->symbolizer, L.p);
-    else
-        hs_symbolize_from_mappings(L.p);
+    symbolize(&L, o->symbolizer);
     out = L.p;
     L.p = NULL;
     if (stats)
@@ -965,6 +1005,7 @@ done:
     hs_hmap_free(&L.pid_ix);
     hs_hmap_free(&L.tid_name);
     hs_hmap_free(&L.kloc);
+    free(L.map_space);
     for (size_t i = 0; i < L.n_ev; i++)
         free(L.ev[i].ids);
     free(L.ev);

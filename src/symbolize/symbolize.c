@@ -1583,6 +1583,11 @@ static int hs_symbolize_location(hs_symbolizer *s, hs_profile *p, size_t li,
 
 int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p)
 {
+    return hs_symbolize_profile_some(s, p, NULL);
+}
+
+int hs_symbolize_profile_some(hs_symbolizer *s, hs_profile *p, const unsigned char *want)
+{
     if (!s || !p)
         return -1;
     hs_map_flags *mf = calloc(p->n_mappings + 1, sizeof *mf);
@@ -1594,12 +1599,17 @@ int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p)
         if (p->locations[i].n_lines > 0)
             continue;
         uint64_t mi;
+        int mapped = hs_hmap_get(&by_id, p->locations[i].mapping_id, &mi);
+        if (want && !(mapped && want[mi]))
+            continue;
         hs_map_flags dummy = {0};
-        hs_map_flags *f = hs_hmap_get(&by_id, p->locations[i].mapping_id, &mi) ? &mf[mi] : &dummy;
+        hs_map_flags *f = mapped ? &mf[mi] : &dummy;
         rc = hs_symbolize_location(s, p, i, f);
     }
     for (size_t i = 0; rc == 0 && i < p->n_mappings; i++) {
         hs_mapping *m = &p->mappings[i];
+        if (want && !want[i])
+            continue;
         if (*hs_profile_string(p, m->build_id) == '\0') {
             const char *bid = hs_symbolizer_build_id(s, m->memory_start);
             if (*bid) {

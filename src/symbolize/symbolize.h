@@ -84,6 +84,12 @@ const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);
  * added already. 0 on success, -1 on out of memory. */
 int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p);
 
+/* The same for some of p's locations only: those whose mapping is at an
+ * index i of p->mappings with want[i] != 0 (want: p->n_mappings flags);
+ * only those mappings get their build_id and flags. want NULL: all, as
+ * hs_symbolize_profile. */
+int hs_symbolize_profile_some(hs_symbolizer *s, hs_profile *p, const unsigned char *want);
+
 /* Whether some location of p has no lines (something to symbolize). */
 int hs_symbolize_needed(const hs_profile *p);
 
@@ -96,5 +102,12 @@ int hs_symbolize_from_mappings(hs_profile *p);
  * same programs (`hotspur record`'s children) opens and indexes each module
  * once. Results are the same as with a fresh symbolizer. */
 int hs_symbolize_with_mappings(hs_symbolizer *s, hs_profile *p);
+/* For a profile of several processes: space[i] says which address space
+ * (process) p->mappings[i] belongs to (0: none). Each location is named
+ * only from the mappings of its own mapping's space, so two processes with
+ * different files at the same address (non-PIE programs, two builds) are
+ * never confused, which one set of modules for the whole profile cannot
+ * promise. Locations without a space are named as unknown. */
+int hs_symbolize_spaces(hs_symbolizer *s, hs_profile *p, const uint64_t *space);
 
 #endif
