@@ -545,6 +545,7 @@ static void *control_main(void *unused)
     int64_t wall_period = hs_g.cfg.wall_hz > 0 ? 1000000000LL / hs_g.cfg.wall_hz : 0;
     int64_t next_wall = wall_period ? now + wall_period : INT64_MAX;
     int64_t next_period = hs_g.cfg.period_ns ? now : INT64_MAX; /* the first period starts now */
+    int first_period = 1; /* its window comes early (hs_upload_phase) */
     int64_t window_start = INT64_MAX, window_end = INT64_MAX;
     int64_t populate_at = now + 100000000LL; /* a process that lives 100 ms */
     int64_t listen_at = hs_g.cfg.control ? now + LISTEN_DELAY_NS : INT64_MAX;
@@ -605,8 +606,9 @@ static void *control_main(void *unused)
                 next_wall = now + wall_period;
         }
         if (now >= next_period) { /* a period starts: place its window */
-            int64_t slack = hs_g.cfg.period_ns - hs_g.cfg.duration_ns;
-            window_start = next_period + (hs_g.cfg.continuous ? hs_upload_phase(slack) : 0);
+            const hs_config *c = &hs_g.cfg;
+            window_start = next_period + (c->continuous ? hs_upload_phase(c->period_ns, c->duration_ns, first_period) : 0);
+            first_period = 0;
             next_period += hs_g.cfg.period_ns;
             if (next_period <= now) /* fell behind: skip periods */
                 next_period = now + hs_g.cfg.period_ns;

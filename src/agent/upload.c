@@ -2,7 +2,9 @@
  *
  * control.c places one window of HOTSPUR_DURATION at a random point of
  * every HOTSPUR_PERIOD (hs_upload_phase: Cloud Profiler's scheme, so a
- * fleet does not upload in step) and at its end calls hs_agent_window_end(),
+ * fleet does not upload in step; the first window within the first 10 s,
+ * so the first profile comes soon after start) and at its end calls
+ * hs_agent_window_end(),
  * which encodes every enabled type (symbolized, gzipped pprof) on the agent
  * thread and queues it. A second thread of the agent's own ("hotspur-up",
  * every signal blocked, never profiled, its allocations not recorded)
@@ -107,8 +109,10 @@ static uint64_t random64(void)
     return z ^ (z >> 31);
 }
 
-int64_t hs_upload_phase(int64_t slack)
+int64_t hs_upload_phase(int64_t period_ns, int64_t duration_ns, int first)
 {
+    int64_t span = first && period_ns > HS_UPLOAD_FIRST_NS ? HS_UPLOAD_FIRST_NS : period_ns;
+    int64_t slack = span - duration_ns;
     return slack > 0 ? (int64_t)(random64() % (uint64_t)(slack + 1)) : 0;
 }
 

@@ -12,8 +12,16 @@
  * HOTSPUR_TOKEN, HOTSPUR_UPLOAD_TIMEOUT, HOTSPUR_UPLOAD_QUEUE and start the
  * upload thread. 0, or -1 with a message on stderr (a URL it can't use). */
 int hs_upload_start(void);
-/* Where a window starts in its period: uniform in [0, slack] nanoseconds. */
-int64_t hs_upload_phase(int64_t slack);
+/* The first window of a process is placed in the first HS_UPLOAD_FIRST_NS
+ * of its first period (or the whole period when shorter), so the first
+ * profile arrives soon after start (as Cloud Profiler's first one does). */
+#define HS_UPLOAD_FIRST_NS 10000000000LL
+/* Where a window of duration_ns starts in its period of period_ns:
+ * uniform in [0, period - duration] nanoseconds; in the process's first
+ * period (first != 0), in [0, min(period, HS_UPLOAD_FIRST_NS) - duration]
+ * (at once with the defaults, 60 s and 10 s). Later periods are unchanged:
+ * one window in each, at a random point. */
+int64_t hs_upload_phase(int64_t period_ns, int64_t duration_ns, int first);
 /* Queue one encoded profile (takes data); at a window's end, for every
  * enabled type (hs_agent_window_end). */
 void hs_upload_queue(const char *type, void *data, size_t len, int64_t start_ns, int64_t duration_ns,
