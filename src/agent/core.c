@@ -274,6 +274,10 @@ void hs_agent_read_config(hs_config *c)
     c->duration_ns = env_duration("HOTSPUR_DURATION", c->continuous ? 10000000000LL : 0);
     c->control = env_long("HOTSPUR_CONTROL", 1, 0, 1) == 1;
     c->defer_symbols = env_long("HOTSPUR_DEFER_SYMBOLS", 0, 0, 1) == 1;
+    const char *sym = getenv("HOTSPUR_SYMBOLIZE");
+    c->symbolize_server = sym && strcmp(sym, "server") == 0;
+    if (sym && *sym && !c->symbolize_server && strcmp(sym, "agent") != 0)
+        fprintf(stderr, "hotspur: HOTSPUR_SYMBOLIZE=%s is neither 'agent' nor 'server': using 'agent'\n", sym);
     /* Children profile themselves when asked to, or when the output name
      * tells them apart anyway (%p). */
     c->follow = env_long("HOTSPUR_FOLLOW", strstr(c->output, "%p") ? 1 : 0, 0, 1) == 1;

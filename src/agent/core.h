@@ -39,6 +39,9 @@ typedef struct {
     bool defer_symbols;    /* HOTSPUR_DEFER_SYMBOLS: the exit write (and the one
                               before exec) leaves symbolizing to `hotspur record`,
                               outside the program */
+    bool symbolize_server; /* HOTSPUR_SYMBOLIZE=server: never symbolize in the process;
+                              profiles carry addresses and mappings with build IDs,
+                              and the server (or `hotspur symbolize`) names them */
     bool continuous;       /* HOTSPUR_SERVER set: each window is uploaded (upload.c),
                               no file is written but on demand */
 } hs_config;

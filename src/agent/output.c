@@ -213,9 +213,12 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
     if (!b.p || !b.locs.keys || !b.locs.ids || hs_modules_collect(&b.mods, &b.nmods) != 0)
         goto out;
     /* At exit (or exec) under `hotspur record`, symbols are resolved
-     * outside; an upload is always symbolized here (the server has no
-     * files). Without the symbolizer, addresses only. */
-    int defer = (hs_g.exiting || hs_g.before_exec) && hs_g.cfg.defer_symbols && !enc, known = 0;
+     * outside; an upload is symbolized here unless HOTSPUR_SYMBOLIZE=server
+     * (then nothing is: the server names the frames from build IDs, see
+     * docs/debuginfo.md). Without the symbolizer, addresses only. */
+    int defer = ((hs_g.exiting || hs_g.before_exec) && hs_g.cfg.defer_symbols && !enc) ||
+                hs_g.cfg.symbolize_server,
+        known = 0;
     lib = defer ? NULL : hs_symlib_get();
     if (lib && !(sym = enc ? shared_symbolizer(lib, b.mods, b.nmods, &known) : lib->create()))
         goto out;

@@ -101,6 +101,6 @@ const hs_symlib *hs_symlib_get(void)
 
 void hs_symlib_preload(void)
 {
-    if (!hs_g.cfg.defer_symbols || hs_g.cfg.continuous)
+    if ((!hs_g.cfg.defer_symbols || hs_g.cfg.continuous) && !hs_g.cfg.symbolize_server)
         hs_symlib_get();
 }
