@@ -62,6 +62,22 @@ static const char serve_usage[] =
     "                       and no other write is in flight; ClickHouse yes)\n"
     "  --batch-writers N    store writes in flight at once (1..16; default\n"
     "                       SQLite 1, ClickHouse 2); see docs/fleet.md\n"
+    "\n"
+    "Naming frames sent as addresses (HOTSPUR_SYMBOLIZE=server, the host agent;\n"
+    "docs/debuginfo.md):\n"
+    "  --debuginfo-dir DIR  keep uploaded debug info (`hotspur debuginfo upload`)\n"
+    "                       and the naming cache in DIR (default DATA/debuginfo\n"
+    "                       with --data; with --store, uploads need this)\n"
+    "  --debug-dir DIR      a build-ID directory root (DIR/.build-id/xx/...);\n"
+    "                       repeatable (default /usr/lib/debug)\n"
+    "  --debuginfod URL     debuginfod servers (space-separated; default\n"
+    "                       $DEBUGINFOD_URLS; '' for none)\n"
+    "  --debuginfod-timeout D  give one lookup up after D (default 10s); a failed\n"
+    "                       lookup is not retried for 5 minutes\n"
+    "  --debuginfo-sources LIST  where to look, in order (default\n"
+    "                       upload,build-id,path,debuginfod; 'path' is the\n"
+    "                       binary at the mapping's path, checked by build ID)\n"
+    "  --max-debuginfo SIZE largest debug info upload (default 1g)\n"
     "  -h, --help           show this help\n"
     "\n"
     "The HTTP API is described in docs/server.md.\n";
@@ -118,7 +134,8 @@ static int serve_fail(const char *msg, const char *arg)
 
 enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_SCRAPE, OPT_SCRAPE_PERIOD,
        OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS, OPT_PUBLIC,
-       OPT_PEER_CONNS };
+       OPT_PEER_CONNS, OPT_DEBUGINFO_DIR, OPT_DEBUG_DIR, OPT_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
+       OPT_DEBUGINFO_SOURCES, OPT_MAX_DEBUGINFO };
 
 int hs_cmd_serve(int argc, char **argv)
 {
@@ -138,10 +155,18 @@ int hs_cmd_serve(int argc, char **argv)
         {"batch-wait", required_argument, NULL, OPT_BATCH_WAIT},
         {"batch-linger", required_argument, NULL, OPT_BATCH_LINGER},
         {"batch-writers", required_argument, NULL, OPT_BATCH_WRITERS},
+        {"debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR},
+        {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
+        {"debuginfod", required_argument, NULL, OPT_DEBUGINFOD},
+        {"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
+        {"debuginfo-sources", required_argument, NULL, OPT_DEBUGINFO_SOURCES},
+        {"max-debuginfo", required_argument, NULL, OPT_MAX_DEBUGINFO},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     hs_server_config cfg = {0};
+    const char *debuginfo_dir = NULL;
+    char dbgdir[PATH_MAX];
     hs_limits_default(&cfg.limits);
     cfg.listen = "127.0.0.1:4040";
     cfg.token = getenv("HOTSPUR_TOKEN");
@@ -150,9 +175,10 @@ int hs_cmd_serve(int argc, char **argv)
     const char *data = NULL, *store = NULL;
     const char **scrape = calloc((size_t)argc + 1, sizeof *scrape);
     const char **srcs = calloc((size_t)argc + 1, sizeof *srcs);
+    const char **debug_dirs = calloc((size_t)argc + 1, sizeof *debug_dirs);
     int rc = 2;
     hs_server *srv = NULL;
-    if (!scrape || !srcs) {
+    if (!scrape || !srcs || !debug_dirs) {
         rc = serve_fail("out of memory", NULL);
         goto done;
     }
@@ -248,6 +274,32 @@ int hs_cmd_serve(int argc, char **argv)
             }
             cfg.batch.writers = (int)num;
             break;
+        case OPT_DEBUGINFO_DIR:
+            debuginfo_dir = optarg;
+            break;
+        case OPT_DEBUG_DIR:
+            debug_dirs[cfg.names.n_debug_dirs++] = optarg;
+            cfg.names.debug_dirs = debug_dirs;
+            break;
+        case OPT_DEBUGINFOD:
+            cfg.names.debuginfod_urls = optarg;
+            break;
+        case OPT_DEBUGINFOD_TIMEOUT:
+            if (hs_parse_duration_ns(optarg, &ns) < 0 || ns < 1000000000 || ns > 3600 * 1000000000LL) {
+                serve_fail("bad --debuginfod-timeout (1s..1h)", optarg);
+                goto done;
+            }
+            cfg.names.debuginfod_timeout_s = (int)(ns / 1000000000);
+            break;
+        case OPT_DEBUGINFO_SOURCES:
+            cfg.names.order = optarg;
+            break;
+        case OPT_MAX_DEBUGINFO:
+            if (parse_body_size(optarg, &cfg.max_debuginfo) < 0) {
+                serve_fail("bad --max-debuginfo (e.g. 512m, at most 16g)", optarg);
+                goto done;
+            }
+            break;
         case ':':
             serve_fail("option needs an argument:", argv[optind - 1]);
             goto done;
@@ -281,7 +333,15 @@ int hs_cmd_serve(int argc, char **argv)
             goto done;
         }
         store = data;
+        if (!debuginfo_dir && snprintf(dbgdir, sizeof dbgdir, "%s/debuginfo", data) < (int)sizeof dbgdir)
+            debuginfo_dir = dbgdir;
     }
+    if (debuginfo_dir && make_dirs(debuginfo_dir) < 0) {
+        fprintf(stderr, "hotspur serve: cannot create %s: %s\n", debuginfo_dir, strerror(errno));
+        rc = 1;
+        goto done;
+    }
+    cfg.names.dir = debuginfo_dir;
     cfg.store_url = store;
     cfg.scrape_urls = scrape;
     cfg.source_paths = srcs;
@@ -326,5 +386,6 @@ int hs_cmd_serve(int argc, char **argv)
 done:
     free(scrape);
     free(srcs);
+    free(debug_dirs);
     return rc;
 }

@@ -77,6 +77,7 @@ struct hs_batcher {
     pthread_t *threads;
     int n_threads;
     hs_stack_memo *memo; /* shared by every ingest thread's decompositions */
+    hs_names *names;     /* names frames before decomposition (set once at start) */
     /* the last put's outcome, for /healthz: a store that cannot write
      * (down, full) is "not accepting writes" until a put succeeds */
     int write_rc;
@@ -300,6 +301,16 @@ hs_batcher *hs_batcher_new(hs_store *st, const hs_store_batching *cfg)
         return NULL;
     }
     return b;
+}
+
+void hs_batcher_set_names(hs_batcher *b, hs_names *n)
+{
+    b->names = n;
+}
+
+hs_names *hs_batcher_names(hs_batcher *b)
+{
+    return b->names;
 }
 
 hs_stack_memo *hs_batcher_stack_memo(hs_batcher *b)

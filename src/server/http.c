@@ -28,10 +28,12 @@
  *      the connection is cut if the client sends far more (4 x max_body).
  * Handlers (ingest.c, query.c, assets.c) then see an hs_http_request with
  * decoded query parameters in order, repeats kept, and the whole body. */
+#define _GNU_SOURCE
 #include "base/clock.h"
 #include "base/json.h"
 #include "server/server.h"
 
+#include "server/names.h"
 #include "server/query_cache.h"
 
 #include <arpa/inet.h>
@@ -49,6 +51,8 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define HS_MAX_PARAMS 256
@@ -76,6 +80,7 @@ struct hs_server {
     bool loopback;
     char *listen_host; /* the host part of cfg.listen, accepted as a Host header */
     hs_conn_guard *guard;
+    hs_names *names; /* naming frames from build IDs (names.h) */
     pthread_t retainer;
     bool retainer_running, stopping;
     pthread_mutex_t mu;
@@ -259,7 +264,7 @@ static bool token_ok(const hs_server *s, const char *auth)
 
 /* ---- requests ---- */
 
-enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_HEALTH, ROUTE_ASSET };
+enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_HEALTH, ROUTE_ASSET, ROUTE_DEBUGINFO };
 
 typedef struct {
     int route;
@@ -271,6 +276,10 @@ typedef struct {
     size_t n_params;
     bool too_many_params;
     void *guarded; /* the connection's entry in the head-deadline guard */
+    int fd;        /* a debug info upload goes to this file (tmp), not to memory */
+    char *tmp;
+    size_t flen;
+    bool write_failed;
 } conn_state;
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -295,6 +304,12 @@ static int route_of(const char *method, const char *url, int *status)
     bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
     bool post = strcmp(method, "POST") == 0;
     int r;
+    if (strcmp(url, "/api/v1/debuginfo") == 0 || strncmp(url, "/api/v1/debuginfo/", 18) == 0) {
+        bool ok = get || strcmp(method, "DELETE") == 0 || strcmp(method, "PUT") == 0 || post;
+        if (!ok)
+            *status = MHD_HTTP_METHOD_NOT_ALLOWED;
+        return ok ? ROUTE_DEBUGINFO : ROUTE_NONE;
+    }
     if (strcmp(url, "/api/v1/ingest") == 0)
         r = ROUTE_INGEST;
     else if (strcmp(url, "/ingest") == 0)
@@ -527,7 +542,9 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
     c->route = route_of(method, url, &status);
     if (c->route == ROUTE_NONE) {
         bool ingest = strcmp(url, "/api/v1/ingest") == 0 || strcmp(url, "/ingest") == 0;
-        return send_error(conn, status, ingest ? "POST" : "GET, HEAD", "method %.16s not allowed on %.200s",
+        bool dbg = strncmp(url, "/api/v1/debuginfo", 17) == 0;
+        return send_error(conn, status, ingest ? "POST" : dbg ? "GET, HEAD, PUT, POST, DELETE" : "GET, HEAD",
+                          "method %.16s not allowed on %.200s",
                           method, url) == MHD_YES ? status : -1;
     }
     const char *why = NULL;
@@ -545,13 +562,27 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
                            MHD_YES ? 401 : -1;
     }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    c->fd = -1;
+    bool upload = c->route == ROUTE_DEBUGINFO && (strcmp(method, "PUT") == 0 || strcmp(method, "POST") == 0);
+    size_t max = upload ? s->cfg.max_debuginfo : s->cfg.limits.max_body;
     if (cl) {
         char *end;
         errno = 0;
         unsigned long long v = strtoull(cl, &end, 10);
-        if (errno || end == cl || v > s->cfg.limits.max_body)
-            return send_error(conn, 413, NULL, "request body of %s bytes is over the limit of %zu bytes", cl,
-                              s->cfg.limits.max_body) == MHD_YES ? 413 : -1;
+        if (errno || end == cl || v > max)
+            return send_error(conn, 413, NULL, "request body of %s bytes is over the limit of %zu bytes%s", cl,
+                              max, upload ? " (--max-debuginfo)" : "") == MHD_YES ? 413 : -1;
+    }
+    if (upload) { /* streamed to a file beside the uploads, never held in memory */
+        const char *dir = hs_names_dir(s->names);
+        if (!dir)
+            return send_error(conn, 400, NULL, "this server keeps no uploaded debug info (start it with "
+                              "--debuginfo-dir DIR or --data DIR)") == MHD_YES ? 400 : -1;
+        if (asprintf(&c->tmp, "%s/.upload-XXXXXX", dir) < 0 || (c->fd = mkostemp(c->tmp, O_CLOEXEC)) < 0) {
+            free(c->tmp);
+            c->tmp = NULL;
+            return send_error(conn, 500, NULL, "cannot create a temporary file in %s", dir) == MHD_YES ? 500 : -1;
+        }
     }
     MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_param, c);
     if (c->too_many_params)
@@ -561,6 +592,24 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
 
 static int body_append(hs_server *s, conn_state *c, const char *data, size_t n)
 {
+    if (c->fd >= 0) {
+        if (c->too_big || n > s->cfg.max_debuginfo - c->flen) {
+            c->too_big = true; /* (answered 413 at the end; cut off far beyond) */
+            c->discarded += n;
+            return c->discarded / 4 > s->cfg.max_debuginfo + (256 << 10) ? -1 : 0;
+        }
+        for (size_t done = 0; done < n && !c->write_failed;) {
+            ssize_t w = write(c->fd, data + done, n - done);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                c->write_failed = true;
+            else
+                done += (size_t)w;
+        }
+        c->flen += n;
+        return 0;
+    }
     if (c->too_big || n > s->cfg.limits.max_body - c->len) {
         c->too_big = true;
         c->discarded += n;
@@ -600,7 +649,8 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
                                 const char *method, conn_state *c)
 {
     if (c->too_big)
-        return send_error(conn, 413, NULL, "request body is over the limit of %zu bytes", s->cfg.limits.max_body);
+        return send_error(conn, 413, NULL, "request body is over the limit of %zu bytes",
+                          c->fd >= 0 ? s->cfg.max_debuginfo : s->cfg.limits.max_body);
     if (c->route == ROUTE_ASSET) {
         size_t len = 0;
         const char *ctype = NULL;
@@ -661,6 +711,17 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
     case ROUTE_PYROSCOPE:
         hs_ingest_pyroscope(s->batcher, &s->cfg.limits, &rq, &rs);
         break;
+    case ROUTE_DEBUGINFO:
+        if (c->fd >= 0) {
+            close(c->fd);
+            c->fd = -1;
+            if (c->write_failed) {
+                hs_respond_error(&rs, 507, "cannot write the upload to disk");
+                break;
+            }
+        }
+        hs_debuginfo_handle(s->names, &rq, c->tmp, &rs);
+        break;
     default:
         hs_query_handle(&s->qctx, &rq, &rs);
         break;
@@ -682,6 +743,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         c = calloc(1, sizeof *c);
         if (!c)
             return MHD_NO;
+        c->fd = -1;
         *con_cls = c;
         const union MHD_ConnectionInfo *si = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         c->guarded = si ? si->socket_context : NULL;
@@ -714,6 +776,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     conn_state *c = *con_cls;
     if (c) {
         hs_conn_guard_request(s->guard, c->guarded, false);
+        if (c->fd >= 0)
+            close(c->fd);
+        if (c->tmp)
+            unlink(c->tmp); /* (gone already when it was taken) */
+        free(c->tmp);
         free(c->body);
         free(c);
         *con_cls = NULL;
@@ -888,12 +955,20 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
         snprintf(err, errlen, "cannot start the ingest batcher");
         goto fail;
     }
+    if (!s->cfg.max_debuginfo)
+        s->cfg.max_debuginfo = (size_t)1 << 30;
+    s->names = hs_names_new(&cfg->names, err, errlen);
+    if (!s->names)
+        goto fail;
+    hs_batcher_set_names(s->batcher, s->names);
     s->qctx.store = s->store;
+    s->qctx.names = s->names;
     s->qctx.cache = hs_stack_cache_new(HS_STACK_CACHE_BYTES);
     if (!s->qctx.cache) {
         snprintf(err, errlen, "out of memory");
         goto fail;
     }
+    hs_stack_cache_set_names(s->qctx.cache, s->names);
     s->qctx.source_paths = (const char *const *)s->source_paths;
     s->qctx.n_source_paths = cfg->n_source_paths;
     if (cfg->retention_ns > 0) {
@@ -951,6 +1026,7 @@ void hs_server_stop(hs_server *s)
     if (s->batcher)
         hs_batcher_free(s->batcher);
     hs_stack_cache_free(s->qctx.cache);
+    hs_names_free(s->names);
     if (s->store)
         hs_store_close(s->store);
     pthread_mutex_destroy(&s->mu);

@@ -325,6 +325,7 @@ static int hs_gunzip(const void *in, size_t len, const hs_limits *lim, unsigned 
 typedef struct {
     const hs_limits *lim;
     hs_stack_memo *memo;
+    hs_names *namer; /* names frames sent as addresses with build IDs (names.h), or NULL */
     const hs_http_request *rq;
     hs_http_response *rs;
     void *scratch[4]; /* decompressed buffers, freed at the end */
@@ -736,6 +737,14 @@ static hs_profile *hs_decode_pprof(hs_ingest *in, const void *data, size_t len)
     hs_profile *p = hs_profile_decode(data, len, err, sizeof err);
     if (!p)
         hs_respond_error(in->rs, 400, "not a pprof profile: %s", err);
+    /* frames sent as addresses: named now from the debug info at hand, the
+     * rest kept with their build IDs for later (names.h) */
+    else if (in->namer && p->n_samples <= in->lim->max_samples && hs_names_wanted(p) &&
+             hs_names_profile(in->namer, p) < 0) {
+        hs_respond_error(in->rs, 500, "out of memory naming the profile's frames");
+        hs_profile_free(p);
+        p = NULL;
+    }
     return p;
 }
 
@@ -752,6 +761,7 @@ int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request 
     hs_batcher_expect(b, 1);
     int st = hs_ingest_begin(&in, lim, rq, rs);
     in.memo = hs_batcher_stack_memo(b);
+    in.namer = hs_batcher_names(b);
     if (st)
         goto out;
     const char *bad = hs_unknown_param(rq, hs_native_params);
@@ -1215,6 +1225,7 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
     hs_batcher_expect(b, 1);
     int st = hs_ingest_begin(&in, lim, rq, rs);
     in.memo = hs_batcher_stack_memo(b);
+    in.namer = hs_batcher_names(b);
     if (st)
         goto out;
     const char *bad = hs_unknown_param(rq, hs_pyro_params);

@@ -10,7 +10,13 @@
  * A query first copies what it needs into a table of its own (under the
  * lock, in one pass), fetches the rest from the store, adds those to the
  * cache, and builds from its own table: nothing it uses can be evicted
- * under it by another thread. */
+ * under it by another thread.
+ *
+ * With a namer (names.h), a record fetched from the store that still has
+ * frames stored as addresses with a build ID is renamed as it arrives, and
+ * kept renamed; when the namer's debug info changes (its generation), the
+ * cache is emptied so those records are fetched and named again. */
+#define _GNU_SOURCE
 #include "server/query_cache.h"
 
 #include <pthread.h>
@@ -19,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/names.h"
 #include "store/stack.h"
 
 typedef struct entry {
@@ -36,7 +43,15 @@ struct hs_stack_cache {
     size_t n_buckets; /* power of two */
     entry *head, *tail;
     uint64_t hits, misses;
+    hs_names *names;     /* renames unnamed build-ID frames (NULL: none) */
+    uint64_t generation; /* the namer's, when the cache was last emptied */
 };
+
+void hs_stack_cache_set_names(hs_stack_cache *c, hs_names *n)
+{
+    c->names = n;
+    c->generation = n ? hs_names_generation(n) : 0;
+}
 
 static size_t entry_cost(size_t len)
 {
@@ -260,17 +275,27 @@ static const void *local_lookup(void *arg, uint64_t h, size_t *len)
 typedef struct {
     local_tab *t;
     hs_stack_cache *c;
+    hs_names *names;
 } fetch_ctx;
 
 static void on_fetched(void *arg, uint64_t hash, const void *data, size_t len)
 {
     fetch_ctx *f = arg;
+    void *renamed = NULL;
+    size_t rlen = 0;
+    hs_names *nm = f->names;
+    if (nm && memmem(data, len, HS_STACK_UNNAMED_PREFIX, sizeof HS_STACK_UNNAMED_PREFIX - 1) &&
+        hs_names_record(nm, data, len, &renamed, &rlen) == 1) {
+        data = renamed;
+        len = rlen;
+    }
     local_put(f->t, hash, data, len);
     if (f->c) {
         pthread_mutex_lock(&f->c->mu);
         insert(f->c, hash, data, len);
         pthread_mutex_unlock(&f->c->mu);
     }
+    free(renamed);
 }
 
 /* The records of m's rows into t's arena: the cache's hits copied under
@@ -296,7 +321,13 @@ static int fetch_rows(hs_stack_cache *c, hs_store *st, const hs_store_merged *m,
     if (c) {
         /* the hits' bytes first, so the arena is allocated once */
         size_t hit_bytes = 0;
+        uint64_t gen = c->names ? hs_names_generation(c->names) : 0;
         pthread_mutex_lock(&c->mu);
+        if (gen != c->generation) { /* debug info arrived or went: name again */
+            while (c->head)
+                drop(c, c->head);
+            c->generation = gen;
+        }
         for (size_t i = 0; i < m->n_rows; i++) {
             hit[i] = find(c, m->rows[i].stack);
             if (hit[i])
@@ -329,7 +360,7 @@ static int fetch_rows(hs_stack_cache *c, hs_store *st, const hs_store_merged *m,
         snprintf(err, errlen, "out of memory");
         rc = -1;
     } else if (n_want) {
-        fetch_ctx f = {t, c};
+        fetch_ctx f = {t, c, c ? c->names : NULL};
         rc = hs_store_get_stacks(st, want, n_want, on_fetched, &f, err, errlen);
         *store_rc = rc;
         if (rc == 0 && t->oom) {

@@ -20,6 +20,9 @@ typedef struct {
 hs_stack_cache *hs_stack_cache_new(size_t max_bytes);
 void hs_stack_cache_free(hs_stack_cache *c);
 void hs_stack_cache_stats(hs_stack_cache *c, hs_stack_cache_info *out);
+/* Rename records fetched from the store with n (see query_cache.c). */
+struct hs_names;
+void hs_stack_cache_set_names(hs_stack_cache *c, struct hs_names *n);
 
 /* hs_stack_build_from_store through the cache: records found in c are not
  * fetched; the others are fetched from st and kept. c may be NULL (no

@@ -17,6 +17,9 @@
  *             stack rows when no option needs the rebuilt profile;
  *   query_cache.c  stack records kept in memory between queries;
  *   scrape.c  --scrape: pull pprof endpoints every period;
+ *   names.c   naming frames from build IDs: uploaded debug info, build-ID
+ *             directories, local binaries, debuginfod (names.h);
+ *   debuginfo.c  the debug info API: /api/v1/debuginfo (upload, list, remove);
  *   assets.c  the web UI's files, embedded in the binary.
  * Nothing here decodes a stored profile twice per query: the store merges,
  * query.c shapes the answer with the analysis layer.
@@ -28,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "server/names.h"
 #include "store/stack.h"
 #include "store/store.h"
 
@@ -100,6 +104,9 @@ void hs_batcher_expect(hs_batcher *b, int n);
  * HS_INGEST_MEMO_BYTES before it is emptied. */
 #define HS_INGEST_MEMO_BYTES ((size_t)64 << 20)
 hs_stack_memo *hs_batcher_stack_memo(hs_batcher *b);
+/* The namer ingest names frames with (NULL: none). */
+void hs_batcher_set_names(hs_batcher *b, hs_names *n);
+hs_names *hs_batcher_names(hs_batcher *b);
 /* Profiles queued that no writer has taken yet (tests, diagnostics). */
 size_t hs_batcher_queued(hs_batcher *b);
 /* 0 when the last store write succeeded (or none was made yet), else its
@@ -115,6 +122,7 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
 /* ---- query.c ---- */
 typedef struct {
     hs_store *store;
+    hs_names *names;                 /* naming frames from build IDs (names.h) */
     const char *const *source_paths; /* --source-path DIRs */
     size_t n_source_paths;
     struct hs_stack_cache *cache;    /* stack records kept between queries (query_cache.h), or NULL */
@@ -124,6 +132,11 @@ typedef struct {
 } hs_query_ctx;
 /* GET /api/v1/... other than ingest; 404 for unknown paths. */
 int hs_query_handle(hs_query_ctx *q, const hs_http_request *rq, hs_http_response *rs);
+
+/* ---- debuginfo.c ---- */
+/* /api/v1/debuginfo[/ID]: GET lists (or tells one), PUT/POST uploads (the
+ * body already written to tmp by http.c), DELETE removes. */
+int hs_debuginfo_handle(hs_names *n, const hs_http_request *rq, const char *tmp, hs_http_response *rs);
 
 /* ---- scrape.c ---- */
 typedef struct hs_scraper hs_scraper;
@@ -168,6 +181,8 @@ typedef struct {
     size_t n_source_paths;
     hs_limits limits;
     hs_store_batching batch; /* overrides of the store's group commit (zeros: its defaults) */
+    hs_names_config names;   /* where debug info comes from (names.h) */
+    size_t max_debuginfo;    /* largest debug info upload (0: 1 GiB) */
 } hs_server_config;
 
 typedef struct hs_server hs_server;

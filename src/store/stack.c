@@ -13,6 +13,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #include "store/stack.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -740,6 +741,39 @@ static inline uint32_t pstr(decomp *d, int64_t idx)
     return d->sid[idx];
 }
 
+int hs_stack_unnamed_format(char *out, size_t cap, const char *build_id, uint64_t map_offset, uint64_t rel)
+{
+    size_t n = strlen(build_id);
+    if (n == 0 || n > HS_BUILD_ID_MAX || strspn(build_id, "0123456789abcdef") != n)
+        return -1;
+    int w = snprintf(out, cap, HS_STACK_UNNAMED_PREFIX "%s:%" PRIx64 ":%" PRIx64, build_id, map_offset, rel);
+    return w < 0 || (size_t)w >= cap ? -1 : 0;
+}
+
+bool hs_stack_unnamed_parse(const char *sys, char build_id[HS_BUILD_ID_MAX + 1], uint64_t *map_offset,
+                            uint64_t *rel)
+{
+    size_t np = sizeof HS_STACK_UNNAMED_PREFIX - 1;
+    if (strncmp(sys, HS_STACK_UNNAMED_PREFIX, np) != 0)
+        return false;
+    sys += np;
+    size_t n = strspn(sys, "0123456789abcdef");
+    if (n == 0 || n > HS_BUILD_ID_MAX || sys[n] != ':')
+        return false;
+    memcpy(build_id, sys, n);
+    build_id[n] = '\0';
+    char *end;
+    const char *q = sys + n + 1;
+    if (!isxdigit((unsigned char)*q))
+        return false;
+    *map_offset = strtoull(q, &end, 16);
+    if (*end != ':' || !isxdigit((unsigned char)end[1]))
+        return false;
+    q = end + 1;
+    *rel = strtoull(q, &end, 16);
+    return *end == '\0';
+}
+
 static const char *basename_of(const char *path)
 {
     const char *s = strrchr(path, '/');
@@ -798,6 +832,15 @@ static int expand_location(decomp *d, const hs_location *l, size_t li)
                     const char *file = basename_of(hs_profile_string(p, m->filename));
                     uint64_t fo = l->address - m->memory_start + m->file_offset;
                     offset_name(name, sizeof name, *file ? file : "[unknown]", fo);
+                    const char *bid = hs_profile_string(p, m->build_id);
+                    if (!l->n_lines && *bid) {
+                        /* kept so the server can name it later (hs_stack_unnamed_parse) */
+                        char sys[512];
+                        if (hs_stack_unnamed_format(sys, sizeof sys, bid, m->file_offset,
+                                                    l->address - m->memory_start) == 0 &&
+                            (f.sys = cintern(&c->s, sys)) == UINT32_MAX)
+                            return -1;
+                    }
                 } else {
                     snprintf(name, sizeof name, "[unknown]");
                 }

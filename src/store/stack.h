@@ -13,7 +13,8 @@
  * a location without lines (or whose function has no name) gets a stable
  * name "BASENAME+0xOFFSET", BASENAME the mapping file's basename and OFFSET
  * the address in the file (address - memory_start + file_offset), or
- * "[unknown]" without a mapping.
+ * "[unknown]" without a mapping. Its system_name is "" or, when the
+ * mapping has a build ID, the build-id form below.
  *
  * Record format, version 1 (all integers LEB128 varints; "svarint" is
  * zigzag-encoded; a string is varint length + bytes, no terminator):
@@ -54,6 +55,21 @@
 #define HS_STACK_RECORD_VERSION 1
 #define HS_STACK_DEFAULT_MAX_DEPTH 1024
 #define HS_STACK_DEFAULT_MAX_SAMPLES 1000000
+
+/* A frame without a name whose mapping has a build ID (a profile sent
+ * with addresses, HOTSPUR_SYMBOLIZE=server) keeps what is needed to name it
+ * later in its system_name: "build-id:HEX:MAPOFF:REL", HEX the lowercase
+ * build ID, MAPOFF the mapping's file_offset and REL the address minus the
+ * mapping's start, both in hex. Its function stays "BASENAME+0xOFFSET".
+ * The server names such frames at query time once their debug info is
+ * there (server/names.h). */
+#define HS_STACK_UNNAMED_PREFIX "build-id:"
+#define HS_BUILD_ID_MAX 128 /* hex digits */
+/* 0, or -1 when build_id is not 1..128 lowercase hex digits or out is too small. */
+int hs_stack_unnamed_format(char *out, size_t cap, const char *build_id, uint64_t map_offset, uint64_t rel);
+/* Whether sys is such a name; fills its parts. */
+bool hs_stack_unnamed_parse(const char *sys, char build_id[HS_BUILD_ID_MAX + 1], uint64_t *map_offset,
+                            uint64_t *rel);
 
 /* The hash that names stack records (XXH3 64-bit, seed 0). */
 uint64_t hs_stack_hash(const void *data, size_t len);

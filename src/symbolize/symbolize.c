@@ -495,13 +495,20 @@ static int hs_object_init(hs_object *o, const char *name)
     return 0;
 }
 
+/* Objects opened under another name than their own (add_module_named)
+ * keep that name's basename here: o->base points into it. */
+static const char *hs_display_base(hs_symbolizer *s, const char *display)
+{
+    return display && *display ? hs_intern(&s->strs, hs_basename(display)) : NULL;
+}
+
 /* The object of the file at path, registered once per symbolizer (a
  * library's several mappings, and the same library in every profile, share
  * one Dwfl session): its index, or -1 out of memory. Validated when first
  * registered (cheap: mmap + ELF header + program headers + notes), opened
  * for real lazily; one that is no usable ELF is kept with state -1, so its
  * ranges yield "0xADDR [name]". */
-static ssize_t hs_file_object(hs_symbolizer *s, const char *path)
+static ssize_t hs_file_object(hs_symbolizer *s, const char *path, const char *display)
 {
     for (size_t i = 0; i < s->n_objs; i++)
         if (!s->objs[i].is_image && strcmp(s->objs[i].name, path) == 0)
@@ -511,6 +518,13 @@ static ssize_t hs_file_object(hs_symbolizer *s, const char *path)
         free(o.name);
         return -1;
     }
+    const char *base = hs_display_base(s, display);
+    if (display && *display && !base) {
+        free(o.name);
+        return -1;
+    }
+    if (base)
+        o.base = base;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
     if (hs_inspect_elf(e, &o) < 0)
@@ -526,9 +540,15 @@ static ssize_t hs_file_object(hs_symbolizer *s, const char *path)
 int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, uint64_t start,
                              uint64_t end)
 {
+    return hs_symbolizer_add_module_named(s, path, NULL, bias, start, end);
+}
+
+int hs_symbolizer_add_module_named(hs_symbolizer *s, const char *path, const char *name, uint64_t bias,
+                                   uint64_t start, uint64_t end)
+{
     if (!s || !path || !*path || start >= end)
         return -1;
-    ssize_t i = hs_file_object(s, path);
+    ssize_t i = hs_file_object(s, path, name);
     if (i < 0 || hs_add_range(s, (size_t)i, bias, start, end) < 0)
         return -1;
     return s->objs[i].state == -1 ? -1 : 0;
@@ -576,7 +596,7 @@ int hs_symbolizer_add_mapping(hs_symbolizer *s, const char *path, uint64_t start
 {
     if (!s || !path || !*path || start >= limit)
         return -1;
-    ssize_t i = hs_file_object(s, path);
+    ssize_t i = hs_file_object(s, path, NULL);
     if (i < 0 || s->objs[i].state == -1)
         return -1;
     const hs_object *o = &s->objs[i];

@@ -44,6 +44,13 @@ void hs_symbolizer_free(hs_symbolizer *s);
  * then return no frames). */
 int hs_symbolizer_add_module(hs_symbolizer *s, const char *path, uint64_t bias, uint64_t start,
                              uint64_t end);
+/* The same for a file that stands in for the module under another name:
+ * a separate debug file, or a copy kept by build ID at a server. Names
+ * made from the object's file name ("MODULE+0xOFF", "0xADDR [MODULE]")
+ * use name's basename, as they would for the module itself. The first
+ * registration of a path decides its name. */
+int hs_symbolizer_add_module_named(hs_symbolizer *s, const char *path, const char *name, uint64_t bias,
+                                   uint64_t start, uint64_t end);
 /* Register a module whose ELF image is in memory (the vDSO); the image is copied. */
 int hs_symbolizer_add_image(hs_symbolizer *s, const char *name, const void *image, size_t size,
                             uint64_t bias, uint64_t start, uint64_t end);
