@@ -3,12 +3,13 @@
 // what the differential flame graph draws (window.hsUI.fg.frames(), the
 // hook docs/web-ui.md documents) against widths computed here from the
 // folded files, per-profile compares of unequal counts, bad URLs, empty
-// ranges.   node web_compare.js CONFIG.json
+// ranges, in-use averages.   node web_compare.js CONFIG.json
 "use strict";
 const fs = require("fs");
 const path = require("path");
 const { chromium } = require(path.join(process.env.HS_NODE_MODULES || path.join(__dirname, "../node/node_modules"), "playwright-core"));
 const { readFolded, fail, eq, diffTree, findNode: find } = require("./web_truth.js");
+const C = require("./web_compare_checks.js");
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const T = 30000;
@@ -74,56 +75,25 @@ async function goneFrames(page) {
   console.log(`ok: callers/callees of count_matches: ${summary}`);
 }
 
-// 2. unequal profile counts: per profile by default
+// 2. unequal profile counts: per profile by default; in-use of equal
+// windows averages; 3. bad URLs and empty ranges (web_compare_checks.js,
+// the same checks web_ui_firefox.js runs in Firefox)
+const B = (page) => ({ page, ready: (want) => ready(page, want), select: (sel, v) => page.selectOption(sel, v) });
 async function normalized(page) {
+  const r = await C.normalized(B(page), cfg);
+  console.log("ok: " + r);
   await page.goto(cfg.url + "/?service=norm&span=600&version=b&cmp=version&base_version=a");
   await ready(page);
-  eq("root change, 6 vs 3 equal windows", await val(page, "#root-delta"), 0);
-  const fr = await page.evaluate(() => window.hsUI.fg.frames());
-  for (const f of fr) if (f.base !== f.new) fail(`${f.name} changed in a compare of equal windows: ${JSON.stringify(f)}`);
-  const note = await text(page, "#agg-note");
-  if (!/average per profile/.test(note) || !/\b6\b/.test(note) || !/\b3\b/.test(note)) fail("the page does not say it compares per profile: " + note);
-  eq("the agg selector", await page.$eval("#agg", (e) => e.value), "avg");
   await shot(page, "compare-normalized");
-  console.log(`ok: 6 vs 3 equal windows: no change; "${note}"`);
-  await page.selectOption("#agg", "sum");
-  await ready(page);
-  const total = readFolded(cfg.w).reduce((a, s) => a + s.value, 0);
-  eq("root change as sums", await val(page, "#root-delta"), 3 * total);
-  if (new URL(page.url()).searchParams.get("agg") !== "sum") fail("the URL does not keep agg=sum: " + page.url());
-  console.log(`ok: switched to sums: +${3 * total}`);
 }
-
-// 3. bad URLs and empty ranges
+async function inuse(page) {
+  console.log("ok: " + await C.inuse(B(page), cfg));
+}
 async function badUrls(page) {
-  const cases = [
-    ["service=nosuchservice", ["nosuchservice", "cmp"], "service", "nosuchservice"],
-    ["service=cmp&type=wall", ["wall", "samples"], "type", "wall"],
-    ["service=cmp&version=99", ["99", "1", "2"], "version", "99"],
-    ["service=cmp&span=abc", ["abc"], "span", "abc"],
-    ["service=cmp&label=zone%3Deu-1", ["zone=eu-1", "no label"], "label", "zone=eu-1"],
-    ["service=cmp&version=2&si=nosuchvalue", ["nosuchvalue", "samples"], "si", "nosuchvalue"],
-  ];
-  for (const [qs, words, key, kept] of cases) {
-    await page.goto(cfg.url + "/?" + qs);
-    await ready(page, "error");
-    const msg = await text(page, "#error");
-    for (const w of words) if (!msg.includes(w)) fail(`?${qs}: the message does not say "${w}": ${msg}`);
-    if (/NaN/.test(msg)) fail(`?${qs}: ${msg}`);
-    eq(`?${qs}: kept in the URL`, new URL(page.url()).searchParams.get(key), kept);
-    console.log(`ok: ?${qs}: ${msg.split("\n")[0]}`);
-  }
-  // a range with nothing in it
-  const end = cfg.now - 86400;
-  await page.goto(cfg.url + `/?service=cmp&span=600&end=${end}`);
+  console.log("ok: " + await C.badUrls(B(page), cfg));
+  await page.goto(cfg.url + `/?service=cmp&span=600&end=${cfg.now - 86400}`);
   await ready(page, "empty");
-  const msg = await text(page, "#notice");
-  if (!/no profiles of cmp in this range/i.test(msg)) fail("empty range: " + msg);
   await shot(page, "empty-range");
-  await page.click("#notice button");
-  await ready(page);
-  eq("profiles after taking the offered range", await val(page, "#profiles"), 2);
-  console.log(`ok: empty range: "${msg}", the offered range shows 2 profiles`);
 }
 
 // 4. the table, names and layout: gone/new rows, the file header over its
@@ -241,7 +211,7 @@ async function significance(page) {
     page.setDefaultTimeout(T);
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
-    const parts = { gone: goneFrames, norm: normalized, bad: badUrls, pleasant, timeline, chips, significance }, only = process.env.WEB_COMPARE_ONLY;
+    const parts = { gone: goneFrames, norm: normalized, inuse, bad: badUrls, pleasant, timeline, chips, significance }, only = process.env.WEB_COMPARE_ONLY;
     for (const [name, fn] of Object.entries(parts)) if (!only || only === name) await fn(page);
     if (errors.length) fail("page errors: " + errors.join("; "));
   } catch (e) {

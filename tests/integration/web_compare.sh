@@ -12,6 +12,8 @@
 #  - service sig: 4 windows a side, f's share changed in every window, h's
 #    not: the diff table, the graph's outline and the API mark f alone
 #    (Mann-Whitney on per-window shares);
+#  - service heapn: 4 equal heap windows: the in-use graph's root is one
+#    window's in-use bytes (an average, not 4 times it);
 #  - bad URLs (unknown service, type, version, a bad span) say what was
 #    asked and why it cannot be shown, and keep the URL; an empty range says
 #    so and offers the range where the profiles are.
@@ -50,6 +52,9 @@ sigw() { # NAME F H G
 sigw a0 40 20 40; sigw a1 41 23 36; sigw a2 42 21 37; sigw a3 43 22 35
 sigw b0 60 21 19; sigw b1 61 22 17; sigw b2 62 20 18; sigw b3 63 23 14
 
+# in-use: 4 equal heap windows (alloc_objects alloc_space inuse_objects inuse_space)
+printf 'main;grow 100 10000000 400 40000000\nmain;keep 1 1000 1 5000000\n' > heap.folded4
+python3 "$SRC/tests/integration/pbwire.py" heap heap.folded4 heap.pb.gz
 server_start
 now=$(date +%s)
 ingest() { # FILE SERVICE VERSION START
@@ -63,11 +68,17 @@ ingest v2.pb.gz cmp 2 $((now - 100))
 for i in 1 2 3; do ingest w.pb.gz norm a $((now - 300 + 20 * i)); done
 for i in 1 2 3 4 5 6; do ingest w.pb.gz norm b $((now - 150 + 20 * i)); done
 for i in 0 1 2 3; do ingest a$i.pb.gz sig a $((now - 300 + 20 * i)); ingest b$i.pb.gz sig b $((now - 150 + 20 * i)); done
+for i in 1 2 3 4; do
+    st=$(server_curl ingest.out -X POST --data-binary @heap.pb.gz -H 'Content-Type: application/octet-stream' \
+        "$SERVER_URL/api/v1/ingest?service=heapn&type=heap&from=$((now - 300 + 20 * i))&until=$((now - 290 + 20 * i))")
+    [ "$st" = 200 ] || fail "ingest of heap window $i: HTTP $st: $(cat ingest.out)"
+done
 mkdir -p screenshots
 cat > config.json <<J
 {"url": "$SERVER_URL", "out": "$TMP/screenshots", "tmp": "$TMP", "now": $now,
- "v1": "$TMP/v1.folded", "v2": "$TMP/v2.folded", "w": "$TMP/w.folded"}
+ "v1": "$TMP/v1.folded", "v2": "$TMP/v2.folded", "w": "$TMP/w.folded",
+ "heap": "$TMP/heap.folded4", "heapWindows": 4}
 J
 timeout 300 env -u LD_PRELOAD node "$SRC/tests/integration/web_compare.js" config.json || fail "the compare story in the browser (see above)"
 server_alive || fail "the server died during the browser test"
-pass "web compare: gone and new frames drawn at their width, per-profile compare of unequal counts, bad URLs and empty ranges explained"
+pass "web compare: gone and new frames drawn at their width, per-profile compare of unequal counts, in-use averaged, bad URLs and empty ranges explained"

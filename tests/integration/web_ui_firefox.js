@@ -5,22 +5,26 @@
 // numbers computed from the folded files (root total, a frame's tooltip,
 // the function table, a server-side filter). web_ui.js does the full tour
 // in Chromium.
-// CONFIG: {url, tmp, out (screenshot dir), profiles: [{folded, version, labels, start}]}
+// Then the compare checks web_compare.js runs in Chromium
+// (web_compare_checks.js: per profile, in-use, bad URLs).
+// CONFIG: {url, tmp, out (screenshot dir), now, profiles: [{folded, version, labels, start}],
+//          cmp: [v1, v2 folded], w, heap, heapWindows (web_compare_checks.js)}
 "use strict";
 const fs = require("fs");
 const path = require("path");
 const puppeteer = require(path.join(process.env.HS_NODE_MODULES || path.join(__dirname, "../node/node_modules"), "puppeteer-core"));
 const W = require("./web_truth.js");
+const C = require("./web_compare_checks.js");
 
 const cfg = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const T = 30000; // every wait is bounded
 const truth = (pred, opts) => W.truth(cfg.profiles, pred, opts);
 const { fmt, fail, eq } = W;
 
-async function ready(page) {
+async function ready(page, want = "ready") {
   await page.waitForFunction(() => document.body.dataset.hsState !== "loading", { timeout: T });
   const st = await page.evaluate(() => document.body.dataset.hsState);
-  if (st !== "ready") fail("the page is in state " + st + ": " + await page.$eval("#error", (e) => e.textContent));
+  if (st !== want) fail(`the page is in state ${st}, want ${want}: ` + await page.$eval("#error", (e) => e.textContent));
 }
 const val = (page, sel) => page.$eval(sel, (e) => +e.dataset.value);
 const text = (page, sel) => page.$eval(sel, (e) => e.textContent.trim());
@@ -86,6 +90,12 @@ async function check(page) {
   if (Math.abs(gone.width / root.width - want) > 0.01 * want || !gone.label.includes("(gone)"))
     fail(`the gone frame: ${JSON.stringify(gone)}, want ${(100 * want).toFixed(2)}% of ${root.width} px`);
   console.log(`ok: compare: gone frame regex drawn ${gone.width.toFixed(1)} px of ${root.width.toFixed(1)}`);
+
+  // the compare checks web_compare.js runs in Chromium
+  const B = { page, ready: (want) => ready(page, want), select: (sel, v) => page.select(sel, v) };
+  console.log("ok: " + await C.normalized(B, cfg));
+  console.log("ok: " + await C.inuse(B, cfg));
+  console.log("ok: " + await C.badUrls(B, cfg));
   if (errors.length) fail("errors in the page: " + errors.join("; "));
 }
 
