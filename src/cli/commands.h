@@ -27,5 +27,6 @@ int hs_cmd_web(int argc, char **argv);
 int hs_cmd_serve(int argc, char **argv);
 int hs_cmd_bench(int argc, char **argv);
 int hs_cmd_symbolize(int argc, char **argv);
+int hs_cmd_debuginfo(int argc, char **argv);
 
 #endif

@@ -73,6 +73,12 @@ static void server_message(const fetch_buf *b, char *out, size_t outlen)
 
 int hs_fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen)
 {
+    return hs_fetch_request("GET", url, NULL, 0, out, len, err, errlen);
+}
+
+int hs_fetch_request(const char *method, const char *url, FILE *body, uint64_t body_len, char **out, size_t *len,
+                     char *err, size_t errlen)
+{
     static bool inited;
     if (!inited) {
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0) {
@@ -128,6 +134,17 @@ int hs_fetch_url(const char *url, char **out, size_t *len, char *err, size_t err
     curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)HS_FETCH_MAX_BYTES);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "hotspur");
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+        curl_easy_setopt(c, CURLOPT_READDATA, body);
+        curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)body_len);
+        /* a big upload: no overall deadline, only one on a stalled transfer */
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 0L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, timeout);
+    }
+    if (strcmp(method, "GET") != 0)
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     if (hdrs)
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
     CURLcode cr = curl_easy_perform(c);

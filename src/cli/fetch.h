@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "profile/profile.h"
@@ -20,6 +21,12 @@ bool hs_fetch_is_url(const char *arg);
 /* GET url into a malloc'd buffer (*out, *len). 0, or -1 with a one-line
  * message ("HTTP 404: no profiles of service 'x' ..."). */
 int hs_fetch_url(const char *url, char **out, size_t *len, char *err, size_t errlen);
+
+/* The same with any method and, if body is not NULL, body_len bytes read
+ * from it as the request body (PUT, POST): a stalled transfer times out,
+ * a long one does not. */
+int hs_fetch_request(const char *method, const char *url, FILE *body, uint64_t body_len, char **out, size_t *len,
+                     char *err, size_t errlen);
 
 /* The help paragraph of every command that reads profiles. */
 void hs_fetch_help(FILE *out);

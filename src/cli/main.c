@@ -40,6 +40,7 @@ static const hs_command hs_commands[] = {
     {"web", hs_cmd_web, "open the web UI on local profiles (like go tool pprof -http)"},
     {"serve", hs_cmd_serve, "run the collector: store uploaded profiles, serve the query API and web UI"},
     {"bench", hs_cmd_bench, "compare two benchmark runs (hotspur bench compare OLD NEW)"},
+    {"debuginfo", hs_cmd_debuginfo, "upload, list or remove the debug info `hotspur serve` names frames with"},
     {"symbolize", hs_cmd_symbolize, "add function names and lines to a profile written with raw addresses"},
 };
 

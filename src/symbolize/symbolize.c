@@ -625,6 +625,32 @@ void hs_symbolizer_clear_modules(hs_symbolizer *s)
     s->ranges_sorted = true;
 }
 
+int hs_elf_build_id(const char *path, char *out, size_t cap)
+{
+    if (cap)
+        out[0] = '\0';
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    int rc = -1;
+    if (e && elf_kind(e) == ELF_K_ELF) {
+        const void *bits = NULL;
+        ssize_t n = dwelf_elf_gnu_build_id(e, &bits);
+        rc = 1;
+        if (n > 0 && bits && (size_t)n * 2 < cap) {
+            hs_hex(bits, (size_t)n, out, cap);
+            rc = 0;
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return rc;
+}
+
 hs_symbolizer *hs_symbolizer_new(void)
 {
     if (elf_version(EV_CURRENT) == EV_NONE)

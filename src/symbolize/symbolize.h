@@ -82,6 +82,11 @@ int hs_symbolizer_lookup(hs_symbolizer *s, uint64_t addr, hs_frame *frames, int 
  * suffixes dropped; name itself when it is not mangled. Owned by s. */
 const char *hs_symbolizer_demangle(hs_symbolizer *s, const char *name);
 
+/* The GNU build ID of the ELF file at path as lowercase hex into out
+ * (cap >= 129). 0, 1 when the file is ELF without a build ID, -1 when it
+ * is not a readable ELF file. */
+int hs_elf_build_id(const char *path, char *out, size_t cap);
+
 /* GNU build-id of the module containing addr, as lowercase hex ("" if none). */
 const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);
 
