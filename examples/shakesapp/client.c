@@ -5,9 +5,12 @@
  *   Simulated 20 requests in 17.3s, rate of 1.156069 reqs / sec
  * as the classic tutorial's client does. With -duration S it keeps running
  * rounds until S seconds have passed (at least one round), instead of
- * -num_rounds N. Exit status 1 if any request fails.
+ * -num_rounds N. -server may be given several times (up to 8 instances):
+ * the queries go to each in turn, as a round-robin load balancer sends
+ * them (the demo runs two instances of each version, in zones a and b).
+ * Exit status 1 if any request fails.
  *
- * usage: shakesapp_client -server URL [-num_rounds N | -duration S] [-round_size K]
+ * usage: shakesapp_client -server URL [-server URL2 ...] [-num_rounds N | -duration S] [-round_size K]
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -37,13 +40,15 @@ static double now_s(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: shakesapp_client -server URL [-num_rounds N | -duration S] [-round_size K]\n");
+    fprintf(stderr, "usage: shakesapp_client -server URL [-server URL2 ...] [-num_rounds N | -duration S] "
+                    "[-round_size K]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    const char *server = NULL;
+    const char *servers[8];
+    size_t n_servers = 0;
     int rounds = 1, round_size = 20;
     double duration = 0;
     for (int i = 1; i < argc; i++) {
@@ -52,8 +57,11 @@ int main(int argc, char **argv)
             a++;
         if (i + 1 >= argc)
             usage();
-        if (strcmp(a, "-server") == 0)
-            server = argv[++i];
+        if (strcmp(a, "-server") == 0) {
+            if (n_servers == sizeof servers / sizeof servers[0])
+                usage();
+            servers[n_servers++] = argv[++i];
+        }
         else if (strcmp(a, "-num_rounds") == 0)
             rounds = atoi(argv[++i]);
         else if (strcmp(a, "-duration") == 0)
@@ -63,7 +71,7 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (!server || rounds < 1 || round_size < 1 || duration < 0)
+    if (!n_servers || rounds < 1 || round_size < 1 || duration < 0)
         usage();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
         return 1;
@@ -75,13 +83,15 @@ int main(int argc, char **argv)
     double start_all = now_s();
     int failed = 0;
     unsigned pick = 1;
+    size_t next = 0; /* the instance the next query goes to */
     for (int r = 0; duration > 0 ? (r == 0 || now_s() - start_all < duration) : r < rounds; r++) {
         double t0 = now_s();
         for (int k = 0; k < round_size; k++) {
             pick = pick * 1103515245u + 12345u;
             char *q = curl_easy_escape(h, queries[(pick >> 16) % N_QUERIES], 0);
             char url[1024];
-            snprintf(url, sizeof url, "%s/?q=%s", server, q ? q : "love");
+            snprintf(url, sizeof url, "%s/?q=%s", servers[next], q ? q : "love");
+            next = (next + 1) % n_servers;
             curl_free(q);
             curl_easy_setopt(h, CURLOPT_URL, url);
             long code = 0;

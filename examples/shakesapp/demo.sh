@@ -4,11 +4,12 @@
 #
 # Starts `hotspur serve` on a free loopback port with a fresh SQLite
 # directory, runs shakesapp versions 1 to 4 under the agent in continuous
-# mode (service shakesapp, version N) while the client simulator sends its
-# rounds, then prints what a person would look at: version 1's CPU focus
+# mode (service shakesapp, version N), each as two instances labelled
+# zone=a and zone=b, while the client simulator sends its rounds to both in
+# turn, then prints what a person would look at: version 1's CPU focus
 # list, the CPU diff 2 vs 1, the allocated-heap diff 4 vs 3, the allocator's
-# share of CPU in 3 vs 4, and the web UI's URLs. The server is stopped at the
-# end unless KEEP=1.
+# share of CPU in 3 vs 4, zone b against zone a, and the web UI's URLs. The
+# server is stopped at the end unless KEEP=1.
 #
 # Environment: SECONDS_PER_VERSION (default 24), KEEP=1, DEMO_DIR (default
 # BUILD_DIR/demo).
@@ -23,9 +24,10 @@ rm -rf "$dir"
 mkdir -p "$dir"
 
 server_pid=""
-app_pid=""
+app_pids=()
 cleanup() {
-    if [ -n "$app_pid" ]; then kill "$app_pid" 2>/dev/null || true; wait "$app_pid" 2>/dev/null || true; fi
+    local p
+    for p in "${app_pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
     if [ -n "$server_pid" ] && [ "${KEEP:-0}" != 1 ]; then
         kill "$server_pid" 2>/dev/null || true
         wait "$server_pid" 2>/dev/null || true
@@ -63,27 +65,35 @@ if [ -z "$url" ]; then
 fi
 say "hotspur serve is collecting at $url (data in $dir/data)"
 
-# 2. The four versions, each under the agent in continuous mode.
+# 2. The four versions, each under the agent in continuous mode, as two
+# instances (zones a and b: the label zone=a or zone=b on their profiles)
+# that the client sends its queries to in turn.
 start=$(date +%s)
 for v in 1 2 3 4; do
     heap=0
     [ "$v" -ge 3 ] && heap=1
-    say "shakesapp version $v$([ $heap = 1 ] && echo ' (heap profiling on)')"
-    LD_PRELOAD="$lib" HOTSPUR_SERVER="$url" HOTSPUR_SERVICE=shakesapp HOTSPUR_VERSION="$v" \
-        HOTSPUR_HEAP="$heap" HOTSPUR_PERIOD=${HOTSPUR_PERIOD:-10s} HOTSPUR_DURATION=${HOTSPUR_DURATION:-10s} \
-        HOTSPUR_OUTPUT="$dir/exit.$v.%p.pb.gz" \
-        "$ex/shakesapp_server" -version "$v" -port_file "$dir/port.$v" >"$dir/app.$v.log" 2>&1 &
-    app_pid=$!
-    for _ in $(seq 100); do [ -s "$dir/port.$v" ] && break; sleep 0.05; done
-    "$ex/shakesapp_client" -server "http://127.0.0.1:$(cat "$dir/port.$v")" -duration "$per_version" \
-        >"$dir/client.$v.log"
+    say "shakesapp version $v, instances in zones a and b$([ $heap = 1 ] && echo ' (heap profiling on)')"
+    servers=()
+    for z in a b; do
+        LD_PRELOAD="$lib" HOTSPUR_SERVER="$url" HOTSPUR_SERVICE=shakesapp HOTSPUR_VERSION="$v" \
+            HOTSPUR_LABELS="zone=$z" HOTSPUR_HEAP="$heap" \
+            HOTSPUR_PERIOD=${HOTSPUR_PERIOD:-10s} HOTSPUR_DURATION=${HOTSPUR_DURATION:-10s} \
+            HOTSPUR_OUTPUT="$dir/exit.$v$z.%p.pb.gz" \
+            "$ex/shakesapp_server" -version "$v" -port_file "$dir/port.$v$z" >"$dir/app.$v$z.log" 2>&1 &
+        app_pids+=($!)
+    done
+    for z in a b; do
+        for _ in $(seq 100); do [ -s "$dir/port.$v$z" ] && break; sleep 0.05; done
+        servers+=(-server "http://127.0.0.1:$(cat "$dir/port.$v$z")")
+    done
+    "$ex/shakesapp_client" "${servers[@]}" -duration "$per_version" >"$dir/client.$v.log"
     rounds=$(grep -c 'rate of' "$dir/client.$v.log" || true)
     head -2 "$dir/client.$v.log"
     [ "$rounds" -gt 3 ] && echo "... ($rounds rounds in ${per_version}s)"
     [ "$rounds" -gt 2 ] && tail -1 "$dir/client.$v.log"
-    kill -INT "$app_pid"
-    wait "$app_pid" || true
-    app_pid=""
+    for p in "${app_pids[@]}"; do kill -INT "$p"; done
+    for p in "${app_pids[@]}"; do wait "$p" || true; done
+    app_pids=()
 done
 until=$(( $(date +%s) + 1 ))
 
@@ -131,11 +141,15 @@ print("version %s: %.1f%% of CPU (%.2f s of %.2f s, %d profiles)" % (sys.argv[1]
 done
 echo "  (\$ hotspur top --focus $(shq "$alloc_re") URL  shows the same share)"
 
+say "CPU, zone b against zone a, version 2 (the same code under the same load: what noise looks like)"
+run "$hotspur" diff -n 6 "$(q cpu 2 '&label=zone=a')" "$(q cpu 2 '&label=zone=b')"
+
 say "in the browser"
 echo "version 1's CPU, functions by total:   $(shq "$url/?service=shakesapp&type=cpu&version=1&view=functions")"
 echo "compare 2 vs 1 on CPU:                 $(shq "$url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1")"
 echo "compare 4 vs 3 on allocated heap, per 10 s profile (average):"
 echo "                                       $(shq "$url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3&agg=avg")"
+echo "compare zone b vs zone a, version 2:   $(shq "$url/?service=shakesapp&type=cpu&version=2&label=zone=b&cmp=label&base_label=zone=a")"
 if [ "${KEEP:-0}" = 1 ]; then
     echo
     echo "hotspur serve keeps running (pid $server_pid): kill $server_pid to stop it"

@@ -7,7 +7,9 @@
 #  - version 2 serves several times more requests per second than 1 (as the
 #    client simulator measured them);
 #  - version 4 allocates far less per second of profile than 3, and the
-#    allocator's share of CPU is lower in 4 than in 3.
+#    allocator's share of CPU is lower in 4 than in 3;
+#  - every version ran as two instances whose profiles carry zone=a and
+#    zone=b, each with its share of the work (the client alternates).
 source "$(dirname "$0")/lib.sh"
 build=$(cd "$(dirname "$HOTSPUR")/.." && pwd)
 [ -x "$build/examples/shakesapp_server" ] || fail "examples not built in $build/examples"
@@ -67,19 +69,33 @@ ge "$s3" 0.05 || fail "the allocator's share in version 3 is only $s3"
 ge "$s3" "1.5 * $s4" || fail "the allocator's share did not drop from version 3 ($s3) to 4 ($s4)"
 pass "the allocator's share of CPU is lower in version 4 than in 3"
 
+# Zones: the two instances of each version, labelled, each with about half
+# of the version's CPU (the client sends its queries to each in turn).
+zones=$(api "labels?service=shakesapp&type=cpu&from=now-1h" | python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["labels"].get("zone", []))))' 2>&1)
+[ "$zones" = "a b" ] || fail "the demo's zone labels: '$zones', want 'a b': $(api "labels?service=shakesapp&type=cpu&from=now-1h")"
+for v in 1 2 3 4; do
+    za=$(api "functions?$range&type=cpu&version=$v&label=zone=a&limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
+    zb=$(api "functions?$range&type=cpu&version=$v&label=zone=b&limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
+    echo "version $v: zone a $za ns of CPU, zone b $zb ns"
+    ge "$za" "$zb / 3" && ge "$zb" "$za / 3" || fail "version $v: zones a ($za) and b ($zb) did not share the work"
+done
+grep -q '^\$ .*diff .*label=zone=a.*label=zone=b' demo.out || fail "the demo does not print the zone diff"
+pass "every version ran in zones a and b (labels), each instance with a share of the work"
+
 # The web UI views the tutorial shows, from this server (screenshots in $TMP;
 # docs/images/tutorial-*.png come from such a run).
 # The links are the ones the demo printed, single-quoted so a paste into
 # bash does not background at the first &; so are the commands it shows.
 links=$(grep -o "'http://[^']*/?[^']*'" demo.out | tr -d "'")
-[ "$(echo "$links" | wc -l)" = 3 ] || fail "the demo does not print three quoted browser links: $(sed -n '/in the browser/,$p' demo.out)"
+[ "$(echo "$links" | wc -l)" = 4 ] || fail "the demo does not print four quoted browser links: $(sed -n '/in the browser/,$p' demo.out)"
 bad=$(grep '^\$ ' demo.out | sed "s/'[^']*'//g" | grep '[&?]' || true)
 [ -z "$bad" ] || fail "commands printed with unquoted URLs: $bad"
 command -v node >/dev/null || fail "node is not installed"
 node "$SRC/tests/integration/demo_screens.js" "$TMP" \
     "tutorial-v1-functions=$(echo "$links" | sed -n 1p)" \
     "tutorial-cpu-2-vs-1=$(echo "$links" | sed -n 2p)" \
-    "tutorial-alloc-4-vs-3=$(echo "$links" | sed -n 3p)" > screens.out ||
+    "tutorial-alloc-4-vs-3=$(echo "$links" | sed -n 3p)" \
+    "tutorial-zones=$(echo "$links" | sed -n 4p)" > screens.out ||
     { cat screens.out; fail "the web UI's views of the demo did not load"; }
 cat screens.out
 grep -q '^screenshot tutorial-alloc-4-vs-3.png (ready, agg avg)' screens.out ||
