@@ -1,10 +1,12 @@
 // demo_screens.js — screenshots of the web UI views docs/tutorial.md shows,
 // taken in headless Chromium (playwright-core, Debian's /usr/bin/chromium)
 // from the server `make demo` left running (tests/integration/demo_story.sh).
-//   node demo_screens.js OUTDIR NAME=URL...
+//   node demo_screens.js OUTDIR NAME=URL[|hover=FUNCTION]...
 // Each page must finish loading without an error shown; the screenshot of
 // the whole 1280x800 viewport goes to OUTDIR/NAME.png; each line printed
-// says what the page shows: sum or average per profile (agg).
+// says what the page shows: sum or average per profile (agg). With
+// |hover=FUNCTION the mouse rests on that function's widest frame first
+// (its tooltip in the picture: README's screenshot).
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -22,7 +24,7 @@ async function main() {
   try {
     for (const s of shots) {
       const eq = s.indexOf("=");
-      const name = s.slice(0, eq), url = s.slice(eq + 1);
+      const name = s.slice(0, eq), [url, opt] = s.slice(eq + 1).split("|hover=");
       const page = await ctx.newPage();
       await page.goto(url, { timeout: 30000 });
       await page.waitForFunction(() => document.body.dataset.hsState && document.body.dataset.hsState !== "loading",
@@ -30,7 +32,19 @@ async function main() {
       const state = await page.evaluate(() => document.body.dataset.hsState);
       const error = await page.evaluate(() => { const e = document.getElementById("error"); return e && !e.hidden ? e.textContent : ""; });
       if (state === "error" || error) throw new Error(`${name}: the page shows an error: ${error || state}`);
+      // a compare asks for the significance marks after drawing: wait for them
+      await page.waitForFunction(() => !/computing/.test((document.getElementById("legend") || {}).textContent || ""),
+        null, { timeout: 60000 });
       await page.waitForTimeout(300); // let the canvas settle
+      if (opt) {
+        const f = (await page.evaluate(() => window.hsUI.fg.frames())).filter((x) => x.name === opt)
+          .sort((a, b) => b.width - a.width)[0];
+        if (!f) throw new Error(`${name}: no frame ${opt} drawn`);
+        const box = await page.$eval("#fg", (c) => { const r = c.getBoundingClientRect(); return { x: r.left, y: r.top }; });
+        const g = await page.evaluate(() => ({ G: hsUI.fg.G, top: hsUI.fg.top }));
+        await page.mouse.move(box.x + f.x + Math.min(f.width / 2, 60), box.y + g.G - (f.depth + 1) * 17 - g.top + 8);
+        await page.waitForTimeout(200);
+      }
       await page.screenshot({ path: path.join(out, name + ".png") });
       const agg = await page.$eval("#agg", (e) => e.value);
       console.log(`screenshot ${name}.png (${state}, agg ${agg})`);
