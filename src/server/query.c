@@ -768,6 +768,16 @@ static int q_stats(hs_q *q)
         fprintf(f, ",\"cache\":{\"records\":%zu,\"bytes\":%zu,\"hits\":%llu,\"misses\":%llu}", ci.entries,
                 ci.bytes, (unsigned long long)ci.hits, (unsigned long long)ci.misses);
     }
+    if (q->qc->names) {
+        hs_names_stats ns;
+        hs_names_get_stats(q->qc->names, &ns);
+        fprintf(f,
+                ",\"names\":{\"named\":%llu,\"unnamed\":%llu,\"cache_hits\":%llu,\"disk_hits\":%llu,"
+                "\"debuginfod_ok\":%llu,\"debuginfod_failed\":%llu}",
+                (unsigned long long)ns.named, (unsigned long long)ns.unnamed, (unsigned long long)ns.cache_hits,
+                (unsigned long long)ns.disk_hits, (unsigned long long)ns.debuginfod_ok,
+                (unsigned long long)ns.debuginfod_failed);
+    }
     fputc('}', f);
     return hs_q_finish(q, f, &buf, &len);
 }
