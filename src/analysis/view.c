@@ -46,32 +46,12 @@ typedef struct {
     bool each_sample; /* hs_analysis_options.each_sample */
 } view_full;
 
-/* node identity */
-typedef struct {
-    uint32_t function, file, objfile; /* strtab ids */
-    int64_t line, start_line;
-    uint64_t address;
-} node_key;
-
 /* per-location decisions */
-enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2, LOC_PRUNE = 4 };
 typedef struct {
     uint32_t off, n; /* node list in the per-profile lists, root first */
-    uint8_t fi;      /* 0 neutral, 1 focused, 2 ignored */
-    uint8_t flags;
+    uint8_t dec;     /* HS_LOC_* (filters.h) */
 } loc_info;
 
-
-static bool re_match(const hs_regex *re, const char *s)
-{
-    return hs_regex_match(re, s);
-}
-
-static bool prune_match(const hs_regex *re, const char *name)
-{
-    char buf[1024];
-    return re_match(re, hs_an_simplify_func(name, buf, sizeof buf));
-}
 
 static int warn(struct hs_view_private *pv, const char *msg)
 {
@@ -87,74 +67,7 @@ static int warn(struct hs_view_private *pv, const char *msg)
     return 0;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
-/* pprof's NodeInfo.PrintableName at s, NUL-terminated; returns its length.
- * s has room for PRINTABLE_ROOM(fn, file, obj) chars. */
-#define PRINTABLE_ROOM(fl, filel, objl) ((fl) + (filel) + (objl) + 64)
-static size_t printable_name(char *s, const char *fn, size_t fl, const char *file, size_t filel,
-                             const char *obj, int64_t line, uint64_t addr)
-{
-    size_t n = 0;
-    if (addr) { /* %016llx */
-        unsigned char be[8];
-        for (int i = 0; i < 8; i++)
-            be[i] = (unsigned char)(addr >> (56 - 8 * i));
-        hs_hex(be, sizeof be, s, 17);
-        n = 16;
-    }
-#define SEP()                                                                                      \
-    do {                                                                                           \
-        if (n)                                                                                     \
-            s[n++] = ' ';                                                                          \
-    } while (0)
-    if (fl) {
-        SEP();
-        memcpy(s + n, fn, fl);
-        n += fl;
-    }
-    if (line != 0 || filel) {
-        SEP();
-        memcpy(s + n, file, filel);
-        n += filel;
-        if (line != 0) {
-            s[n++] = ':';
-            n += hs_int_dec(s + n, line);
-        }
-    } else if (fl) {
-    } else if (*obj) {
-        SEP();
-        const char *b = base_name(obj);
-        size_t bl = strlen(b);
-        s[n++] = '[';
-        memcpy(s + n, b, bl);
-        n += bl;
-        s[n++] = ']';
-    } else {
-        SEP();
-        memcpy(s + n, "<unknown>", 9);
-        n += 9;
-    }
-#undef SEP
-    s[n] = 0;
-    return n;
-}
-
-char *hs_an_printable_name(const char *fn, const char *file, const char *obj, int64_t line,
-                            uint64_t addr)
-{
-    size_t fl = strlen(fn), filel = strlen(file);
-    char *s = malloc(PRINTABLE_ROOM(fl, filel, strlen(obj)));
-    if (s)
-        printable_name(s, fn, fl, file, filel, obj, line, addr);
-    return s;
-}
-
-static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
+static uint32_t node_intern(struct hs_view_private *pv, const hs_an_node_key *k)
 {
     /* hash the fields, not the struct: its padding is indeterminate */
     uint64_t h = hs_mix64(((uint64_t)k->function << 32) ^ k->file);
@@ -188,10 +101,10 @@ static uint32_t node_intern(struct hs_view_private *pv, const node_key *k)
     n->address = k->address;
     /* nearly every node's name is its own: kept, not interned */
     char buf[1024], *name = buf;
-    size_t fl = strlen(n->function), filel = strlen(n->file), room = PRINTABLE_ROOM(fl, filel, strlen(n->objfile));
+    size_t fl = strlen(n->function), filel = strlen(n->file), room = HS_AN_PRINTABLE_ROOM(fl, filel, strlen(n->objfile));
     if (room > sizeof buf && !(name = malloc(room)))
         return UINT32_MAX;
-    printable_name(name, n->function, fl, n->file, filel, n->objfile, n->line, n->address);
+    hs_an_printable_name_at(name, n->function, fl, n->file, filel, n->objfile, n->line, n->address);
     n->name = hs_strtab_keep(&pv->strs, name);
     if (name != buf)
         free(name);
@@ -233,22 +146,6 @@ static uint8_t fn_bits(prof_ctx *c, const hs_function *fn)
     return fn ? c->fmatch[fn - c->p->functions] : 0;
 }
 
-uint8_t hs_an_filter_bits(const hs_an_filters *f, const char *s)
-{
-    uint8_t b = 0;
-    if (f->has_focus && re_match(&f->focus, s))
-        b |= HS_FM_FOCUS;
-    if (f->has_ignore && re_match(&f->ignore, s))
-        b |= HS_FM_IGNORE;
-    if (f->has_hide && re_match(&f->hide, s))
-        b |= HS_FM_HIDE;
-    if (f->has_show && re_match(&f->show, s))
-        b |= HS_FM_SHOW;
-    if (f->has_show_from && re_match(&f->show_from, s))
-        b |= HS_FM_SHOWFROM;
-    return b;
-}
-
 /* The filters' matches of every function (its name or its file) and
  * mapping (its file). */
 static int compute_matches(prof_ctx *c)
@@ -259,8 +156,8 @@ static int compute_matches(prof_ctx *c)
     if (!c->fmatch || !c->mmatch)
         return -1;
     for (size_t i = 0; i < p->n_functions; i++)
-        c->fmatch[i] = hs_an_filter_bits(c->f, hs_profile_string(p, p->functions[i].name)) |
-                       hs_an_filter_bits(c->f, hs_profile_string(p, p->functions[i].filename));
+        c->fmatch[i] = hs_an_function_bits(c->f, hs_profile_string(p, p->functions[i].name),
+                                           hs_profile_string(p, p->functions[i].filename));
     for (size_t i = 0; i < p->n_mappings; i++)
         c->mmatch[i] = hs_an_filter_bits(c->f, hs_profile_string(p, p->mappings[i].filename));
     return 0;
@@ -327,18 +224,8 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         loc_info *li = &c->li[i];
         const hs_mapping *m = L->mapping_id ? hs_profile_mapping(p, L->mapping_id) : NULL;
         uint8_t mb = m ? c->mmatch[m - p->mappings] : 0;
-        uint8_t any = mb;
-        for (size_t k = 0; k < L->n_lines; k++)
-            any |= fn_bits(c, line_fn(p, &L->lines[k]));
-        if (f->has_ignore && (any & HS_FM_IGNORE)) {
-            li->fi = 2;
-            c->im = true;
-        } else if (!f->has_focus || (any & HS_FM_FOCUS)) {
-            li->fi = 1;
-            c->fm = true;
-        }
-        if (keep_cap < L->n_lines + 1) {
-            keep_cap = L->n_lines + 16;
+        if (keep_cap < 2 * (L->n_lines + 1)) {
+            keep_cap = 2 * (L->n_lines + 16);
             uint8_t *nk = realloc(keep, keep_cap);
             if (!nk) {
                 free(keep);
@@ -346,89 +233,20 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
             }
             keep = nk;
         }
-        size_t nkeep = L->n_lines;
-        for (size_t k = 0; k < L->n_lines; k++)
-            keep[k] = 1;
-        bool hidden = false;
-        if (f->has_hide && (any & HS_FM_HIDE)) {
-            c->hm = true;
-            if (mb & HS_FM_HIDE) {
-                memset(keep, 0, L->n_lines);
-                nkeep = 0;
-            } else {
-                for (size_t k = 0; k < L->n_lines; k++)
-                    if (fn_bits(c, line_fn(p, &L->lines[k])) & HS_FM_HIDE) {
-                        keep[k] = 0;
-                        nkeep--;
-                    }
-            }
-            if (nkeep == 0)
-                hidden = true;
+        uint8_t *lb = keep + L->n_lines + 1;
+        for (size_t k = 0; k < L->n_lines; k++) {
+            const hs_function *fn = line_fn(p, &L->lines[k]);
+            lb[k] = fn ? fn_bits(c, fn) : HS_FM_NOFN;
         }
-        if (f->has_show) {
-            if (!(mb & HS_FM_SHOW)) {
-                for (size_t k = 0; k < L->n_lines; k++) {
-                    const hs_function *fn = line_fn(p, &L->lines[k]);
-                    if (keep[k] && fn && !(fn_bits(c, fn) & HS_FM_SHOW)) {
-                        keep[k] = 0;
-                        nkeep--;
-                    }
-                }
-            }
-            if (nkeep == 0)
-                hidden = true;
-            else
-                c->hnm = true;
-        }
-        if (f->has_show_from) {
-            if (mb & HS_FM_SHOWFROM) {
-                li->flags |= LOC_SHOWFROM;
-            } else {
-                for (size_t k = L->n_lines; k-- > 0;) {
-                    if (!keep[k])
-                        continue;
-                    const hs_function *fn = line_fn(p, &L->lines[k]);
-                    if (fn && (fn_bits(c, fn) & HS_FM_SHOWFROM)) {
-                        li->flags |= LOC_SHOWFROM;
-                        for (size_t j = k + 1; j < L->n_lines; j++)
-                            if (keep[j]) {
-                                keep[j] = 0;
-                                nkeep--;
-                            }
-                        break;
-                    }
-                }
-            }
-            if (li->flags & LOC_SHOWFROM)
-                c->sfm = true;
-        }
-        if (f->has_prune_from && !hidden) { /* pprof's PruneFrom, after the name filters */
-            for (size_t k = 0; k < L->n_lines; k++) {
-                const hs_function *fn = keep[k] ? line_fn(p, &L->lines[k]) : NULL;
-                const char *nm = fn ? hs_profile_string(p, fn->name) : "";
-                if (*nm && prune_match(&f->prune_from, nm)) {
-                    li->flags |= LOC_PRUNE;
-                    for (size_t j = 0; j < k; j++)
-                        if (keep[j]) {
-                            keep[j] = 0;
-                            nkeep--;
-                        }
-                    break;
-                }
-            }
-        }
-        if (f->noinlines && nkeep > 1) { /* pprof's Aggregate(inlineFrame=false): the outermost line */
-            size_t last = L->n_lines;
-            while (last > 0 && !keep[last - 1])
-                last--;
-            for (size_t k = 0; k + 1 < last; k++)
-                keep[k] = 0;
-            nkeep = 1;
-        }
-        if (hidden) {
-            li->flags |= LOC_HIDDEN;
+        uint8_t dec = hs_an_location_rule(f, mb, lb, L->n_lines, keep);
+        li->dec = dec;
+        c->fm |= (dec & HS_LOC_FOCUSED) != 0;
+        c->im |= (dec & HS_LOC_IGNORED) != 0;
+        c->hm |= (dec & HS_LOC_HIDEMATCH) != 0;
+        c->hnm |= (dec & HS_LOC_SHOWMATCH) != 0;
+        c->sfm |= (dec & HS_LOC_SHOWFROM) != 0;
+        if (dec & HS_LOC_HIDDEN)
             continue;
-        }
         if (c->keepmask && L->n_lines) {
             c->keepmask[i] = malloc(L->n_lines);
             if (!c->keepmask[i])
@@ -446,7 +264,8 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         li->off = (uint32_t)c->n_lists;
         uint64_t addr = c->gran == HS_GRAN_ADDRESSES ? L->address : 0;
         if (L->n_lines == 0) {
-            node_key k = {empty, empty, obj, 0, 0, addr};
+            hs_an_node_key k;
+            hs_an_node_key_of(&k, c->gran, c->obj_names, empty, false, empty, false, empty, obj, 0, 0, addr);
             uint32_t id = node_intern(pv, &k);
             if (id == UINT32_MAX || list_push(c, id, 0) < 0)
                 goto oom;
@@ -464,49 +283,25 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     first = false;
                     continue;
                 }
-                node_key k = {empty, empty, empty, 0, 0, addr};
+                hs_an_node_key k;
                 if (!fn) {
-                    k.objfile = obj;
+                    hs_an_node_key_of(&k, c->gran, c->obj_names, empty, false, empty, false, empty, obj, 0, 0, addr);
                 } else {
-                    const char *name = hs_profile_string(p, fn->name);
-                    if (c->gran == HS_GRAN_FILES)
-                        name = "";
+                    const char *name = c->gran == HS_GRAN_FILES ? "" : hs_profile_string(p, fn->name);
                     uint32_t *fs = &fn_strs[2 * (size_t)(fn - p->functions)];
                     if (!fs[0]) {
-                        const char *file = hs_profile_string(p, fn->filename);
-                        if (c->gran == HS_GRAN_FUNCTIONS)
-                            file = "";
-                        if (*file && !c->untrimmed)
-                            file = hs_analysis_trim_path(file, c->trim_path, c->source_path);
-                        uint32_t fid = empty;
-                        if (*file) {
-                            char *cf = strdup(file);
-                            if (!cf)
-                                goto oom;
-                            hs_analysis_clean_path(cf);
-                            fid = hs_strtab_intern(&pv->strs, cf);
-                            free(cf);
-                            if (fid == UINT32_MAX)
-                                goto oom;
-                        }
+                        char *file = hs_an_node_file(c->gran == HS_GRAN_FUNCTIONS ? "" : hs_profile_string(p, fn->filename),
+                                                     c->untrimmed, c->trim_path, c->source_path);
+                        uint32_t fid = file ? hs_strtab_intern(&pv->strs, file) : UINT32_MAX;
+                        free(file);
                         uint32_t nid = hs_strtab_intern(&pv->strs, name);
-                        if (nid == UINT32_MAX)
+                        if (fid == UINT32_MAX || nid == UINT32_MAX)
                             goto oom;
                         fs[0] = fid + 1;
                         fs[1] = nid;
                     }
-                    k.file = fs[0] - 1;
-                    k.function = fs[1];
-                    if (c->gran == HS_GRAN_LINES || c->gran == HS_GRAN_ADDRESSES)
-                        k.line = ln->line;
-                    if (!*name || c->obj_names) {
-                        k.objfile = obj;
-                        /* pprof also keys on the start line here; for --files
-                         * that splits one file into several identical rows, so
-                         * we do not. */
-                        if (c->gran != HS_GRAN_FILES)
-                            k.start_line = fn->start_line;
-                    }
+                    hs_an_node_key_of(&k, c->gran, c->obj_names, empty, true, fs[1], *name != 0, fs[0] - 1, obj,
+                                      ln->line, fn->start_line, addr);
                 }
                 uint32_t id = node_intern(pv, &k);
                 if (id == UINT32_MAX || list_push(c, id, first ? 0 : 1) < 0)
@@ -574,54 +369,84 @@ static int add_stack(struct hs_view_private *pv, size_t need)
     return reserve_stacks(pv, more_stacks, more_frames);
 }
 
-/* pprof's FilterSamplesByName + ShowFrom + FilterSamplesByTag for one
- * sample: false when dropped; else locs[0..*n) are its kept locations, leaf
- * first. locs has room for S->n_locations entries. */
-static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location **locs, size_t *np)
+/* A sample's labels as the tag filters read them. */
+typedef struct {
+    const hs_profile *p;
+    const hs_sample *s;
+} prof_sample;
+
+static void prof_label(const void *arg, size_t i, hs_an_label *out)
+{
+    const prof_sample *ps = arg;
+    const hs_label *l = &ps->s->labels[i];
+    out->key = hs_profile_string(ps->p, l->key);
+    out->str = l->str ? hs_profile_string(ps->p, l->str) : NULL;
+    out->unit = hs_profile_string(ps->p, l->num_unit);
+    out->num = l->num;
+}
+
+static bool tags_keep(const prof_ctx *c, const hs_sample *S)
+{
+    prof_sample ps = {c->p, S};
+    return hs_an_tags_keep(c->f, &ps, S->n_labels, prof_label);
+}
+
+/* sample_keep's room: the kept locations, and the rule's scratch. */
+typedef struct {
+    const hs_location **locs;
+    uint8_t *dec;
+    uint32_t *pos;
+    size_t cap;
+} keep_buf;
+
+static int keep_buf_reserve(keep_buf *b, size_t n)
+{
+    if (n <= b->cap)
+        return 0;
+    size_t cap = n + 64;
+    const hs_location **nl = realloc(b->locs, cap * sizeof *nl);
+    if (!nl)
+        return -1;
+    b->locs = nl;
+    uint8_t *nd = realloc(b->dec, cap);
+    if (!nd)
+        return -1;
+    b->dec = nd;
+    uint32_t *np = realloc(b->pos, cap * sizeof *np);
+    if (!np)
+        return -1;
+    b->pos = np;
+    b->cap = cap;
+    return 0;
+}
+
+static void keep_buf_free(keep_buf *b)
+{
+    free(b->locs);
+    free(b->dec);
+    free(b->pos);
+    memset(b, 0, sizeof *b);
+}
+
+/* The filters (filters.h's rules) on one sample: false when dropped; else
+ * b->locs[0..*np) are its kept locations, leaf first. b has room for
+ * S->n_locations. */
+static bool sample_keep(const prof_ctx *c, const hs_sample *S, keep_buf *b, size_t *np)
 {
     const hs_profile *p = c->p;
-    const hs_an_filters *f = c->f;
-    bool name_filter = f->has_focus || f->has_ignore || f->has_hide || f->has_show;
-    size_t n = 0;
-    bool focused = false, ignored = false;
+    size_t n = 0, kept;
     for (size_t k = 0; k < S->n_locations; k++) {
         const hs_location *L = hs_profile_location_at(p, S->location_ids[k], c->dense);
         if (!L)
             continue;
-        const loc_info *li = &c->li[L - p->locations];
-        if (li->fi == 1)
-            focused = true;
-        else if (li->fi == 2)
-            ignored = true;
-        if (li->flags & LOC_HIDDEN)
-            continue;
-        locs[n++] = L;
+        b->locs[n] = L;
+        b->dec[n++] = c->li[L - p->locations].dec;
     }
-    if (name_filter && (!focused || ignored))
+    if (!hs_an_sample_rule(c->f, b->dec, n, b->pos, &kept) || !tags_keep(c, S))
         return false;
-    if (n == 0 && name_filter)
-        return false;
-    if (f->has_show_from) {
-        size_t k = n;
-        while (k > 0 && !(c->li[locs[k - 1] - p->locations].flags & LOC_SHOWFROM))
-            k--;
-        if (k == 0)
-            return false;
-        n = k;
-    }
-    if (f->has_tagfocus && !hs_an_tagfilter_match(&f->tagfocus, p, S))
-        return false;
-    if (f->has_tagignore && hs_an_tagfilter_match(&f->tagignore, p, S))
-        return false;
-    if (f->has_prune_from) { /* drop the frames leafward of the first pruning location */
-        for (size_t k = 0; k < n; k++)
-            if (c->li[locs[k] - p->locations].flags & LOC_PRUNE) {
-                memmove(locs, locs + k, (n - k) * sizeof *locs);
-                n -= k;
-                break;
-            }
-    }
-    *np = n;
+    for (size_t j = 0; j < kept; j++) /* pos[j] >= j: in place */
+        b->locs[j] = b->locs[b->pos[j]];
+    *np = kept;
     return true;
 }
 
@@ -629,18 +454,7 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, const hs_location
  * name or location, so every location it has is kept. */
 static bool keep_by_tags_only(const prof_ctx *c)
 {
-    const hs_an_filters *f = c->f;
-    return !f->has_focus && !f->has_ignore && !f->has_hide && !f->has_show && !f->has_show_from &&
-           !f->has_prune_from && !c->keepmask;
-}
-
-/* sample_keep when keep_by_tags_only: the tag filters alone. */
-static bool sample_keep_tags(const prof_ctx *c, const hs_sample *S)
-{
-    const hs_an_filters *f = c->f;
-    if (f->has_tagfocus && !hs_an_tagfilter_match(&f->tagfocus, c->p, S))
-        return false;
-    return !(f->has_tagignore && hs_an_tagfilter_match(&f->tagignore, c->p, S));
+    return !hs_an_filters_by_name(c->f) && !c->keepmask;
 }
 
 /* Profiles of at least this many samples have their samples merged into
@@ -802,8 +616,7 @@ static int merge_samples(merge_job *j)
     size_t n_classes = j->n_classes;
     hs_hmap *seen = j->seen;
     bool *flags_out = j->flags_out;
-    const hs_location **locs = NULL;
-    size_t locs_cap = 0;
+    keep_buf kb = {0};
     int64_t base_key = 0; /* the string "pprof::base", which marks --diff-base samples */
     for (size_t i = 1; i < p->n_strings && !base_key; i++)
         if (strcmp(p->strings[i], "pprof::base") == 0)
@@ -840,14 +653,8 @@ static int merge_samples(merge_job *j)
             vf->pub.total += av;
             vf->div_total += dv;
         }
-        if (locs_cap < S->n_locations + 1) {
-            locs_cap = S->n_locations + 64;
-            const hs_location **nl = realloc(locs, locs_cap * sizeof *nl);
-            if (!nl) {
-                goto oom;
-            }
-            locs = nl;
-        }
+        if (keep_buf_reserve(&kb, S->n_locations + 1) < 0)
+            goto oom;
         /* a sample indistinguishable from an earlier one (the same shared
          * location id array, equal labels) adds to its stack; label-less
          * samples find it by the decoder's stack class, others by hash */
@@ -885,7 +692,8 @@ static int merge_samples(merge_job *j)
             }
         }
         size_t n = 0, need = 0;
-        bool kept = apart ? sample_keep_tags(c, S) : sample_keep(c, S, locs, &n);
+        bool kept = apart ? tags_keep(c, S) : sample_keep(c, S, &kb, &n);
+        const hs_location **locs = kb.locs;
         uint64_t entry = kept ? (uint64_t)pv->n_stacks << 1 | 1 : (uint64_t)s << 1;
         if (remember && cs) {
             *cs = (class_seen){S->location_ids, S->n_locations, entry};
@@ -922,10 +730,10 @@ static int merge_samples(merge_job *j)
         else
             vf->pub.kept_total += v;
     }
-    free(locs);
+    keep_buf_free(&kb);
     return 0;
 oom:
-    free(locs);
+    keep_buf_free(&kb);
     return -1;
 }
 
@@ -1325,7 +1133,7 @@ hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_op
     uint64_t *fn_ids = calloc(p->n_functions + 1, sizeof *fn_ids);
     uint64_t *loc_ids = calloc(p->n_locations + 1, sizeof *loc_ids);
     c.keepmask = calloc(p->n_locations + 1, sizeof *c.keepmask);
-    const hs_location **locs = NULL;
+    keep_buf kb = {0};
     uint64_t *ids = NULL;
     hs_label *labels = NULL;
     hs_line *lines = NULL;
@@ -1372,19 +1180,19 @@ hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_op
     }
     for (size_t s = 0; s < p->n_samples; s++) {
         const hs_sample *S = &p->samples[s];
-        if (locs_cap < S->n_locations + 1) {
-            locs_cap = S->n_locations + 64;
-            const hs_location **nl = realloc(locs, locs_cap * sizeof *nl);
-            uint64_t *ni = nl ? realloc(ids, locs_cap * sizeof *ni) : NULL;
-            if (nl)
-                locs = nl;
-            if (!nl || !ni)
+        if (keep_buf_reserve(&kb, S->n_locations + 1) < 0)
+            goto oom;
+        if (locs_cap < kb.cap) {
+            uint64_t *ni = realloc(ids, kb.cap * sizeof *ni);
+            if (!ni)
                 goto oom;
             ids = ni;
+            locs_cap = kb.cap;
         }
         size_t n = 0;
-        if (!sample_keep(&c, S, locs, &n))
+        if (!sample_keep(&c, S, &kb, &n))
             continue;
+        const hs_location **locs = kb.locs;
         for (size_t k = 0; k < n; k++) {
             size_t li = (size_t)(locs[k] - p->locations);
             if (!loc_ids[li]) {
@@ -1448,7 +1256,7 @@ done:
     free(map_ids);
     free(fn_ids);
     free(loc_ids);
-    free(locs);
+    keep_buf_free(&kb);
     free(ids);
     free(labels);
     free(lines);

@@ -5,33 +5,36 @@
  * (hs_stack_build_profile) and no hs_view is made: at 100 000 stacks those
  * were most of a flame graph request.
  *
- * The answer is the one the view of the rebuilt profile gives, to the byte
- * (tests/unit/test_query.c runs every filter and granularity both ways on
- * generated data and compares the bytes). So this file decides what view.c
- * decides, on the profile hs_stack_build_profile would have built: a run
- * of inlined frames and the frame they were inlined into is one location
+ * This file is a stack source for the view's rules, not a copy of them:
+ * which lines of a location show, which locations of a sample stay,
+ * whether its labels pass the tag filters, what keys and names a node are
+ * analysis/filters.h's, the functions view.c asks too. What is this
+ * file's own is how a record gives the rules their inputs: a run of
+ * inlined frames and the frame they were inlined into is one location
  * whose lines are those frames (innermost first) and whose mapping is its
- * outer frame's (none when that name is ""); every frame has a function
- * (its name, file, start line). Regexes (focus, ignore, hide, show,
- * show_from) are matched once per distinct string; the per-location and
- * per-sample rules are view.c's compute_locations and sample_keep; nodes
- * are keyed and named as view.c's node_intern keys and names them.
+ * outer frame's (none when that name is ""), as hs_stack_build_profile
+ * would rebuild it; match bits are worked out once per distinct string.
+ * tests/unit/test_query.c runs every filter, tag filter and granularity
+ * both ways (this, and the view of the rebuilt profile) on generated data
+ * and compares the bytes.
  *
- * Left to the rebuilt profile (hs_q_tree_build returns 1): tag filters
- * (they read sample labels), options the server never sets, negative
- * values (the view sums identical stacks before the tree, and a sum that
- * cancels drops a stack the tree would otherwise see), an empty merge, a
- * sample index the view would refuse (it gives the error). */
+ * Left to the rebuilt profile (hs_q_tree_build returns 1): options the
+ * server never sets, negative values (the view sums identical stacks
+ * before the tree, and a sum that cancels drops a stack the tree would
+ * otherwise see), an empty merge, a sample index the view would refuse
+ * (it gives the error). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis_internal.h"
+#include "analysis/filters.h"
+#include "base/hashmap.h"
+#include "base/strtab.h"
 #include "server/query_cache.h"
 #include "server/query_internal.h"
 #include "store/stack.h"
 #include "base/vec.h"
 
-enum { FM_KNOWN = 128 }; /* beside analysis_internal.h's HS_FM_* bits */
+enum { FM_KNOWN = 128 }; /* beside filters.h's HS_FM_* bits */
 
 /* what is known of one interned string */
 typedef struct {
@@ -40,17 +43,13 @@ typedef struct {
     uint8_t bits;   /* FM_* matches, FM_KNOWN once computed */
 } str_info;
 
-typedef struct {
-    uint32_t fn, file, obj; /* string ids */
-    int64_t line, start_line;
-} node_key;
 
 struct hs_q_tree_priv {
     hs_strtab strs;
     str_info *si;
     size_t cap_si;
     hs_node *nodes;
-    node_key *keys;
+    hs_an_node_key *keys;
     size_t n_nodes, cap_nodes;
     hs_idmap node_map;
 };
@@ -66,12 +65,11 @@ typedef struct {
     size_t cap_gid;
     /* the current record's locations, leaf first */
     uint32_t *loc_start, *loc_n; /* frame range */
-    uint8_t *loc_flags;          /* LOC_* */
-    uint8_t *keep;               /* per frame */
+    uint8_t *loc_dec;            /* HS_LOC_* */
+    uint32_t *pos;               /* hs_an_sample_rule's answer */
+    uint8_t *keep, *lb;          /* per frame: shown, match bits */
     size_t cap_locs, cap_frames;
 } reader_ctx;
-
-enum { LOC_HIDDEN = 1, LOC_SHOWFROM = 2, LOC_FOCUSED = 4, LOC_IGNORED = 8 };
 
 
 /* Intern s; its str_info is set up the first time. */
@@ -100,22 +98,22 @@ static uint32_t sid(reader_ctx *c, uint32_t i)
     return c->gid[i];
 }
 
-/* The HS_FM_* bits of string id s. */
+/* hs_an_name_bits of string id s (HS_FM_PRUNE: as a function's name). */
 static uint8_t bits(reader_ctx *c, uint32_t s)
 {
     str_info *si = &c->t->si[s];
     if (!(si->bits & FM_KNOWN))
-        si->bits = FM_KNOWN | hs_an_filter_bits(c->f, str(c, s));
-    return si->bits;
+        si->bits = FM_KNOWN | hs_an_name_bits(c->f, str(c, s));
+    return (uint8_t)(si->bits & ~FM_KNOWN);
 }
 
-/* view.c's fmatch of a frame's function: its name or its file matches. */
+/* hs_an_function_bits of a frame's function; 0xff: out of memory. */
 static uint8_t frame_bits(reader_ctx *c, const hs_stack_ref_frame *fr)
 {
     uint32_t a = sid(c, fr->fn), b = sid(c, fr->file);
     if (a == UINT32_MAX || b == UINT32_MAX)
-        return 0xff; /* out of memory: caught by the caller's check of gid */
-    return (uint8_t)((bits(c, a) | bits(c, b)) & ~FM_KNOWN);
+        return 0xff;
+    return bits(c, a) | (bits(c, b) & ~HS_FM_PRUNE);
 }
 
 /* The mapping of a location whose outer frame is fr: its file's string id,
@@ -131,46 +129,37 @@ static uint32_t loc_mapping(reader_ctx *c, const hs_stack_ref_frame *fr, bool *o
     return s;
 }
 
-/* A file name as a node has it (view.c: trimmed, then cleaned). */
+/* A file name as a node has it (hs_an_node_file), once per string. */
 static uint32_t node_file(reader_ctx *c, uint32_t s)
 {
     str_info *si = &c->t->si[s];
     if (si->clean != UINT32_MAX)
         return si->clean;
-    const char *file = str(c, s);
-    uint32_t out = c->empty;
-    if (*file && !c->o->untrimmed_paths)
-        file = hs_analysis_trim_path(file, c->o->trim_path, c->o->source_path);
-    if (*file) {
-        char *cf = strdup(file);
-        if (!cf)
-            return UINT32_MAX;
-        hs_analysis_clean_path(cf);
-        out = intern(c->t, cf);
-        free(cf);
-        if (out == UINT32_MAX)
-            return UINT32_MAX;
-    }
+    char *cf = hs_an_node_file(str(c, s), c->o->untrimmed_paths, c->o->trim_path, c->o->source_path);
+    uint32_t out = cf ? intern(c->t, cf) : UINT32_MAX;
+    free(cf);
+    if (out == UINT32_MAX)
+        return UINT32_MAX;
     c->t->si[s].clean = out; /* si may have moved */
     return out;
 }
 
-static uint64_t key_hash(const node_key *k)
+static uint64_t key_hash(const hs_an_node_key *k)
 {
-    uint64_t h = hs_mix64(((uint64_t)k->fn << 32) ^ k->file);
-    h = hs_mix64(h ^ ((uint64_t)k->obj << 17) ^ (uint64_t)k->line);
+    uint64_t h = hs_mix64(((uint64_t)k->function << 32) ^ k->file);
+    h = hs_mix64(h ^ ((uint64_t)k->objfile << 17) ^ (uint64_t)k->line);
     return hs_mix64(h ^ (uint64_t)k->start_line);
 }
 
-static uint32_t node_of_key(reader_ctx *c, const node_key *k)
+static uint32_t node_of_key(reader_ctx *c, const hs_an_node_key *k)
 {
     struct hs_q_tree_priv *t = c->t;
     uint64_t h = key_hash(k);
     size_t slot = (size_t)-1;
     uint32_t id;
     while ((id = hs_idmap_next(&t->node_map, h, &slot)) != UINT32_MAX) {
-        const node_key *o = &t->keys[id];
-        if (o->fn == k->fn && o->file == k->file && o->obj == k->obj && o->line == k->line &&
+        const hs_an_node_key *o = &t->keys[id];
+        if (o->function == k->function && o->file == k->file && o->objfile == k->objfile && o->line == k->line &&
             o->start_line == k->start_line)
             return id;
     }
@@ -184,9 +173,9 @@ static uint32_t node_of_key(reader_ctx *c, const node_key *k)
     t->keys = nk;
     hs_node *n = &t->nodes[t->n_nodes];
     memset(n, 0, sizeof *n);
-    n->function = str(c, k->fn);
+    n->function = str(c, k->function);
     n->file = str(c, k->file);
-    n->objfile = str(c, k->obj);
+    n->objfile = str(c, k->objfile);
     n->line = k->line;
     n->start_line = k->start_line;
     char *name = hs_an_printable_name(n->function, n->file, n->objfile, n->line, 0);
@@ -207,7 +196,7 @@ static uint32_t node_of_key(reader_ctx *c, const node_key *k)
 }
 
 /* The node of frame fr of a location with mapping obj (a string id, or
- * UINT32_MAX), as view.c's compute_locations makes it. */
+ * UINT32_MAX), keyed by hs_an_node_key_of. */
 static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t obj)
 {
     hs_granularity g = c->o->granularity;
@@ -217,35 +206,38 @@ static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t
     bool named = *str(c, name) != 0;
     if (g == HS_GRAN_FUNCTIONS && named && c->t->si[name].fnode != UINT32_MAX)
         return c->t->si[name].fnode;
-    node_key k = {name, c->empty, c->empty, 0, 0};
+    uint32_t file = c->empty;
     if (g != HS_GRAN_FUNCTIONS) {
-        uint32_t file = sid(c, fr->file);
-        k.file = file == UINT32_MAX ? UINT32_MAX : node_file(c, file);
-        if (k.file == UINT32_MAX)
+        file = sid(c, fr->file);
+        file = file == UINT32_MAX ? UINT32_MAX : node_file(c, file);
+        if (file == UINT32_MAX)
             return UINT32_MAX;
     }
-    if (g == HS_GRAN_LINES || g == HS_GRAN_ADDRESSES)
-        k.line = fr->line;
-    if (!named) {
-        k.obj = obj == UINT32_MAX ? c->empty : obj;
-        if (g != HS_GRAN_FILES)
-            k.start_line = fr->start_line;
-    }
+    hs_an_node_key k;
+    hs_an_node_key_of(&k, g, false, c->empty, true, name, named, file, obj == UINT32_MAX ? c->empty : obj, fr->line,
+                      fr->start_line, 0);
     uint32_t id = node_of_key(c, &k);
     if (id != UINT32_MAX && g == HS_GRAN_FUNCTIONS && named)
         c->t->si[name].fnode = id;
     return id;
 }
 
-/* Split the record's frames into locations and decide each one as view.c's
- * compute_locations does (c->keep: the kept lines). Returns the number of
- * locations, or -1 on out of memory. */
+/* Split the record's frames into locations and decide each one
+ * (hs_an_location_rule: c->keep, the shown lines; c->loc_dec). Returns the
+ * number of locations, or -1 on out of memory. */
 static long locations(reader_ctx *c, bool filters)
 {
     const hs_stack_ref_frame *fr = c->r.frames;
     size_t nf = c->r.n_frames, nl = 0;
-    if (hs_vec_reserve((void **)&c->keep, &c->cap_frames, nf + 1, 1) < 0)
-        return -1;
+    if (nf + 1 > c->cap_frames) {
+        size_t cap = c->cap_frames;
+        if (hs_vec_reserve((void **)&c->keep, &cap, nf + 1, 1) < 0)
+            return -1;
+        cap = c->cap_frames;
+        if (hs_vec_reserve((void **)&c->lb, &cap, nf + 1, 1) < 0)
+            return -1;
+        c->cap_frames = cap;
+    }
     for (size_t i = 0; i < nf;) {
         size_t j = i;
         while (j + 1 < nf && fr[j].inlined)
@@ -258,121 +250,64 @@ static long locations(reader_ctx *c, bool filters)
             if (hs_vec_reserve((void **)&c->loc_n, &cap, nl + 1, sizeof *c->loc_n) < 0)
                 return -1;
             cap = c->cap_locs;
-            if (hs_vec_reserve((void **)&c->loc_flags, &cap, nl + 1, 1) < 0)
+            if (hs_vec_reserve((void **)&c->loc_dec, &cap, nl + 1, 1) < 0)
+                return -1;
+            cap = c->cap_locs;
+            if (hs_vec_reserve((void **)&c->pos, &cap, nl + 1, sizeof *c->pos) < 0)
                 return -1;
             c->cap_locs = cap;
         }
         c->loc_start[nl] = (uint32_t)i;
         c->loc_n[nl] = (uint32_t)(j - i + 1);
-        c->loc_flags[nl] = 0;
+        c->loc_dec[nl] = HS_LOC_FOCUSED;
         memset(c->keep + i, 1, j - i + 1);
         nl++;
         i = j + 1;
     }
     if (!filters)
         return (long)nl;
-    const hs_an_filters *f = c->f;
     for (size_t l = 0; l < nl; l++) {
         const hs_stack_ref_frame *L = fr + c->loc_start[l];
-        uint8_t *keep = c->keep + c->loc_start[l];
-        size_t n = c->loc_n[l], nkeep = n;
+        uint8_t *lb = c->lb + c->loc_start[l];
+        size_t n = c->loc_n[l];
         bool oom = false;
         uint32_t map = loc_mapping(c, &L[n - 1], &oom);
         if (oom)
             return -1;
-        uint8_t mb = map == UINT32_MAX ? 0 : (uint8_t)(bits(c, map) & ~FM_KNOWN);
-        uint8_t any = mb, fb[64];
-        for (size_t k = 0; k < n; k++) {
-            uint8_t b = frame_bits(c, &L[k]);
-            if (b == 0xff)
+        uint8_t mb = map == UINT32_MAX ? 0 : (uint8_t)(bits(c, map) & ~HS_FM_PRUNE);
+        for (size_t k = 0; k < n; k++)
+            if ((lb[k] = frame_bits(c, &L[k])) == 0xff)
                 return -1;
-            if (k < 64)
-                fb[k] = b;
-            any |= b;
-        }
-#define FB(k) ((k) < 64 ? fb[k] : frame_bits(c, &L[k]))
-        uint8_t *flags = &c->loc_flags[l];
-        if (f->has_ignore && (any & HS_FM_IGNORE))
-            *flags |= LOC_IGNORED;
-        else if (!f->has_focus || (any & HS_FM_FOCUS))
-            *flags |= LOC_FOCUSED;
-        bool hidden = false;
-        if (f->has_hide && (any & HS_FM_HIDE)) {
-            if (mb & HS_FM_HIDE) {
-                memset(keep, 0, n);
-                nkeep = 0;
-            } else {
-                for (size_t k = 0; k < n; k++)
-                    if (FB(k) & HS_FM_HIDE) {
-                        keep[k] = 0;
-                        nkeep--;
-                    }
-            }
-            if (nkeep == 0)
-                hidden = true;
-        }
-        if (f->has_show) {
-            if (!(mb & HS_FM_SHOW))
-                for (size_t k = 0; k < n; k++)
-                    if (keep[k] && !(FB(k) & HS_FM_SHOW)) {
-                        keep[k] = 0;
-                        nkeep--;
-                    }
-            if (nkeep == 0)
-                hidden = true;
-        }
-        if (f->has_show_from) {
-            if (mb & HS_FM_SHOWFROM) {
-                *flags |= LOC_SHOWFROM;
-            } else {
-                for (size_t k = n; k-- > 0;) {
-                    if (!keep[k] || !(FB(k) & HS_FM_SHOWFROM))
-                        continue;
-                    *flags |= LOC_SHOWFROM;
-                    for (size_t j = k + 1; j < n; j++)
-                        keep[j] = 0;
-                    break;
-                }
-            }
-        }
-#undef FB
-        if (hidden)
-            *flags |= LOC_HIDDEN;
+        c->loc_dec[l] = hs_an_location_rule(c->f, mb, lb, n, c->keep + c->loc_start[l]);
     }
     return (long)nl;
 }
 
-/* view.c's sample_keep on the record's locations: false when the sample
- * is dropped, else *kept (leaf first, into the location arrays, compacted)
+/* The record's labels as the tag filters read them. */
+static void record_label(const void *arg, size_t i, hs_an_label *out)
+{
+    const hs_stack_refs *r = arg;
+    const hs_stack_ref_label *l = &r->labels[i];
+    out->key = r->strings[l->key];
+    out->str = l->str ? r->strings[l->str] : NULL;
+    out->unit = r->strings[l->unit];
+    out->num = l->num;
+}
+
+/* The rules on the record's nl locations: false when the sample is
+ * dropped, else *kept (leaf first, into the location arrays, compacted)
  * are its locations. */
 static bool sample_keep(reader_ctx *c, size_t nl, size_t *kept)
 {
-    const hs_an_filters *f = c->f;
-    bool name_filter = f->has_focus || f->has_ignore || f->has_hide || f->has_show;
-    bool focused = false, ignored = false;
-    size_t n = 0;
-    for (size_t l = 0; l < nl; l++) {
-        uint8_t fl = c->loc_flags[l];
-        focused |= (fl & LOC_FOCUSED) != 0;
-        ignored |= (fl & LOC_IGNORED) != 0;
-        if (fl & LOC_HIDDEN)
-            continue;
-        c->loc_start[n] = c->loc_start[l];
-        c->loc_n[n] = c->loc_n[l];
-        c->loc_flags[n] = fl;
-        n++;
-    }
-    if (name_filter && (!focused || ignored))
+    size_t n;
+    if (!hs_an_sample_rule(c->f, c->loc_dec, nl, c->pos, &n) ||
+        !hs_an_tags_keep(c->f, &c->r, c->r.n_labels, record_label))
         return false;
-    if (n == 0 && name_filter)
-        return false;
-    if (f->has_show_from) {
-        size_t k = n;
-        while (k > 0 && !(c->loc_flags[k - 1] & LOC_SHOWFROM))
-            k--;
-        if (k == 0)
-            return false;
-        n = k;
+    for (size_t j = 0; j < n; j++) { /* pos[j] >= j: in place */
+        uint32_t k = c->pos[j];
+        c->loc_start[j] = c->loc_start[k];
+        c->loc_n[j] = c->loc_n[k];
+        c->loc_dec[j] = c->loc_dec[k];
     }
     *kept = n;
     return true;
@@ -397,8 +332,8 @@ static int view_sample_index(const hs_store_types *t, const char *spec, bool *oo
 /* Whether the direct path gives the view's answer for these options. */
 static bool applies(const hs_analysis_options *o)
 {
-    return !o->tagfocus && !o->tagignore && !o->prune_from && !o->noinlines && !o->n_base && !o->mean &&
-           !o->relative && !o->obj_names && !o->normalize;
+    return !o->prune_from && !o->noinlines && !o->n_base && !o->mean && !o->relative && !o->obj_names &&
+           !o->normalize;
 }
 
 void hs_q_tree_free(hs_q_tree *out)
@@ -435,7 +370,8 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
     hs_an_filters f;
     if (hs_an_filters_compile(&f, &q->o, err, sizeof err) < 0)
         return 1; /* the view gives the error */
-    bool filters = f.has_focus || f.has_ignore || f.has_hide || f.has_show || f.has_show_from;
+    bool filters = hs_an_filters_by_name(&f) || f.noinlines;
+    bool tags = f.has_tagfocus || f.has_tagignore;
     int rc = 500;
     const char *what = "out of memory";
     struct hs_q_tree_priv *t = calloc(1, sizeof *t);
@@ -477,7 +413,7 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
         if (nl < 0)
             goto done;
         size_t kept = (size_t)nl;
-        if (filters && !sample_keep(&c, (size_t)nl, &kept))
+        if ((filters || tags) && !sample_keep(&c, (size_t)nl, &kept))
             continue;
         out->kept += v;
         if (v == 0) /* the call tree leaves it out */
@@ -534,7 +470,9 @@ done:
     free(c.gid);
     free(c.loc_start);
     free(c.loc_n);
-    free(c.loc_flags);
+    free(c.loc_dec);
+    free(c.pos);
     free(c.keep);
+    free(c.lb);
     return rc;
 }
