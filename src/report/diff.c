@@ -59,6 +59,16 @@ static const char *p_text(char *buf, size_t len, double p)
     return buf;
 }
 
+/* The smallest two-sided p the exact test can give with m and n windows:
+ * 2 / C(m + n, m) (as web/app.js's minP). */
+static double min_p(size_t m, size_t n)
+{
+    double c = 1;
+    for (size_t k = 1; k <= (m < n ? m : n); k++)
+        c = c * (double)(m + n - k + 1) / (double)k;
+    return 2 / c;
+}
+
 int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
                    const hs_diff_pvalues *s, char *err, size_t errlen)
 {
@@ -89,8 +99,11 @@ int hs_report_diff(FILE *out, const hs_view *v, const hs_graph *g, const hs_anal
     const char *bh = o->cum_sort ? "base cum" : "base", *nh = o->cum_sort ? "new cum" : "new";
     if (s) {
         fprintf(out, "p: Mann-Whitney U test of each node's share of the %zu BASE windows against the %zu NEW"
-                     " ones, * p < %g\n",
-                s->base_windows, s->new_windows, HS_DIFF_SIG_P);
+                     " ones, * p < %g%s\n",
+                s->base_windows, s->new_windows, HS_DIFF_SIG_P,
+                min_p(s->base_windows, s->new_windows) < HS_DIFF_SIG_P
+                    ? ""
+                    : " (too few windows: no p can be below it; 4 a side are needed)");
         fprintf(out, "%10s %10s %10s %8s %7s  %s\n", bh, nh, "delta", "delta%", "p", "name");
     } else
         fprintf(out, "%10s %10s %10s %8s  %s\n", bh, nh, "delta", "delta%", "name");

@@ -61,6 +61,12 @@ print("ok: p column equals the API's:", rows)
 PY
 grep -q '^p: Mann-Whitney U test .* the 4 BASE windows against the 4 NEW ones' cli.txt || fail "no legend: $(cat cli.txt)"
 
+# 3 windows a side: the legend says no p can reach 0.05
+"$HOTSPUR" diff --significance "$q&version=a&until=$((now - 250))" "$q&version=b&until=$((now - 100))" >three.txt 2>three.err ||
+    fail "3 windows: $(cat three.err)"
+grep -q '^p: .* the 3 BASE windows against the 3 NEW ones, \* p < 0.05 (too few windows: no p can be below it; 4 a side are needed)$' three.txt ||
+    fail "3 windows a side: $(cat three.txt)"
+grep -q '^p: .*needed' cli.txt && fail "4 windows a side said too few: $(cat cli.txt)"
 # one window on a side: no p column, a note, exit 0
 "$HOTSPUR" diff --significance "$q&version=c" "$q&version=b" >one.txt 2>one.err || fail "one window: $(cat one.err)"
 grep -q 'BASE has 1 window, the test needs 2 to 32 a side; no p column' one.err || fail "one window: $(cat one.err)"
