@@ -6,7 +6,7 @@
 #    uploads one profile from its start to its exit, with its CPU (before,
 #    the window opened at a random point of [0, 50 s]: 47 runs of 50 on
 #    average uploaded nothing and the query answered 404);
-#  - a 12 s program's first profile arrives about 10 s after start, while it
+#  - a 14 s program's first profile arrives about 10 s after start, while it
 #    runs.
 # Later windows keep one per period at a random point (continuous_upload.sh).
 source "$(dirname "$0")/lib.sh"
@@ -36,13 +36,13 @@ PY
 
 fake_start
 t0=$(now)
-HOTSPUR_SERVER=$FAKE_URL HOTSPUR_SERVICE=first LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/sleeper" 12000 >out 2>err ||
+HOTSPUR_SERVER=$FAKE_URL HOTSPUR_SERVICE=first LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/sleeper" 14000 >out 2>err ||
     fail "sleeper failed: $(cat err)"
 t1=$(now)
 sleep 0.3
 fake_summary >long.sum
 cat long.sum
-python3 - "$t0" "$t1" long.sum <<'PY' || fail "the first upload of a 12 s run (above)"
+python3 - "$t0" "$t1" long.sum <<'PY' || fail "the first upload of a 14 s run (above)"
 import sys
 t0, t1 = float(sys.argv[1]), float(sys.argv[2])
 rows = [l.split("\t") for l in open(sys.argv[3]) if l.strip()]
@@ -52,4 +52,4 @@ print(f"first upload received {got - t0:.2f} s after start (window from {start -
 assert start - t0 < 1.0, "the first window opened late"
 assert got < t1 - 0.5, "the first profile arrived only at exit"
 PY
-pass "the first window opens at start: a 3 s run uploads its 3 s, a 12 s run's first profile arrives while it runs"
+pass "the first window opens at start: a 3 s run uploads its 3 s, a 14 s run's first profile arrives while it runs"
