@@ -134,7 +134,7 @@ bench_large_profile() {
         tmp=$(mktemp -d)
         # shellcheck disable=SC2046 # pkg-config prints several flags
         if ! cc -O2 -I"$here/../src" -o "$tmp/gen" "$here/gen_large_profile.c" \
-            "$build/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate libisal) >&2 ||
+            "$build/lib/static/libhs_profile.a" "$build/lib/static/libhs_base.a" $(pkg-config --libs libprotobuf-c zlib libdeflate libisal) >&2 ||
             ! "$tmp/gen" "$profile.tmp" "$samples" "$locs" >&2; then
             rm -rf "$tmp"
             return 1

@@ -36,7 +36,7 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck disable=SC2046 # pkg-config prints several flags
 cc -O2 -g -Wall -Wextra -Werror -I"$ROOT/src" -I"$HERE" -o "$TMP/ingest_load" "$HERE/ingest_load.c" \
-    "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate libisal libcurl) -lpthread -lm
+    "$BUILD/lib/static/libhs_profile.a" "$BUILD/lib/static/libhs_base.a" $(pkg-config --libs libprotobuf-c zlib libdeflate libisal libcurl) -lpthread -lm
 
 "$BUILD/bin/hotspur" serve --listen 127.0.0.1:0 --data "$TMP/data" --retention 0 2>"$TMP/server.log" &
 SERVER=$!

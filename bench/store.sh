@@ -27,7 +27,7 @@ RUNS=${BENCH_RUNS:-5}
 SIZES=${BENCH_STORE_SIZES:-1000,10000,100000}
 INVOCATION="bench/store.sh $1"
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
-LIBS=("$BUILD/lib/static/libhs_store.a" "$BUILD/lib/static/libhs_analysis.a" "$BUILD/lib/static/libhs_profile.a")
+LIBS=("$BUILD/lib/static/libhs_store.a" "$BUILD/lib/static/libhs_analysis.a" "$BUILD/lib/static/libhs_profile.a" "$BUILD/lib/static/libhs_base.a")
 for f in "${LIBS[@]}"; do
     [ -e "$f" ] || { echo "store: $f is missing; build first (make)" >&2; exit 1; }
 done

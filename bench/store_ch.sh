@@ -53,7 +53,7 @@ if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 [ -n "${BENCH_STORE_SIZES:-}" ] && INVOCATION="BENCH_STORE_SIZES=$SIZES $INVOCATION"
 [ -n "${BENCH_STORE_BATCH:-}" ] && INVOCATION="BENCH_STORE_BATCH=$BATCH $INVOCATION"
 [ "$PARALLEL" = 1 ] && INVOCATION="BENCH_STORE_PARALLEL=1 $INVOCATION"
-LIBS=("$BUILD/lib/static/libhs_store.a" "$BUILD/lib/static/libhs_analysis.a" "$BUILD/lib/static/libhs_profile.a")
+LIBS=("$BUILD/lib/static/libhs_store.a" "$BUILD/lib/static/libhs_analysis.a" "$BUILD/lib/static/libhs_profile.a" "$BUILD/lib/static/libhs_base.a")
 for f in "${LIBS[@]}"; do
     [ -e "$f" ] || { echo "store_ch: $f is missing; build first (make)" >&2; exit 1; }
 done

@@ -60,7 +60,7 @@ trap cleanup EXIT
 
 # shellcheck disable=SC2046 # pkg-config prints several flags
 cc -O2 -g -Wall -Wextra -Werror -I"$ROOT/src" -I"$HERE" -o "$TMP/ingest_load" "$HERE/ingest_load.c" \
-    "$BUILD/lib/static/libhs_profile.a" $(pkg-config --libs libprotobuf-c zlib libdeflate libisal libcurl) -lpthread -lm
+    "$BUILD/lib/static/libhs_profile.a" "$BUILD/lib/static/libhs_base.a" $(pkg-config --libs libprotobuf-c zlib libdeflate libisal libcurl) -lpthread -lm
 
 ch_ports 3
 read -r H T I <<<"$CH_PORTS"
