@@ -267,12 +267,6 @@ bool hs_an_tagfilter_match_labels(const hs_an_tagfilter *tf, const void *sample,
     return true;
 }
 
-bool hs_an_tags_keep(const hs_an_filters *f, const void *sample, size_t n, hs_an_label_fn get)
-{
-    if (f->has_tagfocus && !hs_an_tagfilter_match_labels(&f->tagfocus, sample, n, get))
-        return false;
-    return !(f->has_tagignore && hs_an_tagfilter_match_labels(&f->tagignore, sample, n, get));
-}
 
 int hs_an_filters_compile(hs_an_filters *f, const hs_analysis_options *o, char *err, size_t errlen)
 {
@@ -448,41 +442,6 @@ uint8_t hs_an_location_rule(const hs_an_filters *f, uint8_t mb, const uint8_t *l
     if (hidden)
         out |= HS_LOC_HIDDEN;
     return out;
-}
-
-/* ---- one sample: FilterSamplesByName, ShowFrom, PruneFrom ---- */
-
-bool hs_an_sample_rule(const hs_an_filters *f, const uint8_t *dec, size_t n, uint32_t *pos, size_t *kept)
-{
-    bool name_filter = f->has_focus || f->has_ignore || f->has_hide || f->has_show;
-    bool focused = false, ignored = false;
-    size_t m = 0;
-    for (size_t k = 0; k < n; k++) {
-        focused |= (dec[k] & HS_LOC_FOCUSED) != 0;
-        ignored |= (dec[k] & HS_LOC_IGNORED) != 0;
-        if (!(dec[k] & HS_LOC_HIDDEN))
-            pos[m++] = (uint32_t)k;
-    }
-    if (name_filter && (!focused || ignored || m == 0))
-        return false;
-    if (f->has_show_from) {
-        size_t k = m;
-        while (k > 0 && !(dec[pos[k - 1]] & HS_LOC_SHOWFROM))
-            k--;
-        if (k == 0)
-            return false;
-        m = k;
-    }
-    if (f->has_prune_from) { /* drop the frames leafward of the first pruning location */
-        for (size_t k = 0; k < m; k++)
-            if (dec[pos[k]] & HS_LOC_PRUNE) {
-                memmove(pos, pos + k, (m - k) * sizeof *pos);
-                m -= k;
-                break;
-            }
-    }
-    *kept = m;
-    return true;
 }
 
 /* ---- nodes ---- */

@@ -219,6 +219,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         free(fn_strs);
         return -1;
     }
+    bool any_rule = hs_an_filters_by_name(f) || f->noinlines; /* else every line of every location shows */
     for (size_t i = 0; i < p->n_locations; i++) {
         const hs_location *L = &p->locations[i];
         loc_info *li = &c->li[i];
@@ -233,12 +234,17 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
             }
             keep = nk;
         }
-        uint8_t *lb = keep + L->n_lines + 1;
-        for (size_t k = 0; k < L->n_lines; k++) {
-            const hs_function *fn = line_fn(p, &L->lines[k]);
-            lb[k] = fn ? fn_bits(c, fn) : HS_FM_NOFN;
+        uint8_t dec = HS_LOC_FOCUSED;
+        if (any_rule) {
+            uint8_t *lb = keep + L->n_lines + 1;
+            for (size_t k = 0; k < L->n_lines; k++) {
+                const hs_function *fn = line_fn(p, &L->lines[k]);
+                lb[k] = fn ? fn_bits(c, fn) : HS_FM_NOFN;
+            }
+            dec = hs_an_location_rule(f, mb, lb, L->n_lines, keep);
+        } else {
+            memset(keep, 1, L->n_lines);
         }
-        uint8_t dec = hs_an_location_rule(f, mb, lb, L->n_lines, keep);
         li->dec = dec;
         c->fm |= (dec & HS_LOC_FOCUSED) != 0;
         c->im |= (dec & HS_LOC_IGNORED) != 0;
@@ -290,10 +296,13 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                     const char *name = c->gran == HS_GRAN_FILES ? "" : hs_profile_string(p, fn->name);
                     uint32_t *fs = &fn_strs[2 * (size_t)(fn - p->functions)];
                     if (!fs[0]) {
-                        char *file = hs_an_node_file(c->gran == HS_GRAN_FUNCTIONS ? "" : hs_profile_string(p, fn->filename),
-                                                     c->untrimmed, c->trim_path, c->source_path);
-                        uint32_t fid = file ? hs_strtab_intern(&pv->strs, file) : UINT32_MAX;
-                        free(file);
+                        const char *raw = c->gran == HS_GRAN_FUNCTIONS ? "" : hs_profile_string(p, fn->filename);
+                        uint32_t fid = empty;
+                        if (*raw) {
+                            char *file = hs_an_node_file(raw, c->untrimmed, c->trim_path, c->source_path);
+                            fid = file ? hs_strtab_intern(&pv->strs, file) : UINT32_MAX;
+                            free(file);
+                        }
                         uint32_t nid = hs_strtab_intern(&pv->strs, name);
                         if (fid == UINT32_MAX || nid == UINT32_MAX)
                             goto oom;
@@ -444,8 +453,9 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, keep_buf *b, size
     }
     if (!hs_an_sample_rule(c->f, b->dec, n, b->pos, &kept) || !tags_keep(c, S))
         return false;
-    for (size_t j = 0; j < kept; j++) /* pos[j] >= j: in place */
-        b->locs[j] = b->locs[b->pos[j]];
+    if (kept != n) /* else pos is 0..n-1 */
+        for (size_t j = 0; j < kept; j++) /* pos[j] >= j: in place */
+            b->locs[j] = b->locs[b->pos[j]];
     *np = kept;
     return true;
 }
