@@ -6,9 +6,11 @@
  * Service: HOTSPUR_SERVICE from /proc/PID/environ when readable, else the
  * systemd unit (--service-from unit), else the process name. Processes that
  * run the in-process agent (libhotspur mapped) are skipped: theirs wins.
- * The kernel symbols and the symbolizer (parsed files, named addresses)
- * live across windows and are renewed every RENEW_SECS: a file rebuilt at
- * the same path is named right again after that, and memory stays bounded. */
+ * The recording session (perf events, each process's mappings and
+ * unwinder), the kernel symbols and the symbolizer (parsed files, named
+ * addresses) live across windows and are renewed every RENEW_SECS: a file
+ * rebuilt at the same path is named right again after that, and memory
+ * stays bounded. */
 #define _GNU_SOURCE
 #include <curl/curl.h>
 #include <errno.h>
@@ -46,6 +48,11 @@ static const char agent_usage[] =
     "      --period D         one window per period (default 60s)\n"
     "      --duration D       window length (default 10s)\n"
     "      --host NAME        host label (default: the host name)\n"
+    "      --symbolize WHERE  server (default; HOTSPUR_SYMBOLIZE sets it too):\n"
+    "                         send addresses with build IDs and file offsets,\n"
+    "                         `hotspur serve` names them (docs/debuginfo.md);\n"
+    "                         agent: name frames here (parses every sampled\n"
+    "                         program's symbols and DWARF: more CPU and memory)\n"
     "      --once             one window at once, upload, exit (for tests)\n"
     "  -h, --help             show this help\n"
     "Windows in which a service has no sample are not uploaded. See\n"
@@ -243,7 +250,8 @@ static int ship(hs_profile *p, const rule *rules, size_t n_rules, int from_unit,
 
 int hs_cmd_agent(int argc, char **argv)
 {
-    enum { OPT_SERVER = 256, OPT_MATCH, OPT_SERVICE_FROM, OPT_PERIOD, OPT_DURATION, OPT_HOST, OPT_ONCE };
+    enum { OPT_SERVER = 256, OPT_MATCH, OPT_SERVICE_FROM, OPT_PERIOD, OPT_DURATION, OPT_HOST, OPT_ONCE,
+           OPT_SYMBOLIZE };
     static const struct option opts[] = {{"server", required_argument, 0, OPT_SERVER},
                                          {"match", required_argument, 0, OPT_MATCH},
                                          {"service-from", required_argument, 0, OPT_SERVICE_FROM},
@@ -252,6 +260,7 @@ int hs_cmd_agent(int argc, char **argv)
                                          {"duration", required_argument, 0, OPT_DURATION},
                                          {"host", required_argument, 0, OPT_HOST},
                                          {"once", no_argument, 0, OPT_ONCE},
+                                         {"symbolize", required_argument, 0, OPT_SYMBOLIZE},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *server = NULL;
@@ -260,6 +269,9 @@ int hs_cmd_agent(int argc, char **argv)
     size_t n_rules = 0;
     int from_unit = 0, once = 0, hz = 19, c, rc = 0;
     double period = 60, window = 10;
+    const char *where = getenv("HOTSPUR_SYMBOLIZE");
+    if (!where || !*where)
+        where = "server";
     optind = 1;
     while ((c = getopt_long(argc, argv, "F:h", opts, NULL)) != -1) {
         switch (c) {
@@ -311,6 +323,7 @@ int hs_cmd_agent(int argc, char **argv)
             break;
         case OPT_HOST: snprintf(host, sizeof host, "%s", optarg); break;
         case OPT_ONCE: once = 1; break;
+        case OPT_SYMBOLIZE: where = optarg; break;
         case 'h': fputs(agent_usage, stdout); return 0;
         default: fprintf(stderr, "hotspur agent: try 'hotspur agent --help'\n"); return 2;
         }
@@ -323,6 +336,11 @@ int hs_cmd_agent(int argc, char **argv)
         fprintf(stderr, "hotspur agent: --duration is longer than --period\n");
         return 2;
     }
+    if (strcmp(where, "server") && strcmp(where, "agent")) {
+        fprintf(stderr, "hotspur agent: --symbolize server or agent, not '%s'\n", where);
+        return 2;
+    }
+    int at_server = !strcmp(where, "server");
     if (!host[0])
         gethostname(host, sizeof host - 1);
     volatile sig_atomic_t *stop = hs_cli_stop_on_signals();
@@ -330,6 +348,7 @@ int hs_cmd_agent(int argc, char **argv)
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     hs_ksyms *ks = NULL;
     hs_symbolizer *sym = NULL;
+    hs_live *live = NULL;
     time_t renewed = 0;
     while (!*stop) {
         struct timespec p0, from, until;
@@ -338,28 +357,34 @@ int hs_cmd_agent(int argc, char **argv)
         while (!*stop && phase > 0) { /* sleep to the window's start */
             struct timespec ts = {0, 100000000};
             nanosleep(&ts, NULL);
+            hs_live_idle(live);
             phase -= 0.1;
         }
         if (*stop)
             break;
+        char err[512];
         if (time(NULL) - renewed >= RENEW_SECS) {
+            hs_live_close(live);
             hs_ksyms_free(ks);
             hs_symbolizer_free(sym);
             ks = hs_ksyms_load(NULL);
-            sym = hs_symbolizer_new();
+            sym = at_server ? NULL : hs_symbolizer_new();
             renewed = time(NULL);
+            hs_live_options o = {0};
+            o.ksyms = ks;
+            o.all = 1;
+            o.hz = hz;
+            o.leave_names = at_server;
+            live = hs_live_open(&o, err, sizeof err);
+            if (!live) {
+                fprintf(stderr, "hotspur agent: %s\n", err);
+                rc = 1;
+                break;
+            }
         }
-        hs_live_options o = {0};
-        o.ksyms = ks;
-        o.symbolizer = sym;
-        o.all = 1;
-        o.hz = hz;
-        o.duration = window;
-        o.stop = stop;
-        char err[512];
         hs_live_stats st = {0};
         clock_gettime(CLOCK_REALTIME, &from);
-        hs_profile *p = hs_live_record(&o, &st, err, sizeof err);
+        hs_profile *p = hs_live_window(live, window, stop, sym, &st, err, sizeof err);
         clock_gettime(CLOCK_REALTIME, &until);
         if (!p) {
             fprintf(stderr, "hotspur agent: %s\n", err);
@@ -367,8 +392,10 @@ int hs_cmd_agent(int argc, char **argv)
             break;
         }
         int n = ship(p, rules, n_rules, from_unit, server, host, from, until);
-        fprintf(stderr, "hotspur agent: window of %.1f s: %zu samples, %d service profile%s uploaded\n", window,
-                st.samples, n, n == 1 ? "" : "s");
+        fprintf(stderr,
+                "hotspur agent: window of %.1f s: %zu samples, %d service profile%s uploaded (%zu processes, "
+                "%zu new, %zu unwinders built)\n",
+                window, st.samples, n, n == 1 ? "" : "s", st.processes, st.new_processes, st.unwinders);
         hs_profile_free(p);
         if (once)
             break;
@@ -380,8 +407,10 @@ int hs_cmd_agent(int argc, char **argv)
                 break;
             struct timespec ts = {0, 100000000};
             nanosleep(&ts, NULL);
+            hs_live_idle(live);
         }
     }
+    hs_live_close(live);
     hs_ksyms_free(ks);
     hs_symbolizer_free(sym);
     for (size_t i = 0; i < n_rules; i++)

@@ -12,9 +12,11 @@
 #include "live/live.h"
 
 #include <dirent.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -24,16 +26,20 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "live/ksyms.h"
 #include "base/hashmap.h"
+#include "base/vec.h"
 #include "symbolize/symbolize.h"
 
 #define MAX_FRAMES 256
 #define RING_PAGES 128 /* data pages per ring buffer (512 KiB) */
+#define MAX_ELFS 1024 /* ELF files kept open for the unwinders (then all are let go) */
+#define KEEP_WINDOWS 3 /* a process not sampled in that many windows is forgotten */
 
 /* perf's x86_64 user register indices (asm/perf_regs.h). */
 enum { PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_IP, PR_R8 = 16 };
@@ -43,6 +49,8 @@ enum { PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_IP, PR_R8 = 16
 typedef struct {
     uint64_t start, end, off, mapping_id;
     char *path;
+    char build_id[41]; /* hex, read once (leave_names); "" none or unknown */
+    int build_id_read;
 } map_ent;
 
 typedef struct {
@@ -56,7 +64,9 @@ typedef struct {
     Dwfl *dwfl;
     int dwfl_failed;
     time_t dwfl_reported;
-    hs_hmap locs; /* address -> location id */
+    hs_hmap locs; /* address -> location id (this window's profile) */
+    uint64_t seen;  /* the last window it was sampled in */
+    int maps_stale; /* code was mapped since its maps were read */
     uint64_t space; /* this image's address space: names come from its mappings only */
     /* the sample being unwound */
     uint64_t regs[N_REGS]; /* perf order, compacted by REGS_MASK */
@@ -67,7 +77,15 @@ typedef struct {
 } proc;
 
 typedef struct {
-    hs_profile *p;
+    int fd;
+    struct perf_event_mmap_page *pg;
+    size_t len;
+} ring;
+
+/* A recording session: its perf events, and what it knows of the processes
+ * it samples (mappings, unwinders), which outlives one window. */
+struct hs_live {
+    hs_profile *p; /* the window's profile; NULL between windows */
     proc **procs;
     size_t n_procs;
     hs_hmap pid_ix;   /* pid -> index + 1 in procs */
@@ -85,7 +103,36 @@ typedef struct {
     int off_cpu;
     struct offev *ev; /* off_cpu: switch-outs (with stacks) and switch-ins */
     size_t n_ev, cap_ev;
-} live;
+    /* the session */
+    int all, track, lost_track;
+    int leave_names; /* user frames left as addresses with build IDs */
+    int *pids;
+    size_t n_pids;
+    uint64_t window;  /* windows so far */
+    int64_t period;   /* ns of CPU time per sample */
+    ring *rings;      /* one per CPU (-a) or per CPU's events (-p) */
+    size_t n_rings;
+    int *fds;         /* the sampling events */
+    size_t n_fds;
+    int *track_fds;   /* -a: a dummy event per CPU for execs, exits and mmaps */
+    size_t n_track;
+    unsigned char *tmp;
+    size_t tmpcap;
+    /* ELF files the unwinders read, one handle per file for every process
+     * (find_elf): opened, mapped and indexed once, not per process */
+    struct elf_ent *elfs;
+    size_t n_elfs, cap_elfs;
+    hs_hmap elf_ix; /* file key -> index + 1 in elfs */
+};
+typedef struct hs_live live;
+
+typedef struct elf_ent {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    Elf *elf; /* the cache's reference; each unwinder gets its own */
+} elf_ent;
 
 /* One off-CPU event: a switch-out with its stack, or a switch-in (n_ids 0,
  * ids NULL, in 1). Paired per thread in time order at the end. */
@@ -183,7 +230,7 @@ static void read_maps(proc *pr)
         if (!nm)
             break;
         pr->maps = nm;
-        pr->maps[pr->n_maps] = (map_ent){s, e, off, 0, strdup(name)};
+        pr->maps[pr->n_maps] = (map_ent){.start = s, .end = e, .off = off, .path = strdup(name)};
         if (pr->maps[pr->n_maps].path)
             pr->n_maps++;
     }
@@ -231,8 +278,8 @@ static proc *get_proc(live *L, int pid, uint64_t tm)
     }
     read_maps(pr);
     L->procs[L->n_procs++] = pr; /* a replaced entry stays here, freed at the end */
+    L->st.new_processes++;
     hs_hmap_put(&L->pid_ix, (uint64_t)pid, L->n_procs);
-    L->st.processes++;
     return pr;
 }
 
@@ -326,8 +373,82 @@ static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, 
     return -1;
 }
 
+/* The session and process whose unwinder libdwfl is working on (it calls
+ * find_elf with no context of ours): set around each libdwfl call. */
+static live *cur_live;
+static proc *cur_proc;
+
+static uint64_t elf_key(const struct stat *st)
+{
+    return hs_hmap_mix((uint64_t)st->st_dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)st->st_ino) ^
+           hs_hmap_mix((uint64_t)st->st_size ^ ((uint64_t)st->st_mtim.tv_sec << 20) ^ (uint64_t)st->st_mtim.tv_nsec);
+}
+
+static void forget_elfs(live *L)
+{
+    for (size_t i = 0; i < L->n_elfs; i++)
+        elf_end(L->elfs[i].elf); /* unwinders still using one keep it alive */
+    L->n_elfs = 0;
+    hs_hmap_clear(&L->elf_ix);
+}
+
+/* The ELF file modname of process pid, opened under /proc/PID/root (the
+ * file a process in a container sees) and shared by every process that
+ * maps the same file (device, inode, size, mtime): the cache's handle, or
+ * NULL. */
+static Elf *shared_elf(live *L, int pid, const char *modname)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "/proc/%d/root%s", pid, modname);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        fd = open(modname, O_RDONLY | O_CLOEXEC); /* the process is gone */
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    uint64_t key = elf_key(&st), ix;
+    elf_ent *e = NULL;
+    if (hs_hmap_get(&L->elf_ix, key, &ix)) {
+        elf_ent *c = &L->elfs[ix - 1];
+        if (c->dev == st.st_dev && c->ino == st.st_ino && c->size == st.st_size &&
+            c->mtime.tv_sec == st.st_mtim.tv_sec && c->mtime.tv_nsec == st.st_mtim.tv_nsec)
+            e = c;
+    }
+    if (!e && L->n_elfs >= MAX_ELFS)
+        forget_elfs(L);
+    if (!e && (L->n_elfs < L->cap_elfs || HS_VEC_RESERVE(L->elfs, L->cap_elfs, L->n_elfs + 1) == 0)) {
+        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        if (elf && elf_kind(elf) == ELF_K_ELF && elf_cntl(elf, ELF_C_FDDONE) == 0) {
+            e = &L->elfs[L->n_elfs++];
+            *e = (elf_ent){st.st_dev, st.st_ino, st.st_size, st.st_mtim, elf};
+            hs_hmap_put(&L->elf_ix, key, L->n_elfs);
+        } else if (elf) {
+            elf_end(elf);
+        }
+    }
+    close(fd);
+    return e ? e->elf : NULL;
+}
+
+/* libdwfl's find_elf: shared_elf, one more reference for the unwinder;
+ * what libdwfl cannot get that way (the vDSO, deleted files) its own
+ * callback finds. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+                    Elf **elfp)
+{
+    Elf *elf = cur_live && cur_proc && modname[0] == '/' ? shared_elf(cur_live, cur_proc->pid, modname) : NULL;
+    if (!elf)
+        return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+    *elfp = elf_begin(-1, ELF_C_READ_MMAP, elf); /* one more reference */
+    *file_name = strdup(modname);
+    return -1;
+}
+
 static const Dwfl_Callbacks proc_cbs = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = find_elf,
     .find_debuginfo = no_debuginfo,
 };
 
@@ -340,11 +461,14 @@ static int report_modules(proc *pr)
     return r;
 }
 
-static Dwfl *proc_dwfl(proc *pr)
+static Dwfl *proc_dwfl(live *L, proc *pr)
 {
     if (pr->dwfl || pr->dwfl_failed)
         return pr->dwfl;
+    cur_live = L;
+    cur_proc = pr;
     pr->dwfl = dwfl_begin(&proc_cbs);
+    L->st.unwinders++;
     if (!pr->dwfl || report_modules(pr) != 0 || !dwfl_attach_state(pr->dwfl, NULL, pr->pid, &thread_cbs, pr)) {
         if (pr->dwfl)
             dwfl_end(pr->dwfl);
@@ -372,9 +496,11 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
     return f->n < f->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-static int unwind_user(proc *pr, frames *f)
+static int unwind_user(live *L, proc *pr, frames *f)
 {
-    Dwfl *d = proc_dwfl(pr);
+    cur_live = L;
+    cur_proc = pr;
+    Dwfl *d = proc_dwfl(L, pr);
     uint64_t ip = pr->regs[PR_IP];
     if (d && !dwfl_addrmodule(d, ip) && time(NULL) != pr->dwfl_reported) {
         /* Code mapped since (dlopen): a new unwinder over the current
@@ -384,7 +510,7 @@ static int unwind_user(proc *pr, frames *f)
          * exec): a use after free that crashed the agent. */
         dwfl_end(pr->dwfl);
         pr->dwfl = NULL;
-        d = proc_dwfl(pr);
+        d = proc_dwfl(L, pr);
     }
     if (d)
         dwfl_getthread_frames(d, pr->tid, frame_cb, f);
@@ -396,12 +522,20 @@ static int unwind_user(proc *pr, frames *f)
 /* ---- locations ---- */
 
 /* The profile's mapping for m of pr (added at its first use), remembered
- * with pr's address space. */
+ * with pr's address space; with leave_names, with its file's build ID. */
 static uint64_t user_mapping(live *L, proc *pr, map_ent *m)
 {
     if (m->mapping_id)
         return m->mapping_id;
-    uint64_t id = hs_profile_add_mapping(L->p, m->start, m->end, m->off, m->path, "");
+    if (L->leave_names && !m->build_id_read && m->path[0] == '/') {
+        m->build_id_read = 1;
+        Elf *elf = shared_elf(L, pr->pid, m->path);
+        const unsigned char *bits = NULL;
+        ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, (const void **)&bits) : -1;
+        for (ssize_t i = 0; bits && i < n && i < 20; i++)
+            snprintf(m->build_id + 2 * i, 3, "%02x", bits[i]);
+    }
+    uint64_t id = hs_profile_add_mapping(L->p, m->start, m->end, m->off, m->path, m->build_id);
     if (!id)
         return 0;
     if (id >= L->cap_map_space) {
@@ -489,7 +623,10 @@ static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc)
     memcpy(&tid, r + 12, 4);
     char name[64];
     snprintf(name, sizeof name, "%.*s", (int)(len - 16 < 63 ? len - 16 : 63), (const char *)r + 16);
-    hs_hmap_put(&L->tid_name, tid, (uint64_t)hs_profile_str(L->p, name));
+    if (L->p)
+        hs_hmap_put(&L->tid_name, tid, (uint64_t)hs_profile_str(L->p, name));
+    else
+        hs_hmap_del(&L->tid_name, tid);
     uint64_t ix;
     if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix)) {
         proc *pr = L->procs[ix - 1];
@@ -514,6 +651,21 @@ static void on_exit_rec(live *L, const unsigned char *r, size_t len)
     uint64_t ix;
     if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix))
         L->procs[ix - 1]->exit_time = tm ? tm : 1;
+}
+
+/* PERF_RECORD_MMAP2 (executable mappings): pid, tid, addr, len, pgoff,
+ * maj, min, ino, ino_generation, prot, flags, filename. A process we know
+ * mapped code (dlopen): read its mappings again and take a fresh unwinder
+ * at its next sample. */
+static void on_mmap(live *L, const unsigned char *r, size_t len)
+{
+    if (len < 72 + 2)
+        return;
+    uint32_t pid;
+    memcpy(&pid, r + 8, 4);
+    uint64_t ix;
+    if (r[72] == '/' && hs_hmap_get(&L->pid_ix, pid, &ix))
+        L->procs[ix - 1]->maps_stale = 1;
 }
 
 static void on_sample(live *L, const unsigned char *r, size_t len)
@@ -558,6 +710,18 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
     proc *pr = get_proc(L, (int)pid, tm);
     if (!pr)
         return;
+    if (pr->seen != L->window) { /* its first sample in this window */
+        pr->seen = L->window;
+        L->st.processes++;
+    }
+    if (pr->maps_stale) {
+        pr->maps_stale = 0;
+        read_maps(pr);
+        if (pr->dwfl) /* never report modules again on an attached Dwfl: a new one */
+            dwfl_end(pr->dwfl);
+        pr->dwfl = NULL;
+        pr->dwfl_failed = 0;
+    }
     uint64_t ids[MAX_FRAMES * 2];
     size_t n = 0;
     int in_kernel = 0, first_k = 1;
@@ -581,7 +745,7 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
         pr->tid = (int)tid;
         uint64_t pcs[MAX_FRAMES];
         frames f = {pcs, 0, MAX_FRAMES};
-        unwind_user(pr, &f);
+        unwind_user(L, pr, &f);
         if (f.n <= 1)
             L->st.unwound_short++;
         for (int i = 0; i < f.n; i++)
@@ -614,13 +778,7 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
     L->st.samples++;
 }
 
-typedef struct {
-    int fd;
-    struct perf_event_mmap_page *pg;
-    size_t len;
-} ring;
-
-static void drain(live *L, ring *rb, unsigned char **tmp, size_t *tmpcap)
+static void drain(live *L, ring *rb)
 {
     struct perf_event_mmap_page *pg = rb->pg;
     if (!pg)
@@ -640,20 +798,22 @@ static void drain(live *L, ring *rb, unsigned char **tmp, size_t *tmpcap)
         if (off + h.size <= size) {
             rec = data + off;
         } else {
-            if (*tmpcap < h.size) {
-                unsigned char *nt = realloc(*tmp, h.size);
+            if (L->tmpcap < h.size) {
+                unsigned char *nt = realloc(L->tmp, h.size);
                 if (!nt)
                     break;
-                *tmp = nt;
-                *tmpcap = h.size;
+                L->tmp = nt;
+                L->tmpcap = h.size;
             }
             size_t first = size - off;
-            memcpy(*tmp, data + off, first);
-            memcpy(*tmp + first, data, h.size - first);
-            rec = *tmp;
+            memcpy(L->tmp, data + off, first);
+            memcpy(L->tmp + first, data, h.size - first);
+            rec = L->tmp;
         }
-        if (h.type == PERF_RECORD_SAMPLE)
+        if (h.type == PERF_RECORD_SAMPLE && L->p)
             on_sample(L, rec, h.size);
+        else if (h.type == PERF_RECORD_MMAP2)
+            on_mmap(L, rec, h.size);
         else if (h.type == PERF_RECORD_COMM)
             on_comm(L, rec, h.size, h.misc);
         else if (h.type == PERF_RECORD_EXIT)
@@ -672,6 +832,7 @@ static void drain(live *L, ring *rb, unsigned char **tmp, size_t *tmpcap)
             uint64_t lost;
             memcpy(&lost, rec + 16, 8);
             L->st.lost += lost;
+            L->lost_track = 1; /* an exec, exit or mmap may be among them */
         }
         tail += h.size;
     }
@@ -738,15 +899,19 @@ static void off_cpu_samples(live *L, uint64_t t_end)
 
 /* Name the user frames: each from the mappings of its own process image
  * (hs_symbolize_spaces), never from another process's file at the same
- * address. */
+ * address. With leave_names, those of files with a build ID stay
+ * addresses for the server to name. */
 static void symbolize(live *L, hs_symbolizer *keep)
 {
     hs_symbolizer *s = keep ? keep : hs_symbolizer_new();
     uint64_t *space = calloc(L->p->n_mappings + 1, sizeof *space);
     if (s && space) {
         for (size_t i = 0; i < L->p->n_mappings; i++) {
-            uint64_t id = L->p->mappings[i].id;
-            space[i] = id < L->cap_map_space ? L->map_space[id] : 0;
+            const hs_mapping *m = &L->p->mappings[i];
+            space[i] = m->id < L->cap_map_space ? L->map_space[m->id] : 0;
+            /* left to the server: files with a build ID (the vDSO is not a file) */
+            if (L->leave_names && *hs_profile_string(L->p, m->build_id))
+                space[i] = 0;
         }
         hs_symbolize_spaces(s, L->p, space);
     }
@@ -767,10 +932,91 @@ static int sched_switch_id(void)
     return atoi(buf);
 }
 
-hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char *err, size_t errlen)
+/* Free the processes that ended, that a newer process with their pid
+ * replaced, or that were not sampled in the last KEEP_WINDOWS windows
+ * (their unwinders hold memory); between windows only. */
+static void forget_procs(live *L)
 {
-    live L = {0};
-    L.self = getpid();
+    size_t k = 0;
+    for (size_t i = 0; i < L->n_procs; i++) {
+        proc *pr = L->procs[i];
+        uint64_t ix = 0;
+        hs_hmap_get(&L->pid_ix, (uint64_t)pr->pid, &ix);
+        if (ix != i + 1 || pr->exit_time || L->window - pr->seen > KEEP_WINDOWS)
+            free_proc(pr);
+        else
+            L->procs[k++] = pr;
+    }
+    L->n_procs = k;
+    hs_hmap_clear(&L->pid_ix);
+    for (size_t i = 0; i < k; i++)
+        hs_hmap_put(&L->pid_ix, (uint64_t)L->procs[i]->pid, i + 1);
+}
+
+static void perf_ioctl(int *fds, size_t n, unsigned long req)
+{
+    for (size_t i = 0; i < n; i++)
+        ioctl(fds[i], req, 0);
+}
+
+void hs_live_close(hs_live *L)
+{
+    if (!L)
+        return;
+    for (size_t i = 0; i < L->n_rings; i++)
+        if (L->rings[i].pg)
+            munmap(L->rings[i].pg, L->rings[i].len);
+    for (size_t i = 0; i < L->n_track; i++)
+        close(L->track_fds[i]);
+    for (size_t i = 0; i < L->n_fds; i++)
+        close(L->fds[i]);
+    free(L->track_fds);
+    free(L->fds);
+    free(L->rings);
+    free(L->pids);
+    free(L->tmp);
+    for (size_t i = 0; i < L->n_procs; i++)
+        free_proc(L->procs[i]);
+    free(L->procs);
+    hs_hmap_free(&L->pid_ix);
+    hs_hmap_free(&L->tid_name);
+    hs_hmap_free(&L->kloc);
+    free(L->map_space);
+    for (size_t i = 0; i < L->n_ev; i++)
+        free(L->ev[i].ids);
+    free(L->ev);
+    hs_ksyms_free(L->own_ks);
+    hs_profile_free(L->p);
+    forget_elfs(L);
+    free(L->elfs);
+    hs_hmap_free(&L->elf_ix);
+    free(L);
+}
+
+static int add_fd(int **fds, size_t *n, int fd)
+{
+    int *nf = realloc(*fds, (*n + 1) * sizeof *nf);
+    if (!nf) {
+        close(fd);
+        return -1;
+    }
+    *fds = nf;
+    nf[(*n)++] = fd;
+    return 0;
+}
+
+hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
+{
+    live *L = calloc(1, sizeof *L);
+    if (!L) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    L->self = getpid();
+    L->all = o->all;
+    L->off_cpu = o->off_cpu;
+    L->track = o->all && !o->off_cpu;
+    L->leave_names = o->leave_names;
     int hz = o->hz > 0 ? o->hz : 100;
     int stack_bytes = o->stack_bytes > 0 ? o->stack_bytes : 16384;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -786,17 +1032,20 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
     a.sample_stack_user = (uint32_t)(stack_bytes & ~7);
     a.exclude_callchain_user = 1;
     a.disabled = 1;
-    a.comm = 1;
-    a.comm_exec = 1; /* tells an exec from a rename: the image changed */
-    a.task = 1;      /* exits: a pid seen again later is another process */
+    /* Execs (comm_exec tells one from a rename: the image changed), exits
+     * (a pid seen again later is another process) and code mapped (mmap2):
+     * on the sampling events, or for -a on a dummy event per CPU that stays
+     * enabled between windows, so what is known of a process stays true. */
+    a.comm = a.comm_exec = a.task = a.mmap = a.mmap2 = !L->track;
     a.inherit = o->all ? 0 : 1;
     a.sample_id_all = 0;
-    L.off_cpu = o->off_cpu;
+    L->period = (int64_t)a.sample_period;
     if (o->off_cpu) {
         int id = sched_switch_id();
         if (id < 0) {
             snprintf(err, errlen, "--off-cpu: cannot read the sched:sched_switch tracepoint id "
                                   "(/sys/kernel/tracing not mounted or not readable; needs root)");
+            free(L);
             return NULL;
         }
         a.type = PERF_TYPE_TRACEPOINT;
@@ -807,29 +1056,21 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
         a.use_clockid = 1;
         a.clockid = CLOCK_MONOTONIC;
     }
+    struct perf_event_attr t = {0};
+    t.size = sizeof t;
+    t.type = PERF_TYPE_SOFTWARE;
+    t.config = PERF_COUNT_SW_DUMMY;
+    t.comm = t.comm_exec = t.task = t.mmap = t.mmap2 = 1;
 
-    ring *rings = NULL;
-    size_t n_rings = 0, n_fds = 0;
-    int *fds = NULL;
-    hs_profile *out = NULL;
     int fail = 0;
-
-#define ADD_FD(fd)                                                                                 \
-    do {                                                                                           \
-        int *nf = realloc(fds, (n_fds + 1) * sizeof *nf);                                          \
-        if (!nf) {                                                                                 \
-            close(fd);                                                                             \
-            fail = 1;                                                                              \
-            break;                                                                                 \
-        }                                                                                          \
-        fds = nf;                                                                                  \
-        fds[n_fds++] = (fd);                                                                       \
-    } while (0)
-
+    long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+    L->rings = calloc((size_t)ncpu, sizeof *L->rings);
+    if (!L->rings) {
+        snprintf(err, errlen, "out of memory");
+        fail = 1;
+    }
     if (o->all) {
-        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-        rings = calloc((size_t)ncpu, sizeof *rings);
-        for (long c = 0; rings && c < ncpu && !fail; c++) {
+        for (long c = 0; !fail && c < ncpu; c++) {
             long fd = perf_open(&a, -1, (int)c, -1, PERF_FLAG_FD_CLOEXEC);
             if (fd < 0) {
                 if (errno == ENODEV || errno == EINVAL)
@@ -841,22 +1082,39 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
                 fail = 1;
                 break;
             }
-            ADD_FD((int)fd);
-            if (!fail && open_ring(&rings[n_rings++], (int)fd, page) != 0) {
+            if (add_fd(&L->fds, &L->n_fds, (int)fd) != 0) {
+                snprintf(err, errlen, "out of memory");
+                fail = 1;
+                break;
+            }
+            if (open_ring(&L->rings[L->n_rings++], (int)fd, page) != 0) {
                 snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(errno));
+                fail = 1;
+                break;
+            }
+            if (!L->track)
+                continue;
+            long tfd = perf_open(&t, -1, (int)c, -1, PERF_FLAG_FD_CLOEXEC);
+            if (tfd < 0 || add_fd(&L->track_fds, &L->n_track, (int)tfd) != 0 ||
+                ioctl((int)tfd, PERF_EVENT_IOC_SET_OUTPUT, (int)fd) != 0) {
+                snprintf(err, errlen, "perf_event_open (dummy event on CPU %ld): %s", c, strerror(errno));
                 fail = 1;
             }
         }
     } else {
         /* Inherited per-task events cannot be mmapped with cpu -1: one event per
          * (thread, CPU), each CPU's events writing into one ring buffer. */
-        long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-        rings = calloc((size_t)ncpu, sizeof *rings);
         int *leader = calloc((size_t)ncpu, sizeof *leader);
+        L->pids = calloc(o->n_pids + 1, sizeof *L->pids);
+        if (!leader || !L->pids) {
+            snprintf(err, errlen, "out of memory");
+            fail = 1;
+        }
         for (long c = 0; leader && c < ncpu; c++)
             leader[c] = -1;
-        for (size_t i = 0; rings && leader && i < o->n_pids && !fail; i++) {
+        for (size_t i = 0; !fail && i < o->n_pids; i++) {
             int pid = o->pids[i], opened = 0;
+            L->pids[L->n_pids++] = pid;
             char path[64];
             snprintf(path, sizeof path, "/proc/%d/task", pid);
             DIR *d = opendir(path);
@@ -885,13 +1143,15 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
                         fail = 1;
                         break;
                     }
-                    ADD_FD((int)fd);
-                    if (fail)
+                    if (add_fd(&L->fds, &L->n_fds, (int)fd) != 0) {
+                        snprintf(err, errlen, "out of memory");
+                        fail = 1;
                         break;
+                    }
                     opened = 1;
                     if (leader[c] < 0) {
                         leader[c] = (int)fd;
-                        if (open_ring(&rings[n_rings++], (int)fd, page) != 0) {
+                        if (open_ring(&L->rings[L->n_rings++], (int)fd, page) != 0) {
                             snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(errno));
                             fail = 1;
                         }
@@ -913,103 +1173,120 @@ hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char 
         }
         free(leader);
     }
-#undef ADD_FD
-    if (!rings && !fail) {
-        snprintf(err, errlen, "out of memory");
-        fail = 1;
+    if (fail) {
+        hs_live_close(L);
+        return NULL;
     }
-    if (fail)
-        goto done;
+    L->ks = o->ksyms ? o->ksyms : (L->own_ks = hs_ksyms_load(NULL));
+    for (size_t i = 0; i < L->n_pids; i++)
+        get_proc(L, L->pids[i], 0); /* maps and names now, in case it exits early */
+    return L;
+}
 
-    L.p = hs_profile_new();
-    if (!L.p) {
+void hs_live_idle(hs_live *L)
+{
+    if (!L || L->p)
+        return;
+    for (size_t i = 0; i < L->n_rings; i++)
+        drain(L, &L->rings[i]);
+    forget_procs(L);
+}
+
+hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *stop, hs_symbolizer *symbolizer,
+                           hs_live_stats *stats, char *err, size_t errlen)
+{
+    hs_live_idle(L); /* what happened since the last window */
+    L->window++;
+    memset(&L->st, 0, sizeof L->st);
+    hs_hmap_clear(&L->tid_name);
+    hs_hmap_clear(&L->kloc);
+    L->kmapping = 0;
+    if (L->map_space)
+        memset(L->map_space, 0, L->cap_map_space * sizeof *L->map_space);
+    for (size_t i = 0; i < L->n_procs; i++) {
+        proc *pr = L->procs[i];
+        if (L->lost_track) /* an exec or mmap may have gone unseen */
+            drop_image(pr, ++L->n_spaces);
+        hs_hmap_clear(&pr->locs);
+        for (size_t j = 0; j < pr->n_maps; j++)
+            pr->maps[j].mapping_id = 0;
+    }
+    L->lost_track = 0;
+    L->p = hs_profile_new();
+    if (!L->p) {
         snprintf(err, errlen, "out of memory");
-        goto done;
+        return NULL;
     }
-    if (o->off_cpu) {
-        hs_profile_add_sample_type(L.p, "switches", "count");
-        hs_profile_add_sample_type(L.p, "off_cpu", "nanoseconds");
+    if (L->off_cpu) {
+        hs_profile_add_sample_type(L->p, "switches", "count");
+        hs_profile_add_sample_type(L->p, "off_cpu", "nanoseconds");
     } else {
-        hs_profile_add_sample_type(L.p, "samples", "count");
-        hs_profile_add_sample_type(L.p, "cpu", "nanoseconds");
-        hs_profile_set_period(L.p, "cpu", "nanoseconds", (int64_t)a.sample_period);
+        hs_profile_add_sample_type(L->p, "samples", "count");
+        hs_profile_add_sample_type(L->p, "cpu", "nanoseconds");
+        hs_profile_set_period(L->p, "cpu", "nanoseconds", L->period);
     }
-    L.k_pid = hs_profile_str(L.p, "pid");
-    L.k_tid = hs_profile_str(L.p, "tid");
-    L.k_process = hs_profile_str(L.p, "process");
-    L.k_thread = hs_profile_str(L.p, "thread");
-    L.k_cgroup = hs_profile_str(L.p, "cgroup");
-    L.ks = o->ksyms ? o->ksyms : (L.own_ks = hs_ksyms_load(NULL));
-    for (size_t i = 0; i < o->n_pids; i++) {
-        proc *pr = get_proc(&L, o->pids[i], 0); /* maps and names now, in case it exits early */
-        if (pr && pr->n_maps)
-            user_mapping(&L, pr, &pr->maps[0]);
+    L->k_pid = hs_profile_str(L->p, "pid");
+    L->k_tid = hs_profile_str(L->p, "tid");
+    L->k_process = hs_profile_str(L->p, "process");
+    L->k_thread = hs_profile_str(L->p, "thread");
+    L->k_cgroup = hs_profile_str(L->p, "cgroup");
+    for (size_t i = 0; i < L->n_pids; i++) { /* the attached program names the profile */
+        uint64_t ix;
+        if (hs_hmap_get(&L->pid_ix, (uint64_t)L->pids[i], &ix) && L->procs[ix - 1]->n_maps)
+            user_mapping(L, L->procs[ix - 1], &L->procs[ix - 1]->maps[0]);
     }
 
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (size_t i = 0; i < n_fds; i++)
-        ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0);
-    unsigned char *tmp = NULL;
-    size_t tmpcap = 0;
-    struct pollfd *pfd = calloc(n_rings ? n_rings : 1, sizeof *pfd);
+    perf_ioctl(L->fds, L->n_fds, PERF_EVENT_IOC_ENABLE);
+    struct pollfd *pfd = calloc(L->n_rings ? L->n_rings : 1, sizeof *pfd);
     for (;;) {
-        if (o->stop && *o->stop)
+        if (stop && *stop)
             break;
         clock_gettime(CLOCK_MONOTONIC, &now);
         double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-        if (o->duration > 0 && el >= o->duration)
+        if (duration > 0 && el >= duration)
             break;
         int alive = 0;
-        for (size_t i = 0; i < n_rings; i++) {
-            pfd[i].fd = rings[i].fd;
+        for (size_t i = 0; pfd && i < L->n_rings; i++) {
+            pfd[i].fd = L->rings[i].fd;
             pfd[i].events = POLLIN;
             pfd[i].revents = 0;
         }
-        poll(pfd, n_rings, 100);
-        for (size_t i = 0; i < n_rings; i++) {
-            drain(&L, &rings[i], &tmp, &tmpcap);
-            if (!(pfd[i].revents & POLLHUP))
+        if (pfd)
+            poll(pfd, L->n_rings, 100);
+        for (size_t i = 0; i < L->n_rings; i++) {
+            drain(L, &L->rings[i]);
+            if (!pfd || !(pfd[i].revents & POLLHUP))
                 alive = 1;
         }
-        if (!o->all && !alive)
+        if (!L->all && !alive)
             break; /* every attached process ended */
     }
-    for (size_t i = 0; i < n_fds; i++)
-        ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0);
-    for (size_t i = 0; i < n_rings; i++)
-        drain(&L, &rings[i], &tmp, &tmpcap);
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    L.p->time_nanos = (int64_t)time(NULL) * 1000000000LL;
-    L.p->duration_nanos = (now.tv_sec - t0.tv_sec) * 1000000000LL + (now.tv_nsec - t0.tv_nsec);
-    if (L.off_cpu)
-        off_cpu_samples(&L, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
-    free(tmp);
+    perf_ioctl(L->fds, L->n_fds, PERF_EVENT_IOC_DISABLE);
+    for (size_t i = 0; i < L->n_rings; i++)
+        drain(L, &L->rings[i]);
     free(pfd);
-    symbolize(&L, o->symbolizer);
-    out = L.p;
-    L.p = NULL;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    L->p->time_nanos = (int64_t)time(NULL) * 1000000000LL;
+    L->p->duration_nanos = (now.tv_sec - t0.tv_sec) * 1000000000LL + (now.tv_nsec - t0.tv_nsec);
+    if (L->off_cpu)
+        off_cpu_samples(L, (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
+    symbolize(L, symbolizer);
+    hs_profile *out = L->p;
+    L->p = NULL;
     if (stats)
-        *stats = L.st;
-done:
-    for (size_t i = 0; i < n_rings; i++)
-        if (rings[i].pg)
-            munmap(rings[i].pg, rings[i].len);
-    for (size_t i = 0; i < n_fds; i++)
-        close(fds[i]);
-    free(fds);
-    free(rings);
-    for (size_t i = 0; i < L.n_procs; i++)
-        free_proc(L.procs[i]);
-    free(L.procs);
-    hs_hmap_free(&L.pid_ix);
-    hs_hmap_free(&L.tid_name);
-    hs_hmap_free(&L.kloc);
-    free(L.map_space);
-    for (size_t i = 0; i < L.n_ev; i++)
-        free(L.ev[i].ids);
-    free(L.ev);
-    hs_ksyms_free(L.own_ks);
-    hs_profile_free(L.p);
+        *stats = L->st;
+    forget_procs(L);
     return out;
+}
+
+hs_profile *hs_live_record(const hs_live_options *o, hs_live_stats *stats, char *err, size_t errlen)
+{
+    hs_live *L = hs_live_open(o, err, errlen);
+    if (!L)
+        return NULL;
+    hs_profile *p = hs_live_window(L, o->duration, o->stop, o->symbolizer, stats, err, errlen);
+    hs_live_close(L);
+    return p;
 }

@@ -28,10 +28,16 @@ typedef struct {
      * and freed within the recording. */
     const hs_ksyms *ksyms;
     hs_symbolizer *symbolizer;
+    /* Leave user frames of files with a build ID unnamed: locations with
+     * addresses, mappings with file, offsets and build ID, for `hotspur
+     * serve` to name (docs/debuginfo.md); the vDSO and files without a
+     * build ID are still named here. */
+    int leave_names;
 } hs_live_options;
 
 typedef struct {
     size_t samples, lost, unwound_short, processes;
+    size_t new_processes, unwinders; /* first seen, unwinders built in this window */
 } hs_live_stats;
 
 /* With off_cpu, the profile is switches/count, off_cpu/nanoseconds: each
@@ -44,6 +50,25 @@ typedef struct {
  * mappings). NULL with a one-line message in err on failure (permission:
  * names kernel.perf_event_paranoid and CAP_PERFMON). */
 hs_profile *hs_live_record(const hs_live_options *opts, hs_live_stats *stats, char *err, size_t errlen);
+
+/* A session for a caller that records window after window (the host
+ * agent): the perf events stay open (sampling only within windows) and
+ * what is known of each process (mappings, unwinder, parsed unwind tables)
+ * is kept from one window to the next; with -a a dummy event per CPU
+ * reports execs, exits and newly mapped code between windows, so that
+ * knowledge stays true. hs_live_record is open + one window + close.
+ * opts' duration, stop and symbolizer are not used by open. */
+typedef struct hs_live hs_live;
+hs_live *hs_live_open(const hs_live_options *opts, char *err, size_t errlen);
+/* Record for duration seconds (<= 0: until *stop), name the frames (with
+ * symbolizer, kept by the caller, or a fresh one if NULL) and return the
+ * profile, as hs_live_record. */
+hs_profile *hs_live_window(hs_live *l, double duration, volatile sig_atomic_t *stop, hs_symbolizer *symbolizer,
+                           hs_live_stats *stats, char *err, size_t errlen);
+/* Between windows, now and then (every 100 ms or so): take in the execs,
+ * exits and mappings reported since, and forget processes that ended. */
+void hs_live_idle(hs_live *l);
+void hs_live_close(hs_live *l);
 
 /* The samples of p at indices idx[0..n) as a new profile with p's sample
  * types, period, times and comments and only the locations, functions,

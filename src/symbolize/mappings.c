@@ -103,10 +103,12 @@ int hs_symbolize_spaces(hs_symbolizer *s, hs_profile *p, const uint64_t *space)
         }
         rc = hs_symbolize_profile_some(s, p, want);
     }
-    /* what is left (no mapping, or one of no space) is named as unknown */
+    /* locations without a mapping are named as unknown addresses */
     if (rc == 0) {
         hs_symbolizer_clear_modules(s);
-        rc = hs_symbolize_profile(s, p);
+        memset(want, 0, n);
+        want[n] = 1;
+        rc = hs_symbolize_profile_some(s, p, want);
     }
     free(order);
     free(want);

@@ -1646,7 +1646,7 @@ int hs_symbolize_profile_some(hs_symbolizer *s, hs_profile *p, const unsigned ch
             continue;
         uint64_t mi;
         int mapped = hs_hmap_get(&by_id, p->locations[i].mapping_id, &mi);
-        if (want && !(mapped && want[mi]))
+        if (want && !want[mapped ? mi : p->n_mappings])
             continue;
         hs_map_flags dummy = {0};
         hs_map_flags *f = mapped ? &mf[mi] : &dummy;

@@ -97,8 +97,9 @@ const char *hs_symbolizer_build_id(hs_symbolizer *s, uint64_t addr);
 int hs_symbolize_profile(hs_symbolizer *s, hs_profile *p);
 
 /* The same for some of p's locations only: those whose mapping is at an
- * index i of p->mappings with want[i] != 0 (want: p->n_mappings flags);
- * only those mappings get their build_id and flags. want NULL: all, as
+ * index i of p->mappings with want[i] != 0, and with want[p->n_mappings]
+ * those without a mapping (want: p->n_mappings + 1 flags); only those
+ * mappings get their build_id and flags. want NULL: all, as
  * hs_symbolize_profile. */
 int hs_symbolize_profile_some(hs_symbolizer *s, hs_profile *p, const unsigned char *want);
 
@@ -115,11 +116,13 @@ int hs_symbolize_from_mappings(hs_profile *p);
  * once. Results are the same as with a fresh symbolizer. */
 int hs_symbolize_with_mappings(hs_symbolizer *s, hs_profile *p);
 /* For a profile of several processes: space[i] says which address space
- * (process) p->mappings[i] belongs to (0: none). Each location is named
- * only from the mappings of its own mapping's space, so two processes with
- * different files at the same address (non-PIE programs, two builds) are
- * never confused, which one set of modules for the whole profile cannot
- * promise. Locations without a space are named as unknown. */
+ * (process) p->mappings[i] belongs to. Each location is named only from the
+ * mappings of its own mapping's space, so two processes with different
+ * files at the same address (non-PIE programs, two builds) are never
+ * confused, which one set of modules for the whole profile cannot promise.
+ * Locations of a mapping of space 0 are left unnamed (for the server to
+ * name: the host agent's HOTSPUR_SYMBOLIZE=server); locations without a
+ * mapping are named as unknown addresses. */
 int hs_symbolize_spaces(hs_symbolizer *s, hs_profile *p, const uint64_t *space);
 
 #endif

@@ -38,4 +38,29 @@ server_curl labels.json "$SERVER_URL/api/v1/labels?service=svc-env&$q" >/dev/nul
 grep -q testhost labels.json || fail "label host missing: $(head -c 400 labels.json)"
 [ "$(server_curl other.pb.gz "$SERVER_URL/api/v1/profile?service=svc-env&label=host%3Dotherhost&$q")" = 200 ] &&
     "$HOTSPUR" top other.pb.gz 2>/dev/null | grep -c ' burn_b$' >/dev/null && fail "label filter host=otherhost matched"
-pass "agent: one upload per service, env service name, preloaded process skipped, host label"
+
+# Naming: by default the agent sends addresses with build IDs and the server
+# names them (above: the binary at its path on this host). A server that
+# may only use uploaded debug info cannot name them: the frames stay
+# NAME+0xOFF with the build ID, proof that the agent sent no names. With
+# --symbolize agent the agent names them itself, and that server shows names.
+server_start --debuginfo-sources upload
+for mode in server agent; do
+    "$HOTSPUR" agent --server "$SERVER_URL" --once -F 99 --duration 2 --host testhost --match "comm=^$NAME\$" \
+        --symbolize $mode 2>agent.$mode.err || fail "agent --symbolize $mode: $(cat agent.$mode.err)"
+    sleep 0.3
+    [ "$(server_curl $mode.pb.gz "$SERVER_URL/api/v1/profile?service=$NAME&$q")" = 200 ] ||
+        fail "--symbolize $mode: no $NAME profile"
+    "$HOTSPUR" top $mode.pb.gz >$mode.top
+    if [ $mode = server ]; then
+        grep -q ' burn_a$' $mode.top && fail "--symbolize server: the agent named the frames: $(cat $mode.top)"
+        grep -q " $NAME+0x[0-9a-f]*\$" $mode.top || fail "--symbolize server: no unnamed $NAME+0xOFF frame: $(cat $mode.top)"
+        bid=$(readelf -n "$NAME" | awk '/Build ID/ { print $3 }')
+        "$HOTSPUR" raw $mode.pb.gz | grep -q "$bid" || fail "--symbolize server: the build ID $bid was not sent"
+    else
+        grep -q ' burn_a$' $mode.top || fail "--symbolize agent: burn_a not named: $(cat $mode.top)"
+    fi
+    server_stop_all
+    server_start --debuginfo-sources upload
+done
+pass "agent: one upload per service, env service name, preloaded process skipped, host label; frames named at the server by default (addresses and build IDs sent), in the agent with --symbolize agent"

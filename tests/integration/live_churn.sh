@@ -33,6 +33,28 @@ cat agent.err | tail -20
 [ $rc = 0 ] || fail "agent exited with $rc under process churn (97: valgrind found a memory error)"
 grep -q "1 service profile uploaded" agent.err || fail "no live_target upload: $(tail -3 agent.err)"
 
+# Window after window (the agent keeps each process's mappings and unwinder
+# from one window to the next, told of execs, exits and dlopens between
+# windows by a dummy event): still no memory error, and every image's
+# samples unwound down to main.
+rc=0
+"${VG[@]}" "$HOTSPUR" agent --server "$SERVER_URL" -F 49 --period 1.5s --duration 1s --match comm=live_targ \
+    >agent2.out 2>agent2.err &
+AG=$!
+PIDS+=($AG)
+for ((t = 0; t < 100 && $(grep -c 'window of' agent2.err) < 4; t++)); do sleep 0.2; done
+kill -TERM $AG
+wait $AG || rc=$?
+tail -6 agent2.err
+[ $rc = 0 ] || fail "agent (windows) exited with $rc under process churn (97: valgrind found a memory error)"
+w=$(grep -c 'window of' agent2.err)
+[ "$w" -ge 3 ] || fail "only $w windows: $(tail -3 agent2.err)"
+server_curl windows.pb.gz "$SERVER_URL/api/v1/profile?service=live_target&type=cpu&from=now-10m&until=now" >/dev/null
+"$HOTSPUR" top -n 50 windows.pb.gz >wtop.txt
+wm=$(awk '$6 == "main" { sub("%", "", $5); print $5 }' wtop.txt)
+echo "agent over $w windows: main ${wm:-0}%"
+awk -v m="${wm:-0}" 'BEGIN { exit !(m >= 90) }' || fail "agent windows: samples not unwound to main: $(head -20 wtop.txt)"
+
 "$PROGS/live_target" exec 5 & X=$!
 PIDS+=($X)
 sleep 0.1
@@ -43,4 +65,4 @@ a=$(cum burn_a); b=$(cum burn_b); m=$(cum main)
 echo "across 5 execs: burn_a ${a:-0}%, burn_b ${b:-0}%, main ${m:-0}%"
 [ -n "$a" ] && [ -n "$b" ] || fail "burn_a or burn_b missing after exec: $(head -20 top.txt)"
 awk -v m="${m:-0}" 'BEGIN { exit !(m >= 90) }' || fail "samples not unwound to main across execs: $(head -20 top.txt)"
-pass "agent under churn without memory errors; record -p across execs unwinds every image"
+pass "agent under churn without memory errors (one window, and window after window); record -p across execs unwinds every image"
