@@ -110,10 +110,23 @@ bench_check_build() {
 # is replaced by the program's own at its exit; env's few hundred
 # instructions are in the count).
 bench_callgrind_ir() {
-    local out=$1
-    shift
+    bench_callgrind_ir_in "" "$@"
+}
+
+# bench_callgrind_ir_in FUNCTION OUT_FILE CMD...: bench_callgrind_ir, counting
+# only what runs inside FUNCTION (in any thread, with what it calls:
+# callgrind's --toggle-collect; empty: everything). A workload's own loop
+# counted this way is exactly the same from run to run: what runs around
+# it (start-up, threads starting and ending, the exit) may not be, e.g.
+# when a thread waits in a loop for another that valgrind's scheduler has
+# not let run yet.
+bench_callgrind_ir_in() {
+    local fn=$1 out=$2
+    shift 2
+    local toggle=()
+    if [ -n "$fn" ]; then toggle=(--toggle-collect="$fn"); fi
     rm -f "$out"
-    if ! valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$out" "$@" >"$out.stdout" 2>"$out.stderr"; then
+    if ! valgrind --tool=callgrind --trace-children=yes "${toggle[@]}" --callgrind-out-file="$out" "$@" >"$out.stdout" 2>"$out.stderr"; then
         echo "callgrind: '$*' failed:" >&2
         tail -n 20 "$out.stderr" >&2
         return 1

@@ -6,14 +6,16 @@
  * all their sized, aligned and nothrow variants reach us through libstdc++,
  * which implements them with malloc, aligned_alloc and free.
  *
- * The fast path. malloc and free are one indirect jump each, through a
- * pointer that names the real allocator's function while nothing is
- * recorded (the heap profile off or paused), or the sampling one while it
- * is on. Sampling is Poisson by bytes like Go and tcmalloc: each thread
- * counts down a random exponential number of bytes (mean = rate, in
+ * The fast path. Sampling is Poisson by bytes like Go and tcmalloc: each
+ * thread counts down a random exponential number of bytes (mean = rate, in
  * initial-exec TLS) and only the allocation that takes it below zero goes
- * further; rate 1 records every one. An unsampled malloc costs the
- * subtraction and a branch, no lock, no clock, no table.
+ * further; rate 1 records every one. malloc always counts down (the heap
+ * profile off, it crosses once per MiB and goes on) and jumps to the real
+ * allocator: the subtraction, a branch and one indirect jump, no lock, no
+ * clock, no table, no second jump through a pointer chosen by the state
+ * (which cost more time than its one instruction). free is one indirect
+ * jump through such a pointer: the real allocator's free while no sampled
+ * block can be out, else the look at the filter below.
  *
  * Recording unwinds the stack (the agent's own frames are dropped), counts it
  * in a lock-free stack table and puts the block in a lock-free live table
@@ -229,6 +231,10 @@ int hs_heap_start(void)
     H.live = live;
     atomic_store(&H.on, 1);
     route();
+    /* This thread's next malloc draws its first interval; the other threads
+     * that already run do when their idle countdown runs out (at most
+     * IDLE_COUNTDOWN bytes later), new ones at their first malloc. */
+    hs_self.heap_countdown = 0;
     return 0;
 }
 
@@ -324,10 +330,24 @@ static int64_t weight(uint64_t size)
 
 /* ---- the live table ---- */
 
+/* Where key's probe starts. Sampled, the blocks of one 4 KiB page of the
+ * heap start in one 4 KiB page of the table (256 slots: bits 4..11 of the
+ * address), at a page chosen by a hash of the heap page: the table's pages
+ * touched follow the heap's, not one new page per sample (a first touch
+ * of a page of the 2 MiB table cost more than the rest of a sample: on a
+ * malloc/free loop over 35 KB of heap, 1.16x against 1.11x with the table
+ * prefaulted, bench/heap_fastpath.sh). Sampled blocks are sparse, so a
+ * page's slots are not crowded. In exact mode every block is in the table,
+ * a heap page can fill its page of slots: there the whole address is
+ * hashed. */
 static inline uint64_t slot_of(uint64_t key)
 {
-    uint64_t h = key * 0x9e3779b97f4a7c15ull;
-    return (h ^ (h >> 29)) & (H.live_cap - 1);
+    if (H.exact) {
+        uint64_t h = key * 0x9e3779b97f4a7c15ull;
+        return (h ^ (h >> 29)) & (H.live_cap - 1);
+    }
+    uint64_t page = (key >> 12) * 0x9e3779b97f4a7c15ull;
+    return ((page >> 32) << 8 | ((key >> 4) & 0xff)) & (H.live_cap - 1);
 }
 
 static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
@@ -452,26 +472,36 @@ static void undo_free(void *p, uint32_t entry, uint64_t size)
 
 /* ---- what malloc and free jump to ---- */
 
+/* What a thread's countdown is set to while the heap profile has not
+ * started (or never will): its next malloc of a MiB comes back here. */
+#define IDLE_COUNTDOWN (1 << 20)
+
+/* malloc's countdown went below zero: whether this allocation is recorded,
+ * with the countdown set for the next. While the profile is paused the
+ * countdown keeps being drawn from the same distribution, so that when it
+ * resumes the bytes to the next sample are as if it never stopped (the
+ * exponential has no memory); in exact mode it is -1, so every call comes
+ * here. */
+static int malloc_decides(void)
+{
+    hs_thread *t = &hs_self;
+    int on = atomic_load_explicit(&H.on, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire); /* the tables and rate of hs_heap_start */
+    if (!on) {
+        t->heap_countdown = !H.live ? IDLE_COUNTDOWN : H.exact ? -1 : next_interval(t);
+        return 0;
+    }
+    if (H.exact) {
+        t->heap_countdown = -1;
+        return 1;
+    }
+    return crossed();
+}
+
 static SLOW void *malloc_crossed(size_t size)
 {
-    void *p = r_malloc(size);
-    if (p && crossed())
-        record_alloc(p, size);
-    return p;
-}
-
-/* Sampled mode: count down, go further only when the countdown crosses. */
-static void *malloc_sampled(size_t size)
-{
-    if (counts_down(size))
-        return malloc_crossed(size);
-    return r_malloc(size);
-}
-
-static void *malloc_exact(size_t size)
-{
-    void *p = r_malloc(size);
-    if (p)
+    void *p = atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
+    if (p && malloc_decides())
         record_alloc(p, size);
     return p;
 }
@@ -506,8 +536,7 @@ static void *malloc_first(size_t size)
     resolve();
     if (!r_malloc)
         return boot_alloc(size);
-    void *(*m)(size_t) = atomic_load(&p_malloc);
-    return m == malloc_first ? r_malloc(size) : m(size); /* no free found: not routed */
+    return r_malloc(size);
 }
 
 static void free_first(void *p)
@@ -522,29 +551,37 @@ static void free_first(void *p)
         r_free(p);
 }
 
-/* Point malloc and free at what the state asks: the real allocator's
- * functions while nothing is recorded and no bootstrap block is out. Free
- * keeps looking for sampled blocks after the profile is paused. */
+/* Point free at what the state asks: the real allocator's function while
+ * no sampled or bootstrap block can be out. Free keeps looking for sampled
+ * blocks after the profile is paused. malloc's pointer names the real
+ * allocator from the moment it is known (its countdown does the rest). */
 static void route(void)
 {
-    void *(*m)(size_t) = r_malloc;
     void (*f)(void *) = r_free;
-    if (atomic_load(&H.on))
-        m = H.exact ? malloc_exact : malloc_sampled;
     if (H.live && H.exact)
         f = free_special; /* every block is in the live table */
     else if (H.live || atomic_load(&g_boot_used))
         f = free_filtered;
     /* Release: the tables set up before are seen by the slow paths, which
      * take an acquire fence after malloc's and free's relaxed loads. */
-    atomic_store_explicit(&p_malloc, m, memory_order_release);
+    if (r_malloc)
+        atomic_store_explicit(&p_malloc, r_malloc, memory_order_release);
     atomic_store_explicit(&p_free, f, memory_order_release);
 }
 
 /* ---- the interposed functions ---- */
 
+/* The countdown is the only test: it crosses zero once per sampling
+ * interval when the profile is on, once per IDLE_COUNTDOWN bytes when it is
+ * off, at every call in exact mode; then malloc_crossed decides. Otherwise
+ * one jump to the real allocator. (A second jump through a pointer chosen
+ * by the state, as free has, cost more time than these three instructions;
+ * so did a test of a flag before the countdown, which saves them when the
+ * heap profile is off: bench/heap_fastpath.sh, docs/agent.md.) */
 HS_EXPORT void *malloc(size_t size)
 {
+    if (counts_down(size))
+        return malloc_crossed(size);
     return atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
 }
 

@@ -1,15 +1,29 @@
 # heap_fastpath.sh — the cost of the heap hooks' fast path, in instructions
-# (issue 13, "Cost"): heap_pairs (malloc/free pairs of 16..527 B, 2 threads)
-# runs under callgrind with no agent, with the agent loaded and the heap
-# profile off, and with the heap profile on at a rate so high that nothing
-# is sampled (every call takes the fast path). The extra instructions per
-# pair are the difference between two runs of N1 and N2 pairs per thread,
-# over the pairs between them, so start-up, the exit write and per-thread
-# set-up cancel out; callgrind's counts vary by a few hundred instructions
-# between runs, i.e. ~0.001 per pair here. Budget: at most 5 extra
-# instructions per pair with the heap profile off, 15 with it on (the
-# hooks of a200564 took 45 and 90). The default rate (512 KiB) is run too,
-# to see that the profile records and to print what samples add on average.
+# (issue 13, "Cost"; issue 30): heap_pairs (malloc/free pairs of 16..527 B,
+# 2 threads) runs under callgrind with no agent, with the agent loaded and
+# the heap profile off, and with the heap profile on at a rate so high that
+# nothing is sampled (every call takes the fast path). Only the workers'
+# loop is counted (callgrind's --toggle-collect=run: the thread function of
+# heap_pairs, with the malloc and free it calls), so the count is the same
+# in every run (3 of 3 identical to the instruction). Counted whole, with
+# start-up, threads starting and ending and the exit, the same build varied
+# by a few hundred instructions from run to run, and a fresh-clone CI run
+# measured 0.04 per pair more than other runs of the same commit (not
+# reproduced; what runs around the loop is what can vary: a thread waiting
+# in a loop for another runs as long as valgrind's scheduler, which the
+# machine's load drives, lets it). The extra
+# instructions per pair are the difference between two runs of N1 and N2
+# pairs per thread, over the pairs between them, so what does not grow
+# with N cancels out.
+#
+# Budgets: measured counts plus a margin of one instruction, so that a
+# compiler's choice of one instruction more does not fail the test but a
+# change of the hooks' design does: heap profile off, measured 5.01 (malloc
+# counts down even then: a test of a flag before the countdown took 4 off
+# and 14 on, and measured slower in every mode: docs/agent.md), budget 6; on, fast path,
+# measured 11.99, budget 13 (the hooks of a200564 took 45 and 90; issue 13's
+# budgets were 5 and 15). The default rate (512 KiB) is run too, to see that
+# the profile records and to print what samples add on average.
 source "$(dirname "$0")/lib.sh"
 source "$SRC/bench/lib.sh"
 needs_malloc_interposition
@@ -32,7 +46,7 @@ declare -A IR PAIRS
 run() { # NAME N ENV...
     local name=$1 n=$2 ir
     shift 2
-    ir=$(bench_callgrind_ir "$TMP/cg.$name.$n" env "$@" "$PROGS/heap_pairs" "$n" "$THREADS") ||
+    ir=$(bench_callgrind_ir_in run "$TMP/cg.$name.$n" env "$@" "$PROGS/heap_pairs" "$n" "$THREADS") ||
         fail "$name: callgrind run failed"
     IR[$name.$n]=$ir
     PAIRS[$name.$n]=$(awk '/^pairs / { print $2 }' "$TMP/cg.$name.$n.stdout")
@@ -77,8 +91,17 @@ raw_samples() {
 [ "$(raw_samples "$TMP/sampled.$N2.pb.gz")" -gt 0 ] || fail "heap on at 512 KiB: the profile has no samples"
 [ "$(raw_samples "$TMP/fast.$N2.pb.gz")" = 0 ] || fail "heap on at rate 2^40: the profile has samples"
 
-awk -v x="$extra_off" 'BEGIN { exit !(x <= 5) }' ||
-    fail "heap profile off: $extra_off extra instructions per malloc/free pair (budget 5)"
-awk -v x="$extra_fast" 'BEGIN { exit !(x <= 15) }' ||
-    fail "heap profile on, fast path: $extra_fast extra instructions per malloc/free pair (budget 15)"
+# malloc goes straight to the allocator's malloc: no function of the
+# agent's in between (e7a2bb5's malloc jumped to one chosen by the state,
+# which jumped to the allocator: a second indirect jump at every call).
+# Callgrind's call graph of the unsampled run: what the agent's malloc
+# calls, and how often.
+hops=$(callgrind_annotate --tree=calling --inclusive=yes "$TMP/cg.fast.$N2" 2>/dev/null | awk -v lib="$(basename "$HOTSPUR_LIB")" '
+    /^ *[0-9,]+ .*\*  / { inmalloc = ($0 ~ /heap\.c:malloc \[/ && index($0, lib)) ; next }
+    inmalloc && /^ *[0-9,]+ .*>  / && index($0, lib) { n = $0; sub(/.*\(/, "", n); sub(/x\).*/, "", n); gsub(/,/, "", n); if (n + 0 > 1000) print $0 }')
+[ -z "$hops" ] || fail "the agent's malloc calls another function of the agent's at (nearly) every call (a second jump per malloc): $hops"
+awk -v x="$extra_off" 'BEGIN { exit !(x <= 6) }' ||
+    fail "heap profile off: $extra_off extra instructions per malloc/free pair (budget 6: measured 5.01 + 1)"
+awk -v x="$extra_fast" 'BEGIN { exit !(x <= 13) }' ||
+    fail "heap profile on, fast path: $extra_fast extra instructions per malloc/free pair (budget 13: measured 11.99 + 1)"
 pass "fast path: +$extra_off instructions per pair with the heap profile off, +$extra_fast on (unsampled), +$extra_sampled at 512 KiB with its samples"
