@@ -35,6 +35,7 @@
 #include <sys/signalfd.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,9 +321,13 @@ static void chain_previous(int sig, siginfo_t *si, void *uc)
 static void stop_here(const ucontext_t *uc)
 {
     int32_t slot = hs_self.slot;
-    if (!hs_threads || slot < 0 || slot >= HS_MAX_THREADS || hs_threads[slot].tid != hs_self.tid)
+    if (!hs_threads)
         return;
-    hs_thread_slot *s = &hs_threads[slot];
+    hs_thread_slot *s;
+    if (slot >= 0 && slot < HS_MAX_THREADS && hs_self.tid && hs_threads[slot].tid == hs_self.tid)
+        s = &hs_threads[slot];
+    else if (!(s = hs_threads_find((int32_t)syscall(SYS_gettid)))) /* adopted by the scan */
+        return;
     int gen = atomic_load(&g_stop_go);
     int n = 0;
     uintptr_t sp = 0;
@@ -569,10 +574,159 @@ void hs_sampler_thread_begin(void)
     arm_timer(s, hs_self.tid, CLOCK_THREAD_CPUTIME_ID);
 }
 
-/* Another live registered thread whose stack is known. */
+static int32_t g_scanner; /* the thread that stops the others */
+
+/* Another live registered thread (its stack known or not). */
 static int other_thread(const hs_thread_slot *s)
 {
-    return atomic_load(&s->used) == HS_SLOT_LIVE && s->alive && s->stack_hi && s->tid != hs_self.tid;
+    return atomic_load(&s->used) == HS_SLOT_LIVE && s->alive && s->tid != g_scanner;
+}
+
+/* ---- threads the registry lacks, for the leak scan ----
+ *
+ * Threads the agent did not see start: those that ran before it (listed
+ * at its start, their stacks unknown) and those the C library starts with
+ * its own pthread_create, which the interposed one never sees (the threads
+ * of SIGEV_THREAD timers, which run the program's function). The scan gives
+ * each a slot, stops it like the others and finds its stack from where it
+ * stopped: the mapping of /proc/self/maps that holds its stack pointer.
+ * Raw system calls, a buffer on the stack: no malloc, no stdio (threads
+ * that are stopped may hold their locks). */
+
+struct hs_dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+static int32_t parse_int(const char *p)
+{
+    int32_t v = 0;
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++)
+        v = v * 10 + (*p - '0');
+    return *p ? -1 : v;
+}
+
+static void adopt_unknown_threads(void)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    int32_t self = hs_gettid();
+    char buf[4096];
+    long n;
+    while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+        for (long off = 0; off < n;) {
+            const struct hs_dirent64 *d = (const struct hs_dirent64 *)(const void *)(buf + off);
+            off += d->reclen;
+            int32_t tid = parse_int(d->name);
+            if (tid <= 0 || tid == self)
+                continue;
+            hs_thread_slot *s = hs_threads_find(tid);
+            if (s && atomic_load(&s->used) == HS_SLOT_LIVE && s->alive)
+                continue;
+            if ((s = hs_threads_new_slot(tid)))
+                s->alive = 1;
+        }
+    }
+    close(fd);
+}
+
+static uint64_t parse_hex(const char **pp)
+{
+    const char *p = *pp;
+    uint64_t v = 0;
+    if (p[0] == '0' && p[1] == 'x')
+        p += 2;
+    for (;; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        v = v << 4 | (uint64_t)d;
+    }
+    *pp = p;
+    return v;
+}
+
+/* [*lo, *hi) of the mapping of /proc/self/maps that holds addr. */
+static int mapping_of(uintptr_t addr, uintptr_t *lo, uintptr_t *hi)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char buf[4096];
+    size_t have = 0;
+    int found = -1;
+    for (;;) {
+        ssize_t got = read(fd, buf + have, sizeof buf - have);
+        if (got <= 0)
+            break;
+        have += (size_t)got;
+        char *line = buf, *nl;
+        while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+            const char *p = line;
+            uint64_t a = parse_hex(&p), b = *p == '-' ? (p++, parse_hex(&p)) : 0;
+            if (addr >= a && addr < b) {
+                *lo = (uintptr_t)a;
+                *hi = (uintptr_t)b;
+                found = 0;
+                break;
+            }
+            line = nl + 1;
+        }
+        if (found == 0)
+            break;
+        have -= (size_t)(line - buf);
+        memmove(buf, line, have);
+        if (have == sizeof buf)
+            have = 0; /* a line longer than the buffer: not a mapping's */
+    }
+    close(fd);
+    return found;
+}
+
+/* The stack pointer of thread tid if it is blocked in the kernel
+ * (/proc/self/task/TID/syscall: "NR ARGS... SP PC", or "-1 SP PC"); 0 if
+ * it runs or the file can't be read. */
+static uintptr_t blocked_sp(int32_t tid)
+{
+    char path[64] = "/proc/self/task/", *q = path + strlen(path), digits[12];
+    int nd = 0;
+    for (uint32_t v = (uint32_t)tid; v || !nd; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd)
+        *q++ = digits[--nd];
+    memcpy(q, "/syscall", 9);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[256];
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = 0;
+    if (!strncmp(buf, "running", 7))
+        return 0;
+    const char *f[10];
+    int nf = 0;
+    for (char *p = buf; *p && nf < 10;) { /* the fields; sp is the one before last */
+        while (*p == ' ' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        f[nf++] = p;
+        while (*p && *p != ' ' && *p != '\n')
+            p++;
+    }
+    if (nf < 3)
+        return 0;
+    const char *p = f[nf - 2];
+    return (uintptr_t)parse_hex(&p);
 }
 
 static void sleep_us(long us)
@@ -583,6 +737,9 @@ static void sleep_us(long us)
 
 void hs_sampler_stop_others(int timeout_ms)
 {
+    g_scanner = hs_gettid();
+    if (hs_threads && g_sig)
+        adopt_unknown_threads();
     int n = hs_threads && g_sig ? hs_threads_count() : 0, asked = 0;
     pid_t pid = getpid();
     for (int i = 0; i < n; i++) {
@@ -624,13 +781,21 @@ void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg)
         if (!other_thread(s))
             continue;
         hs_thread_stack t = {s->tid, s->stack_lo, s->stack_lo, s->stack_hi, NULL, 0};
-        if (atomic_load(&s->stop) == STOP_PARKED) {
+        int parked = atomic_load(&s->stop) == STOP_PARKED;
+        /* Where its live frames start: where it stopped, else where it
+         * blocks in the kernel (one that could not take the signal, e.g.
+         * with it blocked); 0 if it runs. */
+        uintptr_t sp = parked ? s->stop_sp : blocked_sp(s->tid);
+        if (!t.hi && (!sp || mapping_of(sp, &t.lo, &t.hi) != 0))
+            continue; /* its stack unknown (it did not stop): not scanned */
+        if (parked) {
             t.regs = s->stop_regs;
             t.nregs = s->stop_nregs;
-            uintptr_t from = s->stop_sp >= STACK_REDZONE ? s->stop_sp - STACK_REDZONE : 0;
-            if (s->stop_sp && from >= s->stack_lo && from < s->stack_hi)
-                t.live_lo = from; /* else on another stack (a handler's): all of it */
         }
+        t.live_lo = t.lo;
+        uintptr_t from = sp >= STACK_REDZONE ? sp - STACK_REDZONE : 0;
+        if (sp && from >= t.lo && from < t.hi)
+            t.live_lo = from; /* else on another stack (a handler's): all of it */
         fn(&t, arg);
     }
 }

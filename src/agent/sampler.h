@@ -28,17 +28,23 @@ void hs_sampler_thread_end(void);
 void hs_sampler_after_fork(int profiling);
 
 /* The leak scan's view of the other threads (at exit, hotspur --leaks).
- * hs_sampler_stop_others stops every other live registered thread whose
- * stack is known in the agent's signal handler, where it saves the
- * interrupted code's registers and stack pointer and waits; a thread that
- * has not stopped within timeout_ms is left running. Until
+ * hs_sampler_stop_others registers the threads the agent did not see start
+ * (those of /proc/self/task it lacks: started before it, or by the C
+ * library itself) and stops every other live thread in the agent's signal
+ * handler, where it saves the interrupted code's registers and stack
+ * pointer and waits; a thread that has not stopped within timeout_ms is
+ * left running. Until
  * hs_sampler_resume_others lets them go, the caller must take no lock a
  * stopped thread may hold: no malloc, no stdio, no dl_iterate_phdr or
  * dlsym. hs_sampler_each_other_stack calls fn for each of those threads:
  * a stopped one's live stack is [live_lo, hi) (from its stack pointer,
  * less the red zone, up: what lies below is dead frames, as valgrind's
- * leak check says) and regs its registers; one that did not stop has
- * live_lo = lo and no registers. */
+ * leak check says) and regs its registers; one that did not stop has no
+ * registers, and live_lo = its stack pointer (less the red zone) if it is
+ * blocked in the kernel (/proc/self/task/TID/syscall), else lo. A thread
+ * whose bounds the agent did not know has for its stack the mapping that
+ * holds its stack pointer; one of those that neither stopped nor blocks
+ * is left out. */
 typedef struct {
     int32_t tid;
     uintptr_t lo, live_lo, hi;
