@@ -34,10 +34,11 @@ build: build-deps $(BUILD)/CMakeCache.txt
 check: deps build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# the build's output goes to a log (shown only if it fails): the story starts at once
-demo: deps
-	@mkdir -p $(BUILD) && $(MAKE) --no-print-directory build >$(BUILD)/demo-build.log 2>&1 || \
-	  { cat $(BUILD)/demo-build.log; echo "make demo: the build failed (above)"; exit 1; }
+# the set-up's output (packages, npm ci, the build) goes to a log, shown only
+# if it fails: the story starts at once
+demo:
+	@mkdir -p $(BUILD) && $(MAKE) --no-print-directory deps build >$(BUILD)/demo-build.log 2>&1 || \
+	  { cat $(BUILD)/demo-build.log; echo "make demo: the set-up failed (above)"; exit 1; }
 	@KEEP=$(KEEP) bash examples/shakesapp/demo.sh $(BUILD)
 
 bench: build
