@@ -83,19 +83,24 @@ static void env_service(int pid, char *out, size_t len)
         }
 }
 
-/* Whether pid has the in-process agent (libhotspur) mapped. */
-static int runs_agent(int pid)
+typedef struct {
+    const rule *rules;
+    size_t n;
+} rules_t;
+
+/* hs_live_options.want: whether a process matches --match (any rule), asked
+ * once per process before its stacks are unwound. */
+static int want_process(void *arg, int pid, const char *comm, const char *cgroup)
 {
-    char path[64], line[4096];
-    snprintf(path, sizeof path, "/proc/%d/maps", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    int yes = 0;
-    while (!yes && fgets(line, sizeof line, f))
-        yes = strstr(line, "/libhotspur.so") != NULL;
-    fclose(f);
-    return yes;
+    const rules_t *r = arg;
+    int ok = r->n == 0;
+    for (size_t i = 0; i < r->n && !ok; i++) {
+        if (r->rules[i].kind == 'p')
+            ok = r->rules[i].pid == pid;
+        else
+            ok = regexec(&r->rules[i].re, r->rules[i].kind == 'c' ? comm : cgroup, 0, NULL, 0) == 0;
+    }
+    return ok;
 }
 
 static const char *label_str(const hs_profile *p, const hs_sample *s, const char *key, int64_t *num)
@@ -123,12 +128,16 @@ static void url_escape(CURL *c, const char *s, char *out, size_t len)
     curl_free(e);
 }
 
+/* One connection for every upload (kept alive by curl between them). */
+static CURL *curl;
+
 static int upload(const char *server, const char *service, const char *host, const void *data, size_t len,
                   struct timespec from, struct timespec until)
 {
-    CURL *c = curl_easy_init();
-    if (!c)
+    if (!curl && !(curl = curl_easy_init()))
         return -1;
+    CURL *c = curl;
+    curl_easy_reset(c);
     char svc[512], h[512], url[2048];
     url_escape(c, service, svc, sizeof svc);
     url_escape(c, host, h, sizeof h);
@@ -153,7 +162,6 @@ static int upload(const char *server, const char *service, const char *host, con
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(hd);
-    curl_easy_cleanup(c);
     if (rc != CURLE_OK || status / 100 != 2) {
         fprintf(stderr, "hotspur agent: upload of %s: %s (HTTP %ld)\n", service,
                 rc != CURLE_OK ? curl_easy_strerror(rc) : "refused", status);
@@ -168,11 +176,13 @@ typedef struct {
     size_t n;
 } service;
 
-/* Split p by service and upload each; returns the number uploaded. */
-static int ship(hs_profile *p, const rule *rules, size_t n_rules, int from_unit, const char *server,
-                const char *host, struct timespec from, struct timespec until)
+/* Split p by service and upload each; returns the number uploaded. (The
+ * processes not matched, or running the in-process agent, were left out
+ * by the recording.) */
+static int ship(hs_profile *p, int from_unit, const char *server, const char *host, struct timespec from,
+                struct timespec until)
 {
-    hs_hmap pid_svc = {0}; /* pid -> service index + 1, or (uint64_t)-1 to skip */
+    hs_hmap pid_svc = {0}; /* pid -> service index + 1 */
     service *sv = NULL;
     size_t n_sv = 0;
     for (size_t i = 0; i < p->n_samples; i++) {
@@ -183,42 +193,29 @@ static int ship(hs_profile *p, const rule *rules, size_t n_rules, int from_unit,
         const char *cg = label_str(p, s, "cgroup", NULL);
         uint64_t ix;
         if (!hs_hmap_get(&pid_svc, (uint64_t)pid, &ix)) {
-            ix = (uint64_t)-1;
-            int ok = n_rules == 0;
-            for (size_t r = 0; r < n_rules && !ok; r++) {
-                if (rules[r].kind == 'p')
-                    ok = rules[r].pid == pid;
-                else
-                    ok = regexec(&rules[r].re, rules[r].kind == 'c' ? (comm ? comm : "") : (cg ? cg : ""), 0,
-                                 NULL, 0) == 0;
+            char name[256];
+            env_service((int)pid, name, sizeof name);
+            if (!name[0] && from_unit && cg && *cg) {
+                const char *b = strrchr(cg, '/');
+                snprintf(name, sizeof name, "%s", b ? b + 1 : cg);
             }
-            if (ok && !runs_agent((int)pid)) {
-                char name[256];
-                env_service((int)pid, name, sizeof name);
-                if (!name[0] && from_unit && cg && *cg) {
-                    const char *b = strrchr(cg, '/');
-                    snprintf(name, sizeof name, "%s", b ? b + 1 : cg);
-                }
-                if (!name[0])
-                    snprintf(name, sizeof name, "%s", comm ? comm : "unknown");
-                size_t k = 0;
-                while (k < n_sv && strcmp(sv[k].name, name))
-                    k++;
-                if (k == n_sv) {
-                    service *ns = realloc(sv, (n_sv + 1) * sizeof *ns);
-                    if (!ns)
-                        break;
-                    sv = ns;
-                    memset(&sv[n_sv], 0, sizeof *sv);
-                    snprintf(sv[n_sv].name, sizeof sv[n_sv].name, "%s", name);
-                    n_sv++;
-                }
-                ix = k + 1;
+            if (!name[0])
+                snprintf(name, sizeof name, "%s", comm ? comm : "unknown");
+            size_t k = 0;
+            while (k < n_sv && strcmp(sv[k].name, name))
+                k++;
+            if (k == n_sv) {
+                service *ns = realloc(sv, (n_sv + 1) * sizeof *ns);
+                if (!ns)
+                    continue;
+                sv = ns;
+                memset(&sv[n_sv], 0, sizeof *sv);
+                snprintf(sv[n_sv].name, sizeof sv[n_sv].name, "%s", name);
+                n_sv++;
             }
+            ix = k + 1;
             hs_hmap_put(&pid_svc, (uint64_t)pid, ix);
         }
-        if (ix == (uint64_t)-1)
-            continue;
         service *v = &sv[ix - 1];
         if ((v->n & (v->n - 1)) == 0) { /* 0, 1, 2, 4, ...: grow */
             size_t *ni = realloc(v->idx, (v->n ? v->n * 2 : 1) * sizeof *ni);
@@ -349,6 +346,7 @@ int hs_cmd_agent(int argc, char **argv)
     hs_ksyms *ks = NULL;
     hs_symbolizer *sym = NULL;
     hs_live *live = NULL;
+    rules_t match = {rules, n_rules};
     time_t renewed = 0;
     while (!*stop) {
         struct timespec p0, from, until;
@@ -375,6 +373,9 @@ int hs_cmd_agent(int argc, char **argv)
             o.all = 1;
             o.hz = hz;
             o.leave_names = at_server;
+            o.want = want_process;
+            o.want_arg = &match;
+            o.skip_inprocess = 1;
             live = hs_live_open(&o, err, sizeof err);
             if (!live) {
                 fprintf(stderr, "hotspur agent: %s\n", err);
@@ -391,7 +392,7 @@ int hs_cmd_agent(int argc, char **argv)
             rc = 1;
             break;
         }
-        int n = ship(p, rules, n_rules, from_unit, server, host, from, until);
+        int n = ship(p, from_unit, server, host, from, until);
         fprintf(stderr,
                 "hotspur agent: window of %.1f s: %zu samples, %d service profile%s uploaded (%zu processes, "
                 "%zu new, %zu unwinders built)\n",
@@ -411,6 +412,9 @@ int hs_cmd_agent(int argc, char **argv)
         }
     }
     hs_live_close(live);
+    if (curl)
+        curl_easy_cleanup(curl);
+    curl = NULL;
     hs_ksyms_free(ks);
     hs_symbolizer_free(sym);
     for (size_t i = 0; i < n_rules; i++)

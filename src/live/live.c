@@ -67,6 +67,7 @@ typedef struct {
     hs_hmap locs; /* address -> location id (this window's profile) */
     uint64_t seen;  /* the last window it was sampled in */
     int maps_stale; /* code was mapped since its maps were read */
+    int skip;       /* not wanted: its samples are dropped; -1: to be decided */
     uint64_t space; /* this image's address space: names come from its mappings only */
     /* the sample being unwound */
     uint64_t regs[N_REGS]; /* perf order, compacted by REGS_MASK */
@@ -106,6 +107,9 @@ struct hs_live {
     /* the session */
     int all, track, lost_track;
     int leave_names; /* user frames left as addresses with build IDs */
+    int (*want)(void *arg, int pid, const char *comm, const char *cgroup);
+    void *want_arg;
+    int skip_inprocess;
     int *pids;
     size_t n_pids;
     uint64_t window;  /* windows so far */
@@ -118,6 +122,8 @@ struct hs_live {
     size_t n_track;
     unsigned char *tmp;
     size_t tmpcap;
+    char *mapsbuf; /* read_maps' */
+    size_t mapscap;
     /* ELF files the unwinders read, one handle per file for every process
      * (find_elf): opened, mapped and indexed once, not per process */
     struct elf_ent *elfs;
@@ -197,24 +203,79 @@ static unsigned long long start_time(int pid)
     return v;
 }
 
-static void read_maps(proc *pr)
+/* The whole of a /proc file in *buf (NUL-terminated; *cap grows): its
+ * length, or -1. */
+static ssize_t slurp(const char *path, char **buf, size_t *cap)
 {
-    char path[64], line[4096];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = 0;
+    for (;;) {
+        if (*cap - len < 4096) {
+            size_t nc = *cap ? *cap * 2 : 65536;
+            char *nb = realloc(*buf, nc);
+            if (!nb)
+                break;
+            *buf = nb;
+            *cap = nc;
+        }
+        ssize_t r = read(fd, *buf + len, *cap - len - 1);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    if (*buf)
+        (*buf)[len] = 0;
+    return *buf ? (ssize_t)len : -1;
+}
+
+static uint64_t hex(char **s)
+{
+    uint64_t v = 0;
+    for (;; (*s)++) {
+        char c = **s;
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0)
+            return v;
+        v = v << 4 | (uint64_t)d;
+    }
+}
+
+/* The executable file mappings of pr (and "[vdso]"), added to those known:
+ * one read of /proc/PID/maps, parsed by hand (stdio and sscanf were a
+ * tenth of the host agent's CPU). */
+static void read_maps(live *L, proc *pr)
+{
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", pr->pid);
     pr->maps_read = time(NULL);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    if (slurp(path, &L->mapsbuf, &L->mapscap) < 0)
         return;
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long s, e, off;
-        char perm[8];
-        int n = 0;
-        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perm, &off, &n) < 4 || n == 0)
+    for (char *line = L->mapsbuf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        /* start-end perms offset dev inode name */
+        char *q = line;
+        uint64_t s = hex(&q);
+        if (*q++ != '-')
             continue;
-        if (perm[2] != 'x')
+        uint64_t e = hex(&q);
+        if (*q++ != ' ' || strlen(q) < 5 || q[2] != 'x')
             continue;
-        char *name = line + n;
-        name[strcspn(name, "\n")] = 0;
+        q += 5;
+        uint64_t off = hex(&q);
+        for (int field = 0; field < 2 && *q; field++) { /* dev, inode */
+            while (*q == ' ')
+                q++;
+            while (*q && *q != ' ')
+                q++;
+        }
+        while (*q == ' ')
+            q++;
+        char *name = q;
         char *del = strstr(name, " (deleted)");
         if (del)
             *del = 0;
@@ -234,7 +295,24 @@ static void read_maps(proc *pr)
         if (pr->maps[pr->n_maps].path)
             pr->n_maps++;
     }
-    fclose(f);
+}
+
+/* Whether pr is to be sampled: the caller's choice, and not a process
+ * that runs the in-process agent. Asked once, before any unwinding. */
+static int wanted(live *L, proc *pr)
+{
+    if (L->want && !L->want(L->want_arg, pr->pid, pr->comm, pr->cgroup))
+        return 0;
+    if (L->skip_inprocess) {
+        if (!pr->maps_read)
+            read_maps(L, pr);
+        for (size_t i = 0; i < pr->n_maps; i++) {
+            const char *b = strrchr(pr->maps[i].path, '/');
+            if (b && !strncmp(b, "/libhotspur.so", 14))
+                return 0;
+        }
+    }
+    return 1;
 }
 
 /* The process pid was at perf time tm (0: now). A pid whose exit was seen
@@ -276,8 +354,10 @@ static proc *get_proc(live *L, int pid, uint64_t tm)
         s[strcspn(s, "\n")] = 0;
         snprintf(pr->cgroup, sizeof pr->cgroup, "%.255s", s);
     }
-    read_maps(pr);
+    if (!L->all)
+        read_maps(L, pr); /* -p: now, in case it exits early; -a: at its first unwinding */
     L->procs[L->n_procs++] = pr; /* a replaced entry stays here, freed at the end */
+    pr->skip = -1;
     L->st.new_processes++;
     hs_hmap_put(&L->pid_ix, (uint64_t)pid, L->n_procs);
     return pr;
@@ -567,7 +647,7 @@ static uint64_t user_location(live *L, proc *pr, uint64_t addr)
             if (addr >= pr->maps[i].start && addr < pr->maps[i].end)
                 m = &pr->maps[i];
         if (!m && pass == 0 && pr->maps_read != time(NULL))
-            read_maps(pr);
+            read_maps(L, pr);
         else if (!m)
             break;
     }
@@ -631,6 +711,7 @@ static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc)
     if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix)) {
         proc *pr = L->procs[ix - 1];
         memcpy(pr->comm, name, sizeof name);
+        pr->skip = -1; /* another name, maybe another program: ask again */
         if (misc & PERF_RECORD_MISC_COMM_EXEC)
             drop_image(pr, ++L->n_spaces); /* a new program: its mappings are read again */
     }
@@ -710,13 +791,19 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
     proc *pr = get_proc(L, (int)pid, tm);
     if (!pr)
         return;
+    if (pr->maps_stale && L->skip_inprocess)
+        pr->skip = -1; /* the in-process agent may have been loaded (hotspur attach) */
+    if (pr->skip < 0) /* decided at its first sample (after an exec: its preloads are mapped by then) */
+        pr->skip = !wanted(L, pr);
+    if (pr->skip)
+        return;
     if (pr->seen != L->window) { /* its first sample in this window */
         pr->seen = L->window;
         L->st.processes++;
     }
     if (pr->maps_stale) {
         pr->maps_stale = 0;
-        read_maps(pr);
+        read_maps(L, pr);
         if (pr->dwfl) /* never report modules again on an attached Dwfl: a new one */
             dwfl_end(pr->dwfl);
         pr->dwfl = NULL;
@@ -975,6 +1062,7 @@ void hs_live_close(hs_live *L)
     free(L->rings);
     free(L->pids);
     free(L->tmp);
+    free(L->mapsbuf);
     for (size_t i = 0; i < L->n_procs; i++)
         free_proc(L->procs[i]);
     free(L->procs);
@@ -1017,6 +1105,9 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
     L->off_cpu = o->off_cpu;
     L->track = o->all && !o->off_cpu;
     L->leave_names = o->leave_names;
+    L->want = o->want;
+    L->want_arg = o->want_arg;
+    L->skip_inprocess = o->skip_inprocess;
     int hz = o->hz > 0 ? o->hz : 100;
     int stack_bytes = o->stack_bytes > 0 ? o->stack_bytes : 16384;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -1253,8 +1344,14 @@ hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *s
             pfd[i].events = POLLIN;
             pfd[i].revents = 0;
         }
+        /* The ring buffers wake us when half full; otherwise once a second
+         * (-p: 100 ms, to see the attached processes end) or at the end.
+         * A stop signal interrupts the poll. */
+        int ms = L->all ? 1000 : 100;
+        if (duration > 0 && (duration - el) * 1000 < ms)
+            ms = (int)((duration - el) * 1000) + 1;
         if (pfd)
-            poll(pfd, L->n_rings, 100);
+            poll(pfd, L->n_rings, ms);
         for (size_t i = 0; i < L->n_rings; i++) {
             drain(L, &L->rings[i]);
             if (!pfd || !(pfd[i].revents & POLLHUP))

@@ -33,6 +33,14 @@ typedef struct {
      * serve` to name (docs/debuginfo.md); the vDSO and files without a
      * build ID are still named here. */
     int leave_names;
+    /* Which processes to sample (NULL: all): asked once per process, with
+     * its name and cgroup path, before any of its stacks is unwound; the
+     * samples of a process it refuses are dropped. */
+    int (*want)(void *arg, int pid, const char *comm, const char *cgroup);
+    void *want_arg;
+    /* Drop the samples of processes that run the in-process agent
+     * (libhotspur.so mapped): their own profiles have more. */
+    int skip_inprocess;
 } hs_live_options;
 
 typedef struct {
