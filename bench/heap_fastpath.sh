@@ -123,11 +123,24 @@ for cfg in "${CONFIGS[@]}"; do
             [ "$out" = "$REF" ] || { echo "heap_fastpath: $cfg changed the output: '$out' != '$REF'" >&2; exit 1; }
         fi
         echo "$cfg $n $ir $pairs" >>"$TMP/ir"
+        if [[ $cfg == *sampled ]] && [ "$n" = "$N2" ]; then cp "$TMP/cg" "$TMP/cg.$cfg"; fi
     done
 done
 env_of none
 repeat=$(bench_callgrind_ir_in run "$TMP/cg" env "${ENV[@]}" "$PROG" "$N2" "$THREADS")
 echo "heap_fastpath: callgrind done ($((SECONDS - start)) s)"
+# What one sample costs, in the sampled run: the instructions of a call of
+# record_alloc (the stack, the tables) and of the unwinder inside it.
+per_call() { # CONFIG FUNCTION: "instructions calls" of its calls in that run
+    callgrind_annotate --tree=calling --inclusive=yes --auto=no --threshold=100 "$TMP/cg.$1" 2>/dev/null |
+        awk -v fn="$2" '$0 ~ "  >  +[^ ]*:" fn " \\(" { n = $0; sub(/.*\(/, "", n); sub(/x\).*/, "", n); gsub(/,/, "", n)
+            c = $1; gsub(/,/, "", c); ir += c; calls += n } END { printf "%d %d\n", ir, calls }'
+}
+: >"$TMP/persample"
+for cfg in sampled base-sampled; do
+    [ -e "$TMP/cg.$cfg" ] || continue
+    echo "$cfg $(per_call "$cfg" record_alloc) $(per_call "$cfg" hs_unwind_here)" >>"$TMP/persample"
+done
 
 # ---- 2. time ----
 PAIRS_TIMED=$((MPAIRS * 1000000))
@@ -179,7 +192,7 @@ awk -v rounds="$ROUNDS" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v nproc="$(n
     -v n1="$N1" -v n2="$N2" -v threads="$THREADS" -v configs="${CONFIGS[*]}" -v timed="${TIMED[*]}" \
     -v repeat="$repeat" -v tpairs="$timed_pairs" -v base="$BASE_LABEL" \
     -v vg="$(valgrind --version)" -v irfile="$TMP/ir" -v interfile="$TMP/inter" -v igroups="$IGROUPS" -v ipairs="$IPAIRS" \
-    -v norand="${NORAND[*]}" '
+    -v norand="${NORAND[*]}" -v persample="$TMP/persample" '
 function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
 function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 function label(c,    b) {
@@ -220,6 +233,11 @@ END {
         else printf "| %s | %.2f | %+.2f | %s |\n", label(c), per[c], per[c] - per["none"], budget
     }
     print ""
+    while ((getline line < persample) > 0) {
+        split(line, f, " ")
+        if (f[3] > 0 && f[5] > 0)
+            printf "A sample at the default rate (run of N=%d), %s: %d recorded, %.0f instructions each (`record_alloc`, inclusive), of which %.0f unwind the stack (`hs_unwind_here`).\n\n", n2, (f[1] ~ /^base-/ ? "agent of " base : "this agent"), f[3], f[2] / f[3], f[4] / f[5]
+    }
     printf "Budgets: heap profile off %s (%+.2f per pair, budget 6); on, fast path %s (%+.2f, budget 13).\n", (per["off"] - per["none"] <= 6 ? "**met**" : "**not met**"), per["off"] - per["none"], (per["fast"] - per["none"] <= 13 ? "**met**" : "**not met**"), per["fast"] - per["none"]
     print ""
     printf "**Time** (native runs, `heap_pairs %d %d`, %d pairs in all; %d rounds, each running every configuration once in an order rotated each round; CPU = user+sys from getrusage, wall = elapsed):\n\n", tpairs / threads - 64, threads, tpairs, rounds
