@@ -1,8 +1,8 @@
 /* cmd_web.c — `hotspur web [--base OLD] FILE...`: the server's web UI on
  * local profiles, like `go tool pprof -http`. It runs the `hotspur serve`
  * server (server/http.c) on loopback, on a free port, over a temporary
- * store directory, ingests the files through the server's own ingest API
- * (POST /api/v1/ingest, so they are decomposed exactly as uploads are),
+ * store directory, ingests the files through the server's own ingest
+ * (hs_server_ingest: decomposed exactly as uploads are),
  * prints the URL and serves until SIGINT/SIGTERM; then the directory is
  * deleted. Each FILE is one version named after the file; with --base the
  * base is version "base", the others "new", and the diff view opens. */
@@ -24,6 +24,7 @@
 #include "cli/cli_options.h"
 #include "cli/cmd_export.h"
 #include "cli/commands.h"
+#include "server/ingest.h"
 #include "server/server.h"
 
 #define HS_WEB_MAX_PATHS 64
@@ -57,18 +58,6 @@ static int hs_web_rm(const char *path, const struct stat *st, int flag, struct F
     return remove(path) == 0 || errno == ENOENT ? 0 : -1;
 }
 
-static size_t hs_web_sink(char *data, size_t size, size_t n, void *arg)
-{
-    char *buf = arg;
-    size_t have = strlen(buf), add = size * n;
-    if (have + 1 < 512) {
-        size_t k = add < 511 - have ? add : 511 - have;
-        memcpy(buf + have, data, k);
-        buf[have + k] = 0;
-    }
-    return add;
-}
-
 /* The version a file is shown as: its name without directories and the
  * profile suffixes. */
 static void hs_web_version(const char *path, char *out, size_t outlen)
@@ -84,10 +73,10 @@ static void hs_web_version(const char *path, char *out, size_t outlen)
     }
 }
 
-/* Load path (any format hotspur reads), encode it as pprof and POST it to
- * the server. 0, or -1 with a message. */
-static int hs_web_ingest(CURL *curl, int port, const char *path, const char *service, const char *version,
-                         long start, char *err, size_t errlen)
+/* Load path (any format hotspur reads), encode it as pprof and store it
+ * through the server's ingest, as an upload is. 0, or -1 with a message. */
+static int hs_web_ingest(hs_server *srv, const char *path, const char *service, const char *version, long start,
+                         char *err, size_t errlen)
 {
     char lerr[256];
     hs_profile *p = hs_cli_load(path, NULL, lerr, sizeof lerr);
@@ -103,39 +92,18 @@ static int hs_web_ingest(CURL *curl, int port, const char *path, const char *ser
         snprintf(err, errlen, "%s: %s", path, lerr);
         return -1;
     }
-    char *esvc = curl_easy_escape(curl, service, 0), *ever = curl_easy_escape(curl, version, 0);
-    char url[1024], answer[512] = "";
-    rc = -1;
-    if (!esvc || !ever) {
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
     /* every file starts "now" so the UI's default span shows it */
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/ingest?service=%s&version=%s&from=%ld&until=%ld", port,
-             esvc, ever, start, start + 1);
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/octet-stream");
-    curl_easy_reset(curl);
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, hs_web_sink);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, answer);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 120L);
-    curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-    CURLcode cc = curl_easy_perform(curl);
-    long status = 0;
-    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(hdr);
-    if (cc != CURLE_OK)
-        snprintf(err, errlen, "%s: uploading to the server: %s", path, curl_easy_strerror(cc));
-    else if (status != 200)
-        snprintf(err, errlen, "%s: the server refused it (%ld): %s", path, status, answer);
-    else
-        rc = 0;
-done:
-    curl_free(esvc);
-    curl_free(ever);
+    hs_ingest_meta m = {.service = service,
+                        .version = version,
+                        .have_from = true,
+                        .have_until = true,
+                        .from_ns = (int64_t)start * 1000000000LL,
+                        .until_ns = ((int64_t)start + 1) * 1000000000LL};
+    hs_ingest_result r;
+    if (hs_server_ingest(srv, &m, body, len, &r) != HS_INGEST_OK) {
+        snprintf(err, errlen, "%s: the server refused it (%d): %.300s", path, hs_ingest_http_status(r.code), r.msg);
+        rc = -1;
+    }
     free(body);
     return rc;
 }
@@ -247,7 +215,6 @@ int hs_cmd_web(int argc, char **argv)
     }
     rc = 1;
     hs_server *srv = NULL;
-    CURL *curl = NULL;
     hs_server_config cfg = {0};
     cfg.listen = listen;
     cfg.store_url = dir;
@@ -263,16 +230,11 @@ int hs_cmd_web(int argc, char **argv)
         goto done;
     }
     int port = hs_server_port(srv);
-    curl = curl_easy_init();
-    if (!curl) {
-        fprintf(stderr, "hotspur web: cannot start libcurl\n");
-        goto done;
-    }
     long start = (long)time(NULL) - 5;
     char version[256];
     size_t stored = 0;
     if (base) {
-        if (hs_web_ingest(curl, port, base, service, "base", start, err, sizeof err) != 0) {
+        if (hs_web_ingest(srv, base, service, "base", start, err, sizeof err) != 0) {
             fprintf(stderr, "hotspur web: %s\n", err);
             goto done;
         }
@@ -283,7 +245,7 @@ int hs_cmd_web(int argc, char **argv)
             snprintf(version, sizeof version, "new");
         else
             hs_web_version(argv[i], version, sizeof version);
-        if (hs_web_ingest(curl, port, argv[i], service, version, start, err, sizeof err) != 0) {
+        if (hs_web_ingest(srv, argv[i], service, version, start, err, sizeof err) != 0) {
             fprintf(stderr, "hotspur web: %s\n", err);
             goto done;
         }
@@ -296,7 +258,7 @@ int hs_cmd_web(int argc, char **argv)
         *colon = 0;
     if (!*host || strcmp(host, "0.0.0.0") == 0)
         snprintf(host, sizeof host, "127.0.0.1");
-    char *esvc = curl_easy_escape(curl, service, 0);
+    char *esvc = curl_easy_escape(NULL, service, 0); /* the handle is ignored since curl 7.82 */
     char url[1024];
     snprintf(url, sizeof url, "http://%s:%d/?service=%s&span=86400%s", host, port, esvc ? esvc : "local",
              base ? "&version=new&cmp=version&base_version=base" : "");
@@ -310,8 +272,6 @@ int hs_cmd_web(int argc, char **argv)
     }
     rc = 0;
 done:
-    if (curl)
-        curl_easy_cleanup(curl);
     if (srv)
         hs_server_stop(srv);
     if (nftw(dir, hs_web_rm, 16, FTW_DEPTH | FTW_PHYS) != 0)

@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #include "base/clock.h"
 #include "base/json.h"
+#include "server/ingest.h"
 #include "server/server.h"
 
 #include "server/names.h"
@@ -1000,6 +1001,11 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
 fail:
     hs_server_stop(s);
     return NULL;
+}
+
+int hs_server_ingest(hs_server *s, const hs_ingest_meta *m, const void *body, size_t len, hs_ingest_result *r)
+{
+    return hs_ingest_pprof(s->batcher, &s->cfg.limits, m, body, len, r);
 }
 
 int hs_server_port(const hs_server *s)

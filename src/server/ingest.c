@@ -36,6 +36,7 @@
  * becomes two profiles, wall and cpu, stored in one put. */
 #define _GNU_SOURCE /* memmem, strcasestr */
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -49,13 +50,13 @@
 
 #include "report/export.h"
 #include "base/clock.h"
+#include "server/ingest.h"
 #include "server/server.h"
 #include "store/stack.h"
 
 #define HS_RATIO_FLOOR ((size_t)1 << 20) /* below this output, no ratio check */
 #define HS_MAX_PARTS 8                   /* multipart parts */
 #define HS_MAX_PART_HEADER 4096
-#define HS_MAX_ID 32
 #define HS_MAX_TYPE_LEN 64
 #define HS_MAX_STC 65536 /* sample_type_config bytes */
 #define HS_MAX_VALUE ((int64_t)1 << 53) /* a sample value, and a profile's total per type */
@@ -159,7 +160,7 @@ static bool hs_is_gzip(const void *d, size_t len)
 
 /* The slow, general path: inflate every gzip member of in as a stream
  * (zlib) into a malloc'd buffer of at most lim->max_decompressed bytes,
- * counting the output as it grows. 0, or the HTTP status to answer. */
+ * counting the output as it grows. 0, or the hs_ingest_code. */
 static int hs_gunzip_stream(const void *in, size_t len, size_t hint, const hs_limits *lim, unsigned char **out,
                             size_t *outlen, char *err, size_t errlen)
 {
@@ -171,13 +172,13 @@ static int hs_gunzip_stream(const void *in, size_t len, size_t hint, const hs_li
     unsigned char *buf = malloc(cap);
     if (!buf) {
         snprintf(err, errlen, "out of memory");
-        return 500;
+        return HS_INGEST_FAILED;
     }
     z_stream z = {0};
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
         free(buf);
         snprintf(err, errlen, "gzip: cannot initialise zlib");
-        return 500;
+        return HS_INGEST_FAILED;
     }
     z.next_in = (unsigned char *)in;
     z.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
@@ -187,14 +188,14 @@ static int hs_gunzip_stream(const void *in, size_t len, size_t hint, const hs_li
         if (used == cap) {
             if (cap > lim->max_decompressed) {
                 snprintf(err, errlen, "decompressed body is over the limit of %zu bytes", lim->max_decompressed);
-                status = 413;
+                status = HS_INGEST_TOO_LARGE;
                 break;
             }
             size_t nc = cap * 2 > lim->max_decompressed + 1 ? lim->max_decompressed + 1 : cap * 2;
             unsigned char *nb = realloc(buf, nc);
             if (!nb) {
                 snprintf(err, errlen, "out of memory");
-                status = 500;
+                status = HS_INGEST_FAILED;
                 break;
             }
             buf = nb;
@@ -207,12 +208,12 @@ static int hs_gunzip_stream(const void *in, size_t len, size_t hint, const hs_li
         used += before - z.avail_out;
         if (used > lim->max_decompressed) {
             snprintf(err, errlen, "decompressed body is over the limit of %zu bytes", lim->max_decompressed);
-            status = 413;
+            status = HS_INGEST_TOO_LARGE;
             break;
         }
         if (used > HS_RATIO_FLOOR && used / (len ? len : 1) >= lim->max_ratio) {
             snprintf(err, errlen, "gzip body expands more than %ux (a decompression bomb?)", lim->max_ratio);
-            status = 413;
+            status = HS_INGEST_TOO_LARGE;
             break;
         }
         if (zr == Z_STREAM_END) {
@@ -221,16 +222,16 @@ static int hs_gunzip_stream(const void *in, size_t len, size_t hint, const hs_li
                 break; /* trailing bytes after the last member are ignored, as gzip does */
             if (inflateReset(&z) != Z_OK) {
                 snprintf(err, errlen, "gzip: inflateReset failed");
-                status = 500;
+                status = HS_INGEST_FAILED;
                 break;
             }
         } else if (zr == Z_BUF_ERROR && z.avail_in == 0) {
             snprintf(err, errlen, "truncated gzip body");
-            status = 400;
+            status = HS_INGEST_BAD;
             break;
         } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
             snprintf(err, errlen, "corrupt gzip body (%s)", z.msg ? z.msg : "inflate failed");
-            status = 400;
+            status = HS_INGEST_BAD;
             break;
         }
     }
@@ -286,7 +287,7 @@ static unsigned char *hs_gunzip_whole(const void *in, size_t len, size_t guess, 
 }
 
 /* Inflate the gzip body in into a malloc'd buffer of at most
- * lim->max_decompressed bytes. 0, or the HTTP status to answer.
+ * lim->max_decompressed bytes. 0, or the hs_ingest_code.
  *
  * The output may not pass max_decompressed, nor above HS_RATIO_FLOOR reach
  * max_ratio times the input: the largest output both allow is the room
@@ -326,8 +327,11 @@ typedef struct {
     const hs_limits *lim;
     hs_stack_memo *memo;
     hs_names *namer; /* names frames sent as addresses with build IDs (names.h), or NULL */
-    const hs_http_request *rq;
-    hs_http_response *rs;
+    const hs_http_request *rq; /* Pyroscope's endpoint: its parameters */
+    hs_ingest_result *res;     /* the outcome, for every way in */
+    const void *body;
+    size_t body_len;
+    const char *content_encoding;
     void *scratch[4]; /* decompressed buffers, freed at the end */
     size_t n_scratch;
     char *names;      /* label keys and values point into this copy */
@@ -346,10 +350,27 @@ static void hs_ingest_free(hs_ingest *in)
     free(in->labels);
 }
 
-static int hs_fail(hs_ingest *in, int status, const char *fmt, const char *a)
+/* r fails with code and a message. Returns code. */
+__attribute__((format(printf, 3, 4))) static int hs_res_err(hs_ingest_result *r, hs_ingest_code code, const char *fmt,
+                                                            ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    va_end(ap);
+    r->code = code;
+    return code;
+}
+#define hs_ing_err(in, ...) hs_res_err((in)->res, __VA_ARGS__)
+
+/* hs_ing_err with one piece of untrusted text, shown bounded. */
+static int hs_fail(hs_ingest *in, hs_ingest_code code, const char *fmt, const char *a)
 {
     char shown[160];
-    return hs_respond_error(in->rs, status, fmt, a ? hs_shown(a, shown, sizeof shown) : "");
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    return hs_ing_err(in, code, fmt, a ? hs_shown(a, shown, sizeof shown) : "");
+#pragma GCC diagnostic pop
 }
 
 /* A gzipped payload (at most twice) to plain bytes. 0, or the status answered. */
@@ -358,12 +379,12 @@ static int hs_unwrap_gzip(hs_ingest *in, const void **data, size_t *len)
     char err[256];
     for (int level = 0; hs_is_gzip(*data, *len); level++) {
         if (level == 2 || in->n_scratch == sizeof in->scratch / sizeof in->scratch[0])
-            return hs_respond_error(in->rs, 400, "gzip nested more than twice");
+            return hs_ing_err(in, HS_INGEST_BAD, "gzip nested more than twice");
         unsigned char *out;
         size_t outlen;
         int st = hs_gunzip(*data, *len, in->lim, &out, &outlen, err, sizeof err);
         if (st)
-            return hs_respond_error(in->rs, st, "%s", err);
+            return hs_ing_err(in, (hs_ingest_code)st, "%s", err);
         in->scratch[in->n_scratch++] = out;
         *data = out;
         *len = outlen;
@@ -371,18 +392,18 @@ static int hs_unwrap_gzip(hs_ingest *in, const void **data, size_t *len)
     return 0;
 }
 
-/* The request body without its Content-Encoding. 0, or the status answered. */
+/* The body without its Content-Encoding. 0, or the hs_ingest_code. */
 static int hs_ingest_body(hs_ingest *in, const void **data, size_t *len)
 {
-    const char *ce = in->rq->content_encoding;
-    *data = in->rq->body;
-    *len = in->rq->body_len;
+    const char *ce = in->content_encoding;
+    *data = in->body;
+    *len = in->body_len;
     if (!ce || !*ce || strcasecmp(ce, "identity") == 0)
         return 0;
     if (strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "x-gzip") != 0)
-        return hs_fail(in, 415, "unsupported Content-Encoding %s (gzip or none)", ce);
+        return hs_fail(in, HS_INGEST_ENCODING, "unsupported Content-Encoding %s (gzip or none)", ce);
     if (!hs_is_gzip(*data, *len))
-        return hs_respond_error(in->rs, 400, "Content-Encoding: gzip but the body is not gzip");
+        return hs_ing_err(in, HS_INGEST_BAD, "Content-Encoding: gzip but the body is not gzip");
     return 0; /* hs_unwrap_gzip inflates it */
 }
 
@@ -395,41 +416,54 @@ static int hs_label_cmp(const void *a, const void *b)
 static int hs_add_label(hs_ingest *in, const char *key, const char *value)
 {
     if (in->n_labels >= in->lim->max_labels)
-        return hs_respond_error(in->rs, 400, "more than %zu labels", in->lim->max_labels);
+        return hs_ing_err(in, HS_INGEST_BAD, "more than %zu labels", in->lim->max_labels);
     if (!*key)
-        return hs_respond_error(in->rs, 400, "label with an empty name");
+        return hs_ing_err(in, HS_INGEST_BAD, "label with an empty name");
     for (const char *k = key; *k; k++)
         if (!hs_name_char((unsigned char)*k, true))
-            return hs_fail(in, 400, "label name %s: use letters, digits, '_', '.', '-'", key);
+            return hs_fail(in, HS_INGEST_BAD, "label name %s: use letters, digits, '_', '.', '-'", key);
     if (strlen(key) > in->lim->max_label_len || strlen(value) > in->lim->max_label_len)
-        return hs_fail(in, 400, "label %s: name or value longer than the limit", key);
+        return hs_fail(in, HS_INGEST_BAD, "label %s: name or value longer than the limit", key);
     if (!hs_text_ok(value, in->lim->max_label_len))
-        return hs_fail(in, 400, "label %s: control characters in the value", key);
+        return hs_fail(in, HS_INGEST_BAD, "label %s: control characters in the value", key);
     for (size_t i = 0; i < in->n_labels; i++)
         if (strcmp(in->labels[i].key, key) == 0)
-            return hs_fail(in, 400, "label %s given twice", key);
+            return hs_fail(in, HS_INGEST_BAD, "label %s given twice", key);
     in->labels[in->n_labels].key = key;
     in->labels[in->n_labels].value = value;
     in->n_labels++;
     return 0;
 }
 
-/* from/until parameters. 0, or the status answered. */
-static int hs_ingest_times(hs_ingest *in)
+/* from/until parameters (unix seconds, NULL: not given) into m. 0, or the
+ * hs_ingest_code in r. */
+static int hs_parse_times(const char *from, const char *until, hs_ingest_meta *m, hs_ingest_result *r)
 {
-    const char *from = hs_param_get(in->rq, "from"), *until = hs_param_get(in->rq, "until");
+    char shown[160];
     if (from) {
-        if (hs_parse_unix(from, &in->from_ns) != 0)
-            return hs_fail(in, 400, "from=%s: expected unix seconds (up to 9 decimals)", from);
-        in->have_from = true;
+        if (hs_parse_unix(from, &m->from_ns) != 0)
+            return hs_res_err(r, HS_INGEST_BAD, "from=%s: expected unix seconds (up to 9 decimals)",
+                              hs_shown(from, shown, sizeof shown));
+        m->have_from = true;
     }
     if (until) {
-        if (hs_parse_unix(until, &in->until_ns) != 0)
-            return hs_fail(in, 400, "until=%s: expected unix seconds (up to 9 decimals)", until);
-        in->have_until = true;
+        if (hs_parse_unix(until, &m->until_ns) != 0)
+            return hs_res_err(r, HS_INGEST_BAD, "until=%s: expected unix seconds (up to 9 decimals)",
+                              hs_shown(until, shown, sizeof shown));
+        m->have_until = true;
     }
-    if (from && until && in->until_ns < in->from_ns)
-        return hs_respond_error(in->rs, 400, "until is before from");
+    return 0;
+}
+
+/* The times of m into in, checked. 0, or the hs_ingest_code. */
+static int hs_ingest_times(hs_ingest *in, const hs_ingest_meta *m)
+{
+    in->have_from = m->have_from;
+    in->from_ns = m->from_ns;
+    in->have_until = m->have_until;
+    in->until_ns = m->until_ns;
+    if (in->have_from && in->have_until && in->until_ns < in->from_ns)
+        return hs_ing_err(in, HS_INGEST_BAD, "until is before from");
     return 0;
 }
 
@@ -495,11 +529,11 @@ static int hs_check_sample_labels(hs_ingest *in, const hs_profile *p)
     for (size_t i = 0; i < p->n_samples; i++) {
         const hs_sample *s = &p->samples[i];
         if (s->n_labels > in->lim->max_labels)
-            return hs_respond_error(in->rs, 400, "sample %zu has more than %zu labels", i, in->lim->max_labels);
+            return hs_ing_err(in, HS_INGEST_BAD, "sample %zu has more than %zu labels", i, in->lim->max_labels);
         for (size_t j = 0; j < s->n_labels; j++)
             if (strlen(hs_profile_string(p, s->labels[j].key)) > in->lim->max_label_len ||
                 strlen(hs_profile_string(p, s->labels[j].str)) > in->lim->max_label_len)
-                return hs_respond_error(in->rs, 400, "sample %zu: a label is longer than %zu bytes", i,
+                return hs_ing_err(in, HS_INGEST_BAD, "sample %zu: a label is longer than %zu bytes", i,
                                         in->lim->max_label_len);
     }
     return 0;
@@ -519,12 +553,12 @@ static int hs_check_values(hs_ingest *in, const hs_profile *p)
             int64_t x = p->samples[i].values[v];
             const char *name = hs_profile_string(p, p->sample_types[v].type);
             if (x < 0)
-                return hs_respond_error(in->rs, 400,
+                return hs_ing_err(in, HS_INGEST_BAD,
                                         "sample %zu: negative %s value %" PRId64
                                         " (profiles are stored as measured; diffs are made at query time)",
                                         i, name, x);
             if (x > HS_MAX_VALUE || (total[v] += x) > HS_MAX_VALUE)
-                return hs_respond_error(in->rs, 400, "%s values over 2^53 (sample %zu): not a measurement", name, i);
+                return hs_ing_err(in, HS_INGEST_BAD, "%s values over 2^53 (sample %zu): not a measurement", name, i);
         }
     return 0;
 }
@@ -534,7 +568,7 @@ static int hs_decompose(hs_ingest *in, const hs_profile *p, hs_decomposed *d)
 {
     char err[256];
     if (p->n_samples > in->lim->max_samples)
-        return hs_respond_error(in->rs, 413, "%zu samples: over the limit of %zu", p->n_samples,
+        return hs_ing_err(in, HS_INGEST_TOO_LARGE, "%zu samples: over the limit of %zu", p->n_samples,
                                 in->lim->max_samples);
     int vst = hs_check_values(in, p);
     if (vst)
@@ -544,7 +578,7 @@ static int hs_decompose(hs_ingest *in, const hs_profile *p, hs_decomposed *d)
         return st;
     hs_stack_options opt = {.max_depth = in->lim->max_depth, .max_samples = in->lim->max_samples, .memo = in->memo};
     if (hs_stack_decompose(p, &opt, &d->prof, &d->parts, err, sizeof err) != 0)
-        return hs_respond_error(in->rs, strstr(err, "out of memory") ? 500 : 400, "profile: %s", err);
+        return hs_ing_err(in, strstr(err, "out of memory") ? HS_INGEST_FAILED : HS_INGEST_BAD, "profile: %s", err);
     return 0;
 }
 
@@ -651,7 +685,7 @@ static void hs_fill_meta(hs_ingest *in, hs_decomposed *d, const char *type, cons
     }
 }
 
-/* Submit d[0..n) as one put and answer. Returns the status. */
+/* Submit d[0..n) as one put. 0, or the hs_ingest_code. */
 static int hs_submit(hs_ingest *in, hs_batcher *b, hs_decomposed *d, size_t n)
 {
     const hs_store_profile *ps[4];
@@ -662,67 +696,56 @@ static int hs_submit(hs_ingest *in, hs_batcher *b, hs_decomposed *d, size_t n)
         const hs_store_profile *o = ps[i];
         int64_t now = hs_realtime_ns();
         if (o->start_ns < HS_MIN_START_NS || o->start_ns > now + HS_MAX_AHEAD_NS)
-            return hs_respond_error(in->rs, 400,
+            return hs_ing_err(in, HS_INGEST_BAD,
                                     "profile start %" PRId64 " ns since the epoch is not a time it could have "
                                     "been taken (from 2000 to a day ahead of the server's clock)",
                                     o->start_ns);
         if (o->duration_ns < 0 || o->duration_ns > HS_MAX_DURATION_NS)
-            return hs_respond_error(in->rs, 400, "profile duration %" PRId64 " ns: not in [0, 7 days]",
+            return hs_ing_err(in, HS_INGEST_BAD, "profile duration %" PRId64 " ns: not in [0, 7 days]",
                                     o->duration_ns);
         for (size_t v = 0; v < o->types.n; v++)
             if (o->totals[v] < 0 || o->totals[v] > HS_MAX_VALUE)
-                return hs_respond_error(in->rs, 400, "%s values sum to %" PRId64 ": not in [0, 2^53]",
+                return hs_ing_err(in, HS_INGEST_BAD, "%s values sum to %" PRId64 ": not in [0, 2^53]",
                                         o->types.type[v], o->totals[v]);
     }
     int rc = hs_batcher_submit_many(b, ps, n, results, err, sizeof err);
     if (rc == HS_STORE_UNAVAILABLE || rc == HS_STORE_FULL) {
-        hs_respond_error(in->rs, 503, "%s, retry: %s", rc == HS_STORE_FULL ? "store full" : "store unavailable",
-                         err);
-        snprintf(in->rs->extra_header, sizeof in->rs->extra_header, "Retry-After: %d",
-                 rc == HS_STORE_FULL ? HS_RETRY_FULL_S : HS_RETRY_UNAVAILABLE_S);
-        return 503;
+        in->res->retry_after_s = rc == HS_STORE_FULL ? HS_RETRY_FULL_S : HS_RETRY_UNAVAILABLE_S;
+        return hs_ing_err(in, HS_INGEST_BUSY, "%s, retry: %s", rc == HS_STORE_FULL ? "store full" : "store unavailable",
+                          err);
     }
     if (rc == HS_STORE_REFUSED) /* the upload conflicts with what is stored: not to be retried */
-        return hs_respond_error(in->rs, 409, "%s", err);
+        return hs_ing_err(in, HS_INGEST_CONFLICT, "%s", err);
     if (rc != 0)
-        return hs_respond_error(in->rs, 500, "store: %s", err);
-    size_t stored = 0;
-    for (size_t i = 0; i < n; i++)
-        stored += !results[i];
-    size_t cap = 96 + n * 48;
-    char *body = malloc(cap);
-    if (!body)
-        return hs_respond_error(in->rs, 500, "out of memory");
-    size_t len;
-    if (n == 1) {
-        len = (size_t)snprintf(body, cap, "{\"stored\":%zu,%s\"id\":\"%s\"}\n", stored,
-                               results[0] ? "\"duplicate\":true," : "", d[0].prof.id);
-    } else {
-        len = (size_t)snprintf(body, cap, "{\"stored\":%zu,\"duplicates\":%zu,\"ids\":[", stored, n - stored);
-        for (size_t i = 0; i < n; i++)
-            len += (size_t)snprintf(body + len, cap - len, "%s\"%s\"", i ? "," : "", d[i].prof.id);
-        len += (size_t)snprintf(body + len, cap - len, "]}\n");
+        return hs_ing_err(in, HS_INGEST_FAILED, "store: %s", err);
+    hs_ingest_result *r = in->res;
+    r->n_ids = n;
+    for (size_t i = 0; i < n; i++) {
+        r->stored += !results[i];
+        r->duplicate[i] = results[i] != 0;
+        snprintf(r->ids[i], sizeof r->ids[i], "%s", d[i].prof.id);
     }
-    free(in->rs->body);
-    in->rs->body = body;
-    in->rs->len = len;
-    in->rs->status = 200;
-    in->rs->content_type = "application/json";
-    return 200;
+    r->code = HS_INGEST_OK;
+    return 0;
 }
 
-static int hs_ingest_begin(hs_ingest *in, const hs_limits *lim, const hs_http_request *rq,
-                           hs_http_response *rs)
+static int hs_ingest_begin(hs_ingest *in, hs_batcher *b, const hs_limits *lim, const void *body, size_t len,
+                           const char *content_encoding, hs_ingest_result *res)
 {
     memset(in, 0, sizeof *in);
+    memset(res, 0, sizeof *res);
     in->lim = lim;
-    in->rq = rq;
-    in->rs = rs;
+    in->res = res;
+    in->body = body;
+    in->body_len = len;
+    in->content_encoding = content_encoding;
+    in->memo = hs_batcher_stack_memo(b);
+    in->namer = hs_batcher_names(b);
     in->labels = calloc(lim->max_labels + 1, sizeof *in->labels);
     if (!in->labels)
-        return hs_respond_error(rs, 500, "out of memory");
-    if (rq->body_len > lim->max_body)
-        return hs_respond_error(rs, 413, "request body is over the limit of %zu bytes", lim->max_body);
+        return hs_ing_err(in, HS_INGEST_FAILED, "out of memory");
+    if (len > lim->max_body)
+        return hs_ing_err(in, HS_INGEST_TOO_LARGE, "request body is over the limit of %zu bytes", lim->max_body);
     return 0;
 }
 
@@ -731,120 +754,118 @@ static hs_profile *hs_decode_pprof(hs_ingest *in, const void *data, size_t len)
 {
     char err[256];
     if (len == 0) {
-        hs_respond_error(in->rs, 400, "empty profile");
+        hs_ing_err(in, HS_INGEST_BAD, "empty profile");
         return NULL;
     }
     hs_profile *p = hs_profile_decode(data, len, err, sizeof err);
     if (!p)
-        hs_respond_error(in->rs, 400, "not a pprof profile: %s", err);
+        hs_ing_err(in, HS_INGEST_BAD, "not a pprof profile: %s", err);
     /* frames sent as addresses: named now from the debug info at hand, the
      * rest kept with their build IDs for later (names.h) */
     else if (in->namer && p->n_samples <= in->lim->max_samples && hs_names_wanted(p) &&
              hs_names_profile(in->namer, p) < 0) {
-        hs_respond_error(in->rs, 500, "out of memory naming the profile's frames");
+        hs_ing_err(in, HS_INGEST_FAILED, "out of memory naming the profile's frames");
         hs_profile_free(p);
         p = NULL;
     }
     return p;
 }
 
-/* ---- POST /api/v1/ingest ---- */
+/* ---- a pprof profile: the entry point (ingest.h) ---- */
 
-static const char *const hs_native_params[] = {"service", "type", "version", "label", "from", "until", "id", NULL};
+static const hs_ingest_code hs_code_list[] = {HS_INGEST_OK, HS_INGEST_BAD, HS_INGEST_TOO_LARGE, HS_INGEST_ENCODING,
+                                              HS_INGEST_CONFLICT, HS_INGEST_BUSY, HS_INGEST_FAILED};
+static const int hs_code_status[] = {200, 400, 413, 415, 409, 503, 500};
 
-int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs)
+int hs_ingest_http_status(hs_ingest_code code)
+{
+    for (size_t i = 0; i < sizeof hs_code_list / sizeof hs_code_list[0]; i++)
+        if (hs_code_list[i] == code)
+            return hs_code_status[i];
+    return 500;
+}
+
+int hs_ingest_pprof(hs_batcher *b, const hs_limits *lim, const hs_ingest_meta *m, const void *body, size_t len,
+                    hs_ingest_result *res)
 {
     hs_ingest in;
     hs_decomposed d = {0};
     hs_profile *p = NULL;
     bool submitted = false;
     hs_batcher_expect(b, 1);
-    int st = hs_ingest_begin(&in, lim, rq, rs);
-    in.memo = hs_batcher_stack_memo(b);
-    in.namer = hs_batcher_names(b);
+    int st = hs_ingest_begin(&in, b, lim, body, len, m->content_encoding, res);
     if (st)
         goto out;
-    const char *bad = hs_unknown_param(rq, hs_native_params);
-    if (bad) {
-        st = hs_fail(&in, 400, "unknown parameter %s", bad);
-        goto out;
-    }
-    if ((bad = hs_repeated_param(rq, "label"))) {
-        st = hs_fail(&in, 400, "parameter %s given twice", bad);
-        goto out;
-    }
-    in.service = hs_param_get(rq, "service");
+    in.service = m->service;
     if (!in.service || !*in.service) {
-        st = hs_respond_error(rs, 400, "missing parameter service");
+        st = hs_ing_err(&in, HS_INGEST_BAD, "missing parameter service");
         goto out;
     }
     if (!hs_text_ok(in.service, lim->max_label_len)) {
-        st = hs_respond_error(rs, 400, "service: control characters or longer than %zu bytes", lim->max_label_len);
+        st = hs_ing_err(&in, HS_INGEST_BAD, "service: control characters or longer than %zu bytes", lim->max_label_len);
         goto out;
     }
-    in.version = hs_param_get(rq, "version");
+    in.version = m->version;
     if (in.version && !hs_text_ok(in.version, lim->max_label_len)) {
-        st = hs_respond_error(rs, 400, "version: control characters or longer than %zu bytes", lim->max_label_len);
+        st = hs_ing_err(&in, HS_INGEST_BAD, "version: control characters or longer than %zu bytes", lim->max_label_len);
         goto out;
     }
-    in.type = hs_param_get(rq, "type");
+    in.type = m->type;
     if (in.type && !hs_type_ok(in.type)) {
-        st = hs_fail(&in, 400, "type=%s: up to 64 letters, digits, '_', '.', '-'", in.type);
+        st = hs_fail(&in, HS_INGEST_BAD, "type=%s: up to 64 letters, digits, '_', '.', '-'", in.type);
         goto out;
     }
-    in.id = hs_param_get(rq, "id");
+    in.id = m->id;
     if (in.id) {
         size_t n = strlen(in.id);
         bool ok = n > 0 && n <= HS_MAX_ID;
         for (size_t i = 0; ok && i < n; i++)
             ok = isalnum((unsigned char)in.id[i]) || in.id[i] == '_' || in.id[i] == '-';
         if (!ok) {
-            st = hs_fail(&in, 400, "id=%s: 1 to 32 of [A-Za-z0-9_-]", in.id);
+            st = hs_fail(&in, HS_INGEST_BAD, "id=%s: 1 to 32 of [A-Za-z0-9_-]", in.id);
             goto out;
         }
     }
-    /* label=K=V: keys and values are cut out of one copy of the values */
+    /* labels KEY=VALUE: keys and values are cut out of one copy */
     size_t total = 1;
-    for (size_t i = 0; i < rq->n_params; i++)
-        if (strcmp(rq->params[i].key, "label") == 0)
-            total += strlen(rq->params[i].value) + 1;
+    for (size_t i = 0; i < m->n_labels; i++)
+        total += strlen(m->labels[i]) + 1;
     if (!(in.names = malloc(total))) {
-        st = hs_respond_error(rs, 500, "out of memory");
+        st = hs_ing_err(&in, HS_INGEST_FAILED, "out of memory");
         goto out;
     }
-    for (size_t i = 0, off = 0; i < rq->n_params; i++) {
-        if (strcmp(rq->params[i].key, "label") != 0)
-            continue;
+    for (size_t i = 0, off = 0; i < m->n_labels; i++) {
         char *kv = in.names + off, *eq;
-        off += strlen(rq->params[i].value) + 1;
-        memcpy(kv, rq->params[i].value, strlen(rq->params[i].value) + 1);
+        size_t l = strlen(m->labels[i]) + 1;
+        off += l;
+        memcpy(kv, m->labels[i], l);
         if (!(eq = strchr(kv, '='))) {
-            st = hs_fail(&in, 400, "label=%s: expected label=KEY=VALUE", kv);
+            st = hs_fail(&in, HS_INGEST_BAD, "label=%s: expected label=KEY=VALUE", kv);
             goto out;
         }
         *eq = '\0';
         if ((st = hs_add_label(&in, kv, eq + 1)))
             goto out;
     }
-    if ((st = hs_ingest_times(&in)))
+    if ((st = hs_ingest_times(&in, m)))
         goto out;
     const void *data;
-    size_t len;
-    if ((st = hs_ingest_body(&in, &data, &len)) || (st = hs_unwrap_gzip(&in, &data, &len)))
+    size_t dlen;
+    if ((st = hs_ingest_body(&in, &data, &dlen)) || (st = hs_unwrap_gzip(&in, &data, &dlen)))
         goto out;
-    if (!(p = hs_decode_pprof(&in, data, len))) {
-        st = rs->status;
+    if (!(p = hs_decode_pprof(&in, data, dlen))) {
+        st = res->code;
         goto out;
     }
     if ((st = hs_decompose(&in, p, &d)))
         goto out;
     const char *type = in.type ? in.type : hs_infer_type(&d.prof.types);
     if (!hs_type_ok(type)) {
-        st = hs_fail(&in, 400, "sample type %s is not a usable type name; give type=", type);
+        st = hs_fail(&in, HS_INGEST_BAD, "sample type %s is not a usable type name; give type=", type);
         goto out;
     }
     qsort(in.labels, in.n_labels, sizeof *in.labels, hs_label_cmp);
-    hs_fill_meta(&in, &d, type, rq->body, rq->body_len, p, false);
+    hs_fill_meta(&in, &d, type, body, len, p, false);
     submitted = true;
     st = hs_submit(&in, b, &d, 1);
 out:
@@ -854,6 +875,81 @@ out:
     hs_profile_free(p);
     hs_ingest_free(&in);
     return st;
+}
+
+static const char *const hs_native_params[] = {"service", "type", "version", "label", "from", "until", "id", NULL};
+
+int hs_ingest_meta_from_params(const hs_param *ps, size_t n, hs_ingest_meta *m, const char **labels,
+                               hs_ingest_result *r)
+{
+    memset(m, 0, sizeof *m);
+    memset(r, 0, sizeof *r);
+    hs_http_request rq = {.params = ps, .n_params = n}; /* for the parameter helpers */
+    char shown[160];
+    const char *bad = hs_unknown_param(&rq, hs_native_params);
+    if (bad)
+        return hs_res_err(r, HS_INGEST_BAD, "unknown parameter %s", hs_shown(bad, shown, sizeof shown));
+    if ((bad = hs_repeated_param(&rq, "label")))
+        return hs_res_err(r, HS_INGEST_BAD, "parameter %s given twice", hs_shown(bad, shown, sizeof shown));
+    m->service = hs_param_get(&rq, "service");
+    m->version = hs_param_get(&rq, "version");
+    m->type = hs_param_get(&rq, "type");
+    m->id = hs_param_get(&rq, "id");
+    m->labels = labels;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ps[i].key, "label") == 0)
+            labels[m->n_labels++] = ps[i].value;
+    return hs_parse_times(hs_param_get(&rq, "from"), hs_param_get(&rq, "until"), m, r);
+}
+
+/* The HTTP answer of r. Returns its status. */
+static int hs_ingest_respond(hs_http_response *rs, const hs_ingest_result *r)
+{
+    int status = hs_ingest_http_status(r->code);
+    if (r->code != HS_INGEST_OK) {
+        hs_respond_error(rs, status, "%s", r->msg);
+        if (r->retry_after_s)
+            snprintf(rs->extra_header, sizeof rs->extra_header, "Retry-After: %d", r->retry_after_s);
+        return status;
+    }
+    size_t cap = 96 + r->n_ids * 48;
+    char *body = malloc(cap);
+    if (!body)
+        return hs_respond_error(rs, 500, "out of memory");
+    size_t len;
+    if (r->n_ids == 1) {
+        len = (size_t)snprintf(body, cap, "{\"stored\":%zu,%s\"id\":\"%s\"}\n", r->stored,
+                               r->duplicate[0] ? "\"duplicate\":true," : "", r->ids[0]);
+    } else {
+        len = (size_t)snprintf(body, cap, "{\"stored\":%zu,\"duplicates\":%zu,\"ids\":[", r->stored,
+                               r->n_ids - r->stored);
+        for (size_t i = 0; i < r->n_ids; i++)
+            len += (size_t)snprintf(body + len, cap - len, "%s\"%s\"", i ? "," : "", r->ids[i]);
+        len += (size_t)snprintf(body + len, cap - len, "]}\n");
+    }
+    free(rs->body);
+    rs->body = body;
+    rs->len = len;
+    rs->status = 200;
+    rs->content_type = "application/json";
+    return 200;
+}
+
+/* ---- POST /api/v1/ingest ---- */
+
+int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs)
+{
+    hs_ingest_result r;
+    hs_ingest_meta m;
+    const char **labels = calloc(rq->n_params + 1, sizeof *labels);
+    if (!labels)
+        return hs_respond_error(rs, 500, "out of memory");
+    if (hs_ingest_meta_from_params(rq->params, rq->n_params, &m, labels, &r) == 0) {
+        m.content_encoding = rq->content_encoding;
+        hs_ingest_pprof(b, lim, &m, rq->body, rq->body_len, &r);
+    }
+    free(labels);
+    return hs_ingest_respond(rs, &r);
 }
 
 /* ---- POST /ingest (Pyroscope) ---- */
@@ -906,20 +1002,20 @@ static int hs_pyro_name(hs_ingest *in, const char *name, const hs_pyro_type **pt
 {
     *pt = NULL;
     if (!name || !*name)
-        return hs_respond_error(in->rs, 400, "missing parameter name (APP{k=v,...})");
+        return hs_ing_err(in, HS_INGEST_BAD, "missing parameter name (APP{k=v,...})");
     size_t n = strlen(name);
     if (n > 4096)
-        return hs_respond_error(in->rs, 400, "name is longer than 4096 bytes");
+        return hs_ing_err(in, HS_INGEST_BAD, "name is longer than 4096 bytes");
     char *b = malloc(n + 1);
     if (!b)
-        return hs_respond_error(in->rs, 500, "out of memory");
+        return hs_ing_err(in, HS_INGEST_FAILED, "out of memory");
     memcpy(b, name, n + 1);
     in->names = b;
     char *brace = strchr(b, '{'), *tags = NULL;
     if (brace) {
         char *close = strchr(brace, '}');
         if (!close)
-            return hs_fail(in, 400, "name=%s: '{' without '}'", name);
+            return hs_fail(in, HS_INGEST_BAD, "name=%s: '{' without '}'", name);
         *brace = '\0';
         *close = '\0'; /* Pyroscope ignores what follows '}' */
         tags = brace + 1;
@@ -931,12 +1027,12 @@ static int hs_pyro_name(hs_ingest *in, const char *name, const hs_pyro_type **pt
     for (char *e = app + strlen(app); e > app && e[-1] == ' ';)
         *--e = '\0';
     if (!*app)
-        return hs_respond_error(in->rs, 400, "name: the application name is empty");
+        return hs_ing_err(in, HS_INGEST_BAD, "name: the application name is empty");
     for (const char *c = app; *c; c++)
         if (!hs_name_char((unsigned char)*c, true))
-            return hs_fail(in, 400, "name=%s: the application name may have letters, digits, '_', '.', '-'", name);
+            return hs_fail(in, HS_INGEST_BAD, "name=%s: the application name may have letters, digits, '_', '.', '-'", name);
     if (strlen(app) > in->lim->max_label_len)
-        return hs_respond_error(in->rs, 400, "name: the application name is longer than %zu bytes",
+        return hs_ing_err(in, HS_INGEST_BAD, "name: the application name is longer than %zu bytes",
                                 in->lim->max_label_len);
     char *dot = strrchr(app, '.');
     if (dot && dot > app && (*pt = hs_pyro_type_of(dot + 1)))
@@ -951,7 +1047,7 @@ static int hs_pyro_name(hs_ingest *in, const char *name, const hs_pyro_type **pt
             /* "{}" or a trailing ',' are fine; a key without value is not */
             for (char *c = t; *c; c++)
                 if (*c != ' ')
-                    return hs_fail(in, 400, "name=%s: a tag without '=' value", name);
+                    return hs_fail(in, HS_INGEST_BAD, "name=%s: a tag without '=' value", name);
             t = next;
             continue;
         }
@@ -969,10 +1065,10 @@ static int hs_pyro_name(hs_ingest *in, const char *name, const hs_pyro_type **pt
          * otel.scope.name=..., so dots (and '-') are accepted, as in ours */
         for (const char *c = k; *c; c++)
             if (!hs_name_char((unsigned char)*c, true))
-                return hs_fail(in, 400, "name=%s: tag names may have letters, digits, '_', '.', '-'", name);
+                return hs_fail(in, HS_INGEST_BAD, "name=%s: tag names may have letters, digits, '_', '.', '-'", name);
         if (strcmp(k, "service_name") == 0) {
             if (!*v)
-                return hs_respond_error(in->rs, 400, "name: empty service_name tag");
+                return hs_ing_err(in, HS_INGEST_BAD, "name: empty service_name tag");
             service_name = v;
         } else {
             int st = hs_add_label(in, k, v);
@@ -984,7 +1080,7 @@ static int hs_pyro_name(hs_ingest *in, const char *name, const hs_pyro_type **pt
     in->service = app;
     if (service_name) {
         if (!hs_text_ok(service_name, in->lim->max_label_len))
-            return hs_respond_error(in->rs, 400, "service_name: too long or control characters");
+            return hs_ing_err(in, HS_INGEST_BAD, "service_name: too long or control characters");
         int st = hs_add_label(in, "app_name", app);
         if (st)
             return st;
@@ -1011,7 +1107,7 @@ static int hs_multipart(hs_ingest *in, const char *ctype, const void *body, size
 {
     const char *bp = strcasestr(ctype, "boundary=");
     if (!bp)
-        return hs_respond_error(in->rs, 400, "multipart/form-data without a boundary");
+        return hs_ing_err(in, HS_INGEST_BAD, "multipart/form-data without a boundary");
     bp += 9;
     char delim[256] = "\r\n--";
     size_t dl = 4;
@@ -1022,12 +1118,12 @@ static int hs_multipart(hs_ingest *in, const char *ctype, const void *body, size
         delim[dl++] = *bp++;
     delim[dl] = '\0';
     if (dl == 4 || dl > 4 + 200)
-        return hs_respond_error(in->rs, 400, "multipart boundary is empty or too long");
+        return hs_ing_err(in, HS_INGEST_BAD, "multipart boundary is empty or too long");
     const char *b = body, *end = b + len;
     /* the first delimiter may start the body (no CRLF before it) */
     const char *p = len >= dl - 2 && memcmp(b, delim + 2, dl - 2) == 0 ? b : hs_memstr(b, len, delim, dl);
     if (!p)
-        return hs_respond_error(in->rs, 400, "multipart body without its boundary");
+        return hs_ing_err(in, HS_INGEST_BAD, "multipart body without its boundary");
     p += p == b ? dl - 2 : dl;
     *n_parts = 0;
     for (;;) {
@@ -1038,12 +1134,12 @@ static int hs_multipart(hs_ingest *in, const char *ctype, const void *body, size
         if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
             p += 2;
         else
-            return hs_respond_error(in->rs, 400, "multipart: malformed delimiter line");
+            return hs_ing_err(in, HS_INGEST_BAD, "multipart: malformed delimiter line");
         const char *hend = hs_memstr(p, (size_t)(end - p), "\r\n\r\n", 4);
         if (!hend || hend - p > HS_MAX_PART_HEADER)
-            return hs_respond_error(in->rs, 400, "multipart: part headers missing or over 4096 bytes");
+            return hs_ing_err(in, HS_INGEST_BAD, "multipart: part headers missing or over 4096 bytes");
         if (*n_parts == HS_MAX_PARTS)
-            return hs_respond_error(in->rs, 400, "multipart: more than %d parts", HS_MAX_PARTS);
+            return hs_ing_err(in, HS_INGEST_BAD, "multipart: more than %d parts", HS_MAX_PARTS);
         hs_part *part = &parts[(*n_parts)++];
         part->name[0] = '\0';
         /* Content-Disposition: form-data; name="profile"; filename="..." */
@@ -1070,11 +1166,11 @@ static int hs_multipart(hs_ingest *in, const char *ctype, const void *body, size
             h = eol + 2;
         }
         if (!part->name[0])
-            return hs_respond_error(in->rs, 400, "multipart: a part without a form-data name");
+            return hs_ing_err(in, HS_INGEST_BAD, "multipart: a part without a form-data name");
         const char *data = hend + 4;
         const char *next = hs_memstr(data, (size_t)(end - data), delim, dl);
         if (!next)
-            return hs_respond_error(in->rs, 400, "multipart: part %s is not terminated", part->name);
+            return hs_ing_err(in, HS_INGEST_BAD, "multipart: part %s is not terminated", part->name);
         part->data = (const unsigned char *)data;
         part->len = (size_t)(next - data);
         p = next + dl;
@@ -1091,7 +1187,7 @@ static hs_profile *hs_pyro_folded(hs_ingest *in, const char *data, size_t len, b
         for (size_t i = 0; i < len; i++)
             nl += data[i] == '\n';
         if (!(conv = malloc(len + nl * 3 + 1))) {
-            hs_respond_error(in->rs, 500, "out of memory");
+            hs_ing_err(in, HS_INGEST_FAILED, "out of memory");
             return NULL;
         }
         size_t o = 0;
@@ -1113,7 +1209,7 @@ static hs_profile *hs_pyro_folded(hs_ingest *in, const char *data, size_t len, b
     hs_profile *p = hs_import_collapsed(data, len, err, sizeof err);
     if (!p) {
         free(conv);
-        hs_respond_error(in->rs, 400, "%s", err);
+        hs_ing_err(in, HS_INGEST_BAD, "%s", err);
         return NULL;
     }
     /* Pyroscope's folded counts are integers: the importer's exact scaling
@@ -1132,7 +1228,7 @@ static hs_profile *hs_pyro_folded(hs_ingest *in, const char *data, size_t len, b
             line++;
             i = e;
         }
-        hs_respond_error(in->rs, 400, "collapsed line %zu: fractional count (counts are whole numbers)", line);
+        hs_ing_err(in, HS_INGEST_BAD, "collapsed line %zu: fractional count (counts are whole numbers)", line);
         free(conv);
         hs_profile_free(p);
         return NULL;
@@ -1140,7 +1236,7 @@ static hs_profile *hs_pyro_folded(hs_ingest *in, const char *data, size_t len, b
     free(conv);
     for (size_t i = 0; i < p->n_samples; i++)
         if (p->samples[i].values[0] < 0) {
-            hs_respond_error(in->rs, 400, "folded stack %zu: negative count", i + 1);
+            hs_ing_err(in, HS_INGEST_BAD, "folded stack %zu: negative count", i + 1);
             hs_profile_free(p);
             return NULL;
         }
@@ -1163,18 +1259,18 @@ static int hs_pyro_folded_types(hs_ingest *in, hs_decomposed *d, const hs_pyro_t
         int64_t period = 1000000000LL / rate;
         hs_store_sample *s = malloc((o->n_samples ? o->n_samples : 1) * sizeof *s);
         if (!s)
-            return hs_respond_error(in->rs, 500, "out of memory");
+            return hs_ing_err(in, HS_INGEST_FAILED, "out of memory");
         for (size_t i = 0; i < o->n_samples; i++) {
             if (o->samples[i].values[0] > INT64_MAX / period) {
                 free(s);
-                return hs_respond_error(in->rs, 400, "folded count too large");
+                return hs_ing_err(in, HS_INGEST_BAD, "folded count too large");
             }
             s[i] = (hs_store_sample){.stack = o->samples[i].stack,
                                      .values = {o->samples[i].values[0], o->samples[i].values[0] * period}};
         }
         if (o->totals[0] > INT64_MAX / period) {
             free(s);
-            return hs_respond_error(in->rs, 400, "folded total too large");
+            return hs_ing_err(in, HS_INGEST_BAD, "folded total too large");
         }
         d->samples = s;
         o->samples = s;
@@ -1222,22 +1318,24 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
     hs_profile *p = NULL;
     const hs_pyro_type *pt = NULL;
     bool submitted = false;
+    hs_ingest_result res;
+    hs_ingest_meta times = {0};
     hs_batcher_expect(b, 1);
-    int st = hs_ingest_begin(&in, lim, rq, rs);
-    in.memo = hs_batcher_stack_memo(b);
-    in.namer = hs_batcher_names(b);
+    int st = hs_ingest_begin(&in, b, lim, rq->body, rq->body_len, rq->content_encoding, &res);
+    in.rq = rq;
     if (st)
         goto out;
     const char *bad = hs_unknown_param(rq, hs_pyro_params);
     if (bad) {
-        st = hs_fail(&in, 400, "unknown parameter %s", bad);
+        st = hs_fail(&in, HS_INGEST_BAD, "unknown parameter %s", bad);
         goto out;
     }
     if ((bad = hs_repeated_param(rq, NULL))) {
-        st = hs_fail(&in, 400, "parameter %s given twice", bad);
+        st = hs_fail(&in, HS_INGEST_BAD, "parameter %s given twice", bad);
         goto out;
     }
-    if ((st = hs_pyro_name(&in, hs_param_get(rq, "name"), &pt)) || (st = hs_ingest_times(&in)))
+    if ((st = hs_pyro_name(&in, hs_param_get(rq, "name"), &pt)) || (st = hs_parse_times(hs_param_get(rq, "from"), hs_param_get(rq, "until"), &times, &res)) ||
+        (st = hs_ingest_times(&in, &times)))
         goto out;
     long rate = 100;
     const char *sr = hs_param_get(rq, "sampleRate");
@@ -1246,7 +1344,7 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
         errno = 0;
         rate = strtol(sr, &e, 10);
         if (errno || e == sr || *e || rate < 1 || rate > 1000000000L) {
-            st = hs_fail(&in, 400, "sampleRate=%s: expected an integer in Hz, 1 to 1e9", sr);
+            st = hs_fail(&in, HS_INGEST_BAD, "sampleRate=%s: expected an integer in Hz, 1 to 1e9", sr);
             goto out;
         }
     }
@@ -1258,7 +1356,7 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
         for (const char *const *u = ok; *u && !found; u++)
             found = strcmp(*u, units) == 0;
         if (!found) {
-            st = hs_fail(&in, 400, "units=%s: not one of Pyroscope's units", units);
+            st = hs_fail(&in, HS_INGEST_BAD, "units=%s: not one of Pyroscope's units", units);
             goto out;
         }
     } else {
@@ -1266,14 +1364,14 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
     }
     const char *agg = hs_param_get(rq, "aggregationType");
     if (agg && *agg && strcmp(agg, "sum") != 0 && strcmp(agg, "average") != 0) {
-        st = hs_fail(&in, 400, "aggregationType=%s: sum or average", agg);
+        st = hs_fail(&in, HS_INGEST_BAD, "aggregationType=%s: sum or average", agg);
         goto out;
     }
     const char *spy = hs_param_get(rq, "spyName");
     if (spy && *spy) {
         for (const char *c = spy; *c; c++)
             if (!hs_name_char((unsigned char)*c, true)) {
-                st = hs_fail(&in, 400, "spyName=%s: letters, digits, '_', '.', '-'", spy);
+                st = hs_fail(&in, HS_INGEST_BAD, "spyName=%s: letters, digits, '_', '.', '-'", spy);
                 goto out;
             }
         if ((st = hs_add_label(&in, "pyroscope_spy", spy)))
@@ -1293,14 +1391,14 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
         fmt = F_LINES;
     } else if (!strcmp(format, "trie") || !strcmp(format, "tree") || !strcmp(format, "jfr") ||
                !strcmp(format, "speedscope")) {
-        st = hs_fail(&in, 415, "format=%s is not supported (pprof, folded or lines)", format);
+        st = hs_fail(&in, HS_INGEST_ENCODING, "format=%s is not supported (pprof, folded or lines)", format);
         goto out;
     } else {
-        st = hs_fail(&in, 400, "unknown format=%s (pprof, folded or lines)", format);
+        st = hs_fail(&in, HS_INGEST_BAD, "unknown format=%s (pprof, folded or lines)", format);
         goto out;
     }
     if (fmt == F_FOLDED && strstr(ct, "octet-stream+")) {
-        st = hs_fail(&in, 415, "Content-Type %s is not supported (pprof, folded or lines)", ct);
+        st = hs_fail(&in, HS_INGEST_ENCODING, "Content-Type %s is not supported (pprof, folded or lines)", ct);
         goto out;
     }
     const void *data;
@@ -1318,12 +1416,12 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
         for (size_t i = 0; i < np; i++) {
             if (strcmp(parts[i].name, "profile") == 0) {
                 if (prof) {
-                    st = hs_respond_error(rs, 400, "multipart: two profile parts");
+                    st = hs_ing_err(&in, HS_INGEST_BAD, "multipart: two profile parts");
                     goto out;
                 }
                 prof = &parts[i];
             } else if (strcmp(parts[i].name, "prev_profile") == 0) {
-                st = hs_respond_error(rs, 400, "multipart: prev_profile (cumulative profiles of old "
+                st = hs_ing_err(&in, HS_INGEST_BAD, "multipart: prev_profile (cumulative profiles of old "
                                                "Pyroscope clients) is not supported: send deltas");
                 goto out;
             } else if (strcmp(parts[i].name, "sample_type_config") == 0) {
@@ -1333,16 +1431,16 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
                 while (e > c && isspace(e[-1]))
                     e--;
                 if (parts[i].len > HS_MAX_STC || c == e || *c != '{' || e[-1] != '}') {
-                    st = hs_respond_error(rs, 400, "multipart: sample_type_config is not a JSON object");
+                    st = hs_ing_err(&in, HS_INGEST_BAD, "multipart: sample_type_config is not a JSON object");
                     goto out;
                 }
             } else {
-                st = hs_fail(&in, 400, "multipart: unknown part %s", parts[i].name);
+                st = hs_fail(&in, HS_INGEST_BAD, "multipart: unknown part %s", parts[i].name);
                 goto out;
             }
         }
         if (!prof) {
-            st = hs_respond_error(rs, 400, "multipart: no profile part");
+            st = hs_ing_err(&in, HS_INGEST_BAD, "multipart: no profile part");
             goto out;
         }
         data = prof->data;
@@ -1352,11 +1450,11 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
         goto out;
     if (fmt == F_PPROF) {
         if (!(p = hs_decode_pprof(&in, data, len))) {
-            st = rs->status;
+            st = res.code;
             goto out;
         }
     } else if (!(p = hs_pyro_folded(&in, data, len, fmt == F_LINES))) {
-        st = rs->status;
+        st = res.code;
         goto out;
     }
     if ((st = hs_decompose(&in, p, &d[0])))
@@ -1385,7 +1483,7 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
                 hs_project(&whole.prof, cpu_cols, 1, &d[1]) != 0) {
                 hs_decomposed_free(&d[0]);
                 d[0] = whole;
-                st = hs_respond_error(rs, 500, "out of memory");
+                st = hs_ing_err(&in, HS_INGEST_FAILED, "out of memory");
                 goto out;
             }
             d[0].parts = whole.parts; /* the projections point into it */
@@ -1397,7 +1495,7 @@ int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_reque
             if (!strcmp(type, "lock") && pt && !strncmp(pt->suffix, "block_", 6))
                 type = "block"; /* Go's block and mutex profiles have the same sample types */
             if (!hs_type_ok(type)) {
-                st = hs_fail(&in, 400, "sample type %s is not a usable type name", type);
+                st = hs_fail(&in, HS_INGEST_BAD, "sample type %s is not a usable type name", type);
                 goto out;
             }
             hs_fill_meta(&in, &d[0], type, rq->body, rq->body_len, p, true);
@@ -1412,5 +1510,6 @@ out:
         hs_decomposed_free(&d[i]);
     hs_profile_free(p);
     hs_ingest_free(&in);
-    return st;
+    (void)st;
+    return hs_ingest_respond(rs, &res);
 }

@@ -18,7 +18,7 @@
  * spec is fetched at once (one libcurl multi handle, so a 10 s CPU profile
  * does not delay a heap snapshot), with a connect timeout of 5 s and a
  * total of the URL's seconds= + 15 s; a body over limits.max_body is cut off. What
- * arrives goes through hs_ingest_native — the same checks, decomposition
+ * arrives goes through hs_ingest_pprof — the same checks, decomposition
  * and group commit as an upload. Failures are logged to stderr, once per
  * change of state per spec, and the next period tries again.
  *
@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "server/ingest.h"
 #include "server/server.h"
 
 #define HS_SCRAPE_MAX_PARAMS 64
@@ -277,22 +278,18 @@ static void hs_finish(hs_scraper *s, hs_target *t, CURLcode res)
         hs_log_state(t, true, msg);
         return;
     }
-    hs_http_request rq = {.method = "POST",
-                          .path = "/api/v1/ingest",
-                          .params = t->params,
-                          .n_params = t->n_params,
-                          .body = t->body,
-                          .body_len = t->len};
-    hs_http_response rs = {0};
-    int st = hs_ingest_native(s->b, &s->limits, &rq, &rs);
-    if (st != 200) {
-        snprintf(msg, sizeof msg, "not stored (%d): %.*s", st, rs.body ? (int)strcspn(rs.body, "\n") : 0,
-                 rs.body ? rs.body : "");
+    hs_ingest_meta m;
+    hs_ingest_result r;
+    const char *labels[HS_SCRAPE_MAX_PARAMS];
+    if (hs_ingest_meta_from_params(t->params, t->n_params, &m, labels, &r) == 0)
+        hs_ingest_pprof(s->b, &s->limits, &m, t->body, t->len, &r);
+    if (r.code != HS_INGEST_OK) {
+        snprintf(msg, sizeof msg, "not stored (%d): %.*s", hs_ingest_http_status(r.code), (int)strcspn(r.msg, "\n"),
+                 r.msg);
         hs_log_state(t, true, msg);
     } else {
         hs_log_state(t, false, NULL);
     }
-    free(rs.body);
 }
 
 static bool hs_stopping(hs_scraper *s)

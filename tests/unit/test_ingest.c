@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "ingest_util.h"
+#include "server/ingest.h"
 #include "store/stack.h"
 
 #define T0 1700000000LL /* unix seconds */
@@ -71,6 +72,58 @@ static void types_of(ingest_env *e, const char *service, char *out, size_t cap)
     for (size_t i = 0; i < n; i++)
         snprintf(out + strlen(out), cap - strlen(out), "%s%s", i ? "," : "", v[i]);
     hs_store_strings_free(v, n);
+}
+
+/* The C entry point, no HTTP in the way (scrape.c and `hotspur web` use
+ * it): a profile stored, its retry a duplicate, bad metadata and a body
+ * over the limit refused with a code and a message, nothing stored; the
+ * one table from codes to HTTP statuses. */
+static void test_entry_point(void **state)
+{
+    ingest_env *e = *state;
+    size_t len;
+    void *gz = iu_pprof(&cpu_prof, 1, &len);
+    const char *labels[] = {"zone=a"};
+    hs_ingest_meta m = {.service = "direct", .version = "1", .labels = labels, .n_labels = 1};
+    hs_ingest_result r;
+    assert_int_equal(hs_ingest_pprof(e->b, &e->lim, &m, gz, len, &r), HS_INGEST_OK);
+    assert_int_equal(r.stored, 1);
+    assert_int_equal(r.n_ids, 1);
+    assert_false(r.duplicate[0]);
+    char id[HS_MAX_ID + 1];
+    snprintf(id, sizeof id, "%s", r.ids[0]);
+    assert_int_equal(hs_ingest_pprof(e->b, &e->lim, &m, gz, len, &r), HS_INGEST_OK);
+    assert_int_equal(r.stored, 0);
+    assert_true(r.duplicate[0]);
+    assert_string_equal(r.ids[0], id);
+    assert_int_equal(iu_stored(e), 1);
+    const char *bad[] = {"no_equals_sign"};
+    hs_ingest_meta mb = {.service = "direct", .labels = bad, .n_labels = 1};
+    assert_int_equal(hs_ingest_pprof(e->b, &e->lim, &mb, gz, len, &r), HS_INGEST_BAD);
+    assert_non_null(strstr(r.msg, "label=no_equals_sign"));
+    hs_ingest_meta mt = {.service = "direct", .have_from = true, .have_until = true, .from_ns = 2 * NS, .until_ns = NS};
+    assert_int_equal(hs_ingest_pprof(e->b, &e->lim, &mt, gz, len, &r), HS_INGEST_BAD);
+    assert_non_null(strstr(r.msg, "until is before from"));
+    hs_limits small = e->lim;
+    small.max_body = len - 1;
+    assert_int_equal(hs_ingest_pprof(e->b, &small, &m, gz, len, &r), HS_INGEST_TOO_LARGE);
+    assert_int_equal(iu_stored(e), 1);
+    /* the query-parameter form: unknown parameters refused by name */
+    hs_param ps[] = {{"service", "s"}, {"label", "a=b"}, {"sevrice", "x"}};
+    const char *lb[3];
+    assert_int_equal(hs_ingest_meta_from_params(ps, 2, &m, lb, &r), 0);
+    assert_string_equal(m.service, "s");
+    assert_int_equal(m.n_labels, 1);
+    assert_int_equal(hs_ingest_meta_from_params(ps, 3, &m, lb, &r), HS_INGEST_BAD);
+    assert_non_null(strstr(r.msg, "unknown parameter sevrice"));
+    assert_int_equal(hs_ingest_http_status(HS_INGEST_OK), 200);
+    assert_int_equal(hs_ingest_http_status(HS_INGEST_BAD), 400);
+    assert_int_equal(hs_ingest_http_status(HS_INGEST_TOO_LARGE), 413);
+    assert_int_equal(hs_ingest_http_status(HS_INGEST_ENCODING), 415);
+    assert_int_equal(hs_ingest_http_status(HS_INGEST_CONFLICT), 409);
+    assert_int_equal(hs_ingest_http_status(HS_INGEST_BUSY), 503);
+    assert_int_equal(hs_ingest_http_status(HS_INGEST_FAILED), 500);
+    free(gz);
 }
 
 static void test_native_gzip_and_plain(void **state)
@@ -1263,6 +1316,7 @@ static void test_batcher_writers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_entry_point, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_gzip_and_plain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_gzip_members, setup, teardown),
         cmocka_unit_test_setup_teardown(test_native_gzip_many_members, setup, teardown),
