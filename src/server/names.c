@@ -991,8 +991,9 @@ int hs_names_list_uploads(hs_names *n, hs_names_upload **out, size_t *count)
             if (l < 7 || strcmp(f->d_name + l - 6, ".debug") != 0)
                 continue;
             hs_names_upload u = {0};
-            snprintf(u.build_id, sizeof u.build_id, "%s%.*s", e->d_name, (int)(l - 6), f->d_name);
-            if (!hs_names_build_id_ok(u.build_id))
+            if (snprintf(u.build_id, sizeof u.build_id, "%s%.*s", e->d_name, (int)(l - 6), f->d_name) >=
+                    (int)sizeof u.build_id ||
+                !hs_names_build_id_ok(u.build_id))
                 continue;
             char p[PATH_MAX + 512];
             struct stat st;
