@@ -24,6 +24,10 @@
 # Prints the table and writes the "## Continuous mode at the defaults"
 # section of docs/BENCHMARKS.md (BENCH_NO_DOC=1: print only).
 # BENCH_SKIP_DEFAULTS=1 skips it (make bench then takes 6 min less).
+# BENCH_DEFAULTS_SYMBOLIZE=server runs the agent copy with
+# HOTSPUR_SYMBOLIZE=server (addresses uploaded, named by the server) and
+# writes the section "## Continuous mode at the defaults, server
+# symbolization" instead; make bench runs both.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -40,12 +44,20 @@ ROOT=$(dirname "$HERE")
 # shellcheck source=bench/lib.sh
 source "$HERE/lib.sh"
 PERIODS=${BENCH_DEFAULTS_PERIODS:-5}
+SYMBOLIZE=${BENCH_DEFAULTS_SYMBOLIZE:-agent}
+TITLE="Continuous mode at the defaults"
+SYMNOTE="symbolized in the agent"
+if [ "$SYMBOLIZE" = server ]; then
+    TITLE="Continuous mode at the defaults, server symbolization"
+    SYMNOTE="HOTSPUR_SYMBOLIZE=server: addresses and build IDs uploaded, frames named by the server"
+fi
 PERIOD=60
 DOC=$ROOT/docs/BENCHMARKS.md
 HOTSPUR=$BUILD/bin/hotspur
 EX=$BUILD/examples
 INVOCATION="bench/continuous_defaults.sh $1"
 if [ "$PERIODS" != 5 ]; then INVOCATION="BENCH_DEFAULTS_PERIODS=$PERIODS $INVOCATION"; fi
+if [ "$SYMBOLIZE" = server ]; then INVOCATION="BENCH_DEFAULTS_SYMBOLIZE=server $INVOCATION"; fi
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 bench_check_build continuous_defaults "$BUILD" 1 1
 for f in "$EX/shakesapp_server" "$EX/shakesapp_client"; do
@@ -78,7 +90,7 @@ SERVICE=defaults-$$
 "$EX/shakesapp_server" -version 4 -port_file "$TMP/port.none" >"$TMP/app.none.log" 2>&1 &
 APP_NONE=$!
 PIDS+=("$APP_NONE")
-LD_PRELOAD="$BUILD/lib/libhotspur.so" HOTSPUR_SERVER="$URL" HOTSPUR_SERVICE="$SERVICE" HOTSPUR_STATS=1 \
+LD_PRELOAD="$BUILD/lib/libhotspur.so" HOTSPUR_SERVER="$URL" HOTSPUR_SERVICE="$SERVICE" HOTSPUR_STATS=1 HOTSPUR_SYMBOLIZE="$SYMBOLIZE" \
     "$EX/shakesapp_server" -version 4 -port_file "$TMP/port.agent" >"$TMP/app.agent.log" 2>"$TMP/app.agent.err" &
 APP_AGENT=$!
 PIDS+=("$APP_AGENT")
@@ -145,7 +157,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 awk -v period="$PERIOD" -v periods="$PERIODS" -v tck="$(getconf CLK_TCK)" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
     -v nproc="$(nproc)" -v model="$cpu_model" -v load="$load" -v cmd="$INVOCATION" -v windows="$windows" \
-    -v rn="$req_none" -v ra="$req_agent" -v hs="$hsamples" -v hns="$hns" '
+    -v rn="$req_none" -v ra="$req_agent" -v hs="$hsamples" -v hns="$hns" -v title="$TITLE" -v symnote="$SYMNOTE" '
 function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
 function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 $1 >= period { n++; t[n] = $1; cn[n] = $2; rn_[n] = $3; ca[n] = $4; ra_[n] = $5; ag[n] = $6
@@ -157,13 +169,13 @@ END {
     for (i = 1; i <= n; i++) { a[i] = ra_[i] }; ma = med(a, n) / 1024
     handler = hs * hns / 1e9 * periods / (periods + 1) # samples of the counted periods (windows are alike)
     msn = rn ? 1000 * cpu_none / rn : 0; msa = ra ? 1000 * cpu_agent / ra : 0
-    print "## Continuous mode at the defaults"
+    print "## " title
     print ""
     printf "Measured %s on %s cores of \"%s\"; load average at the end %s (a machine shared with other builds).\n", date, nproc, model, load
     print ""
     print "Produced by: `" cmd "`"
     print ""
-    printf "Program: the demo service (examples/shakesapp, version 4: libmicrohttpd, phrase counts over Debian'\''s fortunes) under its own client (sequential queries, as fast as it answers). Two copies at once, each with its own client: one alone, one with the agent preloaded in continuous mode at the defaults (`HOTSPUR_PERIOD=60s HOTSPUR_DURATION=10s`, CPU profile, symbolized in the agent, uploaded to a local `hotspur serve` not counted here). Counted: %d periods of %d s after a first one of warm-up (%.0f s); %d windows stored in all.\n", periods, period, secs, windows
+    printf "Program: the demo service (examples/shakesapp, version 4: libmicrohttpd, phrase counts over Debian'\''s fortunes) under its own client (sequential queries, as fast as it answers). Two copies at once, each with its own client: one alone, one with the agent preloaded in continuous mode at the defaults (`HOTSPUR_PERIOD=60s HOTSPUR_DURATION=10s`, CPU profile, %s, uploaded to a local `hotspur serve` not counted here). Counted: %d periods of %d s after a first one of warm-up (%.0f s); %d windows stored in all.\n", symnote, periods, period, secs, windows
     print ""
     print "| | alone | with the agent |"
     print "|---|--:|--:|"
@@ -179,4 +191,4 @@ END {
 }' "$TMP/samples" >"$TMP/section.md"
 echo
 cat "$TMP/section.md"
-bench_write_section continuous_defaults "Continuous mode at the defaults" "$TMP/section.md" "$DOC"
+bench_write_section continuous_defaults "$TITLE" "$TMP/section.md" "$DOC"

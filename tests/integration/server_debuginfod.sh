@@ -14,12 +14,15 @@ command -v debuginfod >/dev/null || fail "debuginfod is missing (scripts/install
 
 DFD_PID=""
 cleanup() {
+    [ -z "$DFD_PID" ] || kill -CONT "$DFD_PID" 2>/dev/null || true
+    server_stop_all
     if [ -n "$DFD_PID" ]; then
-        kill -CONT "$DFD_PID" 2>/dev/null || true
         kill -TERM "$DFD_PID" 2>/dev/null || true
+        # it may wait for a connection the stop left half done: 5 s, then KILL
+        for ((i = 0; i < 50; i++)); do kill -0 "$DFD_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$DFD_PID" 2>/dev/null || true
         wait "$DFD_PID" 2>/dev/null || true
     fi
-    server_stop_all
 }
 trap cleanup EXIT
 
