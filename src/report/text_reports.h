@@ -40,7 +40,32 @@ int hs_text_written(FILE *out, char *err, size_t errlen);
 /* `top`: pprof's -top over a trimmed graph (kind HS_KIND_TOP). */
 int hs_report_top_view(FILE *out, const hs_view *v, const hs_graph *g,
                        const hs_analysis_options *o, char *err, size_t errlen);
-/* `tree` (rx NULL) and `peek RE` (rx set): callers and callees of each node. */
+/* The compute step of peek/tree (report/peek.c): per matching node of g, in
+ * g's order, its flat and cum and its callers' and callees' edge weights (net
+ * of a base, as printed). */
+typedef struct {
+    uint32_t node;    /* the caller (in callers) or callee (in callees), a view node id */
+    int64_t weight;
+    bool inline_call; /* the callee was inlined into the caller */
+} hs_peek_edge;
+typedef struct {
+    uint32_t node; /* view node id (v->nodes[node].name) */
+    int64_t flat, cum;
+    const hs_peek_edge *callers, *callees;
+    size_t n_callers, n_callees;
+} hs_peek_entry;
+typedef struct {
+    hs_peek_entry *entries;
+    size_t n;
+    hs_peek_edge *edges; /* storage of every entry's callers and callees */
+} hs_peek;
+/* match(name, arg) picks the nodes (NULL: all). 0, or -1 out of memory. */
+typedef bool (*hs_peek_match)(const char *name, void *arg);
+int hs_peek_compute(const hs_view *v, const hs_graph *g, hs_peek_match match, void *arg, hs_peek *out);
+void hs_peek_free(hs_peek *p);
+
+/* `tree` (rx NULL) and `peek RE` (rx set): callers and callees of each node
+ * (hs_peek_compute, then printed as pprof's -tree/-peek). */
 int hs_report_tree(FILE *out, const hs_view *v, const hs_graph *g, const hs_analysis_options *o,
                    const hs_regex *rx, const char *rx_text, char *err, size_t errlen);
 /* `traces`: every kept sample with its labels, value and stack (leaf first). */

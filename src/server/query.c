@@ -111,6 +111,7 @@ static const endpoint_def endpoints[] = {
     {"profiles", P_SEL | P_ID | P_WEIGHT | P_SI | P_LIMIT, P_SERVICE | P_TYPE, q_profiles},
     {"diff", P_SEL | P_SHAPE | P_MAXNODES | P_LIMIT | P_BASE | P_SIGNIF, P_SERVICE | P_TYPE, hs_q_diff},
     {"stats", 0, 0, q_stats},
+    {"peek", P_SEL | P_ID | P_SHAPE | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_peek},
     {"source", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_source},
 };
 

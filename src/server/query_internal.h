@@ -96,5 +96,6 @@ int hs_q_flamegraph(hs_q *q);
 int hs_q_functions(hs_q *q);
 int hs_q_diff(hs_q *q);
 int hs_q_source(hs_q *q);
+int hs_q_peek(hs_q *q);
 
 #endif

@@ -26,6 +26,7 @@
 
 #include "harness/stats.h"
 #include "report/stacks.h"
+#include "report/text_reports.h"
 #include "server/query_cache.h"
 #include "server/query_internal.h"
 
@@ -775,6 +776,87 @@ int hs_q_diff(hs_q *q)
     rc = hs_q_finish(q, f, &buf, &len);
 out:
     hs_calltree_free(&ct);
+    hs_view_free(v);
+    return rc;
+}
+
+/* ---- peek: callers and callees (report/peek.c, as `hotspur peek`) ---- */
+
+static bool peek_name_is(const char *name, void *arg)
+{
+    return strcmp(name, arg) == 0;
+}
+
+static void peek_edges(FILE *f, const hs_view *v, const hs_peek_edge *e, size_t n, int64_t dn)
+{
+    for (size_t k = 0; k < n; k++) {
+        fputs(k ? ",{\"name\":" : "{\"name\":", f);
+        hs_json_string(f, v->nodes[e[k].node].name);
+        fputs(",\"total\":", f);
+        hs_q_value(f, e[k].weight, dn);
+        fprintf(f, ",\"inline\":%s}", e[k].inline_call ? "true" : "false");
+    }
+}
+
+int hs_q_peek(hs_q *q)
+{
+    int rc = hs_q_load(q, &q->cur);
+    if (rc)
+        return rc;
+    hs_view *v = side_view(q, false);
+    if (!v)
+        return q->rs->status;
+    hs_analysis_options no; /* `hotspur peek`'s graph: nothing trimmed */
+    hs_analysis_options_init(&no);
+    hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
+    hs_graph g = {0};
+    hs_peek pk = {0};
+    char err[256];
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = NULL;
+    if (hs_graph_build(v, &no, &g, err, sizeof err) < 0) {
+        rc = hs_q_fail(q, 500, "call graph", err);
+        goto out;
+    }
+    if (hs_peek_compute(v, &g, peek_name_is, (void *)q->function, &pk) < 0) {
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    if (pk.n == 0) {
+        rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
+        goto out;
+    }
+    if (!(f = hs_q_open(&buf, &len))) {
+        rc = hs_respond_error(q->rs, 500, "out of memory");
+        goto out;
+    }
+    int64_t dn = hs_q_div(&q->cur);
+    fputs("{\"function\":", f);
+    hs_json_string(f, q->function);
+    fputc(',', f);
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, dn);
+    fputs(",\"nodes\":[", f);
+    for (size_t i = 0; i < pk.n; i++) {
+        const hs_peek_entry *en = &pk.entries[i];
+        fputs(i ? ",{\"name\":" : "{\"name\":", f);
+        hs_json_string(f, v->nodes[en->node].name);
+        fputs(",\"self\":", f);
+        hs_q_value(f, en->flat, dn);
+        fputs(",\"total\":", f);
+        hs_q_value(f, en->cum, dn);
+        fputs(",\"callers\":[", f);
+        peek_edges(f, v, en->callers, en->n_callers, dn);
+        fputs("],\"callees\":[", f);
+        peek_edges(f, v, en->callees, en->n_callees, dn);
+        fputs("]}", f);
+    }
+    fputs("]}", f);
+    rc = hs_q_finish(q, f, &buf, &len);
+out:
+    hs_peek_free(&pk);
+    hs_graph_free(&g);
     hs_view_free(v);
     return rc;
 }
