@@ -220,6 +220,54 @@ static void test_inline_and_unnamed_frames(void **state)
     hs_profile_free(p);
 }
 
+/* A lineless frame whose mapping has a build ID keeps it, with its
+ * mapping's offset and its own, in the system name, so the server can name
+ * it later (server/names.c); without a build ID the system name stays "". */
+static void test_unnamed_build_id(void **state)
+{
+    (void)state;
+    hs_profile *p = hs_profile_new();
+    assert_non_null(p);
+    assert_int_equal(hs_profile_add_sample_type(p, "samples", "count"), 0);
+    uint64_t m1 = hs_profile_add_mapping(p, 0x7f0000000000, 0x7f0000100000, 0x2000, "/usr/lib/libz.so.1", "ab12cd");
+    uint64_t m2 = hs_profile_add_mapping(p, 0x7e0000000000, 0x7e0000100000, 0, "/usr/lib/libq.so", "");
+    uint64_t l1 = hs_profile_add_location(p, m1, 0x7f0000008a60, NULL, 0);
+    uint64_t l2 = hs_profile_add_location(p, m2, 0x7e0000000010, NULL, 0);
+    uint64_t st[] = {l1, l2};
+    int64_t v[] = {1};
+    assert_int_equal(hs_profile_add_sample(p, st, 2, v, NULL, 0), 0);
+    hs_store_profile sp;
+    hs_stack_parts *parts;
+    char err[256];
+    assert_int_equal(hs_stack_decompose(p, NULL, &sp, &parts, err, sizeof err), 0);
+    assert_int_equal(sp.n_stacks, 1);
+    hs_stack_decoded d;
+    assert_int_equal(hs_stack_decode(sp.stacks[0].data, sp.stacks[0].len, &d, err, sizeof err), 0);
+    assert_int_equal(d.n_frames, 2);
+    assert_string_equal(d.frames[0].function, "libz.so.1+0xaa60");
+    assert_string_equal(d.frames[0].system_name, "build-id:ab12cd:2000:8a60");
+    assert_string_equal(d.frames[1].function, "libq.so+0x10");
+    assert_string_equal(d.frames[1].system_name, "");
+    char bid[HS_BUILD_ID_MAX + 1];
+    uint64_t off = 0, rel = 0;
+    assert_true(hs_stack_unnamed_parse(d.frames[0].system_name, bid, &off, &rel));
+    assert_string_equal(bid, "ab12cd");
+    assert_int_equal(off, 0x2000);
+    assert_int_equal(rel, 0x8a60);
+    hs_stack_decoded_free(&d);
+    hs_stack_parts_free(parts);
+    hs_profile_free(p);
+    const char *bad[] = {"", "main", "build-id:", "build-id:AB:1:2", "build-id:ab::1", "build-id:ab:1:",
+                         "build-id:ab:1:2x", "build-id:../x:1:2", "build-id:ab:1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(hs_stack_unnamed_parse(bad[i], bid, &off, &rel));
+    char out[64];
+    assert_int_equal(hs_stack_unnamed_format(out, sizeof out, "../etc", 0, 0), -1);
+    assert_int_equal(hs_stack_unnamed_format(out, sizeof out, "AB", 0, 0), -1);
+    assert_int_equal(hs_stack_unnamed_format(out, sizeof out, "ab", 1, 2), 0);
+    assert_string_equal(out, "build-id:ab:1:2");
+}
+
 /* build_profile over the decomposed stacks themselves */
 static const void *lookup_parts(void *arg, uint64_t hash, size_t *len)
 {
@@ -460,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_record_bytes),
         cmocka_unit_test(test_decompose_deterministic),
         cmocka_unit_test(test_inline_and_unnamed_frames),
+        cmocka_unit_test(test_unnamed_build_id),
         cmocka_unit_test(test_build_profile),
         cmocka_unit_test(test_options_and_limits),
         cmocka_unit_test(test_malformed_records),
