@@ -400,7 +400,7 @@ static void forget_build(hs_names *n, const char *bid)
         }
         sqlite3_finalize(st);
     }
-    n->generation++;
+    __atomic_add_fetch(&n->generation, 1, __ATOMIC_RELEASE);
 }
 
 /* ---- answers ---- */
@@ -805,12 +805,10 @@ int hs_names_record(hs_names *n, const void *rec, size_t len, void **out, size_t
     return rc;
 }
 
+/* Without the mutex: a query must not wait for an upload being named. */
 uint64_t hs_names_generation(hs_names *n)
 {
-    pthread_mutex_lock(&n->mu);
-    uint64_t g = n->generation;
-    pthread_mutex_unlock(&n->mu);
-    return g;
+    return __atomic_load_n(&n->generation, __ATOMIC_ACQUIRE);
 }
 
 void hs_names_get_stats(hs_names *n, hs_names_stats *out)
@@ -890,7 +888,7 @@ static void *dfd_loop(void *arg)
             b->dfd_queued = false;
             if (fd >= 0 && path && !b->path && try_file(b, path)) {
                 n->stats.debuginfod_ok++;
-                n->generation++;
+                __atomic_add_fetch(&n->generation, 1, __ATOMIC_RELEASE);
             } else if (!b->path) {
                 n->stats.debuginfod_failed++;
                 b->dfd_retry_s = now_s() + n->cfg.negative_ttl_s;
