@@ -6,7 +6,9 @@
  * once even when the function recurses (pprof sums its lines instead, which
  * can exceed 100%). Sources are looked up as recorded, then under
  * --source-path DIR (the recorded path with leading directories removed one
- * by one); when none is found a clear note says so. */
+ * by one); when none is found a clear note says so. hs_list_compute is the
+ * compute step (also behind the server's /api/v1/source); hs_report_list
+ * prints it. */
 #define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +120,16 @@ static int cmp_ids_by_fn(const void *a, const void *b, void *arg)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,
-                   const char *rx_text, char *err, size_t errlen)
+static int cmp_line(const void *a, const void *b)
 {
+    const hs_list_line *x = a, *y = b;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+int hs_list_compute(const hs_view *v, hs_list_match match, void *arg, hs_list *out, char *err,
+                    size_t errlen)
+{
+    memset(out, 0, sizeof *out);
     hs_analysis_options no;
     hs_analysis_options_init(&no);
     hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
@@ -129,7 +138,6 @@ int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, co
         return -1;
     uint32_t *ids = malloc((v->n_nodes + 1) * sizeof *ids);
     uint32_t *stamp = malloc((v->n_nodes + 1) * sizeof *stamp);
-    int64_t *gcum = NULL;
     size_t *gseen = NULL;
     int rc = -1;
     if (!ids || !stamp) {
@@ -141,13 +149,13 @@ int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, co
         const hs_graph_node *gn = &g.nodes[i];
         if (!(gn->flat || gn->cum || gn->base_flat || gn->base_cum))
             continue;
-        if (hs_regex_match(rx, v->nodes[i].function))
+        if (match(v->nodes[i].function, arg))
             ids[n++] = (uint32_t)i;
     }
-    if (n == 0) {
-        snprintf(err, errlen, "no matches found for regexp: %s", rx_text ? rx_text : "");
+    rc = 0;
+    if (n == 0)
         goto out;
-    }
+    rc = -1;
     lsort ls = {v};
     qsort_r(ids, n, sizeof *ids, cmp_ids_by_fn, &ls);
     /* group (function, file) ids; cum of each group once per sample, in one
@@ -156,18 +164,20 @@ int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, co
         stamp[i] = UINT32_MAX;
     size_t ng = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i > 0 && (v->nodes[ids[i]].function != v->nodes[ids[i - 1]].function ||
-                      v->nodes[ids[i]].file != v->nodes[ids[i - 1]].file))
+        if (i > 0 && (strcmp(v->nodes[ids[i]].function, v->nodes[ids[i - 1]].function) != 0 ||
+                      strcmp(v->nodes[ids[i]].file, v->nodes[ids[i - 1]].file) != 0))
             ng++;
         stamp[ids[i]] = (uint32_t)ng;
     }
     ng++;
-    gcum = calloc(ng, sizeof *gcum);
+    out->groups = calloc(ng, sizeof *out->groups);
+    out->lines = calloc(n, sizeof *out->lines);
     gseen = malloc(ng * sizeof *gseen);
-    if (!gcum || !gseen) {
+    if (!out->groups || !out->lines || !gseen) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    out->n = ng;
     for (size_t i = 0; i < ng; i++)
         gseen[i] = SIZE_MAX;
     for (size_t s = 0; s < v->n_stacks; s++) {
@@ -176,106 +186,135 @@ int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, co
             uint32_t gi = stamp[st->nodes[k]];
             if (gi != UINT32_MAX && gseen[gi] != s) {
                 gseen[gi] = s;
-                gcum[gi] += st->value - st->base;
+                out->groups[gi].cum += st->value - st->base;
             }
         }
+    }
+    hs_list_line *ln = out->lines;
+    for (size_t j = 0, gi = 0; j < n; gi++) {
+        hs_list_group *gr = &out->groups[gi];
+        size_t end = j;
+        while (end < n && stamp[ids[end]] == gi)
+            end++;
+        gr->function = v->nodes[ids[j]].function;
+        gr->file = v->nodes[ids[j]].file;
+        /* the line range, as pprof's getSourceFromFile (in node order) */
+        const int64_t margin = 5;
+        const hs_node *f0 = &v->nodes[ids[j]];
+        gr->start = f0->start_line ? f0->start_line : f0->line - margin;
+        gr->stop = f0->line + margin;
+        hs_list_line *gl = ln;
+        gr->lines = gl;
+        for (size_t k = j; k < end; k++) {
+            const hs_node *nd = &v->nodes[ids[k]];
+            const hs_graph_node *gn = &g.nodes[ids[k]];
+            int64_t ns = nd->start_line ? nd->start_line : nd->line - margin;
+            int64_t ne = nd->line + margin;
+            if (ns < gr->start)
+                gr->start = ns;
+            else if (ne > gr->stop)
+                gr->stop = ne;
+            gr->flat += gn->flat - gn->base_flat;
+            gl[gr->n_lines++] = (hs_list_line){nd->line, gn->flat - gn->base_flat, gn->cum - gn->base_cum};
+        }
+        if (gr->start < 1)
+            gr->start = 1;
+        qsort(gl, gr->n_lines, sizeof *gl, cmp_line);
+        size_t m = 0; /* merge the nodes of one line */
+        for (size_t k = 0; k < gr->n_lines; k++) {
+            if (m && gl[m - 1].line == gl[k].line) {
+                gl[m - 1].flat += gl[k].flat;
+                gl[m - 1].cum += gl[k].cum;
+            } else
+                gl[m++] = gl[k];
+        }
+        gr->n_lines = m;
+        ln += end - j;
+        j = end;
+    }
+    rc = 0;
+out:
+    if (rc < 0)
+        hs_list_free(out);
+    free(ids);
+    free(stamp);
+    free(gseen);
+    hs_graph_free(&g);
+    return rc;
+}
+
+void hs_list_free(hs_list *l)
+{
+    free(l->groups);
+    free(l->lines);
+    memset(l, 0, sizeof *l);
+}
+
+static bool rx_match(const char *name, void *arg)
+{
+    return hs_regex_match(arg, name);
+}
+
+int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,
+                   const char *rx_text, char *err, size_t errlen)
+{
+    hs_list l;
+    if (hs_list_compute(v, rx_match, (void *)rx, &l, err, errlen) < 0)
+        return -1;
+    if (l.n == 0) {
+        snprintf(err, errlen, "no matches found for regexp: %s", rx_text ? rx_text : "");
+        return -1;
     }
     hs_text_ctx c;
     hs_text_ctx_init(&c, v, NULL, o);
     char a[64], b[64], pct[32];
     fprintf(out, "Total: %s\n", hs_text_value(&c, a, sizeof a, v->total));
-    for (size_t i = 0; i < n;) {
-        const char *fn = v->nodes[ids[i]].function;
+    for (size_t i = 0; i < l.n;) {
+        const char *fn = l.groups[i].function;
         size_t fend = i;
-        while (fend < n && strcmp(v->nodes[ids[fend]].function, fn) == 0)
+        while (fend < l.n && strcmp(l.groups[fend].function, fn) == 0)
             fend++;
         bool any_file = false;
-        for (size_t j = i; j < fend;) {
-            const char *file = v->nodes[ids[j]].file;
-            size_t end = j;
-            while (end < fend && strcmp(v->nodes[ids[end]].file, file) == 0)
-                end++;
-            if (!*file) {
-                j = end;
+        for (size_t j = i; j < fend; j++) {
+            const hs_list_group *gr = &l.groups[j];
+            if (!*gr->file)
                 continue;
-            }
             any_file = true;
-            int64_t flat = 0, cum = gcum[stamp[ids[j]]];
-            for (size_t k = j; k < end; k++)
-                flat += g.nodes[ids[k]].flat - g.nodes[ids[k]].base_flat;
-            fprintf(out, "ROUTINE ======================== %s in %s\n", fn, file);
-            fprintf(out, "%10s %10s (flat, cum) %s of Total\n", hs_text_value(&c, a, sizeof a, flat),
-                    hs_text_value(&c, b, sizeof b, cum), hs_format_percent(pct, sizeof pct, cum, v->total));
+            fprintf(out, "ROUTINE ======================== %s in %s\n", fn, gr->file);
+            fprintf(out, "%10s %10s (flat, cum) %s of Total\n", hs_text_value(&c, a, sizeof a, gr->flat),
+                    hs_text_value(&c, b, sizeof b, gr->cum),
+                    hs_format_percent(pct, sizeof pct, gr->cum, v->total));
             src_file sf;
-            if (src_find(&sf, file, o->source_path) < 0) {
-                fprintf(out, " Source not found: %s%s%s%s\n", file,
+            if (src_find(&sf, gr->file, o->source_path) < 0) {
+                fprintf(out, " Source not found: %s%s%s%s\n", gr->file,
                         o->source_path ? " (also looked under " : " (use --source-path DIR to look elsewhere",
                         o->source_path ? o->source_path : "", ")");
                 /* still show the per-line numbers we have, by line */
-                int64_t last = INT64_MIN;
-                for (;;) {
-                    int64_t ln = INT64_MAX;
-                    for (size_t k = j; k < end; k++)
-                        if (v->nodes[ids[k]].line > last && v->nodes[ids[k]].line < ln)
-                            ln = v->nodes[ids[k]].line;
-                    if (ln == INT64_MAX)
-                        break;
-                    int64_t fl = 0, cu = 0;
-                    for (size_t k = j; k < end; k++)
-                        if (v->nodes[ids[k]].line == ln) {
-                            fl += g.nodes[ids[k]].flat - g.nodes[ids[k]].base_flat;
-                            cu += g.nodes[ids[k]].cum - g.nodes[ids[k]].base_cum;
-                        }
-                    fprintf(out, "%10s %10s %6lld:?\n", fl ? hs_text_value(&c, a, sizeof a, fl) : ".",
-                            cu ? hs_text_value(&c, b, sizeof b, cu) : ".", (long long)ln);
-                    last = ln;
+                for (size_t k = 0; k < gr->n_lines; k++) {
+                    const hs_list_line *x = &gr->lines[k];
+                    fprintf(out, "%10s %10s %6lld:?\n", x->flat ? hs_text_value(&c, a, sizeof a, x->flat) : ".",
+                            x->cum ? hs_text_value(&c, b, sizeof b, x->cum) : ".", (long long)x->line);
                 }
-                j = end;
                 continue;
             }
-            /* the line range, as pprof's getSourceFromFile */
-            const int64_t margin = 5;
-            const hs_node *f0 = &v->nodes[ids[j]];
-            int64_t start = f0->start_line ? f0->start_line : f0->line - margin;
-            int64_t stop = f0->line + margin;
-            for (size_t k = j; k < end; k++) {
-                const hs_node *nd = &v->nodes[ids[k]];
-                int64_t ns = nd->start_line ? nd->start_line : nd->line - margin;
-                int64_t ne = nd->line + margin;
-                if (ns < start)
-                    start = ns;
-                else if (ne > stop)
-                    stop = ne;
-            }
-            if (start < 1)
-                start = 1;
-            for (int64_t ln = start; ln <= stop && (size_t)ln < sf.n; ln++) {
+            size_t k = 0;
+            for (int64_t ln = gr->start; ln <= gr->stop && (size_t)ln < sf.n; ln++) {
+                while (k < gr->n_lines && gr->lines[k].line < ln)
+                    k++;
                 int64_t fl = 0, cu = 0;
-                for (size_t k = j; k < end; k++) {
-                    if (v->nodes[ids[k]].line != ln)
-                        continue;
-                    fl += g.nodes[ids[k]].flat - g.nodes[ids[k]].base_flat;
-                    cu += g.nodes[ids[k]].cum - g.nodes[ids[k]].base_cum;
+                if (k < gr->n_lines && gr->lines[k].line == ln) {
+                    fl = gr->lines[k].flat;
+                    cu = gr->lines[k].cum;
                 }
                 fprintf(out, "%10s %10s %6lld:%s\n", fl ? hs_text_value(&c, a, sizeof a, fl) : ".",
-                        cu ? hs_text_value(&c, b, sizeof b, cu) : ".", (long long)ln,
-                        sf.lines[ln]);
+                        cu ? hs_text_value(&c, b, sizeof b, cu) : ".", (long long)ln, sf.lines[ln]);
             }
             src_free(&sf);
-            j = end;
         }
         if (!any_file)
             fprintf(out, "No source information for %s\n", fn);
         i = fend;
     }
-    if (hs_text_written(out, err, errlen) < 0)
-        goto out;
-    rc = 0;
-out:
-    free(ids);
-    free(stamp);
-    free(gcum);
-    free(gseen);
-    hs_graph_free(&g);
-    return rc;
+    hs_list_free(&l);
+    return hs_text_written(out, err, errlen);
 }

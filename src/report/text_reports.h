@@ -81,6 +81,30 @@ int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, 
                      const char *rx_text, char *err, size_t errlen);
 /* `raw`: the profile as pprof's -raw (Profile.String()) prints it. */
 int hs_report_raw(FILE *out, const hs_profile *p, char *err, size_t errlen);
+/* The compute step of list (report/list.c), also /api/v1/source's: per
+ * (function, file) of the functions match(function, arg) picks (sorted by
+ * function, then file), flat and cum (each sample once), pprof's line range
+ * [start, stop] (start >= 1; clamp stop to the file) and the sampled lines
+ * (ascending) with flat and cum, net of a base. The view is built at
+ * --lines granularity. 0 (n 0: nothing matched), or -1 with err. */
+typedef struct {
+    int64_t line, flat, cum;
+} hs_list_line;
+typedef struct {
+    const char *function, *file; /* the view's strings */
+    int64_t flat, cum, start, stop;
+    const hs_list_line *lines;
+    size_t n_lines;
+} hs_list_group;
+typedef struct {
+    hs_list_group *groups;
+    size_t n;
+    hs_list_line *lines; /* storage of every group's lines */
+} hs_list;
+typedef bool (*hs_list_match)(const char *function, void *arg);
+int hs_list_compute(const hs_view *v, hs_list_match match, void *arg, hs_list *out, char *err,
+                    size_t errlen);
+void hs_list_free(hs_list *l);
 /* `list RE`: annotated source of each function matching rx (view built with
  * --lines granularity). source_path: extra directory to search (may be NULL). */
 int hs_report_list(FILE *out, const hs_view *v, const hs_analysis_options *o, const hs_regex *rx,

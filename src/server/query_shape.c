@@ -988,23 +988,14 @@ static void src_free(src_text *t)
     free(t->lines);
 }
 
-typedef struct {
-    const hs_view *v;
-} ssort;
-
-static int cmp_src(const void *pa, const void *pb, void *arg)
+static bool function_is(const char *function, void *arg)
 {
-    const ssort *c = arg;
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    const hs_node *x = &c->v->nodes[a], *y = &c->v->nodes[b];
-    int r = strcmp(x->file, y->file);
-    if (r)
-        return r;
-    if (x->line != y->line)
-        return x->line < y->line ? -1 : 1;
-    return a < b ? -1 : a > b;
+    return strcmp(function, arg) == 0;
 }
 
+/* The numbers come from list's compute step (report/list.c), as `hotspur
+ * list` prints them; only where the file is looked for (find_source: only
+ * under --source-path) is the server's own. */
 int hs_q_source(hs_q *q)
 {
     if (q->qc->n_source_paths == 0)
@@ -1018,71 +1009,20 @@ int hs_q_source(hs_q *q)
     hs_view *v = side_view(q, false);
     if (!v)
         return q->rs->status;
-    hs_analysis_options no;
-    hs_analysis_options_init(&no);
-    hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
-    hs_graph g = {0};
     char err[256];
-    uint32_t *ids = NULL, *group = NULL;
-    int64_t *gself = NULL, *gtot = NULL;
-    size_t *gseen = NULL;
+    hs_list l = {0};
     char *buf = NULL;
     size_t len = 0;
     FILE *f = NULL;
-    if (hs_graph_build(v, &no, &g, err, sizeof err) < 0) {
-        rc = hs_q_fail(q, 500, "call graph", err);
+    if (hs_list_compute(v, function_is, (void *)q->function, &l, err, sizeof err) < 0) {
+        rc = hs_q_fail(q, 500, "source", err);
         goto out;
     }
-    ids = malloc((v->n_nodes + 1) * sizeof *ids);
-    group = malloc((v->n_nodes + 1) * sizeof *group);
-    if (!ids || !group) {
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < v->n_nodes; i++) {
-        group[i] = UINT32_MAX;
-        const hs_graph_node *gn = &g.nodes[i];
-        if ((gn->flat || gn->cum) && strcmp(v->nodes[i].function, q->function) == 0)
-            ids[n++] = (uint32_t)i;
-    }
-    if (n == 0) {
+    if (l.n == 0) {
         rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
         goto out;
     }
-    ssort c = {v};
-    qsort_r(ids, n, sizeof *ids, cmp_src, &c);
-    /* one group per file; its total counts each sample once */
-    size_t ng = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i && strcmp(v->nodes[ids[i]].file, v->nodes[ids[i - 1]].file) != 0)
-            ng++;
-        group[ids[i]] = (uint32_t)ng;
-    }
-    ng++;
-    gself = calloc(ng, sizeof *gself);
-    gtot = calloc(ng, sizeof *gtot);
-    gseen = malloc(ng * sizeof *gseen);
-    if (!gself || !gtot || !gseen) {
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < ng; i++)
-        gseen[i] = SIZE_MAX;
-    for (size_t s = 0; s < v->n_stacks; s++) {
-        const hs_stack *st = &v->stacks[s];
-        for (uint32_t k = 0; k < st->n; k++) {
-            uint32_t gi = group[st->nodes[k]];
-            if (gi != UINT32_MAX && gseen[gi] != s) {
-                gseen[gi] = s;
-                gtot[gi] += st->value;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++)
-        gself[group[ids[i]]] += g.nodes[ids[i]].flat;
-    f = hs_q_open(&buf, &len);
-    if (!f) {
+    if (!(f = hs_q_open(&buf, &len))) {
         rc = hs_respond_error(q->rs, 500, "out of memory");
         goto out;
     }
@@ -1093,80 +1033,49 @@ int hs_q_source(hs_q *q)
     hs_q_header(q, f, v->sample_type, v->unit);
     totals(q, f, v->total, v->kept_total, dn);
     fputs(",\"files\":[", f);
-    for (size_t i = 0, gi = 0; i < n; gi++) {
-        size_t end = i;
-        while (end < n && group[ids[end]] == gi)
-            end++;
-        const char *file = v->nodes[ids[i]].file;
-        char *path = *file ? find_source(q, file) : NULL;
+    for (size_t gi = 0; gi < l.n; gi++) {
+        const hs_list_group *gr = &l.groups[gi];
+        char *path = *gr->file ? find_source(q, gr->file) : NULL;
         src_text t = {0};
         bool found = path && src_read(path, &t) == 0 && t.lines;
         fputs(gi ? ",{\"file\":" : "{\"file\":", f);
-        hs_json_string(f, file);
+        hs_json_string(f, gr->file);
         fprintf(f, ",\"found\":%s,\"self\":", found ? "true" : "false");
-        hs_q_value(f, gself[gi], dn);
+        hs_q_value(f, gr->flat, dn);
         fputs(",\"total\":", f);
-        hs_q_value(f, gtot[gi], dn);
+        hs_q_value(f, gr->cum, dn);
         fputs(",\"lines\":[", f);
-        /* the range pprof's list shows: the function's start (or 5 lines
-         * before the first sampled line) to 5 lines after the last */
-        int64_t lo = INT64_MAX, hi = 0;
-        for (size_t k = i; k < end; k++) {
-            const hs_node *nd = &v->nodes[ids[k]];
-            int64_t s0 = nd->start_line > 0 ? nd->start_line : nd->line - 5;
-            if (s0 < lo)
-                lo = s0;
-            if (nd->line + 5 > hi)
-                hi = nd->line + 5;
-        }
-        if (lo < 1)
-            lo = 1;
-        if (found && hi >= (int64_t)t.n)
-            hi = (int64_t)t.n - 1;
-        size_t k = i, out_lines = 0;
-        for (int64_t ln = found ? lo : 0; ln <= hi;) {
-            int64_t fl = 0, cu = 0;
-            for (; k < end && v->nodes[ids[k]].line < ln; k++) {
-            }
-            if (!found) { /* only the sampled lines, without text */
-                if (k == end)
-                    break;
-                ln = v->nodes[ids[k]].line;
-            }
-            for (size_t j = k; j < end && v->nodes[ids[j]].line == ln; j++) {
-                fl += g.nodes[ids[j]].flat;
-                cu += g.nodes[ids[j]].cum;
-            }
-            fprintf(f, "%s{\"line\":%lld,\"self\":", out_lines++ ? "," : "", (long long)ln);
-            hs_q_value(f, fl, dn);
-            fputs(",\"total\":", f);
-            hs_q_value(f, cu, dn);
-            if (found) {
+        if (found) { /* list's range, every line with its text */
+            size_t k = 0, shown = 0;
+            for (int64_t ln = gr->start; ln <= gr->stop && (size_t)ln < t.n; ln++) {
+                while (k < gr->n_lines && gr->lines[k].line < ln)
+                    k++;
+                bool hit = k < gr->n_lines && gr->lines[k].line == ln;
+                fprintf(f, "%s{\"line\":%lld,\"self\":", shown++ ? "," : "", (long long)ln);
+                hs_q_value(f, hit ? gr->lines[k].flat : 0, dn);
+                fputs(",\"total\":", f);
+                hs_q_value(f, hit ? gr->lines[k].cum : 0, dn);
                 fputs(",\"text\":", f);
                 hs_json_string(f, t.lines[ln]);
+                fputc('}', f);
             }
-            fputc('}', f);
-            ln++;
+        } else { /* only the sampled lines, without text */
+            for (size_t k = 0; k < gr->n_lines; k++) {
+                fprintf(f, "%s{\"line\":%lld,\"self\":", k ? "," : "", (long long)gr->lines[k].line);
+                hs_q_value(f, gr->lines[k].flat, dn);
+                fputs(",\"total\":", f);
+                hs_q_value(f, gr->lines[k].cum, dn);
+                fputc('}', f);
+            }
         }
         fputs("]}", f);
         src_free(&t);
         free(path);
-        i = end;
     }
     fputs("]}", f);
     rc = hs_q_finish(q, f, &buf, &len);
-    f = NULL;
 out:
-    if (f) {
-        fclose(f);
-        free(buf);
-    }
-    free(ids);
-    free(group);
-    free(gself);
-    free(gtot);
-    free(gseen);
-    hs_graph_free(&g);
+    hs_list_free(&l);
     hs_view_free(v);
     return rc;
 }
