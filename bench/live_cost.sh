@@ -15,13 +15,18 @@
 #    whose CPU is shown too (hotspur record does both before it exits).
 # Medians over BENCH_ROUNDS (default 3).
 #
-# agent: `hotspur agent` (every process on the host, 19 Hz per CPU, windows
-# back to back: --period 10s --duration 10s, six times the sampling of the
-# default 10 s per 60 s) uploading to a local `hotspur serve` for
-# BENCH_AGENT_SECONDS (default 300), the same target running: its CPU
-# (/proc/PID/stat) and its RSS every 5 s (VmRSS, and its anonymous and
-# file-backed parts); then `perf record -a -F 19 --call-graph dwarf,16384`
-# for as long, and the `perf report` that names its frames.
+# agent: two `hotspur agent`s side by side (every process on the host, 19 Hz
+# per CPU, windows back to back: --period 10s --duration 10s, six times the
+# sampling of the default 10 s per 60 s, i.e. sampling all the time as
+# Parca's and the OpenTelemetry profiler's agents do), one with the default
+# server-side naming, one with --symbolize agent, uploading to a local
+# `hotspur serve` for BENCH_AGENT_SECONDS (default 300) while a real daemon
+# is under load: redis-server with redis-benchmark in a loop (scripts/
+# install-deps; without them, the two-thread target alone). Each agent's CPU
+# (/proc/PID/stat) and RSS every 5 s (VmRSS, and its anonymous and
+# file-backed parts), the server's CPU (it names the frames of the first);
+# then `perf record -a -F 19 --call-graph dwarf,16384` for as long, and the
+# `perf report` that names its frames.
 #
 # Needs root. Writes the "record -p cost" and "host agent cost" sections of
 # docs/BENCHMARKS.md (BENCH_NO_DOC=1: print only).
@@ -110,46 +115,80 @@ bench_write_section live_cost "record -p cost" "$SEC" "$DOC"
 
 case " $PARTS " in *" agent "*)
 "$BUILD/bin/hotspur" serve --listen 127.0.0.1:0 --data "$WORK/data" 2>"$WORK/serve.err" &
-BENCH_PIDS+=($!)
+SRV=$!
+BENCH_PIDS+=($SRV)
 URL=$(bench_serve_url "$WORK/serve.err") || { echo "live_cost: hotspur serve did not start" >&2; exit 1; }
-echo "live_cost: hotspur agent for $AGENT_SECS s"
-"$BUILD/bin/hotspur" agent --server "$URL" -F 19 --period 10s --duration 10s 2>"$WORK/agent.err" &
-A=$!
-BENCH_PIDS+=($A)
-: >"$WORK/mem"
+LOAD="the two-thread target (tests/programs/live_target late 0)"
+if command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null; then
+    RPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    redis-server --port "$RPORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+    RS=$!
+    BENCH_PIDS+=($RS)
+    sleep 0.5
+    (while kill -0 $RS 2>/dev/null; do
+        redis-benchmark -p "$RPORT" -q -n 20000 -c 4 -t set,get >/dev/null 2>&1 || true
+        sleep 0.5
+    done) &
+    BENCH_PIDS+=($!)
+    LOAD="redis-server under redis-benchmark (-c 4 -n 20000 -t set,get in a loop, 0.5 s apart) beside the two-thread target"
+fi
+echo "live_cost: two hotspur agents for $AGENT_SECS s (load: $LOAD)"
+"$BUILD/bin/hotspur" agent --server "$URL" -F 19 --period 10s --duration 10s 2>"$WORK/agent.srv.err" &
+AS=$!
+BENCH_PIDS+=($AS)
+"$BUILD/bin/hotspur" agent --server "$URL" -F 19 --period 10s --duration 10s --symbolize agent \
+    2>"$WORK/agent.agt.err" &
+AA=$!
+BENCH_PIDS+=($AA)
+sleep 1
+for a in $AS $AA $SRV; do bench_ticks $a >"$WORK/ticks0.$a"; : >"$WORK/mem.$a"; done
 for ((t = 0; t < AGENT_SECS; t += 5)); do
     sleep 5
-    awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 } END { print "" }' /proc/$A/status >>"$WORK/mem"
-    bench_ticks $A >"$WORK/ticks"
+    for a in $AS $AA; do
+        awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 } END { print "" }' /proc/$a/status >>"$WORK/mem.$a"
+    done
 done
-kill -TERM $A
-st=0
-wait $A || st=$?
-[ $st = 0 ] || { echo "live_cost: the agent exited with status $st: $(tail -3 "$WORK/agent.err")" >&2; exit 1; }
-windows=$(grep -c 'window of' "$WORK/agent.err" || true)
-services=$(awk '/window of/ { print $(NF - 3) }' "$WORK/agent.err" | bench_median)
+for a in $AS $AA $SRV; do echo $(($(bench_ticks $a) - $(cat "$WORK/ticks0.$a"))) >"$WORK/ticks.$a"; done
+for a in $AS $AA; do
+    kill -TERM $a
+    st=0
+    wait $a || st=$?
+    [ $st = 0 ] || { echo "live_cost: agent $a exited with status $st" >&2; exit 1; }
+done
+windows=$(grep -c 'window of' "$WORK/agent.srv.err" || true)
+services=$(sed -n 's/.* \([0-9]*\) service profiles\{0,1\} uploaded.*/\1/p' "$WORK/agent.srv.err" | bench_median)
+procs=$(sed -n 's/.*(\([0-9]*\) processes, \([0-9]*\) new.*/\1/p' "$WORK/agent.srv.err" | bench_median)
+newp=$(sed -n 's/.*(\([0-9]*\) processes, \([0-9]*\) new.*/\2/p' "$WORK/agent.srv.err" | bench_median)
 echo "live_cost: perf record -a for $AGENT_SECS s"
 /usr/bin/time -f "%U %S %M" -o "$WORK/pt" perf record -q -a -F 19 --call-graph dwarf,16384 \
     -o "$WORK/perf.data" -- sleep "$AGENT_SECS" 2>/dev/null
 /usr/bin/time -f "%U %S %M" -o "$WORK/pr" perf report -i "$WORK/perf.data" --stdio >/dev/null 2>&1 || true
 SEC2=$WORK/section2
-col() { awk -v c="$1" '{ print $c }' "$WORK/mem" | bench_median; }
-colmax() { awk -v c="$1" '$c > m { m = $c } END { print m + 0 }' "$WORK/mem"; }
 tk=$(getconf CLK_TCK)
+agent_row() { # PID LABEL
+    local m=$WORK/mem.$1
+    col() { awk -v c="$1" '{ print $c }' "$m" | bench_median; }
+    colmax() { awk -v c="$1" '$c > m { m = $c } END { print m + 0 }' "$m"; }
+    awk -v t="$(cat "$WORK/ticks.$1")" -v k="$tk" -v s="$AGENT_SECS" -v r="$(col 1)" -v rm="$(colmax 1)" \
+        -v a="$(col 2)" -v am="$(colmax 2)" -v f="$(col 3)" -v fm="$(colmax 3)" -v l="$2" \
+        'BEGIN { printf "| %s | %.2f s | %.2f %% | %d MB (%d) | %d MB (%d) | %d MB (%d) |\n", l, t / k, t / k / s * 100, r / 1024, rm / 1024, a / 1024, am / 1024, f / 1024, fm / 1024 }'
+}
 {
     echo "## host agent cost"
     echo
     echo "\`BENCH_LIVE_PARTS=agent BENCH_AGENT_SECONDS=$AGENT_SECS bench/live_cost.sh build\` (root; $(nproc) CPUs; this"
-    echo "host as it was: a two-thread CPU burner and the other work of the machine, a median of"
-    echo "$services services uploaded per window). \`hotspur agent -F 19 --period 10s --duration 10s\`"
-    echo "(windows back to back: six times the sampling of the default 10 s per 60 s) for"
+    echo "host as it was: $LOAD, and the other work of the machine: a median of $procs processes sampled"
+    echo "per window, $newp of them new, $services services uploaded). Two \`hotspur agent -F 19 --period 10s"
+    echo "--duration 10s\` side by side (windows back to back: sampling all the time, six times the default"
+    echo "10 s per 60 s), one naming frames at the server (the default), one with \`--symbolize agent\`, for"
     echo "$AGENT_SECS s, $windows windows; then \`perf record -a -F 19 --call-graph dwarf,16384\` for as long."
     echo
     echo "| | CPU | of one core | RSS median (max) | anonymous | file-backed |"
     echo "|---|---|---|---|---|---|"
-    awk -v t="$(cat "$WORK/ticks")" -v k="$tk" -v s="$AGENT_SECS" -v r="$(col 1)" -v rm="$(colmax 1)" \
-        -v a="$(col 2)" -v am="$(colmax 2)" -v f="$(col 3)" -v fm="$(colmax 3)" \
-        'BEGIN { printf "| hotspur agent | %.2f s | %.2f %% | %d MB (%d) | %d MB (%d) | %d MB (%d) |\n", t / k, t / k / s * 100, r / 1024, rm / 1024, a / 1024, am / 1024, f / 1024, fm / 1024 }'
+    agent_row $AS "hotspur agent (names at the server)"
+    agent_row $AA "hotspur agent --symbolize agent"
+    awk -v t="$(cat "$WORK/ticks.$SRV")" -v k="$tk" -v s="$AGENT_SECS" \
+        'BEGIN { printf "| hotspur serve (ingest of both, naming of the first) | %.2f s | %.2f %% | | | |\n", t / k, t / k / s * 100 }'
     awk -v s="$AGENT_SECS" '{ printf "| perf record -a --call-graph dwarf | %.2f s | %.2f %% | max %d MB | | |\n", $1 + $2, ($1 + $2) / s * 100, $3 / 1024 }' "$WORK/pt"
     awk -v s="$AGENT_SECS" '{ printf "| + perf report (naming) | %.2f s | %.2f %% | max %d MB | | |\n", $1 + $2, ($1 + $2) / s * 100, $3 / 1024 }' "$WORK/pr"
 } >"$SEC2"

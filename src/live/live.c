@@ -41,10 +41,23 @@
 #define MAX_ELFS 1024 /* ELF files kept open for the unwinders (then all are let go) */
 #define KEEP_WINDOWS 3 /* a process not sampled in that many windows is forgotten */
 
+#if defined(__x86_64__)
 /* perf's x86_64 user register indices (asm/perf_regs.h). */
 enum { PR_AX, PR_BX, PR_CX, PR_DX, PR_SI, PR_DI, PR_BP, PR_SP, PR_IP, PR_R8 = 16 };
 #define REGS_MASK (((1ULL << 9) - 1) | (0xffULL << 16))
 #define N_REGS 17
+#elif defined(__aarch64__)
+/* perf's arm64 user registers: x0..x30 (x30 = lr), sp, pc. Untested: no
+ * aarch64 machine here (docs/live.md). */
+enum { PR_SP = 31, PR_IP = 32 };
+#define REGS_MASK ((1ULL << 33) - 1)
+#define N_REGS 33
+#else
+#define HS_LIVE_UNSUPPORTED 1
+enum { PR_SP, PR_IP };
+#define REGS_MASK 0ULL
+#define N_REGS 2
+#endif
 
 typedef struct {
     uint64_t start, end, off, mapping_id;
@@ -419,10 +432,27 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
     proc *pr = arg;
-    const uint64_t *r = pr->regs; /* perf order: ax bx cx dx si di bp sp ip r8..r15 */
+    const uint64_t *r = pr->regs;
+#if defined(__x86_64__)
+    /* perf order: ax bx cx dx si di bp sp ip r8..r15; DWARF order: ax dx cx
+     * bx si di bp sp r8..r15 ip */
     Dwarf_Word d[17] = {r[0], r[3], r[2], r[1], r[4], r[5], r[6], r[7],
                         r[9], r[10], r[11], r[12], r[13], r[14], r[15], r[16], r[8]};
     return dwfl_thread_state_registers(thread, 0, 17, d);
+#elif defined(__aarch64__)
+    /* DWARF x0..x30, sp are perf's order; the pc apart */
+    Dwarf_Word d[32];
+    for (int i = 0; i < 32; i++)
+        d[i] = r[i];
+    if (!dwfl_thread_state_registers(thread, 0, 32, d))
+        return false;
+    dwfl_thread_state_register_pc(thread, r[PR_IP]);
+    return true;
+#else
+    (void)thread;
+    (void)r;
+    return false;
+#endif
 }
 
 static const Dwfl_Thread_Callbacks thread_cbs = {
@@ -1095,6 +1125,11 @@ static int add_fd(int **fds, size_t *n, int fd)
 
 hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
 {
+#ifdef HS_LIVE_UNSUPPORTED
+    (void)o;
+    snprintf(err, errlen, "profiling running processes (-p/-a) is supported on x86_64 and aarch64 only");
+    return NULL;
+#endif
     live *L = calloc(1, sizeof *L);
     if (!L) {
         snprintf(err, errlen, "out of memory");
