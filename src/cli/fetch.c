@@ -1,4 +1,5 @@
 /* fetch.c — see fetch.h. */
+#include "base/bytes.h"
 #include "cli/fetch.h"
 
 #include <curl/curl.h>
@@ -15,33 +16,20 @@ bool hs_fetch_is_url(const char *arg)
 }
 
 typedef struct {
-    char *data;
-    size_t len, cap;
+    hs_bytes b; /* what arrived, NUL-terminated */
     bool too_big;
 } fetch_buf;
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
-    fetch_buf *b = arg;
+    fetch_buf *f = arg;
     size_t add = size * n;
-    if (add > HS_FETCH_MAX_BYTES - b->len) {
-        b->too_big = true;
+    if (add > HS_FETCH_MAX_BYTES - f->b.n) {
+        f->too_big = true;
         return 0;
     }
-    if (b->len + add + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap : 65536;
-        while (nc < b->len + add + 1)
-            nc *= 2;
-        char *nd = realloc(b->data, nc);
-        if (!nd)
-            return 0;
-        b->data = nd;
-        b->cap = nc;
-    }
-    memcpy(b->data + b->len, p, add);
-    b->len += add;
-    b->data[b->len] = 0;
-    return add;
+    hs_bytes_put(&f->b, p, add);
+    return f->b.oom ? 0 : add;
 }
 
 /* The server's message: the "error" of a {"error":"..."} body, else the
@@ -49,9 +37,9 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
 static void server_message(const fetch_buf *b, char *out, size_t outlen)
 {
     out[0] = 0;
-    if (!b->data || !b->len)
+    if (!b->b.n)
         return;
-    const char *s = b->data, *key = strstr(s, "\"error\"");
+    const char *s = b->b.s, *key = strstr(s, "\"error\"");
     size_t n = 0;
     if (key) {
         key += 7;
@@ -164,14 +152,14 @@ int hs_fetch_request(const char *method, const char *url, FILE *body, uint64_t b
                  status == 401 && !(token && *token) ? " (set HOTSPUR_TOKEN)" : "");
         goto out;
     }
-    *out = b.data ? b.data : calloc(1, 1);
-    *len = b.len;
-    b.data = NULL;
+    *out = b.b.p ? b.b.s : calloc(1, 1);
+    *len = b.b.n;
+    b.b.p = NULL;
     rc = *out ? 0 : -1;
     if (rc)
         snprintf(err, errlen, "out of memory");
 out:
-    free(b.data);
+    hs_bytes_free(&b.b);
     free(auth);
     curl_slist_free_all(hdrs);
     curl_easy_cleanup(c);

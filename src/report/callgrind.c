@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bytes.h"
 #include "report/export.h"
 #include "report/report.h"
 #include "report/stacks.h"
@@ -112,27 +113,10 @@ static void hs_cg_event_name(const char *s, char *out, size_t outlen)
     out[n] = '\0';
 }
 
-/* A growing buffer the file's text is formatted into. */
-typedef struct {
-    char *b;
-    size_t n, cap;
-} hs_cg_buf;
-
-/* Room for k more bytes. 0, or -1 (out of memory). */
-static int hs_cg_room(hs_cg_buf *o, size_t k)
-{
-    if (o->cap - o->n >= k)
-        return 0;
-    size_t nc = o->cap ? 2 * o->cap : 1 << 16;
-    while (nc - o->n < k)
-        nc *= 2;
-    char *nb = realloc(o->b, nc);
-    if (!nb)
-        return -1;
-    o->b = nb;
-    o->cap = nc;
-    return 0;
-}
+/* The file's text is formatted into hs_bytes buffers (base/bytes.h):
+ * room is made with hs_bytes_reserve, then records are written unchecked
+ * (the puts below). */
+typedef hs_bytes hs_cg_buf;
 
 /* Enough room for any record but the names: a calls= record (its callee
  * lines, two positions of "0x" + 16 + ' ' + 20, two numbers) or a cost
@@ -141,7 +125,7 @@ static int hs_cg_room(hs_cg_buf *o, size_t k)
 
 static inline void hs_cg_put(hs_cg_buf *o, const void *p, size_t k)
 {
-    memcpy(o->b + o->n, p, k);
+    memcpy(o->s + o->n, p, k);
     o->n += k;
 }
 
@@ -153,18 +137,18 @@ static inline void hs_cg_put(hs_cg_buf *o, const void *p, size_t k)
 #define HS_CG_FIX_HEAD 64 /* "cob=(N)\n" "cfl=(N)\n" "cfn=(N)\n", N <= 10 digits */
 static inline void hs_cg_putfix(hs_cg_buf *o, const char *p, size_t k, size_t fix)
 {
-    memcpy(o->b + o->n, p, fix);
+    memcpy(o->s + o->n, p, fix);
     o->n += k;
 }
 
 static inline void hs_cg_putc(hs_cg_buf *o, char c)
 {
-    o->b[o->n++] = c;
+    o->s[o->n++] = c;
 }
 
 static inline void hs_cg_putint(hs_cg_buf *o, int64_t v)
 {
-    o->n += hs_int_dec(o->b + o->n, v);
+    o->n += hs_int_dec(o->s + o->n, v);
 }
 
 /* "key=(id) name" when name is given (names printed in the file must not
@@ -173,7 +157,7 @@ static inline void hs_cg_putint(hs_cg_buf *o, int64_t v)
 static int hs_cg_ref(hs_cg_buf *o, const char *key, uint32_t id, const char *name)
 {
     size_t len = name ? strlen(*name ? name : "???") : 0;
-    if (hs_cg_room(o, HS_CG_REC + len) != 0)
+    if (hs_bytes_reserve(o, HS_CG_REC + len) != 0)
         return -1;
     hs_cg_put(o, key, strlen(key));
     hs_cg_put(o, "=(", 2);
@@ -339,8 +323,8 @@ static void hs_cg_free(hs_cg *cg)
     free(cg->blocks);
     free(cg->pass_blk);
     for (unsigned i = 0; i < HS_CG_SLOTS; i++)
-        free(cg->slots[i].b.b);
-    free(cg->text.b);
+        hs_bytes_free(&cg->slots[i].b);
+    hs_bytes_free(&cg->text);
     free(cg->pos_at);
     free(cg->head_at);
     free(cg->head_len);
@@ -563,7 +547,7 @@ static int hs_cg_texts(hs_cg *cg)
     if (!cg->pos_at || !cg->head_at || !cg->head_len || !cg->head_ob || !cg->head_fl)
         return -1;
     for (size_t i = 0; i < v->n_nodes; i++) {
-        if (hs_cg_room(&cg->text, HS_CG_REC) != 0 || cg->text.n > UINT32_MAX - HS_CG_REC)
+        if (hs_bytes_reserve(&cg->text, HS_CG_REC) != 0 || cg->text.n > UINT32_MAX - HS_CG_REC)
             return -1;
         cg->pos_at[i] = (uint32_t)cg->text.n;
         hs_cg_pos(&cg->text, cg->ia, &v->nodes[i]);
@@ -588,15 +572,15 @@ static int hs_cg_texts(hs_cg *cg)
         cg->head_ob[f] = (uint8_t)(fl_at - at);
         cg->head_fl[f] = (uint8_t)(fn_at - fl_at);
     }
-    if (hs_cg_room(&cg->text, HS_CG_FIX_HEAD) != 0) /* the copies read that far */
+    if (hs_bytes_reserve(&cg->text, HS_CG_FIX_HEAD) != 0) /* the copies read that far */
         return -1;
-    memset(cg->text.b + cg->text.n, 0, HS_CG_FIX_HEAD);
+    memset(cg->text.s + cg->text.n, 0, HS_CG_FIX_HEAD);
     return 0;
 }
 
 static inline void hs_cg_wpos(hs_cg_buf *o, const hs_cg *cg, uint32_t node)
 {
-    hs_cg_putfix(o, cg->text.b + cg->pos_at[node], cg->pos_at[node + 1] - cg->pos_at[node], HS_CG_FIX_POS);
+    hs_cg_putfix(o, cg->text.s + cg->pos_at[node], cg->pos_at[node + 1] - cg->pos_at[node], HS_CG_FIX_POS);
 }
 
 /* ob=, fl=, fn= (or cob=, cfl=, cfn=) of function f, with the names the
@@ -624,7 +608,7 @@ static int hs_cg_write_fn(hs_cg_worker *w, uint32_t f)
     hs_cg_buf *o = w->o;
     if (!(cg->named[f] & HS_CG_HEAD))
         return 0;
-    if (hs_cg_room(o, 1) != 0)
+    if (hs_bytes_reserve(o, 1) != 0)
         return -1;
     hs_cg_putc(o, '\n');
     if (hs_cg_refs(o, cg, f, keys, HS_CG_H_OB, HS_CG_H_FL, HS_CG_H_FN, 0) != 0)
@@ -633,7 +617,7 @@ static int hs_cg_write_fn(hs_cg_worker *w, uint32_t f)
         uint32_t node = cg->ord[q];
         if (!cg->has_self[node])
             continue;
-        if (hs_cg_room(o, HS_CG_REC) != 0)
+        if (hs_bytes_reserve(o, HS_CG_REC) != 0)
             return -1;
         hs_cg_wpos(o, cg, node);
         hs_cg_putc(o, ' ');
@@ -699,14 +683,14 @@ static int hs_cg_write_calls(hs_cg_worker *w, uint32_t q, size_t b, size_t e)
         if (q == cg->first_q[f] && cg->named[f] & (HS_CG_C_OB | HS_CG_C_FL | HS_CG_C_FN)) {
             if (hs_cg_refs(o, cg, f, keys, HS_CG_C_OB, HS_CG_C_FL, HS_CG_C_FN, same) != 0)
                 return -1;
-            if (hs_cg_room(o, HS_CG_REC) != 0)
+            if (hs_bytes_reserve(o, HS_CG_REC) != 0)
                 return -1;
         } else {
-            if (hs_cg_room(o, HS_CG_REC) != 0)
+            if (hs_bytes_reserve(o, HS_CG_REC) != 0)
                 return -1;
             /* (a tail of "cob cfl cfn": one copy, but for a call into
              * the caller's file in another object) */
-            const char *h = cg->text.b + cg->head_at[f];
+            const char *h = cg->text.s + cg->head_at[f];
             size_t skip = 0, ob_len = cg->head_ob[f];
             if (same == HS_CG_SAME_FL) {
                 hs_cg_putfix(o, h, ob_len, HS_CG_FIX_HEAD);
@@ -817,7 +801,7 @@ static void hs_cg_write_ready(hs_cg *cg)
         cg->failed = skip;
         pthread_mutex_unlock(&cg->mu);
         if (!skip && sl->b.n)
-            (void)fwrite(sl->b.b, 1, sl->b.n, cg->out); /* errors: ferror(out) */
+            (void)fwrite(sl->b.s, 1, sl->b.n, cg->out); /* errors: ferror(out) */
         pthread_mutex_lock(&cg->mu);
         sl->state = 0;
         cg->turn++;
