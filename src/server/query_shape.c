@@ -782,7 +782,8 @@ out:
 
 /* ---- peek: callers and callees (report/peek.c, as `hotspur peek`) ---- */
 
-static bool peek_name_is(const char *name, void *arg)
+/* The match of peek's and list's compute steps: a name equal to arg. */
+static bool name_is(const char *name, void *arg)
 {
     return strcmp(name, arg) == 0;
 }
@@ -819,7 +820,7 @@ int hs_q_peek(hs_q *q)
         rc = hs_q_fail(q, 500, "call graph", err);
         goto out;
     }
-    if (hs_peek_compute(v, &g, peek_name_is, (void *)q->function, &pk) < 0) {
+    if (hs_peek_compute(v, &g, name_is, (void *)q->function, &pk) < 0) {
         rc = hs_respond_error(q->rs, 500, "out of memory");
         goto out;
     }
@@ -988,11 +989,6 @@ static void src_free(src_text *t)
     free(t->lines);
 }
 
-static bool function_is(const char *function, void *arg)
-{
-    return strcmp(function, arg) == 0;
-}
-
 /* The numbers come from list's compute step (report/list.c), as `hotspur
  * list` prints them; only where the file is looked for (find_source: only
  * under --source-path) is the server's own. */
@@ -1014,7 +1010,7 @@ int hs_q_source(hs_q *q)
     char *buf = NULL;
     size_t len = 0;
     FILE *f = NULL;
-    if (hs_list_compute(v, function_is, (void *)q->function, &l, err, sizeof err) < 0) {
+    if (hs_list_compute(v, name_is, (void *)q->function, &l, err, sizeof err) < 0) {
         rc = hs_q_fail(q, 500, "source", err);
         goto out;
     }
