@@ -10,6 +10,10 @@
 # strip_all        strips app and lib/libnm.so in place (build IDs stay).
 # top_ours FILE|URL  the `top --lines` rows of our own sources, the part a
 #                  reference and the server must agree on byte for byte.
+
+# curl hangs with the ASan runtime lib.sh preloads in sanitized builds (make
+# check SANITIZE=1); the app gets it back through AGENT_PRELOAD.
+unset LD_PRELOAD
 command -v g++ >/dev/null || fail "g++ is missing (build-essential)"
 command -v objcopy >/dev/null || fail "objcopy is missing (binutils)"
 
