@@ -5,7 +5,7 @@
  * merge of many profiles) is a GROUP BY inside the database, never a loop over
  * profiles in the server:
  *
- *   - a profile is decomposed (stack.c) into stacks and samples. A stack is
+ *   - a profile is decomposed (stack_decompose.c) into stacks and samples. A stack is
  *     the frames of one sample, leaf first, plus that sample's labels, encoded
  *     as one blob (the "stack record", format below) and named by a 64-bit
  *     hash of that blob. Stacks are stored once, whatever the number of
@@ -17,8 +17,8 @@
  *     the number of profiles merged; the caller then fetches the stack
  *     records it needs (immutable by hash, so any cache is always right).
  *
- * Backends: sqlite.c ("sqlite:DIR", or a plain directory path) and
- * clickhouse.c ("clickhouse://HOST:PORT/DB"). Every backend passes the same
+ * Backends: sqlite*.c ("sqlite:DIR", or a plain directory path) and
+ * clickhouse*.c ("clickhouse://HOST:PORT/DB"). Every backend passes the same
  * suite (tests/unit/test_store.c). All functions are safe to call from
  * several threads at once on one hs_store. Errors are return values: -1 (or
  * NULL) with a one-line message in err. A backend that cannot reach its

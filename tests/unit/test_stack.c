@@ -1,4 +1,4 @@
-/* test_stack.c — stack records (src/store/stack.c) on small profiles built
+/* test_stack.c — stack records (src/store/stack*.c) on small profiles built
  * by hand: the record bytes of a known stack, hash determinism across
  * processes (other string order, location ids, ASLR base, tid), inline
  * chains expanded and folded back, frames without names named by file

@@ -1,5 +1,5 @@
 /* test_stack_memo.c — decomposition with a shared hs_stack_memo
- * (src/store/stack.c) on realistic profiles (bench/store_gen.h): the same
+ * (src/store/stack_decompose.c) on realistic profiles (bench/store_gen.h): the same
  * samples, values, records and hashes as without one, whether the memo is
  * warm, emptied before every profile (a tiny bound) or shared by threads;
  * records of a decomposition stay valid after the memo is emptied; every

@@ -754,7 +754,7 @@ static void test_rollup(void **state)
     size_t d;
     assert_int_equal(hs_store_put(s, ps, N / 2, &d, err, sizeof err), 0);
     assert_int_equal(hs_store_put(s, ps + N / 2, N / 2, &d, err, sizeof err), 0);
-    /* (ends in the first or second half of an hour: roll_complements in clickhouse.c) */
+    /* (ends in the first or second half of an hour: roll_complements in clickhouse_merge.c) */
     static const int64_t mins[][2] = {{0, 0},   {0, 300},  {10, 245}, {-60, 120}, {60, 0},  {61, 0},
                                       {60, 180}, {0, 59},  {25, 290}, {40, 170},  {10, 290}, {50, 0}};
     hs_store_merged m;
@@ -946,7 +946,7 @@ static void test_filtered(void **state)
     } filters[] = {{v1, 1, NULL, 0},    {v12, 2, NULL, 0},   {vx, 1, NULL, 0},     {NULL, 0, &l_inst, 1},
                    {NULL, 0, &l_zone, 1}, {NULL, 0, both, 2}, {NULL, 0, &l_none, 1}, {v1, 1, &l_zone, 1},
                    {v12, 2, &l_inst, 1}};
-    /* (ends in the first or second half of an hour: roll_complements in clickhouse.c) */
+    /* (ends in the first or second half of an hour: roll_complements in clickhouse_merge.c) */
     static const int64_t mins[][2] = {{0, 0},   {0, 300},  {10, 245}, {-60, 120}, {60, 0},  {61, 0},
                                       {60, 180}, {0, 59},  {25, 290}, {40, 170},  {10, 290}, {50, 0}};
     hs_store_merged m;
