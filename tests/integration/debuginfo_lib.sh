@@ -9,7 +9,8 @@
 # raw_profile OUT  runs app with the agent and HOTSPUR_SYMBOLIZE=server;
 # strip_all        strips app and lib/libnm.so in place (build IDs stay).
 # top_ours FILE|URL  the `top --lines` rows of our own sources, the part a
-#                  reference and the server must agree on byte for byte.
+#                  reference and the server must agree on byte for byte
+#                  (less sum%, which counts the rows of other files above).
 
 # curl hangs with the ASan runtime lib.sh preloads in sanitized builds (make
 # check SANITIZE=1); the app gets it back through AGENT_PRELOAD.
@@ -86,8 +87,8 @@ strip_all() {
     strip -g -s "$TMP/app" "$TMP/lib/libnm.so" || fail "strip failed"
 }
 
-top_ours() {
-    "$HOTSPUR" top --lines --nodecount 100000 "$1" | grep -E 'app\.cc|libnm\.cc' || true
+top_ours() { # without the sum% column: it sums the rows above, other files' rows included
+    "$HOTSPUR" top --lines --nodecount 100000 "$1" | grep -E 'app\.cc|libnm\.cc' | awk '{ $3 = ""; print }' || true
 }
 
 ingest() { # FILE SERVICE
