@@ -782,6 +782,21 @@ out:
 
 /* ---- peek: callers and callees (report/peek.c, as `hotspur peek`) ---- */
 
+/* The opening of a peek or source answer: the function, the header, the
+ * totals; NULL on out of memory. */
+static FILE *function_answer(hs_q *q, const hs_view *v, char **buf, size_t *len)
+{
+    FILE *f = hs_q_open(buf, len);
+    if (!f)
+        return NULL;
+    fputs("{\"function\":", f);
+    hs_json_string(f, q->function);
+    fputc(',', f);
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, hs_q_div(&q->cur));
+    return f;
+}
+
 /* The match of peek's and list's compute steps: a name equal to arg. */
 static bool name_is(const char *name, void *arg)
 {
@@ -828,16 +843,11 @@ int hs_q_peek(hs_q *q)
         rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
         goto out;
     }
-    if (!(f = hs_q_open(&buf, &len))) {
+    if (!(f = function_answer(q, v, &buf, &len))) {
         rc = hs_respond_error(q->rs, 500, "out of memory");
         goto out;
     }
     int64_t dn = hs_q_div(&q->cur);
-    fputs("{\"function\":", f);
-    hs_json_string(f, q->function);
-    fputc(',', f);
-    hs_q_header(q, f, v->sample_type, v->unit);
-    totals(q, f, v->total, v->kept_total, dn);
     fputs(",\"nodes\":[", f);
     for (size_t i = 0; i < pk.n; i++) {
         const hs_peek_entry *en = &pk.entries[i];
@@ -1018,16 +1028,11 @@ int hs_q_source(hs_q *q)
         rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
         goto out;
     }
-    if (!(f = hs_q_open(&buf, &len))) {
+    if (!(f = function_answer(q, v, &buf, &len))) {
         rc = hs_respond_error(q->rs, 500, "out of memory");
         goto out;
     }
     int64_t dn = hs_q_div(&q->cur);
-    fputs("{\"function\":", f);
-    hs_json_string(f, q->function);
-    fputc(',', f);
-    hs_q_header(q, f, v->sample_type, v->unit);
-    totals(q, f, v->total, v->kept_total, dn);
     fputs(",\"files\":[", f);
     for (size_t gi = 0; gi < l.n; gi++) {
         const hs_list_group *gr = &l.groups[gi];
