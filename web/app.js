@@ -3,7 +3,6 @@
 // Everything shown comes from the query API (docs/server.md), so the numbers
 // are the CLI's. The state is the URL's query string (readState/writeState):
 // every control writes it, a reload or a copied link restores it.
-import { sandwich, escapeRegex } from "./sandwich.js";
 
 const HsFlame = window.HsFlame;
 const $ = (id) => document.getElementById(id);
@@ -950,32 +949,32 @@ let focusKey = "";
 async function loadFocus() {
   const name = S.fn, out = $("focus-summary");
   if (!name) { out.textContent = "choose a function in the Functions tab, or select a frame and press f"; return; }
-  // in a compare, both sides (the diff answer); filters apply to both
+  // in a compare, both sides (base_* parameters); filters apply to both
   const diff = comparing(), p = baseParams({ withBase: diff });
-  if (!S.focus) p.set("focus", "^" + escapeRegex(name) + "$");
-  p.set("max_nodes", "100000");
-  const endpoint = diff ? "diff" : "flamegraph", key = endpoint + "?" + p.toString();
+  p.set("function", name);
+  p.set("max_nodes", "20000");
+  const key = "sandwich?" + p.toString();
   if (key === focusKey && cl.t) { cl.draw(); ce.draw(); return; }
   out.textContent = "loading…";
   try {
-    const d = await api(endpoint, p);
-    const tree = HsFlame.fromServer(d);
-    const sw = sandwich(tree, name);
+    // the server merges every stack through the function (analysis/sandwich.c)
+    const d = await api("sandwich", p);
+    const sw = d.sandwich, callers = HsFlame.fromServer(d.callers), callees = HsFlame.fromServer(d.callees);
     focusKey = key;
     const unit = d.unit || "";
-    const grand = diff ? (d.new && d.new.total) || tree.total[0] : d.total || tree.total[0];
-    const grandBase = diff ? (d.base && d.base.total) || tree.base[0] : 0;
+    const grand = diff ? (d.new && d.new.total) || 0 : d.total || 0;
+    const grandBase = diff ? (d.base && d.base.total) || 0 : 0;
     const opts = { unit, total: grand, baseTotal: grandBase, rootName: name };
-    cl.setTree(HsFlame.fromNested(sw.callers, tree.diff), opts);
-    ce.setTree(HsFlame.fromNested(sw.callees, tree.diff), opts);
+    cl.setTree(callers, opts);
+    ce.setTree(callees, opts);
     let h = `<b>${esc(name)}</b>: total <span id="focus-total" data-value="${sw.total}">${esc(fv(sw.total, unit))}</span>` +
       ` (${pct(sw.total, grand)}), self <span id="focus-self" data-value="${sw.self}">${esc(fv(sw.self, unit))}</span>` +
       ` (${pct(sw.self, grand)})`;
-    if (tree.diff) {
-      const dt = sw.total - sw.base, cls = dt > 0 ? "grew" : dt < 0 ? "shrank" : "";
-      h += ` · base total ${esc(fv(sw.base, unit))}, change <span id="focus-delta" class="${cls}" data-value="${dt}">${esc(signed(dt, unit))}</span>`;
+    if (diff) {
+      const dt = sw.total - sw.base_total, cls = dt > 0 ? "grew" : dt < 0 ? "shrank" : "";
+      h += ` · base total ${esc(fv(sw.base_total, unit))}, change <span id="focus-delta" class="${cls}" data-value="${dt}">${esc(signed(dt, unit))}</span>`;
     }
-    out.innerHTML = h + ` · ${plural(sw.callerCount, "caller")}, ${plural(sw.calleeCount, "callee")}`;
+    out.innerHTML = h + ` · ${plural(d.callers.count, "caller")}, ${plural(d.callees.count, "callee")}`;
   } catch (e) {
     out.textContent = "";
     report(e);

@@ -6,10 +6,9 @@
 // It defines one global, HsFlame:
 //   HsFlame.fromDepthRecords(names, nodes, diff)  the flame.c format: flat
 //       pre-order [name, depth, total(, base)] records, name 0 is the root;
-//   HsFlame.fromServer(json)  the /api/v1/flamegraph and /api/v1/diff format:
-//       pre-order [parent, name, total, self(, total_base, self_base)];
-//   HsFlame.fromNested(root, diff)  {name, total, self, base, selfBase,
-//       children: [...]} objects (the UI's callers/callees trees);
+//   HsFlame.fromServer(json)  the /api/v1/flamegraph, /api/v1/diff and
+//       /api/v1/sandwich (callers, callees) format: pre-order
+//       [parent, name, total, self(, total_base, self_base)];
 //   new HsFlame.FlameGraph({canvas, wrap, spacer, tip, ...}) draws a tree.
 //
 // The canvas is the viewport, not the whole graph: it is as tall as what is
@@ -113,30 +112,6 @@ var HsFlame = (function () {
       if (diff) { t.base[i] = r[4]; t.selfBase[i] = r[5]; }
     }
     markOther(t, t.names.indexOf("other"));
-    return finish(t);
-  }
-
-  function fromNested(root, diff) {
-    const names = [], nameIx = new Map(), order = [], depths = [], parents = [];
-    const todo = [[root, 0, -1]];
-    while (todo.length) {
-      const [n, d, p] = todo.pop();
-      parents.push(p); depths.push(d); order.push(n);
-      const me = order.length - 1;
-      const kids = (n.children || []).slice().sort((a, b) =>
-        Math.max(b.total, b.base || 0) - Math.max(a.total, a.base || 0));
-      for (let k = kids.length - 1; k >= 0; k--) todo.push([kids[k], d + 1, me]);
-    }
-    const t = emptyTree(names, order.length, diff);
-    for (let i = 0; i < order.length; i++) {
-      const n = order[i];
-      let ix = nameIx.get(n.name);
-      if (ix === undefined) { ix = names.length; names.push(n.name); nameIx.set(n.name, ix); }
-      t.nameOf[i] = ix; t.depthOf[i] = depths[i]; t.parentOf[i] = parents[i];
-      t.total[i] = n.total; t.self[i] = n.self || 0;
-      if (diff) { t.base[i] = n.base || 0; t.selfBase[i] = n.selfBase || 0; }
-      if (n.other) t.other[i] = 1;
-    }
     return finish(t);
   }
 
@@ -567,6 +542,6 @@ var HsFlame = (function () {
     }
   }
 
-  return { FlameGraph, fromDepthRecords, fromServer, fromNested, fmtValue, signed, pct, esc, ROW };
+  return { FlameGraph, fromDepthRecords, fromServer, fmtValue, signed, pct, esc, ROW };
 })();
 if (typeof window !== "undefined") window.HsFlame = HsFlame;

@@ -112,6 +112,7 @@ static const endpoint_def endpoints[] = {
     {"diff", P_SEL | P_SHAPE | P_MAXNODES | P_LIMIT | P_BASE | P_SIGNIF, P_SERVICE | P_TYPE, hs_q_diff},
     {"stats", 0, 0, q_stats},
     {"peek", P_SEL | P_ID | P_SHAPE | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_peek},
+    {"sandwich", P_SEL | P_SHAPE | P_MAXNODES | P_BASE | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_sandwich},
     {"source", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_source},
 };
 
@@ -375,6 +376,8 @@ static int parse_params(hs_q *q, const endpoint_def *e)
             seen[pass][di] = true;
             if (!is_base)
                 given |= d->flag;
+            else
+                q->base_given = true;
             int rc = (d->flag & (P_SEL | P_ID)) || d->flag == P_WEIGHT ? side_param(q, s, d, name, v)
                                                               : shape_param(q, d, v);
             if (rc)

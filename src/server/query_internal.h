@@ -40,6 +40,7 @@ typedef struct {
     bool filtered;         /* a filter parameter was given */
     bool agg_given;        /* agg= was given: else levels (inuse_*) average, flows sum */
     bool significance;     /* diff: significance=1, p-values across windows */
+    bool base_given;       /* a base_X parameter was given (sandwich: a compare) */
     int max_nodes;
     int64_t step_s;
     size_t limit;
@@ -97,5 +98,6 @@ int hs_q_functions(hs_q *q);
 int hs_q_diff(hs_q *q);
 int hs_q_source(hs_q *q);
 int hs_q_peek(hs_q *q);
+int hs_q_sandwich(hs_q *q);
 
 #endif

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/sandwich.h"
 #include "harness/stats.h"
 #include "report/stacks.h"
 #include "report/text_reports.h"
@@ -266,8 +267,8 @@ static char *put_value(char *p, int64_t v, int64_t div)
 }
 
 /* Write "names":[...],"nodes":[...] for tree ct over nodes[0..n_nodes). */
-static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct, size_t max_nodes,
-                      bool diff, int64_t dn, int64_t db)
+static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct, uint32_t top,
+                      size_t max_nodes, bool diff, int64_t dn, int64_t db)
 {
     bool *keep = choose_nodes(ct, max_nodes);
     emit_item *stack = malloc((2 * ct->n + 2) * sizeof *stack);
@@ -283,7 +284,7 @@ static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_ca
         goto out;
     size_t sp = 0;
     int64_t out_n = 0;
-    stack[sp++] = (emit_item){.t = 0, .parent_out = -1};
+    stack[sp++] = (emit_item){.t = top, .parent_out = -1};
     while (sp) {
         emit_item it = stack[--sp];
         int64_t ni;
@@ -396,7 +397,7 @@ static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_
     fputc('{', f);
     hs_q_header(q, f, sample_type, unit);
     totals(q, f, total, kept, dn);
-    if (write_tree(f, nodes, n_nodes, ct, (size_t)q->max_nodes, false, dn, 1) < 0) {
+    if (write_tree(f, nodes, n_nodes, ct, 0, (size_t)q->max_nodes, false, dn, 1) < 0) {
         fclose(f);
         free(buf);
         return hs_respond_error(q->rs, 500, "out of memory");
@@ -405,7 +406,13 @@ static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_
     return hs_q_finish(q, f, &buf, &len);
 }
 
-int hs_q_flamegraph(hs_q *q)
+/* What is answered from a flame graph's call tree ct (over nodes). */
+typedef int (*tree_answer)(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
+                           const char *sample_type, const char *unit, int64_t total, int64_t kept);
+
+/* The NEW side's call tree, straight from the stack rows when it can be
+ * (query_tree.c), else from the rebuilt profile's view, given to answer. */
+static int with_flame_tree(hs_q *q, tree_answer answer)
 {
     int rc = hs_q_merge(q, &q->cur);
     if (rc)
@@ -415,7 +422,7 @@ int hs_q_flamegraph(hs_q *q)
         rc = hs_q_tree_build(q, &q->cur, &t);
         if (rc == 0) {
             __atomic_fetch_add(&q->qc->direct_trees, 1, __ATOMIC_RELAXED);
-            rc = flame_answer(q, t.nodes, t.n_nodes, &t.ct, t.sample_type, t.unit, t.total, t.kept);
+            rc = answer(q, t.nodes, t.n_nodes, &t.ct, t.sample_type, t.unit, t.total, t.kept);
             hs_q_tree_free(&t);
             return rc;
         }
@@ -433,10 +440,15 @@ int hs_q_flamegraph(hs_q *q)
     if (hs_calltree_build(v, &ct, err, sizeof err) < 0)
         rc = hs_q_fail(q, 500, "call tree", err);
     else
-        rc = flame_answer(q, v->nodes, v->n_nodes, &ct, v->sample_type, v->unit, v->total, v->kept_total);
+        rc = answer(q, v->nodes, v->n_nodes, &ct, v->sample_type, v->unit, v->total, v->kept_total);
     hs_calltree_free(&ct);
     hs_view_free(v);
     return rc;
+}
+
+int hs_q_flamegraph(hs_q *q)
+{
+    return with_flame_tree(q, flame_answer);
 }
 
 /* ---- the function table ---- */
@@ -718,26 +730,44 @@ int hs_q_functions(hs_q *q)
 
 /* ---- diff ---- */
 
-int hs_q_diff(hs_q *q)
+/* Both sides loaded and their diff view; NULL when the error answer is
+ * set. Without agg=, sides of different sizes are compared per profile, as
+ * Cloud Profiler does: 11 windows against 8 are not 37% more of
+ * everything. An empty side stays a sum (everything came or went). */
+static hs_view *diff_view(hs_q *q)
 {
-    int rc = hs_q_load(q, &q->cur);
-    if (!rc)
-        rc = hs_q_load(q, &q->base);
-    if (rc)
-        return rc;
-    /* Without agg=, sides of different sizes are compared per profile, as
-     * Cloud Profiler does: 11 windows against 8 are not 37% more of
-     * everything. An empty side stays a sum (everything came or went). */
+    if (hs_q_load(q, &q->cur) || hs_q_load(q, &q->base))
+        return NULL;
     int64_t nn = q->cur.merged.n_profiles, nb = q->base.merged.n_profiles;
     if (!q->agg_given && nn > 0 && nb > 0 && nn != nb)
         q->cur.avg = q->base.avg = true;
-    hs_view *v = side_view(q, true);
+    return side_view(q, true);
+}
+
+/* A diff answer's "new" and "base" sides. */
+static void diff_sides(hs_q *q, FILE *f, const hs_view *v, int64_t dn, int64_t db)
+{
+    fprintf(f, ",\"new\":{\"profiles\":%lld,\"total\":", (long long)q->cur.merged.n_profiles);
+    hs_q_value(f, v->total, dn);
+    fputs(",\"matched\":", f);
+    hs_q_value(f, v->kept_total, dn);
+    fprintf(f, "},\"base\":{\"profiles\":%lld,\"total\":", (long long)q->base.merged.n_profiles);
+    hs_q_value(f, v->base_total, db);
+    fputs(",\"matched\":", f);
+    hs_q_value(f, v->kept_base, db);
+    fputc('}', f);
+}
+
+int hs_q_diff(hs_q *q)
+{
+    hs_view *v = diff_view(q);
     if (!v)
         return q->rs->status;
     hs_calltree ct = {0};
     char err[256];
     char *buf = NULL;
     size_t len = 0;
+    int rc;
     if (hs_calltree_build(v, &ct, err, sizeof err) < 0) {
         rc = hs_q_fail(q, 500, "call tree", err);
         goto out;
@@ -751,16 +781,8 @@ int hs_q_diff(hs_q *q)
     fputc('{', f);
     hs_q_header(q, f, v->sample_type, v->unit);
     totals(q, f, v->total, v->kept_total, dn);
-    fprintf(f, ",\"new\":{\"profiles\":%lld,\"total\":", (long long)q->cur.merged.n_profiles);
-    hs_q_value(f, v->total, dn);
-    fputs(",\"matched\":", f);
-    hs_q_value(f, v->kept_total, dn);
-    fprintf(f, "},\"base\":{\"profiles\":%lld,\"total\":", (long long)q->base.merged.n_profiles);
-    hs_q_value(f, v->base_total, db);
-    fputs(",\"matched\":", f);
-    hs_q_value(f, v->kept_base, db);
-    fputc('}', f);
-    if (write_tree(f, v->nodes, v->n_nodes, &ct, (size_t)q->max_nodes, true, dn, db) < 0) {
+    diff_sides(q, f, v, dn, db);
+    if (write_tree(f, v->nodes, v->n_nodes, &ct, 0, (size_t)q->max_nodes, true, dn, db) < 0) {
         fclose(f);
         free(buf);
         rc = hs_respond_error(q->rs, 500, "out of memory");
@@ -775,6 +797,93 @@ int hs_q_diff(hs_q *q)
     fputc('}', f);
     rc = hs_q_finish(q, f, &buf, &len);
 out:
+    hs_calltree_free(&ct);
+    hs_view_free(v);
+    return rc;
+}
+
+/* ---- sandwich: the callers and callees trees of one function ---- */
+
+static bool node_named(const hs_node *n, void *arg)
+{
+    return strcmp(n->name, arg) == 0;
+}
+
+/* The sandwich of q->function over tree ct; dv: the diff view of a
+ * compare (its sides and base values), or NULL. */
+static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
+                           const char *sample_type, const char *unit, int64_t total, int64_t kept,
+                           const hs_view *dv)
+{
+    hs_sandwich sw;
+    char err[256];
+    int r = hs_sandwich_build(ct, nodes, node_named, (void *)q->function, &sw, err, sizeof err);
+    if (r < 0)
+        return hs_q_fail(q, 500, "sandwich", err);
+    if (r == 1)
+        return hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = hs_q_open(&buf, &len);
+    if (!f) {
+        hs_sandwich_free(&sw);
+        return hs_respond_error(q->rs, 500, "out of memory");
+    }
+    bool diff = dv != NULL;
+    int64_t dn = hs_q_div(&q->cur), db = diff ? hs_q_div(&q->base) : 1;
+    fputs("{\"function\":", f);
+    hs_json_string(f, q->function);
+    fputc(',', f);
+    hs_q_header(q, f, sample_type, unit);
+    totals(q, f, total, kept, dn);
+    if (diff)
+        diff_sides(q, f, dv, dn, db);
+    fputs(",\"sandwich\":{\"total\":", f);
+    hs_q_value(f, sw.total, dn);
+    fputs(",\"self\":", f);
+    hs_q_value(f, sw.self, dn);
+    if (diff) {
+        fputs(",\"base_total\":", f);
+        hs_q_value(f, sw.base_total, db);
+        fputs(",\"base_self\":", f);
+        hs_q_value(f, sw.base_self, db);
+    }
+    fprintf(f, "},\"callers\":{\"count\":%zu", sw.n_callers);
+    int rc = write_tree(f, nodes, n_nodes, &sw.callers, sw.callers_top, (size_t)q->max_nodes, diff, dn, db);
+    if (rc == 0) {
+        fprintf(f, "},\"callees\":{\"count\":%zu", sw.n_callees);
+        rc = write_tree(f, nodes, n_nodes, &sw.callees, sw.callees_top, (size_t)q->max_nodes, diff, dn, db);
+    }
+    hs_sandwich_free(&sw);
+    if (rc < 0) {
+        fclose(f);
+        free(buf);
+        return hs_respond_error(q->rs, 500, "out of memory");
+    }
+    fputs("}}", f);
+    return hs_q_finish(q, f, &buf, &len);
+}
+
+static int sandwich_of_tree(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
+                            const char *sample_type, const char *unit, int64_t total, int64_t kept)
+{
+    return sandwich_answer(q, nodes, n_nodes, ct, sample_type, unit, total, kept, NULL);
+}
+
+int hs_q_sandwich(hs_q *q)
+{
+    if (!q->base_given)
+        return with_flame_tree(q, sandwich_of_tree);
+    hs_view *v = diff_view(q);
+    if (!v)
+        return q->rs->status;
+    hs_calltree ct = {0};
+    char err[256];
+    int rc;
+    if (hs_calltree_build(v, &ct, err, sizeof err) < 0)
+        rc = hs_q_fail(q, 500, "call tree", err);
+    else
+        rc = sandwich_answer(q, v->nodes, v->n_nodes, &ct, v->sample_type, v->unit, v->total, v->kept_total, v);
     hs_calltree_free(&ct);
     hs_view_free(v);
     return rc;
