@@ -53,6 +53,10 @@ static const char serve_usage[] =
     "  --source-path DIR    serve source lines (GET /api/v1/source) of files under\n"
     "                       DIR only; repeatable; without it no source is served\n"
     "  --max-body SIZE      largest request body (default 16m; k, m, g suffixes)\n"
+    "  --drop-labels LIST   sample label keys not to store, comma-separated\n"
+    "                       (default tid: kept, each thread's stacks are records\n"
+    "                       of their own, 23x the bytes; '' keeps every label).\n"
+    "                       A tag filter on a dropped key is a 400\n"
     "  --batch-max N        group commit: at most N profiles per store write\n"
     "                       (1..1024; default SQLite 128, ClickHouse 512)\n"
     "  --batch-wait MS      a write waits up to MS after its first upload for\n"
@@ -135,7 +139,7 @@ static int serve_fail(const char *msg, const char *arg)
 enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_SCRAPE, OPT_SCRAPE_PERIOD,
        OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS, OPT_PUBLIC,
        OPT_PEER_CONNS, OPT_DEBUGINFO_DIR, OPT_DEBUG_DIR, OPT_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
-       OPT_DEBUGINFO_SOURCES, OPT_MAX_DEBUGINFO };
+       OPT_DEBUGINFO_SOURCES, OPT_MAX_DEBUGINFO, OPT_DROP_LABELS };
 
 int hs_cmd_serve(int argc, char **argv)
 {
@@ -161,6 +165,7 @@ int hs_cmd_serve(int argc, char **argv)
         {"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
         {"debuginfo-sources", required_argument, NULL, OPT_DEBUGINFO_SOURCES},
         {"max-debuginfo", required_argument, NULL, OPT_MAX_DEBUGINFO},
+        {"drop-labels", required_argument, NULL, OPT_DROP_LABELS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -176,9 +181,13 @@ int hs_cmd_serve(int argc, char **argv)
     const char **scrape = calloc((size_t)argc + 1, sizeof *scrape);
     const char **srcs = calloc((size_t)argc + 1, sizeof *srcs);
     const char **debug_dirs = calloc((size_t)argc + 1, sizeof *debug_dirs);
+    const char **drop = calloc((size_t)argc + 1, sizeof *drop);
+    char *drop_buf = NULL;
+    size_t n_drop = 0;
+    bool drop_given = false;
     int rc = 2;
     hs_server *srv = NULL;
-    if (!scrape || !srcs || !debug_dirs) {
+    if (!scrape || !srcs || !debug_dirs || !drop) {
         rc = serve_fail("out of memory", NULL);
         goto done;
     }
@@ -294,6 +303,18 @@ int hs_cmd_serve(int argc, char **argv)
         case OPT_DEBUGINFO_SOURCES:
             cfg.names.order = optarg;
             break;
+        case OPT_DROP_LABELS: /* the last one given counts */
+            free(drop_buf);
+            if (!(drop_buf = strdup(optarg))) {
+                rc = serve_fail("out of memory", NULL);
+                goto done;
+            }
+            n_drop = 0;
+            for (char *sv = NULL, *k = strtok_r(drop_buf, ",", &sv); k; k = strtok_r(NULL, ",", &sv))
+                if (n_drop < (size_t)argc)
+                    drop[n_drop++] = k;
+            drop_given = true;
+            break;
         case OPT_MAX_DEBUGINFO:
             if (parse_body_size(optarg, &cfg.max_debuginfo) < 0) {
                 serve_fail("bad --max-debuginfo (e.g. 512m, at most 16g)", optarg);
@@ -345,6 +366,10 @@ int hs_cmd_serve(int argc, char **argv)
     cfg.store_url = store;
     cfg.scrape_urls = scrape;
     cfg.source_paths = srcs;
+    if (drop_given) {
+        cfg.limits.drop_labels = drop;
+        cfg.limits.n_drop_labels = n_drop;
+    }
 
     /* Block the stop signals before any thread starts, so they all inherit
      * the mask and only sigwait below sees them. */
@@ -386,6 +411,8 @@ int hs_cmd_serve(int argc, char **argv)
 done:
     free(scrape);
     free(srcs);
+    free(drop);
+    free(drop_buf);
     free(debug_dirs);
     return rc;
 }

@@ -221,6 +221,9 @@ int hs_cmd_web(int argc, char **argv)
     cfg.source_paths = a.sources;
     cfg.n_source_paths = a.n_sources;
     hs_limits_default(&cfg.limits);
+    static const char *const keep_all[1] = {NULL};
+    cfg.limits.drop_labels = keep_all; /* the files' own profiles: every label, tid too */
+    cfg.limits.n_drop_labels = 0;
     cfg.limits.max_body = cfg.limits.max_decompressed = (size_t)1 << 30; /* local files: no upload bound */
     cfg.limits.max_ratio = 10000;
     char err[512];

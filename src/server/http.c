@@ -97,6 +97,8 @@ void hs_limits_default(hs_limits *l)
     l->max_label_len = 256;
     l->max_depth = 1024;
     l->max_samples = 1000000;
+    l->drop_labels = NULL;
+    l->n_drop_labels = 0;
 }
 
 const char *hs_param_get(const hs_http_request *rq, const char *key)
@@ -972,6 +974,8 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
     hs_stack_cache_set_names(s->qctx.cache, s->names);
     s->qctx.source_paths = (const char *const *)s->source_paths;
     s->qctx.n_source_paths = cfg->n_source_paths;
+    s->qctx.dropped_labels = s->cfg.limits.drop_labels ? s->cfg.limits.drop_labels : hs_stack_default_drop;
+    s->qctx.n_dropped_labels = s->cfg.limits.drop_labels ? s->cfg.limits.n_drop_labels : hs_stack_n_default_drop;
     if (cfg->retention_ns > 0) {
         if (pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {
             snprintf(err, errlen, "cannot start the retention thread");

@@ -527,7 +527,8 @@ int hs_decompose(hs_ingest *in, const hs_profile *p, hs_decomposed *d)
     int st = hs_check_sample_labels(in, p);
     if (st)
         return st;
-    hs_stack_options opt = {.max_depth = in->lim->max_depth, .max_samples = in->lim->max_samples, .memo = in->memo};
+    hs_stack_options opt = {.drop_labels = in->lim->drop_labels, .n_drop_labels = in->lim->n_drop_labels,
+                            .max_depth = in->lim->max_depth, .max_samples = in->lim->max_samples, .memo = in->memo};
     if (hs_stack_decompose(p, &opt, &d->prof, &d->parts, err, sizeof err) != 0)
         return hs_ing_err(in, strstr(err, "out of memory") ? HS_INGEST_FAILED : HS_INGEST_BAD, "profile: %s", err);
     return 0;

@@ -284,6 +284,18 @@ static int shape_param(hs_q *q, const param_def *d, const char *v)
     long long n;
     if (d->flag == P_FILTERS && strlen(v) > HS_Q_MAX_REGEX)
         return hs_respond_error(q->rs, 400, "%s: longer than 1024 bytes", d->name);
+    if (d->opt == HS_OPT_TAGFOCUS || d->opt == HS_OPT_TAGIGNORE) {
+        /* KEY=...: a key this server does not store would match nothing
+         * (tagfocus) or everything (tagignore), silently */
+        const char *eq = strchr(v, '=');
+        for (size_t i = 0; eq && i < q->qc->n_dropped_labels; i++)
+            if (strlen(q->qc->dropped_labels[i]) == (size_t)(eq - v) &&
+                strncmp(v, q->qc->dropped_labels[i], (size_t)(eq - v)) == 0)
+                return hs_respond_error(q->rs, 400,
+                                        "%s: this server does not store the label '%s' (hotspur serve "
+                                        "--drop-labels); filter the profile file instead (hotspur top --%s)",
+                                        d->name, q->qc->dropped_labels[i], d->name);
+    }
     if (d->opt) {
         if (hs_analysis_parse_option(&q->o, d->opt, v, msg, sizeof msg) < 0)
             return hs_respond_error(q->rs, 400, "%s: %s", d->name, msg);

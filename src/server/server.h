@@ -44,6 +44,10 @@ typedef struct {
     size_t max_label_len;    /* bytes per label key or value (default 256) */
     size_t max_depth;        /* frames per stack (default 1024) */
     size_t max_samples;      /* samples per profile (default 1 000 000) */
+    /* sample label keys not stored (serve --drop-labels); NULL: the
+     * store's default, hs_stack_default_drop (tid) */
+    const char *const *drop_labels;
+    size_t n_drop_labels;
 } hs_limits;
 
 void hs_limits_default(hs_limits *l);
@@ -125,6 +129,8 @@ typedef struct {
     hs_names *names;                 /* naming frames from build IDs (names.h) */
     const char *const *source_paths; /* --source-path DIRs */
     size_t n_source_paths;
+    const char *const *dropped_labels; /* label keys ingest does not store (hs_limits) */
+    size_t n_dropped_labels;
     struct hs_stack_cache *cache;    /* stack records kept between queries (query_cache.h), or NULL */
     bool rebuild_trees;              /* flame graphs from the rebuilt profile's view only, never
                                         straight from the stack rows (tests compare the two) */

@@ -459,6 +459,9 @@ static uint32_t cache_stack(hs_stack_memo *c, const uint32_t *key, size_t kn, si
     return id;
 }
 
+const char *const hs_stack_default_drop[] = {"tid"};
+const size_t hs_stack_n_default_drop = sizeof hs_stack_default_drop / sizeof hs_stack_default_drop[0];
+
 static bool dropped(const hs_stack_options *o, const char *key)
 {
     for (size_t i = 0; i < o->n_drop_labels; i++)
@@ -624,8 +627,7 @@ done:
 int hs_stack_decompose(const hs_profile *p, const hs_stack_options *opt, hs_store_profile *out,
                        hs_stack_parts **parts_out, char *err, size_t errlen)
 {
-    static const char *const default_drop[] = {"tid"};
-    hs_stack_options o = {default_drop, 1, HS_STACK_DEFAULT_MAX_DEPTH, HS_STACK_DEFAULT_MAX_SAMPLES, NULL};
+    hs_stack_options o = {hs_stack_default_drop, hs_stack_n_default_drop, HS_STACK_DEFAULT_MAX_DEPTH, HS_STACK_DEFAULT_MAX_SAMPLES, NULL};
     if (opt) {
         if (opt->drop_labels) {
             o.drop_labels = opt->drop_labels;
