@@ -1,6 +1,6 @@
 /* codec.c — pprof profile.proto <-> hs_profile (see profile.h).
  *
- * Decoding: optional gunzip (libdeflate, detected by magic, bounded in size
+ * Decoding: optional gunzip (gunzip.c's bounded one, detected by magic, bounded in size
  * and ratio; a large input by ISA-L on a thread of its own, decoded while it
  * inflates: hs_decode_feed), then decode.c reads the wire format straight
  * into the model and validates every string index and id reference. Any
@@ -42,14 +42,9 @@ static bool hs_is_gzip(const unsigned char *d, size_t len)
     return len >= 2 && d[0] == 0x1f && d[1] == 0x8b;
 }
 
-/* The largest decompressed size allowed for `in` compressed bytes: 2 GiB,
- * and above 256 MiB at most HS_MAX_RATIO times the input. */
-static size_t hs_inflate_limit(size_t in)
-{
-    size_t by_ratio = in > (HS_MAX_DECODED / HS_MAX_RATIO) ? HS_MAX_DECODED : in * HS_MAX_RATIO + HS_MAX_RATIO - 1;
-    size_t lim = by_ratio > HS_RATIO_FREE ? by_ratio : HS_RATIO_FREE;
-    return lim > HS_MAX_DECODED ? HS_MAX_DECODED : lim;
-}
+/* The codec's gunzip bounds (gunzip.c): 2 GiB, and above 256 MiB less
+ * than HS_MAX_RATIO times the input. */
+static const hs_gunzip_limits hs_codec_gunzip = {HS_MAX_DECODED, HS_MAX_RATIO, HS_RATIO_FREE};
 
 /* The gunzip output: an anonymous mapping (pages cost nothing until
  * written, growth is mremap, and the decoder may hand back the pages it has
@@ -78,13 +73,6 @@ static void hs_mbuf_free(hs_mbuf *b)
     b->cap = 0;
 }
 
-/* The refusal of gzip data that inflates past limit (hs_inflate_limit). */
-static const char *hs_too_large(size_t limit)
-{
-    return limit == HS_MAX_DECODED ? "decompressed profile larger than 2 GiB"
-                                   : "gzip data expands too much (possible decompression bomb)";
-}
-
 /* The size the gzip trailer at the end of in[0..len) gives (ISIZE: of its
  * last member, modulo 4 GiB), 0 when too short to hold one. */
 static size_t hs_gz_isize(const unsigned char *in, size_t len)
@@ -95,77 +83,20 @@ static size_t hs_gz_isize(const unsigned char *in, size_t len)
     return (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
 }
 
-/* Inflate all gzip members of in[0..len) (libdeflate, whole-buffer) into
- * *out. The first guess of the size is the gzip trailer's ISIZE (exact for
- * one member under 4 GiB); a member that does not fit is decompressed
- * again into a buffer twice as large, up to hs_inflate_limit. */
-static int hs_gunzip(const unsigned char *in, size_t len, hs_mbuf *out, size_t *outlen, char *err,
-                     size_t errlen)
-{
-    size_t limit = hs_inflate_limit(len), guess = (size_t)4 << 20, isize = hs_gz_isize(in, len);
-    if (isize > guess)
-        guess = isize;
-    if (guess > limit)
-        guess = limit;
-    struct libdeflate_decompressor *dz = libdeflate_alloc_decompressor();
-    if (!dz || hs_mbuf_reserve(out, guess + 1) != 0) {
-        if (dz)
-            libdeflate_free_decompressor(dz);
-        return HS_ERR("out of memory");
-    }
-    size_t used = 0, consumed = 0;
-    int rc = 0;
-    while (rc == 0) {
-        size_t in_n, out_n;
-        enum libdeflate_result r = libdeflate_gzip_decompress_ex(
-            dz, in + consumed, len - consumed, out->p + used, out->cap - used, &in_n, &out_n);
-        if (r == LIBDEFLATE_INSUFFICIENT_SPACE) {
-            /* twice as large, or when members were read (hs_profile_encode
-             * writes many) what their ratio predicts for the rest, so that
-             * a member is not decompressed again at every doubling */
-            size_t want = out->cap * 2;
-            if (consumed && used / consumed < (SIZE_MAX - 1) / len)
-                want = want > (used / consumed + 1) * len ? want : (used / consumed + 1) * len;
-            if (out->cap > limit) /* already past the limit: the data is larger */
-                rc = HS_ERR("%s", hs_too_large(limit));
-            else if (hs_mbuf_reserve(out, want > limit + 1 ? limit + 1 : want) != 0)
-                rc = HS_ERR("out of memory");
-            continue;
-        }
-        if (r != LIBDEFLATE_SUCCESS) {
-            rc = HS_ERR("corrupt or truncated gzip data");
-            break;
-        }
-        consumed += in_n;
-        used += out_n;
-        if (used > limit)
-            rc = HS_ERR("%s", hs_too_large(limit));
-        else if (consumed == len || !hs_is_gzip(in + consumed, len - consumed))
-            break; /* trailing garbage after the last member is ignored, as gzip does */
-    }
-    libdeflate_free_decompressor(dz);
-    if (rc != 0) {
-        hs_mbuf_free(out);
-        return -1;
-    }
-    *outlen = used;
-    return 0;
-}
-
 /* Gunzip in[0..len) whole, then decode it; `owner` (or NULL: borrowed)
  * holds the gzip bytes and is released once they are inflated. */
 static hs_profile *hs_decode_whole(const unsigned char *in, size_t len, hs_profile_input *owner,
                                    char *err, size_t errlen)
 {
-    hs_mbuf raw = {NULL, 0};
+    unsigned char *raw = NULL;
     size_t rawlen;
     hs_profile *p = NULL;
-    int rc = hs_gunzip(in, len, &raw, &rawlen, err, errlen);
+    int rc = hs_gunzip_bounded(in, len, &hs_codec_gunzip, &raw, &rawlen, err, errlen);
     if (owner)
         hs_profile_input_free(owner);
-    if (rc == 0)
-        p = hs_profile_decode_pb(raw.p, rawlen, true, err, errlen);
-    hs_mbuf_free(&raw);
+    if (rc == 0) /* malloc'd: its pages are not handed back as they are read */
+        p = hs_profile_decode_pb(raw, rawlen, false, err, errlen);
+    free(raw);
     return p;
 }
 
@@ -262,10 +193,10 @@ static void hs_feed_release_in(hs_feed *f, size_t upto)
         f->in_released = upto;
 }
 
-/* Every member of the input, as hs_gunzip does it, into f->out. */
+/* Every member of the input, as hs_gunzip_bounded does it, into f->out. */
 static int hs_feed_inflate(hs_feed *f)
 {
-    size_t limit = hs_inflate_limit(f->in_len), used = 0, consumed = 0;
+    size_t limit = hs_gunzip_max(f->in_len, &hs_codec_gunzip), used = 0, consumed = 0;
     struct inflate_state *s = malloc(sizeof *s);
     if (!s)
         return HS_FEED_ERR("out of memory");
@@ -283,7 +214,7 @@ static int hs_feed_inflate(hs_feed *f)
         while (rc == 0 && s->block_state != ISAL_BLOCK_FINISH) {
             size_t room = limit + 1 - used; /* as libdeflate's last buffer */
             if (room == 0) {
-                rc = HS_FEED_ERR("%s", hs_too_large(limit));
+                rc = (hs_gunzip_refuse(f->in_len, &hs_codec_gunzip, f->err, sizeof f->err), -1);
                 break;
             }
             uint32_t give = (uint32_t)(room < f->step ? room : f->step);
@@ -303,7 +234,7 @@ static int hs_feed_inflate(hs_feed *f)
             break;
         consumed = f->in_len - s->avail_in;
         if (used > limit)
-            rc = HS_FEED_ERR("%s", hs_too_large(limit));
+            rc = (hs_gunzip_refuse(f->in_len, &hs_codec_gunzip, f->err, sizeof f->err), -1);
         else if (consumed == f->in_len || !hs_is_gzip(f->in + consumed, f->in_len - consumed))
             break; /* trailing garbage after the last member is ignored, as gzip does */
     }
@@ -353,7 +284,7 @@ static hs_profile *hs_decode_feed(const unsigned char *in, size_t len, hs_profil
     hs_feed f = {.in = in, .in_len = len, .owner = owner, .step = step ? step : HS_FEED_STEP,
                  .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
     /* (the trailer's size, if larger than the input: a guess for the tables) */
-    size_t limit = hs_inflate_limit(len), isize = hs_gz_isize(in, len), hint = isize > len ? isize : len;
+    size_t limit = hs_gunzip_max(len, &hs_codec_gunzip), isize = hs_gz_isize(in, len), hint = isize > len ? isize : len;
     atomic_init(&f.ready, 0);
     /* reserved, never moved: pages cost nothing until inflated into */
     f.out.p = mmap(NULL, limit + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

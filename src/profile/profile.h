@@ -168,6 +168,28 @@ int hs_profile_sample_index(const hs_profile *p, const char *spec);
 /* The index of the default sample type (default_sample_type, else the last). */
 int hs_profile_default_index(const hs_profile *p);
 
+/* ---- the bounded gunzip (gunzip.c): the codec's and the server's ---- */
+
+/* What a gunzip may produce: at most max_out bytes, and once the output
+ * passes ratio_floor, less than max_ratio times the input. */
+typedef struct {
+    size_t max_out;
+    unsigned max_ratio;
+    size_t ratio_floor;
+} hs_gunzip_limits;
+enum { HS_GUNZIP_BAD = 1, HS_GUNZIP_TOO_LARGE = 2, HS_GUNZIP_NOMEM = 3 };
+/* Every gzip member of data[0..len) (trailing non-gzip bytes ignored, as
+ * gzip does) into a malloc'd *out. 0, or HS_GUNZIP_BAD (corrupt,
+ * truncated), HS_GUNZIP_TOO_LARGE (past a limit) or HS_GUNZIP_NOMEM, with a
+ * one-line message in err. */
+int hs_gunzip_bounded(const void *data, size_t len, const hs_gunzip_limits *lim, unsigned char **out,
+                      size_t *outlen, char *err, size_t errlen);
+/* The largest output lim allows for len input bytes. */
+size_t hs_gunzip_max(size_t len, const hs_gunzip_limits *lim);
+/* The refusal of an output past hs_gunzip_max (which limit, in err);
+ * returns HS_GUNZIP_TOO_LARGE. */
+int hs_gunzip_refuse(size_t len, const hs_gunzip_limits *lim, char *err, size_t errlen);
+
 /* ---- codec: pprof profile.proto, gzipped or not ---- */
 
 /* Decode a profile from memory; input may be gzipped (detected by magic).

@@ -24,9 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <libdeflate.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "report/export.h"
 #include "base/clock.h"
@@ -134,167 +132,17 @@ static bool hs_is_gzip(const void *d, size_t len)
     return len >= 2 && p[0] == 0x1f && p[1] == 0x8b;
 }
 
-/* The slow, general path: inflate every gzip member of in as a stream
- * (zlib) into a malloc'd buffer of at most lim->max_decompressed bytes,
- * counting the output as it grows. 0, or the hs_ingest_code. */
-static int hs_gunzip_stream(const void *in, size_t len, size_t hint, const hs_limits *lim, unsigned char **out,
-                            size_t *outlen, char *err, size_t errlen)
-{
-    size_t cap = hint > len * 4 ? hint + 64 : len * 4;
-    if (cap < ((size_t)1 << 16))
-        cap = (size_t)1 << 16;
-    if (cap > lim->max_decompressed + 1)
-        cap = lim->max_decompressed + 1;
-    unsigned char *buf = malloc(cap);
-    if (!buf) {
-        snprintf(err, errlen, "out of memory");
-        return HS_INGEST_FAILED;
-    }
-    z_stream z = {0};
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
-        free(buf);
-        snprintf(err, errlen, "gzip: cannot initialise zlib");
-        return HS_INGEST_FAILED;
-    }
-    z.next_in = (unsigned char *)in;
-    z.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
-    size_t used = 0;
-    int status = 0;
-    for (;;) {
-        if (used == cap) {
-            if (cap > lim->max_decompressed) {
-                snprintf(err, errlen, "decompressed body is over the limit of %zu bytes", lim->max_decompressed);
-                status = HS_INGEST_TOO_LARGE;
-                break;
-            }
-            size_t nc = cap * 2 > lim->max_decompressed + 1 ? lim->max_decompressed + 1 : cap * 2;
-            unsigned char *nb = realloc(buf, nc);
-            if (!nb) {
-                snprintf(err, errlen, "out of memory");
-                status = HS_INGEST_FAILED;
-                break;
-            }
-            buf = nb;
-            cap = nc;
-        }
-        z.next_out = buf + used;
-        z.avail_out = (uInt)(cap - used > UINT32_MAX ? UINT32_MAX : cap - used);
-        size_t before = z.avail_out;
-        int zr = inflate(&z, Z_NO_FLUSH);
-        used += before - z.avail_out;
-        if (used > lim->max_decompressed) {
-            snprintf(err, errlen, "decompressed body is over the limit of %zu bytes", lim->max_decompressed);
-            status = HS_INGEST_TOO_LARGE;
-            break;
-        }
-        if (used > HS_RATIO_FLOOR && used / (len ? len : 1) >= lim->max_ratio) {
-            snprintf(err, errlen, "gzip body expands more than %ux (a decompression bomb?)", lim->max_ratio);
-            status = HS_INGEST_TOO_LARGE;
-            break;
-        }
-        if (zr == Z_STREAM_END) {
-            size_t consumed = (size_t)(z.next_in - (const unsigned char *)in);
-            if (consumed == len || !hs_is_gzip((const unsigned char *)in + consumed, len - consumed))
-                break; /* trailing bytes after the last member are ignored, as gzip does */
-            if (inflateReset(&z) != Z_OK) {
-                snprintf(err, errlen, "gzip: inflateReset failed");
-                status = HS_INGEST_FAILED;
-                break;
-            }
-        } else if (zr == Z_BUF_ERROR && z.avail_in == 0) {
-            snprintf(err, errlen, "truncated gzip body");
-            status = HS_INGEST_BAD;
-            break;
-        } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-            snprintf(err, errlen, "corrupt gzip body (%s)", z.msg ? z.msg : "inflate failed");
-            status = HS_INGEST_BAD;
-            break;
-        }
-    }
-    inflateEnd(&z);
-    if (status) {
-        free(buf);
-        return status;
-    }
-    *out = buf;
-    *outlen = used;
-    return 0;
-}
-
-/* Every gzip member of in inflated by libdeflate, member after member, into
- * a malloc'd buffer of `guess` bytes grown up to `max` (a member that does
- * not fit is inflated again into a larger one). NULL on any failure (out
- * of room within max, corrupt, truncated, out of memory): the streaming
- * path then names it. */
-static unsigned char *hs_gunzip_whole(const void *in, size_t len, size_t guess, size_t max, size_t *outlen)
-{
-    struct libdeflate_decompressor *dd = libdeflate_alloc_decompressor();
-    size_t cap = guess < max ? guess : max;
-    unsigned char *buf = dd ? malloc(cap ? cap : 1) : NULL;
-    size_t used = 0, consumed = 0;
-    bool ok = buf != NULL;
-    while (ok) {
-        size_t in_n, out_n;
-        enum libdeflate_result r = libdeflate_gzip_decompress_ex(dd, (const unsigned char *)in + consumed, len - consumed,
-                                                                 buf + used, cap - used, &in_n, &out_n);
-        if (r == LIBDEFLATE_INSUFFICIENT_SPACE && cap < max) {
-            size_t nc = cap > max / 2 ? max : cap * 2;
-            unsigned char *nb = realloc(buf, nc);
-            ok = nb != NULL;
-            buf = nb ? nb : buf;
-            cap = nc;
-            continue;
-        }
-        if (r != LIBDEFLATE_SUCCESS)
-            break;
-        consumed += in_n;
-        used += out_n;
-        /* trailing bytes that are not gzip are ignored, as gzip does */
-        if (consumed == len || !hs_is_gzip((const unsigned char *)in + consumed, len - consumed)) {
-            libdeflate_free_decompressor(dd);
-            *outlen = used;
-            return buf;
-        }
-    }
-    if (dd)
-        libdeflate_free_decompressor(dd);
-    free(buf);
-    return NULL;
-}
-
-/* Inflate the gzip body in into a malloc'd buffer of at most
- * lim->max_decompressed bytes. 0, or the hs_ingest_code.
- *
- * The output may not pass max_decompressed, nor above HS_RATIO_FLOOR reach
- * max_ratio times the input: the largest output both allow is the room
- * libdeflate is given (hs_gunzip_whole), so whatever it inflates is within
- * the limits. The gzip trailer's size (mod 2^32: the last member's) is
- * only the first guess of the room: exact for one member; for several
- * (hs_profile_encode writes a member per ~2 MiB) the room grows by
- * doubling. Anything libdeflate refuses (over a limit, corrupt, truncated)
- * takes the streaming path (zlib), which counts the output as it grows and
- * names the error. libdeflate is 2-3x faster than zlib's inflate on whole
- * buffers. */
+/* Inflate the gzip body in into a malloc'd buffer within lim's bounds
+ * (profile.h's bounded gunzip, the codec's). 0, or the hs_ingest_code. */
 static int hs_gunzip(const void *in, size_t len, const hs_limits *lim, unsigned char **out, size_t *outlen,
                      char *err, size_t errlen)
 {
-    size_t hint = 0;
-    if (len >= 18) {
-        const unsigned char *t = (const unsigned char *)in + len - 4;
-        hint = (size_t)t[0] | (size_t)t[1] << 8 | (size_t)t[2] << 16 | (size_t)t[3] << 24;
-    }
-    size_t by_ratio = len && lim->max_ratio > SIZE_MAX / len ? SIZE_MAX : len * lim->max_ratio;
-    by_ratio = by_ratio > HS_RATIO_FLOOR + 1 ? by_ratio - 1 : HS_RATIO_FLOOR;
-    size_t max = lim->max_decompressed < by_ratio ? lim->max_decompressed : by_ratio;
-    /* one member: its size; several: the last one's is small, the whole
-     * ~4x the input (profiles compress 1.5-20x) */
-    size_t guess = hint > len ? hint : len * 4 > ((size_t)1 << 16) ? len * 4 : (size_t)1 << 16;
-    unsigned char *buf = hs_gunzip_whole(in, len, guess, max, outlen);
-    if (buf) {
-        *out = buf;
-        return 0;
-    }
-    return hs_gunzip_stream(in, len, hint, lim, out, outlen, err, errlen);
+    hs_gunzip_limits gl = {lim->max_decompressed, lim->max_ratio, HS_RATIO_FLOOR};
+    int rc = hs_gunzip_bounded(in, len, &gl, out, outlen, err, errlen);
+    return rc == 0                     ? 0
+           : rc == HS_GUNZIP_BAD       ? HS_INGEST_BAD
+           : rc == HS_GUNZIP_TOO_LARGE ? HS_INGEST_TOO_LARGE
+                                       : HS_INGEST_FAILED;
 }
 
 /* ---- one request's state (ingest_internal.h) ---- */

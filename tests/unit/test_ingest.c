@@ -291,7 +291,7 @@ static void test_native_gzip_many_members(void **state)
     assert_memory_equal(tot, tot2, sizeof tot);
     /* one byte over the decompressed limit; just at it */
     e->lim.max_decompressed = plen - 1;
-    post_native(e, "service=big2", gz, gl, 413, "decompressed body is over the limit");
+    post_native(e, "service=big2", gz, gl, 413, "decompressed data is over the limit");
     e->lim.max_decompressed = plen;
     post_native(e, "service=big2", gz, gl, 200, "");
     hs_limits_default(&e->lim);

@@ -871,7 +871,13 @@ static void feed_as_whole(const unsigned char *gz, size_t n, size_t step, size_t
     if ((q1 == NULL) != (q2 == NULL))
         fail_msg("whole: %s, fed: %s", q1 ? "ok" : e1, q2 ? "ok" : e2);
     if (!q1) {
-        assert_string_equal(e1, e2);
+        /* a bad gzip stream: the whole-buffer gunzip (gunzip.c) names what
+         * zlib found ("truncated gzip data", "corrupt gzip data (...)"),
+         * the thread's ISA-L says "corrupt or truncated gzip data" */
+        if (strstr(e1, "gzip data") && !strstr(e1, "expands") && !strstr(e1, "over the limit"))
+            assert_non_null(strstr(e2, "gzip data"));
+        else
+            assert_string_equal(e1, e2);
         (*failed)++;
         return;
     }
@@ -960,10 +966,10 @@ static void test_gzip_bomb(void **state)
     }
     deflateEnd(&z);
     assert_true(used < (1 << 20));
-    expect_decode_error(out, used, "expands too much");
+    expect_decode_error(out, used, "expands more than 200x");
     char err[256] = "";
     assert_null(hs_profile_decode_gz_mode(out, used, true, 0, err, sizeof err)); /* on a thread too */
-    assert_non_null(strstr(err, "expands too much"));
+    assert_non_null(strstr(err, "expands more than 200x"));
     free(out);
 }
 
