@@ -70,16 +70,25 @@ const char *hs_strtab_keep(hs_strtab *t, const char *s)
     return store(t, s, strlen(s));
 }
 
-uint32_t hs_strtab_intern_len(hs_strtab *t, const char *s, size_t len)
+/* The id of s[0..len) (hash h), or UINT32_MAX when not interned. */
+static uint32_t lookup(const hs_strtab *t, const char *s, size_t len, uint64_t h)
 {
-    if (len > UINT32_MAX - 1)
-        return UINT32_MAX;
-    uint64_t h = hs_hmap_hash_bytes(s, len, 0);
     size_t slot = HS_HMAP_START;
     uint32_t id;
     while ((id = hs_idmap_next(&t->map, h, &slot)) != UINT32_MAX)
         if (t->lens[id] == len && memcmp(t->strs[id], s, len) == 0)
             return id;
+    return UINT32_MAX;
+}
+
+uint32_t hs_strtab_intern_len(hs_strtab *t, const char *s, size_t len)
+{
+    if (len > UINT32_MAX - 1)
+        return UINT32_MAX;
+    uint64_t h = hs_hmap_hash_bytes(s, len, 0);
+    uint32_t id = lookup(t, s, len, h);
+    if (id != UINT32_MAX)
+        return id;
     if (t->n >= UINT32_MAX - 1)
         return UINT32_MAX;
     if (t->n == t->cap) {
@@ -101,6 +110,12 @@ uint32_t hs_strtab_intern_len(hs_strtab *t, const char *s, size_t len)
     t->strs[t->n] = copy;
     t->lens[t->n++] = (uint32_t)len;
     return id;
+}
+
+uint32_t hs_strtab_find(const hs_strtab *t, const char *s)
+{
+    size_t len = strlen(s);
+    return lookup(t, s, len, hs_hmap_hash_bytes(s, len, 0));
 }
 
 uint32_t hs_strtab_intern(hs_strtab *t, const char *s)

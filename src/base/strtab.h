@@ -33,6 +33,8 @@ void hs_strtab_delete(hs_strtab *t);
 uint32_t hs_strtab_intern(hs_strtab *t, const char *s);
 /* id of s[0..len) (need not be NUL-terminated), interned if new */
 uint32_t hs_strtab_intern_len(hs_strtab *t, const char *s, size_t len);
+/* id of s (NUL-terminated) if interned, else UINT32_MAX (nothing added) */
+uint32_t hs_strtab_find(const hs_strtab *t, const char *s);
 /* the string of id, "" for an id not given out */
 static inline const char *hs_strtab_get(const hs_strtab *t, uint32_t id)
 {

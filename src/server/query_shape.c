@@ -25,85 +25,21 @@
 #include <sys/stat.h>
 
 #include "analysis/sandwich.h"
+#include "base/strtab.h"
+#include "base/vec.h"
 #include "harness/stats.h"
 #include "report/stacks.h"
 #include "report/text_reports.h"
 #include "server/query_cache.h"
 #include "server/query_internal.h"
 
-/* ---- names: string -> index, in first-use order ---- */
+/* ---- names: string -> index, in first-use order (base/strtab.h) ---- */
 
-typedef struct {
-    const char **names;
-    size_t n, cap;
-    uint32_t *slots; /* index + 1, 0 empty */
-    size_t nslots;
-} name_tab;
-
-static uint64_t str_hash(const char *s)
+/* The index of s in t, added if new; -1 on out of memory. */
+static int64_t name_index(hs_strtab *t, const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-static int name_grow(name_tab *t)
-{
-    size_t ns = t->nslots ? t->nslots * 2 : 1024;
-    uint32_t *sl = calloc(ns, sizeof *sl);
-    if (!sl)
-        return -1;
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = str_hash(t->names[i]) & (ns - 1);
-        while (sl[j])
-            j = (j + 1) & (ns - 1);
-        sl[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = sl;
-    t->nslots = ns;
-    return 0;
-}
-
-static int64_t name_index(name_tab *t, const char *s)
-{
-    if ((t->n + 1) * 2 > t->nslots && name_grow(t) < 0)
-        return -1;
-    size_t j = str_hash(s) & (t->nslots - 1);
-    while (t->slots[j]) {
-        if (strcmp(t->names[t->slots[j] - 1], s) == 0)
-            return t->slots[j] - 1;
-        j = (j + 1) & (t->nslots - 1);
-    }
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 1024;
-        const char **nn = realloc(t->names, nc * sizeof *nn);
-        if (!nn)
-            return -1;
-        t->names = nn;
-        t->cap = nc;
-    }
-    t->names[t->n] = s;
-    t->slots[j] = (uint32_t)t->n + 1;
-    return (int64_t)t->n++;
-}
-
-/* The index of s, or -1 when it is not in t (nothing added). */
-static int64_t name_find(const name_tab *t, const char *s)
-{
-    if (!t->nslots)
-        return -1;
-    for (size_t j = str_hash(s) & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
-        if (strcmp(t->names[t->slots[j] - 1], s) == 0)
-            return t->slots[j] - 1;
-    return -1;
-}
-
-static void name_free(name_tab *t)
-{
-    free(t->names);
-    free(t->slots);
+    uint32_t id = hs_strtab_intern(t, s);
+    return id == UINT32_MAX ? -1 : (int64_t)id;
 }
 
 /* ---- views ---- */
@@ -275,12 +211,13 @@ static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_ca
     emit_item *kids = malloc((ct->n + 2) * sizeof *kids);
     /* view node -> index in names + 1 (0: not yet looked up) */
     uint32_t *name_of = calloc(n_nodes + 1, sizeof *name_of);
-    name_tab names = {0};
+    hs_strtab names;
+    bool names_ok = hs_strtab_init(&names) == 0;
     char *nodes_buf = NULL;
     size_t nodes_len = 0;
     FILE *nf = open_memstream(&nodes_buf, &nodes_len);
     int rc = -1;
-    if (!keep || !stack || !kids || !name_of || !nf)
+    if (!keep || !stack || !kids || !name_of || !nf || !names_ok)
         goto out;
     size_t sp = 0;
     int64_t out_n = 0;
@@ -363,10 +300,10 @@ static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_ca
     }
     nf = NULL;
     fputs(",\"names\":[", f);
-    for (size_t i = 0; i < names.n; i++) {
+    for (size_t i = 0; i < hs_strtab_count(&names); i++) {
         if (i)
             fputc(',', f);
-        hs_json_string(f, names.names[i]);
+        hs_json_string(f, hs_strtab_get(&names, (uint32_t)i));
     }
     fputs("],\"nodes\":[", f);
     fwrite(nodes_buf, 1, nodes_len, f);
@@ -380,7 +317,8 @@ out:
     free(stack);
     free(kids);
     free(name_of);
-    name_free(&names);
+    if (names_ok)
+        hs_strtab_free(&names);
     return rc;
 }
 
@@ -477,29 +415,35 @@ static int cmp_fn(const void *pa, const void *pb, void *arg)
 /* The source file of each function name (the first one recorded), for
  * nodes whose granularity leaves the file out. */
 typedef struct {
-    name_tab names;
-    const char **files;
+    hs_strtab names;
+    const char **files; /* by name id */
+    size_t cap_files;
 } fn_files;
+
+/* The file of name (interned if new, with file when it was not known or
+ * ""); its id, or -1 on out of memory. */
+static int64_t fn_files_put(fn_files *ff, const char *name, const char *file)
+{
+    size_t before = hs_strtab_count(&ff->names);
+    int64_t k = name_index(&ff->names, name);
+    if (k < 0)
+        return -1;
+    if (hs_strtab_count(&ff->names) != before) {
+        if (hs_vec_reserve((void **)&ff->files, &ff->cap_files, (size_t)k + 1, sizeof *ff->files) < 0)
+            return -1;
+        ff->files[k] = file;
+    } else if (!*ff->files[k]) {
+        ff->files[k] = file;
+    }
+    return k;
+}
 
 static int fn_files_add(fn_files *ff, const hs_profile *p)
 {
-    for (size_t i = 0; p && i < p->n_functions; i++) {
-        const char *name = hs_profile_string(p, p->functions[i].name);
-        const char *file = hs_profile_string(p, p->functions[i].filename);
-        size_t before = ff->names.n;
-        int64_t k = name_index(&ff->names, name);
-        if (k < 0)
+    for (size_t i = 0; p && i < p->n_functions; i++)
+        if (fn_files_put(ff, hs_profile_string(p, p->functions[i].name),
+                         hs_profile_string(p, p->functions[i].filename)) < 0)
             return -1;
-        if (ff->names.n != before) {
-            const char **nf = realloc(ff->files, ff->names.cap * sizeof *nf);
-            if (!nf)
-                return -1;
-            ff->files = nf;
-            ff->files[k] = file;
-        } else if (!*ff->files[k]) {
-            ff->files[k] = file;
-        }
-    }
     return 0;
 }
 
@@ -507,19 +451,8 @@ static const char *fn_file(fn_files *ff, const hs_node *nd)
 {
     if (*nd->file || !*nd->function)
         return nd->file;
-    size_t before = ff->names.n;
-    int64_t k = name_index(&ff->names, nd->function);
-    if (k < 0 || ff->names.n != before) { /* unknown: undo is not needed, the entry stays unused */
-        if (k >= 0) {
-            const char **nf = realloc(ff->files, ff->names.cap * sizeof *nf);
-            if (nf) {
-                ff->files = nf;
-                ff->files[k] = "";
-            }
-        }
-        return "";
-    }
-    return ff->files[k];
+    uint32_t k = hs_strtab_find(&ff->names, nd->function);
+    return k == UINT32_MAX ? "" : ff->files[k];
 }
 
 /* ---- significance: which functions changed in every window ---- */
@@ -538,7 +471,7 @@ static const char *fn_file(fn_files *ff, const hs_node *nd)
 /* sh[k * *nw + w]: the share of function k of names in window w of side s.
  * 0, or -1 when not computed (too few or too many windows, a failure:
  * significance is left out, the diff is still answered). */
-static int window_shares(hs_q *q, const hs_q_side *s, const name_tab *names, double **out, size_t *nw)
+static int window_shares(hs_q *q, const hs_q_side *s, const hs_strtab *names, double **out, size_t *nw)
 {
     char err[256];
     hs_store_profile_row *rows = NULL;
@@ -546,7 +479,7 @@ static int window_shares(hs_q *q, const hs_q_side *s, const name_tab *names, dou
     *out = NULL;
     if (hs_store_profiles(q->qc->store, &s->q, HS_Q_SIGNIF_MAX + 1, &rows, &n, err, sizeof err))
         return -1;
-    double *sh = n >= 2 && n <= HS_Q_SIGNIF_MAX ? calloc(names->n * n + 1, sizeof *sh) : NULL;
+    double *sh = n >= 2 && n <= HS_Q_SIGNIF_MAX ? calloc(hs_strtab_count(names) * n + 1, sizeof *sh) : NULL;
     hs_analysis_options no;
     hs_analysis_options_init(&no);
     hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
@@ -570,8 +503,8 @@ static int window_shares(hs_q *q, const hs_q_side *s, const name_tab *names, dou
         hs_graph g;
         if (v && v->total && hs_graph_build(v, &no, &g, err, sizeof err) == 0) {
             for (size_t i = 0; i < v->n_nodes; i++) {
-                int64_t k = name_find(names, v->nodes[i].name);
-                if (k >= 0)
+                uint32_t k = hs_strtab_find(names, v->nodes[i].name);
+                if (k != UINT32_MAX)
                     sh[(size_t)k * n + w] = (double)g.nodes[i].cum / (double)v->total;
             }
             hs_graph_free(&g);
@@ -596,10 +529,12 @@ static int window_shares(hs_q *q, const hs_q_side *s, const name_tab *names, dou
 static int significance(hs_q *q, const hs_view *v, const uint32_t *ids, size_t shown, double *p, size_t *nn,
                         size_t *nb)
 {
-    name_tab names = {0};
+    hs_strtab names;
+    if (hs_strtab_init(&names) < 0)
+        return -1;
     for (size_t i = 0; i < shown; i++)
         if (name_index(&names, v->nodes[ids[i]].name) < 0) {
-            name_free(&names);
+            hs_strtab_free(&names);
             return -1;
         }
     double *a = NULL, *b = NULL;
@@ -608,12 +543,12 @@ static int significance(hs_q *q, const hs_view *v, const uint32_t *ids, size_t s
         rc = window_shares(q, &q->cur, &names, &a, nn);
     if (rc == 0)
         for (size_t i = 0; i < shown; i++) {
-            size_t k = (size_t)name_find(&names, v->nodes[ids[i]].name);
+            size_t k = hs_strtab_find(&names, v->nodes[ids[i]].name);
             p[i] = hs_bstat_mann_whitney(b + k * *nb, *nb, a + k * *nn, *nn);
         }
     free(a);
     free(b);
-    name_free(&names);
+    hs_strtab_free(&names);
     return rc;
 }
 
@@ -644,8 +579,8 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
     fsort c = {v, &g, diff};
     qsort_r(ids, n, sizeof *ids, cmp_fn, &c);
     fn_files ff = {0};
-    if (fn_files_add(&ff, v->profile) < 0 || fn_files_add(&ff, v->base) < 0) {
-        name_free(&ff.names);
+    if (hs_strtab_init(&ff.names) < 0 || fn_files_add(&ff, v->profile) < 0 || fn_files_add(&ff, v->base) < 0) {
+        hs_strtab_free(&ff.names);
         free(ff.files);
         free(ids);
         hs_graph_free(&g);
@@ -690,7 +625,7 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
     }
     fputc(']', f);
     free(pv);
-    name_free(&ff.names);
+    hs_strtab_free(&ff.names);
     free(ff.files);
     free(ids);
     hs_graph_free(&g);

@@ -1393,6 +1393,9 @@ static void test_strtab(void **state)
     uint32_t big_id = hs_strtab_intern(&t, big);
     assert_int_equal(big_id, N);
     assert_int_equal(hs_strtab_intern(&t, "fn7"), 7);   /* found, not added */
+    assert_int_equal(hs_strtab_find(&t, "fn7"), 7);
+    assert_int_equal(hs_strtab_find(&t, "fn7 file.c:7"), UINT32_MAX); /* find adds nothing */
+    assert_int_equal(hs_strtab_find(&t, "nosuch"), UINT32_MAX);
     assert_int_equal(hs_strtab_intern(&t, "fn7 file.c:7"), N + 1); /* kept is not interned */
     assert_int_equal(t.n, N + 2);
     for (int i = 0; i < N; i++) {
