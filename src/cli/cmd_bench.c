@@ -9,6 +9,7 @@
  * src/harness/stats.c, the same code the harness summarizes with. */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -403,44 +404,55 @@ static int wanted(const cmp_opts *o, const char *unit)
 static int cmd_compare(int argc, char **argv)
 {
     cmp_opts opt = {.alpha = 0.05, .fail_pct = -1};
-    const char *files[2];
-    int nfiles = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    enum { OPT_ALPHA = 0x4200, OPT_FAIL, OPT_METRIC };
+    static const struct option opts[] = {
+        {"alpha", required_argument, NULL, OPT_ALPHA},
+        {"fail-on-regression", required_argument, NULL, OPT_FAIL},
+        {"metric", required_argument, NULL, OPT_METRIC},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        const char *v = optarg;
+        switch (c) {
+        case 'h':
             bench_usage(stdout);
             return 0;
-        }
-        if (strcmp(a, "--alpha") == 0 || strcmp(a, "--fail-on-regression") == 0 || strcmp(a, "--metric") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "hotspur bench compare: %s needs a value\n", a);
-                return 2;
-            }
-            const char *v = argv[++i];
-            if (strcmp(a, "--metric") == 0) {
-                if (opt.nmetrics < MAX_UNITS)
-                    opt.metrics[opt.nmetrics++] = v;
-                continue;
-            }
+        case OPT_METRIC:
+            if (opt.nmetrics < MAX_UNITS)
+                opt.metrics[opt.nmetrics++] = v;
+            break;
+        case OPT_ALPHA:
+        case OPT_FAIL: {
             char *end;
             errno = 0;
             double d = strtod(v, &end);
-            if (a[2] == 'f' && *end == '%')
+            if (c == OPT_FAIL && *end == '%')
                 end++;
-            if (errno || end == v || *end || d < 0 || (a[2] == 'a' && (d <= 0 || d >= 1))) {
-                fprintf(stderr, "hotspur bench compare: %s: bad value '%s'\n", a, v);
+            if (errno || end == v || *end || d < 0 || (c == OPT_ALPHA && (d <= 0 || d >= 1))) {
+                fprintf(stderr, "hotspur bench compare: %s: bad value '%s'\n",
+                        c == OPT_ALPHA ? "--alpha" : "--fail-on-regression", v);
                 return 2;
             }
-            *(a[2] == 'a' ? &opt.alpha : &opt.fail_pct) = d;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "hotspur bench compare: unknown option '%s' (see --help)\n", a);
+            *(c == OPT_ALPHA ? &opt.alpha : &opt.fail_pct) = d;
+            break;
+        }
+        case ':':
+            fprintf(stderr, "hotspur bench compare: %s needs a value\n", argv[optind - 1]);
             return 2;
-        } else if (nfiles < 2) {
-            files[nfiles++] = a;
-        } else {
-            fprintf(stderr, "hotspur bench compare: expected two files, OLD and NEW\n");
+        default:
+            fprintf(stderr, "hotspur bench compare: unknown option '%s' (see --help)\n", argv[optind - 1]);
             return 2;
         }
+    }
+    const char **files = (const char **)argv + optind;
+    int nfiles = argc - optind;
+    if (nfiles > 2) {
+        fprintf(stderr, "hotspur bench compare: expected two files, OLD and NEW\n");
+        return 2;
     }
     if (nfiles != 2) {
         bench_usage(stderr);

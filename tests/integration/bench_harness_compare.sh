@@ -87,4 +87,11 @@ grep -A1 '^ns/op' ex.txt | grep -Eq '^status_text .*-[0-9.]+% \[.*\(p=0\.0' || f
 "$HOTSPUR" bench compare --metric allocs/op --metric B/op after.json after2.json >exsame.txt || fail "compare after/after failed"
 cat exsame.txt
 [ "$(grep -c '^status_text .* ~ (p=1.000' exsame.txt)" = 2 ] || fail "identical code: allocs/op and B/op not ~"
-pass "compare: 2x slowdown significant, same code ~, --fail-on-regression, example 1 -> 0 allocs/op"
+# options as every command takes them (getopt_long): --opt=value too; bad input: exit 2 and why
+"$HOTSPUR" bench compare --metric=allocs/op --alpha=0.01 after.json after2.json >exeq.txt || fail "--metric=... --alpha=... refused"
+[ "$(grep -c '^status_text .* ~ (p=1.000' exeq.txt)" = 1 ] || { cat exeq.txt; fail "--metric=allocs/op: not one ~ row"; }
+for bad in "--alpha=2" "--nope" "--metric"; do
+    "$HOTSPUR" bench compare after.json after2.json $bad >/dev/null 2>bad.txt && fail "bench compare $bad accepted"
+    [ $? = 2 ] && grep -Eq "bad value|unknown option|needs a value" bad.txt || fail "bench compare $bad: $(cat bad.txt)"
+done
+pass "compare: 2x slowdown significant, same code ~, --fail-on-regression, example 1 -> 0 allocs/op, options and their errors"
