@@ -1,7 +1,9 @@
 /* stacktab.c — the lock-free stack table (see stacktab.h). Open addressing
- * with linear probing; an entry is claimed with a CAS on its state, filled,
- * then published with a release store, so readers that see state 2 see the
- * whole stack. */
+ * with linear probing over an index of 4-byte slots; a slot is claimed with
+ * a CAS (0 -> BUSY), the next dense entry is taken, filled and marked ready
+ * (state 2, release), then the slot is published (entry + 1, release), so a
+ * reader that reaches an entry by the index or by its number sees the whole
+ * stack. */
 #define _GNU_SOURCE
 #include "agent/stacktab.h"
 
@@ -21,14 +23,13 @@ int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames, int pop
     while (c < cap && c < (1u << 30))
         c <<= 1;
     memset(t, 0, sizeof *t);
-    /* Entries are placed by hash, so each new stack would touch a new page
-     * (see hs_stacktab_populate). The pool and the list fill sequentially;
-     * the bases are only read at dumps. */
-    t->entries = map_zeroed((size_t)c * sizeof(hs_stack_entry), populate);
+    /* Index slots are placed by hash (see hs_stacktab_populate); the
+     * entries, the pool and the bases fill in order. */
+    t->index = map_zeroed((size_t)c * sizeof(uint32_t), populate);
+    t->entries = map_zeroed((size_t)c * sizeof(hs_stack_entry), 0);
     t->pool = map_zeroed((size_t)pool_frames * sizeof(uint64_t), 0);
-    t->used = map_zeroed((size_t)c * sizeof(uint32_t), 0);
     t->base = map_zeroed((size_t)c * HS_STACKTAB_VALUES * sizeof(int64_t), 0);
-    if (!t->entries || !t->pool || !t->used || !t->base) {
+    if (!t->index || !t->entries || !t->pool || !t->base) {
         hs_stacktab_destroy(t);
         return -1;
     }
@@ -40,8 +41,8 @@ int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames, int pop
 void hs_stacktab_populate(hs_stacktab *t)
 {
 #ifdef MADV_POPULATE_WRITE
-    if (t->entries)
-        (void)madvise(t->entries, (size_t)t->cap * sizeof(hs_stack_entry), MADV_POPULATE_WRITE);
+    if (t->index)
+        (void)madvise((void *)t->index, (size_t)t->cap * sizeof(uint32_t), MADV_POPULATE_WRITE);
 #else
     (void)t; /* older headers: the handler takes the page faults */
 #endif
@@ -49,12 +50,12 @@ void hs_stacktab_populate(hs_stacktab *t)
 
 void hs_stacktab_destroy(hs_stacktab *t)
 {
+    if (t->index)
+        munmap((void *)t->index, (size_t)t->cap * sizeof(uint32_t));
     if (t->entries)
         munmap(t->entries, (size_t)t->cap * sizeof(hs_stack_entry));
     if (t->pool)
         munmap(t->pool, (size_t)t->pool_cap * sizeof(uint64_t));
-    if (t->used)
-        munmap((void *)t->used, (size_t)t->cap * sizeof(uint32_t));
     if (t->base)
         munmap(t->base, (size_t)t->cap * HS_STACKTAB_VALUES * sizeof(int64_t));
     memset(t, 0, sizeof *t);
@@ -71,8 +72,8 @@ static void drop_pages(void *p, size_t bytes)
 
 void hs_stacktab_clear(hs_stacktab *t)
 {
+    drop_pages((void *)t->index, (size_t)t->cap * sizeof(uint32_t));
     drop_pages(t->entries, (size_t)t->cap * sizeof(hs_stack_entry));
-    drop_pages((void *)t->used, (size_t)t->cap * sizeof(uint32_t));
     drop_pages(t->base, (size_t)t->cap * HS_STACKTAB_VALUES * sizeof(int64_t));
     atomic_store(&t->pool_used, 0);
     atomic_store(&t->dropped, 0);
@@ -86,7 +87,7 @@ void hs_stacktab_mark(hs_stacktab *t)
         hs_stack_entry *e = hs_stacktab_nth(t, i);
         if (!e)
             continue;
-        int64_t *base = t->base + (size_t)(e - t->entries) * HS_STACKTAB_VALUES;
+        int64_t *base = t->base + (size_t)i * HS_STACKTAB_VALUES;
         for (int v = 0; v < HS_STACKTAB_VALUES; v++)
             base[v] = atomic_load_explicit(&e->values[v], memory_order_relaxed);
     }
@@ -104,6 +105,18 @@ static uint64_t hash_stack(int32_t tid, uint32_t labels, const uint64_t *pcs, ui
     return h | 1;
 }
 
+/* Take the next dense entry number, or UINT32_MAX when all cap are taken
+ * (n_used never passes cap, so readers can trust it). */
+static uint32_t next_entry(hs_stacktab *t)
+{
+    uint32_t n = atomic_load_explicit(&t->n_used, memory_order_relaxed);
+    do {
+        if (n >= t->cap)
+            return UINT32_MAX;
+    } while (!atomic_compare_exchange_weak(&t->n_used, &n, n + 1));
+    return n;
+}
+
 hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels, const uint64_t *pcs,
                                    uint32_t depth)
 {
@@ -112,25 +125,28 @@ hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels,
     uint64_t h = hash_stack(tid, labels, pcs, depth);
     uint32_t mask = t->cap - 1;
     for (uint32_t probe = 0; probe < 64; probe++) {
-        hs_stack_entry *e = &t->entries[(h + probe) & mask];
-        uint32_t st = atomic_load_explicit(&e->state, memory_order_acquire);
-        if (st == 2) {
+        _Atomic uint32_t *slot = &t->index[(h + probe) & mask];
+        uint32_t v = atomic_load_explicit(slot, memory_order_acquire);
+        if (v == HS_STACKTAB_BUSY)
+            continue; /* someone is writing it; a duplicate is harmless */
+        if (v) {
+            hs_stack_entry *e = &t->entries[v - 1];
             if (e->hash == h && e->tid == tid && e->labels == labels && e->depth == depth &&
                 memcmp(t->pool + e->frames, pcs, depth * sizeof *pcs) == 0)
                 return e;
             continue;
         }
-        if (st == 1)
-            continue; /* someone is writing it; a duplicate is harmless */
         uint32_t expect = 0;
-        if (!atomic_compare_exchange_strong(&e->state, &expect, 1))
+        if (!atomic_compare_exchange_strong(slot, &expect, HS_STACKTAB_BUSY))
             continue;
         uint64_t off = atomic_fetch_add(&t->pool_used, depth);
-        if ((uint64_t)off + depth > t->pool_cap) {
-            /* No room for frames: give the slot back and drop. */
-            atomic_store_explicit(&e->state, 0, memory_order_release);
+        uint32_t n = (uint64_t)off + depth > t->pool_cap ? UINT32_MAX : next_entry(t);
+        if (n == UINT32_MAX) {
+            /* No room for frames or entries: give the slot back and drop. */
+            atomic_store_explicit(slot, 0, memory_order_release);
             break;
         }
+        hs_stack_entry *e = &t->entries[n];
         memcpy(t->pool + off, pcs, depth * sizeof *pcs);
         e->frames = (uint32_t)off;
         e->depth = depth;
@@ -139,9 +155,7 @@ hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels,
         e->hash = h;
         memset((void *)e->values, 0, sizeof e->values);
         atomic_store_explicit(&e->state, 2, memory_order_release);
-        /* Every published slot is listed exactly once: n_used < cap. */
-        atomic_store_explicit(&t->used[atomic_fetch_add(&t->n_used, 1)],
-                              (uint32_t)(e - t->entries) + 1, memory_order_release);
+        atomic_store_explicit(slot, n + 1, memory_order_release);
         return e;
     }
     atomic_fetch_add(&t->dropped, 1);

@@ -5,6 +5,12 @@
  * frame pool is full, new stacks are counted as dropped. Lookups and inserts
  * are async-signal-safe (atomics only). Two entries may hold the same stack if
  * two threads insert it at once; readers merge them.
+ *
+ * Layout: a hash index of 4-byte slots (entry number + 1) placed by hash,
+ * and the entries themselves dense, in the order they were added. Only the
+ * index is scattered, so a process with a few hundred stacks touches the
+ * index (4 bytes a slot) and a few pages of entries, not one 4 KiB page of
+ * 64-byte entries per stack (which had every table pre-faulted: 4 MiB).
  */
 #ifndef HS_AGENT_STACKTAB_H
 #define HS_AGENT_STACKTAB_H
@@ -15,9 +21,10 @@
 #include <stdint.h>
 
 #define HS_STACKTAB_VALUES 4
+#define HS_STACKTAB_BUSY UINT32_MAX /* an index slot whose entry is being written */
 
 typedef struct {
-    _Atomic uint32_t state; /* 0 empty, 1 being written, 2 ready */
+    _Atomic uint32_t state; /* 0 empty or being written, 2 ready */
     uint32_t depth;
     uint64_t hash;
     uint32_t frames; /* offset into the frame pool */
@@ -27,13 +34,13 @@ typedef struct {
 } hs_stack_entry;
 
 typedef struct {
-    hs_stack_entry *entries;
+    _Atomic uint32_t *index;  /* cap slots: 0 empty, HS_STACKTAB_BUSY, or entry + 1 */
+    hs_stack_entry *entries;  /* dense: entry i is the i-th stack added */
     uint32_t cap; /* power of two */
     uint64_t *pool;
     uint32_t pool_cap;
     _Atomic uint64_t pool_used; /* 64-bit: failed reservations never wrap it */
     _Atomic uint64_t dropped; /* stacks that found no room */
-    _Atomic uint32_t *used;   /* 1 + index of each published entry, in order */
     int64_t *base;            /* per entry: the values at the last dump (4 each) */
     _Atomic uint32_t n_used;  /* claimed entries (some may still be in writing) */
 } hs_stacktab;
@@ -42,10 +49,12 @@ typedef struct {
  * frames; `populate` pre-faults the entries now (see hs_stacktab_populate).
  * 0 on success, -1 if mmap fails. */
 int hs_stacktab_init(hs_stacktab *t, uint32_t cap, uint32_t pool_frames, int populate);
-/* Pre-fault the entries while writers may run (MADV_POPULATE_WRITE, which
- * leaves contents alone): entries are placed by hash, so each new stack in
- * a signal handler would otherwise fault in a page of its own. Not done at
- * start: 4 MiB per table cost 1.5-6 ms per process start. */
+/* Pre-fault the hash index while writers may run (MADV_POPULATE_WRITE, which
+ * leaves contents alone): slots are placed by hash, so new stacks in a
+ * signal handler would otherwise fault in index pages one by one (4 bytes a
+ * slot: 256 KiB at 65 536 stacks). Entries fill pages in order and fault
+ * once per 64 stacks. Not done at start: it costs time at every process
+ * start, and short processes never need it. */
 void hs_stacktab_populate(hs_stacktab *t);
 void hs_stacktab_destroy(hs_stacktab *t);
 /* Make every entry's current values its dump base (nothing to report). */
@@ -58,11 +67,12 @@ void hs_stacktab_clear(hs_stacktab *t);
 hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels, const uint64_t *pcs,
                                    uint32_t depth);
 
-/* The i-th claimed entry if it is ready (i < n_used), else NULL. */
+/* The i-th claimed entry if it is ready (i < n_used), else NULL (being
+ * written right now, or its frames found no room). */
 static inline hs_stack_entry *hs_stacktab_nth(const hs_stacktab *t, uint32_t i)
 {
-    uint32_t v = atomic_load_explicit(&t->used[i], memory_order_acquire);
-    return v ? &t->entries[v - 1] : NULL; /* 0: being listed right now */
+    hs_stack_entry *e = &t->entries[i];
+    return atomic_load_explicit(&e->state, memory_order_acquire) == 2 ? e : NULL;
 }
 
 /* Frames of a ready entry. */
