@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <getopt.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <math.h>
@@ -106,37 +107,64 @@ static int parse_opts(int argc, char **argv, opts *o)
 {
     *o = (opts){.time_s = 0.1, .warmup = 2, .iterations = 5, .forks = 3, .format = HS_BFMT_TABLE,
                 .profile_out = "hotspur-bench", .profile_time_s = 1.0, .worker_case = -1, .worker_fd = -1};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = 1;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+    enum { O_LIST = 0x4800, O_FILTER, O_TIME, O_PROFILE_TIME, O_WARMUP, O_ITERATIONS, O_FORKS, O_FORMAT, O_OUT,
+           O_PROFILE, O_PROFILE_OUT, O_AGENT, O_WORKER, O_FD, O_PROFILE_PATH };
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"list", no_argument, NULL, O_LIST},
+        {"filter", required_argument, NULL, O_FILTER},
+        {"time", required_argument, NULL, O_TIME},
+        {"profile-time", required_argument, NULL, O_PROFILE_TIME},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"iterations", required_argument, NULL, O_ITERATIONS},
+        {"forks", required_argument, NULL, O_FORKS},
+        {"format", required_argument, NULL, O_FORMAT},
+        {"out", required_argument, NULL, O_OUT},
+        {"profile", required_argument, NULL, O_PROFILE},
+        {"profile-out", required_argument, NULL, O_PROFILE_OUT},
+        {"agent", required_argument, NULL, O_AGENT},
+        {"hs-worker", required_argument, NULL, O_WORKER}, /* internal: a fork */
+        {"hs-fd", required_argument, NULL, O_FD},
+        {"hs-profile-path", required_argument, NULL, O_PROFILE_PATH},
+        {NULL, 0, NULL, 0},
+    };
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", table, NULL)) != -1) {
+        const char *v = optarg;
+        switch (c) {
+        case 'h':
             usage(stdout, argv[0]);
             return 1;
-        } else if (strcmp(a, "--list") == 0) {
+        case O_LIST:
             o->list = 1;
-            takes = 0;
-        } else if (!v) {
-            fprintf(stderr, "%s: unknown option or missing value: %s (see --help)\n", argv[0], a);
-            return 2;
-        } else if (strcmp(a, "--filter") == 0) {
+            break;
+        case O_FILTER:
             o->filter = v;
-        } else if (strcmp(a, "--time") == 0 || strcmp(a, "--profile-time") == 0) {
+            break;
+        case O_TIME:
+        case O_PROFILE_TIME: {
             double d = parse_duration(v);
             if (d <= 0 || d > 3600) {
-                fprintf(stderr, "%s: %s: bad duration '%s'\n", argv[0], a, v);
+                fprintf(stderr, "%s: %s: bad duration '%s'\n", argv[0], c == O_TIME ? "--time" : "--profile-time", v);
                 return 2;
             }
-            *(strcmp(a, "--time") == 0 ? &o->time_s : &o->profile_time_s) = d;
-        } else if (strcmp(a, "--warmup") == 0 || strcmp(a, "--iterations") == 0 ||
-                   strcmp(a, "--forks") == 0) {
-            int *dst = a[2] == 'w' ? &o->warmup : a[2] == 'i' ? &o->iterations : &o->forks;
-            int lo = a[2] == 'i' ? 1 : 0;
-            if (parse_int(v, lo, 100000, dst) != 0) {
-                fprintf(stderr, "%s: %s: bad count '%s'\n", argv[0], a, v);
+            *(c == O_TIME ? &o->time_s : &o->profile_time_s) = d;
+            break;
+        }
+        case O_WARMUP:
+        case O_ITERATIONS:
+        case O_FORKS: {
+            int *dst = c == O_WARMUP ? &o->warmup : c == O_ITERATIONS ? &o->iterations : &o->forks;
+            if (parse_int(v, c == O_ITERATIONS ? 1 : 0, 100000, dst) != 0) {
+                fprintf(stderr, "%s: %s: bad count '%s'\n", argv[0],
+                        c == O_WARMUP ? "--warmup" : c == O_ITERATIONS ? "--iterations" : "--forks", v);
                 return 2;
             }
-        } else if (strcmp(a, "--format") == 0) {
+            break;
+        }
+        case O_FORMAT: {
             static const char *names[] = {"table", "json", "csv", "go"};
             o->format = -1;
             for (int k = 0; k < 4; k++)
@@ -146,31 +174,46 @@ static int parse_opts(int argc, char **argv, opts *o)
                 fprintf(stderr, "%s: --format: table, json, csv or go, not '%s'\n", argv[0], v);
                 return 2;
             }
-        } else if (strcmp(a, "--out") == 0) {
+            break;
+        }
+        case O_OUT:
             o->out = v;
-        } else if (strcmp(a, "--profile") == 0) {
+            break;
+        case O_PROFILE:
             if (strcmp(v, "cpu") != 0 && strcmp(v, "heap") != 0) {
                 fprintf(stderr, "%s: --profile: cpu or heap, not '%s'\n", argv[0], v);
                 return 2;
             }
             o->profile = v;
-        } else if (strcmp(a, "--profile-out") == 0) {
+            break;
+        case O_PROFILE_OUT:
             o->profile_out = v;
-        } else if (strcmp(a, "--agent") == 0) {
+            break;
+        case O_AGENT:
             o->agent = v;
-        } else if (strcmp(a, "--hs-worker") == 0) { /* internal: a fork */
+            break;
+        case O_WORKER:
             if (parse_int(v, 0, 1 << 20, &o->worker_case) != 0)
                 return 2;
-        } else if (strcmp(a, "--hs-fd") == 0) {
+            break;
+        case O_FD:
             if (parse_int(v, 0, 1 << 20, &o->worker_fd) != 0)
                 return 2;
-        } else if (strcmp(a, "--hs-profile-path") == 0) {
+            break;
+        case O_PROFILE_PATH:
             o->worker_profile_path = v;
-        } else {
-            fprintf(stderr, "%s: unknown option: %s (see --help)\n", argv[0], a);
+            break;
+        case ':':
+            fprintf(stderr, "%s: %s needs a value (see --help)\n", argv[0], argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "%s: unknown option: %s (see --help)\n", argv[0], argv[optind - 1]);
             return 2;
         }
-        i += takes;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument: %s (see --help)\n", argv[0], argv[optind]);
+        return 2;
     }
     return 0;
 }
