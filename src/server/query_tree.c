@@ -73,10 +73,10 @@ typedef struct {
 
 
 /* Intern s; its str_info is set up the first time. */
-static uint32_t intern(struct hs_q_tree_priv *t, const char *s)
+static uint32_t intern(struct hs_q_tree_priv *t, const char *s, size_t len)
 {
     size_t before = t->strs.n;
-    uint32_t id = hs_strtab_intern(&t->strs, s);
+    uint32_t id = hs_strtab_intern_len(&t->strs, s, len);
     if (id == UINT32_MAX || t->strs.n == before)
         return id;
     if (hs_vec_reserve((void **)&t->si, &t->cap_si, t->strs.n, sizeof *t->si) < 0)
@@ -94,7 +94,7 @@ static const char *str(const reader_ctx *c, uint32_t id)
 static uint32_t sid(reader_ctx *c, uint32_t i)
 {
     if (c->gid[i] == UINT32_MAX)
-        c->gid[i] = i == 0 ? c->empty : intern(c->t, c->r.strings[i]);
+        c->gid[i] = i == 0 ? c->empty : intern(c->t, c->r.strings[i], c->r.string_lens[i]);
     return c->gid[i];
 }
 
@@ -136,7 +136,7 @@ static uint32_t node_file(reader_ctx *c, uint32_t s)
     if (si->clean != UINT32_MAX)
         return si->clean;
     char *cf = hs_an_node_file(str(c, s), c->o->untrimmed_paths, c->o->trim_path, c->o->source_path);
-    uint32_t out = cf ? intern(c->t, cf) : UINT32_MAX;
+    uint32_t out = cf ? intern(c->t, cf, strlen(cf)) : UINT32_MAX;
     free(cf);
     if (out == UINT32_MAX)
         return UINT32_MAX;
@@ -179,7 +179,7 @@ static uint32_t node_of_key(reader_ctx *c, const hs_an_node_key *k)
     n->line = k->line;
     n->start_line = k->start_line;
     char *name = hs_an_printable_name(n->function, n->file, n->objfile, n->line, 0);
-    uint32_t nid = name ? intern(t, name) : UINT32_MAX;
+    uint32_t nid = name ? intern(t, name, strlen(name)) : UINT32_MAX;
     free(name);
     if (nid == UINT32_MAX)
         return UINT32_MAX;
@@ -386,7 +386,7 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
     reader_ctx c = {.t = t, .o = &q->o, .f = &f};
     out->priv = t;
     if (!t || !rec || !len || !stacks || !off || !rd || hs_strtab_init(&t->strs) < 0 ||
-        hs_idmap_init(&t->node_map, 1024) < 0 || (c.empty = intern(t, "")) == UINT32_MAX)
+        hs_idmap_init(&t->node_map, 1024) < 0 || (c.empty = intern(t, "", 0)) == UINT32_MAX)
         goto done;
     int src = 0;
     recs = hs_stack_cache_records(q->qc->cache, q->qc->store, m, rec, len, &src, err, sizeof err);

@@ -217,6 +217,7 @@ done:
 void st_parsed_free(parsed *pr)
 {
     free(pr->s);
+    free(pr->slen);
     free(pr->bytes);
     free(pr->f);
     free(pr->l);
@@ -249,10 +250,12 @@ int st_parse_record(const void *data, size_t len, parsed *pr, char *err, size_t 
         return -1;
     }
     if (hs_vec_reserve((void **)&pr->s, &pr->cap_s, ns + 1, sizeof *pr->s) < 0 ||
+        hs_vec_reserve((void **)&pr->slen, &pr->cap_slen, ns + 1, sizeof *pr->slen) < 0 ||
         hs_vec_reserve((void **)&pr->bytes, &pr->cap_bytes, len + ns + 1, 1) < 0)
         goto oom;
     char *w = pr->bytes;
     pr->s[0] = "";
+    pr->slen[0] = 0;
     for (uint64_t i = 0; i < ns; i++) {
         uint64_t sl = hs_read_uv(&r);
         if (r.bad || sl > (uint64_t)(r.end - r.p)) {
@@ -262,6 +265,7 @@ int st_parse_record(const void *data, size_t len, parsed *pr, char *err, size_t 
         memcpy(w, r.p, sl);
         w[sl] = 0;
         pr->s[i + 1] = w;
+        pr->slen[i + 1] = (uint32_t)sl; /* sl <= len, a record's size */
         w += sl + 1;
         r.p += sl;
     }
@@ -391,7 +395,7 @@ int hs_stack_read(hs_stack_reader *r, const void *data, size_t len, hs_stack_ref
     memset(out, 0, sizeof *out);
     if (st_parse_record(data, len, &r->pr, err, errlen) < 0)
         return -1;
-    *out = (hs_stack_refs){r->pr.s, r->pr.ns, r->pr.f, r->pr.nf, r->pr.l, r->pr.nl};
+    *out = (hs_stack_refs){r->pr.s, r->pr.slen, r->pr.ns, r->pr.f, r->pr.nf, r->pr.l, r->pr.nl};
     return 0;
 }
 

@@ -167,6 +167,7 @@ typedef struct {
  * NUL-terminated copies. Valid until the reader's next read or its free. */
 typedef struct {
     const char *const *strings;
+    const uint32_t *string_lens; /* strlen of each */
     size_t n_strings;
     const hs_stack_ref_frame *frames; /* leaf first */
     size_t n_frames;

@@ -64,7 +64,8 @@ typedef hs_stack_ref_label ref_label;
 
 typedef struct {
     const char **s;
-    size_t ns, cap_s;
+    uint32_t *slen; /* strlen of each s[i] */
+    size_t ns, cap_s, cap_slen;
     char *bytes;
     size_t cap_bytes;
     ref_frame *f;
