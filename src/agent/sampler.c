@@ -41,6 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -55,7 +58,8 @@
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
 
-enum { STOP_NONE, STOP_ASKED, STOP_PARKED };          /* hs_thread_slot.stop */
+/* hs_thread_slot.stop; STOP_TRACED: held by the tracer process below */
+enum { STOP_NONE, STOP_ASKED, STOP_PARKED, STOP_TRACED };
 
 static struct sigaction g_prev;      /* the program's action for our signal */
 static int g_magic;                  /* si_value of our CPU timers points here */
@@ -735,6 +739,142 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
+/* ---- threads that neither stop nor block: held by a tracer ----
+ *
+ * A thread that blocks the agent's signal and runs in user space (a busy
+ * loop) does not stop in the handler, and /proc/self/task/TID/syscall says
+ * only "running": neither its stack pointer nor its registers are known.
+ * As LeakSanitizer does, a process of ours traces it: a child made with a
+ * raw clone (no fork handlers: a stopped thread may hold their locks; no
+ * SIGCHLD for the program, it is reaped with __WALL) attaches to each such
+ * thread (PTRACE_SEIZE, PTRACE_INTERRUPT), writes its registers into a
+ * shared page and holds it stopped until the scan is over. Where ptrace is
+ * not allowed (a non-dumpable process, a seccomp filter, Yama's scope 2-3)
+ * the thread stays as it was: not scanned if its stack is unknown, whole
+ * otherwise. */
+
+#define TRACE_MAX 64
+#define TRACE_NREGS ((int)(sizeof(struct user_regs_struct) / sizeof(uint64_t)))
+
+typedef struct {
+    _Atomic int go;      /* the parent let the tracer attach (PR_SET_PTRACER) */
+    _Atomic int ready;   /* the tracer wrote the registers */
+    _Atomic int release; /* futex word: the scan is over */
+    int n;
+    int32_t tid[TRACE_MAX];
+    int ok[TRACE_MAX];
+    uint64_t regs[TRACE_MAX][TRACE_NREGS];
+} trace_page;
+
+static trace_page *g_trace;
+static pid_t g_tracer;
+
+static long wait_for(_Atomic int *word, long timeout_us)
+{
+    long waited = 0;
+    while (!atomic_load(word) && waited < timeout_us) {
+        sleep_us(200);
+        waited += 200;
+    }
+    return atomic_load(word);
+}
+
+/* The tracer process: raw system calls only. */
+static __attribute__((noreturn)) void tracer_main(trace_page *tp)
+{
+    wait_for(&tp->go, 2000000);
+    for (int i = 0; i < tp->n; i++) {
+        pid_t tid = tp->tid[i];
+        int st;
+        if (syscall(SYS_ptrace, PTRACE_SEIZE, tid, 0, 0) != 0)
+            continue;
+        if (syscall(SYS_ptrace, PTRACE_INTERRUPT, tid, 0, 0) != 0 ||
+            syscall(SYS_wait4, tid, &st, __WALL, NULL) != tid || !WIFSTOPPED(st)) {
+            syscall(SYS_ptrace, PTRACE_DETACH, tid, 0, 0);
+            continue;
+        }
+        struct user_regs_struct r;
+        if (syscall(SYS_ptrace, PTRACE_GETREGS, tid, 0, &r) == 0) {
+            memcpy(tp->regs[i], &r, sizeof r);
+            tp->ok[i] = 1;
+        }
+    }
+    atomic_store(&tp->ready, 1);
+    /* Hold them until the scan is over (a minute at most). */
+    for (int k = 0; k < 600 && !atomic_load(&tp->release); k++) {
+        struct timespec ts = {0, 100000000};
+        syscall(SYS_futex, &tp->release, FUTEX_WAIT, 0, &ts, NULL, 0);
+    }
+    for (int i = 0; i < tp->n; i++)
+        syscall(SYS_ptrace, PTRACE_DETACH, tp->tid[i], 0, 0);
+    syscall(SYS_exit, 0);
+    __builtin_unreachable();
+}
+
+/* Have the threads of slot[0..n) held by a tracer; their slots get
+ * the registers and STOP_TRACED. */
+static void trace_running(hs_thread_slot **slot, int n)
+{
+#if defined(__x86_64__)
+    if (n <= 0)
+        return;
+    if (n > TRACE_MAX)
+        n = TRACE_MAX;
+    trace_page *tp = mmap(NULL, sizeof *tp, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (tp == MAP_FAILED)
+        return;
+    tp->n = n;
+    for (int i = 0; i < n; i++)
+        tp->tid[i] = slot[i]->tid;
+    long pid = syscall(SYS_clone, 0 /* no exit signal */, NULL, NULL, NULL, 0);
+    if (pid == 0)
+        tracer_main(tp);
+    if (pid < 0) {
+        munmap(tp, sizeof *tp);
+        return;
+    }
+    prctl(PR_SET_PTRACER, (unsigned long)pid, 0, 0, 0); /* Yama's scope 1 (EINVAL without Yama) */
+    atomic_store(&tp->go, 1);
+    g_trace = tp;
+    g_tracer = (pid_t)pid;
+    if (!wait_for(&tp->ready, 1000000))
+        return; /* hs_sampler_resume_others ends it */
+    for (int i = 0; i < n; i++) {
+        if (!tp->ok[i])
+            continue;
+        struct user_regs_struct r;
+        memcpy(&r, tp->regs[i], sizeof r);
+        int k = TRACE_NREGS < HS_STOP_REGS ? TRACE_NREGS : HS_STOP_REGS;
+        memcpy(slot[i]->stop_regs, tp->regs[i], (size_t)k * sizeof(uint64_t));
+        slot[i]->stop_nregs = k;
+        slot[i]->stop_sp = (uintptr_t)r.rsp;
+        atomic_store(&slot[i]->stop, STOP_TRACED);
+    }
+#else
+    (void)slot;
+    (void)n;
+#endif
+}
+
+static void trace_release(void)
+{
+    if (!g_trace)
+        return;
+    atomic_store(&g_trace->release, 1);
+    syscall(SYS_futex, &g_trace->release, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+    int st;
+    for (int k = 0; k < 2000 && syscall(SYS_wait4, g_tracer, &st, __WALL | WNOHANG, NULL) == 0; k++)
+        sleep_us(500);
+    if (syscall(SYS_wait4, g_tracer, &st, __WALL | WNOHANG, NULL) == 0) { /* stuck: end it */
+        kill(g_tracer, SIGKILL);
+        syscall(SYS_wait4, g_tracer, &st, __WALL, NULL);
+    }
+    prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+    munmap(g_trace, sizeof *g_trace);
+    g_trace = NULL;
+    g_tracer = 0;
+}
+
 void hs_sampler_stop_others(int timeout_ms)
 {
     g_scanner = hs_gettid();
@@ -767,10 +907,18 @@ void hs_sampler_stop_others(int timeout_ms)
             return;
         sleep_us(100);
     }
-    for (int i = 0; i < n; i++) { /* no answer: not stopped, its whole stack counts */
+    /* No answer: not stopped. One blocked in the kernel is scanned from
+     * where it blocks; one that runs is held by a tracer. */
+    hs_thread_slot *running[TRACE_MAX];
+    int nrun = 0;
+    for (int i = 0; i < n; i++) {
         int want = STOP_ASKED;
-        atomic_compare_exchange_strong(&hs_threads[i].stop, &want, STOP_NONE);
+        if (!atomic_compare_exchange_strong(&hs_threads[i].stop, &want, STOP_NONE))
+            continue;
+        if (nrun < TRACE_MAX && !blocked_sp(hs_threads[i].tid))
+            running[nrun++] = &hs_threads[i];
     }
+    trace_running(running, nrun);
 }
 
 void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg)
@@ -781,7 +929,7 @@ void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg)
         if (!other_thread(s))
             continue;
         hs_thread_stack t = {s->tid, s->stack_lo, s->stack_lo, s->stack_hi, NULL, 0};
-        int parked = atomic_load(&s->stop) == STOP_PARKED;
+        int stop = atomic_load(&s->stop), parked = stop == STOP_PARKED || stop == STOP_TRACED;
         /* Where its live frames start: where it stopped, else where it
          * blocks in the kernel (one that could not take the signal, e.g.
          * with it blocked); 0 if it runs. */
@@ -802,8 +950,13 @@ void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg)
 
 void hs_sampler_resume_others(void)
 {
+    trace_release();
     if (!hs_threads)
         return;
+    for (int i = 0, n = hs_threads_count(); i < n; i++) {
+        int traced = STOP_TRACED;
+        atomic_compare_exchange_strong(&hs_threads[i].stop, &traced, STOP_NONE);
+    }
     atomic_fetch_add(&g_stop_go, 1);
     syscall(SYS_futex, &g_stop_go, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
     int n = hs_threads_count();

@@ -43,8 +43,10 @@ void hs_sampler_after_fork(int profiling);
  * registers, and live_lo = its stack pointer (less the red zone) if it is
  * blocked in the kernel (/proc/self/task/TID/syscall), else lo. A thread
  * whose bounds the agent did not know has for its stack the mapping that
- * holds its stack pointer; one of those that neither stopped nor blocks
- * is left out. */
+ * holds its stack pointer. One that neither stops nor blocks is held by a
+ * tracer process (ptrace) and has its registers and stack pointer as if
+ * stopped; where ptrace is refused it is scanned whole if its bounds are
+ * known, else left out. */
 typedef struct {
     int32_t tid;
     uintptr_t lo, live_lo, hi;

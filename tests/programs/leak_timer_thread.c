@@ -8,6 +8,12 @@
  * bytes and exits while the thread still blocks. Lost: the 1000 bytes
  * only; the 3000 are reachable from a running thread's stack (valgrind:
  * "definitely lost: 1,000 bytes in 1 blocks").
+ *
+ * `leak_timer_thread spin`: the timer's thread blocks every signal with a
+ * raw system call (the agent's signal included: its pthread_sigmask filter
+ * is bypassed) and spins in user space instead of blocking: it neither
+ * stops in the agent's handler nor shows a stack pointer in
+ * /proc/self/task/TID/syscall. Same answer expected.
  */
 #define _GNU_SOURCE
 #include <semaphore.h>
@@ -16,19 +22,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 static sem_t g_ready;
+static int g_spin;
+static volatile unsigned long g_spins;
 
 static void leak_timer_thread_hold(union sigval v)
 {
     (void)v;
+    if (g_spin) {
+        uint64_t all = ~0ull;
+        syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, sizeof all);
+    }
     char *volatile held = malloc(3000);
     memset(held, 1, 3000);
     sem_post(&g_ready);
-    for (;;)
-        pause();
+    for (;;) {
+        if (g_spin)
+            g_spins++;
+        else
+            pause();
+    }
 }
 
 static __attribute__((noinline)) void *leak_timer_thread_lose(void)
@@ -49,8 +66,9 @@ static __attribute__((noinline)) void lose_one(void)
     __asm__ volatile("" : : "r"(pad) : "memory");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    g_spin = argc > 1 && !strcmp(argv[1], "spin");
     sem_init(&g_ready, 0, 0);
     struct sigevent sev;
     memset(&sev, 0, sizeof sev);
@@ -65,7 +83,7 @@ int main(void)
     while (sem_wait(&g_ready) != 0)
         ;
     lose_one();
-    printf("timer thread blocked\n");
+    printf(g_spin ? "timer thread spinning\n" : "timer thread blocked\n");
     fflush(stdout);
     exit(0);
 }
