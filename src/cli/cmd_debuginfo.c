@@ -1,7 +1,8 @@
 /* cmd_debuginfo.c — `hotspur debuginfo upload|ls|rm`: the debug info a
  * `hotspur serve` names frames with (docs/debuginfo.md), from CI as
  * parca-debuginfo does: each FILE (an unstripped binary or a .debug file)
- * is PUT to /api/v1/debuginfo/BUILD_ID, its build ID read here. The
+ * is PUT to /api/v1/debuginfo/BUILD_ID, its build ID read here (--vdso:
+ * this host's vDSO image, for servers on other kernels). The
  * server is --server URL, else $HOTSPUR_SERVER, else
  * http://127.0.0.1:4040; $HOTSPUR_TOKEN is sent as a bearer token. */
 #include <getopt.h>
@@ -19,7 +20,7 @@
 static void debuginfo_usage(FILE *out)
 {
     fprintf(out,
-            "usage: hotspur debuginfo upload [--server URL] FILE...\n"
+            "usage: hotspur debuginfo upload [--server URL] [--vdso] FILE...\n"
             "       hotspur debuginfo ls [--server URL]\n"
             "       hotspur debuginfo rm [--server URL] BUILD_ID|FILE...\n"
             "\n"
@@ -32,6 +33,8 @@ static void debuginfo_usage(FILE *out)
             "  --server URL   the server (default $HOTSPUR_SERVER, else\n"
             "                 http://127.0.0.1:4040); $HOTSPUR_TOKEN is sent as a\n"
             "                 bearer token\n"
+            "  --vdso         upload this host's vDSO too (the kernel's; a server on\n"
+            "                 another kernel cannot name vDSO frames without it)\n"
             "  -h, --help     show this help\n"
             "\n"
             "See docs/debuginfo.md.\n");
@@ -51,9 +54,26 @@ static char *join(const char *server, const char *path)
     return u;
 }
 
+/* PUT the size bytes of f as build ID bid's debug info; `what` names it. */
+static int put_file(const char *server, const char *bid, FILE *f, uint64_t size, const char *what)
+{
+    char path[256], err[512];
+    snprintf(path, sizeof path, "/api/v1/debuginfo/%s", bid);
+    char *url = join(server, path), *out = NULL;
+    size_t len = 0;
+    int rc = url ? hs_fetch_request("PUT", url, f, size, &out, &len, err, sizeof err) : -1;
+    if (rc == 0)
+        printf("%s %s: uploaded (%llu bytes)\n", bid, what, (unsigned long long)size);
+    else
+        fprintf(stderr, "hotspur debuginfo: %s: %s\n", what, url ? err : "out of memory");
+    free(out);
+    free(url);
+    return rc == 0 ? 0 : 1;
+}
+
 static int upload(const char *server, const char *file)
 {
-    char bid[160], err[512];
+    char bid[160];
     int r = hs_elf_build_id(file, bid, sizeof bid);
     if (r != 0) {
         fprintf(stderr, "hotspur debuginfo: %s: %s\n", file, r < 0 ? "not a readable ELF file" : "has no build ID");
@@ -67,19 +87,31 @@ static int upload(const char *server, const char *file)
             fclose(f);
         return 1;
     }
-    char path[256];
-    snprintf(path, sizeof path, "/api/v1/debuginfo/%s", bid);
-    char *url = join(server, path), *out = NULL;
-    size_t len = 0;
-    int rc = url ? hs_fetch_request("PUT", url, f, (uint64_t)st.st_size, &out, &len, err, sizeof err) : -1;
+    int rc = put_file(server, bid, f, (uint64_t)st.st_size, file);
     fclose(f);
-    if (rc == 0)
-        printf("%s %s: uploaded (%lld bytes)\n", bid, file, (long long)st.st_size);
-    else
-        fprintf(stderr, "hotspur debuginfo: %s: %s\n", file, url ? err : "out of memory");
-    free(out);
-    free(url);
-    return rc == 0 ? 0 : 1;
+    return rc;
+}
+
+/* This host's vDSO image (the kernel's, the same in every process). */
+static int upload_vdso(const char *server)
+{
+    const void *img;
+    size_t size;
+    char bid[HS_VDSO_BUILD_ID_MAX + 1];
+    if (hs_own_vdso(&img, &size, bid, sizeof bid) != 0 || !bid[0]) {
+        fprintf(stderr, "hotspur debuginfo: this process has no vDSO with a build ID\n");
+        return 1;
+    }
+    FILE *f = tmpfile();
+    if (!f || fwrite(img, 1, size, f) != size || fflush(f) != 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fprintf(stderr, "hotspur debuginfo: cannot copy the vDSO to a temporary file\n");
+        if (f)
+            fclose(f);
+        return 1;
+    }
+    int rc = put_file(server, bid, f, size, "[vdso]");
+    fclose(f);
+    return rc;
 }
 
 static int list(const char *server)
@@ -139,7 +171,8 @@ static int remove_one(const char *server, const char *arg)
 int hs_cmd_debuginfo(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"server", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+        {"server", required_argument, NULL, 's'}, {"vdso", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         debuginfo_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -148,11 +181,13 @@ int hs_cmd_debuginfo(int argc, char **argv)
     const char *server = getenv("HOTSPUR_SERVER");
     if (!server || !*server)
         server = "http://127.0.0.1:4040";
-    int c;
+    int c, vdso = 0;
     optind = 2;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         if (c == 's') {
             server = optarg;
+        } else if (c == 'v' && strcmp(sub, "upload") == 0) {
+            vdso = 1;
         } else if (c == 'h') {
             debuginfo_usage(stdout);
             return 0;
@@ -163,12 +198,14 @@ int hs_cmd_debuginfo(int argc, char **argv)
     }
     int rc = 0;
     if (strcmp(sub, "upload") == 0 || strcmp(sub, "rm") == 0) {
-        if (optind >= argc) {
+        if (optind >= argc && !vdso) {
             debuginfo_usage(stderr);
             return 2;
         }
         for (int i = optind; i < argc; i++)
             rc |= sub[0] == 'u' ? upload(server, argv[i]) : remove_one(server, argv[i]);
+        if (vdso)
+            rc |= upload_vdso(server);
         return rc;
     }
     if (strcmp(sub, "ls") == 0) {

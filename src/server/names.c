@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +99,10 @@ struct hs_names {
     size_t n_queue, cap_queue;
     uint64_t generation;
     hs_names_stats stats;
+    /* this host's vDSO as a file (memfd), for "[vdso]" mappings of its build ID */
+    int vdso_fd; /* -1: not made yet, -2: none */
+    char vdso_path[64];
+    char vdso_bid[HS_VDSO_BUILD_ID_MAX + 1];
 };
 
 static int64_t now_s(void)
@@ -134,6 +139,25 @@ typedef struct {
     size_t n_loads;
     bool complete, debug;
 } elf_info;
+
+/* Whether the dynamic section scn names the object a kernel vDSO
+ * (DT_SONAME linux-vdso.so.1, linux-gate.so.1 and kin). */
+static bool is_vdso(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !sh->sh_entsize)
+        return false;
+    for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
+        GElf_Dyn dyn;
+        if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+            break;
+        if (dyn.d_tag != DT_SONAME)
+            continue;
+        const char *so = elf_strptr(e, sh->sh_link, dyn.d_un.d_val);
+        return so && (strncmp(so, "linux-vdso", 10) == 0 || strncmp(so, "linux-gate", 10) == 0);
+    }
+    return false;
+}
 
 /* Inspect the regular file at path. 0, or -1 (not a readable ELF file). */
 static int inspect(const char *path, elf_info *out)
@@ -188,6 +212,10 @@ static int inspect(const char *path, elf_info *out)
                 out->debug = true;
             if (strcmp(nm, ".text") == 0 && sh.sh_type == SHT_NOBITS)
                 text_nobits = true;
+            /* the vDSO has no .symtab but every function in .dynsym: its
+             * image is all there is to name its frames with */
+            if (sh.sh_type == SHT_DYNAMIC && is_vdso(e, scn, &sh))
+                out->debug = true;
         }
     out->complete = any_exec && exec_bytes && !text_nobits;
     rc = 0;
@@ -315,6 +343,32 @@ static void queue_debuginfod(hs_names *n, build_t *b)
     pthread_cond_signal(&n->dfd_cv);
 }
 
+/* A "[vdso]" frame: the vDSO is the kernel's, not a file on disk, so the
+ * "path" source is this host's own vDSO, used when its build ID is b's
+ * (the same kernel build). Made into a memory file once, so the
+ * symbolizer reads it as it reads any ELF file. */
+static void try_own_vdso(hs_names *n, build_t *b)
+{
+    if (n->vdso_fd == -1) {
+        const void *img;
+        size_t size;
+        n->vdso_fd = -2;
+        if (hs_own_vdso(&img, &size, n->vdso_bid, sizeof n->vdso_bid) != 0 || !n->vdso_bid[0])
+            return;
+        int fd = memfd_create("hotspur-vdso", MFD_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (write(fd, img, size) != (ssize_t)size) {
+            close(fd);
+            return;
+        }
+        n->vdso_fd = fd;
+        snprintf(n->vdso_path, sizeof n->vdso_path, "/proc/self/fd/%d", fd);
+    }
+    if (n->vdso_fd >= 0 && strcmp(n->vdso_bid, b->bid) == 0)
+        try_file(b, n->vdso_path);
+}
+
 /* b's debug file from the local sources, in order; debuginfod queued. */
 static bool resolve(hs_names *n, build_t *b, const char *mapping_path)
 {
@@ -341,6 +395,8 @@ static bool resolve(hs_names *n, build_t *b, const char *mapping_path)
             case SRC_PATH:
                 if (mapping_path && mapping_path[0] == '/')
                     try_file(b, mapping_path);
+                else if (mapping_path && strcmp(mapping_path, "[vdso]") == 0)
+                    try_own_vdso(n, b);
                 break;
             default:
                 break;
@@ -1084,6 +1140,7 @@ hs_names *hs_names_new(const hs_names_config *cfg, char *err, size_t errlen)
     }
     pthread_mutex_init(&n->mu, NULL);
     pthread_cond_init(&n->dfd_cv, NULL);
+    n->vdso_fd = -1;
     n->cfg = *cfg;
     if (!n->cfg.debuginfod_timeout_s)
         n->cfg.debuginfod_timeout_s = 10;
@@ -1163,6 +1220,8 @@ void hs_names_free(hs_names *n)
     free(n->debug_dirs);
     free(n->dir);
     free(n->queue);
+    if (n->vdso_fd >= 0)
+        close(n->vdso_fd);
     pthread_mutex_destroy(&n->mu);
     pthread_cond_destroy(&n->dfd_cv);
     free(n);

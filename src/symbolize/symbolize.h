@@ -106,8 +106,16 @@ int hs_symbolize_profile_some(hs_symbolizer *s, hs_profile *p, const unsigned ch
 /* Whether some location of p has no lines (something to symbolize). */
 int hs_symbolize_needed(const hs_profile *p);
 
+/* This process's vDSO: its ELF image in memory (from AT_SYSINFO_EHDR to
+ * the end of its section headers) and its GNU build ID as lowercase hex
+ * into build_id ("" if it has none; cap: at least
+ * HS_VDSO_BUILD_ID_MAX + 1). 0, or -1 when there is no vDSO. */
+#define HS_VDSO_BUILD_ID_MAX 128
+int hs_own_vdso(const void **image, size_t *size, char *build_id, size_t cap);
+
 /* Symbolize the locations of p that have no lines from p's own mappings:
- * files from disk, "[vdso]" from this process's vDSO. 0, or -1 on out of
+ * files from disk, "[vdso]" from this process's vDSO when the mapping's
+ * build ID is the vDSO's (or the mapping has none). 0, or -1 on out of
  * memory (unknown addresses are not an error). */
 int hs_symbolize_from_mappings(hs_profile *p);
 /* The same with symbolizer s, whose modules are replaced by p's (see
