@@ -395,8 +395,9 @@ int hs_cmd_agent(int argc, char **argv)
         int n = ship(p, from_unit, server, host, from, until);
         fprintf(stderr,
                 "hotspur agent: window of %.1f s: %zu samples, %d service profile%s uploaded (%zu processes, "
-                "%zu new, %zu unwinders built)\n",
-                window, st.samples, n, n == 1 ? "" : "s", st.processes, st.new_processes, st.unwinders);
+                "%zu new, %zu unwinders built%s%.0zu%s)\n",
+                window, st.samples, n, n == 1 ? "" : "s", st.processes, st.new_processes, st.unwinders,
+                st.lost ? ", " : "", st.lost, st.lost ? " samples lost" : "");
         hs_profile_free(p);
         if (once)
             break;

@@ -17,6 +17,7 @@
 #include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -38,6 +39,7 @@
 
 #define MAX_FRAMES 256
 #define RING_PAGES 128 /* data pages per ring buffer (512 KiB) */
+#define TRACK_PAGES 64 /* -a: pages of each CPU's ring of execs, exits and mmaps */
 #define MAX_ELFS 1024 /* ELF files kept open for the unwinders (then all are let go) */
 #define KEEP_WINDOWS 3 /* a process not sampled in that many windows is forgotten */
 
@@ -79,7 +81,14 @@ typedef struct {
     time_t dwfl_reported;
     hs_hmap locs; /* address -> location id (this window's profile) */
     uint64_t seen;  /* the last window it was sampled in */
-    int maps_stale; /* code was mapped since its maps were read */
+    uint64_t born;  /* the window it was first known in */
+    int maps_stale; /* code was mapped since its unwinder was built */
+    /* Its mappings come from the kernel's records (an exec, or a fork of a
+     * process whose mappings were known, then each MMAP2) in record order,
+     * so each sample is unwound and named against the mappings live when
+     * it was taken; /proc/PID/maps is read only for what a process mapped
+     * before the recording saw it. */
+    int from_records;
     int skip;       /* not wanted: its samples are dropped; -1: to be decided */
     uint64_t space; /* this image's address space: names come from its mappings only */
     /* the sample being unwound */
@@ -94,6 +103,7 @@ typedef struct {
     int fd;
     struct perf_event_mmap_page *pg;
     size_t len;
+    int track; /* -a: the dummy event's ring (records only, never samples) */
 } ring;
 
 /* A recording session: its perf events, and what it knows of the processes
@@ -118,7 +128,7 @@ struct hs_live {
     struct offev *ev; /* off_cpu: switch-outs (with stacks) and switch-ins */
     size_t n_ev, cap_ev;
     /* the session */
-    int all, track, lost_track;
+    int all, track;
     int leave_names; /* user frames left as addresses with build IDs */
     int (*want)(void *arg, int pid, const char *comm, const char *cgroup);
     void *want_arg;
@@ -142,6 +152,9 @@ struct hs_live {
     struct elf_ent *elfs;
     size_t n_elfs, cap_elfs;
     hs_hmap elf_ix; /* file key -> index + 1 in elfs */
+    unsigned char *vdso; /* own_vdso's copy */
+    Elf *vdso_elf;
+    int vdso_failed;
 };
 typedef struct hs_live live;
 
@@ -264,6 +277,8 @@ static void read_maps(live *L, proc *pr)
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", pr->pid);
     pr->maps_read = time(NULL);
+    if (pr->exit_time || (pr->starttime && start_time(pr->pid) != pr->starttime))
+        return; /* it ended (its pid may be another process's now) */
     if (slurp(path, &L->mapsbuf, &L->mapscap) < 0)
         return;
     for (char *line = L->mapsbuf, *next; line && *line; line = next) {
@@ -310,6 +325,31 @@ static void read_maps(live *L, proc *pr)
     }
 }
 
+/* A mapping reported by the kernel (MMAP2): it replaces what it overlaps
+ * (unmaps are not reported; a new mapping over a range is). */
+static void add_map(proc *pr, uint64_t s, uint64_t e, uint64_t off, const char *name)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < pr->n_maps; i++) {
+        map_ent *m = &pr->maps[i];
+        if (m->start < e && s < m->end) {
+            free(m->path);
+            continue;
+        }
+        pr->maps[k++] = *m;
+    }
+    pr->n_maps = k;
+    map_ent *nm = realloc(pr->maps, (pr->n_maps + 1) * sizeof *nm);
+    if (nm) {
+        pr->maps = nm;
+        pr->maps[pr->n_maps] = (map_ent){.start = s, .end = e, .off = off, .path = strdup(name)};
+        if (pr->maps[pr->n_maps].path)
+            pr->n_maps++;
+    }
+    hs_hmap_clear(&pr->locs); /* addresses may name other code now */
+    pr->maps_stale = 1;
+}
+
 /* Whether pr is to be sampled: the caller's choice, and not a process
  * that runs the in-process agent. Asked once, before any unwinding. */
 static int wanted(live *L, proc *pr)
@@ -317,7 +357,7 @@ static int wanted(live *L, proc *pr)
     if (L->want && !L->want(L->want_arg, pr->pid, pr->comm, pr->cgroup))
         return 0;
     if (L->skip_inprocess) {
-        if (!pr->maps_read)
+        if (!pr->maps_read && !pr->from_records)
             read_maps(L, pr);
         for (size_t i = 0; i < pr->n_maps; i++) {
             const char *b = strrchr(pr->maps[i].path, '/');
@@ -328,9 +368,9 @@ static int wanted(live *L, proc *pr)
     return 1;
 }
 
-/* The process pid was at perf time tm (0: now). A pid whose exit was seen
- * before tm is a new process that got the same pid: a fresh entry. */
-static proc *get_proc(live *L, int pid, uint64_t tm)
+/* The process known as pid at perf time tm (0: now), or NULL: a pid whose
+ * exit was seen before tm is another process now. */
+static proc *find_proc(live *L, int pid, uint64_t tm)
 {
     uint64_t ix;
     if (hs_hmap_get(&L->pid_ix, (uint64_t)pid, &ix)) {
@@ -338,6 +378,21 @@ static proc *get_proc(live *L, int pid, uint64_t tm)
         if (!old->exit_time || tm <= old->exit_time)
             return old;
     }
+    return NULL;
+}
+
+/* The process pid was at perf time tm (0: now): a fresh entry when it is
+ * not known (or a process that ended had that pid). With no_maps, its
+ * mappings are left for the caller to fill (from records). */
+static proc *new_proc(live *L, int pid, int no_maps);
+static proc *get_proc(live *L, int pid, uint64_t tm)
+{
+    proc *old = find_proc(L, pid, tm);
+    return old ? old : new_proc(L, pid, 0);
+}
+
+static proc *new_proc(live *L, int pid, int no_maps)
+{
     proc *pr = calloc(1, sizeof *pr);
     proc **np = pr ? realloc(L->procs, (L->n_procs + 1) * sizeof *np) : NULL;
     if (!np) {
@@ -367,7 +422,10 @@ static proc *get_proc(live *L, int pid, uint64_t tm)
         s[strcspn(s, "\n")] = 0;
         snprintf(pr->cgroup, sizeof pr->cgroup, "%.255s", s);
     }
-    if (!L->all)
+    pr->born = L->window; /* kept KEEP_WINDOWS windows even if never sampled */
+    if (no_maps)
+        pr->from_records = 1, pr->maps_read = time(NULL);
+    else if (!L->all)
         read_maps(L, pr); /* -p: now, in case it exits early; -a: at its first unwinding */
     L->procs[L->n_procs++] = pr; /* a replaced entry stays here, freed at the end */
     pr->skip = -1;
@@ -391,6 +449,7 @@ static void drop_image(proc *pr, uint64_t new_space)
     pr->maps = NULL;
     pr->n_maps = 0;
     pr->maps_read = 0;
+    pr->from_records = 0;
     hs_hmap_clear(&pr->locs);
 }
 
@@ -543,6 +602,38 @@ static Elf *shared_elf(live *L, int pid, const char *modname)
     return e ? e->elf : NULL;
 }
 
+/* The vDSO, for every process's "[vdso]" mapping: a copy of this
+ * process's own (one kernel, one vDSO; a process that has exec'd since its
+ * sample has lost its own). NULL if not found. */
+static Elf *own_vdso(live *L)
+{
+    if (L->vdso_elf || L->vdso_failed)
+        return L->vdso_elf;
+    L->vdso_failed = 1;
+    char *buf = NULL;
+    size_t cap = 0;
+    if (slurp("/proc/self/maps", &buf, &cap) < 0) {
+        free(buf);
+        return NULL;
+    }
+    char *v = strstr(buf, "[vdso]");
+    if (v) {
+        while (v > buf && v[-1] != '\n')
+            v--;
+        char *q = v;
+        uint64_t s = hex(&q);
+        uint64_t e = *q == '-' ? (q++, hex(&q)) : 0;
+        if (e > s && (L->vdso = malloc(e - s))) {
+            memcpy(L->vdso, (const void *)(uintptr_t)s, e - s);
+            L->vdso_elf = elf_memory((char *)L->vdso, e - s);
+        }
+    }
+    free(buf);
+    if (L->vdso_elf)
+        L->vdso_failed = 0;
+    return L->vdso_elf;
+}
+
 /* libdwfl's find_elf: shared_elf, one more reference for the unwinder;
  * what libdwfl cannot get that way (the vDSO, deleted files) its own
  * callback finds. */
@@ -550,6 +641,8 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
                     Elf **elfp)
 {
     Elf *elf = cur_live && cur_proc && modname[0] == '/' ? shared_elf(cur_live, cur_proc->pid, modname) : NULL;
+    if (!elf && cur_live && !strcmp(modname, "[vdso]"))
+        elf = own_vdso(cur_live);
     if (!elf)
         return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
     *elfp = elf_begin(-1, ELF_C_READ_MMAP, elf); /* one more reference */
@@ -562,13 +655,66 @@ static const Dwfl_Callbacks proc_cbs = {
     .find_debuginfo = no_debuginfo,
 };
 
-static int report_modules(proc *pr)
+/* Where libdwfl is to take the module of m's file to start: the address
+ * of its first PT_LOAD, from which it derives the load bias (what
+ * dwfl_linux_proc_report takes from the offset-0 mapping, which MMAP2
+ * records do not report: only executable mappings are). The bias comes
+ * from the PT_LOAD that m maps (its file offset). */
+static uint64_t module_low(live *L, proc *pr, const map_ent *m)
+{
+    uint64_t guess = m->start - m->off, page = (uint64_t)sysconf(_SC_PAGESIZE);
+    Elf *elf = m->path[0] == '/' ? shared_elf(L, pr->pid, m->path) : NULL;
+    size_t n;
+    if (!elf || elf_getphdrnum(elf, &n) != 0)
+        return guess;
+    uint64_t first = UINT64_MAX, bias = 0;
+    int have_bias = 0;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        if (first == UINT64_MAX)
+            first = ph.p_vaddr & ~(page - 1);
+        if (!have_bias && (ph.p_offset & ~(page - 1)) == m->off) {
+            bias = m->start - (ph.p_vaddr & ~(page - 1));
+            have_bias = 1;
+        }
+    }
+    return have_bias && first != UINT64_MAX ? bias + first : guess;
+}
+
+/* The unwinder's modules: the files of pr's mappings as they are known now
+ * (from the records, in order), not /proc/PID/maps, which may already show
+ * a later image. One module per file and load address. */
+static int report_modules(live *L, proc *pr)
 {
     pr->dwfl_reported = time(NULL);
+    if (!pr->maps_read && !pr->from_records)
+        read_maps(L, pr);
+    uint64_t *low = calloc(pr->n_maps + 1, sizeof *low);
+    if (!low)
+        return -1;
+    for (size_t i = 0; i < pr->n_maps; i++)
+        low[i] = module_low(L, pr, &pr->maps[i]);
     dwfl_report_begin(pr->dwfl);
-    int r = dwfl_linux_proc_report(pr->dwfl, pr->pid);
+    int n = 0;
+    for (size_t i = 0; i < pr->n_maps; i++) {
+        int dup = 0;
+        uint64_t high = pr->maps[i].end;
+        for (size_t j = 0; j < pr->n_maps; j++) {
+            if (low[j] != low[i] || strcmp(pr->maps[j].path, pr->maps[i].path) != 0)
+                continue;
+            if (j < i)
+                dup = 1;
+            if (pr->maps[j].end > high)
+                high = pr->maps[j].end;
+        }
+        if (!dup && dwfl_report_module(pr->dwfl, pr->maps[i].path, low[i], high))
+            n++;
+    }
     dwfl_report_end(pr->dwfl, NULL, NULL);
-    return r;
+    free(low);
+    return n ? 0 : -1;
 }
 
 static Dwfl *proc_dwfl(live *L, proc *pr)
@@ -579,7 +725,7 @@ static Dwfl *proc_dwfl(live *L, proc *pr)
     cur_proc = pr;
     pr->dwfl = dwfl_begin(&proc_cbs);
     L->st.unwinders++;
-    if (!pr->dwfl || report_modules(pr) != 0 || !dwfl_attach_state(pr->dwfl, NULL, pr->pid, &thread_cbs, pr)) {
+    if (!pr->dwfl || report_modules(L, pr) != 0 || !dwfl_attach_state(pr->dwfl, NULL, pr->pid, &thread_cbs, pr)) {
         if (pr->dwfl)
             dwfl_end(pr->dwfl);
         pr->dwfl = NULL;
@@ -612,12 +758,13 @@ static int unwind_user(live *L, proc *pr, frames *f)
     cur_proc = pr;
     Dwfl *d = proc_dwfl(L, pr);
     uint64_t ip = pr->regs[PR_IP];
-    if (d && !dwfl_addrmodule(d, ip) && time(NULL) != pr->dwfl_reported) {
-        /* Code mapped since (dlopen): a new unwinder over the current
-         * mappings. Never dwfl_report_* again on an attached Dwfl: libdw's
+    if (d && !dwfl_addrmodule(d, ip) && !pr->from_records && time(NULL) != pr->dwfl_reported) {
+        /* Code mapped since its mappings were read (dlopen) and not known
+         * from a record: read them again, and a new unwinder. Never dwfl_report_* again on an attached Dwfl: libdw's
          * process state borrows the first module's backend (Ebl), which
          * dwfl_report_end frees when that module went away (dlclose,
          * exec): a use after free that crashed the agent. */
+        read_maps(L, pr);
         dwfl_end(pr->dwfl);
         pr->dwfl = NULL;
         d = proc_dwfl(L, pr);
@@ -676,7 +823,7 @@ static uint64_t user_location(live *L, proc *pr, uint64_t addr)
         for (size_t i = 0; i < pr->n_maps; i++)
             if (addr >= pr->maps[i].start && addr < pr->maps[i].end)
                 m = &pr->maps[i];
-        if (!m && pass == 0 && pr->maps_read != time(NULL))
+        if (!m && pass == 0 && !pr->from_records && pr->maps_read != time(NULL))
             read_maps(L, pr);
         else if (!m)
             break;
@@ -724,7 +871,7 @@ static int64_t thread_name(live *L, int pid, int tid)
 
 /* ---- ring buffer records ---- */
 
-static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc)
+static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc, uint64_t tm)
 {
     if (len < 8 + 8 + 1)
         return;
@@ -737,20 +884,58 @@ static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc)
         hs_hmap_put(&L->tid_name, tid, (uint64_t)hs_profile_str(L->p, name));
     else
         hs_hmap_del(&L->tid_name, tid);
-    uint64_t ix;
-    if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix)) {
-        proc *pr = L->procs[ix - 1];
-        memcpy(pr->comm, name, sizeof name);
-        pr->skip = -1; /* another name, maybe another program: ask again */
-        if (misc & PERF_RECORD_MISC_COMM_EXEC)
-            drop_image(pr, ++L->n_spaces); /* a new program: its mappings are read again */
+    if (pid != tid)
+        return;
+    int exec = (misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+    proc *pr = find_proc(L, (int)pid, tm);
+    if (!pr && exec)
+        pr = new_proc(L, (int)pid, 1); /* its new image is built from the records that follow */
+    if (!pr)
+        return;
+    memcpy(pr->comm, name, sizeof name);
+    pr->skip = -1; /* another name, maybe another program: ask again */
+    if (exec) { /* a new program: its mappings come from the MMAP2 records that follow */
+        drop_image(pr, ++L->n_spaces);
+        pr->from_records = 1;
+        pr->maps_read = time(NULL);
     }
+}
+
+/* PERF_RECORD_FORK: pid, ppid, tid, ptid, time. A new process (not a
+ * thread) of a process whose mappings are known starts with a copy of
+ * them, not with /proc/PID/maps read later (by then it may have exec'd). */
+static void on_fork(live *L, const unsigned char *r, size_t len)
+{
+    if (len < 8 + 24)
+        return;
+    uint32_t pid, ppid, tid;
+    uint64_t tm;
+    memcpy(&pid, r + 8, 4);
+    memcpy(&ppid, r + 12, 4);
+    memcpy(&tid, r + 16, 4);
+    memcpy(&tm, r + 24, 8);
+    if (pid != tid || pid == ppid)
+        return;
+    proc *parent = find_proc(L, (int)ppid, tm);
+    if (!parent || (!parent->from_records && !parent->maps_read))
+        return; /* unknown: its mappings are read when it is first sampled */
+    proc *old = find_proc(L, (int)pid, tm);
+    if (old && !old->exit_time)
+        old->exit_time = tm; /* its exit went unseen: the pid is the child's now */
+    proc *pr = new_proc(L, (int)pid, 1);
+    if (!pr)
+        return;
+    if (!parent->from_records) /* it may have mapped more since its maps were read */
+        pr->from_records = 0;
+    for (size_t i = 0; i < parent->n_maps; i++)
+        add_map(pr, parent->maps[i].start, parent->maps[i].end, parent->maps[i].off, parent->maps[i].path);
 }
 
 /* PERF_RECORD_EXIT: pid, ppid, tid, ptid, time. A later sample of this pid
  * is a new process (pid reuse); a later thread with this tid is named anew. */
 static void on_exit_rec(live *L, const unsigned char *r, size_t len)
 {
+    /* pid, ppid, tid, ptid, time */
     if (len < 8 + 24)
         return;
     uint32_t pid, tid;
@@ -759,24 +944,37 @@ static void on_exit_rec(live *L, const unsigned char *r, size_t len)
     memcpy(&tid, r + 16, 4);
     memcpy(&tm, r + 24, 8);
     hs_hmap_del(&L->tid_name, tid);
-    uint64_t ix;
-    if (pid == tid && hs_hmap_get(&L->pid_ix, pid, &ix))
-        L->procs[ix - 1]->exit_time = tm ? tm : 1;
+    proc *pr = pid == tid ? find_proc(L, (int)pid, tm) : NULL;
+    if (pr)
+        pr->exit_time = tm ? tm : 1;
 }
 
 /* PERF_RECORD_MMAP2 (executable mappings): pid, tid, addr, len, pgoff,
  * maj, min, ino, ino_generation, prot, flags, filename. A process we know
- * mapped code (dlopen): read its mappings again and take a fresh unwinder
- * at its next sample. */
-static void on_mmap(live *L, const unsigned char *r, size_t len)
+ * mapped code (exec, dlopen): the mapping joins its list, and it takes a
+ * fresh unwinder at its next sample. */
+static void on_mmap(live *L, const unsigned char *r, size_t len, uint64_t tm)
 {
     if (len < 72 + 2)
         return;
     uint32_t pid;
+    uint64_t addr, mlen, pgoff;
     memcpy(&pid, r + 8, 4);
-    uint64_t ix;
-    if (r[72] == '/' && hs_hmap_get(&L->pid_ix, pid, &ix))
-        L->procs[ix - 1]->maps_stale = 1;
+    memcpy(&addr, r + 16, 8);
+    memcpy(&mlen, r + 24, 8);
+    memcpy(&pgoff, r + 32, 8);
+    char name[4096];
+    snprintf(name, sizeof name, "%.*s", (int)(len - 72), (const char *)r + 72);
+    if (name[0] != '/' && strcmp(name, "[vdso]") != 0)
+        return;
+    proc *pr = find_proc(L, (int)pid, tm);
+    if (!pr)
+        return;
+    if (!pr->from_records && !pr->maps_read) {
+        pr->maps_stale = 1; /* its mappings, when read, will have it */
+        return;
+    }
+    add_map(pr, addr, addr + mlen, pgoff, name);
 }
 
 static void on_sample(live *L, const unsigned char *r, size_t len)
@@ -831,9 +1029,10 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
         pr->seen = L->window;
         L->st.processes++;
     }
-    if (pr->maps_stale) {
+    if (pr->maps_stale) { /* its mappings changed (on_mmap) */
         pr->maps_stale = 0;
-        read_maps(L, pr);
+        if (!pr->from_records && pr->maps_read)
+            read_maps(L, pr); /* mapped before we knew it: its maps may lack some */
         if (pr->dwfl) /* never report modules again on an attached Dwfl: a new one */
             dwfl_end(pr->dwfl);
         pr->dwfl = NULL;
@@ -895,65 +1094,129 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
     L->st.samples++;
 }
 
-static void drain(live *L, ring *rb)
+/* n bytes of rb's data at position pos (wrapping) into dst. */
+static void ring_copy(const ring *rb, uint64_t pos, void *dst, size_t n)
 {
-    struct perf_event_mmap_page *pg = rb->pg;
-    if (!pg)
+    const unsigned char *data = (const unsigned char *)rb->pg + rb->pg->data_offset;
+    uint64_t size = rb->pg->data_size, off = pos % size;
+    size_t first = off + n <= size ? n : (size_t)(size - off);
+    memcpy(dst, data + off, first);
+    memcpy((unsigned char *)dst + first, data, n - first);
+}
+
+typedef struct {
+    uint64_t tail, head, time; /* time of the record at tail; UINT64_MAX: none */
+    struct perf_event_header h;
+} cursor;
+
+/* The record at c->tail: its header and time (samples: after ip, pid/tid;
+ * other records: the sample_id trailer's pid/tid, time, cpu). */
+static void cursor_peek(const ring *rb, cursor *c)
+{
+    c->time = UINT64_MAX;
+    if (c->tail + sizeof c->h > c->head)
         return;
-    uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = pg->data_tail;
-    unsigned char *data = (unsigned char *)pg + pg->data_offset;
-    uint64_t size = pg->data_size;
-    while (tail + sizeof(struct perf_event_header) <= head) {
-        struct perf_event_header h;
-        uint64_t off = tail % size;
-        for (size_t i = 0; i < sizeof h; i++)
-            ((unsigned char *)&h)[i] = data[(off + i) % size];
-        if (h.size < sizeof h || tail + h.size > head)
+    ring_copy(rb, c->tail, &c->h, sizeof c->h);
+    if (c->h.size < sizeof c->h || c->tail + c->h.size > c->head)
+        return;
+    uint64_t t = 0;
+    if (c->h.type == PERF_RECORD_SAMPLE && c->h.size >= 32)
+        ring_copy(rb, c->tail + 24, &t, 8);
+    else if (c->h.type != PERF_RECORD_SAMPLE && c->h.size >= 8 + 24)
+        ring_copy(rb, c->tail + c->h.size - 16, &t, 8);
+    c->time = t;
+}
+
+static void dispatch(live *L, const unsigned char *rec, const struct perf_event_header *h, uint64_t tm,
+                     int samples_only)
+{
+    if (h->type == PERF_RECORD_SAMPLE && L->p)
+        on_sample(L, rec, h->size);
+    else if (h->type == PERF_RECORD_MMAP2)
+        on_mmap(L, rec, h->size, tm);
+    else if (h->type == PERF_RECORD_COMM)
+        on_comm(L, rec, h->size, h->misc, tm);
+    else if (h->type == PERF_RECORD_FORK)
+        on_fork(L, rec, h->size);
+    else if (h->type == PERF_RECORD_EXIT)
+        on_exit_rec(L, rec, h->size);
+    else if (h->type == PERF_RECORD_SWITCH && L->off_cpu && !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+             h->size >= 8 + 16) {
+        /* sample_id: pid, tid, time */
+        offev *e = push_ev(L);
+        if (e) {
+            memcpy(&e->tid, rec + 12, 4);
+            memcpy(&e->time, rec + 16, 8);
+            e->in = 1;
+        }
+    } else if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+        uint64_t lost;
+        memcpy(&lost, rec + 16, 8);
+        if (samples_only || !L->track)
+            L->st.lost += lost;
+        if (samples_only)
+            return; /* -a's sample ring: the records travel in the track rings */
+        /* An exec or mmap may be among them: every image is read afresh
+         * from /proc/PID/maps, as for a process mapped before the
+         * recording (drop_image). */
+        for (size_t i = 0; i < L->n_procs; i++)
+            drop_image(L->procs[i], ++L->n_spaces);
+    }
+}
+
+/* Take in what every ring buffer holds, merged in time order: each CPU's
+ * ring is in order, but a process that execs, maps or exits on one CPU and
+ * is sampled on another must be seen in the order it happened, so each
+ * sample is unwound and named against the mappings live when it was taken
+ * (and a pid's next process is not charged to the one before). */
+static void drain(live *L)
+{
+    cursor stack_cur[8], *cur = L->n_rings <= 8 ? stack_cur : calloc(L->n_rings, sizeof *cur);
+    if (!cur)
+        return;
+    /* the sample rings' ends first, then the track rings': every record
+     * older than a sample taken in is taken in too */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < L->n_rings; i++) {
+            if (L->rings[i].track != pass)
+                continue;
+            cur[i].time = UINT64_MAX;
+            if (!L->rings[i].pg)
+                continue;
+            cur[i].head = __atomic_load_n(&L->rings[i].pg->data_head, __ATOMIC_ACQUIRE);
+            cur[i].tail = L->rings[i].pg->data_tail;
+            cursor_peek(&L->rings[i], &cur[i]);
+        }
+    for (;;) {
+        size_t best = L->n_rings;
+        for (size_t i = 0; i < L->n_rings; i++)
+            if (cur[i].time != UINT64_MAX && (best == L->n_rings || cur[i].time < cur[best].time))
+                best = i;
+        if (best == L->n_rings)
             break;
-        const unsigned char *rec;
-        if (off + h.size <= size) {
-            rec = data + off;
-        } else {
-            if (L->tmpcap < h.size) {
-                unsigned char *nt = realloc(L->tmp, h.size);
+        ring *rb = &L->rings[best];
+        cursor *c = &cur[best];
+        const unsigned char *data = (const unsigned char *)rb->pg + rb->pg->data_offset;
+        uint64_t off = c->tail % rb->pg->data_size;
+        const unsigned char *rec = data + off;
+        if (off + c->h.size > rb->pg->data_size) { /* wraps: a copy */
+            if (L->tmpcap < c->h.size) {
+                unsigned char *nt = realloc(L->tmp, c->h.size);
                 if (!nt)
                     break;
                 L->tmp = nt;
-                L->tmpcap = h.size;
+                L->tmpcap = c->h.size;
             }
-            size_t first = size - off;
-            memcpy(L->tmp, data + off, first);
-            memcpy(L->tmp + first, data, h.size - first);
+            ring_copy(rb, c->tail, L->tmp, c->h.size);
             rec = L->tmp;
         }
-        if (h.type == PERF_RECORD_SAMPLE && L->p)
-            on_sample(L, rec, h.size);
-        else if (h.type == PERF_RECORD_MMAP2)
-            on_mmap(L, rec, h.size);
-        else if (h.type == PERF_RECORD_COMM)
-            on_comm(L, rec, h.size, h.misc);
-        else if (h.type == PERF_RECORD_EXIT)
-            on_exit_rec(L, rec, h.size);
-        else if (h.type == PERF_RECORD_SWITCH && L->off_cpu && !(h.misc & PERF_RECORD_MISC_SWITCH_OUT) &&
-                 h.size >= 8 + 16) {
-            /* sample_id: pid, tid, time */
-            offev *e = push_ev(L);
-            if (e) {
-                memcpy(&e->tid, rec + 12, 4);
-                memcpy(&e->time, rec + 16, 8);
-                e->in = 1;
-            }
-        }
-        else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
-            uint64_t lost;
-            memcpy(&lost, rec + 16, 8);
-            L->st.lost += lost;
-            L->lost_track = 1; /* an exec, exit or mmap may be among them */
-        }
-        tail += h.size;
+        dispatch(L, rec, &c->h, c->time, L->track && !rb->track);
+        c->tail += c->h.size;
+        __atomic_store_n(&rb->pg->data_tail, c->tail, __ATOMIC_RELEASE);
+        cursor_peek(rb, c);
     }
-    __atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+    if (cur != stack_cur)
+        free(cur);
 }
 
 static void perm_error(char *err, size_t errlen, int e)
@@ -967,10 +1230,10 @@ static void perm_error(char *err, size_t errlen, int e)
              strerror(e), para);
 }
 
-static int open_ring(ring *rb, int fd, size_t page)
+static int open_ring(ring *rb, int fd, size_t page, size_t pages)
 {
     rb->fd = fd;
-    rb->len = (RING_PAGES + 1) * page;
+    rb->len = (pages + 1) * page;
     void *m = mmap(NULL, rb->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) {
         rb->pg = NULL;
@@ -1059,7 +1322,7 @@ static void forget_procs(live *L)
         proc *pr = L->procs[i];
         uint64_t ix = 0;
         hs_hmap_get(&L->pid_ix, (uint64_t)pr->pid, &ix);
-        if (ix != i + 1 || pr->exit_time || L->window - pr->seen > KEEP_WINDOWS)
+        if (ix != i + 1 || pr->exit_time || L->window - (pr->seen > pr->born ? pr->seen : pr->born) > KEEP_WINDOWS)
             free_proc(pr);
         else
             L->procs[k++] = pr;
@@ -1106,6 +1369,9 @@ void hs_live_close(hs_live *L)
     hs_ksyms_free(L->own_ks);
     hs_profile_free(L->p);
     forget_elfs(L);
+    if (L->vdso_elf)
+        elf_end(L->vdso_elf);
+    free(L->vdso);
     free(L->elfs);
     hs_hmap_free(&L->elf_ix);
     free(L);
@@ -1164,7 +1430,7 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
      * enabled between windows, so what is known of a process stays true. */
     a.comm = a.comm_exec = a.task = a.mmap = a.mmap2 = !L->track;
     a.inherit = o->all ? 0 : 1;
-    a.sample_id_all = 0;
+    a.sample_id_all = 1; /* every record's time: the rings are merged in time order (drain) */
     L->period = (int64_t)a.sample_period;
     if (o->off_cpu) {
         int id = sched_switch_id();
@@ -1187,10 +1453,12 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
     t.type = PERF_TYPE_SOFTWARE;
     t.config = PERF_COUNT_SW_DUMMY;
     t.comm = t.comm_exec = t.task = t.mmap = t.mmap2 = 1;
+    t.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU; /* the sampling event's sample_id */
+    t.sample_id_all = 1;
 
     int fail = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-    L->rings = calloc((size_t)ncpu, sizeof *L->rings);
+    L->rings = calloc((size_t)ncpu * 2, sizeof *L->rings);
     if (!L->rings) {
         snprintf(err, errlen, "out of memory");
         fail = 1;
@@ -1213,7 +1481,7 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
                 fail = 1;
                 break;
             }
-            if (open_ring(&L->rings[L->n_rings++], (int)fd, page) != 0) {
+            if (open_ring(&L->rings[L->n_rings++], (int)fd, page, RING_PAGES) != 0) {
                 snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(errno));
                 fail = 1;
                 break;
@@ -1221,11 +1489,15 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
             if (!L->track)
                 continue;
             long tfd = perf_open(&t, -1, (int)c, -1, PERF_FLAG_FD_CLOEXEC);
+            /* a ring of its own: a flood of samples the profiler cannot keep
+             * up with loses samples, not the records that say which image
+             * each sample belongs to (drain merges the rings in time order) */
             if (tfd < 0 || add_fd(&L->track_fds, &L->n_track, (int)tfd) != 0 ||
-                ioctl((int)tfd, PERF_EVENT_IOC_SET_OUTPUT, (int)fd) != 0) {
+                open_ring(&L->rings[L->n_rings], (int)tfd, page, TRACK_PAGES) != 0) {
                 snprintf(err, errlen, "perf_event_open (dummy event on CPU %ld): %s", c, strerror(errno));
                 fail = 1;
             }
+            L->rings[L->n_rings++].track = 1;
         }
     } else {
         /* Inherited per-task events cannot be mmapped with cpu -1: one event per
@@ -1277,7 +1549,7 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
                     opened = 1;
                     if (leader[c] < 0) {
                         leader[c] = (int)fd;
-                        if (open_ring(&L->rings[L->n_rings++], (int)fd, page) != 0) {
+                        if (open_ring(&L->rings[L->n_rings++], (int)fd, page, RING_PAGES) != 0) {
                             snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(errno));
                             fail = 1;
                         }
@@ -1306,6 +1578,21 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
     L->ks = o->ksyms ? o->ksyms : (L->own_ks = hs_ksyms_load(NULL));
     for (size_t i = 0; i < L->n_pids; i++)
         get_proc(L, L->pids[i], 0); /* maps and names now, in case it exits early */
+    if (L->all) {
+        /* What every process maps now, before the first window: its samples
+         * may be taken in before its later execs' records are (the
+         * processes that start later are known from their records). */
+        DIR *d = opendir("/proc");
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            int pid = atoi(de->d_name);
+            proc *pr = pid > 0 && pid != L->self && !find_proc(L, pid, 0) ? new_proc(L, pid, 0) : NULL;
+            if (pr)
+                read_maps(L, pr);
+        }
+        if (d)
+            closedir(d);
+    }
     return L;
 }
 
@@ -1313,8 +1600,7 @@ void hs_live_idle(hs_live *L)
 {
     if (!L || L->p)
         return;
-    for (size_t i = 0; i < L->n_rings; i++)
-        drain(L, &L->rings[i]);
+    drain(L);
     forget_procs(L);
 }
 
@@ -1331,13 +1617,10 @@ hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *s
         memset(L->map_space, 0, L->cap_map_space * sizeof *L->map_space);
     for (size_t i = 0; i < L->n_procs; i++) {
         proc *pr = L->procs[i];
-        if (L->lost_track) /* an exec or mmap may have gone unseen */
-            drop_image(pr, ++L->n_spaces);
         hs_hmap_clear(&pr->locs);
         for (size_t j = 0; j < pr->n_maps; j++)
             pr->maps[j].mapping_id = 0;
     }
-    L->lost_track = 0;
     L->p = hs_profile_new();
     if (!L->p) {
         snprintf(err, errlen, "out of memory");
@@ -1387,17 +1670,15 @@ hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *s
             ms = (int)((duration - el) * 1000) + 1;
         if (pfd)
             poll(pfd, L->n_rings, ms);
-        for (size_t i = 0; i < L->n_rings; i++) {
-            drain(L, &L->rings[i]);
+        drain(L);
+        for (size_t i = 0; i < L->n_rings; i++)
             if (!pfd || !(pfd[i].revents & POLLHUP))
                 alive = 1;
-        }
         if (!L->all && !alive)
             break; /* every attached process ended */
     }
     perf_ioctl(L->fds, L->n_fds, PERF_EVENT_IOC_DISABLE);
-    for (size_t i = 0; i < L->n_rings; i++)
-        drain(L, &L->rings[i]);
+    drain(L);
     free(pfd);
     clock_gettime(CLOCK_MONOTONIC, &now);
     L->p->time_nanos = (int64_t)time(NULL) * 1000000000LL;

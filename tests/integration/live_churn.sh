@@ -53,10 +53,12 @@ server_curl windows.pb.gz "$SERVER_URL/api/v1/profile?service=live_target&type=c
 "$HOTSPUR" top -n 50 windows.pb.gz >wtop.txt
 wm=$(awk '$6 == "main" { sub("%", "", $5); print $5 }' wtop.txt)
 echo "agent over $w windows: main ${wm:-0}%"
-# 85, not 90 as for record -p below: samples of an image that a later exec
-# replaced before its records were processed stay bare addresses (docs/live.md,
-# Limits): 89.4-89.6% reached main under a CI run's load, over 90% when quiet.
-awk -v m="${wm:-0}" 'BEGIN { exit !(m >= 85) }' || fail "agent windows: samples not unwound to main: $(head -20 wtop.txt)"
+# Each image's mappings are built from the kernel's records in time order
+# (every CPU's ring merged), so a sample is unwound against the image it was
+# taken in even when the agent (slowed by valgrind) takes it in after later
+# execs: 100% here at load 12 (89.4% when mappings were read from /proc at
+# processing time).
+awk -v m="${wm:-0}" 'BEGIN { exit !(m >= 95) }' || fail "agent windows: samples not unwound to main: $(head -20 wtop.txt)"
 
 "$PROGS/live_target" exec 5 & X=$!
 PIDS+=($X)
