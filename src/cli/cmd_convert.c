@@ -22,11 +22,15 @@ static void hs_convert_usage(FILE *out)
             "  --from FMT      input format: auto (default: detected from the content),\n"
             "                  pprof (gzipped or not), collapsed (FlameGraph folded\n"
             "                  stacks: 'root;caller;leaf COUNT' per line), perf-script\n"
-            "                  (the text `perf script` prints for `perf record -g` data)\n"
+            "                  (the text `perf script` prints for `perf record -g` data),\n"
+            "                  otlp (an OpenTelemetry ExportProfilesServiceRequest,\n"
+            "                  protobuf or JSON, gzipped or not; never auto-detected)\n"
             "  --to FMT        output format: pprof (gzipped profile.proto, all sample\n"
             "                  types kept), collapsed, callgrind (for callgrind_annotate\n"
             "                  and KCachegrind; per-line positions when the profile has\n"
-            "                  line numbers), speedscope (JSON for speedscope.app)\n"
+            "                  line numbers), speedscope (JSON for speedscope.app),\n"
+            "                  otlp (an OpenTelemetry ExportProfilesServiceRequest in\n"
+            "                  protobuf, one OTLP profile per sample type: docs/otlp.md)\n"
             "  -o, --output F  file to write (default '-': stdout; pprof output is\n"
             "                  binary and is not written to a terminal)\n"
             "  -h, --help      show this help\n"
@@ -52,8 +56,8 @@ static int hs_convert_write(void *ctx, const void *buf, size_t len)
     return fwrite(buf, 1, len, ctx) == len ? 0 : -1;
 }
 
-/* --to pprof: merge, filter, encode. */
-static int hs_convert_pprof(hs_profile **ps, size_t n, const hs_analysis_options *o,
+/* --to pprof and --to otlp: merge, filter, encode. */
+static int hs_convert_pprof(hs_profile **ps, size_t n, const hs_analysis_options *o, bool otlp,
                             hs_cli_out *out, char *err, size_t errlen)
 {
     hs_profile *merged = NULL, *filtered = NULL;
@@ -69,8 +73,19 @@ static int hs_convert_pprof(hs_profile **ps, size_t n, const hs_analysis_options
             goto done;
         p = filtered;
     }
-    if (hs_profile_encode_to(p, hs_convert_write, out->f, err, errlen) != 0)
+    if (otlp) {
+        hs_bytes b = {0};
+        int st = hs_otlp_encode(&p, 1, NULL, &b, err, errlen);
+        if (st == 0 && fwrite(b.p, 1, b.n, out->f) != b.n) {
+            snprintf(err, errlen, "write error");
+            st = -1;
+        }
+        hs_bytes_free(&b);
+        if (st)
+            goto done;
+    } else if (hs_profile_encode_to(p, hs_convert_write, out->f, err, errlen) != 0) {
         goto done;
+    }
     rc = 0;
 done:
     hs_profile_free(filtered);
@@ -111,8 +126,8 @@ int hs_cmd_convert(int argc, char **argv)
         .does_not_apply = true,
         .base_msg = "--base applies to top, peek, list, tree, traces and merge",
         .extras = extras, .extra = convert_extra, .min_args = 0, .max_args = -1};
-    static const char *const froms[] = {"auto", "pprof", "collapsed", "perf-script"};
-    static const char *const tos[] = {"pprof", "collapsed", "callgrind", "speedscope"};
+    static const char *const froms[] = {"auto", "pprof", "collapsed", "perf-script", "otlp"};
+    static const char *const tos[] = {"pprof", "collapsed", "callgrind", "speedscope", "otlp"};
     hs_analysis_options o;
     const char *output = "-";
     convert_args a = {.from = "auto"};
@@ -128,19 +143,23 @@ int hs_cmd_convert(int argc, char **argv)
     for (size_t i = 0; to && i < sizeof tos / sizeof *tos; i++)
         to_ok |= strcmp(to, tos[i]) == 0;
     const char *bad = NULL;
+    bool binary = to && (strcmp(to, "pprof") == 0 || strcmp(to, "otlp") == 0);
     if (!from_ok)
-        bad = "--from must be auto, pprof, collapsed or perf-script";
+        bad = "--from must be auto, pprof, collapsed, perf-script or otlp";
     else if (!to)
-        bad = "missing --to pprof|collapsed|callgrind|speedscope (see hotspur convert --help)";
+        bad = "missing --to pprof|collapsed|callgrind|speedscope|otlp (see hotspur convert --help)";
     else if (!to_ok)
-        bad = "--to must be pprof, collapsed, callgrind or speedscope";
+        bad = "--to must be pprof, collapsed, callgrind, speedscope or otlp";
     else if (first >= argc)
         bad = "missing input file (see hotspur convert --help)";
-    else if (strcmp(to, "pprof") == 0 && (o.sample_index || o.granularity_set))
-        bad = "--to pprof keeps every sample type at full detail: --sample-index and "
-              "granularity options do not apply";
-    else if (strcmp(to, "pprof") == 0 && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
-        bad = "pprof output is binary: give -o FILE or redirect stdout";
+    else if (binary && (o.sample_index || o.granularity_set))
+        bad = strcmp(to, "otlp") == 0 ? "--to otlp keeps every sample type at full detail: --sample-index and "
+                                        "granularity options do not apply"
+                                      : "--to pprof keeps every sample type at full detail: --sample-index and "
+                                        "granularity options do not apply";
+    else if (binary && strcmp(output, "-") == 0 && isatty(STDOUT_FILENO))
+        bad = strcmp(to, "otlp") == 0 ? "otlp output is binary: give -o FILE or redirect stdout"
+                                      : "pprof output is binary: give -o FILE or redirect stdout";
     if (bad) {
         hs_analysis_options_free(&o);
         return hs_cli_fail(spec.name, NULL, bad);
@@ -159,7 +178,7 @@ int hs_cmd_convert(int argc, char **argv)
     char msg[1024], err[512];
     if (hs_acli_load(spec.name, from, argv + first, n, true, &ps) != 0)
         goto done;
-    if (strcmp(to, "pprof") != 0) {
+    if (!binary) {
         v = hs_view_build(ps, (size_t)n, NULL, 0, &o, msg, sizeof msg);
         if (!v) {
             hs_cli_fail(spec.name, NULL, msg);
@@ -174,8 +193,8 @@ int hs_cmd_convert(int argc, char **argv)
         goto done;
     }
     int ok;
-    if (strcmp(to, "pprof") == 0)
-        ok = hs_convert_pprof(ps, (size_t)n, &o, &out, err, sizeof err) == 0;
+    if (binary)
+        ok = hs_convert_pprof(ps, (size_t)n, &o, strcmp(to, "otlp") == 0, &out, err, sizeof err) == 0;
     else if (strcmp(to, "collapsed") == 0)
         ok = hs_export_collapsed(v, out.f, err, sizeof err) == 0;
     else if (strcmp(to, "callgrind") == 0)

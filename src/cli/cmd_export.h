@@ -15,10 +15,50 @@
 
 #include "analysis/analysis.h"
 #include "cli/fetch.h"
+#include "profile/otlp.h"
 #include "profile/profile.h"
 #include "report/export.h"
 
-/* Load a profile: `from` is "pprof", "collapsed", "perf-script", or NULL /
+/* An OTLP profiles request (protobuf or JSON, gzipped or not) as one
+ * profile: its profiles merged when it has several. */
+static inline hs_profile *hs_cli_load_otlp(const hs_profile_input *in, char *err, size_t errlen)
+{
+    const unsigned char *data = in->data;
+    size_t len = in->len;
+    unsigned char *plain = NULL;
+    if (len >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+        hs_gunzip_limits gl = {(size_t)1 << 34, 1000, SIZE_MAX};
+        if (hs_gunzip_bounded(data, len, &gl, &plain, &len, err, errlen) != 0)
+            return NULL;
+        data = plain;
+    }
+    hs_otlp_batch b;
+    int st = hs_otlp_decode(data, len, hs_otlp_is_json(data, len), 0, &b, err, errlen);
+    free(plain);
+    if (st)
+        return NULL;
+    hs_profile *p = NULL;
+    if (b.n == 0) {
+        snprintf(err, errlen, "the OTLP request has no profiles");
+    } else if (b.n == 1) {
+        p = b.p[0].profile;
+        b.p[0].profile = NULL;
+    } else {
+        hs_profile **ps = malloc(b.n * sizeof *ps);
+        if (ps) {
+            for (size_t i = 0; i < b.n; i++)
+                ps[i] = b.p[i].profile;
+            p = hs_analysis_merge(ps, b.n, err, errlen);
+            free(ps);
+        } else {
+            snprintf(err, errlen, "out of memory");
+        }
+    }
+    hs_otlp_batch_free(&b);
+    return p;
+}
+
+/* Load a profile: `from` is "pprof", "collapsed", "perf-script", "otlp", or NULL /
  * "auto" to detect the format from the content. PATH is a file ("-" =
  * stdin; a regular file is mapped, not copied) or a URL (fetch.h). */
 static inline hs_profile *hs_cli_load(const char *path, const char *from, char *err,
@@ -48,8 +88,10 @@ static inline hs_profile *hs_cli_load(const char *path, const char *from, char *
         p = hs_import_collapsed((const char *)in.data, in.len, err, errlen);
     else if (strcmp(from, "perf-script") == 0)
         p = hs_import_perf_script((const char *)in.data, in.len, err, errlen);
+    else if (strcmp(from, "otlp") == 0)
+        p = hs_cli_load_otlp(&in, err, errlen);
     else
-        snprintf(err, errlen, "unknown input format '%s' (pprof, collapsed, perf-script)", from);
+        snprintf(err, errlen, "unknown input format '%s' (pprof, collapsed, perf-script, otlp)", from);
     hs_profile_input_free(&in);
     return p;
 }

@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #include "base/clock.h"
 #include "base/json.h"
+#include "profile/otlp.h"
 #include "server/ingest.h"
 #include "server/server.h"
 
@@ -267,7 +268,7 @@ static bool token_ok(const hs_server *s, const char *auth)
 
 /* ---- requests ---- */
 
-enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_QUERY, ROUTE_HEALTH, ROUTE_ASSET, ROUTE_DEBUGINFO };
+enum { ROUTE_NONE, ROUTE_INGEST, ROUTE_PYROSCOPE, ROUTE_OTLP, ROUTE_QUERY, ROUTE_HEALTH, ROUTE_ASSET, ROUTE_DEBUGINFO };
 
 typedef struct {
     int route;
@@ -317,13 +318,15 @@ static int route_of(const char *method, const char *url, int *status)
         r = ROUTE_INGEST;
     else if (strcmp(url, "/ingest") == 0)
         r = ROUTE_PYROSCOPE;
+    else if (strcmp(url, HS_OTLP_PATH) == 0)
+        r = ROUTE_OTLP;
     else if (strncmp(url, "/api/", 5) == 0 || strcmp(url, "/api") == 0)
         r = ROUTE_QUERY;
     else if (strcmp(url, "/healthz") == 0)
         r = ROUTE_HEALTH;
     else
         r = ROUTE_ASSET;
-    if ((r == ROUTE_INGEST || r == ROUTE_PYROSCOPE) ? !post : !get) {
+    if ((r == ROUTE_INGEST || r == ROUTE_PYROSCOPE || r == ROUTE_OTLP) ? !post : !get) {
         *status = MHD_HTTP_METHOD_NOT_ALLOWED;
         return ROUTE_NONE;
     }
@@ -544,7 +547,8 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
     int status = 404;
     c->route = route_of(method, url, &status);
     if (c->route == ROUTE_NONE) {
-        bool ingest = strcmp(url, "/api/v1/ingest") == 0 || strcmp(url, "/ingest") == 0;
+        bool ingest = strcmp(url, "/api/v1/ingest") == 0 || strcmp(url, "/ingest") == 0 ||
+                      strcmp(url, HS_OTLP_PATH) == 0;
         bool dbg = strncmp(url, "/api/v1/debuginfo", 17) == 0;
         return send_error(conn, status, ingest ? "POST" : dbg ? "GET, HEAD, PUT, POST, DELETE" : "GET, HEAD",
                           "method %.16s not allowed on %.200s",
@@ -713,6 +717,9 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
         break;
     case ROUTE_PYROSCOPE:
         hs_ingest_pyroscope(s->batcher, &s->cfg.limits, &rq, &rs);
+        break;
+    case ROUTE_OTLP:
+        hs_ingest_otlp(s->batcher, &s->cfg.limits, &rq, &rs);
         break;
     case ROUTE_DEBUGINFO:
         if (c->fd >= 0) {

@@ -122,6 +122,8 @@ int hs_batcher_write_health(hs_batcher *b, char *err, size_t errlen);
 /* Each returns the HTTP status it answered with and fills rs. */
 int hs_ingest_native(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs);
 int hs_ingest_pyroscope(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs);
+/* POST /v1development/profiles: OpenTelemetry profiles (ingest_otlp.c). */
+int hs_ingest_otlp(hs_batcher *b, const hs_limits *lim, const hs_http_request *rq, hs_http_response *rs);
 
 /* ---- query.c ---- */
 typedef struct {
