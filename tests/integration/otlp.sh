@@ -83,6 +83,13 @@ cmp -s as-json.folded as-gzip.folded || fail "gzip stored a different profile"
 cmp -s as-json.traces as-proto.traces || fail "JSON and protobuf: labels differ: $(diff as-json.traces as-proto.traces)"
 cmp -s as-json.folded h1 || fail "the server stored something else than convert reads: $(diff as-json.folded h1)"
 grep -q 'thread.name:.*worker-1' as-json.traces || fail "sample attributes are not labels: $(cat as-json.traces)"
+# trace links: one span's (or one trace's) samples, by a tag filter on the query API
+for tag in span_id=eee19b7ec3c1b174 trace_id=5b8efff798038103d269b633813fc60c; do
+    st=$(server_curl span.json "$URL/api/v1/functions?service=as-json&type=cpu&from=0&tagfocus=$tag")
+    [ "$st" = 200 ] || fail "tagfocus=$tag: $st $(cat span.json)"
+    [ "$(json span.json 'd["matched"]')" = 3000000 ] && [ "$(json span.json 'd["total"]')" = 6000003 ] ||
+        fail "tagfocus=$tag: the linked sample is 1000000+2000000 of 6000003: $(cat span.json)"
+done
 
 # profile_id is the stored id: the same request again is a duplicate, not a second profile
 OTLP_SERVICE=with-id OTLP_PROFILE_ID=0102030405060708090a0b0c0d0e0f10 body proto >id.pb
