@@ -3,7 +3,9 @@
 #    off-CPU total equals the time the process was not running in the
 #    window (window - its run time from /proc/PID/schedstat) within 5%, and
 #    nearly all of it is under sleeper;
-#  - two threads contending for one mutex: their wait is under lock_waiter.
+#  - two threads contending for one mutex: their wait is under lock_waiter;
+#  - two threads blocked for the whole recording: each the whole window,
+#    under napper and joiner.
 source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || fail "needs root (sched_switch tracepoint)"
 PIDS=()
@@ -53,7 +55,28 @@ sleep 0.3
 "$HOTSPUR" record -p "$T" --off-cpu --duration 2 -o mutex.pb.gz 2>rec.err || fail "record --off-cpu mutex: $(cat rec.err)"
 kill "$T"
 lw=$(cum mutex.pb.gz lock_waiter); ml=$(cum mutex.pb.gz ___pthread_mutex_lock)
-echo "mutex: under lock_waiter ${lw}%, under pthread_mutex_lock ${ml}%"
+# the main thread waits in pthread_join all along (counted since it is
+# blocked for the whole recording): the contenders' share is the rest
+jn=$(cum mutex.pb.gz __pthread_clockjoin_ex)
+echo "mutex: under lock_waiter ${lw}%, under pthread_mutex_lock ${ml}%; main thread in pthread_join ${jn:-0}%"
 [ -n "$lw" ] && [ "$lw" = "$ml" ] || fail "the mutex wait (${ml}%) is not all under lock_waiter (${lw}%)"
-awk -v s="$lw" 'BEGIN { exit !(s >= 40) }' || fail "only ${lw}% of the off-CPU time is the mutex wait"
-pass "off-CPU: total = blocked time within 5%, under sleeper; mutex wait under lock_waiter"
+awk -v s="$lw" -v j="${jn:-0}" 'BEGIN { exit !(j < 100 && s / (100 - j) >= 0.4) }' ||
+    fail "only ${lw}% of the off-CPU time (${jn:-0}% in pthread_join) is the mutex wait"
+# Blocked all along (no switch during the recording): a thread in one long
+# nanosleep (napper) and the main thread joining it (joiner). Each is charged
+# the whole window under the stack it sleeps in, read at the start (kernel
+# frames from /proc/PID/task/TID/stack, user frames unwound from the sp and pc
+# of /proc/PID/task/TID/syscall): without that, the profile was empty.
+"$PROGS/live_target" parked & PIDS+=($!); T=$!
+sleep 0.3
+"$HOTSPUR" record -p "$T" --off-cpu --duration 2 -o parked.pb.gz 2>rec.err || fail "record --off-cpu parked: $(cat rec.err)"
+kill "$T"
+tot=$(total_ms parked.pb.gz); dur=$(duration_ms parked.pb.gz)
+np=$(cum parked.pb.gz napper); jo=$(cum parked.pb.gz joiner)
+echo "blocked all along: off-CPU total ${tot} ms over a ${dur} ms window; napper ${np:-0}%, joiner ${jo:-0}%"
+awk -v t="$tot" -v d="$dur" 'BEGIN { r = t / (2 * d); exit !(r >= 0.97 && r <= 1.03) }' ||
+    fail "two threads blocked all along: off-CPU total $tot ms, not twice the window ($dur ms)"
+awk -v a="${np:-0}" -v b="${jo:-0}" 'BEGIN { exit !(a >= 49 && a <= 51 && b >= 49 && b <= 51) }' ||
+    fail "blocked all along: napper ${np:-0}%, joiner ${jo:-0}%, not half each: $("$HOTSPUR" top -n 30 parked.pb.gz)"
+"$HOTSPUR" top -n 200 parked.pb.gz | grep -q ' hrtimer_nanosleep \[k\]$' || fail "no kernel frame under napper"
+pass "off-CPU: total = blocked time within 5%, under sleeper; mutex wait under lock_waiter; threads blocked all along counted under their stacks"

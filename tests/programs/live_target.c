@@ -14,6 +14,9 @@
  *                              nanosleeps 7 ms (30% compute, 70% blocked)
  *   live_target mutex          two threads take one mutex and burn 5 ms holding
  *                              it; each takes it in lock_waiter()
+ *   live_target parked         a thread asleep in napper() (one nanosleep of an
+ *                              hour) and the main thread in joiner()
+ *                              (pthread_join on it): both blocked all along
  *   live_target exec N         burn_a (N even) or burn_b (N odd) for 400 ms of
  *                              CPU, dlopen and dlclose libz, then exec itself
  *                              with N-1 (the same pid, a new image) until N is 0
@@ -69,6 +72,19 @@ static void *contender(void *arg)
         sched_yield();
     }
     return NULL;
+}
+
+__attribute__((noinline)) void *napper(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {3600, 0};
+    nanosleep(&ts, NULL);
+    return NULL;
+}
+__attribute__((noinline)) void joiner(pthread_t th)
+{
+    pthread_join(th, NULL);
+    n_locked++; /* not a tail call */
 }
 
 static char buf[4096];
@@ -133,6 +149,13 @@ int main(int argc, char **argv)
             burn_a(3);
             sleeper(7);
         }
+    if (!strcmp(argv[1], "parked")) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, napper, NULL))
+            return 1;
+        joiner(th);
+        return 0;
+    }
     if (!strcmp(argv[1], "mutex")) {
         pthread_t th[2];
         for (int i = 0; i < 2; i++)
