@@ -139,7 +139,13 @@ per_call() { # CONFIG FUNCTION: "instructions calls" of its calls in that run
 : >"$TMP/persample"
 for cfg in sampled base-sampled; do
     [ -e "$TMP/cg.$cfg" ] || continue
-    echo "$cfg $(per_call "$cfg" record_alloc) $(per_call "$cfg" hs_unwind_here)" >>"$TMP/persample"
+    # malloc's samples: record_alloc_at and hs_unwind_call (record_alloc
+    # and hs_unwind_here in agents before a8c0f1e... of issue 30)
+    rec=$(per_call "$cfg" record_alloc_at)
+    unw=$(per_call "$cfg" hs_unwind_call)
+    [ "${rec#* }" != 0 ] || rec=$(per_call "$cfg" record_alloc)
+    [ "${unw#* }" != 0 ] || unw=$(per_call "$cfg" hs_unwind_here)
+    echo "$cfg $rec $unw" >>"$TMP/persample"
 done
 
 # ---- 2. time ----
@@ -236,7 +242,7 @@ END {
     while ((getline line < persample) > 0) {
         split(line, f, " ")
         if (f[3] > 0 && f[5] > 0)
-            printf "A sample at the default rate (run of N=%d), %s: %d recorded, %.0f instructions each (`record_alloc`, inclusive), of which %.0f unwind the stack (`hs_unwind_here`).\n\n", n2, (f[1] ~ /^base-/ ? "agent of " base : "this agent"), f[3], f[2] / f[3], f[4] / f[5]
+            printf "A sample at the default rate (run of N=%d), %s: %d recorded, %.0f instructions each (`record_alloc_at`, inclusive; `record_alloc` in older agents), of which %.0f unwind the stack (`hs_unwind_call`; `hs_unwind_here`).\n\n", n2, (f[1] ~ /^base-/ ? "agent of " base : "this agent"), f[3], f[2] / f[3], f[4] / f[5]
     }
     printf "Budgets: heap profile off %s (%+.2f per pair, budget 8); on, fast path %s (%+.2f, budget 14).\n", (per["off"] - per["none"] <= 8 ? "**met**" : "**not met**"), per["off"] - per["none"], (per["fast"] - per["none"] <= 14 ? "**met**" : "**not met**"), per["fast"] - per["none"]
     print ""

@@ -148,16 +148,22 @@ int hs_agent_hide_frames(uint64_t *pcs, int n)
     return k;
 }
 
-hs_stack_entry *hs_agent_intern_here(hs_stacktab *t)
+hs_stack_entry *hs_agent_intern_call(hs_stacktab *t, const hs_call_regs *c)
 {
     hs_thread *self = &hs_self;
     if (!self->tid)
         hs_thread_identify();
     int max = hs_g.cfg.max_depth;
     uint64_t pcs[HS_MAX_DEPTH_LIMIT + 8];
-    int n = hs_agent_hide_frames(pcs, hs_unwind_here(&self->stack, pcs, max + 8, 0));
+    int n = c ? hs_unwind_call(c, &self->stack, pcs, max + 8) : hs_unwind_here(&self->stack, pcs, max + 8, 0);
+    n = hs_agent_hide_frames(pcs, n); /* from here: the hook's; from c: a thread start's */
     int depth = n > max ? max : n;
     return depth > 0 ? hs_stacktab_intern(t, self->tid, self->labels, pcs, (uint32_t)depth) : NULL;
+}
+
+hs_stack_entry *hs_agent_intern_here(hs_stacktab *t)
+{
+    return hs_agent_intern_call(t, NULL);
 }
 
 pid_t hs_gettid(void)

@@ -93,6 +93,9 @@ long hs_agent_env_long(const char *name, long def, long lo, long hi);
  * t with its tid and labels: the recording step of the allocation and lock
  * hooks. The caller has raised hs_self.in_agent. NULL when t is full. */
 hs_stack_entry *hs_agent_intern_here(hs_stacktab *t);
+/* The same from a hook's call site (c: the registers at the hook's entry),
+ * without unwinding the agent's frames in between; c NULL: from here. */
+hs_stack_entry *hs_agent_intern_call(hs_stacktab *t, const hs_call_regs *c);
 /* Create a thread of the agent's own (not registered, never profiled). */
 int hs_agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Whether addr lies in the agent's own library (code or data). */

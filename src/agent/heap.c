@@ -45,6 +45,7 @@
 #include <gnu/lib-names.h>
 #include <link.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -429,14 +430,14 @@ static void snapshot_peak(int64_t now)
 
 /* Record block p of size as allocated here (unless the agent allocates).
  * Not cold: exact mode comes here for every allocation. */
-static __attribute__((noinline)) void record_alloc(void *p, size_t size)
+static __attribute__((noinline)) void record_alloc_at(void *p, size_t size, const hs_call_regs *c)
 {
     hs_thread *t = &hs_self;
     if (t->in_agent)
         return;
     atomic_thread_fence(memory_order_acquire); /* pairs with route() */
     t->in_agent++;
-    hs_stack_entry *e = hs_agent_intern_here(&H.tab);
+    hs_stack_entry *e = hs_agent_intern_call(&H.tab, c);
     if (e) {
         uint32_t idx = (uint32_t)(e - H.tab.entries);
         atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
@@ -453,6 +454,11 @@ static __attribute__((noinline)) void record_alloc(void *p, size_t size)
         }
     }
     t->in_agent--;
+}
+
+static void record_alloc(void *p, size_t size)
+{
+    record_alloc_at(p, size, NULL);
 }
 
 /* After an allocation by any function but malloc (which has its own). */
@@ -514,13 +520,64 @@ static int malloc_decides(void)
     return crossed();
 }
 
-static SLOW void *malloc_crossed(size_t size)
+/* malloc's countdown crossed zero; c: the registers of malloc's call
+ * site, so that a sample's stack starts there instead of stepping through
+ * the agent's frames (~400 of a sample's ~1700 instructions). */
+void *hs_heap_malloc_crossed(size_t size, const hs_call_regs *c);
+__attribute__((visibility("hidden"), used, noinline, cold)) void *hs_heap_malloc_crossed(size_t size,
+                                                                                        const hs_call_regs *c)
 {
     void *p = atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
     if (p && malloc_decides())
-        record_alloc(p, size);
+        record_alloc_at(p, size, c);
     return p;
 }
+
+#if defined(__x86_64__)
+_Static_assert(offsetof(hs_call_regs, pc) == 0 && offsetof(hs_call_regs, sp) == 8 &&
+                   offsetof(hs_call_regs, rbp) == 16 && offsetof(hs_call_regs, rbx) == 24 &&
+                   offsetof(hs_call_regs, r12) == 32 && offsetof(hs_call_regs, r15) == 56,
+               "hs_heap_malloc_slow writes hs_call_regs in this layout");
+/* malloc's slow path enters here: malloc jumps to it (a tail call), so at
+ * its entry the return address on the stack and the callee-saved registers
+ * are those of malloc's caller. It writes them as an hs_call_regs on its
+ * stack and calls hs_heap_malloc_crossed with them. (Were malloc to call
+ * it instead, e.g. unoptimized, the registers are those of a call site in
+ * malloc: still right to unwind from, with one frame of the agent's that
+ * hs_agent_hide_frames drops.) */
+__attribute__((visibility("hidden"))) void *hs_heap_malloc_slow(size_t size);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl hs_heap_malloc_slow\n"
+        ".hidden hs_heap_malloc_slow\n"
+        ".type hs_heap_malloc_slow, @function\n"
+        "hs_heap_malloc_slow:\n"
+        ".cfi_startproc\n"
+        "sub $72, %rsp\n" /* 8 slots + 8: the call below finds the stack aligned */
+        ".cfi_adjust_cfa_offset 72\n"
+        "mov 72(%rsp), %rax\n" /* pc: the return address */
+        "mov %rax, 0(%rsp)\n"
+        "lea 80(%rsp), %rax\n" /* sp: the caller's once it returns */
+        "mov %rax, 8(%rsp)\n"
+        "mov %rbp, 16(%rsp)\n"
+        "mov %rbx, 24(%rsp)\n"
+        "mov %r12, 32(%rsp)\n"
+        "mov %r13, 40(%rsp)\n"
+        "mov %r14, 48(%rsp)\n"
+        "mov %r15, 56(%rsp)\n"
+        "mov %rsp, %rsi\n"
+        "call hs_heap_malloc_crossed\n"
+        "add $72, %rsp\n"
+        ".cfi_adjust_cfa_offset -72\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size hs_heap_malloc_slow, .-hs_heap_malloc_slow\n");
+#else
+static SLOW void *hs_heap_malloc_slow(size_t size)
+{
+    return hs_heap_malloc_crossed(size, NULL);
+}
+#endif
 
 /* A free that can't be the real allocator's at once: NULL, a bootstrap
  * block, a sampled block. */
@@ -572,7 +629,7 @@ static void route(void)
 
 /* The countdown is the only test: it crosses zero once per sampling
  * interval when the profile is on, once per IDLE_COUNTDOWN bytes when it is
- * off, at every call in exact mode; then malloc_crossed decides. Otherwise
+ * off, at every call in exact mode; then hs_heap_malloc_slow decides. Otherwise
  * one jump to the real allocator. (A second jump through a pointer chosen
  * by the state, as free has, cost more time than these three instructions;
  * so did a test of a flag before the countdown, which saves them when the
@@ -580,7 +637,7 @@ static void route(void)
 HS_EXPORT void *malloc(size_t size)
 {
     if (counts_down(size))
-        return malloc_crossed(size);
+        return hs_heap_malloc_slow(size);
     return atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
 }
 

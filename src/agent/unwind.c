@@ -831,7 +831,8 @@ static bool step_fp(regs_t *rs, const mem_t *m)
     return true;
 }
 
-static int unwind_regs(regs_t *rs, const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip)
+static int unwind_regs(regs_t *rs, const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip,
+                       bool exact)
 {
     /* Below the interrupted stack pointer the stack may be unmapped (the main
      * thread's grows on demand): direct reads only between sp and the top. */
@@ -842,7 +843,8 @@ static int unwind_regs(regs_t *rs, const hs_stack_bounds *bounds, uint64_t *pcs,
     }
     mem_t m = {&b};
     int n = 0;
-    bool exact = true; /* leaf pc and pcs after a signal frame are exact */
+    /* exact: the leaf pc (unless it is a return address) and pcs after a
+     * signal frame */
     for (int depth = 0; n < max && depth < max + skip; depth++) {
         uint64_t pc = rs->r[R_RA];
         if (pc == 0)
@@ -891,7 +893,7 @@ int hs_unwind_context(const ucontext_t *uc, const hs_stack_bounds *bounds, uint6
     rs.r[R_R15] = (uint64_t)g[REG_R15];
     rs.r[R_RA] = (uint64_t)g[REG_RIP];
     rs.valid = (1u << N_REGS) - 1;
-    return unwind_regs(&rs, bounds, pcs, max, 0);
+    return unwind_regs(&rs, bounds, pcs, max, 0, true);
 }
 
 int hs_unwind_from(uint64_t pc, uint64_t sp, const hs_stack_bounds *bounds, uint64_t *pcs, int max)
@@ -900,7 +902,7 @@ int hs_unwind_from(uint64_t pc, uint64_t sp, const hs_stack_bounds *bounds, uint
     rs.r[R_RA] = pc;
     rs.r[R_RSP] = sp;
     rs.valid = (1u << R_RA) | (1u << R_RSP);
-    return unwind_regs(&rs, bounds, pcs, max, 0);
+    return unwind_regs(&rs, bounds, pcs, max, 0, true);
 }
 
 __attribute__((noinline)) int hs_unwind_here(const hs_stack_bounds *bounds, uint64_t *pcs, int max,
@@ -929,5 +931,21 @@ __attribute__((noinline)) int hs_unwind_here(const hs_stack_bounds *bounds, uint
     rs.valid = (1u << R_RA) | (1u << R_RSP) | (1u << R_RBP) | (1u << R_RBX) | (1u << R_R12) |
                (1u << R_R13) | (1u << R_R14) | (1u << R_R15);
     /* Frame 0 is this function itself: always skip it. */
-    return unwind_regs(&rs, bounds, pcs, max, skip + 1);
+    return unwind_regs(&rs, bounds, pcs, max, skip + 1, true);
+}
+
+int hs_unwind_call(const hs_call_regs *c, const hs_stack_bounds *bounds, uint64_t *pcs, int max)
+{
+    regs_t rs;
+    rs.r[R_RA] = c->pc;
+    rs.r[R_RSP] = c->sp;
+    rs.r[R_RBP] = c->rbp;
+    rs.r[R_RBX] = c->rbx;
+    rs.r[R_R12] = c->r12;
+    rs.r[R_R13] = c->r13;
+    rs.r[R_R14] = c->r14;
+    rs.r[R_R15] = c->r15;
+    rs.valid = (1u << R_RA) | (1u << R_RSP) | (1u << R_RBP) | (1u << R_RBX) | (1u << R_R12) |
+               (1u << R_R13) | (1u << R_R14) | (1u << R_R15);
+    return unwind_regs(&rs, bounds, pcs, max, 0, false);
 }

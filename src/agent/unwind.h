@@ -31,6 +31,16 @@ int hs_unwind_context(const ucontext_t *uc, const hs_stack_bounds *bounds, uint6
  * innermost frames. Same output convention. */
 int hs_unwind_here(const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip);
 
+/* A call site's registers, as the called function finds them at its entry:
+ * pc its return address, sp the caller's stack pointer once it returns,
+ * and the callee-saved registers (the caller's). */
+typedef struct {
+    uint64_t pc, sp, rbp, rbx, r12, r13, r14, r15;
+} hs_call_regs;
+/* Unwind from a call site (e.g. an allocation hook's caller, without
+ * stepping through the hook's own frames). The first frame is the call
+ * site (pc - 1); same output convention otherwise. */
+int hs_unwind_call(const hs_call_regs *c, const hs_stack_bounds *bounds, uint64_t *pcs, int max);
 /* Unwind another, stopped thread known only by its pc and stack pointer
  * (e.g. blocked in a system call): frames whose rules need other registers
  * end the stack early. Same output convention. */
