@@ -733,7 +733,8 @@ static int autostart(void)
         return 0;
     const char *pre = getenv("LD_PRELOAD");
     const char *out = getenv("HOTSPUR_OUTPUT"), *server = getenv("HOTSPUR_SERVER");
-    return (pre && strstr(pre, "libhotspur")) || (out && *out) || (server && *server) ||
+    const char *otlp = getenv("HOTSPUR_OTLP_ENDPOINT");
+    return (pre && strstr(pre, "libhotspur")) || (out && *out) || (server && *server) || (otlp && *otlp) ||
            hs_agent_env_long("HOTSPUR_AUTOSTART", 0, 0, 1) == 1;
 }
 

@@ -273,8 +273,8 @@ void hs_agent_read_config(hs_config *c)
     c->wall_hz = (int)env_long("HOTSPUR_WALL_HZ", 0, 0, 1000);
     c->wall_threads = (int)env_long("HOTSPUR_WALL_THREADS", 16, 1, 1024);
     c->lock = env_long("HOTSPUR_LOCK", 0, 0, 1) == 1;
-    const char *server = getenv("HOTSPUR_SERVER");
-    c->continuous = server && *server;
+    const char *server = getenv("HOTSPUR_SERVER"), *otlp = getenv("HOTSPUR_OTLP_ENDPOINT");
+    c->continuous = (server && *server) || (otlp && *otlp);
     /* Continuous mode: a 10 s window every minute unless told otherwise. */
     c->period_ns = env_duration("HOTSPUR_PERIOD", c->continuous ? 60000000000LL : 0);
     c->duration_ns = env_duration("HOTSPUR_DURATION", c->continuous ? 10000000000LL : 0);

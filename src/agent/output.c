@@ -7,6 +7,7 @@
  * its own allocations aren't profiled. */
 #define _GNU_SOURCE
 #include "agent/output.h"
+#include "agent/upload.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -244,7 +245,8 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
         goto out;
     /* zlib in this thread: no threads of ours and no libdeflate in the host */
     if (enc) {
-        if (hs_profile_encode_zlib(b.p, &enc->data, &enc->len, err, sizeof err) != 0)
+        if (hs_upload_is_otlp() ? hs_upload_otlp_encode(b.p, &enc->data, &enc->len) != 0
+                                : hs_profile_encode_zlib(b.p, &enc->data, &enc->len, err, sizeof err) != 0)
             goto out;
         enc->start_ns = b.p->time_nanos;
         enc->duration_ns = b.p->duration_nanos;

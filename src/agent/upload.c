@@ -52,6 +52,7 @@
 
 #include "agent/core.h"
 #include "agent/fds.h"
+#include "profile/otlp.h"
 
 #define FLUSH_NS 2000000000LL            /* the most exit waits for uploads */
 #define EXEC_FLUSH_NS 1000000000LL       /* the most an exec waits for them */
@@ -77,6 +78,11 @@ static struct {
     char prefix[256];          /* path before /api/v1/ingest, no trailing '/' */
     char query[MAX_QUERY];     /* service=...&version=...&label=... */
     char auth[600];            /* "Authorization: Bearer T\r\n" or "" */
+    int otlp;                  /* HOTSPUR_OTLP_ENDPOINT: POST {prefix}/v1development/profiles, OTLP protobuf */
+    char service[256], version[128];  /* the OTLP resource's service.name and service.version */
+    char labels[1024];         /* HOTSPUR_LABELS split at ',' (NULs), resource attributes */
+    const char *attrs[64];
+    size_t n_attrs;
     int64_t timeout_ns;        /* per request, connect included */
     int64_t backoff_cap_ns;
     size_t max_items;
@@ -215,7 +221,7 @@ static int parse_url(const char *url, const char **why)
  * without '=' or with an empty key is reported and left out. */
 static int parse_labels(const char *s)
 {
-    char buf[1024];
+    char buf[sizeof g_cfg.labels];
     if (strlen(s) >= sizeof buf) {
         fprintf(stderr, "hotspur: ignoring HOTSPUR_LABELS (longer than %zu bytes)\n", sizeof buf - 1);
         return 0;
@@ -230,7 +236,10 @@ static int parse_labels(const char *s)
         }
         if (add_param("label", tok) != 0)
             return -1;
+        if (g_cfg.n_attrs < sizeof g_cfg.attrs / sizeof *g_cfg.attrs)
+            g_cfg.attrs[g_cfg.n_attrs++] = g_cfg.labels + (tok - buf);
     }
+    memcpy(g_cfg.labels, buf, sizeof g_cfg.labels); /* the pairs, NUL-terminated where strtok cut */
     return 0;
 }
 
@@ -245,11 +254,17 @@ static void default_service(char *out, size_t len)
 
 static int read_config(void)
 {
-    const char *url = getenv("HOTSPUR_SERVER"), *why = "";
+    const char *url = getenv("HOTSPUR_SERVER"), *why = "", *var = "HOTSPUR_SERVER";
+    const char *otlp = getenv("HOTSPUR_OTLP_ENDPOINT");
     memset(&g_cfg, 0, sizeof g_cfg);
+    if (otlp && *otlp) { /* OTLP's endpoint: a base URL, the signal's path appended (docs/otlp.md) */
+        url = otlp;
+        var = "HOTSPUR_OTLP_ENDPOINT";
+        g_cfg.otlp = 1;
+    }
     snprintf(g_cfg.url, sizeof g_cfg.url, "%s", url ? url : "");
     if (!url || strlen(url) >= sizeof g_cfg.url || parse_url(url, &why) != 0) {
-        fprintf(stderr, "hotspur: HOTSPUR_SERVER=%s: %s; not profiling\n", url ? url : "", why);
+        fprintf(stderr, "hotspur: %s=%s: %s; not profiling\n", var, url ? url : "", why);
         return -1;
     }
     char service[256];
@@ -259,6 +274,8 @@ static int read_config(void)
         snprintf(service, sizeof service, "%s", sv);
     else
         default_service(service, sizeof service);
+    snprintf(g_cfg.service, sizeof g_cfg.service, "%s", service);
+    snprintf(g_cfg.version, sizeof g_cfg.version, "%s", ver && *ver ? ver : "");
     if (add_param("service", service) != 0 || (ver && *ver && add_param("version", ver) != 0) ||
         (labels && *labels && parse_labels(labels) != 0)) {
         fprintf(stderr, "hotspur: service, version and labels are too long (%d bytes at most); not profiling\n",
@@ -520,7 +537,15 @@ static int post(const item *it, int64_t deadline, char *body, size_t bodylen, in
     char head[MAX_QUERY + 1536];
     /* the window to the nanosecond (the profile's time_nanos, duration_nanos) */
     long long from = it->start_ns, until = it->start_ns + it->duration_ns;
-    int hl = snprintf(head, sizeof head,
+    int hl = g_cfg.otlp ? snprintf(head, sizeof head,
+                      "POST %s" HS_OTLP_PATH " HTTP/1.1\r\n"
+                      "Host: %s\r\n"
+                      "User-Agent: hotspur-agent/" HS_AGENT_VERSION "\r\n"
+                      "Content-Type: application/x-protobuf\r\n"
+                      "Content-Length: %zu\r\n"
+                      "%s"
+                      "Connection: close\r\n\r\n",
+                      g_cfg.prefix, g_cfg.host_header, it->len, g_cfg.auth) : snprintf(head, sizeof head,
                       "POST %s/api/v1/ingest?%s&type=%s&from=%lld.%09lld&until=%lld.%09lld&id=%s HTTP/1.1\r\n"
                       "Host: %s\r\n"
                       "User-Agent: hotspur-agent/" HS_AGENT_VERSION "\r\n"
@@ -725,9 +750,30 @@ void hs_upload_exit(void)
     pthread_mutex_unlock(&g_lock);
 }
 
+int hs_upload_is_otlp(void)
+{
+    return g_cfg.otlp;
+}
+
+int hs_upload_otlp_encode(const hs_profile *p, void **data, size_t *len)
+{
+    hs_otlp_resource r = {.service = g_cfg.service, .version = g_cfg.version[0] ? g_cfg.version : NULL,
+                          .attrs = g_cfg.attrs, .n_attrs = g_cfg.n_attrs};
+    hs_bytes b = {0};
+    char err[128];
+    if (hs_otlp_encode(&p, 1, &r, &b, err, sizeof err) != 0) {
+        hs_bytes_free(&b);
+        fprintf(stderr, "hotspur: %s\n", err);
+        return -1;
+    }
+    *data = b.p;
+    *len = b.n;
+    return 0;
+}
+
 int hs_upload_before_exec(void (*keep)(const char *type, const void *data, size_t len, void *arg), void *arg)
 {
-    if (!g_running)
+    if (!g_running || g_cfg.otlp) /* OTLP bodies are no pprof files to keep */
         return 0;
     pthread_mutex_lock(&g_lock);
     flush_wait(EXEC_FLUSH_NS);

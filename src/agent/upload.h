@@ -36,6 +36,12 @@ void hs_upload_exit(void);
 int hs_upload_before_exec(void (*keep)(const char *type, const void *data, size_t len, void *arg), void *arg);
 /* In a fork child: forget the parent's queue; with `on`, a thread of its own. */
 void hs_upload_after_fork(int on);
+/* HOTSPUR_OTLP_ENDPOINT (instead of HOTSPUR_SERVER): profiles go to
+ * {endpoint}/v1development/profiles as OTLP protobuf (docs/otlp.md). */
+int hs_upload_is_otlp(void);
+struct hs_profile;
+/* p as the OTLP request uploaded (resource: service, version, labels). 0, or -1. */
+int hs_upload_otlp_encode(const struct hs_profile *p, void **data, size_t *len);
 /* " uploaded=N queued=N dropped=N rejected=N failures=N" for ctl status. */
 void hs_upload_status(char *out, size_t len);
 
