@@ -89,6 +89,7 @@ typedef struct {
      * it was taken; /proc/PID/maps is read only for what a process mapped
      * before the recording saw it. */
     int from_records;
+    int root; /* 0 unknown, 1 the same root directory as ours, 2 another (a container, a chroot) */
     int skip;       /* not wanted: its samples are dropped; -1: to be decided */
     uint64_t space; /* this image's address space: names come from its mappings only */
     /* the sample being unwound */
@@ -123,6 +124,7 @@ struct hs_live {
     int64_t k_pid, k_tid, k_process, k_thread, k_cgroup;
     uint64_t n_spaces;
     uint64_t *map_space; /* mapping id -> address space (hs_symbolize_spaces) */
+    int *map_root;       /* mapping id -> pid whose root its path is under (0: ours) */
     size_t cap_map_space;
     int off_cpu;
     struct offev *ev; /* off_cpu: switch-outs (with stacks) and switch-ins */
@@ -813,13 +815,27 @@ static uint64_t user_mapping(live *L, proc *pr, map_ent *m)
         while (nc <= id)
             nc *= 2;
         uint64_t *ns = realloc(L->map_space, nc * sizeof *ns);
-        if (!ns)
+        if (ns)
+            L->map_space = ns;
+        int *nr = ns ? realloc(L->map_root, nc * sizeof *nr) : NULL;
+        if (!nr)
             return id; /* named as unknown */
+        L->map_root = nr;
         memset(ns + L->cap_map_space, 0, (nc - L->cap_map_space) * sizeof *ns);
-        L->map_space = ns;
+        memset(nr + L->cap_map_space, 0, (nc - L->cap_map_space) * sizeof *nr);
         L->cap_map_space = nc;
     }
     L->map_space[id] = pr->space;
+    if (!pr->root) { /* its files are named as it sees them: under /proc/PID/root if its root or mounts are not ours */
+        char path[64], ns[64];
+        struct stat a, b, c, d;
+        snprintf(path, sizeof path, "/proc/%d/root/", pr->pid);
+        snprintf(ns, sizeof ns, "/proc/%d/ns/mnt", pr->pid);
+        int other_root = stat(path, &a) == 0 && stat("/", &b) == 0 && (a.st_dev != b.st_dev || a.st_ino != b.st_ino);
+        int other_ns = stat(ns, &c) == 0 && stat("/proc/self/ns/mnt", &d) == 0 && c.st_ino != d.st_ino;
+        pr->root = other_root || other_ns ? 2 : 1;
+    }
+    L->map_root[id] = pr->root == 2 ? pr->pid : 0;
     return m->mapping_id = id;
 }
 
@@ -1496,16 +1512,32 @@ static void symbolize(live *L, hs_symbolizer *keep)
 {
     hs_symbolizer *s = keep ? keep : hs_symbolizer_new();
     uint64_t *space = calloc(L->p->n_mappings + 1, sizeof *space);
-    if (s && space) {
+    int64_t *host_name = calloc(L->p->n_mappings + 1, sizeof *host_name);
+    if (s && space && host_name) {
         for (size_t i = 0; i < L->p->n_mappings; i++) {
-            const hs_mapping *m = &L->p->mappings[i];
+            hs_mapping *m = &L->p->mappings[i];
             space[i] = m->id < L->cap_map_space ? L->map_space[m->id] : 0;
             /* left to the server: files with a build ID (the vDSO is not a file) */
             if (L->leave_names && *hs_profile_string(L->p, m->build_id))
                 space[i] = 0;
+            /* a process under another root (a container): its file as it
+             * sees it, while it is still there, not the host's at that path */
+            int pid = m->id < L->cap_map_space ? L->map_root[m->id] : 0;
+            const char *file = hs_profile_string(L->p, m->filename);
+            char alt[4200];
+            if (space[i] && pid && file[0] == '/' &&
+                snprintf(alt, sizeof alt, "/proc/%d/root%s", pid, file) < (int)sizeof alt &&
+                access(alt, R_OK) == 0) {
+                host_name[i] = m->filename;
+                m->filename = hs_profile_str(L->p, alt);
+            }
         }
         hs_symbolize_spaces(s, L->p, space);
+        for (size_t i = 0; i < L->p->n_mappings; i++) /* the profile names the path the process mapped */
+            if (host_name[i])
+                L->p->mappings[i].filename = host_name[i];
     }
+    free(host_name);
     free(space);
     if (!keep)
         hs_symbolizer_free(s);
@@ -1574,6 +1606,7 @@ void hs_live_close(hs_live *L)
     hs_hmap_free(&L->tid_name);
     hs_hmap_free(&L->kloc);
     free(L->map_space);
+    free(L->map_root);
     for (size_t i = 0; i < L->n_ev; i++)
         free(L->ev[i].ids);
     free(L->ev);
@@ -1830,6 +1863,8 @@ hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *s
     L->kmapping = 0;
     if (L->map_space)
         memset(L->map_space, 0, L->cap_map_space * sizeof *L->map_space);
+    if (L->map_root)
+        memset(L->map_root, 0, L->cap_map_space * sizeof *L->map_root);
     for (size_t i = 0; i < L->n_procs; i++) {
         proc *pr = L->procs[i];
         hs_hmap_clear(&pr->locs);
