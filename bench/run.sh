@@ -8,7 +8,8 @@
 # docs/BENCHMARKS.md. Only Debian packages (scripts/install-deps) and no
 # network are needed. A failing benchmark is reported and the others still
 # run; the exit status is 1 if any failed. The slowest ones can be left
-# out: BENCH_SKIP_DEFAULTS=1 skips continuous_defaults.sh (~6 min).
+# out: BENCH_SKIP_DEFAULTS=1 skips continuous_defaults.sh (~6 min, twice)
+# and continuous_naming_memory.sh (~9 min).
 set -euo pipefail
 
 BUILD=${1:-build}
