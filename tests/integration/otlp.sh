@@ -101,6 +101,18 @@ server_curl id.list "$URL/api/v1/profiles?service=with-id&type=cpu&from=0" >/dev
 [ "$(json id.list 'len(d["profiles"])')" = 1 ] && [ "$(json id.list 'd["profiles"][0]["id"]')" = 0102030405060708090a0b0c0d0e0f10 ] ||
     fail "profile_id: $(cat id.list)"
 
+# original_payload in pprof: stored instead of the conversion (here a different profile, so it shows)
+for form in json proto; do
+    OTLP_SERVICE=orig-$form OTLP_ORIGINAL=p.pb.gz body $form >orig.body
+    ct=application/json
+    [ $form = proto ] && ct=application/x-protobuf
+    st=$(server_curl orig.out -H "Content-Type: $ct" --data-binary @orig.body "$URL/v1development/profiles")
+    [ "$st" = 200 ] || fail "original payload ($form): $st $(cat orig.out)"
+    server_curl orig.pb.gz "$URL/api/v1/profile?service=orig-$form&type=cpu-clock&from=0" >/dev/null
+    "$HOTSPUR" convert --sample-index 1 --lines --to collapsed orig.pb.gz | sort >orig.folded
+    cmp -s orig.folded p.1.folded || fail "original payload ($form): not the pprof sent: $(diff orig.folded p.1.folded | head)"
+done
+
 # ---- malformed: a 400 that names the table and index; nothing stored ----
 check_bad() { # VARIANT FORM EXPECTED-TEXT
     OTLP_SERVICE=bad-$1 body $2 $1 >bad.body

@@ -36,7 +36,8 @@ S = {
     "Profile": {
         "sampleType": (1, "m", "ValueType"), "samples": (2, "rm", "Sample"), "timeUnixNano": (3, "f64", None),
         "durationNano": (4, "u", None), "periodType": (5, "m", "ValueType"), "period": (6, "i", None),
-        "profileId": (7, "b", None), "attributeIndices": (11, "ri", None)},
+        "profileId": (7, "b", None), "originalPayloadFormat": (9, "s", None), "originalPayload": (10, "b", None),
+        "attributeIndices": (11, "ri", None)},
     "ValueType": {"typeStrindex": (1, "u", None), "unitStrindex": (2, "u", None)},
     "Sample": {"stackIndex": (1, "u", None), "attributeIndices": (2, "ri", None), "linkIndex": (3, "u", None),
                "values": (4, "ri", None), "timestampsUnixNano": (5, "rf64", None)},
@@ -126,6 +127,9 @@ def request(variant=""):
         "periodType": {"typeStrindex": s["cpu"], "unitStrindex": s["nanoseconds"]},
         "period": "10000000",
     }
+    if os.environ.get("OTLP_ORIGINAL"):  # a pprof file: the profile's original payload
+        prof["originalPayloadFormat"] = "pprof"
+        prof["originalPayload"] = base64.b64encode(open(os.environ["OTLP_ORIGINAL"], "rb").read()).decode()
     if os.environ.get("OTLP_PROFILE_ID"):  # 32 hex digits
         prof["profileId"] = base64.b64encode(bytes.fromhex(os.environ["OTLP_PROFILE_ID"])).decode()
     req = {
