@@ -10,6 +10,7 @@ int hs_record_is_live(int argc, char **argv);
 int hs_cmd_record_live(int argc, char **argv);
 int hs_cmd_agent(int argc, char **argv);
 int hs_cmd_ctl(int argc, char **argv);
+int hs_cmd_attach(int argc, char **argv);
 int hs_cmd_top(int argc, char **argv);
 int hs_cmd_peek(int argc, char **argv);
 int hs_cmd_list(int argc, char **argv);

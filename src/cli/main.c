@@ -23,6 +23,7 @@ typedef struct {
 static const hs_command hs_commands[] = {
     {"record", hs_cmd_record, "run a program under the profiler and write a pprof profile"},
     {"agent", hs_cmd_agent, "host daemon: profile every process (perf events) and upload per service"},
+    {"attach", hs_cmd_attach, "load a library into a running process (ptrace + its dlopen)"},
     {"ctl", hs_cmd_ctl, "list profiled processes; dump, stop or start one (hotspur ctl PID dump)"},
     {"top", hs_cmd_top, "list the functions with the highest flat (or cum) value"},
     {"peek", hs_cmd_peek, "callers and callees of the functions matching a regex"},
