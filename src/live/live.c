@@ -7,7 +7,10 @@
  * stack; the user part is unwound with libdwfl over that copy (what
  * `perf record --call-graph dwarf` does), so code without frame pointers
  * (Debian's libc) unwinds right. Kernel frames are named from /proc/kallsyms,
- * user frames by src/symbolize from each process's mappings at the end. */
+ * user frames by src/symbolize from each process's mappings at the end.
+ * Each process image's mappings are built from the kernel's records (exec,
+ * fork, mmap2, exit), the CPUs' ring buffers merged in time order, so a
+ * sample is unwound and named against the image it was taken in. */
 #define _GNU_SOURCE
 #include "live/live.h"
 
