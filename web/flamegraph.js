@@ -8,7 +8,8 @@
 //       pre-order [name, depth, total(, base)] records, name 0 is the root;
 //   HsFlame.fromServer(json)  the /api/v1/flamegraph, /api/v1/diff and
 //       /api/v1/sandwich (callers, callees) format: pre-order
-//       [parent, name, total, self(, total_base, self_base)];
+//       [parent, name, total, self(, total_base, self_base)], and
+//       build_ids {name index: build ID} of frames not named yet;
 //   new HsFlame.FlameGraph({canvas, wrap, spacer, tip, ...}) draws a tree.
 //
 // The canvas is the viewport, not the whole graph: it is as tall as what is
@@ -112,6 +113,7 @@ var HsFlame = (function () {
       if (diff) { t.base[i] = r[4]; t.selfBase[i] = r[5]; }
     }
     markOther(t, t.names.indexOf("other"));
+    t.buildIds = d.build_ids || null; // name index -> build ID of an unnamed frame's object
     return finish(t);
   }
 
@@ -435,6 +437,8 @@ var HsFlame = (function () {
         if (o === "new") h += '<tr><td colspan="3" class="grew">new: only in the new side</td></tr>';
       }
       if (t.other[i]) h += '<tr><td colspan="3">small frames folded together</td></tr>';
+      const bid = t.buildIds && t.buildIds[t.nameOf[i]];
+      if (bid) h += `<tr><td colspan="3" class="bid">not named yet: build ID ${esc(bid)}</td></tr>`;
       return h + "</table>";
     }
     hover(i, ev) {

@@ -65,6 +65,7 @@ struct hs_q_tree_priv;
 typedef struct {
     hs_calltree ct;
     const hs_node *nodes; /* the node ids ct uses */
+    const char *const *build_ids; /* per node: an unnamed frame's build ID, or NULL */
     size_t n_nodes;
     const char *sample_type, *unit;
     int64_t total, kept; /* the view's total and kept_total */

@@ -202,10 +202,14 @@ static char *put_value(char *p, int64_t v, int64_t div)
     return p;
 }
 
-/* Write "names":[...],"nodes":[...] for tree ct over nodes[0..n_nodes). */
-static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct, uint32_t top,
-                      size_t max_nodes, bool diff, int64_t dn, int64_t db)
+/* Write "names":[...],"nodes":[...] for tree ct over nodes[0..n_nodes),
+ * and "build_ids":{"NAME INDEX":"ID",...} for the names of unnamed frames
+ * when bids (per node: the build ID, or NULL) tells them. */
+static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const char *const *bids, const hs_calltree *ct,
+                      uint32_t top, size_t max_nodes, bool diff, int64_t dn, int64_t db)
 {
+    uint32_t *bid_of = NULL; /* node ids with a build ID, in name order */
+    size_t n_bid = 0, cap_bid = 0;
     bool *keep = choose_nodes(ct, max_nodes);
     emit_item *stack = malloc((2 * ct->n + 2) * sizeof *stack);
     emit_item *kids = malloc((ct->n + 2) * sizeof *kids);
@@ -239,6 +243,11 @@ static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_ca
                 ni = name_index(&names, nodes[tn->node].name);
                 if (ni >= 0)
                     name_of[tn->node] = (uint32_t)ni + 1;
+                if (ni >= 0 && bids && bids[tn->node]) {
+                    if (hs_vec_reserve((void **)&bid_of, &cap_bid, n_bid + 1, sizeof *bid_of) < 0)
+                        goto out;
+                    bid_of[n_bid++] = tn->node;
+                }
             }
             tot = tn->total, self = tn->self, btot = tn->base_total, bself = tn->base_self;
         }
@@ -308,8 +317,17 @@ static int write_tree(FILE *f, const hs_node *nodes, size_t n_nodes, const hs_ca
     fputs("],\"nodes\":[", f);
     fwrite(nodes_buf, 1, nodes_len, f);
     fputc(']', f);
+    if (n_bid) {
+        fputs(",\"build_ids\":{", f);
+        for (size_t i = 0; i < n_bid; i++) {
+            fprintf(f, "%s\"%u\":", i ? "," : "", name_of[bid_of[i]] - 1);
+            hs_json_string(f, bids[bid_of[i]]);
+        }
+        fputc('}', f);
+    }
     rc = 0;
 out:
+    free(bid_of);
     if (nf)
         fclose(nf);
     free(nodes_buf);
@@ -323,8 +341,9 @@ out:
 }
 
 /* The flame graph answer of tree ct (over nodes) with the header's fields. */
-static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
-                        const char *sample_type, const char *unit, int64_t total, int64_t kept)
+static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
+                        const hs_calltree *ct, const char *sample_type, const char *unit, int64_t total,
+                        int64_t kept)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -335,7 +354,7 @@ static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_
     fputc('{', f);
     hs_q_header(q, f, sample_type, unit);
     totals(q, f, total, kept, dn);
-    if (write_tree(f, nodes, n_nodes, ct, 0, (size_t)q->max_nodes, false, dn, 1) < 0) {
+    if (write_tree(f, nodes, n_nodes, bids, ct, 0, (size_t)q->max_nodes, false, dn, 1) < 0) {
         fclose(f);
         free(buf);
         return hs_respond_error(q->rs, 500, "out of memory");
@@ -344,9 +363,11 @@ static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_
     return hs_q_finish(q, f, &buf, &len);
 }
 
-/* What is answered from a flame graph's call tree ct (over nodes). */
-typedef int (*tree_answer)(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
-                           const char *sample_type, const char *unit, int64_t total, int64_t kept);
+/* What is answered from a flame graph's call tree ct (over nodes; bids:
+ * their build IDs when unnamed, or NULL). */
+typedef int (*tree_answer)(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
+                           const hs_calltree *ct, const char *sample_type, const char *unit, int64_t total,
+                           int64_t kept);
 
 /* The NEW side's call tree, straight from the stack rows when it can be
  * (query_tree.c), else from the rebuilt profile's view, given to answer. */
@@ -360,7 +381,7 @@ static int with_flame_tree(hs_q *q, tree_answer answer)
         rc = hs_q_tree_build(q, &q->cur, &t);
         if (rc == 0) {
             __atomic_fetch_add(&q->qc->direct_trees, 1, __ATOMIC_RELAXED);
-            rc = answer(q, t.nodes, t.n_nodes, &t.ct, t.sample_type, t.unit, t.total, t.kept);
+            rc = answer(q, t.nodes, t.n_nodes, t.build_ids, &t.ct, t.sample_type, t.unit, t.total, t.kept);
             hs_q_tree_free(&t);
             return rc;
         }
@@ -378,7 +399,7 @@ static int with_flame_tree(hs_q *q, tree_answer answer)
     if (hs_calltree_build(v, &ct, err, sizeof err) < 0)
         rc = hs_q_fail(q, 500, "call tree", err);
     else
-        rc = answer(q, v->nodes, v->n_nodes, &ct, v->sample_type, v->unit, v->total, v->kept_total);
+        rc = answer(q, v->nodes, v->n_nodes, NULL, &ct, v->sample_type, v->unit, v->total, v->kept_total);
     hs_calltree_free(&ct);
     hs_view_free(v);
     return rc;
@@ -717,7 +738,7 @@ int hs_q_diff(hs_q *q)
     hs_q_header(q, f, v->sample_type, v->unit);
     totals(q, f, v->total, v->kept_total, dn);
     diff_sides(q, f, v, dn, db);
-    if (write_tree(f, v->nodes, v->n_nodes, &ct, 0, (size_t)q->max_nodes, true, dn, db) < 0) {
+    if (write_tree(f, v->nodes, v->n_nodes, NULL, &ct, 0, (size_t)q->max_nodes, true, dn, db) < 0) {
         fclose(f);
         free(buf);
         rc = hs_respond_error(q->rs, 500, "out of memory");
@@ -746,7 +767,8 @@ static bool node_named(const hs_node *n, void *arg)
 
 /* The sandwich of q->function over tree ct; dv: the diff view of a
  * compare (its sides and base values), or NULL. */
-static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
+static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
+                           const hs_calltree *ct,
                            const char *sample_type, const char *unit, int64_t total, int64_t kept,
                            const hs_view *dv)
 {
@@ -784,10 +806,10 @@ static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const 
         hs_q_value(f, sw.base_self, db);
     }
     fprintf(f, "},\"callers\":{\"count\":%zu", sw.n_callers);
-    int rc = write_tree(f, nodes, n_nodes, &sw.callers, sw.callers_top, (size_t)q->max_nodes, diff, dn, db);
+    int rc = write_tree(f, nodes, n_nodes, bids, &sw.callers, sw.callers_top, (size_t)q->max_nodes, diff, dn, db);
     if (rc == 0) {
         fprintf(f, "},\"callees\":{\"count\":%zu", sw.n_callees);
-        rc = write_tree(f, nodes, n_nodes, &sw.callees, sw.callees_top, (size_t)q->max_nodes, diff, dn, db);
+        rc = write_tree(f, nodes, n_nodes, bids, &sw.callees, sw.callees_top, (size_t)q->max_nodes, diff, dn, db);
     }
     hs_sandwich_free(&sw);
     if (rc < 0) {
@@ -799,10 +821,11 @@ static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const 
     return hs_q_finish(q, f, &buf, &len);
 }
 
-static int sandwich_of_tree(hs_q *q, const hs_node *nodes, size_t n_nodes, const hs_calltree *ct,
+static int sandwich_of_tree(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
+                            const hs_calltree *ct,
                             const char *sample_type, const char *unit, int64_t total, int64_t kept)
 {
-    return sandwich_answer(q, nodes, n_nodes, ct, sample_type, unit, total, kept, NULL);
+    return sandwich_answer(q, nodes, n_nodes, bids, ct, sample_type, unit, total, kept, NULL);
 }
 
 int hs_q_sandwich(hs_q *q)
@@ -818,7 +841,8 @@ int hs_q_sandwich(hs_q *q)
     if (hs_calltree_build(v, &ct, err, sizeof err) < 0)
         rc = hs_q_fail(q, 500, "call tree", err);
     else
-        rc = sandwich_answer(q, v->nodes, v->n_nodes, &ct, v->sample_type, v->unit, v->total, v->kept_total, v);
+        rc = sandwich_answer(q, v->nodes, v->n_nodes, NULL, &ct, v->sample_type, v->unit, v->total, v->kept_total,
+                             v);
     hs_calltree_free(&ct);
     hs_view_free(v);
     return rc;

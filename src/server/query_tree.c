@@ -50,6 +50,7 @@ struct hs_q_tree_priv {
     size_t cap_si;
     hs_node *nodes;
     hs_an_node_key *keys;
+    const char **bids; /* per node: the build ID of an unnamed frame's object, or NULL */
     size_t n_nodes, cap_nodes;
     hs_idmap node_map;
 };
@@ -171,6 +172,11 @@ static uint32_t node_of_key(reader_ctx *c, const hs_an_node_key *k)
     if (!nk)
         return UINT32_MAX;
     t->keys = nk;
+    void *nb = realloc(t->bids, cap * sizeof *t->bids);
+    if (!nb)
+        return UINT32_MAX;
+    t->bids = nb;
+    t->bids[t->n_nodes] = NULL;
     hs_node *n = &t->nodes[t->n_nodes];
     memset(n, 0, sizeof *n);
     n->function = str(c, k->function);
@@ -219,6 +225,19 @@ static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t
     uint32_t id = node_of_key(c, &k);
     if (id != UINT32_MAX && g == HS_GRAN_FUNCTIONS && named)
         c->t->si[name].fnode = id;
+    /* an unnamed frame (store/stack.h: system name build-id:ID:OFF:REL)
+     * tells its object's build ID, for the answer to show */
+    const char *sys = c->r.strings[fr->sys];
+    if (id != UINT32_MAX && !c->t->bids[id] && strncmp(sys, "build-id:", 9) == 0) {
+        char bid[HS_BUILD_ID_MAX + 1];
+        uint64_t off, rel;
+        if (hs_stack_unnamed_parse(sys, bid, &off, &rel)) {
+            uint32_t b = intern(c->t, bid, strlen(bid));
+            if (b == UINT32_MAX)
+                return UINT32_MAX;
+            c->t->bids[id] = c->t->strs.strs[b];
+        }
+    }
     return id;
 }
 
@@ -346,6 +365,7 @@ void hs_q_tree_free(hs_q_tree *out)
         free(t->si);
         free(t->nodes);
         free(t->keys);
+        free(t->bids);
         free(t);
     }
     memset(out, 0, sizeof *out);
@@ -450,6 +470,7 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
     if (n_missing)
         fprintf(stderr, "hotspur serve: %zu stack records missing from the store\n", n_missing);
     out->nodes = t->nodes;
+    out->build_ids = (const char *const *)t->bids;
     out->n_nodes = t->n_nodes;
     out->sample_type = m->types.type[si];
     out->unit = m->types.unit[si];

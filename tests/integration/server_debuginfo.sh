@@ -43,7 +43,19 @@ top_ours "$(query a)" >before.txt
 grep -qE 'app\+0x[0-9a-f]+' before_all.txt || fail "unnamed frames do not read app+0xOFF: $(head -20 before_all.txt)"
 curl -s --max-time 30 "$(query a)" | gzip -dc | grep -qa "build-id:$BID_APP" ||
     fail "the stored profile lost the build ID of its unnamed frames"
-pass "before the upload: frames are app+0xOFF with build ID $BID_APP"
+# the flame graph and the callers/callees trees give each unnamed frame's build ID (the UI's tooltip)
+fg="$SERVER_URL/api/v1/flamegraph?service=a&type=cpu&from=now-1h"
+curl -s --max-time 30 "$fg" >fg.json || fail "flamegraph query failed"
+python3 - fg.json "$BID_APP" <<'PY' || fail "the flame graph does not give app+0xOFF frames their build ID: $(head -c 400 fg.json)"
+import json, re, sys
+d, want = json.load(open(sys.argv[1])), sys.argv[2]
+bids = d.get("build_ids", {})
+unnamed = [i for i, n in enumerate(d["names"]) if re.fullmatch(r"app\+0x[0-9a-f]+", n)]
+assert unnamed, "no app+0xOFF names"
+assert all(bids.get(str(i)) == want for i in unnamed), (unnamed[:3], bids)
+assert all(re.fullmatch(r"\S+\+0x[0-9a-f]+", d["names"][int(i)]) for i in bids), "a named frame has a build ID"
+PY
+pass "before the upload: frames are app+0xOFF with build ID $BID_APP (in the profile and the flame graph)"
 
 # upload after the fact: the history gets its names
 "$HOTSPUR" debuginfo upload --server "$SERVER_URL" "$TMP/app.debug" "$TMP/libnm.alpha.debug" >up.txt ||
