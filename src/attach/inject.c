@@ -103,6 +103,10 @@ typedef struct {
     char path[PATH_MAX];  /* libc's path as mapped in the target */
     uint64_t base;        /* where its first byte (offset 0) is mapped */
     int ld_seen, musl;
+    /* the executable mappings of libc and the dynamic loader: a thread
+     * stopped in them may hold malloc's or the loader's lock */
+    uint64_t lo[8], hi[8];
+    int nx;
 } libc_map;
 
 static int find_libc(pid_t pid, libc_map *m, char *err, size_t errlen)
@@ -124,6 +128,13 @@ static int find_libc(pid_t pid, libc_map *m, char *err, size_t errlen)
         base = base ? base + 1 : p;
         if (strncmp(base, "ld-linux", 8) == 0)
             m->ld_seen = 1;
+        int is_libc = strcmp(base, "libc.so.6") == 0 || strncmp(base, "libc-2.", 7) == 0;
+        char perms[8] = "";
+        sscanf(line, "%*s %7s", perms);
+        if ((is_libc || strncmp(base, "ld-linux", 8) == 0) && perms[2] == 'x' && m->nx < 8) {
+            m->lo[m->nx] = lo;
+            m->hi[m->nx++] = hi;
+        }
         if (strncmp(base, "ld-musl", 7) == 0)
             m->musl = 1;
         if (!m->base && off == 0 && (strcmp(base, "libc.so.6") == 0 || strncmp(base, "libc-2.", 7) == 0)) {
@@ -399,12 +410,8 @@ static int read_string(tracee *t, uint64_t addr, char *out, size_t outlen)
 
 /* Stop t->tid: 0 once it is in the interrupt stop (signals that came
  * first were delivered to it as they would have been). */
-static int stop_thread(tracee *t, char *err, size_t errlen)
+static int interrupt_stop(tracee *t, char *err, size_t errlen)
 {
-    if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0)
-        return fail(err, errlen, "cannot trace process %d: %s%s", (int)t->tid, strerror(errno),
-                    errno == EPERM ? " (ptrace not allowed: root, CAP_SYS_PTRACE or "
-                                     "kernel.yama.ptrace_scope=0)" : "");
     if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
         return fail(err, errlen, "PTRACE_INTERRUPT: %s", strerror(errno));
     for (;;) {
@@ -421,6 +428,38 @@ static int stop_thread(tracee *t, char *err, size_t errlen)
          * stopped process cannot be attached to now) */
         int sig = (st >> 16) ? 0 : WSTOPSIG(st);
         ptrace(PTRACE_CONT, t->tid, 0, (void *)(long)sig);
+    }
+}
+
+#define STOP_TRIES 500 /* interrupts before giving up on a thread that stays in libc */
+
+/* Seize and stop t->tid at a point where it holds no lock of libc's or
+ * the loader's: in a system call, or in code outside libc and ld.so (a
+ * thread stopped inside malloc holds the arena's lock, which the dlopen it
+ * is made to call would wait for forever). Otherwise let it run a little
+ * and stop it again. */
+static int stop_thread(tracee *t, const libc_map *m, char *err, size_t errlen)
+{
+    if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0)
+        return fail(err, errlen, "cannot trace process %d: %s%s", (int)t->tid, strerror(errno),
+                    errno == EPERM ? " (ptrace not allowed: root, CAP_SYS_PTRACE or "
+                                     "kernel.yama.ptrace_scope=0)" : "");
+    for (int i = 0;; i++) {
+        if (interrupt_stop(t, err, errlen) < 0)
+            return -1;
+        struct user_regs_struct r;
+        if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0)
+            return fail(err, errlen, "PTRACE_GETREGS: %s", strerror(errno));
+        int inside = 0;
+        for (int k = 0; k < m->nx; k++)
+            inside |= r.rip >= m->lo[k] && r.rip < m->hi[k];
+        if ((long long)r.orig_rax >= 0 || !inside)
+            return 0;
+        if (i == STOP_TRIES)
+            return fail(err, errlen, "thread %d stayed inside libc or the loader over %d stops "
+                        "(busy in malloc?): nothing done; try again", (int)t->tid, STOP_TRIES);
+        ptrace(PTRACE_CONT, t->tid, 0, 0);
+        usleep(100 + (unsigned)(i % 7) * 50); /* not in step with a periodic pattern */
     }
 }
 
@@ -444,7 +483,7 @@ int hs_inject_dlopen(pid_t pid, const char *path, const char *call_sym, const ch
     char mpath[64];
     snprintf(mpath, sizeof mpath, "/proc/%d/mem", (int)pid);
     int64_t t0 = now_ns();
-    if (stop_thread(&t, err, errlen) < 0) {
+    if (stop_thread(&t, &m, err, errlen) < 0) {
         ptrace(PTRACE_DETACH, t.tid, 0, 0);
         return -1;
     }

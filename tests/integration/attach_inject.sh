@@ -3,7 +3,8 @@
 # process runs on as before: a read() on a pipe interrupted 20 times by
 # attaches returns the data written afterwards, not EINTR; a sleep in
 # progress keeps its length (nanosleep restarted with its restart block);
-# a process spinning in user code is loaded into too; the library's
+# a process spinning in user code is loaded into too, and one busy in
+# malloc (stopped outside libc, where it holds no lock dlopen needs); the library's
 # constructor runs once however many loads; a failed dlopen is reported with
 # the loader's message and leaves the process alive; a statically linked
 # process and a process traced by another tracer are refused in one line.
@@ -37,6 +38,7 @@ start=$(date +%s%N)
 sleep 1.5 &
 spid=$!
 sleep 0.3
+grep -q libc.so /proc/$spid/maps || fail "sleep has not loaded libc after 0.3 s"
 "$HOTSPUR" attach "$spid" --load "$PROBE" >attach2.out 2>&1 || fail "attach to sleep failed: $(cat attach2.out)"
 wait "$spid" || fail "sleep failed after the attach"
 ms=$((($(date +%s%N) - start) / 1000000))
@@ -55,9 +57,25 @@ kill -INT "$xpid"
 wait "$xpid" || fail "the spinning process did not end by its own handler: $(cat spin.out)"
 grep -q handled spin.out || fail "its SIGINT handler did not run: $(cat spin.out)"
 
+# 3b. a thread busy in malloc (the arena's lock held half the time): it is
+# stopped outside libc, else dlopen's own malloc waits for that lock forever
+"$PROGS/attach_mallocer" >malloc.out 2>&1 &
+mpid=$!
+for _ in $(seq 50); do grep -q ready malloc.out && break; sleep 0.1; done
+for i in $(seq 40); do
+    timeout 20 "$HOTSPUR" attach "$mpid" --load "$PROBE" --call attach_probe_mark --arg "$TMP/mark4" \
+        >attach4.out 2>&1 || { kill -9 "$mpid" 2>/dev/null || true; fail "attach $i to a process in malloc failed or hung: $(cat attach4.out)"; }
+done
+cat attach4.out
+kill -INT "$mpid"
+timeout 10 tail --pid="$mpid" -f /dev/null || { kill -9 "$mpid" 2>/dev/null || true; fail "the malloc loop hangs after the attaches"; }
+wait "$mpid" || fail "the malloc loop failed: $(cat malloc.out)"
+grep -q "^rounds [1-9]" malloc.out || fail "the malloc loop did not go on: $(cat malloc.out)"
+
 # 4. a dlopen that fails: the loader's message, the process lives on
 sleep 30 &
 spid=$!
+for _ in $(seq 50); do grep -q libc.so /proc/$spid/maps && break; sleep 0.1; done
 echo "not an ELF file" >bogus.so
 set +e
 "$HOTSPUR" attach "$spid" --load "$TMP/bogus.so" >bad.out 2>&1
