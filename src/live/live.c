@@ -92,6 +92,8 @@ typedef struct {
      * it was taken; /proc/PID/maps is read only for what a process mapped
      * before the recording saw it. */
     int from_records;
+    int info_pending; /* start time, name and cgroup not read yet (proc_info) */
+    int comm_known;   /* its name came from a COMM record */
     int root; /* 0 unknown, 1 the same root directory as ours, 2 another (a container, a chroot) */
     int skip;       /* not wanted: its samples are dropped; -1: to be decided */
     uint64_t space; /* this image's address space: names come from its mappings only */
@@ -403,6 +405,7 @@ static proc *find_proc(live *L, int pid, uint64_t tm)
  * not known (or a process that ended had that pid). With no_maps, its
  * mappings are left for the caller to fill (from records). */
 static proc *new_proc(live *L, int pid, int no_maps);
+static void proc_info(proc *pr);
 static proc *get_proc(live *L, int pid, uint64_t tm)
 {
     proc *old = find_proc(L, pid, tm);
@@ -420,10 +423,30 @@ static proc *new_proc(live *L, int pid, int no_maps)
     L->procs = np;
     pr->pid = pid;
     pr->space = ++L->n_spaces;
+    snprintf(pr->comm, sizeof pr->comm, "%d", pid);
+    pr->born = L->window; /* kept KEEP_WINDOWS windows even if never sampled */
+    if (no_maps) /* known from records (most never sampled): its /proc files are read at its first sample */
+        pr->from_records = 1, pr->maps_read = time(NULL), pr->info_pending = 1;
+    else
+        proc_info(pr);
+    if (!no_maps && !L->all)
+        read_maps(L, pr); /* -p: now, in case it exits early; -a: at its first unwinding */
+    L->procs[L->n_procs++] = pr; /* a replaced entry stays here, freed at the end */
+    pr->skip = -1;
+    L->st.new_processes++;
+    hs_hmap_put(&L->pid_ix, (uint64_t)pid, L->n_procs);
+    return pr;
+}
+
+/* Its start time, name (unless a record gave it) and cgroup, from /proc. */
+static void proc_info(proc *pr)
+{
+    int pid = pr->pid;
+    pr->info_pending = 0;
     pr->starttime = start_time(pid);
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
-    if (read_small(path, pr->comm, sizeof pr->comm))
+    if (!pr->comm_known && read_small(path, pr->comm, sizeof pr->comm))
         snprintf(pr->comm, sizeof pr->comm, "%d", pid);
     char cg[1024];
     snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
@@ -440,16 +463,6 @@ static proc *new_proc(live *L, int pid, int no_maps)
         s[strcspn(s, "\n")] = 0;
         snprintf(pr->cgroup, sizeof pr->cgroup, "%.255s", s);
     }
-    pr->born = L->window; /* kept KEEP_WINDOWS windows even if never sampled */
-    if (no_maps)
-        pr->from_records = 1, pr->maps_read = time(NULL);
-    else if (!L->all)
-        read_maps(L, pr); /* -p: now, in case it exits early; -a: at its first unwinding */
-    L->procs[L->n_procs++] = pr; /* a replaced entry stays here, freed at the end */
-    pr->skip = -1;
-    L->st.new_processes++;
-    hs_hmap_put(&L->pid_ix, (uint64_t)pid, L->n_procs);
-    return pr;
 }
 
 /* Forget pr's image: its unwinder, mappings and address cache (after an
@@ -925,6 +938,7 @@ static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc, 
     if (!pr)
         return;
     memcpy(pr->comm, name, sizeof name);
+    pr->comm_known = 1;
     pr->skip = -1; /* another name, maybe another program: ask again */
     if (exec) { /* a new program: its mappings come from the MMAP2 records that follow */
         drop_image(pr, ++L->n_spaces);
@@ -957,6 +971,8 @@ static void on_fork(live *L, const unsigned char *r, size_t len)
     proc *pr = new_proc(L, (int)pid, 1);
     if (!pr)
         return;
+    memcpy(pr->comm, parent->comm, sizeof pr->comm); /* a child has its parent's name until it execs */
+    pr->comm_known = 1;
     if (!parent->from_records) /* it may have mapped more since its maps were read */
         pr->from_records = 0;
     for (size_t i = 0; i < parent->n_maps; i++)
@@ -1051,6 +1067,8 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
     proc *pr = get_proc(L, (int)pid, tm);
     if (!pr)
         return;
+    if (pr->info_pending)
+        proc_info(pr);
     if (pr->maps_stale && L->skip_inprocess)
         pr->skip = -1; /* the in-process agent may have been loaded (hotspur attach) */
     if (pr->skip < 0) /* decided at its first sample (after an exec: its preloads are mapped by then) */
@@ -1402,6 +1420,8 @@ static void park_threads(live *L)
         snprintf(path, sizeof path, "/proc/%d/task", pid);
         DIR *d = opendir(path);
         proc *pr = d ? get_proc(L, pid, 0) : NULL;
+        if (pr && pr->info_pending)
+            proc_info(pr);
         if (pr && pr->skip < 0)
             pr->skip = !wanted(L, pr);
         struct dirent *de;
