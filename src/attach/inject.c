@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
@@ -471,6 +472,16 @@ int hs_inject_dlopen(pid_t pid, const char *path, const char *call_sym, const ch
         return fail(err, errlen, "the library path must be absolute: %s", path);
     if (hs_inject_check(pid, err, errlen) < 0)
         return -1;
+    /* dlopen of a FIFO or a device would block the target's thread in
+     * read() with the loader's lock held: only a regular file, as the
+     * target sees it (its mount namespace) */
+    char rpath[PATH_MAX + 64];
+    struct stat sb;
+    snprintf(rpath, sizeof rpath, "/proc/%d/root%s", (int)pid, path);
+    if (stat(rpath, &sb) < 0)
+        return fail(err, errlen, "%s: %s in the target's file system", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return fail(err, errlen, "%s is not a regular file: not loaded", path);
     libc_map m;
     const char *names[] = {"dlopen", "dlerror", "dlsym"};
     uint64_t fn[3];

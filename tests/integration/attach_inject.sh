@@ -85,6 +85,12 @@ cat bad.out
 [ "$rc" = 1 ] || fail "a failed dlopen exited $rc"
 grep -q "dlopen in process $spid failed: .*bogus.so" bad.out || fail "no loader message: $(cat bad.out)"
 kill -0 "$spid" || fail "the process died after a failed dlopen"
+# a FIFO would block the target in dlopen's read(), loader lock held: refused
+set +e
+timeout 20 "$HOTSPUR" attach "$spid" --load "$TMP/fifo" >fifo.out 2>&1
+rc=$?
+set -e
+[ "$rc" = 1 ] && grep -q "not a regular file" fifo.out || fail "a FIFO is not refused (exit $rc): $(cat fifo.out)"
 "$HOTSPUR" attach "$spid" --check | grep -q "can be attached to" || fail "--check refuses a plain process"
 
 # 5. refusals, one line each, nothing done to the process
