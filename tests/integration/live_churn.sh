@@ -56,9 +56,13 @@ echo "agent over $w windows: main ${wm:-0}%"
 # Each image's mappings are built from the kernel's records in time order
 # (every CPU's ring merged), so a sample is unwound against the image it was
 # taken in even when the agent (slowed by valgrind) takes it in after later
-# execs: 100% here at load 12 (89.4% when mappings were read from /proc at
-# processing time).
-awk -v m="${wm:-0}" 'BEGIN { exit !(m >= 95) }' || fail "agent windows: samples not unwound to main: $(head -20 wtop.txt)"
+# execs: 99.4-100% at load 8-12, 93.6% in a fresh-clone CI run (89.4% when
+# mappings were read from /proc at processing time). What misses is not the
+# exec churn: samples in the vDSO (valgrind hides the real one from the
+# agent, so they are neither named nor unwound) and samples taken inside
+# execve after the image switch (kernel frames only); their share follows
+# how often the programs call clock_gettime on a loaded machine. Hence 90.
+awk -v m="${wm:-0}" 'BEGIN { exit !(m >= 90) }' || fail "agent windows: samples not unwound to main: $(head -20 wtop.txt)"
 
 "$PROGS/live_target" exec 5 & X=$!
 PIDS+=($X)

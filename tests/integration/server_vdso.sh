@@ -38,7 +38,7 @@ HOTSPUR_SYMBOLIZE=server HOTSPUR_OUTPUT=raw.pb.gz LD_PRELOAD="$AGENT_PRELOAD" "$
 gzip -dc raw.pb.gz | grep -qa '\[vdso\]' || fail "the profile has no [vdso] mapping"
 
 vdso_rows() { # FILE|URL: top's rows of vDSO frames, less sum%
-    "$HOTSPUR" top --nodecount 100000 "$1" | grep -E '__vdso|\[vdso\]' | awk '{ $3 = ""; print }' || true
+    "$HOTSPUR" top --unit ms --nodecount 100000 "$1" | grep -E '__vdso|\[vdso\]' | awk '{ $3 = ""; print }' || true
 }
 "$HOTSPUR" symbolize -o ref.pb.gz raw.pb.gz || fail "symbolize failed"
 vdso_rows ref.pb.gz >ref.txt
