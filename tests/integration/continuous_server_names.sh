@@ -17,10 +17,16 @@ server_start --debuginfo-sources path
 fake_start
 fake_mode "forward $SERVER_URL"
 HOTSPUR_SERVER=$FAKE_URL HOTSPUR_SYMBOLIZE=server HOTSPUR_PERIOD=1s HOTSPUR_DURATION=500ms HOTSPUR_SERVICE=split \
-    LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/cpu_split" threads 2000 >/dev/null 2>up.err &
+    LD_PRELOAD="$AGENT_PRELOAD" "$PROGS/cpu_split" threads 4000 >/dev/null 2>up.err &
 app=$!
-sleep 2
-cp "/proc/$app/maps" maps.txt 2>/dev/null || fail "cpu_split ended too early"
+# its maps once a window has been uploaded (the agent has had a profile to
+# name), while it runs: worker-a burns 2.4 s of CPU, so at least that long
+for _ in $(seq 100); do
+    compgen -G "$FAKE_DIR/req.*.body" >/dev/null && break
+    sleep 0.1
+done
+compgen -G "$FAKE_DIR/req.*.body" >/dev/null || fail "no upload within 10 s: $(cat up.err)"
+cp "/proc/$app/maps" maps.txt 2>/dev/null || fail "cpu_split ended before its maps were read"
 wait "$app" || fail "cpu_split: $(cat up.err)"
 [ ! -s up.err ] || fail "the agent complained: $(cat up.err)"
 grep -q 'libhotspur.so' maps.txt || fail "the agent was not loaded: $(cat maps.txt)"
