@@ -50,7 +50,7 @@ tail -6 agent2.err
 w=$(grep -c 'window of' agent2.err)
 [ "$w" -ge 3 ] || fail "only $w windows: $(tail -3 agent2.err)"
 server_curl windows.pb.gz "$SERVER_URL/api/v1/profile?service=live_target&type=cpu&from=now-10m&until=now" >/dev/null
-"$HOTSPUR" top -n 50 windows.pb.gz >wtop.txt
+"$HOTSPUR" top --cum -n 50 windows.pb.gz >wtop.txt # main (flat 0) among the first rows
 wm=$(awk '$6 == "main" { sub("%", "", $5); print $5 }' wtop.txt)
 echo "agent over $w windows: main ${wm:-0}%"
 # Each image's mappings are built from the kernel's records in time order
@@ -68,7 +68,7 @@ awk -v m="${wm:-0}" 'BEGIN { exit !(m >= 90) }' || fail "agent windows: samples 
 PIDS+=($X)
 sleep 0.1
 "$HOTSPUR" record -p "$X" -F 99 -o exec.pb.gz 2>rec.err || fail "record -p: $(cat rec.err)"
-"$HOTSPUR" top -n 50 exec.pb.gz >top.txt
+"$HOTSPUR" top --cum -n 50 exec.pb.gz >top.txt
 cum() { awk -v f="$1" '$6 == f { sub("%", "", $5); print $5 }' top.txt; }
 a=$(cum burn_a); b=$(cum burn_b); m=$(cum main)
 echo "across 5 execs: burn_a ${a:-0}%, burn_b ${b:-0}%, main ${m:-0}%"

@@ -113,7 +113,10 @@ listed=$(grep -c '^hotspur: wrote ' many.err || true)
 counted=$(sed -n 's/^hotspur: and \([0-9]*\) more files without a sample (.*), such as .*/\1/p' many.err)
 [ -n "$counted" ] || fail "no line counting the files without a sample: $(cat many.err)"
 [ $((listed + counted)) = "$on_disk" ] || fail "$listed listed + $counted counted != $on_disk files on disk"
-[ "$listed" -le 5 ] || fail "$listed files listed one by one (expected the few with samples)"
+# listed: sh's own file, the computing child's, and each /bin/true that
+# caught a sample (its CPU is 1-2 ms against the 10 ms interval: 4 of 30 in a
+# fresh-clone CI run on a quiet machine); the 20-odd without one are counted
+[ "$listed" -le 12 ] || fail "$listed files listed one by one (expected the few with samples)"
 grep -q "^hotspur: wrote $TMP/many/m.pb.gz " many.err || fail "the command's own file is not listed"
 grep -Eq "^hotspur: wrote $TMP/many/m\.[0-9]+\.(exec1\.)?pb\.gz \([1-9][0-9]* samples" many.err ||
     fail "the child with samples is not listed: $(cat many.err)"
