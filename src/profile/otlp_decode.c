@@ -436,7 +436,8 @@ static int conv_group(const Dict *d, Prof *const *prs, size_t n, size_t max_samp
                 goto done;
             key[0] = s->stack_index;
             key[1] = s->link_index;
-            memcpy(key + 2, s->attribute_indices, na * sizeof(int32_t));
+            if (na) /* attribute_indices is NULL when there are none */
+                memcpy(key + 2, s->attribute_indices, na * sizeof(int32_t));
             for (size_t x = 3; x < na + 2; x++) /* insertion sort: lists are short */
                 for (size_t y = x; y > 2 && key[y - 1] > key[y]; y--) {
                     int32_t tmp = key[y];
