@@ -8,6 +8,9 @@
 # build's answer's md5 is printed too (they must be equal). Also prints
 # the functions above 5% (inclusive). Needs valgrind. Prints only (no
 # section of docs/BENCHMARKS.md: the web_ui section quotes it).
+# BENCH_CG_ENDPOINT=functions (or peek, diff...) counts that answer of the
+# same data instead (peek: of its hottest function, `leaf`... as given in
+# BENCH_CG_PARAMS, e.g. "&function=f1"; diff: against itself).
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -49,7 +52,13 @@ for b in "${BUILDS[@]}"; do
         2>"vg.$i.log" &
     VG_PID=$!
     URL=$(url_of "vg.$i.log")
-    Q="$URL/api/v1/flamegraph?service=big&type=samples&from=now-1h&max_nodes=100000"
+    EP=${BENCH_CG_ENDPOINT:-flamegraph}
+    case $EP in
+    flamegraph) P="&max_nodes=100000" ;;
+    diff) P="&max_nodes=100000&base_from=now-1h" ;;
+    *) P="" ;;
+    esac
+    Q="$URL/api/v1/$EP?service=big&type=samples&from=now-1h$P${BENCH_CG_PARAMS:-}"
     curl -s -f -o /dev/null "$Q" # warms the record cache
     callgrind_control -z "$VG_PID" >/dev/null 2>&1
     curl -s -f -o "answer.$i" "$Q"
@@ -57,7 +66,7 @@ for b in "${BUILDS[@]}"; do
     kill -INT "$VG_PID"; wait "$VG_PID" || true; VG_PID=""
     f=$(ls -t "$TMP"/cg.$i.out.* | head -n 1)
     total=$(callgrind_annotate "$f" 2>/dev/null | sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p')
-    echo "flame_callgrind: $b: $total instructions per request, answer md5 $(md5sum <"answer.$i" | cut -d' ' -f1)"
+    echo "flame_callgrind: $b: $total instructions per $EP request, answer md5 $(md5sum <"answer.$i" | cut -d' ' -f1)"
     callgrind_annotate --inclusive=yes "$f" 2>/dev/null |
         awk '/^ *[0-9,]+ \( *[0-9.]+%\) / { p = $2; gsub(/[()%]/, "", p); if (p + 0 >= 5 && p + 0 < 100 && $3 != "=>") {
             n = $3; sub(/.*:/, "", n); sub(/ .*/, "", n); printf "    %6s%%  %s\n", p, n } }' | head -n 14

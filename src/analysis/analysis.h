@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/strtab.h"
 #include "profile/profile.h"
 
 /* ------------------------------------------------------------------ */
@@ -289,6 +290,29 @@ typedef struct {
 hs_view *hs_view_build(hs_profile *const *ps, size_t n, hs_profile *const *bs, size_t n_base,
                        const hs_analysis_options *o, char *err, size_t errlen);
 void hs_view_free(hs_view *v);
+
+/* A view from nodes and stacks that another stack source built with the
+ * view's rules (analysis/filters.h): the server's stored stack rows
+ * (server/query_view.c). The view takes what parts holds (its string
+ * table, which the nodes' and the two type strings' pointers are into, and
+ * the arrays: all malloc'd), even when it fails (NULL: out of memory).
+ * Stacks have no profile or sample (labels are not kept): the reports of
+ * values, trees, graphs, callers and source lines all work on it. */
+typedef struct {
+    hs_strtab strs;
+    hs_node *nodes;
+    size_t n_nodes;
+    hs_stack *stacks; /* .nodes and .inl into the arenas */
+    size_t n_stacks;
+    uint32_t *arena;
+    uint8_t *inl_arena;
+    const char *sample_type, *unit;
+    int sample_index;
+    hs_granularity granularity;
+    int64_t total, base_total, kept_total, kept_base;
+    bool diff;
+} hs_view_parts;
+hs_view *hs_view_from_parts(hs_view_parts *parts);
 
 /* The view as a call tree (pprof's -call_tree): one node per distinct call
  * path, so a function reached from two callers is two nodes; node names

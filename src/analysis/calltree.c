@@ -127,6 +127,15 @@ static int cmp_child(const void *pa, const void *pb, void *arg)
 
 int hs_calltree_build(const hs_view *v, hs_calltree *out, char *err, size_t errlen)
 {
+    /* Summing identical stacks first only matters when values can cancel:
+     * with none negative, the tree (its nodes, their order and values) is
+     * the same built from the view's own stacks, and the hashing pass is
+     * saved. */
+    bool negative = false;
+    for (size_t i = 0; i < v->n_stacks && !negative; i++)
+        negative = v->stacks[i].value < 0 || v->stacks[i].base < 0;
+    if (!negative)
+        return hs_calltree_build_stacks(v->stacks, v->n_stacks, v->nodes, out, err, errlen);
     const hs_stack *stacks;
     size_t n_stacks;
     if (hs_an_view_unique(v, &stacks, &n_stacks) < 0) {

@@ -1,6 +1,6 @@
 /* filters.h — the rules that decide what a report shows of a stack, for
  * any source of stacks: a profile (view.c) or the store's stack records
- * (server/query_tree.c). The options' compiled form (regexes once, tag
+ * (server/query_view.c). The options' compiled form (regexes once, tag
  * filters as key + regexes or a numeric range with units) and, on top of
  * it, pprof's FilterSamplesByName, ShowFrom, PruneFrom, noinlines and
  * FilterSamplesByTag as functions of what a source can give: the match

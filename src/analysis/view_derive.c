@@ -1,6 +1,7 @@
 /* view_derive.c — views made from a built one: identical stacks summed
  * (for the graph and the call tree), the view as a call tree, with every
- * stack reversed, at another sample index. */
+ * stack reversed, at another sample index; and a view from the parts
+ * another stack source built (hs_view_from_parts). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -377,5 +378,47 @@ hs_view *hs_view_at_index(const hs_view *src, hs_profile *const *ps, size_t n,
         pv->n_ustacks = pv->n_stacks;
         pv->ustacks_done = true;
     }
+    return v;
+}
+
+/* ---- a view from another stack source's parts ---- */
+
+hs_view *hs_view_from_parts(hs_view_parts *parts)
+{
+    view_full *vf = calloc(1, sizeof *vf);
+    if (!vf) {
+        hs_strtab_free(&parts->strs);
+        free(parts->nodes);
+        free(parts->stacks);
+        free(parts->arena);
+        free(parts->inl_arena);
+        memset(parts, 0, sizeof *parts);
+        return NULL;
+    }
+    hs_view *v = &vf->pub;
+    struct hs_view_private *pv = &vf->priv;
+    v->priv = pv;
+    pv->strs = parts->strs;
+    pv->nodes = parts->nodes;
+    pv->n_nodes = pv->cap_nodes = parts->n_nodes;
+    pv->stacks = parts->stacks;
+    pv->n_stacks = pv->cap_stacks = parts->n_stacks;
+    pv->arena = parts->arena;
+    pv->inl_arena = parts->inl_arena;
+    v->sample_type = parts->sample_type;
+    v->unit = parts->unit;
+    v->sample_index = parts->sample_index;
+    v->granularity = parts->granularity;
+    v->nodes = pv->nodes;
+    v->n_nodes = pv->n_nodes;
+    v->stacks = pv->stacks;
+    v->n_stacks = pv->n_stacks;
+    v->total = parts->total;
+    v->base_total = parts->base_total;
+    v->kept_total = parts->kept_total;
+    v->kept_base = parts->kept_base;
+    v->diff = parts->diff;
+    v->warnings = "";
+    memset(parts, 0, sizeof *parts);
     return v;
 }

@@ -5,12 +5,11 @@
  * functions, diff, source) are in query_shape.c.
  *
  * A query never decodes a stored profile: the store merges the selected
- * profiles (GROUP BY stack), the merged rows and their stack records are
- * rebuilt into one hs_profile (store/stack.h), and the CLI's analysis layer
- * applies sample index, filters and granularity to it, so a filter means
- * here what it means to `hotspur top`. The flame graph skips the rebuild
- * when it can: its call tree is built straight from the rows
- * (query_tree.c), with the same answer.
+ * profiles (GROUP BY stack), and the merged rows and their stack records
+ * become the selection's view (query_view.c: sample index, filters and
+ * granularity by the CLI's rules, so a filter means here what it means to
+ * `hotspur top`). Only the merged pprof (/api/v1/profile) is rebuilt into
+ * an hs_profile (store/stack.h): that file is the answer.
  *
  * Every parameter is checked: an endpoint refuses the ones it does not take
  * (400 naming it), a single-valued one given twice, a malformed value. */

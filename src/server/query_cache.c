@@ -1,7 +1,6 @@
 /* query_cache.c — stack records kept in memory between queries.
  *
- * A query rebuilds the merged profile from the merged rows and the stack
- * record of each row (store/stack.h). Records are immutable by hash, so a
+ * A query reads the stack record of each merged row (store/stack.h). Records are immutable by hash, so a
  * copy kept here is always right: the cache only saves fetching them from
  * the store again (a lookup per record in the database). It is an LRU
  * bounded in bytes (records plus their bookkeeping), shared by every

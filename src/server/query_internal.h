@@ -50,29 +50,26 @@ typedef struct {
     size_t n_owned;
 } hs_q;
 
-/* Merge side s in the store (s->merged; once), then (hs_q_load) rebuild
- * its profile (s->profile). The status of the error answer already set in
- * q->rs, or 0. */
+/* Merge side s in the store (s->merged; once), then (hs_q_load, for the
+ * merged pprof answer only) rebuild its profile (s->profile). The status
+ * of the error answer already set in q->rs, or 0. */
 int hs_q_merge(hs_q *q, hs_q_side *s);
 int hs_q_load(hs_q *q, hs_q_side *s);
 
-/* The flame graph's call tree of merged side s built from its stack rows
- * without rebuilding the profile (query_tree.c). 0 with *out filled (free
- * with hs_q_tree_free); 1 when the options or the data need the rebuilt
- * profile's view (nothing answered); else the status of the error answer
- * set in q->rs. */
-struct hs_q_tree_priv;
+/* The view of merged side cur (with base: the diff of cur against base)
+ * built straight from the stack rows (query_view.c), as hs_view_build
+ * would build it from the profiles. 0 with *out filled (free with
+ * hs_q_view_free), else the HTTP status of the error in err. */
+struct hs_q_view_priv;
 typedef struct {
-    hs_calltree ct;
-    const hs_node *nodes; /* the node ids ct uses */
-    const char *const *build_ids; /* per node: an unnamed frame's build ID, or NULL */
-    size_t n_nodes;
-    const char *sample_type, *unit;
-    int64_t total, kept; /* the view's total and kept_total */
-    struct hs_q_tree_priv *priv;
-} hs_q_tree;
-int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out);
-void hs_q_tree_free(hs_q_tree *t);
+    hs_view *v;
+    const char *const *build_ids; /* per node: an unnamed frame's object's build ID, or NULL */
+    const char *const *files;     /* per node: its file, or (function granularity) its function's */
+    struct hs_q_view_priv *priv;
+} hs_q_view;
+int hs_q_view_build(hs_q *q, const hs_q_side *cur, const hs_q_side *base, hs_q_view *out, char *err,
+                    size_t errlen);
+void hs_q_view_free(hs_q_view *v);
 
 /* A profile with sample types t and no samples (what a rebuild of an
  * empty merge gives); NULL on out of memory. */

@@ -1,8 +1,7 @@
 /* query_shape.c — the answers of the query API built on the analysis layer
  * (the same hs_view, call tree and call graph as the CLI's reports):
  *
- *   flamegraph  the call tree (from query_tree.c when it applies, else
- *               from the view) as compact preorder nodes; beyond max_nodes,
+ *   flamegraph  the call tree as compact preorder nodes; beyond max_nodes,
  *               the smallest nodes are folded into one "other" child per
  *               parent (Pyroscope's truncation): the max_nodes largest by
  *               total are kept (a parent is never smaller than its child,
@@ -14,6 +13,9 @@
  *               file when that file is found under a --source-path
  *               directory (resolved with realpath and refused unless it
  *               lies inside one: nothing else is ever read).
+ *
+ * Every answer reads the view of the selection that query_view.c builds
+ * straight from the stored stack rows.
  *
  * Totals: "total" is the selection's total before filters (the base of
  * percentages, as in pprof), "matched" what the filters kept (the root of
@@ -44,14 +46,28 @@ static int64_t name_index(hs_strtab *t, const char *s)
 
 /* ---- views ---- */
 
-static hs_view *side_view(hs_q *q, bool diff)
+/* The NEW side's view (diff: against the BASE side): 0, or the status of
+ * the error answer set in q->rs. Without agg=, diff sides of different
+ * sizes are compared per profile, as Cloud Profiler does: 11 windows
+ * against 8 are not 37% more of everything. An empty side stays a sum
+ * (everything came or went). */
+static int side_view(hs_q *q, bool diff, hs_q_view *qv)
 {
+    int rc = hs_q_merge(q, &q->cur);
+    if (!rc && diff)
+        rc = hs_q_merge(q, &q->base);
+    if (rc)
+        return rc;
+    if (diff) {
+        int64_t nn = q->cur.merged.n_profiles, nb = q->base.merged.n_profiles;
+        if (!q->agg_given && nn > 0 && nb > 0 && nn != nb)
+            q->cur.avg = q->base.avg = true;
+    }
     char err[256];
-    hs_view *v = hs_view_build(&q->cur.profile, 1, diff ? &q->base.profile : NULL, diff ? 1 : 0, &q->o, err,
-                               sizeof err);
-    if (!v)
-        hs_respond_error(q->rs, 400, "%s", err);
-    return v;
+    rc = hs_q_view_build(q, &q->cur, diff ? &q->base : NULL, qv, err, sizeof err);
+    if (rc)
+        return hs_respond_error(q->rs, rc, "%s", err);
+    return 0;
 }
 
 /* "total", "matched" and (with filters) "unfiltered" of the NEW side. */
@@ -340,11 +356,10 @@ out:
     return rc;
 }
 
-/* The flame graph answer of tree ct (over nodes) with the header's fields. */
-static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
-                        const hs_calltree *ct, const char *sample_type, const char *unit, int64_t total,
-                        int64_t kept)
+/* The flame graph answer of view qv's call tree ct. */
+static int flame_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
 {
+    const hs_view *v = qv->v;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = hs_q_open(&buf, &len);
@@ -352,9 +367,9 @@ static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const cha
         return hs_respond_error(q->rs, 500, "out of memory");
     int64_t dn = hs_q_div(&q->cur);
     fputc('{', f);
-    hs_q_header(q, f, sample_type, unit);
-    totals(q, f, total, kept, dn);
-    if (write_tree(f, nodes, n_nodes, bids, ct, 0, (size_t)q->max_nodes, false, dn, 1) < 0) {
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, dn);
+    if (write_tree(f, v->nodes, v->n_nodes, qv->build_ids, ct, 0, (size_t)q->max_nodes, false, dn, 1) < 0) {
         fclose(f);
         free(buf);
         return hs_respond_error(q->rs, 500, "out of memory");
@@ -363,51 +378,31 @@ static int flame_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const cha
     return hs_q_finish(q, f, &buf, &len);
 }
 
-/* What is answered from a flame graph's call tree ct (over nodes; bids:
- * their build IDs when unnamed, or NULL). */
-typedef int (*tree_answer)(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
-                           const hs_calltree *ct, const char *sample_type, const char *unit, int64_t total,
-                           int64_t kept);
+/* What is answered from the call tree ct of view qv. */
+typedef int (*tree_answer)(hs_q *q, const hs_q_view *qv, const hs_calltree *ct);
 
-/* The NEW side's call tree, straight from the stack rows when it can be
- * (query_tree.c), else from the rebuilt profile's view, given to answer. */
-static int with_flame_tree(hs_q *q, tree_answer answer)
+/* The call tree of the NEW side's view (diff: against the BASE side),
+ * given to answer. */
+static int with_tree(hs_q *q, bool diff, tree_answer answer)
 {
-    int rc = hs_q_merge(q, &q->cur);
+    hs_q_view qv;
+    int rc = side_view(q, diff, &qv);
     if (rc)
         return rc;
-    if (!q->qc->rebuild_trees) {
-        hs_q_tree t;
-        rc = hs_q_tree_build(q, &q->cur, &t);
-        if (rc == 0) {
-            __atomic_fetch_add(&q->qc->direct_trees, 1, __ATOMIC_RELAXED);
-            rc = answer(q, t.nodes, t.n_nodes, t.build_ids, &t.ct, t.sample_type, t.unit, t.total, t.kept);
-            hs_q_tree_free(&t);
-            return rc;
-        }
-        if (rc != 1)
-            return rc;
-    }
-    rc = hs_q_load(q, &q->cur);
-    if (rc)
-        return rc;
-    hs_view *v = side_view(q, false);
-    if (!v)
-        return q->rs->status;
     hs_calltree ct = {0};
     char err[256];
-    if (hs_calltree_build(v, &ct, err, sizeof err) < 0)
+    if (hs_calltree_build(qv.v, &ct, err, sizeof err) < 0)
         rc = hs_q_fail(q, 500, "call tree", err);
     else
-        rc = answer(q, v->nodes, v->n_nodes, NULL, &ct, v->sample_type, v->unit, v->total, v->kept_total);
+        rc = answer(q, &qv, &ct);
     hs_calltree_free(&ct);
-    hs_view_free(v);
+    hs_q_view_free(&qv);
     return rc;
 }
 
 int hs_q_flamegraph(hs_q *q)
 {
-    return with_flame_tree(q, flame_answer);
+    return with_tree(q, false, flame_answer);
 }
 
 /* ---- the function table ---- */
@@ -431,49 +426,6 @@ static int cmp_fn(const void *pa, const void *pb, void *arg)
         return x->flat > y->flat ? -1 : 1;
     int r = strcmp(c->v->nodes[a].name, c->v->nodes[b].name);
     return r ? r : (a < b ? -1 : a > b);
-}
-
-/* The source file of each function name (the first one recorded), for
- * nodes whose granularity leaves the file out. */
-typedef struct {
-    hs_strtab names;
-    const char **files; /* by name id */
-    size_t cap_files;
-} fn_files;
-
-/* The file of name (interned if new, with file when it was not known or
- * ""); its id, or -1 on out of memory. */
-static int64_t fn_files_put(fn_files *ff, const char *name, const char *file)
-{
-    size_t before = hs_strtab_count(&ff->names);
-    int64_t k = name_index(&ff->names, name);
-    if (k < 0)
-        return -1;
-    if (hs_strtab_count(&ff->names) != before) {
-        if (hs_vec_reserve((void **)&ff->files, &ff->cap_files, (size_t)k + 1, sizeof *ff->files) < 0)
-            return -1;
-        ff->files[k] = file;
-    } else if (!*ff->files[k]) {
-        ff->files[k] = file;
-    }
-    return k;
-}
-
-static int fn_files_add(fn_files *ff, const hs_profile *p)
-{
-    for (size_t i = 0; p && i < p->n_functions; i++)
-        if (fn_files_put(ff, hs_profile_string(p, p->functions[i].name),
-                         hs_profile_string(p, p->functions[i].filename)) < 0)
-            return -1;
-    return 0;
-}
-
-static const char *fn_file(fn_files *ff, const hs_node *nd)
-{
-    if (*nd->file || !*nd->function)
-        return nd->file;
-    uint32_t k = hs_strtab_find(&ff->names, nd->function);
-    return k == UINT32_MAX ? "" : ff->files[k];
 }
 
 /* ---- significance: which functions changed in every window ---- */
@@ -516,11 +468,11 @@ static int window_shares(hs_q *q, const hs_q_side *s, const hs_strtab *names, do
             sh = NULL;
             break;
         }
-        size_t missing = 0;
-        int src = 0;
-        hs_profile *p = m.n_rows ? hs_stack_cache_build(q->qc->cache, q->qc->store, &m, &missing, &src, err, sizeof err)
-                                 : NULL;
-        hs_view *v = p ? hs_view_build(&p, 1, NULL, 0, &q->o, err, sizeof err) : NULL;
+        hs_q_side ws;
+        memset(&ws, 0, sizeof ws);
+        ws.merged = m;
+        hs_q_view qv = {0};
+        const hs_view *v = m.n_rows && hs_q_view_build(q, &ws, NULL, &qv, err, sizeof err) == 0 ? qv.v : NULL;
         hs_graph g;
         if (v && v->total && hs_graph_build(v, &no, &g, err, sizeof err) == 0) {
             for (size_t i = 0; i < v->n_nodes; i++) {
@@ -533,8 +485,7 @@ static int window_shares(hs_q *q, const hs_q_side *s, const hs_strtab *names, do
             free(sh);
             sh = NULL;
         }
-        hs_view_free(v);
-        hs_profile_free(p);
+        hs_q_view_free(&qv);
         hs_store_merged_free(&m);
     }
     hs_store_profile_rows_free(rows, n);
@@ -573,9 +524,10 @@ static int significance(hs_q *q, const hs_view *v, const uint32_t *ids, size_t s
     return rc;
 }
 
-/* Write ,"functions":[...] (and "n_functions") for view v. */
-static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_t dn, int64_t db)
+/* Write ,"functions":[...] (and "n_functions") for view qv. */
+static int write_functions(hs_q *q, FILE *f, const hs_q_view *qv, bool diff, int64_t dn, int64_t db)
 {
+    const hs_view *v = qv->v;
     hs_analysis_options no;
     hs_analysis_options_init(&no);
     hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
@@ -599,15 +551,6 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
     }
     fsort c = {v, &g, diff};
     qsort_r(ids, n, sizeof *ids, cmp_fn, &c);
-    fn_files ff = {0};
-    if (hs_strtab_init(&ff.names) < 0 || fn_files_add(&ff, v->profile) < 0 || fn_files_add(&ff, v->base) < 0) {
-        hs_strtab_free(&ff.names);
-        free(ff.files);
-        free(ids);
-        hs_graph_free(&g);
-        hs_respond_error(q->rs, 500, "out of memory");
-        return -1;
-    }
     size_t shown = q->limit && q->limit < n ? q->limit : n;
     double *pv = diff && q->significance ? malloc((shown + 1) * sizeof *pv) : NULL;
     size_t nn = 0, nb = 0;
@@ -624,7 +567,7 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
         fputs(i ? ",{\"name\":" : "{\"name\":", f);
         hs_json_string(f, nd->name);
         fputs(",\"file\":", f);
-        hs_json_string(f, fn_file(&ff, nd));
+        hs_json_string(f, qv->files[ids[i]]);
         if (diff) {
             fputs(",\"self_new\":", f);
             hs_q_value(f, gn->flat, dn);
@@ -646,8 +589,6 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
     }
     fputc(']', f);
     free(pv);
-    hs_strtab_free(&ff.names);
-    free(ff.files);
     free(ids);
     hs_graph_free(&g);
     return 0;
@@ -655,50 +596,35 @@ static int write_functions(hs_q *q, FILE *f, const hs_view *v, bool diff, int64_
 
 int hs_q_functions(hs_q *q)
 {
-    int rc = hs_q_load(q, &q->cur);
+    hs_q_view qv;
+    int rc = side_view(q, false, &qv);
     if (rc)
         return rc;
-    hs_view *v = side_view(q, false);
-    if (!v)
-        return q->rs->status;
+    const hs_view *v = qv.v;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = hs_q_open(&buf, &len);
     if (!f) {
-        hs_view_free(v);
+        hs_q_view_free(&qv);
         return hs_respond_error(q->rs, 500, "out of memory");
     }
     int64_t dn = hs_q_div(&q->cur);
     fputc('{', f);
     hs_q_header(q, f, v->sample_type, v->unit);
     totals(q, f, v->total, v->kept_total, dn);
-    if (write_functions(q, f, v, false, dn, 1) < 0) {
+    if (write_functions(q, f, &qv, false, dn, 1) < 0) {
         fclose(f);
         free(buf);
-        hs_view_free(v);
+        hs_q_view_free(&qv);
         return q->rs->status;
     }
     fputc('}', f);
     rc = hs_q_finish(q, f, &buf, &len);
-    hs_view_free(v);
+    hs_q_view_free(&qv);
     return rc;
 }
 
 /* ---- diff ---- */
-
-/* Both sides loaded and their diff view; NULL when the error answer is
- * set. Without agg=, sides of different sizes are compared per profile, as
- * Cloud Profiler does: 11 windows against 8 are not 37% more of
- * everything. An empty side stays a sum (everything came or went). */
-static hs_view *diff_view(hs_q *q)
-{
-    if (hs_q_load(q, &q->cur) || hs_q_load(q, &q->base))
-        return NULL;
-    int64_t nn = q->cur.merged.n_profiles, nb = q->base.merged.n_profiles;
-    if (!q->agg_given && nn > 0 && nb > 0 && nn != nb)
-        q->cur.avg = q->base.avg = true;
-    return side_view(q, true);
-}
 
 /* A diff answer's "new" and "base" sides. */
 static void diff_sides(hs_q *q, FILE *f, const hs_view *v, int64_t dn, int64_t db)
@@ -714,48 +640,36 @@ static void diff_sides(hs_q *q, FILE *f, const hs_view *v, int64_t dn, int64_t d
     fputc('}', f);
 }
 
-int hs_q_diff(hs_q *q)
+static int diff_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
 {
-    hs_view *v = diff_view(q);
-    if (!v)
-        return q->rs->status;
-    hs_calltree ct = {0};
-    char err[256];
+    const hs_view *v = qv->v;
     char *buf = NULL;
     size_t len = 0;
-    int rc;
-    if (hs_calltree_build(v, &ct, err, sizeof err) < 0) {
-        rc = hs_q_fail(q, 500, "call tree", err);
-        goto out;
-    }
     FILE *f = hs_q_open(&buf, &len);
-    if (!f) {
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
-    }
+    if (!f)
+        return hs_respond_error(q->rs, 500, "out of memory");
     int64_t dn = hs_q_div(&q->cur), db = hs_q_div(&q->base);
     fputc('{', f);
     hs_q_header(q, f, v->sample_type, v->unit);
     totals(q, f, v->total, v->kept_total, dn);
     diff_sides(q, f, v, dn, db);
-    if (write_tree(f, v->nodes, v->n_nodes, NULL, &ct, 0, (size_t)q->max_nodes, true, dn, db) < 0) {
+    if (write_tree(f, v->nodes, v->n_nodes, qv->build_ids, ct, 0, (size_t)q->max_nodes, true, dn, db) < 0) {
         fclose(f);
         free(buf);
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
+        return hs_respond_error(q->rs, 500, "out of memory");
     }
-    if (write_functions(q, f, v, true, dn, db) < 0) {
+    if (write_functions(q, f, qv, true, dn, db) < 0) {
         fclose(f);
         free(buf);
-        rc = q->rs->status;
-        goto out;
+        return q->rs->status;
     }
     fputc('}', f);
-    rc = hs_q_finish(q, f, &buf, &len);
-out:
-    hs_calltree_free(&ct);
-    hs_view_free(v);
-    return rc;
+    return hs_q_finish(q, f, &buf, &len);
+}
+
+int hs_q_diff(hs_q *q)
+{
+    return with_tree(q, true, diff_answer);
 }
 
 /* ---- sandwich: the callers and callees trees of one function ---- */
@@ -765,13 +679,14 @@ static bool node_named(const hs_node *n, void *arg)
     return strcmp(n->name, arg) == 0;
 }
 
-/* The sandwich of q->function over tree ct; dv: the diff view of a
- * compare (its sides and base values), or NULL. */
-static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
-                           const hs_calltree *ct,
-                           const char *sample_type, const char *unit, int64_t total, int64_t kept,
-                           const hs_view *dv)
+/* The sandwich of q->function over view qv's call tree ct (a compare:
+ * with its sides and base values). */
+static int sandwich_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
 {
+    const hs_view *v = qv->v;
+    const hs_node *nodes = v->nodes;
+    size_t n_nodes = v->n_nodes;
+    const char *const *bids = qv->build_ids;
     hs_sandwich sw;
     char err[256];
     int r = hs_sandwich_build(ct, nodes, node_named, (void *)q->function, &sw, err, sizeof err);
@@ -786,15 +701,15 @@ static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const 
         hs_sandwich_free(&sw);
         return hs_respond_error(q->rs, 500, "out of memory");
     }
-    bool diff = dv != NULL;
+    bool diff = v->diff;
     int64_t dn = hs_q_div(&q->cur), db = diff ? hs_q_div(&q->base) : 1;
     fputs("{\"function\":", f);
     hs_json_string(f, q->function);
     fputc(',', f);
-    hs_q_header(q, f, sample_type, unit);
-    totals(q, f, total, kept, dn);
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, dn);
     if (diff)
-        diff_sides(q, f, dv, dn, db);
+        diff_sides(q, f, v, dn, db);
     fputs(",\"sandwich\":{\"total\":", f);
     hs_q_value(f, sw.total, dn);
     fputs(",\"self\":", f);
@@ -821,31 +736,9 @@ static int sandwich_answer(hs_q *q, const hs_node *nodes, size_t n_nodes, const 
     return hs_q_finish(q, f, &buf, &len);
 }
 
-static int sandwich_of_tree(hs_q *q, const hs_node *nodes, size_t n_nodes, const char *const *bids,
-                            const hs_calltree *ct,
-                            const char *sample_type, const char *unit, int64_t total, int64_t kept)
-{
-    return sandwich_answer(q, nodes, n_nodes, bids, ct, sample_type, unit, total, kept, NULL);
-}
-
 int hs_q_sandwich(hs_q *q)
 {
-    if (!q->base_given)
-        return with_flame_tree(q, sandwich_of_tree);
-    hs_view *v = diff_view(q);
-    if (!v)
-        return q->rs->status;
-    hs_calltree ct = {0};
-    char err[256];
-    int rc;
-    if (hs_calltree_build(v, &ct, err, sizeof err) < 0)
-        rc = hs_q_fail(q, 500, "call tree", err);
-    else
-        rc = sandwich_answer(q, v->nodes, v->n_nodes, NULL, &ct, v->sample_type, v->unit, v->total, v->kept_total,
-                             v);
-    hs_calltree_free(&ct);
-    hs_view_free(v);
-    return rc;
+    return with_tree(q, q->base_given, sandwich_answer);
 }
 
 /* ---- peek: callers and callees (report/peek.c, as `hotspur peek`) ---- */
@@ -884,12 +777,11 @@ static void peek_edges(FILE *f, const hs_view *v, const hs_peek_edge *e, size_t 
 
 int hs_q_peek(hs_q *q)
 {
-    int rc = hs_q_load(q, &q->cur);
+    hs_q_view qv;
+    int rc = side_view(q, false, &qv);
     if (rc)
         return rc;
-    hs_view *v = side_view(q, false);
-    if (!v)
-        return q->rs->status;
+    const hs_view *v = qv.v;
     hs_analysis_options no; /* `hotspur peek`'s graph: nothing trimmed */
     hs_analysis_options_init(&no);
     hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
@@ -936,7 +828,7 @@ int hs_q_peek(hs_q *q)
 out:
     hs_peek_free(&pk);
     hs_graph_free(&g);
-    hs_view_free(v);
+    hs_q_view_free(&qv);
     return rc;
 }
 
@@ -1075,14 +967,13 @@ int hs_q_source(hs_q *q)
     if (q->qc->n_source_paths == 0)
         return hs_respond_error(q->rs, 404,
                                 "no source is served: the server was started without --source-path DIR");
-    int rc = hs_q_load(q, &q->cur);
-    if (rc)
-        return rc;
     q->o.granularity = HS_GRAN_LINES;
     q->o.granularity_set = true;
-    hs_view *v = side_view(q, false);
-    if (!v)
-        return q->rs->status;
+    hs_q_view qv;
+    int rc = side_view(q, false, &qv);
+    if (rc)
+        return rc;
+    const hs_view *v = qv.v;
     char err[256];
     hs_list l = {0};
     char *buf = NULL;
@@ -1145,6 +1036,6 @@ int hs_q_source(hs_q *q)
     rc = hs_q_finish(q, f, &buf, &len);
 out:
     hs_list_free(&l);
-    hs_view_free(v);
+    hs_q_view_free(&qv);
     return rc;
 }

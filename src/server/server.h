@@ -12,9 +12,9 @@
  *   query.c   the JSON and pprof query API (docs/server.md): parameters,
  *             selections, the store side;
  *   query_shape.c  the answers built on the analysis layer (flame graph,
- *             functions, diff, source, pprof);
- *   query_tree.c  the flame graph's call tree straight from the merged
- *             stack rows when no option needs the rebuilt profile;
+ *             functions, diff, peek, sandwich, source);
+ *   query_view.c  the view of the selection straight from the merged
+ *             stack rows (what every answer of query_shape.c reads);
  *   query_cache.c  stack records kept in memory between queries;
  *   scrape.c  --scrape: pull pprof endpoints every period;
  *   names.c   naming frames from build IDs: uploaded debug info, build-ID
@@ -134,9 +134,6 @@ typedef struct {
     const char *const *dropped_labels; /* label keys ingest does not store (hs_limits) */
     size_t n_dropped_labels;
     struct hs_stack_cache *cache;    /* stack records kept between queries (query_cache.h), or NULL */
-    bool rebuild_trees;              /* flame graphs from the rebuilt profile's view only, never
-                                        straight from the stack rows (tests compare the two) */
-    unsigned long direct_trees;      /* flame graphs built straight from the rows (atomic) */
 } hs_query_ctx;
 /* GET /api/v1/... other than ingest; 404 for unknown paths. */
 int hs_query_handle(hs_query_ctx *q, const hs_http_request *rq, hs_http_response *rs);

@@ -8,9 +8,9 @@
  *   P2  version v2, instance=b, start now-540s:  main;f 3    main;h 7
  *
  * (sample counts; cpu/nanoseconds is 10 ms per sample). So the merge is
- * main 25 (f 13, h 7, g 5), P1 alone 15, P2 alone 10. The flame graph
- * built straight from the stack rows (query_tree.c) is compared with the
- * rebuilt profile's on generated data at the end. */
+ * main 25 (f 13, h 7, g 5), P1 alone 15, P2 alone 10. At the end, the
+ * answers on generated data are compared with the CLI's analysis of the
+ * same profiles (the files, before the store). */
 #define _GNU_SOURCE
 #include <ftw.h>
 #include <setjmp.h>
@@ -25,7 +25,10 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <getopt.h>
+#include <jansson.h>
 
+#include "analysis/analysis.h"
 #include "profile/profile.h"
 #include "server/query_cache.h"
 #include "server/server.h"
@@ -40,6 +43,7 @@ typedef struct {
     hs_query_ctx qc;
     const char *srcs[1];
     int64_t t0; /* P1's start, ns */
+    hs_profile *gen[4]; /* the generated profiles as stored (setup_gen) */
 } fx;
 
 typedef struct {
@@ -93,9 +97,9 @@ static hs_profile *mk_profile(const tsample *s, size_t n)
     return p;
 }
 
-/* Store p (freed) as a profile of service/type. */
-static void put_profile(fx *f, const char *service, const char *type, const char *id, const char *version,
-                        const char *instance, int64_t start, hs_profile *p)
+/* Store p as a profile of service/type. */
+static void put_profile_keep(fx *f, const char *service, const char *type, const char *id, const char *version,
+                             const char *instance, int64_t start, const hs_profile *p)
 {
     hs_store_profile sp;
     memset(&sp, 0, sizeof sp);
@@ -116,6 +120,13 @@ static void put_profile(fx *f, const char *service, const char *type, const char
     if (hs_store_put(f->st, &pp, 1, NULL, err, sizeof err) != 0)
         fail_msg("put: %s", err);
     hs_stack_parts_free(parts);
+}
+
+/* The same, and p freed. */
+static void put_profile(fx *f, const char *service, const char *type, const char *id, const char *version,
+                        const char *instance, int64_t start, hs_profile *p)
+{
+    put_profile_keep(f, service, type, id, version, instance, start, p);
     hs_profile_free(p);
 }
 
@@ -582,18 +593,21 @@ static void test_params_helpers(void **state)
     assert_int_equal(l.max_body, 16 << 20);
 }
 
-/* ---- the flame graph straight from the stack rows (query_tree.c) ----
+/* ---- the answers are the CLI's, by construction ----
  *
- * It answers exactly what the rebuilt profile's view (the CLI's analysis
- * layer) answers: generated profiles with inline frames, several
- * mappings, frames without a function name, files that need cleaning,
- * labels, zero and (in one service) negative values; every flame graph
- * query of a matrix of granularities, filters (focus, ignore, hide, show,
- * show_from, tag filters and combinations), sample indexes, agg,
- * selections and max_nodes is run both ways (hs_query_ctx.rebuild_trees)
- * and the two bodies must be identical. The ctx's counter of direct trees
- * tells which way each query went: the direct path for all but negative
- * values and errors, which it leaves to the view. */
+ * The server's view comes from the stored stack rows (query_view.c), the
+ * CLI's from a profile file (hs_view_build): the one the server gives for
+ * the selection (/api/v1/profile, what a user downloads and runs `hotspur
+ * top` on; it differs from the uploaded file where ingest named frames
+ * that had no function name, as module+offset). On generated profiles with
+ * inline frames, several mappings, frames without a function name, files
+ * that need cleaning, labels, zero and (in one service) negative values,
+ * every query of a matrix of granularities, filters (focus, ignore, hide,
+ * show, show_from, tag filters and combinations), sample indexes and
+ * selections gives the numbers the CLI's view of the same profiles gives:
+ * every function's self and total (`hotspur top`'s call graph), every
+ * flame graph node's total and self by its path from the root (the call
+ * tree), the diff's both sides, the totals. */
 
 static uint64_t rng_state;
 static uint32_t rnd(uint32_t n)
@@ -656,7 +670,7 @@ static int setup_gen(void **state)
 {
     fx *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/hs-qtree-XXXXXX");
+    snprintf(f->dir, sizeof f->dir, "/tmp/hs-qview-XXXXXX");
     assert_non_null(mkdtemp(f->dir));
     char err[256] = "";
     f->st = hs_store_open(f->dir, err, sizeof err);
@@ -671,48 +685,288 @@ static int setup_gen(void **state)
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t t0 = ((int64_t)ts.tv_sec - 900) * SEC;
     rng_state = 0x9e3779b97f4a7c15ULL;
-    put_profile(f, "svc", "heap", "p1", "v1", "a", t0, gen_profile(300, false));
-    put_profile(f, "svc", "heap", "p2", "v2", "b", t0 + 60 * SEC, gen_profile(300, false));
-    put_profile(f, "svc", "heap", "p3", "v2", "a", t0 + 120 * SEC, gen_profile(200, false));
-    put_profile(f, "neg", "heap", "n1", "v1", "a", t0, gen_profile(100, true));
+    static const int sizes[4] = {300, 300, 200, 100};
+    for (int i = 0; i < 4; i++)
+        f->gen[i] = gen_profile(sizes[i], i == 3);
+    put_profile_keep(f, "svc", "heap", "p1", "v1", "a", t0, f->gen[0]);
+    put_profile_keep(f, "svc", "heap", "p2", "v2", "b", t0 + 60 * SEC, f->gen[1]);
+    put_profile_keep(f, "svc", "heap", "p3", "v2", "a", t0 + 120 * SEC, f->gen[2]);
+    put_profile_keep(f, "neg", "heap", "n1", "v1", "a", t0, f->gen[3]);
     *state = f;
     return 0;
 }
 
-/* The query both ways: same status, same bytes. Returns whether the
- * direct path answered it. */
-static bool same(fx *f, const char *query)
+static int teardown_gen(void **state)
 {
-    char *direct, *rebuilt;
-    unsigned long before = f->qc.direct_trees;
-    f->qc.rebuild_trees = false;
-    int s1 = get(f, "/api/v1/flamegraph", query, &direct, NULL);
-    bool was_direct = f->qc.direct_trees != before;
-    f->qc.rebuild_trees = true;
-    int s2 = get(f, "/api/v1/flamegraph", query, &rebuilt, NULL);
-    assert_int_equal(f->qc.direct_trees, before + (was_direct ? 1 : 0));
-    if (s1 != s2 || strcmp(direct, rebuilt) != 0)
-        fail_msg("%s: direct %d %.300s\nrebuilt %d %.300s", query, s1, direct, s2, rebuilt);
-    free(direct);
-    free(rebuilt);
-    return was_direct;
+    fx *f = *state;
+    for (int i = 0; i < 4; i++)
+        hs_profile_free(f->gen[i]);
+    return teardown(state);
 }
 
-/* Number of nodes in an answer (to know the matrix is not all empty). */
-static int n_nodes(fx *f, const char *query)
+/* The CLI's options for a query's filter part ("&focus=x&granularity=files"):
+ * each key=value as --key=value (show_from as --show-from, granularity=G as
+ * --G), read by the CLI's own option parser. */
+static void cli_options(const char *params, hs_analysis_options *o)
 {
-    char *body;
-    assert_int_equal(get(f, "/api/v1/flamegraph", query, &body, NULL), 200);
-    const char *p = strstr(body, "\"nodes\":[");
-    assert_non_null(p);
-    int n = 0;
-    for (; *p; p++)
-        n += *p == '[';
-    free(body);
-    return n - 1;
+    static const struct option lo[] = {HS_ANALYSIS_LONGOPTS, {0, 0, 0, 0}};
+    char buf[512], args[16][160];
+    char *argv[17] = {"hotspur"};
+    int argc = 1;
+    snprintf(buf, sizeof buf, "%s", params);
+    for (char *tok = strtok(buf, "&"); tok; tok = strtok(NULL, "&")) {
+        char *eq = strchr(tok, '=');
+        assert_non_null(eq);
+        *eq = 0;
+        char key[64];
+        snprintf(key, sizeof key, "%s", tok);
+        for (char *k = key; *k; k++)
+            if (*k == '_')
+                *k = '-';
+        if (strcmp(key, "granularity") == 0)
+            snprintf(args[argc - 1], sizeof args[0], "--%s", eq + 1);
+        else
+            snprintf(args[argc - 1], sizeof args[0], "--%s=%s", key, eq + 1);
+        argv[argc] = args[argc - 1];
+        argc++;
+    }
+    hs_analysis_options_init(o);
+    optind = 1;
+    int c;
+    char err[256];
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1)
+        if (hs_analysis_parse_option(o, c, optarg, err, sizeof err) != 1)
+            fail_msg("option %c: %s", c, err);
 }
 
-static void test_tree_matrix(void **state)
+/* "name\tself\ttotal" (diff: and base self, base total) lines of view v's
+ * functions with anything to show, sorted. */
+static char *ref_functions(const hs_view *v)
+{
+    hs_analysis_options no;
+    hs_analysis_options_init(&no);
+    hs_analysis_apply_defaults(&no, HS_KIND_NOTRIM);
+    hs_graph g;
+    char err[256];
+    assert_int_equal(hs_graph_build(v, &no, &g, err, sizeof err), 0);
+    size_t n = 0;
+    char **lines = calloc(v->n_nodes + 1, sizeof *lines);
+    assert_non_null(lines);
+    for (size_t i = 0; i < v->n_nodes; i++) {
+        const hs_graph_node *gn = &g.nodes[i];
+        if (!(gn->flat || gn->cum || gn->base_flat || gn->base_cum))
+            continue;
+        if (v->diff)
+            assert_true(asprintf(&lines[n++], "%s\t%lld\t%lld\t%lld\t%lld", v->nodes[i].name, (long long)gn->flat,
+                                 (long long)gn->cum, (long long)gn->base_flat, (long long)gn->base_cum) > 0);
+        else
+            assert_true(asprintf(&lines[n++], "%s\t%lld\t%lld", v->nodes[i].name, (long long)gn->flat,
+                                 (long long)gn->cum) > 0);
+    }
+    hs_graph_free(&g);
+    return (char *)lines; /* joined by join_sorted */
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* lines[0..n) sorted and joined by newlines (lines freed). */
+static char *join_sorted(char **lines, size_t n)
+{
+    qsort(lines, n, sizeof *lines, cmp_str);
+    size_t len = 1;
+    for (size_t i = 0; i < n; i++)
+        len += strlen(lines[i]) + 1;
+    char *out = malloc(len), *w = out;
+    assert_non_null(out);
+    for (size_t i = 0; i < n; i++) {
+        w = stpcpy(w, lines[i]);
+        *w++ = '\n';
+        free(lines[i]);
+    }
+    *w = 0;
+    free(lines);
+    return out;
+}
+
+static size_t count_lines(char **lines)
+{
+    size_t n = 0;
+    while (lines[n])
+        n++;
+    return n;
+}
+
+/* The same lines from a functions or diff answer. */
+static char *srv_functions(json_t *ans, bool diff)
+{
+    json_t *fns = json_object_get(ans, "functions");
+    assert_true(json_is_array(fns));
+    size_t n = json_array_size(fns);
+    assert_int_equal(json_integer_value(json_object_get(ans, "n_functions")), n);
+    char **lines = calloc(n + 1, sizeof *lines);
+    assert_non_null(lines);
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(fns, i);
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (diff)
+            assert_true(asprintf(&lines[i], "%s\t%lld\t%lld\t%lld\t%lld", name,
+                                 (long long)json_integer_value(json_object_get(e, "self_new")),
+                                 (long long)json_integer_value(json_object_get(e, "total_new")),
+                                 (long long)json_integer_value(json_object_get(e, "self_base")),
+                                 (long long)json_integer_value(json_object_get(e, "total_base"))) > 0);
+        else
+            assert_true(asprintf(&lines[i], "%s\t%lld\t%lld", name,
+                                 (long long)json_integer_value(json_object_get(e, "self")),
+                                 (long long)json_integer_value(json_object_get(e, "total"))) > 0);
+    }
+    return join_sorted(lines, n);
+}
+
+/* "path\ttotal\tself" lines of call tree ct's nodes over view v (the
+ * path: names from the root's child down, joined by ';'). */
+static void tree_lines(const hs_view *v, const hs_calltree *ct, uint32_t id, const char *path, char ***lines,
+                       size_t *n, size_t *cap)
+{
+    const hs_tree_node *t = &ct->t[id];
+    char *mine = NULL;
+    if (id != 0) {
+        assert_true(asprintf(&mine, "%s;%s", path, v->nodes[t->node].name) > 0);
+        if (*n + 1 >= *cap) {
+            *cap = *cap ? 2 * *cap : 256;
+            *lines = realloc(*lines, *cap * sizeof **lines);
+            assert_non_null(*lines);
+        }
+        assert_true(asprintf(&(*lines)[(*n)++], "%s\t%lld\t%lld", mine, (long long)t->total, (long long)t->self) > 0);
+    }
+    for (uint32_t k = t->first_child; k; k = ct->t[k].next_sibling)
+        tree_lines(v, ct, k, mine ? mine : "", lines, n, cap);
+    free(mine);
+}
+
+static char *ref_tree(const hs_view *v)
+{
+    hs_calltree ct;
+    char err[256];
+    assert_int_equal(hs_calltree_build(v, &ct, err, sizeof err), 0);
+    char **lines = NULL;
+    size_t n = 0, cap = 0;
+    tree_lines(v, &ct, 0, "", &lines, &n, &cap);
+    hs_calltree_free(&ct);
+    if (!lines)
+        lines = calloc(1, sizeof *lines);
+    return join_sorted(lines, n);
+}
+
+/* The same lines from a flame graph answer: "names", and "nodes" as
+ * [parent, name, total, self] in preorder. */
+static char *srv_tree(json_t *ans)
+{
+    json_t *names = json_object_get(ans, "names"), *nodes = json_object_get(ans, "nodes");
+    assert_true(json_is_array(names) && json_is_array(nodes));
+    size_t n = json_array_size(nodes);
+    char **paths = calloc(n + 1, sizeof *paths), **lines = calloc(n + 1, sizeof *lines);
+    assert_true(paths && lines);
+    size_t nl = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(nodes, i);
+        json_int_t parent = json_integer_value(json_array_get(e, 0));
+        const char *name = json_string_value(json_array_get(names, (size_t)json_integer_value(json_array_get(e, 1))));
+        assert_non_null(name);
+        if (parent < 0) { /* the root, "all" */
+            paths[i] = strdup("");
+            continue;
+        }
+        assert_true(parent < (json_int_t)i);
+        assert_true(asprintf(&paths[i], "%s;%s", paths[parent], name) > 0);
+        assert_true(asprintf(&lines[nl++], "%s\t%lld\t%lld", paths[i],
+                             (long long)json_integer_value(json_array_get(e, 2)),
+                             (long long)json_integer_value(json_array_get(e, 3))) > 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return join_sorted(lines, nl);
+}
+
+/* The profile the server gives for a selection (unfiltered, summed). */
+static hs_profile *download(fx *f, const char *service, const char *sel)
+{
+    char q[256];
+    snprintf(q, sizeof q, "service=%s&type=heap&from=now-1h&agg=sum%s", service, sel);
+    hs_http_response rs;
+    char *unused, err[256];
+    assert_int_equal(get(f, "/api/v1/profile", q, &unused, &rs), 200);
+    hs_profile *p = hs_profile_decode(rs.body, rs.len, err, sizeof err);
+    if (!p)
+        fail_msg("decode: %s", err);
+    free(rs.body);
+    return p;
+}
+
+/* One query both ways. service: "svc" or "neg"; sel: "" or
+ * "&version=v2"; filters: the filter and granularity part, as URL
+ * parameters. diff: /api/v1/diff of v2 against v1 (svc). Returns the
+ * number of functions compared. */
+static size_t compare(fx *f, const char *service, const char *sel, const char *filters, bool diff)
+{
+    hs_profile *p = download(f, service, diff ? "&version=v2" : sel);
+    hs_profile *base = diff ? download(f, service, "&version=v1") : NULL;
+    char err[256];
+    hs_analysis_options o;
+    cli_options(filters, &o);
+    hs_view *v = hs_view_build(&p, 1, base ? &base : NULL, base ? 1 : 0, &o, err, sizeof err);
+    if (!v)
+        fail_msg("%s: the CLI's view: %s", filters, err);
+    char q[768];
+    /* agg=sum: the inuse_* levels would be averaged over the profiles */
+    snprintf(q, sizeof q, "service=%s&type=heap&from=now-1h&agg=sum%s%s%s", service,
+             diff ? "&base_version=v1&version=v2" : "", diff ? "" : sel, filters);
+    size_t nf = 0;
+    for (int which = 0; which < (diff ? 1 : 2); which++) {
+        const char *path = diff ? "/api/v1/diff" : which ? "/api/v1/flamegraph" : "/api/v1/functions";
+        char *body;
+        int st = get(f, path, q, &body, NULL);
+        if (st != 200)
+            fail_msg("%s?%s: %d %s", path, q, st, body);
+        json_error_t je;
+        json_t *ans = json_loads(body, 0, &je);
+        if (!ans)
+            fail_msg("%s: not JSON: %s", path, je.text);
+        assert_int_equal(json_integer_value(json_object_get(ans, "total")), v->total);
+        assert_int_equal(json_integer_value(json_object_get(ans, "matched")), v->kept_total);
+        char *want, *got;
+        if (which == 0) {
+            char **lines = (char **)ref_functions(v);
+            nf = count_lines(lines);
+            want = join_sorted(lines, nf);
+            got = srv_functions(ans, diff);
+        } else {
+            want = ref_tree(v);
+            got = srv_tree(ans);
+        }
+        if (strcmp(want, got) != 0)
+            fail_msg("%s?%s:\nCLI:\n%s\nserver:\n%s", path, q, want, got);
+        if (diff) {
+            json_t *b = json_object_get(ans, "base");
+            assert_int_equal(json_integer_value(json_object_get(b, "total")), v->base_total);
+            assert_int_equal(json_integer_value(json_object_get(b, "matched")), v->kept_base);
+        }
+        free(want);
+        free(got);
+        json_decref(ans);
+        free(body);
+    }
+    hs_view_free(v);
+    hs_analysis_options_free(&o);
+    hs_profile_free(p);
+    hs_profile_free(base);
+    return nf;
+}
+
+static void test_cli_matrix(void **state)
 {
     fx *f = *state;
     static const char *const grans[] = {"", "&granularity=files", "&granularity=lines", "&granularity=addresses"};
@@ -741,36 +995,39 @@ static void test_tree_matrix(void **state)
         "&tagfocus=worker&show=leaf|spin",
         "&tagfocus=thread_name=nomatch",
     };
-    static const char *const sels[] = {"", "&sample_index=alloc_space", "&sample_index=0&agg=avg", "&version=v2",
-                                       "&agg=avg&max_nodes=7", "&max_nodes=1"};
-    int direct = 0, total = 0;
-    char q[512];
+    static const char *const sis[] = {"", "&sample_index=alloc_space"};
+    size_t runs = 0, most = 0, focused = 0;
+    char fl[256];
     for (size_t g = 0; g < sizeof grans / sizeof *grans; g++)
         for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
-            for (size_t s = 0; s < sizeof sels / sizeof *sels; s++) {
-                snprintf(q, sizeof q, "service=svc&type=heap&from=now-1h%s%s%s", grans[g], filters[i], sels[s]);
-                direct += same(f, q);
-                total++;
+            for (size_t k = 0; k < sizeof sis / sizeof *sis; k++) {
+                snprintf(fl, sizeof fl, "%s%s%s", sis[k], grans[g], filters[i]);
+                size_t n = compare(f, "svc", "", fl, false);
+                most = n > most ? n : most;
+                if (strcmp(filters[i], "&focus=work") == 0 && !*grans[g])
+                    focused = n;
+                compare(f, "svc", "&version=v2", fl, false);
+                compare(f, "neg", "", fl, false);
+                if (k == 1 && (i < 4 || i == 19))
+                    compare(f, "svc", "", fl, true);
+                runs += 3;
             }
-    assert_int_equal(direct, total);
     /* the data is not trivial: hundreds of nodes, and filters change them */
-    int all = n_nodes(f, "service=svc&type=heap&from=now-1h");
-    assert_true(all > 200);
-    int focused = n_nodes(f, "service=svc&type=heap&from=now-1h&focus=parse");
-    assert_true(focused > 10 && focused < all);
+    assert_true(most > 200);
+    assert_true(focused > 5 && focused < most);
+    assert_true(runs > 500);
 }
 
-/* What the direct path leaves to the view still answers the same. */
-static void test_tree_fallbacks(void **state)
+/* The view's errors are the server's: a sample index the profiles do not
+ * have, a bad regex; an empty selection is an empty answer. */
+static void test_view_errors(void **state)
 {
     fx *f = *state;
-    assert_false(same(f, "service=neg&type=heap&from=now-1h"));
-    /* the other sample type of that profile has no negative value */
-    assert_true(same(f, "service=neg&type=heap&from=now-1h&sample_index=alloc_space&hide=run"));
-    /* errors: the view's */
-    assert_false(same(f, "service=svc&type=heap&from=now-1h&sample_index=7"));
-    assert_false(same(f, "service=svc&type=heap&from=now-1h&sample_index=+1"));
-    assert_false(same(f, "service=svc&type=heap&from=now-7200s&until=now-3600s"));
+    expect(f, "/api/v1/flamegraph", "service=svc&type=heap&from=now-1h&sample_index=7", 400,
+           "no sample type '7' in heap profiles (alloc_space, inuse_space)", NULL);
+    expect(f, "/api/v1/functions", "service=svc&type=heap&from=now-1h&focus=(", 400, "focus", NULL);
+    expect(f, "/api/v1/flamegraph", "service=svc&type=heap&from=now-7200s&until=now-3600s", 200,
+           "\"total\":0,\"matched\":0", "\"nodes\":[[-1,0,0,0]]", NULL);
 }
 
 int main(void)
@@ -791,8 +1048,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cache, setup, teardown),
         cmocka_unit_test(test_params_helpers),
-        cmocka_unit_test_setup_teardown(test_tree_matrix, setup_gen, teardown),
-        cmocka_unit_test_setup_teardown(test_tree_fallbacks, setup_gen, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_matrix, setup_gen, teardown_gen),
+        cmocka_unit_test_setup_teardown(test_view_errors, setup_gen, teardown_gen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,32 +1,27 @@
-/* query_tree.c — the flame graph's call tree straight from the merged
+/* query_view.c — the view of stored profiles straight from the merged
  * stack rows: each row's record is read (store/stack.h, hs_stack_read),
- * its frames become node ids, and the stacks go to the analysis layer's
- * call tree (hs_calltree_build_stacks). The merged profile is not rebuilt
- * (hs_stack_build_profile) and no hs_view is made: at 100 000 stacks those
- * were most of a flame graph request.
+ * the view's rules (analysis/filters.h: which lines of a location show,
+ * which locations of a sample stay, whether its labels pass the tag
+ * filters, what keys and names a node has) decide what it keeps, and the
+ * kept stacks become an hs_view (hs_view_from_parts) that every answer
+ * reads as the CLI's reports read theirs: the flame graph's call tree,
+ * the function table and diff (hs_graph), peek (hs_peek_compute), source
+ * (hs_list_compute), the callers/callees sandwich. No profile is rebuilt
+ * from the rows for any of them.
  *
- * This file is a stack source for the view's rules, not a copy of them:
- * which lines of a location show, which locations of a sample stay,
- * whether its labels pass the tag filters, what keys and names a node are
- * analysis/filters.h's, the functions view.c asks too. What is this
- * file's own is how a record gives the rules their inputs: a run of
- * inlined frames and the frame they were inlined into is one location
- * whose lines are those frames (innermost first) and whose mapping is its
- * outer frame's (none when that name is ""), as hs_stack_build_profile
- * would rebuild it; match bits are worked out once per distinct string.
- * tests/unit/test_query.c runs every filter, tag filter and granularity
- * both ways (this, and the view of the rebuilt profile) on generated data
- * and compares the bytes.
- *
- * Left to the rebuilt profile (hs_q_tree_build returns 1): options the
- * server never sets, negative values (the view sums identical stacks
- * before the tree, and a sum that cancels drops a stack the tree would
- * otherwise see), an empty merge, a sample index the view would refuse
- * (it gives the error). */
+ * What is this file's own is how a record gives the rules their inputs: a
+ * run of inlined frames and the frame they were inlined into is one
+ * location whose lines are those frames (innermost first) and whose
+ * mapping is its outer frame's (none when that name is ""), as the file's
+ * location was; match bits are worked out once per distinct string.
+ * tests/unit/test_query.c compares every answer with the CLI's analysis of
+ * the same profiles (hs_view_build on the files), over a matrix of
+ * granularities, filters, tag filters, sample indexes and selections. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/filters.h"
+#include "base/err.h"
 #include "base/hashmap.h"
 #include "base/strtab.h"
 #include "server/query_cache.h"
@@ -44,19 +39,20 @@ typedef struct {
 } str_info;
 
 
-struct hs_q_tree_priv {
-    hs_strtab strs;
+struct hs_q_view_priv {
+    hs_strtab strs; /* moved into the view when it is made */
     str_info *si;
     size_t cap_si;
-    hs_node *nodes;
+    hs_node *nodes; /* likewise */
     hs_an_node_key *keys;
-    const char **bids; /* per node: the build ID of an unnamed frame's object, or NULL */
+    const char **bids;  /* per node: the build ID of an unnamed frame's object, or NULL */
+    const char **files; /* per node: its file, or its function's first non-empty one */
     size_t n_nodes, cap_nodes;
     hs_idmap node_map;
 };
 
 typedef struct {
-    struct hs_q_tree_priv *t;
+    struct hs_q_view_priv *t;
     const hs_analysis_options *o;
     const hs_an_filters *f;
     uint32_t empty;
@@ -74,7 +70,7 @@ typedef struct {
 
 
 /* Intern s; its str_info is set up the first time. */
-static uint32_t intern(struct hs_q_tree_priv *t, const char *s, size_t len)
+static uint32_t intern(struct hs_q_view_priv *t, const char *s, size_t len)
 {
     size_t before = t->strs.n;
     uint32_t id = hs_strtab_intern_len(&t->strs, s, len);
@@ -154,7 +150,7 @@ static uint64_t key_hash(const hs_an_node_key *k)
 
 static uint32_t node_of_key(reader_ctx *c, const hs_an_node_key *k)
 {
-    struct hs_q_tree_priv *t = c->t;
+    struct hs_q_view_priv *t = c->t;
     uint64_t h = key_hash(k);
     size_t slot = (size_t)-1;
     uint32_t id;
@@ -177,6 +173,10 @@ static uint32_t node_of_key(reader_ctx *c, const hs_an_node_key *k)
         return UINT32_MAX;
     t->bids = nb;
     t->bids[t->n_nodes] = NULL;
+    void *nf = realloc(t->files, cap * sizeof *t->files);
+    if (!nf)
+        return UINT32_MAX;
+    t->files = nf;
     hs_node *n = &t->nodes[t->n_nodes];
     memset(n, 0, sizeof *n);
     n->function = str(c, k->function);
@@ -194,11 +194,24 @@ static uint32_t node_of_key(reader_ctx *c, const hs_an_node_key *k)
      * are stable pointers */
     n->name = t->strs.strs[nid];
     id = (uint32_t)t->n_nodes;
+    t->files[id] = n->file;
     if (hs_idmap_put(&t->node_map, h, id) < 0)
         return UINT32_MAX;
     t->keys[id] = *k;
     t->n_nodes++;
     return id;
+}
+
+/* At function granularity a node has no file: the function table shows
+ * the first non-empty file recorded with its function. 0, or -1 on out of
+ * memory. */
+static int node_fn_file(reader_ctx *c, uint32_t id, const hs_stack_ref_frame *fr)
+{
+    uint32_t s = sid(c, fr->file);
+    if (s == UINT32_MAX)
+        return -1;
+    c->t->files[id] = str(c, s);
+    return 0;
 }
 
 /* The node of frame fr of a location with mapping obj (a string id, or
@@ -210,8 +223,12 @@ static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t
     if (name == UINT32_MAX)
         return UINT32_MAX;
     bool named = *str(c, name) != 0;
-    if (g == HS_GRAN_FUNCTIONS && named && c->t->si[name].fnode != UINT32_MAX)
-        return c->t->si[name].fnode;
+    if (g == HS_GRAN_FUNCTIONS && named && c->t->si[name].fnode != UINT32_MAX) {
+        uint32_t id = c->t->si[name].fnode;
+        if (!*c->t->files[id] && fr->file && node_fn_file(c, id, fr) < 0)
+            return UINT32_MAX;
+        return id;
+    }
     uint32_t file = c->empty;
     if (g != HS_GRAN_FUNCTIONS) {
         file = sid(c, fr->file);
@@ -223,8 +240,11 @@ static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t
     hs_an_node_key_of(&k, g, false, c->empty, true, name, named, file, obj == UINT32_MAX ? c->empty : obj, fr->line,
                       fr->start_line, 0);
     uint32_t id = node_of_key(c, &k);
-    if (id != UINT32_MAX && g == HS_GRAN_FUNCTIONS && named)
+    if (id != UINT32_MAX && g == HS_GRAN_FUNCTIONS && named) {
         c->t->si[name].fnode = id;
+        if (!*c->t->files[id] && fr->file && node_fn_file(c, id, fr) < 0)
+            return UINT32_MAX;
+    }
     /* an unnamed frame (store/stack.h: system name build-id:ID:OFF:REL)
      * tells its object's build ID, for the answer to show */
     const char *sys = c->r.strings[fr->sys];
@@ -332,87 +352,90 @@ static bool sample_keep(reader_ctx *c, size_t nl, size_t *kept)
     return true;
 }
 
-/* The sample index the view of the rebuilt profile uses, or -1 when it
- * refuses the one asked for. */
-static int view_sample_index(const hs_store_types *t, const char *spec, bool *oom)
+/* The sample index the view uses for types t, or -1 when it refuses the
+ * one asked for (with its message in err, as `hotspur top` gives it: the
+ * view of a profile of those types and no samples says it). */
+static int view_sample_index(const hs_store_types *t, const hs_analysis_options *o, char *err, size_t errlen)
 {
     hs_profile *p = hs_q_types_profile(t);
     if (!p) {
-        *oom = true;
+        hs_err(err, errlen, "out of memory");
         return -1;
     }
-    int si = spec ? hs_profile_sample_index(p, spec) : hs_profile_default_index(p);
-    if (!spec && (si < 0 || (size_t)si >= t->n))
+    int si = o->sample_index ? hs_profile_sample_index(p, o->sample_index) : hs_profile_default_index(p);
+    if (!o->sample_index && (si < 0 || (size_t)si >= t->n))
         si = (int)t->n - 1;
+    if (si < 0 || (size_t)si >= t->n) {
+        si = -1;
+        hs_view *v = hs_view_build(&p, 1, NULL, 0, o, err, errlen);
+        if (v) { /* cannot be: it is the same rule */
+            hs_view_free(v);
+            hs_err(err, errlen, "sample index '%s' not found", o->sample_index);
+        }
+    }
     hs_profile_free(p);
-    return si >= 0 && (size_t)si < t->n ? si : -1;
+    return si;
 }
 
-/* Whether the direct path gives the view's answer for these options. */
-static bool applies(const hs_analysis_options *o)
+/* Options the view has and the server never sets (query.c parses none of
+ * them): not read here. */
+static bool server_options(const hs_analysis_options *o)
 {
     return !o->prune_from && !o->noinlines && !o->n_base && !o->mean && !o->relative && !o->obj_names &&
-           !o->normalize;
+           !o->normalize && !o->each_sample;
 }
 
-void hs_q_tree_free(hs_q_tree *out)
+void hs_q_view_free(hs_q_view *out)
 {
-    hs_calltree_free(&out->ct);
-    struct hs_q_tree_priv *t = out->priv;
+    hs_view_free(out->v);
+    struct hs_q_view_priv *t = out->priv;
     if (t) {
-        hs_strtab_free(&t->strs);
+        if (!out->v) { /* else the view has them */
+            hs_strtab_free(&t->strs);
+            free(t->nodes);
+        }
         hs_idmap_free(&t->node_map);
         free(t->si);
-        free(t->nodes);
         free(t->keys);
         free(t->bids);
+        free(t->files);
         free(t);
     }
     memset(out, 0, sizeof *out);
 }
 
-int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
+/* What the sides' rows become: the stacks, their nodes and inline marks. */
+typedef struct {
+    hs_stack *stacks;
+    size_t n_stacks, cap_stacks;
+    uint32_t *arena;
+    uint8_t *inl;
+    size_t n_arena, cap_arena;
+    int64_t total, kept; /* this side's: sum |value| of every row, sum value of the kept */
+} stack_out;
+
+/* Read side s's rows (is_base: as the diff's base) into out. 0, or an
+ * HTTP status with the message in err. */
+static int read_side(hs_q *q, reader_ctx *c, const hs_q_side *s, bool is_base, int si, stack_out *out, char *err,
+                     size_t errlen)
 {
-    memset(out, 0, sizeof *out);
     const hs_store_merged *m = &s->merged;
-    if (!applies(&q->o) || m->n_rows == 0 || m->n_profiles == 0)
-        return 1;
-    bool oom = false;
-    int si = view_sample_index(&m->types, q->o.sample_index, &oom);
-    if (oom)
-        return hs_respond_error(q->rs, 500, "out of memory");
-    if (si < 0)
-        return 1;
-    for (size_t i = 0; i < m->n_rows; i++)
-        if (m->rows[i].values[si] < 0)
-            return 1;
-    char err[256] = "";
-    hs_an_filters f;
-    if (hs_an_filters_compile(&f, &q->o, err, sizeof err) < 0)
-        return 1; /* the view gives the error */
-    bool filters = hs_an_filters_by_name(&f) || f.noinlines;
-    bool tags = f.has_tagfocus || f.has_tagignore;
-    int rc = 500;
-    const char *what = "out of memory";
-    struct hs_q_tree_priv *t = calloc(1, sizeof *t);
+    const hs_an_filters *f = c->f;
+    bool filters = hs_an_filters_by_name(f) || f->noinlines;
+    bool tags = f->has_tagfocus || f->has_tagignore;
     const unsigned char **rec = malloc((m->n_rows + 1) * sizeof *rec);
     size_t *len = malloc((m->n_rows + 1) * sizeof *len);
-    hs_stack *stacks = malloc((m->n_rows + 1) * sizeof *stacks);
-    size_t *off = malloc((m->n_rows + 1) * sizeof *off);
-    uint32_t *arena = NULL;
-    size_t n_arena = 0, cap_arena = 0, n_stacks = 0, n_missing = 0;
-    hs_row_records *recs = NULL;
     hs_stack_reader *rd = hs_stack_reader_new();
-    reader_ctx c = {.t = t, .o = &q->o, .f = &f};
-    out->priv = t;
-    if (!t || !rec || !len || !stacks || !off || !rd || hs_strtab_init(&t->strs) < 0 ||
-        hs_idmap_init(&t->node_map, 1024) < 0 || (c.empty = intern(t, "", 0)) == UINT32_MAX)
+    hs_row_records *recs = NULL;
+    size_t n_missing = 0;
+    int rc = 500;
+    hs_err(err, errlen, "out of memory");
+    if (!rec || !len || !rd ||
+        hs_vec_reserve((void **)&out->stacks, &out->cap_stacks, out->n_stacks + m->n_rows, sizeof *out->stacks) < 0)
         goto done;
     int src = 0;
-    recs = hs_stack_cache_records(q->qc->cache, q->qc->store, m, rec, len, &src, err, sizeof err);
-    if (!recs) {
+    if (m->n_rows && !(recs = hs_stack_cache_records(q->qc->cache, q->qc->store, m, rec, len, &src, err, errlen))) {
         rc = src == HS_STORE_UNAVAILABLE ? 503 : 500;
-        what = err;
         goto done;
     }
     for (size_t r = 0; r < m->n_rows; r++) {
@@ -420,74 +443,143 @@ int hs_q_tree_build(hs_q *q, const hs_q_side *s, hs_q_tree *out)
             n_missing++;
             continue;
         }
-        if (hs_stack_read(rd, rec[r], len[r], &c.r, err, sizeof err) < 0) {
-            what = err;
+        if (hs_stack_read(rd, rec[r], len[r], &c->r, err, errlen) < 0)
             goto done;
-        }
+        hs_err(err, errlen, "out of memory");
         int64_t v = m->rows[r].values[si];
-        out->total += v;
-        if (hs_vec_reserve((void **)&c.gid, &c.cap_gid, c.r.n_strings, sizeof *c.gid) < 0)
+        out->total += v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
+        if (hs_vec_reserve((void **)&c->gid, &c->cap_gid, c->r.n_strings, sizeof *c->gid) < 0)
             goto done;
-        memset(c.gid, 0xff, c.r.n_strings * sizeof *c.gid);
-        long nl = locations(&c, filters);
+        memset(c->gid, 0xff, c->r.n_strings * sizeof *c->gid);
+        long nl = locations(c, filters);
         if (nl < 0)
             goto done;
         size_t kept = (size_t)nl;
-        if ((filters || tags) && !sample_keep(&c, (size_t)nl, &kept))
+        if ((filters || tags) && !sample_keep(c, (size_t)nl, &kept))
             continue;
         out->kept += v;
-        if (v == 0) /* the call tree leaves it out */
-            continue;
-        if (hs_vec_reserve((void **)&arena, &cap_arena, n_arena + c.r.n_frames, sizeof *arena) < 0)
+        size_t cap = out->cap_arena;
+        if (hs_vec_reserve((void **)&out->arena, &cap, out->n_arena + c->r.n_frames, sizeof *out->arena) < 0)
             goto done;
-        size_t start = n_arena;
+        cap = out->cap_arena;
+        if (hs_vec_reserve((void **)&out->inl, &cap, out->n_arena + c->r.n_frames, 1) < 0)
+            goto done;
+        out->cap_arena = cap;
+        size_t start = out->n_arena;
         for (size_t l = kept; l-- > 0;) { /* root first */
-            const hs_stack_ref_frame *L = c.r.frames + c.loc_start[l];
-            const uint8_t *keep = c.keep + c.loc_start[l];
-            size_t n = c.loc_n[l];
+            const hs_stack_ref_frame *L = c->r.frames + c->loc_start[l];
+            const uint8_t *keep = c->keep + c->loc_start[l];
+            size_t n = c->loc_n[l];
             bool oom = false;
-            uint32_t obj = loc_mapping(&c, &L[n - 1], &oom);
+            uint32_t obj = loc_mapping(c, &L[n - 1], &oom);
             if (oom)
                 goto done;
+            uint8_t inl = 0; /* the location's outermost shown line is not inlined */
             for (size_t k = n; k-- > 0;) {
                 if (!keep[k])
                     continue;
-                uint32_t id = frame_node(&c, &L[k], obj);
+                uint32_t id = frame_node(c, &L[k], obj);
                 if (id == UINT32_MAX)
                     goto done;
-                arena[n_arena++] = id;
+                out->inl[out->n_arena] = inl;
+                out->arena[out->n_arena++] = id;
+                inl = 1;
             }
         }
-        off[n_stacks] = start;
-        stacks[n_stacks++] = (hs_stack){.n = (uint32_t)(n_arena - start), .value = v};
-    }
-    for (size_t i = 0; i < n_stacks; i++)
-        stacks[i].nodes = arena + off[i];
-    if (hs_calltree_build_stacks(stacks, n_stacks, t->nodes, &out->ct, err, sizeof err) < 0) {
-        what = err;
-        goto done;
+        /* .nodes and .inl hold offsets until the arena is final */
+        out->stacks[out->n_stacks++] = (hs_stack){.nodes = (const uint32_t *)(uintptr_t)start,
+                                                  .n = (uint32_t)(out->n_arena - start),
+                                                  .n_samples = 1,
+                                                  .value = is_base ? 0 : v,
+                                                  .base = is_base ? v : 0};
     }
     if (n_missing)
         fprintf(stderr, "hotspur serve: %zu stack records missing from the store\n", n_missing);
-    out->nodes = t->nodes;
-    out->build_ids = (const char *const *)t->bids;
-    out->n_nodes = t->n_nodes;
-    out->sample_type = m->types.type[si];
-    out->unit = m->types.unit[si];
     rc = 0;
 done:
-    if (rc) {
-        hs_q_tree_free(out);
-        rc = hs_respond_error(q->rs, rc, "flame graph: %s", what);
-    }
-    hs_an_filters_free(&f);
     hs_stack_reader_free(rd);
     hs_row_records_free(recs);
     free(rec);
     free(len);
-    free(stacks);
-    free(off);
-    free(arena);
+    return rc;
+}
+
+int hs_q_view_build(hs_q *q, const hs_q_side *cur, const hs_q_side *base, hs_q_view *out, char *err,
+                    size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!server_options(&q->o)) {
+        hs_err(err, errlen, "an analysis option the server does not take was set");
+        return 500;
+    }
+    int si = view_sample_index(&q->types, &q->o, err, errlen);
+    if (si < 0)
+        return 400;
+    hs_an_filters f;
+    if (hs_an_filters_compile(&f, &q->o, err, errlen) < 0)
+        return 400;
+    int rc = 500;
+    struct hs_q_view_priv *t = calloc(1, sizeof *t);
+    reader_ctx c = {.t = t, .o = &q->o, .f = &f};
+    stack_out so = {0};
+    hs_view_parts parts;
+    memset(&parts, 0, sizeof parts);
+    out->priv = t;
+    hs_err(err, errlen, "out of memory");
+    if (!t || hs_strtab_init(&t->strs) < 0 || hs_idmap_init(&t->node_map, 1024) < 0 ||
+        (c.empty = intern(t, "", 0)) == UINT32_MAX)
+        goto done;
+    if ((rc = read_side(q, &c, cur, false, si, &so, err, errlen)) != 0)
+        goto done;
+    int64_t total = so.total, kept = so.kept;
+    so.total = so.kept = 0;
+    if (base && (rc = read_side(q, &c, base, true, si, &so, err, errlen)) != 0)
+        goto done;
+    rc = 500;
+    hs_err(err, errlen, "out of memory");
+    uint32_t st_id = intern(t, q->types.type[si], strlen(q->types.type[si]));
+    uint32_t un_id = intern(t, q->types.unit[si], strlen(q->types.unit[si]));
+    if (st_id == UINT32_MAX || un_id == UINT32_MAX)
+        goto done;
+    for (size_t i = 0; i < so.n_stacks; i++) {
+        size_t off = (size_t)(uintptr_t)so.stacks[i].nodes;
+        so.stacks[i].nodes = so.arena + off;
+        so.stacks[i].inl = so.inl + off;
+    }
+    parts.strs = t->strs;
+    parts.nodes = t->nodes;
+    parts.n_nodes = t->n_nodes;
+    parts.stacks = so.stacks;
+    parts.n_stacks = so.n_stacks;
+    parts.arena = so.arena;
+    parts.inl_arena = so.inl;
+    parts.sample_type = t->strs.strs[st_id];
+    parts.unit = t->strs.strs[un_id];
+    parts.sample_index = si;
+    parts.granularity = q->o.granularity;
+    parts.total = total;
+    parts.kept_total = kept;
+    parts.base_total = base ? so.total : 0;
+    parts.kept_base = base ? so.kept : 0;
+    parts.diff = base != NULL;
+    memset(&so, 0, sizeof so);
+    /* the view has the table and the nodes now, even when it fails */
+    memset(&t->strs, 0, sizeof t->strs);
+    t->nodes = NULL;
+    if (!(out->v = hs_view_from_parts(&parts))) {
+        t->n_nodes = 0;
+        goto done;
+    }
+    out->build_ids = (const char *const *)t->bids;
+    out->files = (const char *const *)t->files;
+    rc = 0;
+done:
+    if (rc)
+        hs_q_view_free(out);
+    hs_an_filters_free(&f);
+    free(so.stacks);
+    free(so.arena);
+    free(so.inl);
     free(c.gid);
     free(c.loc_start);
     free(c.loc_n);
