@@ -7,7 +7,7 @@
  * spread over the last 50 minutes (100 instances, two versions), then
  * times, median of --runs each, the steps of one query — the store's merge
  * (hs_store_merge), fetching the stack records and rebuilding the merged
- * profile (hs_stack_build_from_store; the fetch alone, hs_store_get_stacks,
+ * profile (hs_stack_cache_build without a cache; the fetch alone, hs_store_get_stacks,
  * too) — and whole answers: flamegraph,
  * functions, profile (gzipped pprof), series, a focused flame graph, and a
  * diff of the two versions, each without and with the stack record cache
@@ -202,7 +202,8 @@ int main(int argc, char **argv)
     printf("step_fetch_records_ms %.1f\n", 1e3 * median(t, runs));
     for (size_t r = 0; r < runs; r++) {
         double a = now_s();
-        hs_profile *p = hs_stack_build_from_store(s, &mg, &missing, err, sizeof err);
+        int src = 0;
+        hs_profile *p = hs_stack_cache_build(NULL, s, &mg, &missing, &src, err, sizeof err);
         t[r] = now_s() - a;
         if (!p) {
             fprintf(stderr, "server_query: build: %s\n", err);

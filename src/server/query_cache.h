@@ -24,9 +24,9 @@ void hs_stack_cache_stats(hs_stack_cache *c, hs_stack_cache_info *out);
 struct hs_names;
 void hs_stack_cache_set_names(hs_stack_cache *c, struct hs_names *n);
 
-/* hs_stack_build_from_store through the cache: records found in c are not
- * fetched; the others are fetched from st and kept. c may be NULL (no
- * cache). On failure *store_rc is the store's error (HS_STORE_UNAVAILABLE:
+/* The merged profile of m's rows (hs_stack_build_profile) with their
+ * records through the cache: records found in c are not fetched; the
+ * others are fetched from st and kept. c may be NULL (no cache). On failure *store_rc is the store's error (HS_STORE_UNAVAILABLE:
  * the database is down), or 0 when the store was not at fault. */
 hs_profile *hs_stack_cache_build(hs_stack_cache *c, hs_store *st, const hs_store_merged *m, size_t *missing,
                                  int *store_rc, char *err, size_t errlen);

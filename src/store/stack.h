@@ -200,11 +200,6 @@ typedef const void *(*hs_stack_lookup_fn)(void *arg, uint64_t hash, size_t *len)
 hs_profile *hs_stack_build_profile(const hs_store_merged *m, hs_stack_lookup_fn lookup, void *arg,
                                    size_t *missing, char *err, size_t errlen);
 
-/* Fetch the records of every row of m from the store and build the merged
- * profile (hs_store_get_stacks + hs_stack_build_profile). */
-hs_profile *hs_stack_build_from_store(hs_store *s, const hs_store_merged *m, size_t *missing, char *err,
-                                      size_t errlen);
-
 /* ---- profile ids ---- */
 
 /* An id for a profile uploaded without one: 32 lowercase hex digits, the

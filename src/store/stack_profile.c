@@ -1,5 +1,6 @@
 /* stack_profile.c — a pprof profile rebuilt from merged rows and their
- * stack records (hs_stack_build_profile, hs_stack_build_from_store). */
+ * stack records (hs_stack_build_profile): the merged pprof the server
+ * answers with (/api/v1/profile). */
 #define _GNU_SOURCE /* qsort_r */
 #include "store/stack_internal.h"
 
@@ -226,89 +227,4 @@ done:
     free(ids);
     free(labels);
     return b.p;
-}
-
-/* hs_stack_build_from_store: records fetched into a map, then built. */
-typedef struct {
-    hs_idmap map; /* hash -> index */
-    uint64_t *hashes;
-    size_t *off, *len;
-    size_t n, cap;
-    hs_bytes data;
-    int oom;
-} record_set;
-
-static void record_set_add(void *arg, uint64_t hash, const void *data, size_t len)
-{
-    record_set *rs = arg;
-    if (rs->oom)
-        return;
-    if (rs->n == rs->cap) {
-        size_t nc = rs->cap ? rs->cap * 2 : 256;
-        uint64_t *nh = realloc(rs->hashes, nc * sizeof *nh);
-        size_t *no = nh ? realloc(rs->off, nc * sizeof *no) : NULL;
-        if (nh)
-            rs->hashes = nh;
-        if (no)
-            rs->off = no;
-        size_t *nl = no ? realloc(rs->len, nc * sizeof *nl) : NULL;
-        if (!nl) {
-            rs->oom = 1;
-            return;
-        }
-        rs->len = nl;
-        rs->cap = nc;
-    }
-    rs->hashes[rs->n] = hash;
-    rs->off[rs->n] = rs->data.n;
-    rs->len[rs->n] = len;
-    hs_bytes_put(&rs->data, data, len);
-    if (rs->data.oom || hs_idmap_put(&rs->map, hash, (uint32_t)rs->n) < 0) {
-        rs->oom = 1;
-        return;
-    }
-    rs->n++;
-}
-
-static const void *record_set_lookup(void *arg, uint64_t hash, size_t *len)
-{
-    record_set *rs = arg;
-    size_t slot = (size_t)-1;
-    uint32_t c;
-    while ((c = hs_idmap_next(&rs->map, hash, &slot)) != UINT32_MAX)
-        if (rs->hashes[c] == hash) {
-            *len = rs->len[c];
-            return rs->data.p + rs->off[c];
-        }
-    return NULL;
-}
-
-hs_profile *hs_stack_build_from_store(hs_store *s, const hs_store_merged *m, size_t *missing, char *err,
-                                      size_t errlen)
-{
-    record_set rs = {0};
-    hs_profile *p = NULL;
-    uint64_t *hashes = malloc((m->n_rows ? m->n_rows : 1) * sizeof *hashes);
-    if (!hashes || hs_idmap_init(&rs.map, m->n_rows) < 0) {
-        free(hashes);
-        ERR("out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < m->n_rows; i++)
-        hashes[i] = m->rows[i].stack;
-    if (hs_store_get_stacks(s, hashes, m->n_rows, record_set_add, &rs, err, errlen) < 0)
-        goto done;
-    if (rs.oom) {
-        ERR("out of memory");
-        goto done;
-    }
-    p = hs_stack_build_profile(m, record_set_lookup, &rs, missing, err, errlen);
-done:
-    free(hashes);
-    hs_idmap_free(&rs.map);
-    free(rs.hashes);
-    free(rs.off);
-    free(rs.len);
-    free(rs.data.p);
-    return p;
 }

@@ -75,18 +75,6 @@ int hs_symbolize_needed(const hs_profile *p)
     return 0;
 }
 
-int hs_symbolize_from_mappings(hs_profile *p)
-{
-    if (!hs_symbolize_needed(p))
-        return 0;
-    hs_symbolizer *s = hs_symbolizer_new();
-    if (!s)
-        return -1;
-    int rc = hs_symbolize_with_mappings(s, p);
-    hs_symbolizer_free(s);
-    return rc;
-}
-
 static void add_profile_mapping(hs_symbolizer *s, const hs_profile *p, const hs_mapping *m)
 {
     const char *file = hs_profile_string(p, m->filename);

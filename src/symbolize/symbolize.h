@@ -113,13 +113,12 @@ int hs_symbolize_needed(const hs_profile *p);
 #define HS_VDSO_BUILD_ID_MAX 128
 int hs_own_vdso(const void **image, size_t *size, char *build_id, size_t cap);
 
-/* Symbolize the locations of p that have no lines from p's own mappings:
- * files from disk, "[vdso]" from this process's vDSO when the mapping's
- * build ID is the vDSO's (or the mapping has none). 0, or -1 on out of
- * memory (unknown addresses are not an error). */
-int hs_symbolize_from_mappings(hs_profile *p);
-/* The same with symbolizer s, whose modules are replaced by p's (see
- * hs_symbolizer_clear_modules): one symbolizer for many profiles of the
+/* Symbolize the locations of p that have no lines from p's own mappings,
+ * with symbolizer s, whose modules are replaced by p's (see
+ * hs_symbolizer_clear_modules): files from disk, "[vdso]" from this
+ * process's vDSO when the mapping's build ID is the vDSO's (or the mapping
+ * has none); 0, or -1 on out of memory (unknown addresses are not an
+ * error). One symbolizer for many profiles of the
  * same programs (`hotspur record`'s children) opens and indexes each module
  * once. Results are the same as with a fresh symbolizer. */
 int hs_symbolize_with_mappings(hs_symbolizer *s, hs_profile *p);

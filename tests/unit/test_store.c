@@ -29,6 +29,7 @@
 
 #include "../../bench/store_gen.h"
 #include "profile/profile.h"
+#include "server/query_cache.h"
 #include "store/stack.h"
 #include "store/store.h"
 
@@ -824,7 +825,8 @@ static void test_roundtrip(void **state)
     hs_store_merged m;
     assert_int_equal(hs_store_merge(f->s, &q, &m, err, sizeof err), 0);
     size_t missing = 99;
-    hs_profile *p = hs_stack_build_from_store(f->s, &m, &missing, err, sizeof err);
+    int src = 0;
+    hs_profile *p = hs_stack_cache_build(NULL, f->s, &m, &missing, &src, err, sizeof err);
     if (!p)
         fail_msg("build: %s", err);
     assert_int_equal(missing, 0);
