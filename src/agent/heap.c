@@ -17,7 +17,9 @@
  * jump through such a pointer: the real allocator's free while no sampled
  * block can be out, else the look at the filter below. (free looking at the
  * filter itself, one jump less, measured no faster with the profile on and
- * 1.5-3% slower with it off: docs/agent.md.)
+ * 1.5-3% slower with it off: docs/agent.md.) calloc counts down like malloc
+ * and realloc also reads the filter byte of its block; both jump to the
+ * allocator unless one says otherwise.
  *
  * Recording unwinds the stack (the agent's own frames are dropped), counts it
  * in a lock-free stack table and puts the block in a lock-free live table
@@ -130,8 +132,12 @@ static int is_boot(const void *p)
 /* What the interposed malloc and free jump to (see route()). */
 static void *malloc_first(size_t size);
 static void free_first(void *p);
+static void *calloc_first(size_t n, size_t size);
+static void *realloc_slow(void *p, size_t size);
 static void *(*_Atomic p_malloc)(size_t) = malloc_first;
 static void (*_Atomic p_free)(void *) = free_first;
+static void *(*_Atomic p_calloc)(size_t, size_t) = calloc_first;
+static void *(*_Atomic p_realloc)(void *, size_t) = realloc_slow;
 static void route(void);
 
 static void resolve(void)
@@ -633,7 +639,76 @@ static void route(void)
      * take an acquire fence after malloc's and free's relaxed loads. */
     if (r_malloc)
         atomic_store_explicit(&p_malloc, r_malloc, memory_order_release);
+    if (r_calloc)
+        atomic_store_explicit(&p_calloc, r_calloc, memory_order_release);
+    if (r_realloc) /* in exact mode every block is in the live table */
+        atomic_store_explicit(&p_realloc, H.live && H.exact ? realloc_slow : r_realloc, memory_order_release);
     atomic_store_explicit(&p_free, f, memory_order_release);
+}
+
+/* calloc's first calls, before the real allocator is known (dlsym's own
+ * come while it is being looked up: from the bootstrap arena, zeroed). */
+static void *calloc_first(size_t n, size_t size)
+{
+    if (!r_calloc) {
+        if (atomic_load(&g_resolving))
+            return boot_alloc(n * size); /* calloc_slow checked the product */
+        resolve();
+        if (!r_calloc)
+            return boot_alloc(n * size);
+    }
+    return r_calloc(n, size);
+}
+
+/* calloc's countdown crossed zero (or n * size overflows). */
+static SLOW void *calloc_slow(size_t n, size_t size)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = atomic_load_explicit(&p_calloc, memory_order_relaxed)(n, size);
+    if (p && malloc_decides())
+        record_alloc(p, total);
+    return p;
+}
+
+/* realloc's slow path: its countdown crossed zero (realloc() counted size
+ * down: a negative countdown says so), or p may be a sampled or bootstrap
+ * block, or the profile is exact (every block is in the live table), or
+ * the real allocator is not known yet. */
+static SLOW void *realloc_slow(void *p, size_t size)
+{
+    int crossed = hs_self.heap_countdown < 0;
+    if (!p) { /* a malloc, counted down already */
+        void *q = atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
+        if (q && crossed && malloc_decides())
+            record_alloc(q, size);
+        return q;
+    }
+    if (is_boot(p)) {
+        void *q = malloc(size);
+        size_t avail = (size_t)(g_boot + sizeof g_boot - (char *)p);
+        if (q)
+            memcpy(q, p, size < avail ? size : avail);
+        return q;
+    }
+    if (!r_realloc)
+        resolve();
+    atomic_thread_fence(memory_order_acquire); /* pairs with route() */
+    uint32_t entry;
+    uint64_t old;
+    int was = before_free(p, &entry, &old);
+    void *q = r_realloc(p, size);
+    if (!q && size != 0) { /* failed: p is still live */
+        if (was == 0)
+            undo_free(p, entry, old);
+        return NULL;
+    }
+    if (q && crossed && malloc_decides())
+        record_alloc(q, size);
+    return q;
 }
 
 /* ---- the interposed functions ---- */
@@ -657,49 +732,23 @@ HS_EXPORT void free(void *p)
     atomic_load_explicit(&p_free, memory_order_relaxed)(p);
 }
 
+/* calloc and realloc count down like malloc and jump to the allocator
+ * (tail calls: the return is the allocator's); only a crossing, an
+ * overflowing calloc, a realloc of a block the filter marks (sampled or
+ * bootstrap) and every realloc in exact mode take the slow paths below. */
 HS_EXPORT void *calloc(size_t n, size_t size)
 {
     size_t total;
-    if (__builtin_mul_overflow(n, size, &total)) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    if (!r_calloc) {
-        if (atomic_load(&g_resolving))
-            return boot_alloc(total);
-        resolve();
-        if (!r_calloc)
-            return boot_alloc(total);
-    }
-    void *p = r_calloc(n, size);
-    after_alloc(p, total);
-    return p;
+    if (UNLIKELY(__builtin_mul_overflow(n, size, &total)) || counts_down(total))
+        return calloc_slow(n, size);
+    return atomic_load_explicit(&p_calloc, memory_order_relaxed)(n, size);
 }
 
 HS_EXPORT void *realloc(void *p, size_t size)
 {
-    if (!p)
-        return malloc(size);
-    if (is_boot(p)) {
-        void *q = malloc(size);
-        size_t avail = (size_t)(g_boot + sizeof g_boot - (char *)p);
-        if (q)
-            memcpy(q, p, size < avail ? size : avail);
-        return q;
-    }
-    if (!r_realloc)
-        resolve();
-    uint32_t entry;
-    uint64_t old;
-    int was = before_free(p, &entry, &old);
-    void *q = r_realloc(p, size);
-    if (!q && size != 0) { /* failed: p is still live */
-        if (was == 0)
-            undo_free(p, entry, old);
-        return NULL;
-    }
-    after_alloc(q, size);
-    return q;
+    if (counts_down(size) || UNLIKELY(*bucket_of(p))) /* realloc_slow sees a crossing in the countdown */
+        return realloc_slow(p, size);
+    return atomic_load_explicit(&p_realloc, memory_order_relaxed)(p, size);
 }
 
 HS_EXPORT void *reallocarray(void *p, size_t n, size_t size)

@@ -2,11 +2,13 @@
  * heap fast-path figures (bench/heap_fastpath.sh, tests/integration/
  * heap_fastpath.sh).
  *
- *   heap_pairs PAIRS THREADS
+ *   heap_pairs PAIRS THREADS [calloc|realloc]
  *
  * Each of THREADS threads keeps 64 blocks; each of its PAIRS steps frees one
  * of them (chosen at random) and mallocs a block of 16..527 bytes (random)
- * in its place, writing its first and last byte. The 64 first mallocs and
+ * in its place, writing its first and last byte. With "calloc" the blocks
+ * come from calloc(1, n); with "realloc" a step reallocs the block to the
+ * new size instead of freeing it and allocating another. The 64 first mallocs and
  * the 64 last frees make 64 more pairs per thread. The random sequence is
  * fixed per thread, so the work (and the checksum printed) is the same in
  * every run, under any allocator or profiler.
@@ -15,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SLOTS 64
 
@@ -33,10 +36,12 @@ static uint64_t next(uint64_t *s)
     return *s = x;
 }
 
-static unsigned char *get(uint64_t r)
+static int g_mode; /* 0 malloc, 1 calloc, 2 realloc */
+
+static unsigned char *get(uint64_t r, unsigned char *old)
 {
     size_t n = 16 + (size_t)(r % 512);
-    unsigned char *p = malloc(n);
+    unsigned char *p = g_mode == 2 ? realloc(old, n) : g_mode == 1 ? calloc(1, n) : malloc(n);
     if (!p) {
         fprintf(stderr, "heap_pairs: out of memory\n");
         exit(1);
@@ -51,13 +56,17 @@ static void *run(void *arg)
     worker *w = arg;
     unsigned char *slot[SLOTS];
     for (int i = 0; i < SLOTS; i++)
-        slot[i] = get(next(&w->rng));
+        slot[i] = get(next(&w->rng), NULL);
     for (long k = 0; k < w->pairs; k++) {
         uint64_t r = next(&w->rng);
         unsigned i = (unsigned)(r >> 58); /* 0..63 */
         w->sum += slot[i][0];
+        if (g_mode == 2) {
+            slot[i] = get(r, slot[i]);
+            continue;
+        }
         free(slot[i]);
-        slot[i] = get(r);
+        slot[i] = get(r, NULL);
     }
     for (int i = 0; i < SLOTS; i++) {
         w->sum += slot[i][0];
@@ -68,10 +77,12 @@ static void *run(void *arg)
 
 int main(int argc, char **argv)
 {
-    long pairs = argc == 3 ? atol(argv[1]) : 0;
-    int threads = argc == 3 ? atoi(argv[2]) : 0;
-    if (pairs < 0 || threads < 1 || threads > 64) {
-        fprintf(stderr, "usage: heap_pairs PAIRS THREADS (1..64)\n");
+    long pairs = argc == 3 || argc == 4 ? atol(argv[1]) : 0;
+    int threads = argc == 3 || argc == 4 ? atoi(argv[2]) : 0;
+    if (argc == 4)
+        g_mode = !strcmp(argv[3], "calloc") ? 1 : !strcmp(argv[3], "realloc") ? 2 : -1;
+    if (pairs < 0 || threads < 1 || threads > 64 || g_mode < 0) {
+        fprintf(stderr, "usage: heap_pairs PAIRS THREADS (1..64) [calloc|realloc]\n");
         return 2;
     }
     worker w[64];
