@@ -682,6 +682,11 @@ void hs_control_stop(void)
     g_path[0] = 0;
 }
 
+int hs_control_running(void)
+{
+    return atomic_load(&g_running);
+}
+
 void hs_control_forget_parent(void)
 {
     /* The parent's thread did not come along; its socket and pipe did: a

@@ -23,6 +23,9 @@ typedef struct {
 int hs_control_start(const hs_control_ops *ops);
 /* At exit: stop answering and remove the socket. */
 void hs_control_stop(void);
+/* Whether the agent thread runs (after hs_control_stop it ends within a
+ * second: an agent started again waits for it). */
+int hs_control_running(void);
 /* In every fork child, first: drop the parent's socket and wake pipe (a
  * fatal signal then takes its default course unless the child profiles). */
 void hs_control_forget_parent(void);

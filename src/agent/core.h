@@ -79,6 +79,7 @@ typedef struct {
     bool exiting;          /* the exit write is under way */
     bool before_exec;      /* the write before exec is under way */
     bool exit_numbered;    /* a dump took the exit write's name: number it */
+    bool attached;         /* started by `hotspur attach` in a running process (attach.c) */
     _Atomic uint64_t handler_ns, handler_calls; /* with cfg.stats */
 } hs_agent;
 

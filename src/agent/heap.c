@@ -217,6 +217,16 @@ int hs_heap_start(void)
     resolve();
     if (load_libm() != 0)
         return -1;
+    if (H.live && !atomic_load(&g_boot_used)) {
+        /* Started again (a second `hotspur attach`): what the first run
+         * followed is not this one's. Nothing is routed here yet, and no
+         * bootstrap block is out: the filter starts empty too. */
+        memset(g_filter, 0, sizeof g_filter);
+        atomic_store(&H.inuse_est, 0);
+        atomic_store(&H.untracked, 0);
+        H.peak_est = 0;
+        H.leak = NULL;
+    }
     H.rate = hs_g.cfg.heap_rate;
     H.exact = H.rate <= 1;
     uint64_t cap = 1024;
@@ -233,7 +243,7 @@ int hs_heap_start(void)
     /* A malloc that comes before ours (e.g. AddressSanitizer's runtime,
      * preloaded first) would leave the heap profile silently empty. */
     const char *other = hs_agent_symbol_owner("malloc"); /* (python3's PLT stub is not one) */
-    if (other) {
+    if (other && !hs_g.attached) { /* attached, libc's comes first: its GOT entries are rewritten */
         fprintf(stderr, "hotspur: malloc belongs to %s, which comes before the agent: the heap "
                         "profile will be empty\n", other);
     }

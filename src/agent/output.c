@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/core.h"
+#include "agent/heap.h"
 #include "agent/labels.h"
 #include "agent/modules.h"
 #include "agent/threads.h"
@@ -241,6 +242,11 @@ static int write_profile(const char *path, hs_encoded *enc, hs_stacktab *t, cons
         snprintf(c, sizeof c, "hotspur: %llu stacks dropped (stack table full)", (unsigned long long)dropped);
         hs_profile_add_comment(b.p, c);
     }
+    if (hs_g.attached)
+        hs_profile_add_comment(b.p, t == hs_heap_table()
+                                        ? "hotspur attach: from the attach on; blocks allocated before the "
+                                          "attach are not counted (nor their frees)"
+                                        : "hotspur attach: from the attach on");
     if (lib && lib->symbolize_profile(sym, b.p) != 0)
         goto out;
     /* zlib in this thread: no threads of ours and no libdeflate in the host */
