@@ -104,9 +104,10 @@ typedef struct {
     char path[PATH_MAX];  /* libc's path as mapped in the target */
     uint64_t base;        /* where its first byte (offset 0) is mapped */
     int ld_seen, musl;
-    /* the executable mappings of libc and the dynamic loader: a thread
-     * stopped in them may hold malloc's or the loader's lock */
-    uint64_t lo[8], hi[8];
+    /* the executable mappings of libc, the dynamic loader and the agent
+     * (an earlier attach's): a thread stopped in them may hold malloc's,
+     * the loader's or the agent's lock */
+    uint64_t lo[16], hi[16];
     int nx;
 } libc_map;
 
@@ -132,7 +133,8 @@ static int find_libc(pid_t pid, libc_map *m, char *err, size_t errlen)
         int is_libc = strcmp(base, "libc.so.6") == 0 || strncmp(base, "libc-2.", 7) == 0;
         char perms[8] = "";
         sscanf(line, "%*s %7s", perms);
-        if ((is_libc || strncmp(base, "ld-linux", 8) == 0) && perms[2] == 'x' && m->nx < 8) {
+        if ((is_libc || strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "libhotspur", 10) == 0) &&
+            perms[2] == 'x' && m->nx < 16) {
             m->lo[m->nx] = lo;
             m->hi[m->nx++] = hi;
         }

@@ -1,49 +1,80 @@
-/* cmd_attach.c — `hotspur attach PID`: load a library into a running
- * process that was started without it (src/attach/inject.h), and say how
- * long the process's thread was stopped. docs/attach.md.
+/* cmd_attach.c — `hotspur attach PID`: profile a running process that was
+ * started without the agent. The agent library is loaded into it through
+ * the process's own dlopen (src/attach/inject.h) and started there
+ * (hotspur_attach_start, src/agent/attach.c), which sends the malloc
+ * family, new/delete and (--lock) the pthread locks to it by rewriting GOT
+ * entries; `--detach` (or the end of --duration) puts them back and writes
+ * the profiles. docs/attach.md.
  *
- * Today: --load LIB [--call FUNC [--arg S]] (the injection itself) and
- * --check. Starting the profiling agent after such a load (interposition
- * by GOT rewriting, detach) is issue 32's next step, not here yet. */
+ * Also the injection alone: --load LIB [--call FUNC [--arg S]], --check. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "agent/attach.h"
 #include "attach/inject.h"
+#include "base/units.h"
 #include "cli/cli_options.h"
 #include "cli/commands.h"
+#include "profile/profile.h"
 
 static void attach_usage(FILE *out)
 {
     fprintf(out,
-            "usage: hotspur attach PID --load LIB [--call FUNC [--arg STRING]]\n"
+            "usage: hotspur attach PID [--heap] [--exact | --leaks] [--lock] [-o FILE] [--duration D]\n"
+            "       hotspur attach PID --detach\n"
             "       hotspur attach PID --check\n"
+            "       hotspur attach PID --load LIB [--call FUNC [--arg STRING]]\n"
             "\n"
-            "Load the shared library LIB into the running process PID with the process's\n"
-            "own dlopen (glibc >= 2.34, x86-64), from outside, through ptrace: one thread\n"
-            "is stopped (one blocked in a system call when there is one), made to call\n"
-            "dlopen(LIB, RTLD_NOW) and, with --call, FUNC(STRING) from LIB, then its\n"
-            "registers, FP state and stack are put back as they were and it resumes; a\n"
-            "system call it was blocked in is restarted as after a signal handler, so a\n"
-            "read() on a pipe still returns the data, not EINTR. Prints the time that\n"
-            "thread was stopped.\n"
+            "Profile a running process that was started without the agent: the agent\n"
+            "is loaded into PID with the process's own dlopen (glibc >= 2.34, x86-64),\n"
+            "from outside through ptrace (one thread is stopped a few milliseconds and\n"
+            "resumes as it was; a system call it was blocked in is restarted), started\n"
+            "there, and the calls it profiles are sent to it by rewriting the GOT\n"
+            "entries of every loaded module (and of modules dlopened later).\n"
             "\n"
-            "--check only says whether PID can be attached to, and if not why (not\n"
-            "yours, already traced, kernel.yama.ptrace_scope, statically linked, a libc\n"
-            "without dlopen); attach refuses in these cases with the same one line.\n"
+            "  --heap           heap profile, sampled (every 512 KiB on average; the\n"
+            "                   default when no profile is named)\n"
+            "  --exact          heap: every allocation, bytes per site exact\n"
+            "  --leaks          heap: every allocation, and at detach the blocks\n"
+            "                   allocated since the attach that nothing points to\n"
+            "  --lock           lock contention (pthread mutexes and rwlocks)\n"
+            "  -o FILE          the profile's file (default hotspur.PID.pb.gz; with\n"
+            "                   several profiles, FILE.heap.pb.gz, FILE.lock.pb.gz...)\n"
+            "  --duration D     detach by itself after D (e.g. 30s, 10m); without it\n"
+            "                   the agent stays until `hotspur attach PID --detach`\n"
+            "                   (or until the process ends, when it writes them too)\n"
+            "  --detach         put every rewritten entry back, stop the agent's\n"
+            "                   threads, write the profiles; the process runs on as\n"
+            "                   before (the library stays loaded, idle; attach again\n"
+            "                   at will)\n"
             "\n"
-            "Profiling a process attached to this way (the agent started after the load)\n"
-            "is not available yet: see docs/attach.md.\n");
+            "Only what happens after the attach is profiled: blocks allocated before it\n"
+            "are not counted, and their frees go to libc untouched (the report's header\n"
+            "says so). While attached the process is listed by `hotspur ctl` and its\n"
+            "profile can be dumped there. CPU and off-CPU time of a running process\n"
+            "are read from outside, with nothing loaded: hotspur record -p PID.\n"
+            "\n"
+            "--check says whether PID can be attached to, and if not why (not yours,\n"
+            "already traced, kernel.yama.ptrace_scope, statically linked, not glibc).\n"
+            "--load loads any library (the injection alone) and, with --call, calls\n"
+            "FUNC(STRING) from it in the same stop. See docs/attach.md.\n");
 }
 
-enum { OPT_LOAD = HS_CLI_EXTRA, OPT_CALL, OPT_ARG, OPT_CHECK };
+enum { OPT_LOAD = HS_CLI_EXTRA, OPT_CALL, OPT_ARG, OPT_CHECK, OPT_HEAP, OPT_EXACT, OPT_LEAKS, OPT_LOCK,
+       OPT_CPU, OPT_WALL, OPT_DURATION, OPT_DETACH };
 
 typedef struct {
-    const char *load, *call, *arg;
-    int check;
+    const char *load, *call, *arg, *duration;
+    int check, heap, exact, leaks, lock, cpu, detach;
 } attach_args;
 
 static int attach_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
@@ -53,15 +84,203 @@ static int attach_extra(void *ctx, hs_analysis_options *o, int code, const char 
     (void)o;
     (void)err;
     (void)errlen;
-    if (code == OPT_LOAD)
-        a->load = arg;
-    else if (code == OPT_CALL)
-        a->call = arg;
-    else if (code == OPT_ARG)
-        a->arg = arg;
-    else
-        a->check = 1;
+    switch (code) {
+    case OPT_LOAD: a->load = arg; break;
+    case OPT_CALL: a->call = arg; break;
+    case OPT_ARG: a->arg = arg; break;
+    case OPT_CHECK: a->check = 1; break;
+    case OPT_HEAP: a->heap = 1; break;
+    case OPT_EXACT: a->exact = 1; break;
+    case OPT_LEAKS: a->leaks = 1; break;
+    case OPT_LOCK: a->lock = 1; break;
+    case OPT_CPU: case OPT_WALL: a->cpu = 1; break;
+    case OPT_DURATION: a->duration = arg; break;
+    default: a->detach = 1; break;
+    }
     return 0;
+}
+
+/* Why the agent refused, in one line (the fix included). */
+static const char *start_refusal(long code)
+{
+    switch (code) {
+    case HS_ATTACH_ALREADY: return "the agent is attached there already (hotspur attach PID --detach first)";
+    case HS_ATTACH_PRELOADED:
+        return "the agent runs there from the start (LD_PRELOAD or hotspur record): use hotspur ctl PID dump";
+    case HS_ATTACH_BAD_CONFIG: return "the agent did not understand its configuration (a different hotspur version?)";
+    case HS_ATTACH_FOREIGN_MALLOC:
+        return "its malloc is not glibc's (jemalloc, tcmalloc...): the heap profile of attach follows glibc's "
+               "allocator only (start it under hotspur record instead)";
+    case HS_ATTACH_NOTHING: return "no profile asked for";
+    default: return "the agent could not start (the process's stderr says why)";
+    }
+}
+
+/* Is the agent library (path) mapped in pid? */
+static int agent_mapped(long pid, const char *lib)
+{
+    char path[64], line[PATH_MAX + 128];
+    snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int found = 0;
+    size_t n = strlen(lib);
+    while (!found && fgets(line, sizeof line, f)) {
+        char *p = strchr(line, '/');
+        found = p && strncmp(p, lib, n) == 0 && (p[n] == '\n' || p[n] == 0);
+    }
+    fclose(f);
+    return found;
+}
+
+/* The files the agent wrote from the template it used (the note
+ * hotspur_attach_stop leaves): print each that exists. */
+static void print_files(long pid, const char *note)
+{
+    FILE *f = fopen(note, "r");
+    if (!f) {
+        printf("profiles written under the name given at attach (-o)\n");
+        return;
+    }
+    char line[PATH_MAX + 16], tmpl[PATH_MAX + 16] = "";
+    int heap = 0, lock = 0, leaks = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (strncmp(line, "output=", 7) == 0)
+            snprintf(tmpl, sizeof tmpl, "%s", line + 7);
+        heap |= strcmp(line, "heap=1") == 0;
+        lock |= strcmp(line, "lock=1") == 0;
+        leaks |= strcmp(line, "leaks=1") == 0;
+    }
+    fclose(f);
+    char base[PATH_MAX];
+    size_t o = 0;
+    for (const char *p = tmpl; *p && o + 24 < sizeof base; p++) { /* %p and %% (what -o allows) */
+        if (p[0] == '%' && p[1] == 'p') {
+            o += (size_t)snprintf(base + o, sizeof base - o, "%ld", pid);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            base[o++] = '%';
+            p++;
+        } else {
+            base[o++] = *p;
+        }
+    }
+    base[o] = 0;
+    struct {
+        const char *type, *companion;
+        int on;
+    } files[] = {{"lock", NULL, lock}, {"heap", NULL, heap}, {"heap", "peak", heap}, {"heap", "leaks", leaks}};
+    int printed = 0;
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[PATH_MAX];
+        struct stat st;
+        if (files[i].on && hs_profile_file_name(base, files[i].type, heap + lock > 1, files[i].companion, path,
+                                                sizeof path) == 0 && stat(path, &st) == 0) {
+            printf("wrote %s\n", path);
+            printed++;
+        }
+    }
+    if (!printed)
+        printf("no profile file found at %s (the process's stderr may say why)\n", base);
+}
+
+static int detach(long pid, const char *lib)
+{
+    char err[1024], note[PATH_MAX];
+    if (!agent_mapped(pid, lib)) {
+        fprintf(stderr, "hotspur attach: process %ld is not attached to (the agent %s is not loaded there): "
+                        "nothing to detach\n", pid, lib);
+        return 1;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(note, sizeof note, "%s/hotspur-detach.%d.%ld", tmp && *tmp ? tmp : "/tmp", (int)getpid(),
+             (long)time(NULL));
+    unlink(note);
+    hs_inject_result r;
+    if (hs_inject_dlopen((pid_t)pid, lib, "hotspur_attach_stop", note, &r, err, sizeof err) < 0) {
+        fprintf(stderr, "hotspur attach: %s\n", err);
+        return 1;
+    }
+    if ((long)r.sym_ret == HS_ATTACH_NOT_ATTACHED) {
+        unlink(note);
+        fprintf(stderr, "hotspur attach: process %ld is not attached to: nothing to detach\n", pid);
+        return 1;
+    }
+    printf("detached from process %ld (thread %d stopped %.3f ms)\n", pid, (int)r.tid, r.stopped_ns / 1e6);
+    fflush(stdout);
+    /* The agent writes on a thread of its own, then leaves the note. */
+    struct stat st;
+    for (int i = 0; i < 1200 && stat(note, &st) != 0 && kill((pid_t)pid, 0) == 0; i++) {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    if (stat(note, &st) != 0) {
+        fprintf(stderr, "hotspur attach: process %ld did not finish writing its profiles in 60 s%s\n", pid,
+                kill((pid_t)pid, 0) == 0 ? "" : " (it ended)");
+        return 1;
+    }
+    print_files(pid, note);
+    unlink(note);
+    return 0;
+}
+
+static int profile(long pid, const attach_args *a, const char *output)
+{
+    char lib[PATH_MAX], out[PATH_MAX], err[1024];
+    if (hs_cli_find_agent(lib, sizeof lib) != 0)
+        return fprintf(stderr, "hotspur attach: cannot find libhotspur.so (set HOTSPUR_LIB)\n"), 1;
+    if (a->detach)
+        return detach(pid, lib);
+    double dur = 0;
+    if (a->duration && hs_cli_parse_seconds(a->duration, &dur) < 0)
+        return hs_cli_fail("attach", a->duration, "not a duration (" HS_DURATION_HINT ")");
+    if (a->exact && a->leaks)
+        return hs_cli_fail("attach", "--exact", "--leaks is exact already");
+    char def[64];
+    snprintf(def, sizeof def, "hotspur.%ld.pb.gz", pid);
+    const char *o = output ? output : def;
+    if (o[0] == '/') {
+        snprintf(out, sizeof out, "%s", o);
+    } else {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || (size_t)snprintf(out, sizeof out, "%s/%s", cwd, o) >= sizeof out)
+            return hs_cli_fail("attach", o, "output path too long");
+    }
+    int heap = a->heap || a->exact || a->leaks || !a->lock;
+    char config[PATH_MAX + 64];
+    snprintf(config, sizeof config, "%s%s%s%soutput=%s", heap ? "heap\n" : "", a->exact ? "rate=1\n" : "",
+             a->leaks ? "leaks\n" : "", a->lock ? "lock\n" : "", out);
+    hs_inject_result r;
+    if (hs_inject_dlopen((pid_t)pid, lib, "hotspur_attach_start", config, &r, err, sizeof err) < 0) {
+        fprintf(stderr, "hotspur attach: %s\n", err);
+        return 1;
+    }
+    long rc = (long)r.sym_ret;
+    if (rc < 0) {
+        fprintf(stderr, "hotspur attach: process %ld: %s\n", pid, start_refusal(rc));
+        return 1;
+    }
+    printf("attached to process %ld: %s%s%s (thread %d stopped %.3f ms; %ld GOT entries rewritten)\n", pid,
+           heap ? (a->leaks ? "heap with leaks" : a->exact ? "heap, every allocation" : "heap, sampled") : "",
+           heap && a->lock ? ", " : "", a->lock ? "lock" : "", (int)r.tid, r.stopped_ns / 1e6, rc);
+    if (!a->duration) {
+        printf("profiling until: hotspur attach %ld --detach\n", pid);
+        return 0;
+    }
+    fflush(stdout);
+    volatile sig_atomic_t *stop = hs_cli_stop_on_signals();
+    int64_t end = (int64_t)(dur * 1e9);
+    for (int64_t slept = 0; slept < end && !*stop && kill((pid_t)pid, 0) == 0; slept += 50000000) {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    if (kill((pid_t)pid, 0) != 0) {
+        printf("process %ld ended while attached: it wrote its profiles at its exit (%s)\n", pid, out);
+        return 0;
+    }
+    return detach(pid, lib);
 }
 
 int hs_cmd_attach(int argc, char **argv)
@@ -71,15 +290,24 @@ int hs_cmd_attach(int argc, char **argv)
         {"call", required_argument, OPT_CALL},
         {"arg", required_argument, OPT_ARG},
         {"check", no_argument, OPT_CHECK},
+        {"heap", no_argument, OPT_HEAP},
+        {"exact", no_argument, OPT_EXACT},
+        {"leaks", no_argument, OPT_LEAKS},
+        {"lock", no_argument, OPT_LOCK},
+        {"cpu", no_argument, OPT_CPU},
+        {"wall", no_argument, OPT_WALL},
+        {"duration", required_argument, OPT_DURATION},
+        {"detach", no_argument, OPT_DETACH},
         {NULL, 0, 0},
     };
     static const hs_cli_spec spec = {
-        .name = "attach", .usage = attach_usage, .kind = HS_KIND_NOTRIM, .takes = 0,
+        .name = "attach", .usage = attach_usage, .kind = HS_KIND_NOTRIM, .takes = HS_CLI_OUTPUT,
         .does_not_apply = true, .extras = extras, .extra = attach_extra, .min_args = 1,
-        .max_args = 1, .missing_msg = "missing PID (hotspur attach PID --load LIB)"};
+        .max_args = 1, .missing_msg = "missing PID (hotspur attach PID [--heap] [--lock])"};
     attach_args a = {0};
+    const char *output = NULL;
     int first = 0;
-    int rc = hs_cli_parse(&spec, argc, argv, NULL, &a, NULL, &first);
+    int rc = hs_cli_parse(&spec, argc, argv, NULL, &a, &output, &first);
     if (rc >= 0)
         return rc;
     long pid;
@@ -94,10 +322,12 @@ int hs_cmd_attach(int argc, char **argv)
         printf("process %ld can be attached to\n", pid);
         return 0;
     }
-    if (!a.load)
+    if (a.cpu)
         return hs_cli_fail("attach", NULL,
-                           "profiling after attach is not available yet; --load LIB loads a "
-                           "library (see hotspur attach --help)");
+                           "CPU and off-CPU time of a running process are read from outside, with "
+                           "nothing loaded into it: hotspur record -p PID [--off-cpu]");
+    if (!a.load)
+        return profile(pid, &a, output);
     if (a.arg && !a.call)
         return hs_cli_fail("attach", "--arg", "needs --call FUNC");
     char lib[PATH_MAX];

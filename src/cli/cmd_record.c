@@ -85,7 +85,7 @@ static const char record_usage[] =
     "Environment: HOTSPUR_LIB overrides the agent's path.\n";
 
 /* The agent: $HOTSPUR_LIB, else next to this binary (../lib). */
-static int find_agent(char *out, size_t outlen)
+int hs_cli_find_agent(char *out, size_t outlen)
 {
     const char *env = getenv("HOTSPUR_LIB");
     if (env && *env) {
@@ -943,7 +943,7 @@ int hs_cmd_record(int argc, char **argv)
     if (!t.cpu && !t.heap && !t.wall && !t.lock)
         t.cpu = 1;
     char agent[PATH_MAX], path[PATH_MAX];
-    if (find_agent(agent, sizeof agent) != 0) {
+    if (hs_cli_find_agent(agent, sizeof agent) != 0) {
         fprintf(stderr, "hotspur record: cannot find libhotspur.so (set HOTSPUR_LIB)\n");
         return 2;
     }

@@ -4,6 +4,8 @@
 #ifndef HS_CLI_COMMANDS_H
 #define HS_CLI_COMMANDS_H
 
+#include <stddef.h>
+
 int hs_cmd_record(int argc, char **argv);
 /* record -p/-a (cmd_record_live.c) */
 int hs_record_is_live(int argc, char **argv);
@@ -11,6 +13,8 @@ int hs_cmd_record_live(int argc, char **argv);
 int hs_cmd_agent(int argc, char **argv);
 int hs_cmd_ctl(int argc, char **argv);
 int hs_cmd_attach(int argc, char **argv);
+/* The agent library: $HOTSPUR_LIB, else ../lib beside this binary (cmd_record.c). 0, or -1. */
+int hs_cli_find_agent(char *out, size_t outlen);
 int hs_cmd_top(int argc, char **argv);
 int hs_cmd_peek(int argc, char **argv);
 int hs_cmd_list(int argc, char **argv);

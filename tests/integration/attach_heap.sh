@@ -1,0 +1,140 @@
+# attach_heap.sh — `hotspur attach PID --heap`: the agent started in a daemon
+# that runs already (issue 32). The daemon (attach_daemon) allocates known
+# sizes at known sites on request. Attached in exact mode after it allocated
+# and kept blocks: those blocks, freed after the attach, go to libc untouched
+# and are not in the profile; the sites' bytes after the attach are exact,
+# a library dlopened after the attach is hooked too; the report's header says
+# what is not counted; `hotspur ctl` lists the process; detach writes the
+# files and the daemon answers exactly as an unattached one; attach again
+# works, 20 attach/detach cycles too; the C++ build (new[]/delete[]) is
+# exact as well; refusals are one line each.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/heap_lib.sh"
+PLUGIN="$PROGS/libattach_plugin.so"
+
+# start_daemon PROG: the daemon reading fifo.in (fd 7 writes to it), its
+# answers in daemon.out; sets dpid.
+start_daemon() {
+    rm -f fifo.in daemon.out
+    mkfifo fifo.in
+    "$1" <fifo.in >daemon.out 2>daemon.err &
+    dpid=$!
+    exec 7>fifo.in
+    for _ in $(seq 100); do grep -q ready daemon.out && break; sleep 0.05; done
+    grep -q "ready $dpid" daemon.out || fail "the daemon did not start: $(cat daemon.out daemon.err)"
+}
+stop_daemon() {
+    echo quit >&7
+    exec 7>&-
+    wait "$dpid" || fail "the daemon exited $?: $(cat daemon.err)"
+    grep -q '^bye$' daemon.out || fail "the daemon did not end normally: $(tail -3 daemon.out)"
+}
+trap 'if [ -n "${dpid:-}" ]; then kill -9 "$dpid" 2>/dev/null || true; fi' EXIT
+# ask LINE: send one request and wait for its answer (one line each).
+ask() {
+    local n
+    n=$(wc -l <daemon.out)
+    echo "$1" >&7
+    for _ in $(seq 400); do [ "$(wc -l <daemon.out)" -gt "$n" ] && return 0; sleep 0.05; done
+    fail "the daemon did not answer '$1': $(tail -3 daemon.out; cat daemon.err)"
+}
+# site FILE INDEX SITE: the site's value (0 if absent)
+site() { site_values "$1" "$2" | awk -v s="$3" '$1 == s { v = $2 } END { print v + 0 }'; }
+# expect FILE SITE ALLOC_SPACE INUSE_SPACE
+expect() {
+    local a i
+    a=$(site "$1" alloc_space "$2")
+    i=$(site "$1" inuse_space "$2")
+    [ "$a" = "$3" ] && [ "$i" = "$4" ] ||
+        fail "$1: $2 allocated $a bytes, $i in use; want $3 and $4: $(site_values "$1" alloc_space)"
+}
+
+needs_malloc_interposition
+
+# 1. Exact mode, C daemon. 5 rounds before the attach (kept: 10 blocks of
+# which none may count), then after it: they are freed, 7 rounds, a plugin.
+start_daemon "$PROGS/attach_daemon"
+ask "round 5"
+"$HOTSPUR" attach "$dpid" --exact -o "$TMP/exact.pb.gz" >attach.out 2>&1 || fail "attach failed: $(cat attach.out)"
+cat attach.out
+grep -q "attached to process $dpid: heap, every allocation" attach.out || fail "attach said: $(cat attach.out)"
+ask "free"
+ask "round 7"
+ask "dlopen $PLUGIN"
+for _ in $(seq 40); do # the agent's socket is bound 50 ms after its start
+    "$HOTSPUR" ctl >ctl.out 2>&1 || fail "hotspur ctl failed: $(cat ctl.out)"
+    grep -Eq "^$dpid " ctl.out && break
+    sleep 0.05
+done
+grep -Eq "^$dpid +attach_daemon +heap" ctl.out || fail "hotspur ctl does not list the attached daemon: $(cat ctl.out)"
+"$HOTSPUR" attach "$dpid" --exact >again.out 2>&1 && fail "a second attach was accepted: $(cat again.out)"
+grep -q "attached there already" again.out || fail "a second attach: $(cat again.out)"
+[ "$(wc -l <again.out)" = 1 ] || fail "the refusal is not one line: $(cat again.out)"
+"$HOTSPUR" attach "$dpid" --detach >detach.out 2>&1 || fail "detach failed: $(cat detach.out)"
+cat detach.out
+grep -q "wrote $TMP/exact.pb.gz" detach.out || fail "detach did not name the profile: $(cat detach.out)"
+[ -s exact.pb.gz ] && [ -s exact.peak.pb.gz ] || fail "exact.pb.gz or exact.peak.pb.gz missing: $(ls)"
+expect exact.pb.gz site_keep 7000 7000
+expect exact.pb.gz site_temp 21000 0
+expect exact.pb.gz site_calloc 1680 1680
+expect exact.pb.gz site_plugin 3108 3108
+"$HOTSPUR" top exact.pb.gz >top.out 2>&1 || fail "top failed: $(cat top.out)"
+grep -q "blocks allocated before the attach are not counted" top.out || fail "the header does not say what is not counted: $(head -5 top.out)"
+
+# 2. After the detach: the same answers as a daemon never attached to.
+ask "round 3"
+"$HOTSPUR" attach "$dpid" --detach >detach2.out 2>&1 && fail "detach of a detached process succeeded"
+grep -q "not attached" detach2.out || fail "detach of a detached process: $(cat detach2.out)"
+
+# 3. Attach again (sampled, the default), and 20 attach/detach cycles with
+# requests between them.
+"$HOTSPUR" attach "$dpid" -o "$TMP/sampled.pb.gz" >attach3.out 2>&1 || fail "attach again failed: $(cat attach3.out)"
+grep -q "heap, sampled" attach3.out || fail "attach again said: $(cat attach3.out)"
+ask "round 50"
+"$HOTSPUR" attach "$dpid" --detach >detach3.out 2>&1 || fail "detach again failed: $(cat detach3.out)"
+[ -s sampled.pb.gz ] || fail "the second attach wrote nothing: $(cat detach3.out)"
+for i in $(seq 20); do
+    "$HOTSPUR" attach "$dpid" --exact -o "$TMP/cycle.pb.gz" >cycle.out 2>&1 || fail "cycle $i: attach: $(cat cycle.out)"
+    ask "round 2"
+    ask "free"
+    "$HOTSPUR" attach "$dpid" --detach >cycle.out 2>&1 || fail "cycle $i: detach: $(cat cycle.out)"
+done
+expect cycle.pb.gz site_keep 2000 0
+stop_daemon
+cp daemon.out attached.out
+start_daemon "$PROGS/attach_daemon"
+for r in "round 5" "free" "round 7" "dlopen $PLUGIN" "round 3" "round 50"; do ask "$r"; done
+for i in $(seq 20); do ask "round 2"; ask "free"; done
+stop_daemon
+sed "s/^ready .*/ready/" attached.out >a.txt
+sed "s/^ready .*/ready/" daemon.out >b.txt
+cmp -s a.txt b.txt || fail "the attached daemon answered differently: $(diff a.txt b.txt | head -5)"
+
+# 4. C++: new[] and delete[] (through libstdc++, whose GOT is rewritten).
+start_daemon "$PROGS/attach_daemon_cxx"
+ask "round 4"
+"$HOTSPUR" attach "$dpid" --exact -o "$TMP/cxx.pb.gz" >attach4.out 2>&1 || fail "attach C++ failed: $(cat attach4.out)"
+ask "free"
+ask "round 7"
+"$HOTSPUR" attach "$dpid" --detach >detach4.out 2>&1 || fail "detach C++ failed: $(cat detach4.out)"
+expect cxx.pb.gz site_keep 7000 7000
+expect cxx.pb.gz site_temp 21000 0
+expect cxx.pb.gz site_calloc 1680 1680
+stop_daemon
+
+# 5. Refusals, one line each.
+"$HOTSPUR" attach "$$" --cpu >cpu.out 2>&1 && fail "--cpu was accepted"
+grep -q "hotspur record -p PID" cpu.out || fail "--cpu: $(cat cpu.out)"
+HOTSPUR_CPU=0 HOTSPUR_HEAP=1 HOTSPUR_OUTPUT="$TMP/pre.pb.gz" LD_PRELOAD="$AGENT_PRELOAD" \
+    "$PROGS/attach_reader" <fifo.in >pre.out 2>&1 &
+ppid=$!
+exec 7>fifo.in
+for _ in $(seq 100); do grep -q ready pre.out && break; sleep 0.05; done
+"$HOTSPUR" attach "$ppid" >pre_attach.out 2>&1 && fail "attach to a preloaded process was accepted"
+grep -q "runs there from the start" pre_attach.out || fail "attach to a preloaded process: $(cat pre_attach.out)"
+[ "$(wc -l <pre_attach.out)" = 1 ] || fail "the refusal is not one line: $(cat pre_attach.out)"
+echo x >&7
+exec 7>&-
+wait "$ppid" || fail "the preloaded reader failed: $(cat pre.out)"
+
+pass "attach --heap: exact to the byte (C, C++, a module dlopened after), blocks from before not counted, detach restores the answers, 22 attach/detach cycles"

@@ -1,0 +1,112 @@
+/* attach_daemon.c — a daemon started without the agent, for `hotspur attach`
+ * (tests/integration/attach_heap.sh): it answers one request per line on
+ * stdin (a FIFO) with one line on stdout, allocating known sizes at known
+ * sites, so the heap profile of an attach can be checked to the byte.
+ *   round N   N times: site_keep 1000 bytes (kept), site_temp 3000 bytes
+ *             (freed at once), site_calloc 10 x 24 bytes (kept)
+ *   free      free every kept block (those allocated before an attach too)
+ *   dlopen P  dlopen library P and call its site_plugin(N=4): 4 x 777 bytes kept
+ *   quit      free everything and exit 0
+ * Compiled as C++ too (attach_daemon_cxx.cpp): then the sites use new[] and
+ * delete[] instead of malloc, calloc and free. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef __cplusplus
+#define ALLOC(n) (new char[n])
+#define ALLOC_ZERO(n, s) (new char[(n) * (s)]())
+#define RELEASE(p) (delete[](char *)(p))
+#define NOINLINE __attribute__((noinline))
+extern "C" {
+#else
+#define ALLOC(n) malloc(n)
+#define ALLOC_ZERO(n, s) calloc(n, s)
+#define RELEASE(p) free(p)
+#define NOINLINE __attribute__((noinline))
+#endif
+
+static void *kept[1 << 16];
+static int nkept;
+
+NOINLINE void *site_keep(size_t n)
+{
+    void *p = ALLOC(n);
+    memset(p, 1, n);
+    __asm__ volatile("" ::"r"(p) : "memory");
+    return p;
+}
+
+NOINLINE void site_temp(size_t n)
+{
+    char *p = (char *)ALLOC(n);
+    memset(p, 2, n);
+    __asm__ volatile("" ::"r"(p) : "memory");
+    RELEASE(p);
+}
+
+NOINLINE void *site_calloc(size_t n, size_t s)
+{
+    void *p = ALLOC_ZERO(n, s);
+    __asm__ volatile("" ::"r"(p) : "memory");
+    return p;
+}
+
+static void keep(void *p)
+{
+    if (nkept < (int)(sizeof kept / sizeof *kept))
+        kept[nkept++] = p;
+}
+
+static void free_all(void)
+{
+    for (int i = 0; i < nkept; i++)
+        RELEASE(kept[i]);
+    nkept = 0;
+}
+
+int main(void)
+{
+    char line[4096];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("ready %d\n", (int)getpid());
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = 0;
+        int n;
+        if (sscanf(line, "round %d", &n) == 1) {
+            for (int i = 0; i < n; i++) {
+                keep(site_keep(1000));
+                site_temp(3000);
+                keep(site_calloc(10, 24));
+            }
+            printf("round %d kept %d\n", n, nkept);
+        } else if (strcmp(line, "free") == 0) {
+            int k = nkept;
+            free_all();
+            printf("freed %d\n", k);
+        } else if (strncmp(line, "dlopen ", 7) == 0) {
+            void *h = dlopen(line + 7, RTLD_NOW);
+            void *(*plugin)(size_t) = h ? (void *(*)(size_t))dlsym(h, "site_plugin") : NULL;
+            if (!plugin) {
+                printf("dlopen failed: %s\n", dlerror());
+                continue;
+            }
+            for (int i = 0; i < 4; i++)
+                keep(plugin(777));
+            printf("plugin kept %d\n", nkept);
+        } else if (strcmp(line, "quit") == 0) {
+            free_all();
+            printf("bye\n");
+            return 0;
+        } else {
+            printf("unknown %s\n", line);
+        }
+    }
+    free_all();
+    return 0;
+}
+#ifdef __cplusplus
+}
+#endif
