@@ -38,10 +38,8 @@ static uint64_t next(uint64_t *s)
 
 static int g_mode; /* 0 malloc, 1 calloc, 2 realloc */
 
-static unsigned char *get(uint64_t r, unsigned char *old)
+static unsigned char *check(unsigned char *p, size_t n, uint64_t r)
 {
-    size_t n = 16 + (size_t)(r % 512);
-    unsigned char *p = g_mode == 2 ? realloc(old, n) : g_mode == 1 ? calloc(1, n) : malloc(n);
     if (!p) {
         fprintf(stderr, "heap_pairs: out of memory\n");
         exit(1);
@@ -51,27 +49,48 @@ static unsigned char *get(uint64_t r, unsigned char *old)
     return p;
 }
 
+#define SIZE_OF(r) (16 + (size_t)((r) % 512))
+#define GET_MALLOC(r, old) check(malloc(SIZE_OF(r)), SIZE_OF(r), r)
+#define GET_CALLOC(r, old) check(calloc(1, SIZE_OF(r)), SIZE_OF(r), r)
+#define GET_REALLOC(r, old) check(realloc(old, SIZE_OF(r)), SIZE_OF(r), r)
+
+/* One thread's loop, allocating with GET; with FREE_OLD the old block is
+ * freed first (malloc, calloc), else GET reallocs it. The malloc loop is
+ * the same code as before the other modes were added (its instruction
+ * count per pair is the figure docs/BENCHMARKS.md compares commits by). */
+#define LOOP(name, GET, FREE_OLD)                                      \
+    static void name(worker *w)                                        \
+    {                                                                  \
+        unsigned char *slot[SLOTS];                                    \
+        for (int i = 0; i < SLOTS; i++) {                              \
+            uint64_t r0 = next(&w->rng);                               \
+            slot[i] = GET(r0, NULL);                                   \
+        }                                                              \
+        for (long k = 0; k < w->pairs; k++) {                          \
+            uint64_t r = next(&w->rng);                                \
+            unsigned i = (unsigned)(r >> 58); /* 0..63 */              \
+            w->sum += slot[i][0];                                      \
+            if (FREE_OLD)                                              \
+                free(slot[i]);                                         \
+            slot[i] = GET(r, slot[i]);                                 \
+        }                                                              \
+        for (int i = 0; i < SLOTS; i++) {                              \
+            w->sum += slot[i][0];                                      \
+            free(slot[i]);                                             \
+        }                                                              \
+    }
+LOOP(loop_malloc, GET_MALLOC, 1)
+LOOP(loop_calloc, GET_CALLOC, 1)
+LOOP(loop_realloc, GET_REALLOC, 0)
+
 static void *run(void *arg)
 {
-    worker *w = arg;
-    unsigned char *slot[SLOTS];
-    for (int i = 0; i < SLOTS; i++)
-        slot[i] = get(next(&w->rng), NULL);
-    for (long k = 0; k < w->pairs; k++) {
-        uint64_t r = next(&w->rng);
-        unsigned i = (unsigned)(r >> 58); /* 0..63 */
-        w->sum += slot[i][0];
-        if (g_mode == 2) {
-            slot[i] = get(r, slot[i]);
-            continue;
-        }
-        free(slot[i]);
-        slot[i] = get(r, NULL);
-    }
-    for (int i = 0; i < SLOTS; i++) {
-        w->sum += slot[i][0];
-        free(slot[i]);
-    }
+    if (g_mode == 2)
+        loop_realloc(arg);
+    else if (g_mode == 1)
+        loop_calloc(arg);
+    else
+        loop_malloc(arg);
     return NULL;
 }
 
