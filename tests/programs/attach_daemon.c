@@ -6,10 +6,14 @@
  *             (freed at once), site_calloc 10 x 24 bytes (kept)
  *   free      free every kept block (those allocated before an attach too)
  *   dlopen P  dlopen library P and call its site_plugin(N=4): 4 x 777 bytes kept
+ *   lock R H  R times: a thread holds a mutex H ms while site_lock_wait waits
+ *             for it; answers the wait it measured itself ("lock waited NS")
  *   quit      free everything and exit 0
  * Compiled as C++ too (attach_daemon_cxx.cpp): then the sites use new[] and
  * delete[] instead of malloc, calloc and free. */
 #include <dlfcn.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +58,60 @@ NOINLINE void *site_calloc(size_t n, size_t s)
     return p;
 }
 
+static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_ready = PTHREAD_COND_INITIALIZER;
+static int g_held, g_hold_ms;
+
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void *holder(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_mutex);
+    pthread_mutex_lock(&g_ready_lock);
+    g_held = 1;
+    pthread_cond_signal(&g_ready);
+    pthread_mutex_unlock(&g_ready_lock);
+    struct timespec ts = {g_hold_ms / 1000, (g_hold_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    pthread_mutex_unlock(&g_mutex);
+    return NULL;
+}
+
+/* Wait for the mutex the holder has: the wait is what the lock profile sees. */
+NOINLINE long long site_lock_wait(void)
+{
+    long long t0 = now_ns();
+    pthread_mutex_lock(&g_mutex);
+    long long t1 = now_ns();
+    pthread_mutex_unlock(&g_mutex);
+    return t1 - t0;
+}
+
+static long long contend(int rounds, int hold_ms)
+{
+    long long waited = 0;
+    g_hold_ms = hold_ms;
+    for (int i = 0; i < rounds; i++) {
+        pthread_t t;
+        g_held = 0;
+        pthread_create(&t, NULL, holder, NULL);
+        pthread_mutex_lock(&g_ready_lock);
+        while (!g_held)
+            pthread_cond_wait(&g_ready, &g_ready_lock);
+        pthread_mutex_unlock(&g_ready_lock);
+        waited += site_lock_wait();
+        pthread_join(t, NULL);
+    }
+    return waited;
+}
+
 static void keep(void *p)
 {
     if (nkept < (int)(sizeof kept / sizeof *kept))
@@ -82,6 +140,10 @@ int main(void)
                 keep(site_calloc(10, 24));
             }
             printf("round %d kept %d\n", n, nkept);
+        } else if (sscanf(line, "lock %d", &n) == 1) {
+            int hold = 0;
+            sscanf(line, "lock %*d %d", &hold);
+            printf("lock waited %lld\n", contend(n, hold));
         } else if (strcmp(line, "free") == 0) {
             int k = nkept;
             free_all();
