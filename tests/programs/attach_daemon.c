@@ -8,6 +8,8 @@
  *   dlopen P  dlopen library P and call its site_plugin(N=4): 4 x 777 bytes kept
  *   lock R H  R times: a thread holds a mutex H ms while site_lock_wait waits
  *             for it; answers the wait it measured itself ("lock waited NS")
+ *   bench N   N malloc/free pairs (64..319 bytes, malloc and free through the
+ *             GOT like any call): answers "bench NS" per pair (bench/attach_*.sh)
  *   quit      free everything and exit 0
  * Compiled as C++ too (attach_daemon_cxx.cpp): then the sites use new[] and
  * delete[] instead of malloc, calloc and free. */
@@ -144,6 +146,14 @@ int main(void)
             int hold = 0;
             sscanf(line, "lock %*d %d", &hold);
             printf("lock waited %lld\n", contend(n, hold));
+        } else if (sscanf(line, "bench %d", &n) == 1) {
+            long long t0 = now_ns();
+            for (int i = 0; i < n; i++) {
+                void *p = malloc(64 + (size_t)(i & 255));
+                __asm__ volatile("" ::"r"(p) : "memory");
+                free(p);
+            }
+            printf("bench %.2f\n", n > 0 ? (double)(now_ns() - t0) / n : 0.0);
         } else if (strcmp(line, "free") == 0) {
             int k = nkept;
             free_all();
