@@ -9,7 +9,6 @@
 # works, 20 attach/detach cycles too; the C++ build (new[]/delete[]) is
 # exact as well; refusals are one line each.
 source "$(dirname "$0")/lib.sh"
-source "$(dirname "$0")/heap_lib.sh"
 PLUGIN="$PROGS/libattach_plugin.so"
 
 # start_daemon PROG: the daemon reading fifo.in (fd 7 writes to it), its
@@ -49,7 +48,19 @@ expect() {
         fail "$1: $2 allocated $a bytes, $i in use; want $3 and $4: $(site_values "$1" alloc_space)"
 }
 
+# Under an ASan build lib.sh preloads ASan's runtime into the daemon: its
+# malloc is ASan's, and a heap attach must refuse (libc's free of ASan's
+# blocks would crash it), in one line. The rest needs glibc's malloc.
+if [ -n "$asan_rt" ]; then
+    start_daemon "$PROGS/attach_daemon"
+    "$HOTSPUR" attach "$dpid" --exact >asan.out 2>&1 && fail "heap attach with ASan's malloc was accepted"
+    grep -q "its malloc is not glibc's" asan.out || fail "heap attach with ASan's malloc: $(cat asan.out)"
+    [ "$(wc -l <asan.out)" = 1 ] || fail "the refusal is not one line: $(cat asan.out)"
+    ask "round 1"
+    stop_daemon
+fi
 needs_malloc_interposition
+source "$(dirname "$0")/heap_lib.sh"
 
 # 1. Exact mode, C daemon. 5 rounds before the attach (kept: 10 blocks of
 # which none may count), then after it: they are freed, 7 rounds, a plugin.
