@@ -14,7 +14,7 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 // Single-valued keys and repeatable ones; defaults are omitted from the URL.
 const SINGLE = ["service", "type", "si", "span", "end", "from", "until", "agg", "weight", "focus", "ignore",
   "show_from", "hide", "show", "hl", "fn", "view", "cmp", "base_shift", "base_from", "base_until",
-  "base_label", "sort", "q", "zoom", "icicle", "nodes"];
+  "base_label", "sort", "q", "zoom", "icicle", "nodes", "tenant"];
 const MULTI = ["version", "label", "base_version"];
 const FILTERS = ["focus", "ignore", "show_from", "hide", "show"];
 let S = readState();
@@ -49,7 +49,10 @@ function showErrors() {
 // With `hotspur serve --token`, the token the user typed: sent as a bearer
 // token, kept in this tab's sessionStorage, never in the URL.
 let token = sessionStorage.getItem("hs-token") || "";
-const authHeaders = () => (token ? { Authorization: "Bearer " + token } : {});
+// The tenant (docs/server.md, "Tenants") is the URL's tenant=, sent as the
+// X-Scope-OrgID header a link cannot carry; none is the default tenant.
+const authHeaders = () => Object.assign(token ? { Authorization: "Bearer " + token } : {},
+  S.tenant ? { "X-Scope-OrgID": S.tenant } : {});
 async function api(path, params, { raw = false, quiet = false } = {}) {
   const url = "api/v1/" + path + (params ? "?" + params.toString() : "");
   let r;
@@ -297,9 +300,9 @@ function wireControls() {
     $("auth").hidden = true;
     refresh();
   });
-  // a link cannot send the token: with one, fetch the profile and save it
+  // a link cannot send the token or the tenant: with one, fetch the profile and save it
   $("download").addEventListener("click", async (e) => {
-    if (!token) return;
+    if (!token && !S.tenant) return;
     e.preventDefault();
     try {
       const r = await api("profile", new URLSearchParams($("download").search), { raw: true });

@@ -37,6 +37,13 @@ static const char serve_usage[] =
     "                       requests (default $HOTSPUR_TOKEN; the web UI's files\n"
     "                       and /healthz are served without it). Required when\n"
     "                       the listen address is not loopback\n"
+    "  --tokens FILE        tenants by token: each line 'TOKEN TENANT'; a request\n"
+    "                       is its token's tenant's (and sees only that tenant's\n"
+    "                       profiles and debug info); --token stays an admin\n"
+    "                       token that may name any tenant with X-Scope-OrgID.\n"
+    "                       Without it, X-Scope-OrgID names the tenant; no header\n"
+    "                       is the default tenant (docs/server.md, \"Tenants\")\n"
+    "  --print-routes       print every route (METHOD PATH) and exit\n"
     "  --public-without-token  listen on a non-loopback address with no token:\n"
     "                       anyone who can reach it reads and writes everything\n"
     "  --max-connections-per-peer N  connections one client address may hold\n"
@@ -139,7 +146,7 @@ static int serve_fail(const char *msg, const char *arg)
 enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_SCRAPE, OPT_SCRAPE_PERIOD,
        OPT_SOURCE_PATH, OPT_MAX_BODY, OPT_BATCH_MAX, OPT_BATCH_WAIT, OPT_BATCH_LINGER, OPT_BATCH_WRITERS, OPT_PUBLIC,
        OPT_PEER_CONNS, OPT_DEBUGINFO_DIR, OPT_DEBUG_DIR, OPT_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
-       OPT_DEBUGINFO_SOURCES, OPT_MAX_DEBUGINFO, OPT_DROP_LABELS };
+       OPT_DEBUGINFO_SOURCES, OPT_MAX_DEBUGINFO, OPT_DROP_LABELS, OPT_TOKENS, OPT_PRINT_ROUTES };
 
 int hs_cmd_serve(int argc, char **argv)
 {
@@ -149,6 +156,8 @@ int hs_cmd_serve(int argc, char **argv)
         {"store", required_argument, NULL, OPT_STORE},
         {"token", required_argument, NULL, OPT_TOKEN},
         {"public-without-token", no_argument, NULL, OPT_PUBLIC},
+        {"tokens", required_argument, NULL, OPT_TOKENS},
+        {"print-routes", no_argument, NULL, OPT_PRINT_ROUTES},
         {"max-connections-per-peer", required_argument, NULL, OPT_PEER_CONNS},
         {"retention", required_argument, NULL, OPT_RETENTION},
         {"scrape", required_argument, NULL, OPT_SCRAPE},
@@ -217,6 +226,13 @@ int hs_cmd_serve(int argc, char **argv)
         case OPT_PUBLIC:
             cfg.public_without_token = true;
             break;
+        case OPT_TOKENS:
+            cfg.tokens_file = optarg;
+            break;
+        case OPT_PRINT_ROUTES:
+            hs_server_print_routes(stdout);
+            rc = 0;
+            goto done;
         case OPT_PEER_CONNS:
             if (hs_cli_parse_long(optarg, 1, 256, &num) < 0) {
                 serve_fail("bad --max-connections-per-peer (1..256)", optarg);
@@ -395,8 +411,8 @@ int hs_cmd_serve(int argc, char **argv)
     size_t hl = (size_t)(colon - l);
     snprintf(host, sizeof host, "%.*s", (int)(hl < sizeof host ? hl : sizeof host - 1), l);
     fprintf(stderr, "hotspur serve: listening on http://%s:%d (store %s%s)\n", host[0] ? host : "0.0.0.0",
-            hs_server_port(srv), store, cfg.token ? ", token required" : "");
-    if (!cfg.token && cfg.public_without_token)
+            hs_server_port(srv), store, cfg.tokens_file ? ", tenants by token" : cfg.token ? ", token required" : "");
+    if (!cfg.token && !cfg.tokens_file && cfg.public_without_token)
         fprintf(stderr,
                 "hotspur serve: WARNING: no token (--public-without-token): anyone who can reach port %d "
                 "can read every stored profile%s and upload profiles\n",

@@ -73,16 +73,15 @@ struct hs_server {
     char *token;
     size_t token_len;
     char **scrape_urls, **source_paths;
-    hs_store *store;
-    hs_batcher *batcher;
+    hs_tenants *tenants; /* a store, batcher, namer and cache per tenant (tenant.c) */
+    hs_tenant *def;      /* the default tenant */
+    hs_tokens *tokens;   /* --tokens: bearer token -> tenant (NULL: none) */
     hs_scraper *scraper;
-    hs_query_ctx qctx;
     struct MHD_Daemon *mhd;
     int port;
     bool loopback;
     char *listen_host; /* the host part of cfg.listen, accepted as a Host header */
     hs_conn_guard *guard;
-    hs_names *names; /* naming frames from build IDs (names.h) */
     pthread_t retainer;
     bool retainer_running, stopping;
     pthread_mutex_t mu;
@@ -284,6 +283,7 @@ typedef struct {
     char *tmp;
     size_t flen;
     bool write_failed;
+    hs_tenant *tenant; /* whose request it is (gate) */
 } conn_state;
 
 static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -301,6 +301,17 @@ static enum MHD_Result collect_param(void *cls, enum MHD_ValueKind kind, const c
     c->params[c->n_params].value = value ? value : "";
     c->n_params++;
     return MHD_YES;
+}
+
+void hs_server_print_routes(FILE *out)
+{
+    fprintf(out, "POST /api/v1/ingest\nPOST /ingest\nPOST %s\n", HS_OTLP_PATH);
+    size_t n;
+    const char *const *q = hs_query_endpoints(&n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "GET /api/v1/%s\n", q[i]);
+    fprintf(out, "GET /api/v1/debuginfo\nGET /api/v1/debuginfo/ID\nPUT /api/v1/debuginfo/ID\n"
+                 "POST /api/v1/debuginfo/ID\nDELETE /api/v1/debuginfo/ID\nGET /healthz\nGET /\n");
 }
 
 static int route_of(const char *method, const char *url, int *status)
@@ -518,6 +529,57 @@ static const char *framing_fault(struct MHD_Connection *conn, const char *url, i
     return buf;
 }
 
+static enum MHD_Result count_org(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    (void)kind;
+    (void)value;
+    if (key && strcasecmp(key, HS_TENANT_HEADER) == 0)
+        (*(int *)cls)++;
+    return MHD_YES;
+}
+
+/* Steps 3 and 3a of the gate: the bearer token, then whose request it is.
+ * Without --tokens the X-Scope-OrgID header names the tenant (after the
+ * --token check if there is one); with it the token does, and a header
+ * naming another tenant is refused. The --token token may name any tenant.
+ * 0 with c->tenant set, else the status already queued (or -1). */
+static int tenant_of(hs_server *s, struct MHD_Connection *conn, conn_state *c)
+{
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *org = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, HS_TENANT_HEADER);
+    int n_org = 0;
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_org, &n_org);
+    if (n_org > 1)
+        return send_error(conn, 400, NULL, "more than one %s header", HS_TENANT_HEADER) == MHD_YES ? 400 : -1;
+    if (org && !hs_tenant_name_ok(org))
+        return send_error(conn, 400, NULL, "bad %s '%.80s' (1..%d of [A-Za-z0-9_.-])", HS_TENANT_HEADER, org,
+                          HS_TENANT_NAME_MAX) == MHD_YES ? 400 : -1;
+    const char *tenant = org;
+    if (s->tokens) {
+        static const char prefix[] = "Bearer ";
+        const char *mapped = auth && strncasecmp(auth, prefix, sizeof prefix - 1) == 0
+                                 ? hs_tokens_tenant(s->tokens, auth + sizeof prefix - 1) : NULL;
+        if (!mapped && !(s->token && token_ok(s, auth)))
+            return send_error(conn, 401, NULL, "%s", auth ? "wrong bearer token" : "missing 'Authorization: Bearer TOKEN'") ==
+                           MHD_YES ? 401 : -1;
+        if (mapped && org && strcmp(org, mapped) != 0)
+            return send_error(conn, 403, NULL, "this token is tenant %s's, not %.80s's", mapped, org) == MHD_YES ? 403 : -1;
+        if (mapped)
+            tenant = mapped;
+    } else if (s->token && !token_ok(s, auth)) {
+        return send_error(conn, 401, NULL, "%s", auth ? "wrong bearer token" : "missing 'Authorization: Bearer TOKEN'") ==
+                       MHD_YES ? 401 : -1;
+    }
+    char err[512];
+    int rc = hs_tenants_get(s->tenants, tenant, &c->tenant, err, sizeof err);
+    if (rc == 0)
+        return 0;
+    int st = rc == HS_TENANTS_FULL ? 429 : rc == -1 ? 400 : 503;
+    if (st == 503)
+        fprintf(stderr, "hotspur serve: tenant %s: %s\n", tenant, err);
+    return send_error(conn, st, NULL, "%s", err) == MHD_YES ? st : -1;
+}
+
 /* The checks made before any of the body is read. 0 to go on, else the
  * status of the error already queued (or -1 if it could not be). */
 static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, const char *method,
@@ -562,11 +624,11 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
                           "use its API from a browser",
                           why, v ? v : "") == MHD_YES ? 403 : -1;
     }
-    if (c->route != ROUTE_ASSET && c->route != ROUTE_HEALTH && s->token) {
-        const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-        if (!token_ok(s, auth))
-            return send_error(conn, 401, NULL, "%s", auth ? "wrong bearer token" : "missing 'Authorization: Bearer TOKEN'") ==
-                           MHD_YES ? 401 : -1;
+    c->tenant = s->def;
+    if (c->route != ROUTE_ASSET && c->route != ROUTE_HEALTH) {
+        int st = tenant_of(s, conn, c);
+        if (st)
+            return st;
     }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     c->fd = -1;
@@ -581,7 +643,7 @@ static int gate(hs_server *s, struct MHD_Connection *conn, const char *url, cons
                               max, upload ? " (--max-debuginfo)" : "") == MHD_YES ? 413 : -1;
     }
     if (upload) { /* streamed to a file beside the uploads, never held in memory */
-        const char *dir = hs_names_dir(s->names);
+        const char *dir = hs_names_dir(c->tenant->names);
         if (!dir)
             return send_error(conn, 400, NULL, "this server keeps no uploaded debug info (start it with "
                               "--debuginfo-dir DIR or --data DIR)") == MHD_YES ? 400 : -1;
@@ -687,12 +749,12 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
         hs_store_query hq = {.from_ns = t, .until_ns = t + 1};
         if (c->n_params)
             return send_error(conn, 400, NULL, "/healthz takes no parameters");
-        int rc = hs_store_services(s->store, &hq, &v, &n, err, sizeof err);
+        int rc = hs_store_services(s->def->store, &hq, &v, &n, err, sizeof err);
         hs_store_strings_free(v, n);
         if (rc)
             return send_error(conn, 503, NULL, "store: %s", err);
         char werr[640];
-        if (hs_batcher_write_health(s->batcher, werr, sizeof werr))
+        if (hs_batcher_write_health(s->def->batcher, werr, sizeof werr))
             return send_error(conn, 503, NULL, "not accepting writes: the last store write failed: %s", werr);
         hs_http_response ok = {.status = 200, .content_type = "application/json"};
         ok.body = strdup("{\"status\":\"ok\"}\n");
@@ -713,13 +775,13 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
     hs_http_response rs = {.status = 500};
     switch (c->route) {
     case ROUTE_INGEST:
-        hs_ingest_native(s->batcher, &s->cfg.limits, &rq, &rs);
+        hs_ingest_native(c->tenant->batcher, &s->cfg.limits, &rq, &rs);
         break;
     case ROUTE_PYROSCOPE:
-        hs_ingest_pyroscope(s->batcher, &s->cfg.limits, &rq, &rs);
+        hs_ingest_pyroscope(c->tenant->batcher, &s->cfg.limits, &rq, &rs);
         break;
     case ROUTE_OTLP:
-        hs_ingest_otlp(s->batcher, &s->cfg.limits, &rq, &rs);
+        hs_ingest_otlp(c->tenant->batcher, &s->cfg.limits, &rq, &rs);
         break;
     case ROUTE_DEBUGINFO:
         if (c->fd >= 0) {
@@ -730,10 +792,10 @@ static enum MHD_Result dispatch(hs_server *s, struct MHD_Connection *conn, const
                 break;
             }
         }
-        hs_debuginfo_handle(s->names, &rq, c->tmp, &rs);
+        hs_debuginfo_handle(c->tenant->names, &rq, c->tmp, &rs);
         break;
     default:
-        hs_query_handle(&s->qctx, &rq, &rs);
+        hs_query_handle(&c->tenant->qctx, &rq, &rs);
         break;
     }
     if (rs.status < 100 || rs.status > 599)
@@ -813,15 +875,21 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 
 /* ---- retention ---- */
 
+static void retain_tenant(hs_tenant *t, void *arg)
+{
+    const hs_server *s = arg;
+    char err[256];
+    if (hs_store_retain(t->store, hs_realtime_ns() - s->cfg.retention_ns, err, sizeof err) != 0)
+        fprintf(stderr, "hotspur serve: retention (tenant %s): %s\n", t->name, err);
+}
+
 static void *retain_loop(void *arg)
 {
     hs_server *s = arg;
     pthread_mutex_lock(&s->mu);
     while (!s->stopping) {
         pthread_mutex_unlock(&s->mu);
-        char err[256];
-        if (hs_store_retain(s->store, hs_realtime_ns() - s->cfg.retention_ns, err, sizeof err) != 0)
-            fprintf(stderr, "hotspur serve: retention: %s\n", err);
+        hs_tenants_each(s->tenants, retain_tenant, s);
         pthread_mutex_lock(&s->mu);
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -880,7 +948,7 @@ static struct MHD_Daemon *listen_on(hs_server *s, char *err, size_t errlen)
                 break;
             }
     s->loopback = addr_is_loopback(pick->ai_addr);
-    if (!s->loopback && !s->token && !s->cfg.public_without_token) {
+    if (!s->loopback && !s->token && !s->tokens && !s->cfg.public_without_token) {
         snprintf(err, errlen,
                  "refusing to listen on %s without a token: it is not a loopback address, so anyone who "
                  "can reach it could read every stored profile (and source under --source-path) and "
@@ -955,34 +1023,29 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
         goto fail;
     }
     s->cfg.token = s->token;
-    s->store = hs_store_open(cfg->store_url, err, errlen);
-    if (!s->store)
+    if (cfg->tokens_file && !(s->tokens = hs_tokens_load(cfg->tokens_file, err, errlen)))
         goto fail;
-    hs_store_batching batching;
-    hs_store_batching_get(s->store, &cfg->batch, &batching);
-    s->batcher = hs_batcher_new(s->store, &batching);
-    if (!s->batcher) {
-        snprintf(err, errlen, "cannot start the ingest batcher");
-        goto fail;
-    }
     if (!s->cfg.max_debuginfo)
         s->cfg.max_debuginfo = (size_t)1 << 30;
-    s->names = hs_names_new(&cfg->names, err, errlen);
-    if (!s->names)
+    hs_tenants_config tc = {.store_url = cfg->store_url, .batch = cfg->batch, .names = cfg->names,
+                            .retention_ns = cfg->retention_ns};
+    tc.query.source_paths = (const char *const *)s->source_paths;
+    tc.query.n_source_paths = cfg->n_source_paths;
+    tc.query.dropped_labels = s->cfg.limits.drop_labels ? s->cfg.limits.drop_labels : hs_stack_default_drop;
+    tc.query.n_dropped_labels = s->cfg.limits.drop_labels ? s->cfg.limits.n_drop_labels : hs_stack_n_default_drop;
+    s->tenants = hs_tenants_new(&tc, err, errlen);
+    if (!s->tenants)
         goto fail;
-    hs_batcher_set_names(s->batcher, s->names);
-    s->qctx.store = s->store;
-    s->qctx.names = s->names;
-    s->qctx.cache = hs_stack_cache_new(HS_STACK_CACHE_BYTES);
-    if (!s->qctx.cache) {
-        snprintf(err, errlen, "out of memory");
+    s->def = hs_tenants_default(s->tenants);
+    /* the tenants stored before and those of the token map, open from the
+     * start so retention reaches them */
+    if (hs_tenants_open_stored(s->tenants, err, errlen) < 0)
         goto fail;
+    for (size_t i = 0; s->tokens && i < hs_tokens_count(s->tokens); i++) {
+        hs_tenant *t;
+        if (hs_tenants_get(s->tenants, hs_tokens_tenant_at(s->tokens, i), &t, err, errlen) != 0)
+            goto fail;
     }
-    hs_stack_cache_set_names(s->qctx.cache, s->names);
-    s->qctx.source_paths = (const char *const *)s->source_paths;
-    s->qctx.n_source_paths = cfg->n_source_paths;
-    s->qctx.dropped_labels = s->cfg.limits.drop_labels ? s->cfg.limits.drop_labels : hs_stack_default_drop;
-    s->qctx.n_dropped_labels = s->cfg.limits.drop_labels ? s->cfg.limits.n_drop_labels : hs_stack_n_default_drop;
     if (cfg->retention_ns > 0) {
         if (pthread_create(&s->retainer, NULL, retain_loop, s) != 0) {
             snprintf(err, errlen, "cannot start the retention thread");
@@ -1003,7 +1066,7 @@ hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen
         /* a CPU profile covers the period but its last second (Pyroscope's
          * pull mode does the same), at most 5 minutes */
         int seconds = period > 301 ? 300 : (period > 1 ? period - 1 : 1);
-        s->scraper = hs_scraper_start(s->batcher, &s->cfg.limits, (const char *const *)s->scrape_urls,
+        s->scraper = hs_scraper_start(s->def->batcher, &s->cfg.limits, (const char *const *)s->scrape_urls,
                                       cfg->n_scrape, period, seconds, err, errlen);
         if (!s->scraper)
             goto fail;
@@ -1016,7 +1079,7 @@ fail:
 
 int hs_server_ingest(hs_server *s, const hs_ingest_meta *m, const void *body, size_t len, hs_ingest_result *r)
 {
-    return hs_ingest_pprof(s->batcher, &s->cfg.limits, m, body, len, r);
+    return hs_ingest_pprof(s->def->batcher, &s->cfg.limits, m, body, len, r);
 }
 
 int hs_server_port(const hs_server *s)
@@ -1040,12 +1103,8 @@ void hs_server_stop(hs_server *s)
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->retainer, NULL);
     }
-    if (s->batcher)
-        hs_batcher_free(s->batcher);
-    hs_stack_cache_free(s->qctx.cache);
-    hs_names_free(s->names);
-    if (s->store)
-        hs_store_close(s->store);
+    hs_tenants_free(s->tenants);
+    hs_tokens_free(s->tokens);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free_strv(s->scrape_urls);

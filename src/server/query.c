@@ -115,6 +115,15 @@ static const endpoint_def endpoints[] = {
     {"source", P_SEL | P_AGG | P_WEIGHT | P_SI | P_FILTERS | P_FUNCTION, P_SERVICE | P_TYPE | P_FUNCTION, hs_q_source},
 };
 
+const char *const *hs_query_endpoints(size_t *n)
+{
+    static const char *names[sizeof endpoints / sizeof endpoints[0]];
+    for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++)
+        names[i] = endpoints[i].path;
+    *n = sizeof endpoints / sizeof endpoints[0];
+    return names;
+}
+
 /* ---- small helpers shared with query_shape.c ---- */
 
 FILE *hs_q_open(char **buf, size_t *len)

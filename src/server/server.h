@@ -20,7 +20,9 @@
  *   names.c   naming frames from build IDs: uploaded debug info, build-ID
  *             directories, local binaries, debuginfod (names.h);
  *   debuginfo.c  the debug info API: /api/v1/debuginfo (upload, list, remove);
- *   assets.c  the web UI's files, embedded in the binary.
+ *   assets.c  the web UI's files, embedded in the binary;
+ *   tenant.c  tenants: a store, batcher, namer and cache of their own per
+ *             tenant (X-Scope-OrgID or --tokens), opened on first use.
  * Nothing here decodes a stored profile twice per query: the store merges,
  * query.c shapes the answer with the analysis layer.
  */
@@ -30,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "server/names.h"
 #include "store/stack.h"
@@ -138,6 +141,61 @@ typedef struct {
 /* GET /api/v1/... other than ingest; 404 for unknown paths. */
 int hs_query_handle(hs_query_ctx *q, const hs_http_request *rq, hs_http_response *rs);
 
+/* Every endpoint of hs_query_handle, "services" ... (no prefix): *n of them. */
+const char *const *hs_query_endpoints(size_t *n);
+
+/* ---- tenant.c ---- */
+#define HS_TENANT_DEFAULT "default" /* no X-Scope-OrgID: the store as configured */
+#define HS_TENANT_HEADER "X-Scope-OrgID" /* Pyroscope's, Grafana's */
+#define HS_TENANT_NAME_MAX 64
+#define HS_TENANTS_MAX 256          /* open at once besides the default */
+#define HS_TENANTS_FULL (-5)
+
+typedef struct {
+    char name[HS_TENANT_NAME_MAX + 1];
+    hs_store *store;
+    hs_batcher *batcher;
+    hs_names *names;
+    hs_query_ctx qctx;
+    char *names_dir; /* (owned) */
+} hs_tenant;
+
+typedef struct {
+    const char *store_url;  /* the default tenant's; the others' derive from it */
+    hs_store_batching batch;
+    hs_names_config names;  /* names.dir: the default tenant's uploads */
+    hs_query_ctx query;     /* source paths, dropped labels (store, names, cache: per tenant) */
+    int64_t retention_ns;   /* a tenant opened after the start is retained at once (0: keep all) */
+} hs_tenants_config;
+
+typedef struct hs_tenants hs_tenants;
+/* Opens the default tenant (NULL with a message if it cannot). */
+hs_tenants *hs_tenants_new(const hs_tenants_config *cfg, char *err, size_t errlen);
+hs_tenant *hs_tenants_default(hs_tenants *ts);
+/* The tenant called name (NULL or HS_TENANT_DEFAULT: the default), opened
+ * on first use. 0, or -1 (a bad name), HS_TENANTS_FULL, or
+ * HS_STORE_UNAVAILABLE (its store cannot be opened) with a message. */
+int hs_tenants_get(hs_tenants *ts, const char *name, hs_tenant **out, char *err, size_t errlen);
+/* Open the tenants a SQLite store holds (DIR/tenants/NAME), so retention
+ * reaches them after a restart. */
+int hs_tenants_open_stored(hs_tenants *ts, char *err, size_t errlen);
+/* fn on the default tenant and then on every open one. */
+void hs_tenants_each(hs_tenants *ts, void (*fn)(hs_tenant *t, void *arg), void *arg);
+void hs_tenants_free(hs_tenants *ts);
+/* 1..HS_TENANT_NAME_MAX characters of [A-Za-z0-9_.-], not "." or "..". */
+bool hs_tenant_name_ok(const char *name);
+/* The store URL of tenant name given the default tenant's. 0, or -1. */
+int hs_tenant_store_url(const char *base, const char *name, char *out, size_t len);
+
+/* --tokens FILE: "TOKEN TENANT" lines. */
+typedef struct hs_tokens hs_tokens;
+hs_tokens *hs_tokens_load(const char *path, char *err, size_t errlen);
+/* The tenant of a bearer token, or NULL (compares every entry in full). */
+const char *hs_tokens_tenant(const hs_tokens *m, const char *token);
+size_t hs_tokens_count(const hs_tokens *m);
+const char *hs_tokens_tenant_at(const hs_tokens *m, size_t i);
+void hs_tokens_free(hs_tokens *m);
+
 /* ---- debuginfo.c ---- */
 /* /api/v1/debuginfo[/ID]: GET lists (or tells one), PUT/POST uploads (the
  * body already written to tmp by http.c), DELETE removes. */
@@ -176,6 +234,7 @@ typedef struct {
     const char *listen;     /* "127.0.0.1:4040" */
     const char *store_url;  /* see hs_store_open */
     const char *token;      /* NULL: none */
+    const char *tokens_file; /* --tokens: "TOKEN TENANT" lines (NULL: none) */
     bool public_without_token; /* a non-loopback listen address without a token is refused unless set */
     unsigned max_conns_per_peer; /* 0: the default (HS_SERVE_PEER_CONNS) */
     int64_t retention_ns;   /* 0: keep forever */
@@ -191,6 +250,9 @@ typedef struct {
 } hs_server_config;
 
 typedef struct hs_server hs_server;
+/* Every route, one "METHOD PATH" line each (serve --print-routes; the
+ * tenant isolation test walks them all). */
+void hs_server_print_routes(FILE *out);
 hs_server *hs_server_start(const hs_server_config *cfg, char *err, size_t errlen);
 /* The bound port (useful with port 0). */
 int hs_server_port(const hs_server *s);
