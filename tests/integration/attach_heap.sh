@@ -133,7 +133,27 @@ expect cxx.pb.gz site_temp 21000 0
 expect cxx.pb.gz site_calloc 1680 1680
 stop_daemon
 
-# 5. Refusals, one line each.
+# 5. --leaks with --duration: attach, detach by itself 1.5 s later; the leak
+# profile has what was allocated after the attach and dropped (not the
+# kept blocks, which the daemon still points at, nor a leak from before).
+start_daemon "$PROGS/attach_daemon"
+ask "round 1"
+ask "leak 999"
+"$HOTSPUR" attach "$dpid" --leaks --duration 1.5 -o "$TMP/lk.pb.gz" >dur.out 2>&1 &
+cpid=$!
+for _ in $(seq 200); do grep -q "attached to" dur.out && break; sleep 0.05; done
+grep -q "attached to process $dpid: heap with leaks" dur.out || fail "attach --leaks: $(cat dur.out)"
+ask "leak 4321"
+ask "round 2"
+wait "$cpid" || fail "attach --duration exited $?: $(cat dur.out)"
+cat dur.out
+grep -q "wrote $TMP/lk.leaks.pb.gz" dur.out || fail "--duration did not detach and write: $(cat dur.out)"
+"$HOTSPUR" convert --to collapsed lk.leaks.pb.gz | collapsed_sites >leaks.txt
+[ "$(cat leaks.txt)" = "site_leak 4321" ] || fail "leaks: want only site_leak 4321, got: $(cat leaks.txt)"
+expect lk.pb.gz site_keep 2000 2000
+stop_daemon
+
+# 6. Refusals, one line each.
 "$HOTSPUR" attach "$$" --cpu >cpu.out 2>&1 && fail "--cpu was accepted"
 grep -q "hotspur record -p PID" cpu.out || fail "--cpu: $(cat cpu.out)"
 HOTSPUR_CPU=0 HOTSPUR_HEAP=1 HOTSPUR_OUTPUT="$TMP/pre.pb.gz" LD_PRELOAD="$AGENT_PRELOAD" \
@@ -148,4 +168,4 @@ echo x >&7
 exec 7>&-
 wait "$ppid" || fail "the preloaded reader failed: $(cat pre.out)"
 
-pass "attach --heap: exact to the byte (C, C++, a module dlopened after), blocks from before not counted, detach restores the answers, 22 attach/detach cycles"
+pass "attach --heap: exact to the byte (C, C++, a module dlopened after), blocks from before not counted, detach restores the answers, 22 attach/detach cycles, --leaks --duration"

@@ -10,6 +10,7 @@
  *             for it; answers the wait it measured itself ("lock waited NS")
  *   bench N   N malloc/free pairs (64..319 bytes, malloc and free through the
  *             GOT like any call): answers "bench NS" per pair (bench/attach_*.sh)
+ *   leak N    site_leak allocates N bytes and drops the pointer
  *   quit      free everything and exit 0
  * Compiled as C++ too (attach_daemon_cxx.cpp): then the sites use new[] and
  * delete[] instead of malloc, calloc and free. */
@@ -114,6 +115,13 @@ static long long contend(int rounds, int hold_ms)
     return waited;
 }
 
+NOINLINE void site_leak(size_t n)
+{
+    char *p = (char *)ALLOC(n);
+    memset(p, 4, n);
+    __asm__ volatile("" ::"r"(p) : "memory");
+}
+
 static void keep(void *p)
 {
     if (nkept < (int)(sizeof kept / sizeof *kept))
@@ -154,6 +162,9 @@ int main(void)
                 free(p);
             }
             printf("bench %.2f\n", n > 0 ? (double)(now_ns() - t0) / n : 0.0);
+        } else if (sscanf(line, "leak %d", &n) == 1) {
+            site_leak((size_t)n);
+            printf("leaked %d\n", n);
         } else if (strcmp(line, "free") == 0) {
             int k = nkept;
             free_all();
