@@ -14,9 +14,13 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 // Single-valued keys and repeatable ones; defaults are omitted from the URL.
 const SINGLE = ["service", "type", "si", "span", "end", "from", "until", "agg", "weight", "focus", "ignore",
   "show_from", "hide", "show", "hl", "fn", "view", "cmp", "base_shift", "base_from", "base_until",
-  "base_label", "sort", "q", "zoom", "icicle", "nodes", "tenant"];
+  "base_label", "sort", "q", "zoom", "icicle", "nodes", "tenant", "trace"];
 const MULTI = ["version", "label", "base_version"];
-const FILTERS = ["focus", "ignore", "show_from", "hide", "show"];
+const FILTERS = ["focus", "ignore", "show_from", "hide", "show", "trace"];
+// trace=ID: the samples of one span (16 hex digits) or trace (32), by the
+// span_id / trace_id labels they carry (docs/otlp.md, "Trace links")
+const TRACE_RE = /^[0-9a-f]{16}([0-9a-f]{16})?$/;
+const traceTag = (id) => (id.length === 16 ? "span_id=" : "trace_id=") + id;
 let S = readState();
 
 function readState() {
@@ -116,7 +120,10 @@ function baseParams({ filters = true, withBase = false } = {}) {
   if (S.agg === "avg" || S.agg === "sum") p.set("agg", S.agg);   // else the server's default
   if (S.weight) p.set("weight", S.weight);
   if (S.si) p.set("sample_index", S.si);
-  if (filters) for (const k of FILTERS) if (S[k]) p.set(k, S[k]);
+  if (filters) for (const k of FILTERS) if (S[k]) {
+    if (k === "trace") p.set("tagfocus", traceTag(S[k]));
+    else p.set(k, S[k]);
+  }
   if (withBase && S.cmp) {
     if (S.cmp === "version") for (const v of S.base_version) p.append("base_version", v);
     if (S.cmp === "time") {
@@ -385,6 +392,7 @@ function wireChips() {
 function applyFilter(k, inp) {
   const v = inp.value;
   inp.classList.remove("bad");
+  if (v && k === "trace" && !TRACE_RE.test(v)) { inp.classList.add("bad"); return; }
   if (v) { try { new RegExp(v); } catch (e) { inp.classList.add("bad"); return; } }
   if (S[k] !== v) set({ [k]: v, zoom: "" });
 }
