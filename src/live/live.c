@@ -92,6 +92,24 @@ void hs_live_close(hs_live *L)
     free(L);
 }
 
+/* Whether any sampling event has not hung up: one of its threads, or of
+ * the threads they made since, runs on. */
+static int events_alive(live *L)
+{
+    for (size_t i = 0; i < L->n_fds; i += 256) {
+        struct pollfd pf[256];
+        size_t n = L->n_fds - i < 256 ? L->n_fds - i : 256;
+        for (size_t j = 0; j < n; j++)
+            pf[j] = (struct pollfd){.fd = L->fds[i + j], .events = 0};
+        if (poll(pf, n, 0) < 0)
+            return 1;
+        for (size_t j = 0; j < n; j++)
+            if (!(pf[j].revents & POLLHUP))
+                return 1;
+    }
+    return 0;
+}
+
 static int add_fd(int **fds, size_t *n, int fd)
 {
     int *nf = realloc(*fds, (*n + 1) * sizeof *nf);
@@ -378,7 +396,7 @@ hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *s
             break;
         int alive = 0;
         for (size_t i = 0; pfd && i < L->n_rings; i++) {
-            pfd[i].fd = L->rings[i].fd;
+            pfd[i].fd = L->rings[i].hup ? -1 : L->rings[i].fd; /* a hung-up ring would wake us at once */
             pfd[i].events = POLLIN;
             pfd[i].revents = 0;
         }
@@ -391,10 +409,16 @@ hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *s
         if (pfd)
             poll(pfd, L->n_rings, ms);
         lv_drain(L);
+        for (size_t i = 0; pfd && i < L->n_rings; i++)
+            if (pfd[i].revents & POLLHUP)
+                L->rings[i].hup = 1;
         for (size_t i = 0; i < L->n_rings; i++)
-            if (!pfd || !(pfd[i].revents & POLLHUP))
+            if (!pfd || !L->rings[i].hup)
                 alive = 1;
-        if (!L->all && !alive)
+        /* A ring hangs up when the thread whose event owns it ended (and the
+         * threads it made): other threads' events may still write into it
+         * (a main thread that left while the others run on). */
+        if (!L->all && !alive && !events_alive(L))
             break; /* every attached process ended */
     }
     perf_ioctl(L->fds, L->n_fds, PERF_EVENT_IOC_DISABLE);

@@ -59,6 +59,7 @@ typedef struct {
     int pid;
     unsigned long long starttime;
     uint64_t exit_time; /* perf time of its exit record; 0 while alive */
+    int leader_gone;    /* its main thread ended, other threads run on */
     char comm[64], cgroup[256];
     map_ent *maps;
     size_t n_maps;
@@ -94,6 +95,7 @@ typedef struct {
     struct perf_event_mmap_page *pg;
     size_t len;
     int track; /* -a: the dummy event's ring (records only, never samples) */
+    int hup;   /* -p: the event it belongs to hung up (others may still write into it) */
 } ring;
 
 /* A recording session: its perf events, and what it knows of the processes
@@ -194,6 +196,7 @@ ssize_t lv_slurp(const char *path, char **buf, size_t *cap);
 uint64_t lv_hex(char **s);
 /* procs.c: the process table */
 void lv_read_maps(live *L, proc *pr);
+int lv_threads_left(proc *pr);
 void lv_add_map(proc *pr, uint64_t s, uint64_t e, uint64_t off, const char *name);
 int lv_wanted(live *L, proc *pr);
 proc *lv_find_proc(live *L, int pid, uint64_t tm);

@@ -4,6 +4,7 @@
  * host agent's CPU) or from the kernel's records (records.c); processes
  * forgotten when they end or go unsampled. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,9 +84,43 @@ uint64_t lv_hex(char **s)
     }
 }
 
+/* A thread of pid other than its main one that has not ended (state
+ * neither Z nor X): its tid, or 0. */
+static int other_thread(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    struct dirent *de;
+    int found = 0;
+    while (d && !found && (de = readdir(d))) {
+        int tid = atoi(de->d_name);
+        char st[512];
+        snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+        if (tid <= 0 || tid == pid || lv_read_small(path, st, sizeof st) != 0)
+            continue;
+        char *c = strrchr(st, ')');
+        if (c && c[1] && c[2] != 'Z' && c[2] != 'X')
+            found = tid;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* Whether pr runs on though its main thread ended (pthread_exit): the same
+ * process (start time) with another thread that has not ended. */
+int lv_threads_left(proc *pr)
+{
+    if (pr->starttime && lv_start_time(pr->pid) != pr->starttime)
+        return 0;
+    return other_thread(pr->pid) != 0;
+}
+
 /* The executable file mappings of pr (and "[vdso]"), added to those known:
  * one read of /proc/PID/maps, parsed by hand (stdio and sscanf were a
- * tenth of the host agent's CPU). */
+ * tenth of the host agent's CPU). A process whose main thread ended has an
+ * empty /proc/PID/maps: then a living thread's. */
 void lv_read_maps(live *L, proc *pr)
 {
     char path[64];
@@ -93,7 +128,13 @@ void lv_read_maps(live *L, proc *pr)
     pr->maps_read = time(NULL);
     if (pr->exit_time || (pr->starttime && lv_start_time(pr->pid) != pr->starttime))
         return; /* it ended (its pid may be another process's now) */
-    if (lv_slurp(path, &L->mapsbuf, &L->mapscap) < 0)
+    ssize_t len = lv_slurp(path, &L->mapsbuf, &L->mapscap);
+    int tid = len == 0 ? other_thread(pr->pid) : 0;
+    if (tid) {
+        snprintf(path, sizeof path, "/proc/%d/task/%d/maps", pr->pid, tid);
+        len = lv_slurp(path, &L->mapsbuf, &L->mapscap);
+    }
+    if (len < 0)
         return;
     for (char *line = L->mapsbuf, *next; line && *line; line = next) {
         next = strchr(line, '\n');

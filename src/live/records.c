@@ -75,7 +75,10 @@ static void on_fork(live *L, const unsigned char *r, size_t len)
 }
 
 /* PERF_RECORD_EXIT: pid, ppid, tid, ptid, time. A later sample of this pid
- * is a new process (pid reuse); a later thread with this tid is named anew. */
+ * is a new process (pid reuse); a later thread with this tid is named anew.
+ * The main thread's exit is the process's unless other threads run on
+ * (pthread_exit in main): then the process ends with the exit of the last
+ * of them. */
 static void on_exit_rec(live *L, const unsigned char *r, size_t len)
 {
     /* pid, ppid, tid, ptid, time */
@@ -87,8 +90,12 @@ static void on_exit_rec(live *L, const unsigned char *r, size_t len)
     memcpy(&tid, r + 16, 4);
     memcpy(&tm, r + 24, 8);
     hs_hmap_del(&L->tid_name, tid);
-    proc *pr = pid == tid ? lv_find_proc(L, (int)pid, tm) : NULL;
-    if (pr)
+    proc *pr = lv_find_proc(L, (int)pid, tm);
+    if (!pr || (pid != tid && !pr->leader_gone))
+        return;
+    if (lv_threads_left(pr))
+        pr->leader_gone = 1;
+    else
         pr->exit_time = tm ? tm : 1;
 }
 

@@ -17,6 +17,9 @@
  *   live_target parked         a thread asleep in napper() (one nanosleep of an
  *                              hour) and the main thread in joiner()
  *                              (pthread_join on it): both blocked all along
+ *   live_target mainexit MS    a thread "worker" burns in burn_b forever; the
+ *                              main thread sleeps MS ms, then leaves with
+ *                              pthread_exit (the process lives on)
  *   live_target exec N         burn_a (N even) or burn_b (N odd) for 400 ms of
  *                              CPU, dlopen and dlclose libz, then exec itself
  *                              with N-1 (the same pid, a new image) until N is 0
@@ -71,6 +74,15 @@ static void *contender(void *arg)
         pthread_mutex_unlock(&mu);
         sched_yield();
     }
+    return NULL;
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    pthread_setname_np(pthread_self(), "worker");
+    for (;;)
+        burn_b(10);
     return NULL;
 }
 
@@ -179,6 +191,15 @@ int main(int argc, char **argv)
         self[k] = 0; /* its path, not /proc/self/exe: the name stays live_target */
         execl(self, argv[0], "exec", next, (char *)NULL);
         return 1;
+    }
+    if (!strcmp(argv[1], "mainexit") && argc == 3) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, worker, NULL))
+            return 1;
+        long ms = atol(argv[2]);
+        struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+        pthread_exit(NULL);
     }
     if (!strcmp(argv[1], "exit") && argc == 3) {
         burn_a(atof(argv[2]));
