@@ -55,7 +55,7 @@ typedef struct {
     int build_id_read;
 } map_ent;
 
-typedef struct {
+typedef struct proc {
     int pid;
     unsigned long long starttime;
     uint64_t exit_time; /* perf time of its exit record; 0 while alive */
@@ -88,6 +88,12 @@ typedef struct {
     const unsigned char *stack;
     uint64_t stack_size;
     int tid;
+    /* The image it had before its last exec (its mappings), until the end
+     * of the window: a sample taken inside execve after the kernel put in
+     * the new image still carries the old one's user registers (the pc of
+     * its execve call), though its stack is gone; that pc is named from
+     * here. */
+    struct proc *prev;
 } proc;
 
 typedef struct {
@@ -197,6 +203,8 @@ uint64_t lv_hex(char **s);
 /* procs.c: the process table */
 void lv_read_maps(live *L, proc *pr);
 int lv_threads_left(proc *pr);
+void lv_keep_prev(proc *pr);
+int lv_maps_cover(const proc *pr, uint64_t addr);
 void lv_add_map(proc *pr, uint64_t s, uint64_t e, uint64_t off, const char *name);
 int lv_wanted(live *L, proc *pr);
 proc *lv_find_proc(live *L, int pid, uint64_t tm);

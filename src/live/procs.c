@@ -317,8 +317,45 @@ void lv_drop_image(proc *pr, uint64_t new_space)
     hs_hmap_clear(&pr->locs);
 }
 
+/* At an exec: pr's image so far becomes pr->prev (see live_int.h), the one
+ * before is let go; pr is left with no mappings. */
+void lv_keep_prev(proc *pr)
+{
+    if (pr->prev)
+        lv_free_proc(pr->prev);
+    pr->prev = NULL;
+    proc *g = pr->n_maps ? calloc(1, sizeof *g) : NULL;
+    if (!g)
+        return;
+    g->pid = pr->pid;
+    g->starttime = pr->starttime;
+    g->root = pr->root;
+    memcpy(g->comm, pr->comm, sizeof g->comm);
+    memcpy(g->cgroup, pr->cgroup, sizeof g->cgroup);
+    g->maps = pr->maps;
+    g->n_maps = pr->n_maps;
+    g->space = pr->space;
+    g->from_records = 1; /* never read from /proc: that is the new image */
+    g->maps_read = time(NULL);
+    pr->maps = NULL;
+    pr->n_maps = 0;
+    pr->prev = g;
+}
+
+/* Whether addr is in one of pr's mappings. */
+int lv_maps_cover(const proc *pr, uint64_t addr)
+{
+    for (size_t i = 0; i < pr->n_maps; i++)
+        if (addr >= pr->maps[i].start && addr < pr->maps[i].end)
+            return 1;
+    return 0;
+}
+
 void lv_free_proc(proc *pr)
 {
+    if (pr->prev)
+        lv_free_proc(pr->prev);
+    pr->prev = NULL;
     lv_drop_image(pr, 0);
     hs_hmap_free(&pr->locs);
     free(pr);
@@ -334,10 +371,15 @@ void lv_forget_procs(live *L)
         proc *pr = L->procs[i];
         uint64_t ix = 0;
         hs_hmap_get(&L->pid_ix, (uint64_t)pr->pid, &ix);
-        if (ix != i + 1 || pr->exit_time || L->window - (pr->seen > pr->born ? pr->seen : pr->born) > KEEP_WINDOWS)
+        if (ix != i + 1 || pr->exit_time || L->window - (pr->seen > pr->born ? pr->seen : pr->born) > KEEP_WINDOWS) {
             lv_free_proc(pr);
-        else
-            L->procs[k++] = pr;
+            continue;
+        }
+        if (pr->prev) { /* the window's samples are in: its image before an exec is not needed */
+            lv_free_proc(pr->prev);
+            pr->prev = NULL;
+        }
+        L->procs[k++] = pr;
     }
     L->n_procs = k;
     hs_hmap_clear(&L->pid_ix);

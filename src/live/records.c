@@ -36,6 +36,7 @@ static void on_comm(live *L, const unsigned char *r, size_t len, uint16_t misc, 
     pr->comm_known = 1;
     pr->skip = -1; /* another name, maybe another program: ask again */
     if (exec) { /* a new program: its mappings come from the MMAP2 records that follow */
+        lv_keep_prev(pr);
         lv_drop_image(pr, ++L->n_spaces);
         pr->from_records = 1;
         pr->maps_read = time(NULL);
@@ -216,8 +217,11 @@ static void on_sample(live *L, const unsigned char *r, size_t len)
         lv_unwind_user(L, pr, &f);
         if (f.n <= 1)
             L->st.unwound_short++;
+        /* inside execve after the image switch: the pc is the old image's
+         * (its stack is gone): named from that image */
+        proc *img = f.n == 1 && pr->prev && !lv_maps_cover(pr, pcs[0]) && lv_maps_cover(pr->prev, pcs[0]) ? pr->prev : pr;
         for (int i = 0; i < f.n; i++)
-            ids[n++] = lv_user_location(L, pr, pcs[i]);
+            ids[n++] = lv_user_location(L, img, pcs[i]);
     }
     if (n == 0)
         return;

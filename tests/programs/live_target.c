@@ -17,6 +17,8 @@
  *   live_target parked         a thread asleep in napper() (one nanosleep of an
  *                              hour) and the main thread in joiner()
  *                              (pthread_join on it): both blocked all along
+ *   live_target execloop N     exec itself with N-1 at once (no work) until N
+ *                              is 0: time spent inside execve
  *   live_target mainexit MS    a thread "worker" burns in burn_b forever; the
  *                              main thread sleeps MS ms, then leaves with
  *                              pthread_exit (the process lives on)
@@ -190,6 +192,15 @@ int main(int argc, char **argv)
             return 1;
         self[k] = 0; /* its path, not /proc/self/exe: the name stays live_target */
         execl(self, argv[0], "exec", next, (char *)NULL);
+        return 1;
+    }
+    if (!strcmp(argv[1], "execloop") && argc == 3) {
+        long n = atol(argv[2]);
+        if (n <= 0)
+            return 0;
+        char next[32];
+        snprintf(next, sizeof next, "%ld", n - 1);
+        execl("/proc/self/exe", argv[0], "execloop", next, (char *)NULL);
         return 1;
     }
     if (!strcmp(argv[1], "mainexit") && argc == 3) {
