@@ -69,6 +69,7 @@ say "hotspur serve is collecting at $url (data in $dir/data)"
 # instances (zones a and b: the label zone=a or zone=b on their profiles)
 # that the client sends its queries to in turn.
 start=$(date +%s)
+slow_trace=4bf92f3577b34da6a3ce929d0e0e4736 slow_span=00f067aa0ba902b7
 for v in 1 2 3 4; do
     heap=0
     [ "$v" -ge 3 ] && heap=1
@@ -87,6 +88,12 @@ for v in 1 2 3 4; do
         servers+=(-server "http://127.0.0.1:$(cat "$dir/port.$v$z")")
     done
     "$ex/shakesapp_client" "${servers[@]}" -duration "$per_version" >"$dir/client.$v.log"
+    if [ "$v" = 1 ]; then
+        # one slow request (the query 25 times over), traced: its samples
+        # carry this span (W3C traceparent -> the agent's labels)
+        curl -sf -o /dev/null -H "traceparent: 00-$slow_trace-$slow_span-01" \
+            "${servers[1]}/?q=love&repeat=25" || echo "(the slow request failed)"
+    fi
     rounds=$(grep -c 'rate of' "$dir/client.$v.log" || true)
     head -2 "$dir/client.$v.log"
     [ "$rounds" -gt 3 ] && echo "... ($rounds rounds in ${per_version}s)"
@@ -144,11 +151,15 @@ echo "  (\$ hotspur top --focus $(shq "$alloc_re") URL  shows the same share)"
 say "CPU, zone b against zone a, version 2 (the same code under the same load: what noise looks like)"
 run "$hotspur" diff -n 6 "$(q cpu 2 '&label=zone=a')" "$(q cpu 2 '&label=zone=b')"
 
+say "one slow request of version 1 (span $slow_span): where its time went"
+run "$hotspur" top --cum -n 8 --show-from handle_query "$(q cpu 1 "&tagfocus=span_id=$slow_span")"
+
 say "in the browser"
 echo "version 1's CPU, functions by total:   $(shq "$url/?service=shakesapp&type=cpu&version=1&view=functions")"
 echo "compare 2 vs 1 on CPU:                 $(shq "$url/?service=shakesapp&type=cpu&version=2&cmp=version&base_version=1")"
 echo "compare 4 vs 3 on allocated heap, per 10 s profile (average):"
 echo "                                       $(shq "$url/?service=shakesapp&type=heap&si=alloc_space&version=4&cmp=version&base_version=3&agg=avg")"
+echo "the slow request's span:              $(shq "$url/?service=shakesapp&type=cpu&version=1&trace=$slow_span")"
 echo "compare zone b vs zone a, version 2:   $(shq "$url/?service=shakesapp&type=cpu&version=2&label=zone=b&cmp=label&base_label=zone=a")"
 if [ "${KEEP:-0}" = 1 ]; then
     echo

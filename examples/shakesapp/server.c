@@ -19,9 +19,18 @@
  * With -port 0 (the default) the kernel picks a free loopback port; the
  * server prints "listening on http://127.0.0.1:PORT" and writes PORT to
  * -port_file if given. SIGINT/SIGTERM stop it cleanly.
+ *
+ * Spans: a request with a W3C `traceparent` header (00-TRACE-SPAN-FLAGS) is
+ * handled with the thread's samples labelled trace_id and span_id, through
+ * the agent's hotspur_set_label (looked up at run time: without the agent
+ * the header is ignored), so its flame graph is one filter away (the web
+ * UI's trace filter, tagfocus=span_id=...). &repeat=N (1..1000) handles the
+ * query N times: a deliberately slow request.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -170,6 +179,25 @@ static long handle_query(const char *query)
     return hits;
 }
 
+/* The span of a traceparent header into trace (33) and span (17), or 0. */
+static int parse_traceparent(const char *h, char *trace, char *span)
+{
+    if (!h || strlen(h) < 55 || strncmp(h, "00-", 3) != 0 || h[35] != '-' || h[52] != '-')
+        return 0;
+    for (int i = 0; i < 32; i++)
+        if (!isxdigit((unsigned char)h[3 + i]))
+            return 0;
+    for (int i = 0; i < 16; i++)
+        if (!isxdigit((unsigned char)h[36 + i]))
+            return 0;
+    for (int i = 0; i < 32; i++)
+        trace[i] = (char)tolower((unsigned char)h[3 + i]);
+    for (int i = 0; i < 16; i++)
+        span[i] = (char)tolower((unsigned char)h[36 + i]);
+    trace[32] = span[16] = 0;
+    return 1;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                               const char *ver, const char *data, size_t *size, void **state)
 {
@@ -184,7 +212,26 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
         code = MHD_HTTP_BAD_REQUEST;
         snprintf(body, sizeof body, "missing ?q=\n");
     } else {
-        long n = handle_query(q);
+        /* the agent's labels API, when the agent is loaded (LD_PRELOAD) */
+        int (*set_label)(const char *, const char *) =
+            (int (*)(const char *, const char *))dlsym(RTLD_DEFAULT, "hotspur_set_label");
+        int (*clear_labels)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "hotspur_clear_labels");
+        char trace[33], span[17];
+        int traced = set_label && clear_labels &&
+                     parse_traceparent(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "traceparent"), trace, span);
+        if (traced) {
+            set_label("trace_id", trace);
+            set_label("span_id", span);
+        }
+        const char *rp = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "repeat");
+        int repeat = rp ? atoi(rp) : 1;
+        if (repeat < 1 || repeat > 1000)
+            repeat = 1;
+        long n = 0;
+        for (int i = 0; i < repeat && n >= 0; i++)
+            n = handle_query(q);
+        if (traced)
+            clear_labels();
         if (n < 0) {
             code = MHD_HTTP_INTERNAL_SERVER_ERROR;
             snprintf(body, sizeof body, "cannot read the corpus\n");

@@ -82,12 +82,26 @@ done
 grep -q '^\$ .*diff .*label=zone=a.*label=zone=b' demo.out || fail "the demo does not print the zone diff"
 pass "every version ran in zones a and b (labels), each instance with a share of the work"
 
+# One slow request of version 1 was sent with a traceparent: its span's
+# samples (span_id label, set through the agent's hotspur_set_label) are
+# there, and they are the request handler's.
+span=00f067aa0ba902b7
+api "functions?$range&type=cpu&version=1&tagfocus=span_id=$span&limit=1" >span.json
+api "functions?$range&type=cpu&version=1&tagfocus=span_id=$span&focus=%5Ehandle_query%24&limit=1" >span_h.json
+read -r in_span in_handler all <<<"$(python3 -c 'import json,sys; a=json.load(open("span.json")); b=json.load(open("span_h.json")); print(a["matched"], b["matched"], a["unfiltered"])')"
+echo "the slow request's span: $in_span ns of CPU ($in_handler in handle_query) of version 1's $all"
+ge "$in_span" 100000000 || fail "the slow request's span has $in_span ns of CPU samples, expected at least 0.1 s"
+ge "$in_handler" "0.9 * $in_span" || fail "the span's samples are not the handler's: $in_handler of $in_span"
+ge "$all" "2 * $in_span" || fail "the span filter kept most of version 1 ($in_span of $all)"
+grep -q "^\$ .*top .*tagfocus=span_id=$span" demo.out || fail "the demo does not print the span's top"
+pass "one slow request's span: its samples are labelled, filtered and the handler's"
+
 # The web UI views the tutorial shows, from this server (screenshots in $TMP;
 # docs/images/tutorial-*.png come from such a run).
 # The links are the ones the demo printed, single-quoted so a paste into
 # bash does not background at the first &; so are the commands it shows.
 links=$(grep -o "'http://[^']*/?[^']*'" demo.out | tr -d "'")
-[ "$(echo "$links" | wc -l)" = 4 ] || fail "the demo does not print four quoted browser links: $(sed -n '/in the browser/,$p' demo.out)"
+[ "$(echo "$links" | wc -l)" = 5 ] || fail "the demo does not print five quoted browser links: $(sed -n '/in the browser/,$p' demo.out)"
 bad=$(grep '^\$ ' demo.out | sed "s/'[^']*'//g" | grep '[&?]' || true)
 [ -z "$bad" ] || fail "commands printed with unquoted URLs: $bad"
 command -v node >/dev/null || fail "node is not installed"
@@ -95,7 +109,8 @@ node "$SRC/tests/integration/demo_screens.js" "$TMP" \
     "tutorial-v1-functions=$(echo "$links" | sed -n 1p)" \
     "tutorial-cpu-2-vs-1=$(echo "$links" | sed -n 2p)" \
     "tutorial-alloc-4-vs-3=$(echo "$links" | sed -n 3p)" \
-    "tutorial-zones=$(echo "$links" | sed -n 4p)" > screens.out ||
+    "tutorial-slow-span=$(echo "$links" | sed -n 4p)" \
+    "tutorial-zones=$(echo "$links" | sed -n 5p)" > screens.out ||
     { cat screens.out; fail "the web UI's views of the demo did not load"; }
 cat screens.out
 grep -q '^screenshot tutorial-alloc-4-vs-3.png (ready, agg avg)' screens.out ||
