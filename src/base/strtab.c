@@ -1,5 +1,6 @@
 /* strtab.c — the string intern table (strtab.h). */
 #include "base/strtab.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,16 +92,10 @@ uint32_t hs_strtab_intern_len(hs_strtab *t, const char *s, size_t len)
         return id;
     if (t->n >= UINT32_MAX - 1)
         return UINT32_MAX;
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        char **ns = realloc(t->strs, nc * sizeof *ns);
-        if (!ns)
+    if (t->n == t->cap) { /* strs and lens side by side: one capacity */
+        size_t nc = hs_vec_grown(t->cap, t->n + 1, sizeof *t->strs);
+        if (!nc || HS_VEC_RESIZE(t->strs, nc) || HS_VEC_RESIZE(t->lens, nc))
             return UINT32_MAX;
-        t->strs = ns;
-        uint32_t *nl = realloc(t->lens, nc * sizeof *nl);
-        if (!nl)
-            return UINT32_MAX;
-        t->lens = nl;
         t->cap = nc;
     }
     char *copy = store(t, s, len); /* on failure below, left unused in its chunk */

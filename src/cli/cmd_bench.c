@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "harness/stats.h"
+#include "base/vec.h"
 
 #define MAX_UNITS 16
 #define CI_LEVEL 0.95
@@ -70,14 +71,8 @@ static bench *bench_get(benchset *set, const char *name)
     for (size_t i = 0; i < set->n; i++)
         if (strcmp(set->b[i].name, name) == 0)
             return &set->b[i];
-    if (set->n == set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 16;
-        bench *nb = realloc(set->b, cap * sizeof *nb);
-        if (!nb)
-            return NULL;
-        set->b = nb;
-        set->cap = cap;
-    }
+    if (HS_VEC_RESERVE(set->b, set->cap, set->n + 1))
+        return NULL;
     bench *b = &set->b[set->n++];
     memset(b, 0, sizeof *b);
     snprintf(b->name, sizeof b->name, "%s", name);
@@ -96,14 +91,8 @@ static int bench_add(bench *b, const char *unit, double v)
         s = &b->s[b->nunits++];
         snprintf(s->unit, sizeof s->unit, "%s", unit);
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        double *nv = realloc(s->v, cap * sizeof *nv);
-        if (!nv)
-            return -1;
-        s->v = nv;
-        s->cap = cap;
-    }
+    if (HS_VEC_RESERVE(s->v, s->cap, s->n + 1))
+        return -1;
     s->v[s->n++] = v;
     return 0;
 }
@@ -238,14 +227,11 @@ static int read_results(const char *path, benchset *set, char *err, size_t errle
                 text = NULL;
                 break;
             }
-            char *nt = realloc(text, cap * 2);
-            if (!nt) {
+            if (HS_VEC_RESERVE(text, cap, cap + 1)) {
                 free(text);
                 text = NULL;
                 break;
             }
-            text = nt;
-            cap *= 2;
         }
     }
     int bad = ferror(f);

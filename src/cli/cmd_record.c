@@ -25,6 +25,7 @@
 #include "cli/commands.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
+#include "base/vec.h"
 
 static const char record_usage[] =
     "usage: hotspur record [--cpu] [--heap] [--wall] [--lock] [options] [-o FILE] [--] CMD [ARGS...]\n"
@@ -403,13 +404,9 @@ static size_t find_files(const char *path, const record_types *t, long root, fou
             const char *w = strrchr(want, '/');
             if (strcmp(w ? w + 1 : want, de->d_name) != 0)
                 continue;
-            if (n == cap) {
-                found_file *nf = realloc(f, 2 * cap * sizeof *f);
-                if (!nf)
-                    break;
-                *out = f = nf;
-                cap *= 2;
-            }
+            if (HS_VEC_RESERVE(f, cap, n + 1))
+                break;
+            *out = f;
             f[n] = (found_file){.pid = pid == root ? 0 : pid, .exec = exec, .part = part, .file = i};
             snprintf(f[n].name, sizeof f[n].name, "%s", want);
             n++;

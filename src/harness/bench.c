@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "harness/alloc.h"
+#include "base/vec.h"
 
 #define HS_BENCH_MAX_DEFS 1024
 #define HS_BENCH_MAX_CASES 4096
@@ -179,7 +180,8 @@ int hs_bench_cases(hs_bcase **out, char *err, size_t errlen)
     memcpy(defs, g_defs, (size_t)g_ndefs * sizeof defs[0]);
     qsort(defs, (size_t)g_ndefs, sizeof defs[0], by_position);
     hs_bcase *cases = NULL;
-    int n = 0, cap = 0;
+    int n = 0;
+    size_t cap = 0;
     axis *axes = calloc(HS_BENCH_MAX_ARGS, sizeof *axes); /* 400 KiB: not for the stack */
     if (!axes) {
         snprintf(err, errlen, "out of memory");
@@ -206,16 +208,11 @@ int hs_bench_cases(hs_bcase **out, char *err, size_t errlen)
                 free(axes);
                 return -1;
             }
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                hs_bcase *nc = realloc(cases, (size_t)cap * sizeof *nc);
-                if (!nc) {
-                    snprintf(err, errlen, "out of memory");
-                    free(cases);
-                    free(axes);
-                    return -1;
-                }
-                cases = nc;
+            if (HS_VEC_RESERVE(cases, cap, (size_t)n + 1)) {
+                snprintf(err, errlen, "out of memory");
+                free(cases);
+                free(axes);
+                return -1;
             }
             hs_bcase *c = &cases[n++];
             memset(c, 0, sizeof *c);

@@ -36,6 +36,7 @@
 #include "base/units.h"
 #include "harness/alloc.h"
 #include "hotspur/hotspur.h"
+#include "base/vec.h"
 
 #ifndef HS_BENCH_AGENT_INSTALLED
 #define HS_BENCH_AGENT_INSTALLED ""
@@ -361,14 +362,8 @@ static void parse_fork_output(FILE *in, hs_bresult *r, int *done)
             m.n = n;
             m.allocs = allocs;
             m.bytes = bytes;
-            if (r->nm == r->capm) {
-                size_t cap = r->capm ? r->capm * 2 : 16;
-                hs_bmeas *nmv = realloc(r->m, cap * sizeof *nmv);
-                if (!nmv)
-                    continue;
-                r->m = nmv;
-                r->capm = cap;
-            }
+            if (HS_VEC_RESERVE(r->m, r->capm, r->nm + 1))
+                continue;
             r->m[r->nm++] = m;
         } else if (strncmp(line, "fail ", 5) == 0) {
             r->failed = 1;
@@ -479,14 +474,8 @@ static void spawn_fork(const char *self, int ci, const opts *o, const char *prof
         int pr = poll(&p, 1, (int)(left * 1000) + 1);
         if (pr <= 0)
             continue; /* EINTR or the deadline: checked above */
-        if (len + 4096 > cap) {
-            size_t ncap = cap ? cap * 2 : 8192;
-            char *nb = realloc(buf, ncap);
-            if (!nb)
-                break;
-            buf = nb;
-            cap = ncap;
-        }
+        if (HS_VEC_RESERVE(buf, cap, len + 4096))
+            break;
         ssize_t got = read(fds[0], buf + len, cap - len - 1);
         if (got < 0 && errno == EINTR)
             continue;

@@ -106,18 +106,9 @@ static unsigned char *hs_enc_room(hs_enc *e, size_t need)
 {
     if (e->cap - e->len >= need)
         return e->buf + e->len;
-    size_t cap = e->cap ? e->cap : 4096;
-    while (cap - e->len < need) {
-        if (cap > SIZE_MAX / 2)
-            return NULL;
-        cap *= 2;
-    }
-    unsigned char *b = realloc(e->buf, cap);
-    if (!b)
+    if (need > SIZE_MAX - e->len || HS_VEC_RESERVE(e->buf, e->cap, e->len + need))
         return NULL;
-    e->buf = b;
-    e->cap = cap;
-    return b + e->len;
+    return e->buf + e->len;
 }
 
 static void hs_enc_done(hs_enc *e, const unsigned char *q)

@@ -160,17 +160,8 @@ static uint64_t hs_frame_location(hs_profile *p, hs_frame_cache *c, const char *
     uint32_t id = hs_strtab_intern_len(c->names, name, len);
     if (id == UINT32_MAX)
         return 0;
-    if (id >= c->n_loc) {
-        size_t n = c->n_loc ? c->n_loc : 256;
-        while (n <= id)
-            n *= 2;
-        uint64_t *l = realloc(c->loc, n * sizeof *l);
-        if (!l)
-            return 0;
-        memset(l + c->n_loc, 0, (n - c->n_loc) * sizeof *l);
-        c->loc = l;
-        c->n_loc = n;
-    }
+    if (HS_VEC_RESERVE_ZEROED(c->loc, c->n_loc, (size_t)id + 1))
+        return 0;
     if (!c->loc[id]) {
         const char *s = hs_strtab_get(c->names, id);
         uint64_t fn = hs_profile_add_function(p, s, s, "", 0);
@@ -365,14 +356,8 @@ hs_profile *hs_import_collapsed(const char *data, size_t len, char *err, size_t 
             const char *semi = memchr(line + f, ';', se - f);
             size_t fe = semi ? (size_t)(semi - line) : se;
             if (fe > f) {
-                if (n == ids_cap) {
-                    size_t nc = ids_cap ? ids_cap * 2 : 64;
-                    uint64_t *ni = realloc(ids, nc * sizeof *ni);
-                    if (!ni)
-                        goto oom;
-                    ids = ni;
-                    ids_cap = nc;
-                }
+                if (HS_VEC_RESERVE(ids, ids_cap, n + 1))
+                    goto oom;
                 uint64_t loc = hs_frame_location(p, &c, line + f, fe - f);
                 if (!loc)
                     goto oom;

@@ -19,6 +19,7 @@
 
 #include "report/report.h"
 #include "report/text_reports.h"
+#include "base/vec.h"
 
 /* Run argv, return its stdout (NUL-terminated, malloc'd) or NULL. */
 static char *run_capture(char *const argv[])
@@ -47,15 +48,10 @@ static char *run_capture(char *const argv[])
     char *buf = malloc(cap);
     ssize_t r = 0;
     while (buf) {
-        if (len + 1 >= cap) {
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
+        if (HS_VEC_RESERVE(buf, cap, len + 2)) {
+            free(buf);
+            buf = NULL;
+            break;
         }
         r = read(fds[0], buf + len, cap - len - 1);
         if (r < 0 && errno == EINTR)
@@ -178,13 +174,8 @@ static int print_symbol(FILE *out, const hs_text_ctx *c, const dsym *s, const dn
             uint64_t addr = strtoull(ln, &end, 16);
             if (end != colon)
                 continue;
-            if (ni == cap) {
-                cap *= 2;
-                inst *n2 = realloc(in, cap * sizeof *in);
-                if (!n2)
-                    goto oom;
-                in = n2;
-            }
+            if (HS_VEC_RESERVE(in, cap, ni + 1))
+                goto oom;
             char *t = colon + 2;
             for (char *q = t; *q; q++) /* objdump pads with tabs and runs of spaces */
                 if (*q == '\t')
@@ -331,14 +322,9 @@ int hs_report_disasm(FILE *out, const hs_view *v, const hs_analysis_options *o, 
                 has = ns[k].addr >= start && ns[k].addr < start + size;
             if (!has)
                 continue;
-            if (nsyms == capsyms) {
-                capsyms = capsyms ? capsyms * 2 : 16;
-                dsym *n2 = realloc(syms, capsyms * sizeof *n2);
-                if (!n2) {
-                    free(list);
-                    goto oom;
-                }
-                syms = n2;
+            if (HS_VEC_RESERVE(syms, capsyms, nsyms + 1)) {
+                free(list);
+                goto oom;
             }
             if (!(syms[nsyms].name = strdup(name))) {
                 free(list);

@@ -16,6 +16,7 @@
 
 #include "report/report.h"
 #include "report/text_reports.h"
+#include "base/vec.h"
 
 typedef struct {
     char **lines; /* 1-based */
@@ -56,13 +57,8 @@ static int src_load(src_file *s, const char *path)
     while ((len = getline(&buf, &bcap, f)) >= 0) {
         while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
             buf[--len] = 0;
-        if (s->n == cap) {
-            cap *= 2;
-            char **nl = realloc(s->lines, cap * sizeof *nl);
-            if (!nl)
-                break;
-            s->lines = nl;
-        }
+        if (HS_VEC_RESERVE(s->lines, cap, s->n + 1))
+            break;
         s->lines[s->n] = strdup(buf);
         if (!s->lines[s->n])
             break;

@@ -27,6 +27,7 @@
 #include "report/export.h"
 #include "report/perfsym.h"
 #include "report/stacks.h"
+#include "base/vec.h"
 
 #define HS_PS_MAX_EVENTS 16
 
@@ -313,22 +314,11 @@ typedef struct {
 
 static int hs_ps_grow_of(hs_ps *ps, uint32_t id)
 {
-    if (id < ps->n_of)
-        return 0;
-    size_t n = ps->n_of ? ps->n_of : 256;
-    while (n <= id)
-        n *= 2;
-    uint64_t *m = realloc(ps->mapping_of, n * sizeof *m);
-    if (!m)
+    size_t cap_m = ps->n_of, cap_f = ps->n_of; /* side by side: one capacity */
+    if (HS_VEC_RESERVE_ZEROED(ps->mapping_of, cap_m, (size_t)id + 1) ||
+        HS_VEC_RESERVE_ZEROED(ps->function_of, cap_f, (size_t)id + 1))
         return -1;
-    ps->mapping_of = m;
-    uint64_t *f = realloc(ps->function_of, n * sizeof *f);
-    if (!f)
-        return -1;
-    ps->function_of = f;
-    memset(m + ps->n_of, 0, (n - ps->n_of) * sizeof *m);
-    memset(f + ps->n_of, 0, (n - ps->n_of) * sizeof *f);
-    ps->n_of = n;
+    ps->n_of = cap_m;
     return 0;
 }
 
@@ -360,16 +350,8 @@ static uint64_t hs_ps_location(hs_ps *ps, const hs_ps_frame *fr, int64_t pid, bo
         ps->locs_of[li].caller |= caller;
         return ps->locs_of[li].id;
     }
-    if (li >= ps->loc_cap) {
-        size_t nc = ps->loc_cap ? ps->loc_cap * 2 : 1024;
-        while (nc <= li)
-            nc *= 2;
-        hs_ps_loc *l = realloc(ps->locs_of, nc * sizeof *l);
-        if (!l)
-            return 0;
-        ps->locs_of = l;
-        ps->loc_cap = nc;
-    }
+    if (HS_VEC_RESERVE(ps->locs_of, ps->loc_cap, (size_t)li + 1))
+        return 0;
     /* Function key: "sym\0dso" so equal names in different dsos differ. */
     size_t sn = fr->sym.n;
     /* no symbol: "[unknown]", or none at all (perf script -F ip,dso) */
@@ -585,14 +567,8 @@ typedef struct {
 
 static int hs_ps_push(hs_ps *ps, hs_ps_run *r, const hs_ps_frame *fr, int64_t pid)
 {
-    if (r->n == r->cap) {
-        size_t nc = r->cap ? r->cap * 2 : 128;
-        uint64_t *s = realloc(r->stack, nc * sizeof *s);
-        if (!s)
-            return -1;
-        r->stack = s;
-        r->cap = nc;
-    }
+    if (HS_VEC_RESERVE(r->stack, r->cap, r->n + 1))
+        return -1;
     bool caller = r->n > 0; /* perf prints the leaf first */
     return (r->stack[r->n++] = hs_ps_location(ps, fr, pid, caller)) ? 0 : -1;
 }
@@ -629,16 +605,8 @@ static int hs_ps_finish(hs_ps *ps, hs_ps_run *r, const hs_ps_header *h)
             return 0;
         }
     }
-    if (si >= ps->sample_cap) {
-        size_t nc = ps->sample_cap ? ps->sample_cap * 2 : 1024;
-        while (nc <= si)
-            nc *= 2;
-        size_t *so = realloc(ps->sample_of, nc * sizeof *so);
-        if (!so)
-            return -1;
-        ps->sample_of = so;
-        ps->sample_cap = nc;
-    }
+    if (HS_VEC_RESERVE(ps->sample_of, ps->sample_cap, (size_t)si + 1))
+        return -1;
     char comm[256];
     size_t cn = h->comm.n < sizeof comm ? h->comm.n : sizeof comm - 1;
     memcpy(comm, h->comm.s, cn);

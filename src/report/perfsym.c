@@ -3,6 +3,7 @@
  * the mmap records of each dso are gathered when it is opened. */
 #define _GNU_SOURCE /* memmem, strndup */
 #include "report/perfsym.h"
+#include "base/vec.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -167,14 +168,8 @@ int hs_psym_mmap_line(hs_psym *ps, const char *line, size_t len)
         pe--;
     if (pe == p || *p != '/')
         return 0; /* [vdso], [kernel.kallsyms], anonymous */
-    if (ps->n_mmaps == ps->cap_mmaps) {
-        size_t nc = ps->cap_mmaps ? ps->cap_mmaps * 2 : 64;
-        hs_psym_mmap *nm = realloc(ps->mmaps, nc * sizeof *nm);
-        if (!nm)
-            return -1;
-        ps->mmaps = nm;
-        ps->cap_mmaps = nc;
-    }
+    if (HS_VEC_RESERVE(ps->mmaps, ps->cap_mmaps, ps->n_mmaps + 1))
+        return -1;
     if (!(m.path = strndup(p, (size_t)(pe - p))))
         return -1;
     ps->mmaps[ps->n_mmaps++] = m;
@@ -227,14 +222,8 @@ static hs_psym_module *module_get(hs_psym *ps, const char *path)
     for (size_t i = 0; i < ps->n_mods; i++)
         if (strcmp(ps->mods[i].path, path) == 0)
             return &ps->mods[i];
-    if (ps->n_mods == ps->cap_mods) {
-        size_t nc = ps->cap_mods ? ps->cap_mods * 2 : 16;
-        hs_psym_module *nm = realloc(ps->mods, nc * sizeof *nm);
-        if (!nm)
-            return NULL;
-        ps->mods = nm;
-        ps->cap_mods = nc;
-    }
+    if (HS_VEC_RESERVE(ps->mods, ps->cap_mods, ps->n_mods + 1))
+        return NULL;
     hs_psym_module *m = &ps->mods[ps->n_mods];
     memset(m, 0, sizeof *m);
     if (!(m->path = strdup(path)))

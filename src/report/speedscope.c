@@ -82,17 +82,8 @@ static int function_positions(const hs_profile *p, hs_strtab *names, fn_pos **ou
         uint32_t id = hs_strtab_intern_len(names, name, strlen(name));
         if (id == UINT32_MAX)
             goto oom;
-        if (id >= cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            while (nc <= id)
-                nc *= 2;
-            fn_pos *np = realloc(*out, nc * sizeof *np);
-            if (!np)
-                goto oom;
-            memset(np + cap, 0, (nc - cap) * sizeof *np);
-            *out = np;
-            cap = nc;
-        }
+        if (HS_VEC_RESERVE_ZEROED(*out, cap, (size_t)id + 1))
+            goto oom;
         if (id >= *n)
             *n = id + 1;
         fn_pos_fold(&(*out)[id], &per_fn[i]);

@@ -8,6 +8,7 @@
 
 #include "report/report.h"
 #include "report/text_reports.h"
+#include "base/vec.h"
 
 typedef struct {
     const char *key;
@@ -68,13 +69,8 @@ int hs_report_tags(FILE *out, const hs_view *v, const hs_analysis_options *o, ch
             const char *key = hs_profile_string(p, lb->key);
             if (!hs_view_label_shown(v, key))
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 256;
-                tag_item *ni = realloc(it, cap * sizeof *ni);
-                if (!ni)
-                    goto oom;
-                it = ni;
-            }
+            if (HS_VEC_RESERVE(it, cap, n + 1))
+                goto oom;
             char vb[128];
             const char *val = lb->str ? hs_profile_string(p, lb->str)
                                       : hs_format_scaled(vb, sizeof vb, lb->num, num_unit(p, lb), ounit);

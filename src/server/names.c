@@ -31,9 +31,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/bytes.h"
 #include "base/hashmap.h"
 #include "store/stack.h"
 #include "symbolize/symbolize.h"
+#include "base/vec.h"
 
 #define SLOT_SHIFT 40
 #define MAX_CHAIN 64
@@ -463,37 +465,11 @@ static void forget_build(hs_names *n, const char *bid)
 
 /* blob: u32 n, then per frame i64 line, i64 start_line, and function,
  * system_name, file each as u32 length + bytes. */
-typedef struct {
-    unsigned char *d;
-    size_t len, cap;
-    bool oom;
-} buf_t;
-
-static void put(buf_t *b, const void *p, size_t len)
-{
-    if (b->oom)
-        return;
-    if (b->len + len > b->cap) {
-        size_t nc = b->cap ? b->cap : 256;
-        while (nc < b->len + len)
-            nc *= 2;
-        unsigned char *nd = realloc(b->d, nc);
-        if (!nd) {
-            b->oom = true;
-            return;
-        }
-        b->d = nd;
-        b->cap = nc;
-    }
-    memcpy(b->d + b->len, p, len);
-    b->len += len;
-}
-
-static void put_str(buf_t *b, const char *s)
+static void put_str(hs_bytes *b, const char *s)
 {
     uint32_t l = (uint32_t)strlen(s);
-    put(b, &l, 4);
-    put(b, s, l);
+    hs_bytes_put(b, &l, 4);
+    hs_bytes_put(b, s, l);
 }
 
 typedef struct {
@@ -651,22 +627,22 @@ static int lookup(hs_names *n, const char *bid, const char *mapping_path, uint64
             hs_frame fr[MAX_CHAIN];
             int k = hs_symbolizer_lookup(n->sym, ((uint64_t)b->slot << SLOT_SHIFT) + vaddr, fr, MAX_CHAIN);
             n->sym_lookups++;
-            buf_t bb = {0};
+            hs_bytes bb = {0};
             uint32_t cnt = (uint32_t)(k > 0 ? k : 0);
-            put(&bb, &cnt, 4);
+            hs_bytes_put(&bb, &cnt, 4);
             for (uint32_t i = 0; i < cnt; i++) {
-                put(&bb, &fr[i].line, 8);
-                put(&bb, &fr[i].start_line, 8);
+                hs_bytes_put(&bb, &fr[i].line, 8);
+                hs_bytes_put(&bb, &fr[i].start_line, 8);
                 put_str(&bb, fr[i].function);
                 put_str(&bb, fr[i].system_name);
                 put_str(&bb, fr[i].file);
             }
             if (bb.oom) {
-                free(bb.d);
+                hs_bytes_free(&bb);
                 return -1;
             }
-            blob = bb.d;
-            len = bb.len;
+            blob = bb.p;
+            len = bb.n;
             disk_put(n, bid, vaddr, blob, len);
         }
         if (n->n_ans >= n->cfg.max_cached)
@@ -805,34 +781,18 @@ int hs_names_record(hs_names *n, const void *rec, size_t len, void **out, size_t
             }
         }
         size_t need = n_nf + (size_t)(k > 0 ? k : 1);
-        if (need > cap) {
-            size_t nc = cap ? cap * 2 : 32;
-            while (nc < need)
-                nc *= 2;
-            void *p = realloc(nf, nc * sizeof *nf);
-            if (!p) {
-                rc = -1;
-                break;
-            }
-            nf = p;
-            cap = nc;
+        if (HS_VEC_RESERVE(nf, cap, need)) {
+            rc = -1;
+            break;
         }
         if (k == 0) {
             nf[n_nf++] = *f;
             continue;
         }
         any = true;
-        if (n_owned + 3 * (size_t)k > cap_owned) {
-            size_t nc = cap_owned ? cap_owned * 2 : 64;
-            while (nc < n_owned + 3 * (size_t)k)
-                nc *= 2;
-            void *p = realloc(owned, nc * sizeof *owned);
-            if (!p) {
-                rc = -1;
-                break;
-            }
-            owned = p;
-            cap_owned = nc;
+        if (HS_VEC_RESERVE(owned, cap_owned, n_owned + 3 * (size_t)k)) {
+            rc = -1;
+            break;
         }
         for (int j = 0; j < k; j++) {
             char *fn = dup_n(fr[j].function, fr[j].lf), *sys = dup_n(fr[j].system_name, fr[j].ls),

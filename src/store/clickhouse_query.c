@@ -4,6 +4,7 @@
  * profile rows. */
 #define _GNU_SOURCE /* asprintf */
 #include "store/clickhouse_internal.h"
+#include "base/vec.h"
 
 /* ---- selections ---- */
 
@@ -337,15 +338,10 @@ int ch_strings(hs_store *base, int what, const hs_store_query *q, const char *na
         char *str = rd_strdup(&r);
         if (!str)
             break;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                free(str);
-                r.bad = 1;
-                break;
-            }
-            v = nv;
+        if (HS_VEC_RESERVE(v, cap, *n + 1)) {
+            free(str);
+            r.bad = 1;
+            break;
         }
         v[(*n)++] = str;
     }
@@ -778,14 +774,9 @@ int ch_profiles(hs_store *base, const hs_store_query *q, size_t limit, hs_store_
     hs_store_profile_row *rows = NULL;
     size_t cap = 0, m = 0;
     while (rd_more(&r)) {
-        if (m == cap) {
-            cap = cap ? cap * 2 : 64;
-            hs_store_profile_row *nr = realloc(rows, cap * sizeof *nr);
-            if (!nr) {
-                r.bad = 1;
-                break;
-            }
-            rows = nr;
+        if (HS_VEC_RESERVE(rows, cap, m + 1)) {
+            r.bad = 1;
+            break;
         }
         hs_store_profile_row *row = &rows[m];
         memset(row, 0, sizeof *row);

@@ -1,6 +1,7 @@
 /* sqlite_put.c — the SQLite store's put: stacks (with their cache), kinds,
  * and each profile's row, labels and packed samples, in one transaction. */
 #include "store/sqlite_internal.h"
+#include "base/vec.h"
 
 /* ---- put ---- */
 
@@ -30,20 +31,10 @@ static int cache_add(sq *s, uint64_t hash, int64_t id, int64_t hour)
         sq_cache_clear(s);
     if (!s->cache.cap && hs_idmap_init(&s->cache, 1024) < 0)
         return -1;
-    if (s->c_n == s->c_cap) {
-        size_t nc = s->c_cap ? s->c_cap * 2 : 4096;
-        uint64_t *nh = realloc(s->c_hash, nc * sizeof *nh);
-        if (!nh)
+    if (s->c_n == s->c_cap) { /* hash, id and hour side by side: one capacity */
+        size_t nc = hs_vec_grown(s->c_cap, s->c_n + 1, sizeof *s->c_hash);
+        if (!nc || HS_VEC_RESIZE(s->c_hash, nc) || HS_VEC_RESIZE(s->c_id, nc) || HS_VEC_RESIZE(s->c_hour, nc))
             return -1;
-        s->c_hash = nh;
-        int64_t *ni = realloc(s->c_id, nc * sizeof *ni);
-        if (!ni)
-            return -1;
-        s->c_id = ni;
-        int64_t *nr = realloc(s->c_hour, nc * sizeof *nr);
-        if (!nr)
-            return -1;
-        s->c_hour = nr;
         s->c_cap = nc;
     }
     s->c_hash[s->c_n] = hash;

@@ -2,6 +2,7 @@
  * selection, listings, kinds (type infos), merge, stacks by hash, series
  * and the profile list. */
 #include "store/sqlite_internal.h"
+#include "base/vec.h"
 
 /* ---- selection: the WHERE clause of a query over profiles p ---- */
 
@@ -134,16 +135,10 @@ static int sq_collect(sq *s, qb *b, const char *what, size_t size, int (*row)(sq
     unsigned char *v = NULL;
     size_t nv = 0, cap = 0;
     while (r == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (nv == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            unsigned char *np = realloc(v, nc * size);
-            if (!np) {
-                ERR("out of memory");
-                r = -1;
-                break;
-            }
-            v = np;
-            cap = nc;
+        if (hs_vec_reserve((void **)&v, &cap, nv + 1, size)) {
+            ERR("out of memory");
+            r = -1;
+            break;
         }
         memset(v + nv * size, 0, size);
         if (row(st, v + nv * size, arg) != 0) {
@@ -438,16 +433,10 @@ static inline hs_store_row *acc_row(acc *a, int64_t id)
 /* A new row for stack id. */
 static hs_store_row *acc_new(acc *a, int64_t id)
 {
-    if (a->n == a->cap_rows) {
-        size_t nc = a->cap_rows ? a->cap_rows * 2 : 4096;
-        hs_store_row *nr = realloc(a->rows, nc * sizeof *nr);
-        if (!nr)
+    if (a->n == a->cap_rows) { /* rows and row_id side by side: one capacity */
+        size_t nc = hs_vec_grown(a->cap_rows, a->n + 1, sizeof *a->rows);
+        if (!nc || HS_VEC_RESIZE(a->rows, nc) || HS_VEC_RESIZE(a->row_id, nc))
             return NULL;
-        a->rows = nr;
-        int64_t *ni = realloc(a->row_id, nc * sizeof *ni);
-        if (!ni)
-            return NULL;
-        a->row_id = ni;
         a->cap_rows = nc;
     }
     a->row_id[a->n] = id;

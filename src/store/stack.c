@@ -4,6 +4,7 @@
  * rows stack_profile.c's; what they share is in stack_internal.h. */
 #define _GNU_SOURCE /* qsort_r */
 #include "store/stack_internal.h"
+#include "base/vec.h"
 
 uint64_t hs_stack_hash(const void *data, size_t len)
 {
@@ -46,15 +47,9 @@ static uint32_t local_ref(encoder *e, uint32_t id)
         return 0;
     if (e->stamp[id] == e->record_no)
         return e->ref[id];
-    if (e->n_tab == e->cap_tab) {
-        size_t nc = e->cap_tab ? e->cap_tab * 2 : 64;
-        uint32_t *nt = realloc(e->tab, nc * sizeof *nt);
-        if (!nt) {
-            e->oom = 1;
-            return 0;
-        }
-        e->tab = nt;
-        e->cap_tab = nc;
+    if (HS_VEC_RESERVE(e->tab, e->cap_tab, e->n_tab + 1)) {
+        e->oom = 1;
+        return 0;
     }
     e->tab[e->n_tab++] = id;
     e->stamp[id] = e->record_no;
