@@ -644,6 +644,10 @@ static void after_fork_child(void)
 
 static int map_table(hs_stacktab *t, const char *what, int populate)
 {
+    if (t->entries && t->pool_cap == hs_g.cfg.max_stacks * 32u) { /* started again (attach): reuse it */
+        hs_stacktab_clear(t);
+        return 0;
+    }
     if (hs_stacktab_init(t, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u, populate) == 0)
         return 0;
     fprintf(stderr, "hotspur: cannot map the %s table; not profiling\n", what);

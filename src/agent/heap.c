@@ -232,12 +232,31 @@ int hs_heap_start(void)
     uint64_t cap = 1024;
     while (cap < 2ull * hs_g.cfg.heap_max_live)
         cap <<= 1;
+    /* Started again (a second `hotspur attach`): the tables of the first
+     * run are reused when of the same size, their pages dropped (they read
+     * as zeros again, and their memory goes back): a daemon attached to
+     * over and over does not grow. They are never unmapped: a thread may
+     * still be on its way through a hook it entered before the detach. */
+    live_slot *live = NULL;
+    if (H.live && H.live_cap == cap) {
+        madvise(H.live, cap * sizeof(live_slot), MADV_DONTNEED);
+        live = H.live;
+    } else {
+        if (H.live)
+            madvise(H.live, H.live_cap * sizeof(live_slot), MADV_DONTNEED);
+        live = map_zeroed(cap * sizeof(live_slot));
+    }
     H.live_cap = cap;
-    live_slot *live = map_zeroed(cap * sizeof(live_slot));
-    if (!live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, hs_g.cfg.max_stacks * 32u, 0) != 0)
-        return -1;
-    H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
-    if (!H.peak)
+    uint32_t pool = hs_g.cfg.max_stacks * 32u;
+    if (H.tab.entries && H.tab.pool_cap == pool && H.peak) {
+        hs_stacktab_clear(&H.tab);
+        madvise(H.peak, (size_t)H.tab.cap * 2 * sizeof(int64_t), MADV_DONTNEED);
+    } else {
+        if (!live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, pool, 0) != 0)
+            return -1;
+        H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
+    }
+    if (!live || !H.peak)
         return -1;
     atomic_store(&H.next_snapshot, H.rate > 4096 ? H.rate : 4096);
     /* A malloc that comes before ours (e.g. AddressSanitizer's runtime,
