@@ -109,7 +109,12 @@ for i in $(seq 20); do
     ask "round 2"
     ask "free"
     "$HOTSPUR" attach "$dpid" --detach >cycle.out 2>&1 || fail "cycle $i: detach: $(cat cycle.out)"
+    [ "$i" = 1 ] && vm1=$(awk '/^VmSize/ { print $2 }' /proc/$dpid/status)
 done
+vm20=$(awk '/^VmSize/ { print $2 }' /proc/$dpid/status)
+echo "VmSize after cycle 1: $vm1 kB, after cycle 20: $vm20 kB"
+# The tables of an attach are reused by the next (an exact one maps ~290 MB).
+[ $((vm20 - vm1)) -lt 65536 ] || fail "the daemon grew $(((vm20 - vm1) / 1024)) MB over 19 attach/detach cycles"
 expect cycle.pb.gz site_keep 2000 0
 stop_daemon
 cp daemon.out attached.out
