@@ -59,7 +59,7 @@ static unsigned char *check(unsigned char *p, size_t n, uint64_t r)
  * the same code as before the other modes were added (its instruction
  * count per pair is the figure docs/BENCHMARKS.md compares commits by). */
 #define LOOP(name, GET, FREE_OLD)                                      \
-    static void name(worker *w)                                        \
+    static inline __attribute__((always_inline)) void name(worker *w) \
     {                                                                  \
         unsigned char *slot[SLOTS];                                    \
         for (int i = 0; i < SLOTS; i++) {                              \
