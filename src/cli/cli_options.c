@@ -201,11 +201,20 @@ static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_option
     struct option table[HS_CLI_MAX_OPTS];
     if (build_table(s, table) < 0)
         return hs_cli_fail(s->name, NULL, "too many options (internal error)");
-    char shortopts[8] = ":h";
+    char shortopts[32] = ":h";
     if (s->takes & HS_CLI_OUTPUT)
         strcat(shortopts, "o:");
     if (s->takes & HS_CLI_TRIM)
         strcat(shortopts, "n:");
+    for (size_t i = 0; s->short_names && s->short_names[i]; i++) {
+        size_t l = strlen(shortopts);
+        if (s->short_names[i] == ' ' || l + 3 > sizeof shortopts)
+            continue;
+        shortopts[l++] = s->short_names[i];
+        if (s->extras[i].has_arg == required_argument)
+            shortopts[l++] = ':';
+        shortopts[l] = '\0';
+    }
     char msg[1024];
     int c;
     opterr = 0;
@@ -223,6 +232,9 @@ static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_option
             break;
         if (!a) /* cannot happen: getopt found an option; keep messages sane */
             snprintf(word, sizeof word, "%s", argv[optind - 1]);
+        for (size_t i = 0; s->short_names && s->short_names[i] && c > ' ' && c < HS_CLI_EXTRA; i++)
+            if (c == s->short_names[i])
+                c = s->extras[i].code;
         if (c == 'h') {
             print_help(s);
             return 0;

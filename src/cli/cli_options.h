@@ -60,6 +60,8 @@ struct hs_cli_spec {
                                  CMD" rather than "unknown option 'X' (see ...)" */
     const char *base_msg;     /* message for --base/--diff-base when not taken, or NULL */
     const hs_cli_extra *extras; /* the command's own options, {NULL} ended, or NULL */
+    const char *short_names;  /* the extras' one-letter spellings, one character per extra in
+                                 order (' ': none; not h, o or n), or NULL: ctl's "t" for -t */
     /* Called for each extra option: 0, or -1 with a message in err (exit 2). */
     int (*extra)(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
                  size_t errlen);

@@ -71,7 +71,8 @@ static const char ctl_usage[] =
     "  start              resume sampling\n"
     "\n"
     "Options:\n"
-    "  -t, --timeout SEC  seconds to wait for the answer (default 10)\n"
+    "  -t, --timeout SEC  seconds to wait for the answer (default 10; or a duration:\n"
+    "                     500ms, 2m)\n"
     "  -h, --help         show this help\n"
     "\n"
     "The agent's answer is printed on stdout ('ok ...', 'file PATH' lines).\n"
@@ -107,12 +108,11 @@ static int ctl_parse_pid(const char *s, pid_t *pid)
     return 0;
 }
 
+/* Seconds, or a duration by the one grammar (base/units.h), in (0, 3600]. */
 static int ctl_parse_timeout(const char *s, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v > 0) || v > 3600)
+    double v;
+    if (hs_cli_parse_seconds(s, &v) != 0 || v > 3600)
         return -1;
     *out = v;
     return 0;
@@ -446,49 +446,43 @@ static int ctl_one(pid_t pid, const char *request, double timeout)
     return rc;
 }
 
+static void ctl_help(FILE *out)
+{
+    fputs(ctl_usage, out);
+}
+
+enum { OPT_TIMEOUT = HS_CLI_EXTRA };
+
+static int ctl_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                     size_t errlen)
+{
+    (void)o;
+    (void)code; /* OPT_TIMEOUT, the only one */
+    if (ctl_parse_timeout(arg, ctx) != 0) {
+        snprintf(err, errlen, "bad timeout '%s': seconds (or a duration: 500ms, 2m), more than 0 and at most 3600", arg);
+        return -1;
+    }
+    return 0;
+}
+
 int hs_cmd_ctl(int argc, char **argv)
 {
+    static const hs_cli_extra extras[] = {
+        {"timeout", required_argument, OPT_TIMEOUT},
+        {NULL, 0, 0},
+    };
+    static const hs_cli_spec spec = {
+        .name = "ctl", .usage = ctl_help, .takes = HS_CLI_OUTPUT, .extras = extras,
+        .short_names = "t", .extra = ctl_extra, .min_args = 0, .max_args = 2,
+    };
     double timeout = CTL_DEFAULT_TIMEOUT;
     const char *output = NULL;
-    const char *pos[2] = {NULL, NULL}; /* PID, COMMAND */
-    int npos = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            fputs(ctl_usage, stdout);
-            return 0;
-        }
-        const char *val = NULL;
-        int is_timeout = 0, is_output = 0;
-        if (strcmp(arg, "-t") == 0 || strcmp(arg, "--timeout") == 0)
-            is_timeout = 1;
-        else if (strncmp(arg, "--timeout=", 10) == 0)
-            is_timeout = 1, val = arg + 10;
-        else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0)
-            is_output = 1;
-        else if (strncmp(arg, "--output=", 9) == 0)
-            is_output = 1, val = arg + 9;
-        else if (strcmp(arg, "--") == 0)
-            continue;
-        else if (arg[0] == '-' && arg[1])
-            return ctl_err(2, "unknown option '%s' (see hotspur ctl --help)", arg);
-        if (is_timeout || is_output) {
-            if (!val) {
-                if (i + 1 >= argc)
-                    return ctl_err(2, "%s needs a value (see hotspur ctl --help)", arg);
-                val = argv[++i];
-            }
-            if (is_timeout && ctl_parse_timeout(val, &timeout) != 0)
-                return ctl_err(2, "bad timeout '%s': seconds, more than 0 and at most 3600",
-                               val);
-            if (is_output)
-                output = val;
-            continue;
-        }
-        if (npos == 2)
-            return ctl_err(2, "unexpected argument '%s' (see hotspur ctl --help)", arg);
-        pos[npos++] = arg;
-    }
+    int first;
+    int prc = hs_cli_parse(&spec, argc, argv, NULL, &timeout, &output, &first);
+    if (prc >= 0)
+        return prc;
+    int npos = argc - first;
+    const char *pos[2] = {npos > 0 ? argv[first] : NULL, npos > 1 ? argv[first + 1] : NULL};
     if (npos == 0) {
         if (output)
             return ctl_err(2, "-o applies to 'dump' only (see hotspur ctl --help)");

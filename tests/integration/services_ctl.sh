@@ -65,6 +65,27 @@ done
 [ "$(rc "$HOTSPUR" ctl "$$" status)" = 2 ] && grep -q "no hotspur agent" err.txt ||
     fail "process without agent: $(cat err.txt)"
 
+# The timeout in the one duration grammar (base/units.h), through the shared
+# option parser: a listener that never answers is given up after 300ms (the
+# old hand-written loop refused '300ms').
+mkdir -p "$TMP/silent"
+env -u LD_PRELOAD python3 - "$TMP/silent" "$HOTSPUR" >silent.txt 2>&1 <<'PY' || fail "ctl -t 300ms: $(cat silent.txt)"
+import os, socket, subprocess, sys, time
+pid = os.getpid()
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(os.path.join(sys.argv[1], "%d.sock" % pid))
+srv.listen(4)
+env = dict(os.environ, HOTSPUR_RUNTIME_DIR=sys.argv[1])
+for words in (["-t", "300ms"], ["--timeout=0.3"], ["-t0.3s"]):
+    t0 = time.monotonic()
+    r = subprocess.run([sys.argv[2], "ctl", *words, str(pid), "status"], capture_output=True, text=True, env=env)
+    took = time.monotonic() - t0
+    print(words, "->", r.returncode, r.stderr.strip(), "in %.2f s" % took)
+    assert r.returncode == 1 and "no answer within 0.3 s" in r.stderr, r
+    assert 0.25 < took < 5, took
+PY
+cat silent.txt
+
 # Clients as a loaded machine makes them: one that sends its request a
 # second after connecting, in two pieces, is answered; while one connected
 # and sent nothing, others are answered at once (the agent thread waits on

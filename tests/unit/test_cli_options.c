@@ -70,6 +70,12 @@ static const hs_cli_spec beta = {
     .base_msg = "--base is for alpha", .min_args = 1, .max_args = -1,
     .missing_msg = "missing profile FILE"};
 
+/* gamma: a command with no shared option but -o, whose extras have one-letter
+ * spellings (as ctl's -t): -t for --title, --flag none. */
+static const hs_cli_spec gamma = {
+    .name = "gamma", .usage = usage_b, .takes = HS_CLI_OUTPUT, .extras = alpha_extras,
+    .short_names = "t ", .extra = take_extra, .min_args = 0, .max_args = 2};
+
 typedef struct {
     int rc, first;
     hs_analysis_options o;
@@ -224,6 +230,43 @@ static void test_bad_values(void **state)
     run_free(r);
 }
 
+static void test_short_names(void **state)
+{
+    (void)state;
+    run *r = parse(&gamma, "12", "-t", "T", "dump", "-o", "F", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->seen.title, "T");
+    assert_string_equal(r->output, "F");
+    assert_int_equal(r->argc - r->first, 2);
+    assert_string_equal(r->argv[r->first], "12");
+    assert_string_equal(r->argv[r->first + 1], "dump");
+    run_free(r);
+    r = parse(&gamma, "-tU", "--flag", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->seen.title, "U");
+    assert_int_equal(r->seen.flags, 1);
+    run_free(r);
+    r = parse(&gamma, "-t", "bad", NULL); /* the extra's own check */
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur gamma: --title must not be bad\n");
+    run_free(r);
+    r = parse(&gamma, "-t", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur gamma: option '-t' needs an argument\n");
+    run_free(r);
+    r = parse(&gamma, "-f", NULL); /* ' ': --flag has no letter */
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur gamma: unknown option '-f' (see hotspur gamma --help)\n");
+    run_free(r);
+    r = parse(&gamma, "--cum", NULL); /* shared options it does not take */
+    assert_int_equal(r->rc, 2);
+    run_free(r);
+    r = parse(&gamma, "a", "b", "c", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur gamma: too many arguments (see hotspur gamma --help)\n");
+    run_free(r);
+}
+
 static void test_extras_of_other_commands(void **state)
 {
     (void)state;
@@ -313,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_pprof_spellings),
         cmocka_unit_test(test_equals_and_separate),
         cmocka_unit_test(test_bad_values),
+        cmocka_unit_test(test_short_names),
         cmocka_unit_test(test_extras_of_other_commands),
         cmocka_unit_test(test_positional_counts),
         cmocka_unit_test(test_help),
