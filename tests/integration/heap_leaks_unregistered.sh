@@ -15,23 +15,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/heap_lib.sh"
 
-for mode in block spin; do
-    for run in 1 2 3; do
-        "$HOTSPUR" record --leaks -o "l$run.pb.gz" -- "$PROGS/leak_timer_thread" "$mode" >out 2>err ||
-            fail "record ($mode): $(cat err)"
-        want="timer thread blocked"
-        [ "$mode" = block ] || want="timer thread spinning"
-        grep -q "$want" out || fail "the program's output is missing: $(cat out)"
-        line=$(grep '^hotspur: leaks:' err || true)
-        [[ $line == "hotspur: leaks: 1 blocks, 1000 B,"* ]] ||
-            { cat err; fail "$mode, run $run: '$line', want 1 block of 1000 bytes (main's)"; }
-        "$HOTSPUR" top --sample-index inuse_space "l$run.leaks.pb.gz" >top.txt 2>&1
-        grep -q leak_timer_thread_lose top.txt || fail "$mode: the lost block's site is not in the leaks profile: $(cat top.txt)"
-        grep -q leak_timer_thread_hold top.txt && fail "$mode: the block the timer's thread holds is reported: $(cat top.txt)"
-    done
-    if command -v valgrind >/dev/null; then
-        valgrind --leak-check=full "$PROGS/leak_timer_thread" "$mode" 2>vg.txt >/dev/null || true
-        grep -q "definitely lost: 1,000 bytes in 1 blocks" vg.txt || fail "$mode: valgrind disagrees: $(grep -E 'lost|reachable' vg.txt)"
-    fi
-done
+leaks_vg_lost="1,000 bytes in 1 blocks" leaks_three_runs block "1 blocks, 1000 B," \
+    leak_timer_thread_lose leak_timer_thread_hold "timer thread blocked" -- "$PROGS/leak_timer_thread" block
+leaks_vg_lost="1,000 bytes in 1 blocks" leaks_three_runs spin "1 blocks, 1000 B," \
+    leak_timer_thread_lose leak_timer_thread_hold "timer thread spinning" -- "$PROGS/leak_timer_thread" spin
 pass "a block held by a thread the C library started (not through the interposed pthread_create) is not a leak, whether that thread blocks or spins with every signal blocked"

@@ -17,6 +17,34 @@ if [ -n "${asan_rt:-}" ] && [ "${BASH_SOURCE[0]}" != "$0" ]; then
     exit 0
 fi
 
+# leaks_three_runs WHAT LEAKS_LINE LOST KEPT SAYS -- PROGRAM [ARGS...]:
+# `record --leaks` of PROGRAM, 3 runs: each time the program prints SAYS,
+# the agent's "hotspur: leaks:" line starts with LEAKS_LINE, and the leaks
+# profile holds the site LOST but not KEPT (a block still reachable). WHAT
+# names the case in messages. Then, where valgrind is, it must find the
+# same loss: its "definitely lost" line is VG_LOST (from the environment:
+# leaks_vg_lost="3,000 bytes in 1 blocks"). Files l1..l3.pb.gz in the cwd.
+leaks_three_runs() {
+    local what=$1 want=$2 lost=$3 kept=$4 says=$5 run line
+    shift 6
+    for run in 1 2 3; do
+        "$HOTSPUR" record --leaks -o "l$run.pb.gz" -- "$@" >out 2>err || fail "$what: record: $(cat err)"
+        grep -q "$says" out || fail "$what: the program's output is missing: $(cat out)"
+        line=$(grep '^hotspur: leaks:' err || true)
+        [[ $line == "hotspur: leaks: $want"* ]] ||
+            { cat err; fail "$what, run $run: '$line', want '$want...'"; }
+        "$HOTSPUR" top --sample-index inuse_space "l$run.leaks.pb.gz" >top.txt 2>&1
+        grep -q "$lost" top.txt || fail "$what: the lost block's site is not in the leaks profile: $(cat top.txt)"
+        grep -q "$kept" top.txt && fail "$what: a block still reachable is reported: $(cat top.txt)"
+    done
+    if command -v valgrind >/dev/null; then
+        valgrind --leak-check=full "$@" 2>vg.txt >/dev/null || true
+        grep -q "definitely lost: $leaks_vg_lost" vg.txt ||
+            fail "$what: valgrind disagrees: $(grep -E 'lost|reachable' vg.txt)"
+    fi
+    return 0
+}
+
 # collapsed_sites INDEX [REGEX]: stdin "a;b;leaf VALUE" lines -> "SITE SUM"
 # for every site frame (nearest the leaf) matching REGEX (default ^site_);
 # samples with no site frame go to "(none)".
