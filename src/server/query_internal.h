@@ -41,6 +41,7 @@ typedef struct {
     bool agg_given;        /* agg= was given: else levels (inuse_*) average, flows sum */
     bool significance;     /* diff: significance=1, p-values across windows */
     bool base_given;       /* a base_X parameter was given (sandwich: a compare) */
+    bool fn_files;         /* the view's nodes need their function's file (hs_q_view.files) */
     int max_nodes;
     int64_t step_s;
     size_t limit;
@@ -64,7 +65,8 @@ struct hs_q_view_priv;
 typedef struct {
     hs_view *v;
     const char *const *build_ids; /* per node: an unnamed frame's object's build ID, or NULL */
-    const char *const *files;     /* per node: its file, or (function granularity) its function's */
+    const char *const *files;     /* per node: its file, or (function granularity, with
+                                     hs_q.fn_files) its function's first non-empty one */
     struct hs_q_view_priv *priv;
 } hs_q_view;
 int hs_q_view_build(hs_q *q, const hs_q_side *cur, const hs_q_side *base, hs_q_view *out, char *err,

@@ -596,6 +596,7 @@ static int write_functions(hs_q *q, FILE *f, const hs_q_view *qv, bool diff, int
 
 int hs_q_functions(hs_q *q)
 {
+    q->fn_files = true;
     hs_q_view qv;
     int rc = side_view(q, false, &qv);
     if (rc)
@@ -669,6 +670,7 @@ static int diff_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
 
 int hs_q_diff(hs_q *q)
 {
+    q->fn_files = true;
     return with_tree(q, true, diff_answer);
 }
 

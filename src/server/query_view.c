@@ -56,6 +56,7 @@ typedef struct {
     const hs_analysis_options *o;
     const hs_an_filters *f;
     uint32_t empty;
+    bool fn_files; /* find each function node's file (hs_q_view.files) */
     /* the current record */
     hs_stack_refs r;
     uint32_t *gid; /* record string -> string id, UINT32_MAX: not yet */
@@ -225,7 +226,7 @@ static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t
     bool named = *str(c, name) != 0;
     if (g == HS_GRAN_FUNCTIONS && named && c->t->si[name].fnode != UINT32_MAX) {
         uint32_t id = c->t->si[name].fnode;
-        if (!*c->t->files[id] && fr->file && node_fn_file(c, id, fr) < 0)
+        if (c->fn_files && !*c->t->files[id] && fr->file && node_fn_file(c, id, fr) < 0)
             return UINT32_MAX;
         return id;
     }
@@ -242,7 +243,7 @@ static uint32_t frame_node(reader_ctx *c, const hs_stack_ref_frame *fr, uint32_t
     uint32_t id = node_of_key(c, &k);
     if (id != UINT32_MAX && g == HS_GRAN_FUNCTIONS && named) {
         c->t->si[name].fnode = id;
-        if (!*c->t->files[id] && fr->file && node_fn_file(c, id, fr) < 0)
+        if (c->fn_files && !*c->t->files[id] && fr->file && node_fn_file(c, id, fr) < 0)
             return UINT32_MAX;
     }
     /* an unnamed frame (store/stack.h: system name build-id:ID:OFF:REL)
@@ -414,6 +415,19 @@ typedef struct {
     int64_t total, kept; /* this side's: sum |value| of every row, sum value of the kept */
 } stack_out;
 
+/* Room for n more nodes in out's arenas. 0, or -1 on out of memory. */
+static int arena_grow(stack_out *out, size_t n)
+{
+    size_t cap = out->cap_arena;
+    if (hs_vec_reserve((void **)&out->arena, &cap, out->n_arena + n, sizeof *out->arena) < 0)
+        return -1;
+    cap = out->cap_arena;
+    if (hs_vec_reserve((void **)&out->inl, &cap, out->n_arena + n, 1) < 0)
+        return -1;
+    out->cap_arena = cap;
+    return 0;
+}
+
 /* Read side s's rows (is_base: as the diff's base) into out. 0, or an
  * HTTP status with the message in err. */
 static int read_side(hs_q *q, reader_ctx *c, const hs_q_side *s, bool is_base, int si, stack_out *out, char *err,
@@ -429,13 +443,14 @@ static int read_side(hs_q *q, reader_ctx *c, const hs_q_side *s, bool is_base, i
     hs_row_records *recs = NULL;
     size_t n_missing = 0;
     int rc = 500;
-    hs_err(err, errlen, "out of memory");
+    bool told = false; /* err says what failed; else it was memory */
     if (!rec || !len || !rd ||
         hs_vec_reserve((void **)&out->stacks, &out->cap_stacks, out->n_stacks + m->n_rows, sizeof *out->stacks) < 0)
         goto done;
     int src = 0;
     if (m->n_rows && !(recs = hs_stack_cache_records(q->qc->cache, q->qc->store, m, rec, len, &src, err, errlen))) {
         rc = src == HS_STORE_UNAVAILABLE ? 503 : 500;
+        told = true;
         goto done;
     }
     for (size_t r = 0; r < m->n_rows; r++) {
@@ -443,9 +458,10 @@ static int read_side(hs_q *q, reader_ctx *c, const hs_q_side *s, bool is_base, i
             n_missing++;
             continue;
         }
-        if (hs_stack_read(rd, rec[r], len[r], &c->r, err, errlen) < 0)
+        if (hs_stack_read(rd, rec[r], len[r], &c->r, err, errlen) < 0) {
+            told = true;
             goto done;
-        hs_err(err, errlen, "out of memory");
+        }
         int64_t v = m->rows[r].values[si];
         out->total += v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
         if (hs_vec_reserve((void **)&c->gid, &c->cap_gid, c->r.n_strings, sizeof *c->gid) < 0)
@@ -458,14 +474,12 @@ static int read_side(hs_q *q, reader_ctx *c, const hs_q_side *s, bool is_base, i
         if ((filters || tags) && !sample_keep(c, (size_t)nl, &kept))
             continue;
         out->kept += v;
-        size_t cap = out->cap_arena;
-        if (hs_vec_reserve((void **)&out->arena, &cap, out->n_arena + c->r.n_frames, sizeof *out->arena) < 0)
+        if (out->n_arena + c->r.n_frames > out->cap_arena && arena_grow(out, c->r.n_frames) < 0)
             goto done;
-        cap = out->cap_arena;
-        if (hs_vec_reserve((void **)&out->inl, &cap, out->n_arena + c->r.n_frames, 1) < 0)
-            goto done;
-        out->cap_arena = cap;
-        size_t start = out->n_arena;
+        /* locals: the inline marks' byte stores could alias the fields */
+        uint32_t *arena = out->arena;
+        uint8_t *inls = out->inl;
+        size_t start = out->n_arena, at = start;
         for (size_t l = kept; l-- > 0;) { /* root first */
             const hs_stack_ref_frame *L = c->r.frames + c->loc_start[l];
             const uint8_t *keep = c->keep + c->loc_start[l];
@@ -481,14 +495,15 @@ static int read_side(hs_q *q, reader_ctx *c, const hs_q_side *s, bool is_base, i
                 uint32_t id = frame_node(c, &L[k], obj);
                 if (id == UINT32_MAX)
                     goto done;
-                out->inl[out->n_arena] = inl;
-                out->arena[out->n_arena++] = id;
+                inls[at] = inl;
+                arena[at++] = id;
                 inl = 1;
             }
         }
+        out->n_arena = at;
         /* .nodes and .inl hold offsets until the arena is final */
         out->stacks[out->n_stacks++] = (hs_stack){.nodes = (const uint32_t *)(uintptr_t)start,
-                                                  .n = (uint32_t)(out->n_arena - start),
+                                                  .n = (uint32_t)(at - start),
                                                   .n_samples = 1,
                                                   .value = is_base ? 0 : v,
                                                   .base = is_base ? v : 0};
@@ -497,6 +512,8 @@ static int read_side(hs_q *q, reader_ctx *c, const hs_q_side *s, bool is_base, i
         fprintf(stderr, "hotspur serve: %zu stack records missing from the store\n", n_missing);
     rc = 0;
 done:
+    if (rc && !told)
+        hs_err(err, errlen, "out of memory");
     hs_stack_reader_free(rd);
     hs_row_records_free(recs);
     free(rec);
@@ -520,7 +537,7 @@ int hs_q_view_build(hs_q *q, const hs_q_side *cur, const hs_q_side *base, hs_q_v
         return 400;
     int rc = 500;
     struct hs_q_view_priv *t = calloc(1, sizeof *t);
-    reader_ctx c = {.t = t, .o = &q->o, .f = &f};
+    reader_ctx c = {.t = t, .o = &q->o, .f = &f, .fn_files = q->fn_files};
     stack_out so = {0};
     hs_view_parts parts;
     memset(&parts, 0, sizeof parts);
