@@ -53,7 +53,7 @@ END {
     print "|---|---:|"
     printf "| store merge (`hs_store_merge`, GROUP BY stack) | %s |\n", v["step_merge_ms"]
     printf "| fetch the records (`hs_store_get_stacks`) | %s |\n", v["step_fetch_records_ms"]
-    printf "| fetch + rebuild the merged profile (`hs_stack_build_from_store`) | %s |\n\n", v["step_records_and_rebuild_ms"]
+    printf "| fetch + rebuild the merged profile (`hs_stack_cache_build`, no cache; only `/api/v1/profile` rebuilds it since 2026-12-04) | %s |\n\n", v["step_records_and_rebuild_ms"]
     print "| answer | no cache, ms | cache, ms | cache / no cache | bytes |"
     print "|---|---:|---:|---:|---:|"
     n = split("flamegraph functions profile series flamegraph_focus flamegraph_one_instance diff_versions", k, " ")
