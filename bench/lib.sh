@@ -172,3 +172,40 @@ bench_callgrind_builds() {
         BUILDS+=("$b")
     done
 }
+
+# bench_wide_unnamed_profile HOTSPUR DIR: DIR/raw.pb.gz, a CPU profile of
+# 10 000 frames spread over HOTSPUR's own functions, with addresses only
+# (its mapping carries HOTSPUR's path and build ID, nothing is named): the
+# profile the server-naming benchmarks name (server_names.sh,
+# server_names_query.sh). Prints the number of frames.
+bench_wide_unnamed_profile() {
+    local hotspur=$1 t=$2 bid here
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    nm --defined-only "$hotspur" | awk '$2 ~ /^[tT]$/ { print $1 }' | sort -u >"$t/funcs"
+    bid=$(readelf -n "$hotspur" | awk '/Build ID/ { print $3 }')
+    SRC=$(dirname "$here") python3 - "$t/funcs" "$hotspur" "$bid" "$t/raw.pb" <<'PY' || return 1
+import os, sys
+sys.path.insert(0, os.environ["SRC"] + "/tests/integration")
+from pbwire import varint, ldelim, vfield, packed
+funcs = [int(l, 16) for l in open(sys.argv[1]) if l.strip()]
+n = 10000
+step = max(1, len(funcs) // n)
+addrs = sorted(set(funcs[i * step % len(funcs)] + 1 + (i // len(funcs)) * 2 for i in range(n)))[:n]
+base = 0x555500000000
+strings = ["", "samples", "count", "cpu", "nanoseconds", sys.argv[2], sys.argv[3]]
+out = bytearray()
+out += ldelim(1, vfield(1, 1) + vfield(2, 2))
+out += ldelim(1, vfield(1, 3) + vfield(2, 4))
+for i, a in enumerate(addrs):
+    out += ldelim(2, packed(1, [i + 1]) + packed(2, [1, 10000000]))
+out += ldelim(3, vfield(1, 1) + vfield(2, base) + vfield(3, base + (1 << 32)) + vfield(4, 0) + vfield(5, 5) + vfield(6, 6))
+for i, a in enumerate(addrs):
+    out += ldelim(4, vfield(1, i + 1) + vfield(2, 1) + vfield(3, base + a))
+for s in strings:
+    out += ldelim(6, s.encode())
+out += ldelim(11, vfield(1, 3) + vfield(2, 4)) + vfield(12, 10000000)
+open(sys.argv[4], "wb").write(out)
+print(len(addrs))
+PY
+    gzip -c "$t/raw.pb" >"$t/raw.pb.gz"
+}

@@ -45,32 +45,7 @@ T=$BENCH_TMP
 HOTSPUR=$BUILD/bin/hotspur
 
 # the wide profile: server_names.sh's generator
-nm --defined-only "$HOTSPUR" | awk '$2 ~ /^[tT]$/ { print $1 }' | sort -u >"$T/funcs"
-BID=$(readelf -n "$HOTSPUR" | awk '/Build ID/ { print $3 }')
-SRC=$ROOT python3 - "$T/funcs" "$HOTSPUR" "$BID" "$T/raw.pb" <<'PY'
-import os, sys
-sys.path.insert(0, os.environ["SRC"] + "/tests/integration")
-from pbwire import ldelim, vfield, packed
-funcs = [int(l, 16) for l in open(sys.argv[1]) if l.strip()]
-n = 10000
-step = max(1, len(funcs) // n)
-addrs = sorted(set(funcs[i * step % len(funcs)] + 1 + (i // len(funcs)) * 2 for i in range(n)))[:n]
-base = 0x555500000000
-strings = ["", "samples", "count", "cpu", "nanoseconds", sys.argv[2], sys.argv[3]]
-out = bytearray()
-out += ldelim(1, vfield(1, 1) + vfield(2, 2))
-out += ldelim(1, vfield(1, 3) + vfield(2, 4))
-for i, a in enumerate(addrs):
-    out += ldelim(2, packed(1, [i + 1]) + packed(2, [1, 10000000]))
-out += ldelim(3, vfield(1, 1) + vfield(2, base) + vfield(3, base + (1 << 32)) + vfield(4, 0) + vfield(5, 5) + vfield(6, 6))
-for i, a in enumerate(addrs):
-    out += ldelim(4, vfield(1, i + 1) + vfield(2, 1) + vfield(3, base + a))
-for s in strings:
-    out += ldelim(6, s.encode())
-out += ldelim(11, vfield(1, 3) + vfield(2, 4)) + vfield(12, 10000000)
-open(sys.argv[4], "wb").write(out)
-PY
-gzip -c "$T/raw.pb" >"$T/raw.pb.gz"
+bench_wide_unnamed_profile "$HOTSPUR" "$T" >/dev/null
 "$HOTSPUR" symbolize -o "$T/wide.pb.gz" "$T/raw.pb.gz"
 # the real profile: hotspur symbolize at work, named at record
 "$HOTSPUR" record -F 2000 -o "$T/real.pb.gz" -- sh -c "for i in 1 2 3 4 5 6; do '$HOTSPUR' symbolize -o /dev/null '$T/raw.pb.gz'; done" >/dev/null 2>&1
