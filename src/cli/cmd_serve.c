@@ -17,6 +17,7 @@
 #include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "server/server.h"
+#include "base/fs.h"
 
 static const char serve_usage[] =
     "usage: hotspur serve [--listen HOST:PORT] [--data DIR | --store URL] [options]\n"
@@ -106,18 +107,7 @@ static int parse_body_size(const char *s, size_t *out)
 /* mkdir -p with mode 0700 for the directories we create. */
 static int make_dirs(const char *path)
 {
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
+    return hs_mkdirs(path, 0700, NULL, 0);
 }
 
 static int default_data_dir(char *out, size_t outlen)

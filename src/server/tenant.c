@@ -22,6 +22,7 @@
 
 #include "base/clock.h"
 #include "server/query_cache.h"
+#include "base/fs.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -80,18 +81,7 @@ int hs_tenant_store_url(const char *base, const char *name, char *out, size_t le
 
 static int mkdirs(const char *path)
 {
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0700) == 0 || errno == EEXIST ? 0 : -1;
+    return hs_mkdirs(path, 0700, NULL, 0);
 }
 
 static void tenant_free(hs_tenant *t)

@@ -56,6 +56,7 @@
  * the WAL is truncated.
  */
 #include "store/sqlite_internal.h"
+#include "base/fs.h"
 
 static int sql_code(sqlite3 *db, int rc)
 {
@@ -253,26 +254,14 @@ void sq_reader_put(sq *s, reader *r)
 
 static int mkdirs(const char *dir, char *err, size_t errlen)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp) {
+    char where[4096];
+    if (hs_mkdirs(dir, 0700, where, sizeof where) == 0)
+        return 0;
+    if (errno == ENAMETOOLONG)
         ERR("sqlite: directory name too long");
-        return -1;
-    }
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
-            ERR("sqlite: cannot create %s: %s", tmp, strerror(errno));
-            return -1;
-        }
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
-        ERR("sqlite: cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    return 0;
+    else
+        ERR("sqlite: cannot create %s: %s", where, strerror(errno));
+    return -1;
 }
 
 static const hs_store_ops sqlite_ops;
