@@ -1073,11 +1073,7 @@ int hs_export_callgrind_ex(const hs_view *v, FILE *out, size_t pass_calls, unsig
     if (cg.failed || cg.turn != (cg.n_passes ? cg.pass_blk[cg.n_passes] : 0))
         goto oom;
     fprintf(out, "\ntotals: %" PRId64 "\n", total);
-    if (fflush(out) != 0 || ferror(out)) {
-        snprintf(err, errlen, "write error: %s", strerror(errno));
-        goto done;
-    }
-    rc = 0;
+    rc = hs_out_finish(out, err, errlen);
     goto done;
 oom:
     snprintf(err, errlen, "out of memory writing callgrind");

@@ -134,11 +134,7 @@ int hs_export_collapsed(const hs_view *v, FILE *out, char *err, size_t errlen)
         goto done;
     hs_wflush(c.p.w);
     hs_wbuf_end(c.p.w);
-    if (fflush(out) != 0 || ferror(out)) {
-        snprintf(err, errlen, "write error: %s", strerror(errno));
-        goto done;
-    }
-    rc = 0;
+    rc = hs_out_finish(out, err, errlen);
 done:
     hs_wpath_close(&c.p);
     free(names);

@@ -154,11 +154,7 @@ static int hs_flame_empty(const hs_view *v, const char *title, FILE *out, char *
     fputs(". Sample type: ", out);
     hs_html_text(out, v->sample_type ? v->sample_type : "");
     fputs(".</p>\n</body></html>\n", out);
-    if (fflush(out) != 0 || ferror(out)) {
-        snprintf(err, errlen, "write error: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    return hs_out_finish(out, err, errlen);
 }
 
 static int hs_flame_write(const hs_view *v, const char *title, const char *palette, bool diff,
@@ -223,11 +219,7 @@ static int hs_flame_write(const hs_view *v, const char *title, const char *palet
     fprintf(out, "],\"merged\":%zu}", e.merged);
     const char *rest = mark + strlen(HS_FLAME_MARKER);
     fwrite(rest, 1, hs_flame_html_len - (size_t)(rest - tpl), out);
-    if (fflush(out) != 0 || ferror(out)) {
-        snprintf(err, errlen, "write error: %s", strerror(errno));
-        goto done;
-    }
-    rc = 0;
+    rc = hs_out_finish(out, err, errlen);
 done:
     free(w);
     free(name_ix);

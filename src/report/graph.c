@@ -151,9 +151,5 @@ int hs_report_graph(const hs_view *v, const hs_analysis_options *o, const char *
     }
     fputs("}\n", out);
     hs_graph_free(&g);
-    if (fflush(out) != 0 || ferror(out)) {
-        snprintf(err, errlen, "write error: %s", strerror(errno));
-        return -1;
-    }
-    return 0;
+    return hs_out_finish(out, err, errlen);
 }

@@ -417,11 +417,7 @@ static int hs_ss_export(hs_ss_views *m, const char *name, FILE *out, char *err, 
     HS_WLIT(c.p.w, "]}\n");
     hs_wflush(c.p.w);
     hs_wbuf_end(c.p.w);
-    if (fflush(out) != 0 || ferror(out)) {
-        snprintf(err, errlen, "write error: %s", strerror(errno));
-        goto done;
-    }
-    rc = 0;
+    rc = hs_out_finish(out, err, errlen);
     goto done;
 oom:
     snprintf(err, errlen, "out of memory writing speedscope JSON");

@@ -398,3 +398,12 @@ uint32_t hs_map_get(hs_map *m, uint64_t a, uint64_t b, int *is_new)
     *is_new = 1;
     return (uint32_t)(m->n - 1);
 }
+
+int hs_out_finish(FILE *out, char *err, size_t errlen)
+{
+    if (fflush(out) != 0 || ferror(out)) {
+        snprintf(err, errlen, "write error: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}

@@ -132,4 +132,8 @@ void hs_json_string(FILE *out, const char *s);
 /* The same through a writer. */
 void hs_wjson_string(hs_wbuf *w, const char *s);
 
+/* The end of writing a file: out flushed, and no write to it failed. 0, or
+ * -1 with "write error: ..." in err. */
+int hs_out_finish(FILE *out, char *err, size_t errlen);
+
 #endif
