@@ -11,6 +11,7 @@
  * the debuginfod lookups, which a thread of their own makes. */
 #define _GNU_SOURCE
 #include "server/names.h"
+#include "server/names_elf.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -43,11 +44,6 @@
 
 enum { SRC_UPLOAD, SRC_BUILD_ID, SRC_PATH, SRC_DEBUGINFOD, N_SRC };
 static const char *const src_names[N_SRC] = {"upload", "build-id", "path", "debuginfod"};
-
-typedef struct {
-    uint64_t offset, filesz, vaddr;
-    bool exec;
-} load_t;
 
 /* What is known of one build ID. */
 typedef struct {
@@ -131,101 +127,6 @@ bool hs_names_build_id_ok(const char *s)
 const char *hs_names_dir(const hs_names *n)
 {
     return n->dir;
-}
-
-/* ---- ELF files ---- */
-
-typedef struct {
-    char bid[HS_BUILD_ID_MAX + 1];
-    load_t loads[16];
-    size_t n_loads;
-    bool complete, debug;
-} elf_info;
-
-/* Whether the dynamic section scn names the object a kernel vDSO
- * (DT_SONAME linux-vdso.so.1, linux-gate.so.1 and kin). */
-static bool is_vdso(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh)
-{
-    Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || !sh->sh_entsize)
-        return false;
-    for (size_t i = 0; i < sh->sh_size / sh->sh_entsize; i++) {
-        GElf_Dyn dyn;
-        if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
-            break;
-        if (dyn.d_tag != DT_SONAME)
-            continue;
-        const char *so = elf_strptr(e, sh->sh_link, dyn.d_un.d_val);
-        return so && (strncmp(so, "linux-vdso", 10) == 0 || strncmp(so, "linux-gate", 10) == 0);
-    }
-    return false;
-}
-
-/* Inspect the regular file at path. 0, or -1 (not a readable ELF file). */
-static int inspect(const char *path, elf_info *out)
-{
-    memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return -1;
-    struct stat st;
-    Elf *e = NULL;
-    int rc = -1;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        goto out;
-    elf_version(EV_CURRENT);
-    e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-    GElf_Ehdr eh;
-    if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
-        goto out;
-    const void *bits = NULL;
-    ssize_t nb = dwelf_elf_gnu_build_id(e, &bits);
-    if (nb > 0 && bits && (size_t)nb * 2 <= HS_BUILD_ID_MAX)
-        for (ssize_t i = 0; i < nb; i++)
-            sprintf(out->bid + 2 * i, "%02x", ((const unsigned char *)bits)[i]);
-    size_t nph = 0;
-    if (elf_getphdrnum(e, &nph) != 0)
-        nph = 0;
-    bool any_exec = false, exec_bytes = true;
-    for (size_t i = 0; i < nph && out->n_loads < 16; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
-            continue;
-        bool x = (ph.p_flags & PF_X) != 0;
-        out->loads[out->n_loads++] = (load_t){ph.p_offset, ph.p_filesz, ph.p_vaddr, x};
-        if (x) {
-            any_exec = true;
-            exec_bytes &= ph.p_filesz > 0;
-        }
-    }
-    /* a .debug file keeps the program headers but not the code: its
-     * segments' offsets mean nothing (see to_vaddr) */
-    size_t shstrndx;
-    Elf_Scn *scn = NULL;
-    bool text_nobits = false;
-    if (elf_getshdrstrndx(e, &shstrndx) == 0)
-        while ((scn = elf_nextscn(e, scn))) {
-            GElf_Shdr sh;
-            const char *nm;
-            if (!gelf_getshdr(scn, &sh) || !(nm = elf_strptr(e, shstrndx, sh.sh_name)))
-                continue;
-            if (sh.sh_type != SHT_NOBITS && (strcmp(nm, ".debug_info") == 0 || strcmp(nm, ".zdebug_info") == 0 ||
-                                             strcmp(nm, ".symtab") == 0))
-                out->debug = true;
-            if (strcmp(nm, ".text") == 0 && sh.sh_type == SHT_NOBITS)
-                text_nobits = true;
-            /* the vDSO has no .symtab but every function in .dynsym: its
-             * image is all there is to name its frames with */
-            if (sh.sh_type == SHT_DYNAMIC && is_vdso(e, scn, &sh))
-                out->debug = true;
-        }
-    out->complete = any_exec && exec_bytes && !text_nobits;
-    rc = 0;
-out:
-    if (e)
-        elf_end(e);
-    close(fd);
-    return rc;
 }
 
 /* The link-time address of a frame at rel bytes into a mapping that starts
@@ -315,7 +216,7 @@ static void upload_path(const hs_names *n, const char *bid, char *out, size_t ca
 static bool try_file(build_t *b, const char *path)
 {
     elf_info in;
-    if (inspect(path, &in) != 0 || strcmp(in.bid, b->bid) != 0)
+    if (hs_names_inspect(path, &in) != 0 || strcmp(in.bid, b->bid) != 0)
         return false;
     char *p = strdup(path);
     if (!p)
@@ -928,7 +829,7 @@ int hs_names_add_upload(hs_names *n, const char *build_id, const char *tmp, char
     } else if (!hs_names_build_id_ok(build_id)) {
         snprintf(err, errlen, "not a build ID: 2 to 128 lowercase hex digits");
         status = 400;
-    } else if (inspect(tmp, &in) != 0) {
+    } else if (hs_names_inspect(tmp, &in) != 0) {
         snprintf(err, errlen, "not an ELF file");
         status = 400;
     } else if (strcmp(in.bid, build_id) != 0) {
