@@ -119,6 +119,7 @@ static int find_libc(pid_t pid, libc_map *m, char *err, size_t errlen)
     if (!f)
         return fail(err, errlen, "cannot read %s: %s", path, strerror(errno));
     memset(m, 0, sizeof *m);
+    unsigned long cand_lo = 0, cand_hi = 0; /* the last offset-0 mapping of libc seen */
     while (fgets(line, sizeof line, f)) {
         unsigned long lo, hi, off;
         int name = 0;
@@ -140,9 +141,17 @@ static int find_libc(pid_t pid, libc_map *m, char *err, size_t errlen)
         }
         if (strncmp(base, "ld-musl", 7) == 0)
             m->musl = 1;
-        if (!m->base && off == 0 && (strcmp(base, "libc.so.6") == 0 || strncmp(base, "libc-2.", 7) == 0)) {
+        /* The loaded libc: its offset-0 mapping is the one its code
+         * mapping follows (or is). Another mapping of the file at offset 0
+         * is a copy read as data (the agent's symbolizer, after an earlier
+         * attach, maps libc.so.6 whole to read its symbols): a base taken
+         * from it put the injected call in non-executable memory. */
+        if (!m->base && is_libc && off == 0 && perms[2] != 'x') {
+            cand_lo = lo;
+            cand_hi = hi;
+        } else if (!m->base && is_libc && perms[2] == 'x' && (off == 0 || lo == cand_hi)) {
             snprintf(m->path, sizeof m->path, "%s", p);
-            m->base = lo;
+            m->base = off == 0 ? lo : cand_lo;
         }
     }
     fclose(f);

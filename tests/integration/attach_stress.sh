@@ -8,8 +8,8 @@
 source "$(dirname "$0")/lib.sh"
 needs_malloc_interposition
 
-"$PROGS/stress" 30 16 >plain.out
-"$PROGS/stress" 30 16 >att.out 2>att.err &
+"$PROGS/stress" 120 16 >plain.out
+"$PROGS/stress" 120 16 >att.out 2>att.err &
 spid=$!
 trap 'kill -9 "$spid" 2>/dev/null || true' EXIT
 sleep 0.4
