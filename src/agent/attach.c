@@ -83,11 +83,6 @@ static long g_page;
 
 /* ---- modules ---- */
 
-static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
-{
-    return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
-}
-
 /* Not ours to rewrite: the agent itself, libc, the loader, the vDSO. */
 static int skipped(const struct dl_phdr_info *info)
 {
@@ -191,33 +186,16 @@ static int patch_module(struct dl_phdr_info *info, size_t size, void *unused)
     (void)unused;
     if (skipped(info))
         return 0;
-    const ElfW(Dyn) *dyn = NULL;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    const ElfW(Rela) *jmprel = NULL, *rela = NULL;
-    size_t jmpsz = 0, relasz = 0;
-    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-        switch (dyn->d_tag) {
-        case DT_SYMTAB: symtab = dyn_ptr(info, dyn->d_un.d_ptr); break;
-        case DT_STRTAB: strtab = dyn_ptr(info, dyn->d_un.d_ptr); break;
-        case DT_JMPREL: jmprel = dyn_ptr(info, dyn->d_un.d_ptr); break;
-        case DT_PLTRELSZ: jmpsz = dyn->d_un.d_val; break;
-        case DT_RELA: rela = dyn_ptr(info, dyn->d_un.d_ptr); break;
-        case DT_RELASZ: relasz = dyn->d_un.d_val; break;
-        default: break;
-        }
-    }
-    if (!symtab || !strtab)
+    hs_dyn_tables dt;
+    hs_agent_dyn_tables(info, &dt);
+    if (!dt.symtab || !dt.strtab)
         return 0;
     uintptr_t rlo, rhi;
     relro(info, &rlo, &rhi);
-    if (jmprel)
-        patch_table(info, jmprel, jmpsz, symtab, strtab, rlo, rhi);
-    if (rela)
-        patch_table(info, rela, relasz, symtab, strtab, rlo, rhi);
+    if (dt.jmprel)
+        patch_table(info, dt.jmprel, dt.jmprel_size, dt.symtab, dt.strtab, rlo, rhi);
+    if (dt.rela)
+        patch_table(info, dt.rela, dt.rela_size, dt.symtab, dt.strtab, rlo, rhi);
     return 0;
 }
 

@@ -71,25 +71,36 @@ static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
     return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
 }
 
-/* Whether object info defines (not just references) the function name,
- * looked up in its GNU hash table (objects without one count as not). */
-static int defines(const struct dl_phdr_info *info, const char *name)
+void hs_agent_dyn_tables(const struct dl_phdr_info *info, hs_dyn_tables *t)
 {
+    memset(t, 0, sizeof *t);
     const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
             dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-    const ElfW(Sym) *symtab = NULL;
-    const char *strtab = NULL;
-    const uint32_t *gnu = NULL;
     for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
-        if (dyn->d_tag == DT_SYMTAB)
-            symtab = dyn_ptr(info, dyn->d_un.d_ptr);
-        else if (dyn->d_tag == DT_STRTAB)
-            strtab = dyn_ptr(info, dyn->d_un.d_ptr);
-        else if (dyn->d_tag == DT_GNU_HASH)
-            gnu = dyn_ptr(info, dyn->d_un.d_ptr);
+        switch (dyn->d_tag) {
+        case DT_SYMTAB: t->symtab = dyn_ptr(info, dyn->d_un.d_ptr); break;
+        case DT_STRTAB: t->strtab = dyn_ptr(info, dyn->d_un.d_ptr); break;
+        case DT_GNU_HASH: t->gnu_hash = dyn_ptr(info, dyn->d_un.d_ptr); break;
+        case DT_JMPREL: t->jmprel = dyn_ptr(info, dyn->d_un.d_ptr); break;
+        case DT_PLTRELSZ: t->jmprel_size = dyn->d_un.d_val; break;
+        case DT_RELA: t->rela = dyn_ptr(info, dyn->d_un.d_ptr); break;
+        case DT_RELASZ: t->rela_size = dyn->d_un.d_val; break;
+        default: break;
+        }
     }
+}
+
+/* Whether object info defines (not just references) the function name,
+ * looked up in its GNU hash table (objects without one count as not). */
+static int defines(const struct dl_phdr_info *info, const char *name)
+{
+    hs_dyn_tables dt;
+    hs_agent_dyn_tables(info, &dt);
+    const ElfW(Sym) *symtab = dt.symtab;
+    const char *strtab = dt.strtab;
+    const uint32_t *gnu = dt.gnu_hash;
     if (!symtab || !strtab || !gnu || !gnu[0])
         return 0;
     uint32_t h = 5381, nbuckets = gnu[0], symoffset = gnu[1], bloom_words = gnu[2];

@@ -6,6 +6,7 @@
 #define HS_AGENT_CORE_H
 
 #include <limits.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -101,6 +102,18 @@ hs_stack_entry *hs_agent_intern_call(hs_stacktab *t, const hs_call_regs *c);
 int hs_agent_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 /* Whether addr lies in the agent's own library (code or data). */
 int hs_agent_owns_pc(uint64_t addr);
+
+/* The tables of a loaded object's dynamic section (NULL / 0 when absent),
+ * found through its PT_DYNAMIC segment: its symbols and their names, its
+ * GNU hash table, its PLT and other relocations. */
+typedef struct {
+    const ElfW(Sym) *symtab;
+    const char *strtab;
+    const uint32_t *gnu_hash;
+    const ElfW(Rela) *jmprel, *rela;
+    size_t jmprel_size, rela_size;
+} hs_dyn_tables;
+void hs_agent_dyn_tables(const struct dl_phdr_info *info, hs_dyn_tables *t);
 /* Who defines what calls to the function `name` reach: NULL when it is the
  * agent (or no one), else the defining object's path. That is the first
  * object in the global lookup order with a real definition, which
