@@ -38,11 +38,15 @@ grep -q "1 service profile uploaded" agent.err || fail "no live_target upload: $
 # windows by a dummy event): still no memory error, and every image's
 # samples unwound down to main.
 rc=0
+: >agent2.err # counted below before the agent's shell may have opened it
 "${VG[@]}" "$HOTSPUR" agent --server "$SERVER_URL" -F 49 --period 1.5s --duration 1s --match comm=live_targ \
     >agent2.out 2>agent2.err &
 AG=$!
 PIDS+=($AG)
-for ((t = 0; t < 100 && $(grep -c 'window of' agent2.err) < 4; t++)); do sleep 0.2; done
+for ((t = 0; t < 100; t++)); do
+    [ "$(grep -c 'window of' agent2.err)" -ge 4 ] && break
+    sleep 0.2
+done
 kill -TERM $AG
 wait $AG || rc=$?
 tail -6 agent2.err
