@@ -3,10 +3,12 @@
 # Statistics on synthetic inputs (seeded, so deterministic): a 2x slowdown
 # is significant (+100%, p < 0.05) and fails --fail-on-regression 5%; two
 # samples of the same distribution give '~' and pass. Then end to end with
-# real runs: BENCH_SCALE=2 doubles madd's work (same names), which compare
-# finds significant and worse by more than 50% (the Go format read back
-# too); the example's before/after programs show allocs/op 1 -> 0
-# significant; two runs of the same code give '~' for allocs/op and B/op.
+# real runs: BENCH_SCALE=4 multiplies madd's work by 4 (same names), which
+# compare finds significant and worse by more than 150% (the Go format read
+# back too; 4x, not 2x, so the effect stays far above what a loaded shared
+# machine does to a run's CPU time); the example's before/after programs
+# show allocs/op 1 -> 0 significant; two runs of the same code give '~' for
+# allocs/op and B/op.
 source "$(dirname "$0")/lib.sh"
 
 python3 - <<'PY'
@@ -50,19 +52,21 @@ grep -Eq '^encode/size=64 +.* ~ \(p=' same.txt || fail "same distribution not re
 # End to end: real runs.
 run() { "$PROGS/bench_harness_cases" --filter '^madd/n=400$' --forks 2 --warmup 1 --iterations 10 --time 5ms "$@" >/dev/null 2>>err.txt; }
 run --format json --out madd1.json || fail "run 1 failed"
-BENCH_SCALE=2 run --format json --out madd2.json || fail "run 2 failed"
+BENCH_SCALE=4 run --format json --out madd2.json || fail "run 2 failed"
 "$HOTSPUR" bench compare --metric ns/op --metric cpu-ns/op madd1.json madd2.json >real.txt ||
     fail "compare of real runs failed"
 cat real.txt
-# In CPU time: significant and about +100%. In wall time: significant,
-# asserted unless the load average exceeds the CPU count (then another
-# process's share of the CPU, not the benchmark, decides the wall time).
-python3 - real.txt <<'PY' || fail "a real 2x slowdown is not found significant"
+# In CPU time: significant and about +300% (asserted: more than +150%; with
+# a 2x slowdown and a +70..130% band this failed once in a fresh-clone CI
+# run). In wall time: significant, asserted unless the load average
+# exceeds the CPU count (then another process's share of the CPU, not the
+# benchmark, decides the wall time).
+python3 - real.txt <<'PY' || fail "a real 4x slowdown is not found significant"
 import os, re, sys
 t = open(sys.argv[1]).read()
 wall, cpu = t.split("\n\n")[:2]
 m = re.search(r"^madd/n=400 .*?\+([0-9.]+)% \[.*\(p=([0-9.]+) n=20\+20\)", cpu, re.M)
-assert m and 70 < float(m.group(1)) < 130 and float(m.group(2)) < 0.05, cpu
+assert m and float(m.group(1)) > 150 and float(m.group(2)) < 0.05, cpu
 m = re.search(r"^madd/n=400 .*?\+([0-9.]+)% \[.*\(p=([0-9.]+) n=20\+20\)", wall, re.M)
 if not (m and float(m.group(2)) < 0.05):
     if os.getloadavg()[0] > os.cpu_count():
@@ -71,7 +75,7 @@ if not (m and float(m.group(2)) < 0.05):
     else:
         sys.exit("wall-time slowdown not significant:\n" + wall)
 PY
-run --format go --out madd1.txt && BENCH_SCALE=2 run --format go --out madd2.txt || fail "Go-format runs failed"
+run --format go --out madd1.txt && BENCH_SCALE=4 run --format go --out madd2.txt || fail "Go-format runs failed"
 "$HOTSPUR" bench compare madd1.txt madd2.txt >realgo.txt || fail "compare of Go-format files failed"
 grep -A1 '^cpu-ns/op' realgo.txt | grep -Eq '^Madd/n=400 .*\+[0-9.]+% \[' ||
     { cat realgo.txt; fail "Go-format slowdown (cpu-ns/op) not significant"; }
