@@ -20,9 +20,9 @@
  *
  * What pprof has and OTLP has not travels as attributes (hs_otlp_attr_*):
  * a mapping's build ID and has_* flags, a location's is_folded, a profile's
- * comments, drop/keep_frames and default sample type. Per-sample
- * timestamps are not kept: a sample's values are summed (a timestamp
- * without a value counts 1), the pprof model has no time per sample. */
+ * comments, drop/keep_frames and default sample type. A sample's values
+ * are summed (a timestamp without a value counts 1): the pprof model has
+ * no time per sample, so timestamps are kept as time slices (below). */
 #ifndef HS_PROFILE_OTLP_H
 #define HS_PROFILE_OTLP_H
 
@@ -34,6 +34,12 @@
 #include "profile/profile.h"
 
 #define HS_OTLP_PATH "/v1development/profiles"
+
+/* Per-sample timestamps are kept to a time slice: a group whose samples
+ * fall in several 10 s slices (Pyroscope's resolution) is a profile per
+ * slice; wider slices past 64 of them. */
+#define HS_OTLP_SLICE_NS 10000000000LL
+#define HS_OTLP_MAX_SLICES 64
 
 /* Attribute keys (OpenTelemetry semantic conventions where they have one). */
 #define HS_OTLP_ATTR_BUILD_ID "process.executable.build_id.gnu"
@@ -80,6 +86,8 @@ typedef struct {
     unsigned char *original; /* original_payload when its format is "pprof", else NULL */
     size_t original_len;
     size_t n_otlp;      /* the OTLP profiles it was made of */
+    size_t group;       /* which of the request's groups (profiles of one time slice of a
+                           group share it) */
 } hs_otlp_profile;
 
 typedef struct {

@@ -367,9 +367,84 @@ static uint64_t conv_location(conv *v, int32_t i)
     return v->loc_id[i] = id;
 }
 
-/* One pprof profile from the OTLP profiles prs[0..n) (one sample type each). */
-static int conv_group(const Dict *d, Prof *const *prs, size_t n, size_t max_samples, hs_profile **out, char *err,
-                      size_t errlen)
+/* ---- time slices: per-sample timestamps kept to HS_OTLP_SLICE_NS ----
+ * A group whose samples' timestamps fall in more than one slice becomes a
+ * profile per slice (its time and duration the slice's, within the OTLP
+ * profile's own window), plus one with the OTLP profile's window for the
+ * values that have no timestamp, so a query of a time range gets the
+ * samples taken in it. */
+typedef struct {
+    int64_t width;  /* ns; a multiple of HS_OTLP_SLICE_NS */
+    int64_t index;  /* the slice [index * width, (index + 1) * width) */
+    bool undated;   /* the values without a timestamp instead */
+} slice;
+
+/* The slice of timestamp ts (not 0). */
+static int64_t slice_of(uint64_t ts, int64_t width)
+{
+    return (int64_t)(ts / (uint64_t)width);
+}
+
+/* Whether value k of sample s (any k when it has no timestamps) belongs to
+ * slice sl. */
+static bool in_slice(const Sample *s, size_t k, const slice *sl)
+{
+    if (!s->n_timestamps_unix_nano || !s->timestamps_unix_nano[k])
+        return sl->undated;
+    return !sl->undated && slice_of(s->timestamps_unix_nano[k], sl->width) == sl->index;
+}
+
+/* The slices of group prs[0..n): 0 when every timestamp falls in one
+ * slice (the group stays one profile), else the number written to
+ * out[0..HS_OTLP_MAX_SLICES + 1), the slice of undated values first when
+ * there are any. Wider slices when the timestamps span more than
+ * HS_OTLP_MAX_SLICES of them. */
+static size_t group_slices(Prof *const *prs, size_t n, slice *out)
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    bool undated = false;
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < prs[t]->n_samples; i++) {
+            const Sample *s = prs[t]->samples[i];
+            undated |= !s->n_timestamps_unix_nano;
+            for (size_t k = 0; k < s->n_timestamps_unix_nano; k++) {
+                uint64_t ts = s->timestamps_unix_nano[k];
+                undated |= !ts;
+                if (ts && ts < lo)
+                    lo = ts;
+                if (ts > hi)
+                    hi = ts;
+            }
+        }
+    if (!hi)
+        return 0;
+    int64_t width = HS_OTLP_SLICE_NS;
+    while ((uint64_t)(slice_of(hi, width) - slice_of(lo, width)) >= HS_OTLP_MAX_SLICES)
+        width *= 2;
+    if (slice_of(hi, width) == slice_of(lo, width))
+        return 0;
+    bool used[HS_OTLP_MAX_SLICES] = {0};
+    int64_t first = slice_of(lo, width);
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < prs[t]->n_samples; i++) {
+            const Sample *s = prs[t]->samples[i];
+            for (size_t k = 0; k < s->n_timestamps_unix_nano; k++)
+                if (s->timestamps_unix_nano[k])
+                    used[slice_of(s->timestamps_unix_nano[k], width) - first] = true;
+        }
+    size_t m = 0;
+    if (undated)
+        out[m++] = (slice){.width = width, .undated = true};
+    for (int64_t j = 0; j < HS_OTLP_MAX_SLICES; j++)
+        if (used[j])
+            out[m++] = (slice){.width = width, .index = first + j};
+    return m;
+}
+
+/* One pprof profile from the OTLP profiles prs[0..n) (one sample type
+ * each): the values of slice sl only when sl is not NULL. */
+static int conv_group(const Dict *d, Prof *const *prs, size_t n, const slice *sl, size_t max_samples, hs_profile **out,
+                      char *err, size_t errlen)
 {
     conv v = {.d = d};
     hs_strtab keys = {0};
@@ -401,6 +476,16 @@ static int conv_group(const Dict *d, Prof *const *prs, size_t n, size_t max_samp
                               p0->period_type ? dstr(d, p0->period_type->unit_strindex) : "", p0->period);
     v.p->time_nanos = (int64_t)p0->time_unix_nano;
     v.p->duration_nanos = (int64_t)p0->duration_nano;
+    if (sl && !sl->undated) { /* the slice, within the profile's window when it has one */
+        int64_t a0 = sl->index * sl->width, a1 = a0 + sl->width;
+        int64_t w0 = v.p->time_nanos, w1 = w0 + v.p->duration_nanos;
+        if (w0 > a0 && w0 < a1)
+            a0 = w0;
+        if (v.p->duration_nanos > 0 && w1 > a0 && w1 < a1)
+            a1 = w1;
+        v.p->time_nanos = a0;
+        v.p->duration_nanos = a1 - a0;
+    }
     const Attr *a;
     if ((a = find_attr(d, p0->attribute_indices, p0->n_attribute_indices, HS_OTLP_ATTR_COMMENT)) && a->value) {
         if (a->value->value_case == AV(ARRAY_VALUE) && a->value->array_value) {
@@ -430,6 +515,24 @@ static int conv_group(const Dict *d, Prof *const *prs, size_t n, size_t max_samp
     for (size_t t = 0; t < n; t++)
         for (size_t i = 0; i < prs[t]->n_samples; i++) {
             const Sample *s = prs[t]->samples[i];
+            int64_t sum = 0;
+            bool any = !sl;
+            if (s->n_values) {
+                for (size_t k = 0; k < s->n_values; k++)
+                    if (!sl || in_slice(s, k, sl)) {
+                        any = true;
+                        if (__builtin_add_overflow(sum, s->values[k], &sum))
+                            goto overflow;
+                    }
+            } else {
+                for (size_t k = 0; k < s->n_timestamps_unix_nano; k++)
+                    if (!sl || in_slice(s, k, sl)) {
+                        any = true;
+                        sum++;
+                    }
+            }
+            if (!any)
+                continue;
             size_t na = s->n_attribute_indices, klen = (na + 2) * sizeof(int32_t);
             int32_t kb[32], *key = na + 2 <= 32 ? kb : malloc(klen);
             if (!key)
@@ -470,14 +573,6 @@ static int conv_group(const Dict *d, Prof *const *prs, size_t n, size_t max_samp
             }
             if (id == before)
                 first[id] = s;
-            int64_t sum = 0;
-            if (s->n_values) {
-                for (size_t k = 0; k < s->n_values; k++)
-                    if (__builtin_add_overflow(sum, s->values[k], &sum))
-                        goto overflow;
-            } else {
-                sum = (int64_t)s->n_timestamps_unix_nano;
-            }
             if (__builtin_add_overflow(vals[id * n + t], sum, &vals[id * n + t]))
                 goto overflow;
         }
@@ -722,13 +817,16 @@ int hs_otlp_from_request(const OtlpRequest *rq, size_t max_samples, hs_otlp_batc
         return st;
     const Dict *d = rq->dictionary;
     Prof **g = malloc(total * sizeof *g);
-    out->p = calloc(total, sizeof *out->p);
+    size_t cap = total;
+    out->p = calloc(cap, sizeof *out->p);
+    slice sl[HS_OTLP_MAX_SLICES + 1];
     if (!g || !out->p) {
         free(g);
         snprintf(err, errlen, "out of memory converting OTLP");
         hs_otlp_batch_free(out);
         return HS_OTLP_NOMEM;
     }
+    size_t group = 0;
     for (size_t r = 0; r < rq->n_resource_profiles && !st; r++) {
         const RProf *rp = rq->resource_profiles[r];
         for (size_t s = 0; s < rp->n_scope_profiles && !st; s++) {
@@ -749,13 +847,33 @@ int hs_otlp_from_request(const OtlpRequest *rq, size_t max_samples, hs_otlp_batc
                         g[n++] = sp->profiles[j];
                         used[j] = 1;
                     }
-                hs_otlp_profile *o = &out->p[out->n++];
-                if (group_meta(d, rp, g, n, o) != 0) {
-                    st = HS_OTLP_NOMEM;
-                    snprintf(err, errlen, "out of memory converting OTLP");
-                } else {
-                    st = conv_group(d, g, n, max_samples, &o->profile, err, errlen);
+                /* a pprof original payload is stored as it is: no slices */
+                bool original = strcasecmp(g[0]->original_payload_format, "pprof") == 0 && g[0]->original_payload.len;
+                size_t nsl = original ? 0 : group_slices(g, n, sl);
+                for (size_t k = 0; k < (nsl ? nsl : 1) && !st; k++) {
+                    if (out->n == cap) {
+                        hs_otlp_profile *np = realloc(out->p, 2 * cap * sizeof *np);
+                        if (!np) {
+                            st = HS_OTLP_NOMEM;
+                            snprintf(err, errlen, "out of memory converting OTLP");
+                            break;
+                        }
+                        memset(np + cap, 0, cap * sizeof *np);
+                        out->p = np;
+                        cap *= 2;
+                    }
+                    hs_otlp_profile *o = &out->p[out->n++];
+                    o->group = group;
+                    if (group_meta(d, rp, g, n, o) != 0) {
+                        st = HS_OTLP_NOMEM;
+                        snprintf(err, errlen, "out of memory converting OTLP");
+                    } else {
+                        st = conv_group(d, g, n, nsl ? &sl[k] : NULL, max_samples, &o->profile, err, errlen);
+                    }
+                    if (nsl && o->id[0] && !sl[k].undated) /* one id per slice, the same on a resend */
+                        snprintf(o->id + 16, 17, "%016" PRIx64, (uint64_t)strtoull(o->id + 16, NULL, 16) ^ (uint64_t)(sl[k].index + 1));
                 }
+                group++;
             }
             free(used);
         }

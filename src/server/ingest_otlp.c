@@ -157,7 +157,7 @@ int hs_ingest_otlp(hs_batcher *b, const hs_limits *lim, const hs_http_request *r
     if (st)
         return respond_status(rs, hs_ingest_http_status(r.code), json, r.msg);
 
-    size_t rejected = 0;
+    size_t rejected = 0, counted = SIZE_MAX; /* the last group counted rejected */
     int first_status = 0;
     char first_msg[sizeof r.msg + 320] = "";
     for (size_t i = 0; i < batch.n; i++) {
@@ -177,7 +177,9 @@ int hs_ingest_otlp(hs_batcher *b, const hs_limits *lim, const hs_http_request *r
         }
         free(enc);
         if (r.code != HS_INGEST_OK) {
-            rejected += o->n_otlp;
+            if (o->group != counted) /* a time slice of a group counted already */
+                rejected += o->n_otlp;
+            counted = o->group;
             if (!first_status) {
                 first_status = hs_ingest_http_status(r.code);
                 snprintf(first_msg, sizeof first_msg, "profile %zu (%.250s): %s", i, o->service, r.msg);

@@ -5,7 +5,8 @@
 # POST /v1development/profiles in JSON, protobuf and gzipped protobuf (a
 # request written by hand from the spec: otlp_body.py) and stores the same
 # profile from each; a malformed dictionary is a 400 naming the table and
-# index, with nothing stored; the answers are OTLP's.
+# index, with nothing stored; the answers are OTLP's; per-sample timestamps
+# are kept as 10 s time slices, which a time-range query selects.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
 unset LD_PRELOAD # curl hangs with ASan's runtime preloaded (see server_ingest.sh)
@@ -100,6 +101,23 @@ done
 server_curl id.list "$URL/api/v1/profiles?service=with-id&type=cpu&from=0" >/dev/null
 [ "$(json id.list 'len(d["profiles"])')" = 1 ] && [ "$(json id.list 'd["profiles"][0]["id"]')" = 0102030405060708090a0b0c0d0e0f10 ] ||
     fail "profile_id: $(cat id.list)"
+
+# per-sample timestamps: kept as 10 s time slices (docs/otlp.md). The
+# timestamps-only sample 25 s after the others: its own profile, found by a
+# time range that holds its slice only; the undated value has the OTLP
+# profile's window; all three together are the request's values
+OTLP_SERVICE=slices body json slices >sl.json
+st=$(server_curl sl.out -H 'Content-Type: application/json' --data-binary @sl.json "$URL/v1development/profiles")
+[ "$st" = 200 ] || fail "slices: HTTP $st $(cat sl.out)"
+server_curl sl.list "$URL/api/v1/profiles?service=slices&type=cpu&from=0" >/dev/null
+[ "$(json sl.list 'sorted(p["start"] for p in d["profiles"])')" = "[$now, $now, $(( (now + 25) / 10 * 10 ))]" ] ||
+    fail "slices: not the undated window, the first slice and the late slice: $(cat sl.list)"
+server_curl sl.pb.gz "$URL/api/v1/profile?service=slices&type=cpu&from=$(( (now + 25) / 10 * 10 ))&until=$(( (now + 25) / 10 * 10 + 10 ))" >/dev/null
+"$HOTSPUR" convert --to collapsed sl.pb.gz >sl.folded
+[ "$(cat sl.folded)" = "main 3" ] || fail "slices: the late slice holds the late sample only: $(cat sl.folded)"
+server_curl sl.pb.gz "$URL/api/v1/profile?service=slices&type=cpu&from=0" >/dev/null
+[ "$("$HOTSPUR" convert --to collapsed sl.pb.gz | awk '{s += $NF} END {print s}')" = 6000003 ] ||
+    fail "slices: values lost: $("$HOTSPUR" convert --to collapsed sl.pb.gz)"
 
 # original_payload in pprof: stored instead of the conversion (here a different profile, so it shows)
 for form in json proto; do

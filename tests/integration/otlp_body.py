@@ -150,6 +150,8 @@ def request(variant=""):
         dic["functionTable"][3]["nameStrindex"] = 99
     elif variant == "no-zero":
         dic["stringTable"][0] = "oops"
+    elif variant == "slices":  # the timestamps-only sample 25 s later: another 10 s time slice
+        prof["samples"][2]["timestampsUnixNano"] = [str(NOW + 25 * 10**9)] * 3
     elif variant == "bad-stack":
         prof["samples"][1]["stackIndex"] = 7
     return req

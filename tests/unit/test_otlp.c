@@ -7,7 +7,8 @@
  * layout, entry 0 of each table the zero value, one profile per type, the
  * link), decoded back by hs_otlp_decode and compared frame by frame,
  * label by label, value by value; malformed dictionaries refused with the
- * table and index named; OTLP/JSON read as the spec writes it. */
+ * table and index named; OTLP/JSON read as the spec writes it; per-sample
+ * timestamps kept as time slices. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -294,6 +295,16 @@ static void test_malformed(void **state)
     hs_profile_free(p);
 }
 
+/* body (OTLP/JSON) decoded into b, or the test fails with the reason. */
+static void decode_json_ok(const char *body, size_t len, hs_otlp_batch *b)
+{
+    char err[512];
+    int st = hs_otlp_decode(body, len, true, 0, b, err, sizeof err);
+    if (st)
+        fprintf(stderr, "%s\n", err);
+    assert_int_equal(st, 0);
+}
+
 /* OTLP/JSON as the spec writes it. */
 static void test_json(void **state)
 {
@@ -309,10 +320,7 @@ static void test_json(void **state)
         "\"linkTable\":[{},{\"traceId\":\"5B8EFFF798038103D269B633813FC60C\",\"spanId\":\"eee19b7ec3c1b174\"}]}}";
     hs_otlp_batch batch;
     char err[512];
-    int st = hs_otlp_decode(body, sizeof body - 1, true, 0, &batch, err, sizeof err);
-    if (st)
-        fprintf(stderr, "%s\n", err);
-    assert_int_equal(st, 0);
+    decode_json_ok(body, sizeof body - 1, &batch);
     assert_int_equal(batch.n, 1);
     const hs_profile *p = batch.p[0].profile;
     assert_string_equal(batch.p[0].service, "j");
@@ -332,6 +340,85 @@ static void test_json(void **state)
     assert_non_null(strstr(err, "dictionary.stringTable[1]"));
 }
 
+/* Per-sample timestamps kept as time slices (otlp.h): a profile whose
+ * samples fall in three 10 s slices, with undated values too, is four
+ * profiles, each with its slice's values, time and duration (within the
+ * profile's window) and an id of its own that a resend repeats. */
+static void test_time_slices(void **state)
+{
+    (void)state;
+    /* window [..05 s, ..35 s); slices [..00, ..10), [..10, ..20), [..30, ..40) */
+    static const char body[] =
+        "{\"resourceProfiles\":[{\"scopeProfiles\":[{\"profiles\":[{\"sampleType\":{\"typeStrindex\":1,\"unitStrindex\":2},"
+        "\"samples\":[{\"stackIndex\":1,\"values\":[\"5\"]},"
+        "{\"stackIndex\":1,\"values\":[\"1\",\"2\",\"4\"],"
+        "\"timestampsUnixNano\":[\"1764580006000000000\",\"1764580011000000000\",\"1764580012000000000\"]},"
+        "{\"stackIndex\":2,\"timestampsUnixNano\":[\"1764580031000000000\",\"1764580032000000000\"]}],"
+        "\"timeUnixNano\":\"1764580005000000000\",\"durationNano\":\"30000000000\","
+        "\"profileId\":\"AAECAwQFBgcICQoLDA0ODw==\"}]}]}],"
+        "\"dictionary\":{\"mappingTable\":[{}],\"locationTable\":[{},{\"lines\":[{\"functionIndex\":1}]},"
+        "{\"lines\":[{\"functionIndex\":2}]}],\"functionTable\":[{},{\"nameStrindex\":3},{\"nameStrindex\":4}],"
+        "\"stringTable\":[\"\",\"cpu\",\"nanoseconds\",\"f\",\"g\"],\"attributeTable\":[{}],"
+        "\"stackTable\":[{},{\"locationIndices\":[1]},{\"locationIndices\":[2]}],\"linkTable\":[{}]}}";
+    static const struct {
+        int64_t time, duration, value;
+        const char *fn, *id;
+    } want[] = {
+        {1764580005000000000LL, 30000000000LL, 5, "f", "000102030405060708090a0b0c0d0e0f"},
+        {1764580005000000000LL, 5000000000LL, 1, "f", NULL},
+        {1764580010000000000LL, 10000000000LL, 6, "f", NULL},
+        {1764580030000000000LL, 5000000000LL, 2, "g", NULL},
+    };
+    hs_otlp_batch batch;
+    decode_json_ok(body, sizeof body - 1, &batch);
+    assert_int_equal(batch.n, 4);
+    assert_int_equal(batch.n_otlp, 1);
+    for (size_t i = 0; i < 4; i++) {
+        const hs_profile *p = batch.p[i].profile;
+        assert_int_equal(batch.p[i].group, 0);
+        assert_int_equal(p->time_nanos, want[i].time);
+        assert_int_equal(p->duration_nanos, want[i].duration);
+        assert_int_equal(p->n_samples, 1);
+        assert_int_equal(p->samples[0].values[0], want[i].value);
+        const hs_location *l = hs_profile_location(p, p->samples[0].location_ids[0]);
+        assert_string_equal(hs_profile_string(p, hs_profile_function(p, l->lines[0].function_id)->name), want[i].fn);
+        for (size_t j = 0; j < i; j++)
+            assert_string_not_equal(batch.p[i].id, batch.p[j].id);
+    }
+    assert_string_equal(batch.p[0].id, want[0].id); /* the undated values keep the profile's id */
+    /* slice index 176458000 (+1) xor-ed into the id's low 64 bits: the same on a resend */
+    char id1[33];
+    snprintf(id1, sizeof id1, "0001020304050607%016llx", 0x08090a0b0c0d0e0fULL ^ 176458001ULL);
+    assert_string_equal(batch.p[1].id, id1);
+    hs_otlp_batch_free(&batch);
+
+    /* timestamps 10 000 s apart: slices widened to keep at most 64 of them;
+     * a group in one slice stays one profile with its own window */
+    static const char wide[] =
+        "{\"resourceProfiles\":[{\"scopeProfiles\":[{\"profiles\":[{\"sampleType\":{\"typeStrindex\":1,\"unitStrindex\":2},"
+        "\"samples\":[{\"stackIndex\":1,\"timestampsUnixNano\":[\"1764580000000000000\",\"1764590000000000000\"]}],"
+        "\"timeUnixNano\":\"1764580000000000000\"},"
+        "{\"sampleType\":{\"typeStrindex\":1,\"unitStrindex\":2},"
+        "\"samples\":[{\"stackIndex\":1,\"timestampsUnixNano\":[\"1764580001000000000\",\"1764580002000000000\"]}],"
+        "\"timeUnixNano\":\"1764580000500000000\",\"durationNano\":\"7000000000\"}]}]}],"
+        "\"dictionary\":{\"mappingTable\":[{}],\"locationTable\":[{},{\"lines\":[{\"functionIndex\":1}]}],"
+        "\"functionTable\":[{},{\"nameStrindex\":3}],\"stringTable\":[\"\",\"cpu\",\"nanoseconds\",\"f\"],"
+        "\"attributeTable\":[{}],\"stackTable\":[{},{\"locationIndices\":[1]}],\"linkTable\":[{}]}}";
+    decode_json_ok(wide, sizeof wide - 1, &batch);
+    assert_int_equal(batch.n, 3);
+    for (size_t i = 0; i < 2; i++) {
+        const hs_profile *p = batch.p[i].profile;
+        assert_int_equal(batch.p[i].group, 0);
+        assert_true(p->duration_nanos > HS_OTLP_SLICE_NS && p->duration_nanos <= 10000000000000LL / 64 * 2);
+        assert_int_equal(p->samples[0].values[0], 1);
+    }
+    assert_int_equal(batch.p[2].group, 1);
+    assert_int_equal(batch.p[2].profile->time_nanos, 1764580000500000000LL);
+    assert_int_equal(batch.p[2].profile->duration_nanos, 7000000000LL);
+    assert_int_equal(batch.p[2].profile->samples[0].values[0], 2);
+    hs_otlp_batch_free(&batch);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_wire_layout),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_time_slices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
