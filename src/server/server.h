@@ -176,8 +176,8 @@ hs_tenant *hs_tenants_default(hs_tenants *ts);
  * on first use. 0, or -1 (a bad name), HS_TENANTS_FULL, or
  * HS_STORE_UNAVAILABLE (its store cannot be opened) with a message. */
 int hs_tenants_get(hs_tenants *ts, const char *name, hs_tenant **out, char *err, size_t errlen);
-/* Open the tenants a SQLite store holds (DIR/tenants/NAME), so retention
- * reaches them after a restart. */
+/* Open the tenants stored before (SQLite: DIR/tenants/NAME; ClickHouse: the
+ * databases DB_t_ENC), so retention reaches them after a restart. */
 int hs_tenants_open_stored(hs_tenants *ts, char *err, size_t errlen);
 /* fn on the default tenant and then on every open one. */
 void hs_tenants_each(hs_tenants *ts, void (*fn)(hs_tenant *t, void *arg), void *arg);

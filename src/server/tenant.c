@@ -13,8 +13,9 @@
  *                           being NAME with every character but [A-Za-z0-9]
  *                           written _XX (hex): one name, one database
  *   uploaded debug info     DEBUGINFO_DIR/tenants/NAME
- * Tenants open on first use and stay open until the server stops; at most
- * HS_TENANTS_MAX besides the default.
+ * Tenants open at the server's start (those with data: SQLite's
+ * directories, ClickHouse's DB_t_* databases) or on first use, and stay
+ * open until the server stops; at most HS_TENANTS_MAX besides the default.
  *
  * The token map (--tokens FILE): "TOKEN TENANT" per line, '#' comments. */
 #define _GNU_SOURCE
@@ -243,18 +244,53 @@ void hs_tenants_each(hs_tenants *ts, void (*fn)(hs_tenant *t, void *arg), void *
     }
 }
 
+/* A ClickHouse database's tenant part (ENC: _XX hex for what is not
+ * [A-Za-z0-9]) back to the tenant's name in out; false if it is not one
+ * hs_tenant_store_url writes. */
+static bool tenant_decode(const char *enc, char *out, size_t len)
+{
+    size_t k = 0;
+    for (const char *c = enc; *c; c++) {
+        if (k + 1 >= len)
+            return false;
+        if (*c == '_') {
+            unsigned v;
+            if (!isxdigit((unsigned char)c[1]) || !isxdigit((unsigned char)c[2]) || sscanf(c + 1, "%2x", &v) != 1)
+                return false;
+            out[k++] = (char)v;
+            c += 2;
+        } else {
+            out[k++] = *c;
+        }
+    }
+    out[k] = 0;
+    return hs_tenant_name_ok(out);
+}
+
 int hs_tenants_open_stored(hs_tenants *ts, char *err, size_t errlen)
 {
     const char *base = ts->cfg.store_url;
-    if (strncmp(base, "clickhouse://", 13) == 0)
-        return 0; /* (opened on first use) */
+    int rc = 0;
+    if (strncmp(base, "clickhouse://", 13) == 0) {
+        /* the databases DB_t_ENC beside the default tenant's */
+        char **v = NULL, name[HS_TENANT_NAME_MAX + 1];
+        size_t n = 0;
+        if (hs_store_siblings(ts->def->store, "_t_", &v, &n, err, errlen) != 0)
+            return -1;
+        for (size_t i = 0; i < n && rc == 0; i++) {
+            hs_tenant *t;
+            if (tenant_decode(v[i], name, sizeof name))
+                rc = hs_tenants_get(ts, name, &t, err, errlen) == 0 ? 0 : -1;
+        }
+        hs_store_strings_free(v, n);
+        return rc;
+    }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/tenants", strncmp(base, "sqlite:", 7) == 0 ? base + 7 : base);
     DIR *d = opendir(dir);
     if (!d)
         return 0;
     struct dirent *e;
-    int rc = 0;
     while (rc == 0 && (e = readdir(d))) {
         hs_tenant *t;
         if (e->d_name[0] != '.' && hs_tenant_name_ok(e->d_name))

@@ -289,12 +289,24 @@ int ch_strings(hs_store *base, int what, const hs_store_query *q, const char *na
         q = &all;
     *out = NULL;
     *n = 0;
-    int64_t wm;
-    int rc = ch_watermark(s, &wm, err, errlen);
+    int64_t wm = 0;
+    int rc = what == HS_STORE_SIBLINGS ? 0 : ch_watermark(s, &wm, err, errlen);
     if (rc)
         return rc;
     hs_bytes b = {0}, ans = {0};
+    size_t skip = 0; /* bytes of each answer's start not handed back */
     switch (what) {
+    case HS_STORE_SIBLINGS: { /* databases DB + suffix + X: X */
+        hs_bytes_printf(&b, "%s%s", s->db, name ? name : "");
+        skip = b.n;
+        char *prefix = b.s;
+        b = (hs_bytes){0};
+        hs_bytes_printf(&b, "SELECT name AS x FROM system.databases WHERE length(name) > %zu AND substring(name, 1, %zu) = ",
+                        skip, skip);
+        buf_quote(&b, prefix ? prefix : "");
+        free(prefix);
+        break;
+    }
     case HS_STORE_SERVICES:
         hs_bytes_str(&b, "SELECT DISTINCT service AS x");
         break;
@@ -320,8 +332,10 @@ int ch_strings(hs_store *base, int what, const hs_store_query *q, const char *na
         hs_err(err, errlen, "clickhouse: unknown listing %d", what);
         return -1;
     }
-    hs_bytes_printf(&b, " FROM %s.samples WHERE ", s->db);
-    ch_where_profiles(&b, q, wm);
+    if (what != HS_STORE_SIBLINGS) {
+        hs_bytes_printf(&b, " FROM %s.samples WHERE ", s->db);
+        ch_where_profiles(&b, q, wm);
+    }
     if (what == HS_STORE_LABEL_VALUES) {
         hs_bytes_str(&b, " AND has(label_keys, ");
         buf_quote(&b, name);
@@ -338,6 +352,8 @@ int ch_strings(hs_store *base, int what, const hs_store_query *q, const char *na
         char *str = rd_strdup(&r);
         if (!str)
             break;
+        if (skip) /* the suffix after the prefix the query matched */
+            memmove(str, str + skip, strlen(str + skip) + 1);
         if (HS_VEC_RESERVE(v, cap, *n + 1)) {
             free(str);
             r.bad = 1;

@@ -202,6 +202,8 @@ int sq_strings(hs_store *s_, int what, const hs_store_query *q, const char *name
         where_profiles(&b, q);
         hs_bytes_str(&b.sql, ") ORDER BY 1");
         break;
+    case HS_STORE_SIBLINGS:
+        return 0; /* none: a directory's tenants are directories the server finds */
     default:
         ERR("unknown listing %d", what);
         return -1;

@@ -126,6 +126,11 @@ int hs_store_label_values(hs_store *s, const hs_store_query *q, const char *name
     return s->ops->strings(s, HS_STORE_LABEL_VALUES, q, name, out, n, err, errlen);
 }
 
+int hs_store_siblings(hs_store *s, const char *suffix, char ***out, size_t *n, char *err, size_t errlen)
+{
+    return s->ops->strings(s, HS_STORE_SIBLINGS, NULL, suffix, out, n, err, errlen);
+}
+
 void hs_store_strings_free(char **v, size_t n)
 {
     if (!v)

@@ -198,6 +198,11 @@ int hs_store_label_names(hs_store *s, const hs_store_query *q, char ***out, size
 int hs_store_label_values(hs_store *s, const hs_store_query *q, const char *name, char ***out, size_t *n,
                           char *err, size_t errlen);
 void hs_store_strings_free(char **v, size_t n);
+/* The stores beside this one whose names are this one's plus suffix plus X,
+ * X each (sorted; free with hs_store_strings_free): a ClickHouse store's
+ * databases named DB + suffix + X. A SQLite store has none here (its
+ * tenants' directories are found by the server). */
+int hs_store_siblings(hs_store *s, const char *suffix, char ***out, size_t *n, char *err, size_t errlen);
 
 /* The sample types of (q->service, q->type); 0, or -1 if there is no such
  * profile. Strings are owned by the store until it is closed. */
@@ -259,7 +264,8 @@ typedef struct hs_store_ops {
 } hs_store_ops;
 
 /* what for ops->strings */
-enum { HS_STORE_SERVICES, HS_STORE_TYPES, HS_STORE_VERSIONS, HS_STORE_LABEL_NAMES, HS_STORE_LABEL_VALUES };
+enum { HS_STORE_SERVICES, HS_STORE_TYPES, HS_STORE_VERSIONS, HS_STORE_LABEL_NAMES, HS_STORE_LABEL_VALUES,
+       HS_STORE_SIBLINGS /* name: the suffix (hs_store_siblings) */ };
 
 /* Every backend's handle starts with this. */
 struct hs_store {

@@ -123,6 +123,22 @@ server_curl out -H "X-Scope-OrgID: acme" "$SERVER_URL/api/v1/services" >/dev/nul
 grep -q '"old"' out || fail "acme's services lack the old one: $(cat out)"
 server_stop || fail "the server did not stop cleanly"
 server_start "${STORE[@]}" --retention 1h
+# the stored tenants open at start (SQLite: DIR/tenants/T; ClickHouse: the
+# databases DB_t_ENC), so retention reaches acme's store before any request
+# of acme's opens it: its store says so directly
+for ((t = 0; t < 100; t++)); do
+    if [ "${HS_TENANTS_BACKEND:-sqlite}" = clickhouse ]; then
+        done_=$(ch_sql "$CH_H" "SELECT count() FROM hs_ten_t_acme.retention WHERE before_ns > ${old}000000000")
+    else
+        done_=$(python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(int(db.execute("SELECT count(*) FROM profiles p JOIN kinds k ON p.kid = k.kid WHERE k.service = ?", ("old",)).fetchone()[0] == 0))' \
+            "$TMP/data/tenants/acme/hotspur.db")
+    fi
+    [ "${done_:-0}" -ge 1 ] && break
+    sleep 0.1
+done
+[ "${done_:-0}" -ge 1 ] || fail "retention did not reach acme's store at start (before a request of acme's)"
 server_curl out -H "X-Scope-OrgID: acme" "$SERVER_URL/api/v1/services" >/dev/null
 grep -q '"old"' out && fail "retention kept acme's old profile: $(cat out)"
 grep -q '"shop"' out || fail "retention dropped acme's recent profiles: $(cat out)"
