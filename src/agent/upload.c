@@ -102,6 +102,19 @@ static uint64_t g_sent, g_dropped, g_rejected, g_attempts_failed;
 
 /* ---- randomness (ids, phase, jitter) ---- */
 
+/* The settings' source (hs_upload_settings): NULL, the environment. */
+static const char *(*g_get)(const char *name);
+
+void hs_upload_settings(const char *(*get)(const char *name))
+{
+    g_get = get;
+}
+
+static const char *setting(const char *name)
+{
+    return g_get ? g_get(name) : getenv(name);
+}
+
 static uint64_t random64(void)
 {
     uint64_t v;
@@ -254,8 +267,8 @@ static void default_service(char *out, size_t len)
 
 static int read_config(void)
 {
-    const char *url = getenv("HOTSPUR_SERVER"), *why = "", *var = "HOTSPUR_SERVER";
-    const char *otlp = getenv("HOTSPUR_OTLP_ENDPOINT");
+    const char *url = setting("HOTSPUR_SERVER"), *why = "", *var = "HOTSPUR_SERVER";
+    const char *otlp = setting("HOTSPUR_OTLP_ENDPOINT");
     memset(&g_cfg, 0, sizeof g_cfg);
     if (otlp && *otlp) { /* OTLP's endpoint: a base URL, the signal's path appended (docs/otlp.md) */
         url = otlp;
@@ -268,8 +281,8 @@ static int read_config(void)
         return -1;
     }
     char service[256];
-    const char *sv = getenv("HOTSPUR_SERVICE"), *ver = getenv("HOTSPUR_VERSION");
-    const char *labels = getenv("HOTSPUR_LABELS"), *token = getenv("HOTSPUR_TOKEN");
+    const char *sv = setting("HOTSPUR_SERVICE"), *ver = setting("HOTSPUR_VERSION");
+    const char *labels = setting("HOTSPUR_LABELS"), *token = setting("HOTSPUR_TOKEN");
     if (sv && *sv)
         snprintf(service, sizeof service, "%s", sv);
     else

@@ -12,6 +12,11 @@
  * HOTSPUR_TOKEN, HOTSPUR_UPLOAD_TIMEOUT, HOTSPUR_UPLOAD_QUEUE and start the
  * upload thread. 0, or -1 with a message on stderr (a URL it can't use). */
 int hs_upload_start(void);
+/* Where hs_upload_start reads those settings by name ("HOTSPUR_SERVER"...):
+ * get, or the environment when get is NULL (the default). An attached agent
+ * (attach.c) passes its config lines: setenv in a running multi-threaded
+ * host is not safe. Call before hs_upload_start. */
+void hs_upload_settings(const char *(*get)(const char *name));
 /* The first window of a process is placed in the first HS_UPLOAD_FIRST_NS
  * of its first period (or the whole period when shorter), so the first
  * profile arrives soon after start (as Cloud Profiler's first one does). */
