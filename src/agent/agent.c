@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "agent/agent.h"
+#include "agent/attach.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -738,8 +739,9 @@ static int autostart(void)
     const char *pre = getenv("LD_PRELOAD");
     const char *out = getenv("HOTSPUR_OUTPUT"), *server = getenv("HOTSPUR_SERVER");
     const char *otlp = getenv("HOTSPUR_OTLP_ENDPOINT");
-    return (pre && strstr(pre, "libhotspur")) || (out && *out) || (server && *server) || (otlp && *otlp) ||
-           hs_agent_env_long("HOTSPUR_AUTOSTART", 0, 0, 1) == 1;
+    return ((pre && strstr(pre, "libhotspur")) || (out && *out) || (server && *server) || (otlp && *otlp) ||
+            hs_agent_env_long("HOTSPUR_AUTOSTART", 0, 0, 1) == 1) &&
+           !hs_attach_loading(); /* dlopened by `hotspur attach`: it starts the agent itself */
 }
 
 __attribute__((constructor)) static void hs_agent_init(void)

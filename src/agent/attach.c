@@ -39,6 +39,7 @@
 #include "agent/agent.h"
 #include "agent/control.h"
 #include "agent/core.h"
+#include "agent/upload.h"
 #include "base/units.h"
 
 #define HS_EXPORT __attribute__((visibility("default")))
@@ -244,6 +245,34 @@ static void *attach_dlopen(const char *file, int mode)
 
 /* ---- start and stop ---- */
 
+/* Is this thread loading the agent for `hotspur attach`, i.e. traced by a
+ * process named hotspur? The library's constructor then does not start the
+ * agent from the host's environment (a daemon may have HOTSPUR_OUTPUT or
+ * HOTSPUR_SERVER set without the agent preloaded): hotspur_attach_start,
+ * called next in the same stop, starts it with the attach's own config.
+ * (`hotspur record` and `ctl` trace nothing.) */
+int hs_attach_loading(void)
+{
+    char buf[4096], path[64];
+    long tracer = 0;
+    FILE *f = fopen("/proc/thread-self/status", "re");
+    if (!f)
+        return 0;
+    while (fgets(buf, sizeof buf, f))
+        if (strncmp(buf, "TracerPid:", 10) == 0)
+            tracer = atol(buf + 10);
+    fclose(f);
+    if (tracer <= 0)
+        return 0;
+    snprintf(path, sizeof path, "/proc/%ld/comm", tracer);
+    f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int ours = fgets(buf, sizeof buf, f) && strcmp(buf, "hotspur\n") == 0;
+    fclose(f);
+    return ours;
+}
+
 static int add_hook(void *self, const char *name)
 {
     void *f = dlsym(self, name);
@@ -253,12 +282,45 @@ static int add_hook(void *self, const char *name)
     return 0;
 }
 
+/* The upload settings of the config (server=, service=...), which upload.c
+ * reads by their environment names through upload_setting: the host's
+ * environment is neither read nor changed. */
+static struct {
+    const char *key, *env;
+    char value[512];
+} g_up[] = {{"server", "HOTSPUR_SERVER", ""},
+            {"service", "HOTSPUR_SERVICE", ""},
+            {"version", "HOTSPUR_VERSION", ""},
+            {"labels", "HOTSPUR_LABELS", ""}};
+#define N_UP (sizeof g_up / sizeof *g_up)
+
+static const char *upload_setting(const char *env)
+{
+    for (size_t i = 0; i < N_UP; i++)
+        if (strcmp(g_up[i].env, env) == 0)
+            return g_up[i].value[0] ? g_up[i].value : NULL;
+    return NULL; /* e.g. HOTSPUR_TOKEN, HOTSPUR_OTLP_ENDPOINT: not given to an attach */
+}
+
+static int upload_line(const char *key, const char *v)
+{
+    for (size_t i = 0; i < N_UP; i++)
+        if (strcmp(g_up[i].key, key) == 0 && v && strlen(v) < sizeof g_up[i].value) {
+            snprintf(g_up[i].value, sizeof g_up[i].value, "%s", v);
+            return 0;
+        }
+    return -1;
+}
+
 /* The config lines (attach.h) into c. 0, or -1. */
 static int parse_config(const char *s, hs_config *c)
 {
     hs_agent_config_defaults(c);
     c->cpu = false;
     c->heap_rate = 524288;
+    for (size_t i = 0; i < N_UP; i++)
+        g_up[i].value[0] = 0;
+    int64_t period = 0, window = 0;
     while (s && *s) {
         const char *end = strchr(s, '\n');
         size_t n = end ? (size_t)(end - s) : strlen(s);
@@ -285,9 +347,23 @@ static int parse_config(const char *s, hs_config *c)
             c->heap_rate = atoll(v);
         else if (strcmp(line, "output") == 0 && v && v[0] == '/')
             snprintf(c->output, sizeof c->output, "%s", v);
-        else
+        else if (strcmp(line, "period") == 0 && v && atoll(v) > 0)
+            period = atoll(v);
+        else if (strcmp(line, "window") == 0 && v && atoll(v) > 0)
+            window = atoll(v);
+        else if (upload_line(line, v) != 0)
             return -1;
     }
+    /* Continuous mode (server=URL): a window of `window` ns every `period`
+     * ns uploaded, as HOTSPUR_SERVER's defaults (10 s every minute). */
+    c->continuous = g_up[0].value[0] != 0;
+    if (c->continuous) {
+        c->period_ns = period ? period : 60000000000LL;
+        c->duration_ns = window ? window : 10000000000LL;
+    } else if (period || window || g_up[1].value[0] || g_up[2].value[0] || g_up[3].value[0]) {
+        return -1; /* upload settings without a server */
+    }
+    hs_upload_settings(c->continuous ? upload_setting : NULL);
     return 0;
 }
 
@@ -389,6 +465,11 @@ static void *stop_main(void *arg)
     if (f) { /* where the command learns the file names; renamed when complete */
         fprintf(f, "output=%s\nheap=%d\nlock=%d\nleaks=%d\n", hs_g.cfg.output, hs_g.cfg.heap, hs_g.cfg.lock,
                 hs_g.cfg.leaks);
+        if (hs_g.cfg.continuous) { /* the uploads, ended by hs_upload_exit */
+            char up[256];
+            hs_upload_status(up, sizeof up);
+            fprintf(f, "uploads=%s\n", up[0] == ' ' ? up + 1 : up);
+        }
         fclose(f);
     }
     hs_g.attached = false;

@@ -30,6 +30,8 @@ static void attach_usage(FILE *out)
 {
     fprintf(out,
             "usage: hotspur attach PID [--heap] [--exact | --leaks] [--lock] [-o FILE] [--duration D]\n"
+            "       hotspur attach PID [--heap] [--lock] --server URL [--service S] [--version V]\n"
+            "                          [--labels K=V,...] [--period D] [--window D] [--duration D]\n"
             "       hotspur attach PID --detach\n"
             "       hotspur attach PID --check\n"
             "       hotspur attach PID --load LIB [--call FUNC [--arg STRING]]\n"
@@ -52,6 +54,14 @@ static void attach_usage(FILE *out)
             "  --duration D     detach by itself after D (e.g. 30s, 10m); without it\n"
             "                   the agent stays until `hotspur attach PID --detach`\n"
             "                   (or until the process ends, when it writes them too)\n"
+            "  --server URL     continuous mode: no files; a window of each profile is\n"
+            "                   uploaded to `hotspur serve` at URL (http://HOST:PORT)\n"
+            "                   every period, as HOTSPUR_SERVER does for a preloaded\n"
+            "                   agent, until the detach (which uploads the open window)\n"
+            "  --service S      the service name (default: the program's name); also\n"
+            "                   --version V, --labels K=V,... (HOTSPUR_VERSION, _LABELS)\n"
+            "  --period D       one window per period (default 60s)\n"
+            "  --window D       each window's length (default 10s; at most the period)\n"
             "  --detach         put every rewritten entry back, stop the agent's\n"
             "                   threads, write the profiles; the process runs on as\n"
             "                   before (the library stays loaded, idle; attach again\n"
@@ -70,10 +80,12 @@ static void attach_usage(FILE *out)
 }
 
 enum { OPT_LOAD = HS_CLI_EXTRA, OPT_CALL, OPT_ARG, OPT_CHECK, OPT_HEAP, OPT_EXACT, OPT_LEAKS, OPT_LOCK,
-       OPT_CPU, OPT_WALL, OPT_DURATION, OPT_DETACH };
+       OPT_CPU, OPT_WALL, OPT_DURATION, OPT_DETACH, OPT_SERVER, OPT_SERVICE, OPT_VERSION, OPT_LABELS,
+       OPT_PERIOD, OPT_WINDOW };
 
 typedef struct {
     const char *load, *call, *arg, *duration;
+    const char *server, *service, *version, *labels, *period, *window; /* continuous mode */
     int check, heap, exact, leaks, lock, cpu, detach;
 } attach_args;
 
@@ -95,6 +107,12 @@ static int attach_extra(void *ctx, hs_analysis_options *o, int code, const char 
     case OPT_LOCK: a->lock = 1; break;
     case OPT_CPU: case OPT_WALL: a->cpu = 1; break;
     case OPT_DURATION: a->duration = arg; break;
+    case OPT_SERVER: a->server = arg; break;
+    case OPT_SERVICE: a->service = arg; break;
+    case OPT_VERSION: a->version = arg; break;
+    case OPT_LABELS: a->labels = arg; break;
+    case OPT_PERIOD: a->period = arg; break;
+    case OPT_WINDOW: a->window = arg; break;
     default: a->detach = 1; break;
     }
     return 0;
@@ -143,17 +161,23 @@ static void print_files(long pid, const char *note)
         printf("profiles written under the name given at attach (-o)\n");
         return;
     }
-    char line[PATH_MAX + 16], tmpl[PATH_MAX + 16] = "";
+    char line[PATH_MAX + 16], tmpl[PATH_MAX + 16] = "", uploads[PATH_MAX + 16] = "";
     int heap = 0, lock = 0, leaks = 0;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         if (strncmp(line, "output=", 7) == 0)
             snprintf(tmpl, sizeof tmpl, "%s", line + 7);
+        if (strncmp(line, "uploads=", 8) == 0)
+            snprintf(uploads, sizeof uploads, "%s", line + 8);
         heap |= strcmp(line, "heap=1") == 0;
         lock |= strcmp(line, "lock=1") == 0;
         leaks |= strcmp(line, "leaks=1") == 0;
     }
     fclose(f);
+    if (uploads[0]) { /* continuous mode: nothing written, the uploads ended */
+        printf("uploads ended: %s\n", uploads);
+        return;
+    }
     char base[PATH_MAX];
     size_t o = 0;
     for (const char *p = tmpl; *p && o + 24 < sizeof base; p++) { /* %p and %% (what -o allows) */
@@ -184,6 +208,43 @@ static void print_files(long pid, const char *note)
     }
     if (!printed)
         printf("no profile file found at %s (the process's stderr may say why)\n", base);
+}
+
+/* The continuous mode's config lines (attach.h) from --server... into out
+ * ("" without --server). 0, or hs_cli_fail's code after its message. */
+static int upload_config(const attach_args *a, char *out, size_t len)
+{
+    out[0] = 0;
+    if (!a->server) {
+        if (a->service || a->version || a->labels || a->period || a->window)
+            return hs_cli_fail("attach", NULL, "--service, --version, --labels, --period and --window go with --server URL");
+        return 0;
+    }
+    if (strncmp(a->server, "http://", 7) != 0)
+        return hs_cli_fail("attach", a->server, "not an http:// URL (the address of hotspur serve)");
+    if (a->leaks)
+        return hs_cli_fail("attach", "--leaks", "the leak scan runs at detach, into a file: not with --server");
+    double period = 0, window = 0;
+    if ((a->period && (hs_cli_parse_seconds(a->period, &period) < 0 || period <= 0)) ||
+        (a->window && (hs_cli_parse_seconds(a->window, &window) < 0 || window <= 0)))
+        return hs_cli_fail("attach", a->period && period <= 0 ? a->period : a->window,
+                           "not a duration (" HS_DURATION_HINT ")");
+    const char *v[] = {a->server, a->service, a->version, a->labels};
+    for (size_t i = 0; i < 4; i++)
+        if (v[i] && (strchr(v[i], '\n') || strlen(v[i]) >= 512))
+            return hs_cli_fail("attach", v[i], "too long or has a newline");
+    size_t n = (size_t)snprintf(out, len, "server=%s\n", a->server);
+    if (a->service)
+        n += (size_t)snprintf(out + n, len - n, "service=%s\n", a->service);
+    if (a->version)
+        n += (size_t)snprintf(out + n, len - n, "version=%s\n", a->version);
+    if (a->labels)
+        n += (size_t)snprintf(out + n, len - n, "labels=%s\n", a->labels);
+    if (period > 0)
+        n += (size_t)snprintf(out + n, len - n, "period=%lld\n", (long long)(period * 1e9));
+    if (window > 0)
+        snprintf(out + n, len - n, "window=%lld\n", (long long)(window * 1e9));
+    return 0;
 }
 
 static int detach(long pid, const char *lib)
@@ -249,9 +310,12 @@ static int profile(long pid, const attach_args *a, const char *output)
             return hs_cli_fail("attach", o, "output path too long");
     }
     int heap = a->heap || a->exact || a->leaks || !a->lock;
-    char config[PATH_MAX + 64];
-    snprintf(config, sizeof config, "%s%s%s%soutput=%s", heap ? "heap\n" : "", a->exact ? "rate=1\n" : "",
-             a->leaks ? "leaks\n" : "", a->lock ? "lock\n" : "", out);
+    char config[PATH_MAX + 2400], up[2300] = "";
+    int urc = upload_config(a, up, sizeof up);
+    if (urc != 0)
+        return urc;
+    snprintf(config, sizeof config, "%s%s%s%s%soutput=%s", heap ? "heap\n" : "", a->exact ? "rate=1\n" : "",
+             a->leaks ? "leaks\n" : "", a->lock ? "lock\n" : "", up, out);
     hs_inject_result r;
     if (hs_inject_dlopen((pid_t)pid, lib, "hotspur_attach_start", config, &r, err, sizeof err) < 0) {
         fprintf(stderr, "hotspur attach: %s\n", err);
@@ -265,6 +329,8 @@ static int profile(long pid, const attach_args *a, const char *output)
     printf("attached to process %ld: %s%s%s (thread %d stopped %.3f ms; %ld GOT entries rewritten)\n", pid,
            heap ? (a->leaks ? "heap with leaks" : a->exact ? "heap, every allocation" : "heap, sampled") : "",
            heap && a->lock ? ", " : "", a->lock ? "lock" : "", (int)r.tid, r.stopped_ns / 1e6, rc);
+    if (a->server)
+        printf("uploading to %s%s%s\n", a->server, a->service ? " as service " : "", a->service ? a->service : "");
     if (!a->duration) {
         printf("profiling until: hotspur attach %ld --detach\n", pid);
         return 0;
@@ -277,7 +343,8 @@ static int profile(long pid, const attach_args *a, const char *output)
         nanosleep(&ts, NULL);
     }
     if (kill((pid_t)pid, 0) != 0) {
-        printf("process %ld ended while attached: it wrote its profiles at its exit (%s)\n", pid, out);
+        printf("process %ld ended while attached: it %s its profiles at its exit (%s)\n", pid,
+               a->server ? "uploaded" : "wrote", a->server ? a->server : out);
         return 0;
     }
     return detach(pid, lib);
@@ -298,6 +365,12 @@ int hs_cmd_attach(int argc, char **argv)
         {"wall", no_argument, OPT_WALL},
         {"duration", required_argument, OPT_DURATION},
         {"detach", no_argument, OPT_DETACH},
+        {"server", required_argument, OPT_SERVER},
+        {"service", required_argument, OPT_SERVICE},
+        {"version", required_argument, OPT_VERSION},
+        {"labels", required_argument, OPT_LABELS},
+        {"period", required_argument, OPT_PERIOD},
+        {"window", required_argument, OPT_WINDOW},
         {NULL, 0, 0},
     };
     static const hs_cli_spec spec = {

@@ -11,32 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 PLUGIN="$PROGS/libattach_plugin.so"
 
-# start_daemon PROG: the daemon reading fifo.in (fd 7 writes to it), its
-# answers in daemon.out; sets dpid.
-start_daemon() {
-    rm -f fifo.in daemon.out
-    mkfifo fifo.in
-    "$1" <fifo.in >daemon.out 2>daemon.err &
-    dpid=$!
-    exec 7>fifo.in
-    for _ in $(seq 100); do grep -q ready daemon.out && break; sleep 0.05; done
-    grep -q "ready $dpid" daemon.out || fail "the daemon did not start: $(cat daemon.out daemon.err)"
-}
-stop_daemon() {
-    echo quit >&7
-    exec 7>&-
-    wait "$dpid" || fail "the daemon exited $?: $(cat daemon.err)"
-    grep -q '^bye$' daemon.out || fail "the daemon did not end normally: $(tail -3 daemon.out)"
-}
-trap 'if [ -n "${dpid:-}" ]; then kill -9 "$dpid" 2>/dev/null || true; fi' EXIT
-# ask LINE: send one request and wait for its answer (one line each).
-ask() {
-    local n
-    n=$(wc -l <daemon.out)
-    echo "$1" >&7
-    for _ in $(seq 400); do [ "$(wc -l <daemon.out)" -gt "$n" ] && return 0; sleep 0.05; done
-    fail "the daemon did not answer '$1': $(tail -3 daemon.out; cat daemon.err)"
-}
+source "$(dirname "$0")/attach_lib.sh"
 # site FILE INDEX SITE: the site's value (0 if absent)
 site() { site_values "$1" "$2" | awk -v s="$3" '$1 == s { v = $2 } END { print v + 0 }'; }
 # expect FILE SITE ALLOC_SPACE INUSE_SPACE
