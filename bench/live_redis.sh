@@ -127,7 +127,7 @@ function verdict(e, aa) { return absv(e) <= aa ? "not measurable in this run (A/
 END {
     printf "## record -p on a real daemon: redis-server\x27s throughput\n\n"
     printf "`BENCH_ROUNDS=%d BENCH_REQUESTS=%d bench/live_redis.sh build` (root; %d CPUs shared with other engineers\x27\n", rounds, req, ncpu
-    printf "builds and"
+    printf "builds and "
     printf "tests), %s %s-%s UTC, load average %s at the start, %s at the end. redis-server pinned to CPU %s,\n", day, t0, t1, l0, l1, scpu
     printf "redis-benchmark (`-n %d -c 4 -t set,get`, requests/s = the mean of SET and GET) to CPU %s, the\n", req, ccpu
     printf "profilers unpinned, both at 100 Hz (`hotspur record -p PID -F 100`, `perf record -F 100 --call-graph\n"
