@@ -59,7 +59,7 @@
 #endif
 
 /* hs_thread_slot.stop; STOP_TRACED: held by the tracer process below */
-enum { STOP_NONE, STOP_ASKED, STOP_PARKED, STOP_TRACED };
+enum { STOP_NONE, STOP_ASKED, STOP_PARKED, STOP_TRACED, STOP_UNASKED /* blocks the signal: not asked */ };
 
 static struct sigaction g_prev;      /* the program's action for our signal */
 static int g_magic;                  /* si_value of our CPU timers points here */
@@ -733,6 +733,36 @@ static uintptr_t blocked_sp(int32_t tid)
     return (uintptr_t)parse_hex(&p);
 }
 
+/* Does thread tid block signal sig (/proc/self/task/TID/status, SigBlk)?
+ * Such a thread will not stop in the handler: it is not asked (the agent's
+ * own threads block every signal; waiting for them cost the leak scan its
+ * whole timeout, seconds on a loaded machine). 0 when it can't be read. */
+static int blocks_signal(int32_t tid, int sig)
+{
+    char path[64] = "/proc/self/task/", *q = path + strlen(path), digits[12], buf[2048];
+    int nd = 0;
+    for (uint32_t v = (uint32_t)tid; v || !nd; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd)
+        *q++ = digits[--nd];
+    memcpy(q, "/status", 8);
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = 0;
+    const char *p = strstr(buf, "\nSigBlk:");
+    if (!p)
+        return 0;
+    p += 9;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return (int)(parse_hex(&p) >> (sig - 1) & 1);
+}
+
 static void sleep_us(long us)
 {
     struct timespec ts = {0, us * 1000};
@@ -875,7 +905,7 @@ static void trace_release(void)
     g_tracer = 0;
 }
 
-void hs_sampler_stop_others(int timeout_ms)
+int hs_sampler_stop_others(int timeout_ms)
 {
     g_scanner = hs_gettid();
     if (hs_threads && g_sig)
@@ -886,6 +916,10 @@ void hs_sampler_stop_others(int timeout_ms)
         hs_thread_slot *s = &hs_threads[i];
         if (!other_thread(s))
             continue;
+        if (blocks_signal(s->tid, g_sig)) {
+            atomic_store(&s->stop, STOP_UNASKED); /* not asked: handled below as one that did not answer */
+            continue;
+        }
         atomic_store(&s->stop, STOP_ASKED);
         siginfo_t si;
         memset(&si, 0, sizeof si);
@@ -899,26 +933,31 @@ void hs_sampler_stop_others(int timeout_ms)
         else
             atomic_store(&s->stop, STOP_NONE);
     }
-    for (int waited = 0; asked && waited < timeout_ms * 10; waited++) {
+    /* Bounded in time, not in rounds (a 100 us sleep takes ms under load). */
+    int64_t deadline = hs_now_ns(CLOCK_MONOTONIC) + (int64_t)timeout_ms * 1000000;
+    while (asked && hs_now_ns(CLOCK_MONOTONIC) < deadline) {
         int pending = 0;
         for (int i = 0; i < n && !pending; i++)
             pending = atomic_load(&hs_threads[i].stop) == STOP_ASKED;
         if (!pending)
-            return;
+            break;
         sleep_us(100);
     }
     /* No answer: not stopped. One blocked in the kernel is scanned from
      * where it blocks; one that runs is held by a tracer. */
     hs_thread_slot *running[TRACE_MAX];
-    int nrun = 0;
+    int nrun = 0, late = 0;
     for (int i = 0; i < n; i++) {
-        int want = STOP_ASKED;
-        if (!atomic_compare_exchange_strong(&hs_threads[i].stop, &want, STOP_NONE))
+        int want = STOP_ASKED, unasked = STOP_UNASKED;
+        if (atomic_compare_exchange_strong(&hs_threads[i].stop, &want, STOP_NONE))
+            late++;
+        else if (!atomic_compare_exchange_strong(&hs_threads[i].stop, &unasked, STOP_NONE))
             continue;
         if (nrun < TRACE_MAX && !blocked_sp(hs_threads[i].tid))
             running[nrun++] = &hs_threads[i];
     }
     trace_running(running, nrun);
+    return late;
 }
 
 void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg)

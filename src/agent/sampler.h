@@ -33,7 +33,9 @@ void hs_sampler_after_fork(int profiling);
  * library itself) and stops every other live thread in the agent's signal
  * handler, where it saves the interrupted code's registers and stack
  * pointer and waits; a thread that has not stopped within timeout_ms is
- * left running. Until
+ * left running. A thread that blocks the signal (the agent's own threads
+ * block them all) is not asked, nor waited for. It returns how many threads
+ * were asked and did not stop in time. Until
  * hs_sampler_resume_others lets them go, the caller must take no lock a
  * stopped thread may hold: no malloc, no stdio, no dl_iterate_phdr or
  * dlsym. hs_sampler_each_other_stack calls fn for each of those threads:
@@ -53,7 +55,7 @@ typedef struct {
     const uint64_t *regs;
     int nregs;
 } hs_thread_stack;
-void hs_sampler_stop_others(int timeout_ms);
+int hs_sampler_stop_others(int timeout_ms);
 void hs_sampler_each_other_stack(void (*fn)(const hs_thread_stack *t, void *arg), void *arg);
 void hs_sampler_resume_others(void);
 
