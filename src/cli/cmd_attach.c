@@ -62,6 +62,8 @@ static void attach_usage(FILE *out)
             "                   --version V, --labels K=V,... (HOTSPUR_VERSION, _LABELS)\n"
             "  --period D       one window per period (default 60s)\n"
             "  --window D       each window's length (default 10s; at most the period)\n"
+            "  --stats          at detach the agent prints its counters (and the leak\n"
+            "                   scan's) on the process's stderr\n"
             "  --detach         put every rewritten entry back, stop the agent's\n"
             "                   threads, write the profiles; the process runs on as\n"
             "                   before (the library stays loaded, idle; attach again\n"
@@ -81,12 +83,12 @@ static void attach_usage(FILE *out)
 
 enum { OPT_LOAD = HS_CLI_EXTRA, OPT_CALL, OPT_ARG, OPT_CHECK, OPT_HEAP, OPT_EXACT, OPT_LEAKS, OPT_LOCK,
        OPT_CPU, OPT_WALL, OPT_DURATION, OPT_DETACH, OPT_SERVER, OPT_SERVICE, OPT_VERSION, OPT_LABELS,
-       OPT_PERIOD, OPT_WINDOW };
+       OPT_PERIOD, OPT_WINDOW, OPT_STATS };
 
 typedef struct {
     const char *load, *call, *arg, *duration;
     const char *server, *service, *version, *labels, *period, *window; /* continuous mode */
-    int check, heap, exact, leaks, lock, cpu, detach;
+    int check, heap, exact, leaks, lock, cpu, detach, stats;
 } attach_args;
 
 static int attach_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
@@ -113,6 +115,7 @@ static int attach_extra(void *ctx, hs_analysis_options *o, int code, const char 
     case OPT_LABELS: a->labels = arg; break;
     case OPT_PERIOD: a->period = arg; break;
     case OPT_WINDOW: a->window = arg; break;
+    case OPT_STATS: a->stats = 1; break;
     default: a->detach = 1; break;
     }
     return 0;
@@ -314,8 +317,8 @@ static int profile(long pid, const attach_args *a, const char *output)
     int urc = upload_config(a, up, sizeof up);
     if (urc != 0)
         return urc;
-    snprintf(config, sizeof config, "%s%s%s%s%soutput=%s", heap ? "heap\n" : "", a->exact ? "rate=1\n" : "",
-             a->leaks ? "leaks\n" : "", a->lock ? "lock\n" : "", up, out);
+    snprintf(config, sizeof config, "%s%s%s%s%s%soutput=%s", heap ? "heap\n" : "", a->exact ? "rate=1\n" : "",
+             a->leaks ? "leaks\n" : "", a->lock ? "lock\n" : "", a->stats ? "stats\n" : "", up, out);
     hs_inject_result r;
     if (hs_inject_dlopen((pid_t)pid, lib, "hotspur_attach_start", config, &r, err, sizeof err) < 0) {
         fprintf(stderr, "hotspur attach: %s\n", err);
@@ -371,6 +374,7 @@ int hs_cmd_attach(int argc, char **argv)
         {"labels", required_argument, OPT_LABELS},
         {"period", required_argument, OPT_PERIOD},
         {"window", required_argument, OPT_WINDOW},
+        {"stats", no_argument, OPT_STATS},
         {NULL, 0, 0},
     };
     static const hs_cli_spec spec = {
