@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "agent/core.h"
+#include "agent/draw.h"
 #include "agent/sampler.h"
 
 #define HS_EXPORT __attribute__((visibility("default")))
@@ -161,21 +162,21 @@ static void resolve(void)
         route();
 }
 
-/* libm's log and exp, for the heap profiler only: loaded as it starts,
- * so that a process profiling CPU alone never maps libm (its loading and
- * ifunc relocations were a tenth of the loader's work at every start). */
-static double (*m_log)(double), (*m_exp)(double);
+/* libm's exp, for the heap profiler only (the weight of a block of more
+ * than 1/64 of the rate; the sampling draw has its own log, agent/draw.h):
+ * loaded as it starts, so that a process profiling CPU alone never maps
+ * libm (its loading and ifunc relocations were a tenth of the loader's
+ * work at every start). */
+static double (*m_exp)(double);
 
 static int load_libm(void)
 {
-    void *h = m_log && m_exp ? NULL : dlopen(LIBM_SO, RTLD_NOW | RTLD_LOCAL);
-    if (h) {
-        *(void **)&m_log = dlsym(h, "log");
+    void *h = m_exp ? NULL : dlopen(LIBM_SO, RTLD_NOW | RTLD_LOCAL);
+    if (h)
         *(void **)&m_exp = dlsym(h, "exp");
-    }
-    if (m_log && m_exp)
+    if (m_exp)
         return 0;
-    fprintf(stderr, "hotspur: cannot load %s for the heap profiler: %s\n", LIBM_SO, h ? "no log or exp" : dlerror());
+    fprintf(stderr, "hotspur: cannot load %s for the heap profiler: %s\n", LIBM_SO, h ? "no exp" : dlerror());
     return -1;
 }
 
@@ -318,20 +319,13 @@ static uint64_t next_random(hs_thread *t)
         clock_gettime(CLOCK_MONOTONIC, &ts);
         t->rng = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ull;
     }
-    uint64_t x = t->rng; /* xorshift64* */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    t->rng = x;
-    return x * 0x2545f4914f6cdd1dull;
+    return hs_draw_random(&t->rng);
 }
 
 /* Bytes until the next sample: exponential with mean rate. */
 static int64_t next_interval(hs_thread *t)
 {
-    double u = ((double)(next_random(t) >> 11) + 1.0) / 9007199254740993.0; /* (0,1] */
-    double v = -m_log(u) * (double)H.rate;
-    return v < 1.0 ? 1 : (int64_t)v;
+    return hs_draw_interval(next_random(t), (double)H.rate);
 }
 
 /* Count size off the thread's countdown; true when it goes below zero:
@@ -468,6 +462,9 @@ static __attribute__((noinline)) void record_alloc_at(void *p, size_t size, cons
         return;
     atomic_thread_fence(memory_order_acquire); /* pairs with route() */
     t->in_agent++;
+    /* The block's slot in the live table is rarely in cache when a sample
+     * is rare: its line is fetched while the stack is unwound. */
+    __builtin_prefetch(&H.live[slot_of((uint64_t)(uintptr_t)p)], 1);
     hs_stack_entry *e = hs_agent_intern_call(&H.tab, c);
     if (e) {
         uint32_t idx = (uint32_t)(e - H.tab.entries);
