@@ -244,6 +244,9 @@ int hs_cmd_record_live(int argc, char **argv)
                 st.processes == 1 ? "" : "es");
         if (st.lost)
             fprintf(stderr, ", %zu lost", st.lost);
+        if (o.off_cpu && st.parked) /* their user stacks: every register, or sp + pc only (docs/live.md) */
+            fprintf(stderr, ", %zu thread%s asleep at the start (user stacks: %zu of %zu with every register)",
+                    st.parked, st.parked == 1 ? "" : "s", st.parked_full_regs, st.parked_user);
         fprintf(stderr, " -> %s\n", out);
     }
     hs_profile_free(p);

@@ -81,6 +81,7 @@ void hs_live_close(hs_live *L)
     for (size_t i = 0; i < L->n_parked; i++)
         free(L->parked[i].e.ids);
     free(L->parked);
+    lv_sleeping_regs_end(L);
     hs_ksyms_free(L->own_ks);
     hs_profile_free(L->p);
     lv_forget_elfs(L);

@@ -46,6 +46,9 @@ typedef struct {
 typedef struct {
     size_t samples, lost, unwound_short, processes;
     size_t new_processes, unwinders; /* first seen, unwinders built in this window */
+    /* off_cpu: threads asleep at the start; those in user code (a user
+     * stack); those of them whose every user register was read (BPF) */
+    size_t parked, parked_user, parked_full_regs;
 } hs_live_stats;
 
 /* With off_cpu, the profile is switches/count, off_cpu/nanoseconds: each

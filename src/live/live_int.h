@@ -128,6 +128,7 @@ struct hs_live {
     size_t n_ev, cap_ev;
     struct parked *parked; /* off_cpu: threads asleep when the window began */
     size_t n_parked;
+    int sleepregs_tried, sleepregs_fd; /* sleepregs.c: its BPF program */
     int stack_bytes;
     /* the session */
     int all, track;
@@ -237,5 +238,11 @@ offev *lv_push_ev(live *L);
 void lv_park_threads(live *L);
 void lv_off_cpu_samples(live *L, uint64_t t_start, uint64_t t_end);
 int lv_sched_switch_id(void);
+
+/* sleepregs.c: every user register (N_REGS, perf's order) of thread tid,
+ * asleep in the kernel, read without stopping it; 0, or -1 where BPF task
+ * iterators are not available (the caller keeps sp + pc from /proc). */
+int lv_sleeping_regs(live *L, int tid, uint64_t *regs);
+void lv_sleeping_regs_end(live *L);
 
 #endif

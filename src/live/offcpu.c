@@ -48,11 +48,12 @@ static int read_schedstat(int pid, int tid, unsigned long long *run, unsigned lo
 }
 
 /* The stack of thread tid of pr, asleep: kernel frames from its
- * /proc/PID/task/TID/stack (names), user frames unwound from the stack
- * pointer and pc it entered the kernel with (/proc/PID/task/TID/syscall)
- * over its stack read from /proc/PID/mem. No ptrace stop: a sleeping
- * thread's stack does not change until it runs. The frame count, 0 if
- * nothing could be read. */
+ * /proc/PID/task/TID/stack (names), user frames unwound over its stack read
+ * from /proc/PID/mem from the registers it entered the kernel with: every
+ * one where BPF can read them (sleepregs.c), else the stack pointer and pc
+ * of /proc/PID/task/TID/syscall. No ptrace stop: a sleeping thread's stack
+ * does not change until it runs. The frame count, 0 if nothing could be
+ * read. */
 static size_t sleeping_stack(live *L, proc *pr, int tid, uint64_t *ids, size_t max)
 {
     char path[96], *buf = NULL;
@@ -93,9 +94,16 @@ static size_t sleeping_stack(live *L, proc *pr, int tid, uint64_t *ids, size_t m
     ssize_t got = fd >= 0 ? pread(fd, mem, (size_t)L->stack_bytes, (off_t)sp) : -1;
     if (fd >= 0)
         close(fd);
-    memset(pr->regs, 0, sizeof pr->regs); /* only sp and pc are known */
-    pr->regs[PR_SP] = sp;
-    pr->regs[PR_IP] = pc;
+    /* every register it entered the kernel with, if BPF can read them (the
+     * same sp and pc: it did not run in between); else only sp and pc */
+    L->st.parked_user++;
+    if (lv_sleeping_regs(L, tid, pr->regs) != 0 || pr->regs[PR_SP] != sp || pr->regs[PR_IP] != pc) {
+        memset(pr->regs, 0, sizeof pr->regs);
+        pr->regs[PR_SP] = sp;
+        pr->regs[PR_IP] = pc;
+    } else {
+        L->st.parked_full_regs++;
+    }
     pr->sp = sp;
     pr->stack = mem;
     pr->stack_size = got > 0 ? (uint64_t)got : 0;
@@ -175,6 +183,7 @@ void lv_park_threads(live *L)
             memcpy(pk->e.lb, lb, sizeof lb);
             pk->e.n_lb = pr->cgroup[0] ? 5 : 4;
             L->n_parked++;
+            L->st.parked++;
             if (pr->seen != L->window) {
                 pr->seen = L->window;
                 L->st.processes++;

@@ -79,4 +79,21 @@ awk -v t="$tot" -v d="$dur" 'BEGIN { r = t / (2 * d); exit !(r >= 0.97 && r <= 1
 awk -v a="${np:-0}" -v b="${jo:-0}" 'BEGIN { exit !(a >= 49 && a <= 51 && b >= 49 && b <= 51) }' ||
     fail "blocked all along: napper ${np:-0}%, joiner ${jo:-0}%, not half each: $("$HOTSPUR" top -n 30 parked.pb.gz)"
 "$HOTSPUR" top -n 200 parked.pb.gz | grep -q ' hrtimer_nanosleep \[k\]$' || fail "no kernel frame under napper"
-pass "off-CPU: total = blocked time within 5%, under sleeper; mutex wait under lock_waiter; threads blocked all along counted under their stacks"
+
+# A thread blocked all along in a frame whose CFA is computed from the frame
+# pointer (fp_napper makes its system call itself: no inner frame saved rbp).
+# /proc gives only its sp and pc, which ended the stack at fp_napper; its
+# every register, read by a BPF task iterator (sleepregs.c), unwinds it to
+# main and _start.
+"$PROGS/live_target" parkedfp & PIDS+=($!); T=$!
+sleep 0.3
+"$HOTSPUR" record -p "$T" --off-cpu --duration 1 -o parkedfp.pb.gz 2>rec.err || fail "record --off-cpu parkedfp: $(cat rec.err)"
+kill "$T"
+cat rec.err
+grep -q '1 thread asleep at the start (user stacks: 1 of 1 with every register)' rec.err ||
+    fail "the parked thread's registers were not read (BPF task iterator): $(cat rec.err)"
+fp=$(cum parkedfp.pb.gz fp_napper); mn=$(cum parkedfp.pb.gz main)
+echo "blocked all along under a frame-pointer CFA: fp_napper ${fp:-0}%, main ${mn:-0}%"
+[ "${fp:-0}" = 100 ] && [ "${mn:-0}" = 100 ] ||
+    fail "the parked stack does not reach main through fp_napper: $("$HOTSPUR" traces parkedfp.pb.gz)"
+pass "off-CPU: total = blocked time within 5%, under sleeper; mutex wait under lock_waiter; threads blocked all along counted under their stacks, unwound with every register"

@@ -17,6 +17,10 @@
  *   live_target parked         a thread asleep in napper() (one nanosleep of an
  *                              hour) and the main thread in joiner()
  *                              (pthread_join on it): both blocked all along
+ *   live_target parkedfp       the main thread asleep all along in
+ *                              fp_napper(), whose CFA is computed from the
+ *                              frame pointer and which makes its nanosleep
+ *                              itself (no libc frame below it saves rbp)
  *   live_target execloop N     exec itself with N-1 at once (no work) until N
  *                              is 0: time spent inside execve
  *   live_target mainexit MS    a thread "worker" burns in burn_b forever; the
@@ -34,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,6 +99,20 @@ __attribute__((noinline)) void *napper(void *arg)
     struct timespec ts = {3600, 0};
     nanosleep(&ts, NULL);
     return NULL;
+}
+/* A frame pointer kept (optimize attribute), the system call made here: its
+ * callers are found only from rbp, which /proc/PID/task/TID/syscall does
+ * not give (only sp and pc). */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) void fp_napper(void)
+{
+    struct timespec ts = {3600, 0};
+#if defined(__x86_64__)
+    long r = SYS_nanosleep;
+    __asm__ volatile("syscall" : "+a"(r) : "D"(&ts), "S"(0L) : "rcx", "r11", "memory");
+#else
+    nanosleep(&ts, NULL);
+#endif
+    n_locked++; /* not a tail call */
 }
 __attribute__((noinline)) void joiner(pthread_t th)
 {
@@ -168,6 +187,10 @@ int main(int argc, char **argv)
         if (pthread_create(&th, NULL, napper, NULL))
             return 1;
         joiner(th);
+        return 0;
+    }
+    if (!strcmp(argv[1], "parkedfp")) {
+        fp_napper();
         return 0;
     }
     if (!strcmp(argv[1], "mutex")) {
