@@ -81,6 +81,7 @@ static const int k_fatal[] = {SIGINT, SIGTERM, SIGHUP};
 static const int k_crash[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 #define N_CRASH (sizeof k_crash / sizeof *k_crash)
 #define WAKE_WRITE 0x40          /* wake byte: write the profiles, then report */
+#define WAKE_STOP 0x41           /* wake byte: g_stop is set (a detach): end now, not within 1 s */
 static _Atomic int g_written;    /* the agent thread wrote them (WAKE_WRITE) */
 static _Atomic int g_running;    /* the agent thread runs */
 
@@ -574,7 +575,7 @@ static void *control_main(void *unused)
         int r = poll(p, 2 + N_CLIENTS, timeout); /* a negative fd is ignored */
         if (r > 0 && (p[1].revents & POLLIN) && hs_fd_valid(&g_wake[0])) {
             char sig;
-            if (read(g_wake[0].fd, &sig, 1) == 1) {
+            if (read(g_wake[0].fd, &sig, 1) == 1 && sig != WAKE_STOP) { /* WAKE_STOP: the loop sees g_stop */
                 if (sig == WAKE_WRITE) { /* a crash or _exit: its thread waits */
                     g_ops->final_write();
                     atomic_store(&g_written, 1);
@@ -626,6 +627,11 @@ static void *control_main(void *unused)
             window_end = INT64_MAX;
         }
     }
+    /* Stopped: the socket (its file is unlinked by hs_control_stop) and the
+     * clients are closed, not left open: after a detach the process runs
+     * on, and each attach used to leave one listening socket behind. */
+    hs_fd_drop(&g_listen);
+    clients_close_all();
     atomic_store(&g_running, 0);
     return NULL;
 }
@@ -680,6 +686,12 @@ void hs_control_stop(void)
     if (g_path[0])
         unlink(g_path);
     g_path[0] = 0;
+    /* A detach (the process runs on): wake the thread so that it ends now;
+     * the next attach waits for it (hotspur_attach_start). At an exit the
+     * thread is left to its poll, as it always was. */
+    char c = WAKE_STOP;
+    if (hs_g.attached && atomic_load(&g_running) && hs_fd_valid(&g_wake[1]))
+        (void)send(g_wake[1].fd, &c, 1, MSG_NOSIGNAL);
 }
 
 int hs_control_running(void)
