@@ -276,8 +276,8 @@ static int detach(long pid, const char *lib)
     fflush(stdout);
     /* The agent writes on a thread of its own, then leaves the note. */
     struct stat st;
-    for (int i = 0; i < 1200 && stat(note, &st) != 0 && kill((pid_t)pid, 0) == 0; i++) {
-        struct timespec ts = {0, 50000000};
+    for (int i = 0; i < 6000 && stat(note, &st) != 0 && kill((pid_t)pid, 0) == 0; i++) {
+        struct timespec ts = {0, 10000000};
         nanosleep(&ts, NULL);
     }
     if (stat(note, &st) != 0) {

@@ -28,6 +28,6 @@ ask() {
     local n
     n=$(wc -l <daemon.out)
     echo "$1" >&7
-    for _ in $(seq 400); do [ "$(wc -l <daemon.out)" -gt "$n" ] && return 0; sleep 0.05; done
+    for _ in $(seq 2000); do [ "$(wc -l <daemon.out)" -gt "$n" ] && return 0; sleep 0.01; done
     fail "the daemon did not answer '$1': $(tail -3 daemon.out; cat daemon.err)"
 }
