@@ -475,6 +475,39 @@ static int stop_thread(tracee *t, const libc_map *m, char *err, size_t errlen)
     }
 }
 
+/* The waits the kernel ends with EINTR at any stop of the thread, a ptrace
+ * stop included, even with no signal handler to run (signal(7), "Interruption
+ * of system calls and library functions by stop signals"): x86-64 numbers of
+ * epoll_wait, epoll_pwait, epoll_pwait2, semop, semtimedop, rt_sigtimedwait,
+ * io_getevents. */
+static int eintr_on_stop(long long nr)
+{
+    static const long long k[] = {232, 281, 441, 65, 220, 128, 208};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        if (nr == k[i])
+            return 1;
+    return 0;
+}
+
+/* The stopped thread was in one of those waits and our stop ended it with
+ * EINTR (rax = -EINTR, orig_rax = the call): rewind it to its `syscall`
+ * instruction with the call number in rax, so that it is made again when
+ * the thread resumes, as after an interruption the kernel restarts (its
+ * timeout counted again from then: a wait may last up to the time already
+ * waited longer; docs/attach.md). A signal that came meanwhile was held and
+ * is sent again after the detach: it interrupts the wait made again as it
+ * would have the first. 1 when rewound. */
+static int rewind_eintr(tracee *t)
+{
+    unsigned char insn[2];
+    if ((long long)t->saved.rax != -EINTR || !eintr_on_stop((long long)t->saved.orig_rax) || t->saved.rip < 2 ||
+        pread(t->memfd, insn, 2, (off_t)(t->saved.rip - 2)) != 2 || insn[0] != 0x0f || insn[1] != 0x05)
+        return 0;
+    t->saved.rip -= 2;
+    t->saved.rax = t->saved.orig_rax;
+    return 1;
+}
+
 int hs_inject_dlopen(pid_t pid, const char *path, const char *call_sym, const char *call_arg,
                      hs_inject_result *res, char *err, size_t errlen)
 {
@@ -531,6 +564,8 @@ int hs_inject_dlopen(pid_t pid, const char *path, const char *call_sym, const ch
     res->tid = t.tid;
     res->restarted = (long long)t.saved.orig_rax >= 0 && (long long)t.saved.rax >= -516 &&
                      (long long)t.saved.rax <= -512; /* -ERESTARTSYS .. -ERESTART_RESTARTBLOCK */
+    if (rewind_eintr(&t))
+        res->restarted = 1;
 
     uint64_t h = 0;
     if (call(&t, fn[0], path, 0, 0, RTLD_NOW, &h, err, errlen) < 0)
