@@ -368,7 +368,13 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *t, const pt
 
 int hs_agent_threads_init(void)
 {
-    return pthread_key_create(&g_thread_key, thread_exiting) != 0 ? -1 : 0;
+    /* Once per process: an attached agent is started again by each attach,
+     * and a key per start was one key left behind per attach. */
+    static int made;
+    if (!made && pthread_key_create(&g_thread_key, thread_exiting) != 0)
+        return -1;
+    made = 1;
+    return 0;
 }
 
 void hs_agent_core_init(void)
