@@ -433,6 +433,11 @@ static void altstack_remove(void)
     hs_self.altstack = NULL;
 }
 
+void hs_sampler_altstack_release(void)
+{
+    altstack_remove();
+}
+
 /* A first expiry uniform in (0, period]: a thread that runs for T then
  * gets T/period samples in expectation, however short T is. */
 static long random_phase(long period, int32_t tid)

@@ -23,6 +23,10 @@ void hs_sampler_stop(void);
 void hs_sampler_thread_begin(void);
 /* The calling thread is exiting: delete its timer, remember its name. */
 void hs_sampler_thread_end(void);
+/* Remove this thread's alternate signal stack if the agent installed it
+ * (and the thread is not on it): a detach, on the thread it stops, which is
+ * usually the one the attach started the agent on. */
+void hs_sampler_altstack_release(void);
 /* In a fork child: forget the parent's threads; if the child profiles,
  * register this thread (and arm its CPU timer), else give the signal back. */
 void hs_sampler_after_fork(int profiling);
