@@ -8,6 +8,7 @@
 # the daemon's "bench N" (N malloc/free pairs, timed by the daemon itself),
 # per pair, in one run side by side: no agent, preloaded sampled, attached
 # sampled, preloaded exact, attached exact; BENCH_ROUNDS rounds (default 5),
+# (1b) the wall time of a detach command, --exact beside --leaks;
 # medians. Prints the load average (timing on a shared box is noisy: the
 # ratios are what to read). Callgrind cannot follow an attach (valgrind's
 # process is not ptrace-able that way): time only.
@@ -64,6 +65,19 @@ dm=$(awk '$1 == "detach" { print $2 }' "$T/stops" | med)
 dx=$(awk '$1 == "detach" { print $2 }' "$T/stops" | sort -n | tail -1)
 echo "attach/detach stop time (ms) over $N cycles (--exact, daemon blocked in read):"
 echo "  first attach ${first}; later attaches median ${am}, max ${ax}; detaches median ${dm}, max ${dx}"
+
+# (1b) the detach command's wall time, --exact against --leaks (its leak
+# scan stops the other threads and reads the live table), alternating
+for i in $(seq 5); do
+    for k in exact leaks; do
+        "$H" attach "$pid" --$k -o "$T/w.pb.gz" >/dev/null
+        ask stop "round 10" >/dev/null
+        t0=$(date +%s%N)
+        "$H" attach "$pid" --detach >/dev/null
+        echo "$k $((($(date +%s%N) - t0) / 1000000))"
+    done
+done >"$T/walls"
+echo "detach command wall time (ms), median of 5 side by side: --exact $(awk '$1 == "exact" { print $2 }' "$T/walls" | med), --leaks $(awk '$1 == "leaks" { print $2 }' "$T/walls" | med)"
 
 # (2) hook cost, ns per malloc/free pair
 start none

@@ -39,6 +39,7 @@
 #include "agent/agent.h"
 #include "agent/control.h"
 #include "agent/core.h"
+#include "agent/sampler.h"
 #include "agent/upload.h"
 #include "base/units.h"
 
@@ -491,6 +492,9 @@ HS_EXPORT long hotspur_attach_stop(const char *note)
     dl_iterate_phdr(restore_module, NULL);
     g_npatches = 0;
     pthread_mutex_unlock(&g_lock);
+    /* The alternate signal stack the agent gave this thread at the attach
+     * (when the detach stops the same thread: usually, the main one). */
+    hs_sampler_altstack_release();
     char *arg = note ? strdup(note) : NULL;
     sigset_t all, old;
     sigfillset(&all);

@@ -11,11 +11,15 @@
  *   bench N   N malloc/free pairs (64..319 bytes, malloc and free through the
  *             GOT like any call): answers "bench NS" per pair (bench/attach_*.sh)
  *   leak N    site_leak allocates N bytes and drops the pointer
+ *   state     what an attach may leave behind on the main thread: "state key K
+ *             altstack on|off" (K: the index a new pthread key gets, deleted
+ *             at once; altstack: this thread's sigaltstack)
  *   quit      free everything and exit 0
  * Compiled as C++ too (attach_daemon_cxx.cpp): then the sites use new[] and
  * delete[] instead of malloc, calloc and free. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +169,14 @@ int main(void)
         } else if (sscanf(line, "leak %d", &n) == 1) {
             site_leak((size_t)n);
             printf("leaked %d\n", n);
+        } else if (strcmp(line, "state") == 0) {
+            pthread_key_t k;
+            stack_t ss;
+            int made = pthread_key_create(&k, NULL) == 0;
+            printf("state key %ld altstack %s\n", made ? (long)k : -1L,
+                   sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE) ? "on" : "off");
+            if (made)
+                pthread_key_delete(k);
         } else if (strcmp(line, "free") == 0) {
             int k = nkept;
             free_all();
