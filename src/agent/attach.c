@@ -4,8 +4,10 @@
  * hotspur_attach_start(config) there: the agent starts with the profiles
  * asked for and the calls it interposes are sent to it by rewriting the
  * GOT entries (R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT of .rela.plt and
- * .rela.dyn) that name them, in every loaded module but the agent, libc and
- * the loader, RELRO pages made writable for the write and read-only again.
+ * .rela.dyn) that name them, in every loaded module but the agent and the
+ * loader (in libc only its own malloc, free, calloc and realloc entries,
+ * through which strdup & co. allocate), RELRO pages made writable for the
+ * write and read-only again.
  * Modules loaded later are rewritten as they come: dlopen's entries are
  * sent to a hook that calls the real dlopen and then rewrites what is new.
  * hotspur_attach_stop() puts every entry back, stops the agent's threads
@@ -85,12 +87,31 @@ static long g_page;
 
 /* ---- modules ---- */
 
-/* Not ours to rewrite: the agent itself, libc, the loader, the vDSO. */
+/* libc's own entries for the allocator (libc calls malloc, free, calloc
+ * and realloc through its GOT, as glibc lets a preloaded malloc replace
+ * them: strdup, getline, fopen's buffer... reach them there). */
+static int libc_entry(const char *name)
+{
+    static const char *const k[] = {"malloc", "free", "calloc", "realloc"};
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++)
+        if (strcmp(name, k[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int is_libc(const struct dl_phdr_info *info)
+{
+    const char *name = info->dlpi_name, *base = strrchr(name, '/');
+    return strcmp(base ? base + 1 : name, "libc.so.6") == 0;
+}
+
+/* Not ours to rewrite: the agent itself, the loader, the vDSO; in libc,
+ * only its allocator entries (libc_entry). */
 static int skipped(const struct dl_phdr_info *info)
 {
     const char *name = info->dlpi_name, *base = strrchr(name, '/');
     base = base ? base + 1 : name;
-    if (strcmp(base, "libc.so.6") == 0 || strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "linux-vdso", 10) == 0 ||
+    if (strncmp(base, "ld-linux", 8) == 0 || strncmp(base, "linux-vdso", 10) == 0 ||
         strncmp(base, "linux-gate", 10) == 0)
         return 1;
     for (int i = 0; i < info->dlpi_phnum; i++)
@@ -163,12 +184,13 @@ static const hook *hook_named(const char *name)
 static void patch_table(const struct dl_phdr_info *info, const ElfW(Rela) *r, size_t bytes, const ElfW(Sym) *symtab,
                         const char *strtab, uintptr_t rlo, uintptr_t rhi)
 {
+    int libc = is_libc(info);
     for (size_t i = 0; i < bytes / sizeof *r; i++) {
         uint32_t type = ELF64_R_TYPE(r[i].r_info), sym = ELF64_R_SYM(r[i].r_info);
         if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) || !sym)
             continue;
         const hook *h = hook_named(strtab + symtab[sym].st_name);
-        if (!h)
+        if (!h || (libc && !libc_entry(h->name)))
             continue;
         void **slot = (void **)(info->dlpi_addr + r[i].r_offset);
         void *v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);

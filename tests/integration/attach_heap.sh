@@ -46,6 +46,7 @@ cat attach.out
 grep -q "attached to process $dpid: heap, every allocation" attach.out || fail "attach said: $(cat attach.out)"
 ask "free"
 ask "round 7"
+ask "strdup 100"
 ask "dlopen $PLUGIN"
 for _ in $(seq 40); do # the agent's socket is bound 50 ms after its start
     "$HOTSPUR" ctl >ctl.out 2>&1 || fail "hotspur ctl failed: $(cat ctl.out)"
@@ -64,6 +65,8 @@ expect exact.pb.gz site_keep 7000 7000
 expect exact.pb.gz site_temp 21000 0
 expect exact.pb.gz site_calloc 1680 1680
 expect exact.pb.gz site_plugin 3108 3108
+# Allocated inside libc (strdup's malloc, through libc's own GOT entry).
+expect exact.pb.gz site_strdup 100 100
 "$HOTSPUR" top exact.pb.gz >top.out 2>&1 || fail "top failed: $(cat top.out)"
 grep -q "blocks allocated before the attach are not counted" top.out || fail "the header does not say what is not counted: $(head -5 top.out)"
 
@@ -82,7 +85,7 @@ ask "round 50"
 stop_daemon
 cp daemon.out attached.out
 start_daemon "$PROGS/attach_daemon"
-for r in "round 5" "free" "round 7" "dlopen $PLUGIN" "round 3" "round 50"; do ask "$r"; done
+for r in "round 5" "free" "round 7" "strdup 100" "dlopen $PLUGIN" "round 3" "round 50"; do ask "$r"; done
 stop_daemon
 sed "s/^ready .*/ready/" attached.out >a.txt
 sed "s/^ready .*/ready/" daemon.out >b.txt

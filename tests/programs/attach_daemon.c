@@ -11,6 +11,8 @@
  *   bench N   N malloc/free pairs (64..319 bytes, malloc and free through the
  *             GOT like any call): answers "bench NS" per pair (bench/attach_*.sh)
  *   leak N    site_leak allocates N bytes and drops the pointer
+ *   strdup N  site_strdup keeps strdup() of an N-1 character string (N bytes,
+ *             allocated inside libc)
  *   state     what an attach may leave behind on the main thread: "state key K
  *             altstack on|off" (K: the index a new pthread key gets, deleted
  *             at once; altstack: this thread's sigaltstack)
@@ -56,6 +58,16 @@ NOINLINE void site_temp(size_t n)
     memset(p, 2, n);
     __asm__ volatile("" ::"r"(p) : "memory");
     RELEASE(p);
+}
+
+NOINLINE void *site_strdup(size_t n)
+{
+    char s[4096];
+    memset(s, 'x', n - 1);
+    s[n - 1] = 0;
+    char *p = strdup(s);
+    __asm__ volatile("" ::"r"(p) : "memory");
+    return p;
 }
 
 NOINLINE void *site_calloc(size_t n, size_t s)
@@ -169,6 +181,9 @@ int main(void)
         } else if (sscanf(line, "leak %d", &n) == 1) {
             site_leak((size_t)n);
             printf("leaked %d\n", n);
+        } else if (sscanf(line, "strdup %d", &n) == 1 && n >= 1 && n <= 4096) {
+            keep(site_strdup((size_t)n));
+            printf("strdup kept %d\n", nkept);
         } else if (strcmp(line, "state") == 0) {
             pthread_key_t k;
             stack_t ss;
