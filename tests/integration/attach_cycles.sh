@@ -32,6 +32,7 @@ settled() { # the counts once the agent's threads of the last detach have ended
 start_daemon "$PROGS/attach_daemon"
 ask "round 1"
 threads0=$(ls /proc/$dpid/task | wc -l)
+python3 "$SRC/tests/integration/attach_relro.py" "$dpid" >relro.before || fail "cannot read the daemon's memory"
 start=$(date +%s%N)
 for i in $(seq $CYCLES); do
     "$HOTSPUR" attach "$dpid" "${mode[@]}" -o "$TMP/c$i.pb.gz" >cycle.out 2>&1 || fail "cycle $i: attach: $(cat cycle.out)"
@@ -49,6 +50,15 @@ for i in $(seq $CYCLES); do
 done
 end=$(date +%s%N)
 read -r vmN fdN thN < <(settled)
+# Every read-only (RELRO) page of the modules there before the first attach
+# (their GOT entries, libc's included) is as it was: each detach put back
+# what its attach rewrote. (Mappings added since, the agent's, are not
+# compared.)
+python3 "$SRC/tests/integration/attach_relro.py" "$dpid" >relro.after || fail "cannot read the daemon's memory"
+awk 'NR == FNR { before[$1 " " $2] = $3; next } ($1 " " $2) in before && before[$1 " " $2] != $3 { print $2; bad = 1 }
+     END { exit bad }' relro.before relro.after >relro.diff ||
+    fail "read-only pages differ after $CYCLES cycles (a GOT entry not put back?): $(cat relro.diff)"
+echo "$(wc -l <relro.before) read-only mappings as before the first attach"
 ask state
 stateN=$(tail -1 daemon.out)
 echo "the daemon's main thread after cycle 1: $state1; after cycle $CYCLES: $stateN"

@@ -91,16 +91,21 @@ sed "s/^ready .*/ready/" attached.out >a.txt
 sed "s/^ready .*/ready/" daemon.out >b.txt
 cmp -s a.txt b.txt || fail "the attached daemon answered differently: $(diff a.txt b.txt | head -5)"
 
-# 4. C++: new[] and delete[] (through libstdc++, whose GOT is rewritten).
+# 4. C++: new[] and delete[] (through libstdc++, whose GOT is rewritten);
+# and a library the daemon dlopened before the attach (its GOT rewritten at
+# the attach: the second "dlopen" finds it loaded and calls it again).
 start_daemon "$PROGS/attach_daemon_cxx"
 ask "round 4"
+ask "dlopen $PLUGIN"
 "$HOTSPUR" attach "$dpid" --exact -o "$TMP/cxx.pb.gz" >attach4.out 2>&1 || fail "attach C++ failed: $(cat attach4.out)"
 ask "free"
 ask "round 7"
+ask "dlopen $PLUGIN"
 "$HOTSPUR" attach "$dpid" --detach >detach4.out 2>&1 || fail "detach C++ failed: $(cat detach4.out)"
 expect cxx.pb.gz site_keep 7000 7000
 expect cxx.pb.gz site_temp 21000 0
 expect cxx.pb.gz site_calloc 1680 1680
+expect cxx.pb.gz site_plugin 3108 3108
 stop_daemon
 
 # 5. --leaks with --duration: attach, detach by itself 1.5 s later; the leak
