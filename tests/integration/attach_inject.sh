@@ -7,7 +7,8 @@
 # malloc (stopped outside libc, where it holds no lock dlopen needs); the library's
 # constructor runs once however many loads; a failed dlopen is reported with
 # the loader's message and leaves the process alive; a statically linked
-# process and a process traced by another tracer are refused in one line.
+# process, a process traced by another tracer and (run as root) another
+# user's process are refused in one line.
 source "$(dirname "$0")/lib.sh"
 PROBE="$PROGS/libattach_probe.so"
 
@@ -105,6 +106,16 @@ cat traced.out
 [ "$rc" = 1 ] && [ "$(wc -l <traced.out)" = 1 ] && grep -q "already traced by process $tpid" traced.out ||
     fail "a traced process is not refused in one line: $(cat traced.out)"
 kill "$tpid"; wait "$tpid" || true
+# not the owner: as root, run attach as nobody against our process
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    set +e
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$HOTSPUR" attach "$spid" >owner.out 2>&1
+    rc=$?
+    set -e
+    cat owner.out
+    [ "$rc" = 1 ] && [ "$(wc -l <owner.out)" = 1 ] && grep -q "belongs to uid $(id -u), not to you (uid 65534): run attach as that user, or as root" owner.out ||
+        fail "another user's process is not refused in one line: $(cat owner.out)"
+fi
 kill "$spid"; wait "$spid" || true
 
 "$PROGS/attach_reader_static" </dev/zero >/dev/null 2>&1 &
