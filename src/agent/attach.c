@@ -314,7 +314,8 @@ static struct {
 } g_up[] = {{"server", "HOTSPUR_SERVER", ""},
             {"service", "HOTSPUR_SERVICE", ""},
             {"version", "HOTSPUR_VERSION", ""},
-            {"labels", "HOTSPUR_LABELS", ""}};
+            {"labels", "HOTSPUR_LABELS", ""},
+            {"token", "HOTSPUR_TOKEN", ""}};
 #define N_UP (sizeof g_up / sizeof *g_up)
 
 static const char *upload_setting(const char *env)
@@ -322,7 +323,7 @@ static const char *upload_setting(const char *env)
     for (size_t i = 0; i < N_UP; i++)
         if (strcmp(g_up[i].env, env) == 0)
             return g_up[i].value[0] ? g_up[i].value : NULL;
-    return NULL; /* e.g. HOTSPUR_TOKEN, HOTSPUR_OTLP_ENDPOINT: not given to an attach */
+    return NULL; /* e.g. HOTSPUR_OTLP_ENDPOINT: not given to an attach */
 }
 
 static int upload_line(const char *key, const char *v)

@@ -15,7 +15,8 @@
  *   stats           print the agent's counters at detach (to the target's stderr)
  *   server=URL      continuous mode: each window's profiles uploaded there
  *                   (no files), as HOTSPUR_SERVER; with it, optionally:
- *   service=S  version=V  labels=K=V,...   as HOTSPUR_SERVICE/VERSION/LABELS
+ *   service=S  version=V  labels=K=V,...  token=T   as HOTSPUR_SERVICE/VERSION/
+ *                   LABELS/TOKEN
  *   period=NS  window=NS  a window of NS every period (default 10 s / 60 s)
  * It returns the number of GOT entries rewritten (>= 0), or a code below.
  * hotspur_attach_stop(NOTE): restore every rewritten entry, stop the agent's

@@ -59,7 +59,8 @@ static void attach_usage(FILE *out)
             "                   every period, as HOTSPUR_SERVER does for a preloaded\n"
             "                   agent, until the detach (which uploads the open window)\n"
             "  --service S      the service name (default: the program's name); also\n"
-            "                   --version V, --labels K=V,... (HOTSPUR_VERSION, _LABELS)\n"
+            "                   --version V, --labels K=V,... (HOTSPUR_VERSION, _LABELS);\n"
+            "                   the bearer token comes from HOTSPUR_TOKEN (of attach)\n"
             "  --period D       one window per period (default 60s)\n"
             "  --window D       each window's length (default 10s; at most the period)\n"
             "  --stats          at detach the agent prints its counters (and the leak\n"
@@ -232,10 +233,13 @@ static int upload_config(const attach_args *a, char *out, size_t len)
         (a->window && (hs_cli_parse_seconds(a->window, &window) < 0 || window <= 0)))
         return hs_cli_fail("attach", a->period && period <= 0 ? a->period : a->window,
                            "not a duration (" HS_DURATION_HINT ")");
-    const char *v[] = {a->server, a->service, a->version, a->labels};
-    for (size_t i = 0; i < 4; i++)
-        if (v[i] && (strchr(v[i], '\n') || strlen(v[i]) >= 512))
-            return hs_cli_fail("attach", v[i], "too long or has a newline");
+    const char *token = getenv("HOTSPUR_TOKEN"); /* as record: never on the command line */
+    if (token && !*token)
+        token = NULL;
+    const char *v[] = {a->server, a->service, a->version, a->labels, token};
+    for (size_t i = 0; i < 5; i++)
+        if (v[i] && (strpbrk(v[i], "\r\n") || strlen(v[i]) >= 512))
+            return hs_cli_fail("attach", i == 4 ? "HOTSPUR_TOKEN" : v[i], "too long or has a newline");
     size_t n = (size_t)snprintf(out, len, "server=%s\n", a->server);
     if (a->service)
         n += (size_t)snprintf(out + n, len - n, "service=%s\n", a->service);
@@ -243,6 +247,8 @@ static int upload_config(const attach_args *a, char *out, size_t len)
         n += (size_t)snprintf(out + n, len - n, "version=%s\n", a->version);
     if (a->labels)
         n += (size_t)snprintf(out + n, len - n, "labels=%s\n", a->labels);
+    if (token)
+        n += (size_t)snprintf(out + n, len - n, "token=%s\n", token);
     if (period > 0)
         n += (size_t)snprintf(out + n, len - n, "period=%lld\n", (long long)(period * 1e9));
     if (window > 0)
@@ -313,7 +319,7 @@ static int profile(long pid, const attach_args *a, const char *output)
             return hs_cli_fail("attach", o, "output path too long");
     }
     int heap = a->heap || a->exact || a->leaks || !a->lock;
-    char config[PATH_MAX + 2400], up[2300] = "";
+    char config[PATH_MAX + 3200], up[3000] = "";
     int urc = upload_config(a, up, sizeof up);
     if (urc != 0)
         return urc;

@@ -7,7 +7,7 @@
 # daemon's environment (which has a HOTSPUR_SERVER pointing nowhere, to
 # show it is not read); detach ends the uploads (the upload thread is gone
 # and, over three more periods of requests, no profile is stored); a second
-# attach uploads again.
+# attach uploads again; to a server with a token, attach's HOTSPUR_TOKEN.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/server_lib.sh"
 needs_malloc_interposition
@@ -81,6 +81,22 @@ for _ in $(seq 60); do work 1; count again; [ "$N" -ge 1 ] && break; done
 "$HOTSPUR" attach "$dpid" --detach >detach2.out 2>&1 || fail "second detach failed: $(cat detach2.out)"
 count attached-svc
 [ "$N" = "$n2" ] || fail "the second attach uploaded under the first service"
+
+# A server that wants a bearer token: attach passes its own HOTSPUR_TOKEN
+# (never the daemon's environment, never the command line).
+url1=$SERVER_URL
+server_start --token s3cret
+HOTSPUR_TOKEN=s3cret "$HOTSPUR" attach "$dpid" --exact --server "$SERVER_URL" --service tok --period 1s \
+    --window 500ms >attach3.out 2>&1 || fail "attach with a token failed: $(cat attach3.out)"
+for _ in $(seq 60); do
+    work 1
+    st=$(server_curl tok.json -H "Authorization: Bearer s3cret" "$SERVER_URL/api/v1/profiles?service=tok&type=heap&$q")
+    [ "$st" = 200 ] && break
+done
+[ "$st" = 200 ] && grep -q '"id"' tok.json || fail "nothing stored with the token: $st $(cat tok.json daemon.err)"
+"$HOTSPUR" attach "$dpid" --detach >detach3.out 2>&1 || fail "detach failed: $(cat detach3.out)"
+grep -Eq "^uploads ended: uploaded=[1-9][0-9]* .*refused=0" detach3.out || fail "token uploads: $(cat detach3.out)"
+SERVER_URL=$url1
 
 # Options without --server, --leaks with it and a URL not http:// are refused.
 "$HOTSPUR" attach "$dpid" --service x >bad.out 2>&1 && fail "--service without --server was accepted"
