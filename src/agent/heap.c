@@ -38,8 +38,9 @@
  *
  * The estimated in-use heap is tracked; whenever it passes the last peak by
  * 1% the per-stack in-use figures are copied, which gives the peak profile.
- * In exact mode the leak scan at exit marks every live block reachable from
- * the loaded modules' writable segments and the thread stacks; the rest leaked.
+ * In exact mode the leak scan at exit (heap_leaks.c) marks every live block
+ * reachable from the loaded modules' writable segments and the thread
+ * stacks; the rest leaked. The state both files share is in heap_state.h.
  */
 #define _GNU_SOURCE
 #include "agent/heap.h"
@@ -62,6 +63,7 @@
 
 #include "agent/core.h"
 #include "agent/draw.h"
+#include "agent/heap_state.h"
 #include "agent/sampler.h"
 
 #define HS_EXPORT __attribute__((visibility("default")))
@@ -180,58 +182,27 @@ static int load_libm(void)
     return -1;
 }
 
-/* ---- state ---- */
+/* ---- state (heap_state.h) ---- */
 
-typedef struct {
-    _Atomic uint64_t key; /* block address; 0 empty, 1 deleted */
-    uint64_t data;        /* stack entry index (24 bits) << 40 | size (40 bits) */
-} live_slot;
-
-#define KEY_EMPTY 0
-#define KEY_DELETED 1
-#define SIZE_BITS 40
-#define SIZE_MASK ((1ull << SIZE_BITS) - 1)
-
-static struct {
-    _Atomic int on;
-    int64_t rate;
-    int exact; /* rate 1: every allocation */
-    hs_stacktab tab;
-    live_slot *live;   /* non-NULL once started: frees look for sampled blocks */
-    uint64_t live_cap; /* power of two */
-    _Atomic uint64_t untracked;
-    /* peak */
-    _Atomic int64_t inuse_est, next_snapshot;
-    int64_t peak_est;
-    int64_t *peak; /* 2 per entry: raw objects, raw bytes at the peak */
-    pthread_mutex_t peak_lock;
-    /* leaks */
-    int64_t *leak; /* 2 per entry */
-} H = {.peak_lock = PTHREAD_MUTEX_INITIALIZER};
-
-static void *map_zeroed(size_t bytes)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
+hs_heap_state hs_heap = {.peak_lock = PTHREAD_MUTEX_INITIALIZER};
 
 int hs_heap_start(void)
 {
     resolve();
     if (load_libm() != 0)
         return -1;
-    if (H.live && !atomic_load(&g_boot_used)) {
+    if (hs_heap.live && !atomic_load(&g_boot_used)) {
         /* Started again (a second `hotspur attach`): what the first run
          * followed is not this one's. Nothing is routed here yet, and no
          * bootstrap block is out: the filter starts empty too. */
         memset(g_filter, 0, sizeof g_filter);
-        atomic_store(&H.inuse_est, 0);
-        atomic_store(&H.untracked, 0);
-        H.peak_est = 0;
-        H.leak = NULL;
+        atomic_store(&hs_heap.inuse_est, 0);
+        atomic_store(&hs_heap.untracked, 0);
+        hs_heap.peak_est = 0;
+        hs_heap.leak = NULL;
     }
-    H.rate = hs_g.cfg.heap_rate;
-    H.exact = H.rate <= 1;
+    hs_heap.rate = hs_g.cfg.heap_rate;
+    hs_heap.exact = hs_heap.rate <= 1;
     uint64_t cap = 1024;
     while (cap < 2ull * hs_g.cfg.heap_max_live)
         cap <<= 1;
@@ -241,27 +212,27 @@ int hs_heap_start(void)
      * over and over does not grow. They are never unmapped: a thread may
      * still be on its way through a hook it entered before the detach. */
     live_slot *live = NULL;
-    if (H.live && H.live_cap == cap) {
-        madvise(H.live, cap * sizeof(live_slot), MADV_DONTNEED);
-        live = H.live;
+    if (hs_heap.live && hs_heap.live_cap == cap) {
+        madvise(hs_heap.live, cap * sizeof(live_slot), MADV_DONTNEED);
+        live = hs_heap.live;
     } else {
-        if (H.live)
-            madvise(H.live, H.live_cap * sizeof(live_slot), MADV_DONTNEED);
-        live = map_zeroed(cap * sizeof(live_slot));
+        if (hs_heap.live)
+            madvise(hs_heap.live, hs_heap.live_cap * sizeof(live_slot), MADV_DONTNEED);
+        live = hs_heap_map_zeroed(cap * sizeof(live_slot));
     }
-    H.live_cap = cap;
+    hs_heap.live_cap = cap;
     uint32_t pool = hs_g.cfg.max_stacks * 32u;
-    if (H.tab.entries && H.tab.pool_cap == pool && H.peak) {
-        hs_stacktab_clear(&H.tab);
-        madvise(H.peak, (size_t)H.tab.cap * 2 * sizeof(int64_t), MADV_DONTNEED);
+    if (hs_heap.tab.entries && hs_heap.tab.pool_cap == pool && hs_heap.peak) {
+        hs_stacktab_clear(&hs_heap.tab);
+        madvise(hs_heap.peak, (size_t)hs_heap.tab.cap * 2 * sizeof(int64_t), MADV_DONTNEED);
     } else {
-        if (!live || hs_stacktab_init(&H.tab, hs_g.cfg.max_stacks, pool, 0) != 0)
+        if (!live || hs_stacktab_init(&hs_heap.tab, hs_g.cfg.max_stacks, pool, 0) != 0)
             return -1;
-        H.peak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
+        hs_heap.peak = hs_heap_map_zeroed((size_t)hs_heap.tab.cap * 2 * sizeof(int64_t));
     }
-    if (!live || !H.peak)
+    if (!live || !hs_heap.peak)
         return -1;
-    atomic_store(&H.next_snapshot, H.rate > 4096 ? H.rate : 4096);
+    atomic_store(&hs_heap.next_snapshot, hs_heap.rate > 4096 ? hs_heap.rate : 4096);
     /* A malloc that comes before ours (e.g. AddressSanitizer's runtime,
      * preloaded first) would leave the heap profile silently empty. */
     const char *other = hs_agent_symbol_owner("malloc"); /* (python3's PLT stub is not one) */
@@ -269,8 +240,8 @@ int hs_heap_start(void)
         fprintf(stderr, "hotspur: malloc belongs to %s, which comes before the agent: the heap "
                         "profile will be empty\n", other);
     }
-    H.live = live;
-    atomic_store(&H.on, 1);
+    hs_heap.live = live;
+    atomic_store(&hs_heap.on, 1);
     route();
     /* This thread's next malloc draws its first interval; the other threads
      * that already run do when their idle countdown runs out (at most
@@ -281,33 +252,33 @@ int hs_heap_start(void)
 
 void hs_heap_stop(void)
 {
-    atomic_store(&H.on, 0);
+    atomic_store(&hs_heap.on, 0);
     route();
 }
 
 void hs_heap_resume(void)
 {
-    if (H.live)
-        atomic_store(&H.on, 1);
+    if (hs_heap.live)
+        atomic_store(&hs_heap.on, 1);
     route();
 }
 
 void hs_heap_after_fork(int on)
 {
-    pthread_mutex_init(&H.peak_lock, NULL); /* its holder may not have come along */
-    if (H.live)
-        atomic_store(&H.on, on);
+    pthread_mutex_init(&hs_heap.peak_lock, NULL); /* its holder may not have come along */
+    if (hs_heap.live)
+        atomic_store(&hs_heap.on, on);
     route();
 }
 
 hs_stacktab *hs_heap_table(void)
 {
-    return &H.tab;
+    return &hs_heap.tab;
 }
 
 uint64_t hs_heap_untracked(void)
 {
-    return atomic_load(&H.untracked);
+    return atomic_load(&hs_heap.untracked);
 }
 
 /* ---- sampling ---- */
@@ -325,7 +296,7 @@ static uint64_t next_random(hs_thread *t)
 /* Bytes until the next sample: exponential with mean rate. */
 static int64_t next_interval(hs_thread *t)
 {
-    return hs_draw_interval(next_random(t), (double)H.rate);
+    return hs_draw_interval(next_random(t), (double)hs_heap.rate);
 }
 
 /* Count size off the thread's countdown; true when it goes below zero:
@@ -361,9 +332,9 @@ static int crossed(void)
  * at every free of one. */
 static int64_t weight(uint64_t size)
 {
-    if (H.exact || size == 0)
+    if (hs_heap.exact || size == 0)
         return (int64_t)size;
-    double r = (double)H.rate, z = (double)size;
+    double r = (double)hs_heap.rate, z = (double)size;
     if (z * 64.0 < r)
         return (int64_t)(r + z / 2.0 + z * z / (12.0 * r));
     double s = 1.0 / (1.0 - m_exp(-z / r));
@@ -384,25 +355,25 @@ static int64_t weight(uint64_t size)
  * hashed. */
 static inline uint64_t slot_of(uint64_t key)
 {
-    if (H.exact) {
+    if (hs_heap.exact) {
         uint64_t h = key * 0x9e3779b97f4a7c15ull;
-        return (h ^ (h >> 29)) & (H.live_cap - 1);
+        return (h ^ (h >> 29)) & (hs_heap.live_cap - 1);
     }
     uint64_t page = (key >> 12) * 0x9e3779b97f4a7c15ull;
-    return ((page >> 32) << 8 | ((key >> 4) & 0xff)) & (H.live_cap - 1);
+    return ((page >> 32) << 8 | ((key >> 4) & 0xff)) & (hs_heap.live_cap - 1);
 }
 
 static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
 {
     uint64_t i = slot_of(key);
-    for (int probe = 0; probe < 256; probe++, i = (i + 1) & (H.live_cap - 1)) {
-        uint64_t k = atomic_load_explicit(&H.live[i].key, memory_order_relaxed);
+    for (int probe = 0; probe < 256; probe++, i = (i + 1) & (hs_heap.live_cap - 1)) {
+        uint64_t k = atomic_load_explicit(&hs_heap.live[i].key, memory_order_relaxed);
         if (k != KEY_EMPTY && k != KEY_DELETED)
             continue;
-        if (!atomic_compare_exchange_strong(&H.live[i].key, &k, key))
+        if (!atomic_compare_exchange_strong(&hs_heap.live[i].key, &k, key))
             continue;
-        H.live[i].data = ((uint64_t)entry << SIZE_BITS) | (size & SIZE_MASK);
-        if (!H.exact)
+        hs_heap.live[i].data = ((uint64_t)entry << SIZE_BITS) | (size & SIZE_MASK);
+        if (!hs_heap.exact)
             filter_add((const void *)(uintptr_t)key);
         return 0;
     }
@@ -413,17 +384,17 @@ static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
 static int live_remove(uint64_t key, uint32_t *entry, uint64_t *size)
 {
     uint64_t i = slot_of(key);
-    for (int probe = 0; probe < 256; probe++, i = (i + 1) & (H.live_cap - 1)) {
-        uint64_t k = atomic_load_explicit(&H.live[i].key, memory_order_acquire);
+    for (int probe = 0; probe < 256; probe++, i = (i + 1) & (hs_heap.live_cap - 1)) {
+        uint64_t k = atomic_load_explicit(&hs_heap.live[i].key, memory_order_acquire);
         if (k == KEY_EMPTY)
             return -1;
         if (k != key)
             continue;
-        uint64_t d = H.live[i].data;
+        uint64_t d = hs_heap.live[i].data;
         *entry = (uint32_t)(d >> SIZE_BITS);
         *size = d & SIZE_MASK;
-        atomic_store_explicit(&H.live[i].key, KEY_DELETED, memory_order_release);
-        if (!H.exact)
+        atomic_store_explicit(&hs_heap.live[i].key, KEY_DELETED, memory_order_release);
+        if (!hs_heap.exact)
             filter_sub((const void *)(uintptr_t)key);
         return 0;
     }
@@ -434,23 +405,23 @@ static int live_remove(uint64_t key, uint32_t *entry, uint64_t *size)
 
 static void snapshot_peak(int64_t now)
 {
-    if (pthread_mutex_trylock(&H.peak_lock) != 0)
+    if (pthread_mutex_trylock(&hs_heap.peak_lock) != 0)
         return; /* someone else is taking it */
-    if (now > H.peak_est) {
-        uint32_t n = atomic_load(&H.tab.n_used);
+    if (now > hs_heap.peak_est) {
+        uint32_t n = atomic_load(&hs_heap.tab.n_used);
         for (uint32_t i = 0; i < n; i++) {
-            hs_stack_entry *e = hs_stacktab_nth(&H.tab, i);
+            hs_stack_entry *e = hs_stacktab_nth(&hs_heap.tab, i);
             if (!e)
                 continue;
-            size_t idx = (size_t)(e - H.tab.entries);
-            H.peak[2 * idx] = atomic_load(&e->values[0]) - atomic_load(&e->values[2]);
-            H.peak[2 * idx + 1] = atomic_load(&e->values[1]) - atomic_load(&e->values[3]);
+            size_t idx = (size_t)(e - hs_heap.tab.entries);
+            hs_heap.peak[2 * idx] = atomic_load(&e->values[0]) - atomic_load(&e->values[2]);
+            hs_heap.peak[2 * idx + 1] = atomic_load(&e->values[1]) - atomic_load(&e->values[3]);
         }
-        H.peak_est = now;
-        int64_t step = now / 100 > H.rate ? now / 100 : H.rate;
-        atomic_store(&H.next_snapshot, now + (step > 4096 ? step : 4096));
+        hs_heap.peak_est = now;
+        int64_t step = now / 100 > hs_heap.rate ? now / 100 : hs_heap.rate;
+        atomic_store(&hs_heap.next_snapshot, now + (step > 4096 ? step : 4096));
     }
-    pthread_mutex_unlock(&H.peak_lock);
+    pthread_mutex_unlock(&hs_heap.peak_lock);
 }
 
 /* Record block p of size as allocated here (unless the agent allocates).
@@ -464,19 +435,19 @@ static __attribute__((noinline)) void record_alloc_at(void *p, size_t size, cons
     t->in_agent++;
     /* The block's slot in the live table is rarely in cache when a sample
      * is rare: its line is fetched while the stack is unwound. */
-    __builtin_prefetch(&H.live[slot_of((uint64_t)(uintptr_t)p)], 1);
-    hs_stack_entry *e = hs_agent_intern_call(&H.tab, c);
+    __builtin_prefetch(&hs_heap.live[slot_of((uint64_t)(uintptr_t)p)], 1);
+    hs_stack_entry *e = hs_agent_intern_call(&hs_heap.tab, c);
     if (e) {
-        uint32_t idx = (uint32_t)(e - H.tab.entries);
+        uint32_t idx = (uint32_t)(e - hs_heap.tab.entries);
         atomic_fetch_add_explicit(&e->values[0], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&e->values[1], (int64_t)size, memory_order_relaxed);
         if (live_insert((uint64_t)(uintptr_t)p, idx, size) == 0) {
             int64_t w = weight(size);
-            int64_t now = atomic_fetch_add(&H.inuse_est, w) + w;
-            if (now > atomic_load_explicit(&H.next_snapshot, memory_order_relaxed))
+            int64_t now = atomic_fetch_add(&hs_heap.inuse_est, w) + w;
+            if (now > atomic_load_explicit(&hs_heap.next_snapshot, memory_order_relaxed))
                 snapshot_peak(now);
         } else { /* can't follow its free: count it freed now */
-            atomic_fetch_add(&H.untracked, 1);
+            atomic_fetch_add(&hs_heap.untracked, 1);
             atomic_fetch_add_explicit(&e->values[2], 1, memory_order_relaxed);
             atomic_fetch_add_explicit(&e->values[3], (int64_t)size, memory_order_relaxed);
         }
@@ -492,31 +463,31 @@ static void record_alloc(void *p, size_t size)
 /* After an allocation by any function but malloc (which has its own). */
 static inline void after_alloc(void *p, size_t size)
 {
-    if (p && atomic_load_explicit(&H.on, memory_order_relaxed) && (H.exact || (counts_down(size) && crossed())))
+    if (p && atomic_load_explicit(&hs_heap.on, memory_order_relaxed) && (hs_heap.exact || (counts_down(size) && crossed())))
         record_alloc(p, size);
 }
 
 /* Forget p if it was sampled; returns its record for realloc's undo. */
 static int before_free(void *p, uint32_t *entry, uint64_t *size)
 {
-    if (!H.live || (!H.exact && !*bucket_of(p)) || live_remove((uint64_t)(uintptr_t)p, entry, size) != 0)
+    if (!hs_heap.live || (!hs_heap.exact && !*bucket_of(p)) || live_remove((uint64_t)(uintptr_t)p, entry, size) != 0)
         return -1;
-    if (*entry < H.tab.cap) {
-        hs_stack_entry *e = &H.tab.entries[*entry];
+    if (*entry < hs_heap.tab.cap) {
+        hs_stack_entry *e = &hs_heap.tab.entries[*entry];
         atomic_fetch_add_explicit(&e->values[2], 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&e->values[3], (int64_t)*size, memory_order_relaxed);
     }
-    atomic_fetch_sub(&H.inuse_est, weight(*size));
+    atomic_fetch_sub(&hs_heap.inuse_est, weight(*size));
     return 0;
 }
 
 static void undo_free(void *p, uint32_t entry, uint64_t size)
 {
-    if (entry < H.tab.cap && live_insert((uint64_t)(uintptr_t)p, entry, size) == 0) {
-        hs_stack_entry *e = &H.tab.entries[entry];
+    if (entry < hs_heap.tab.cap && live_insert((uint64_t)(uintptr_t)p, entry, size) == 0) {
+        hs_stack_entry *e = &hs_heap.tab.entries[entry];
         atomic_fetch_sub(&e->values[2], 1);
         atomic_fetch_sub(&e->values[3], (int64_t)size);
-        atomic_fetch_add(&H.inuse_est, weight(size));
+        atomic_fetch_add(&hs_heap.inuse_est, weight(size));
     }
 }
 
@@ -535,13 +506,13 @@ static void undo_free(void *p, uint32_t entry, uint64_t size)
 static int malloc_decides(void)
 {
     hs_thread *t = &hs_self;
-    int on = atomic_load_explicit(&H.on, memory_order_relaxed);
+    int on = atomic_load_explicit(&hs_heap.on, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire); /* the tables and rate of hs_heap_start */
     if (!on) {
-        t->heap_countdown = !H.live ? IDLE_COUNTDOWN : H.exact ? -1 : next_interval(t);
+        t->heap_countdown = !hs_heap.live ? IDLE_COUNTDOWN : hs_heap.exact ? -1 : next_interval(t);
         return 0;
     }
-    if (H.exact) {
+    if (hs_heap.exact) {
         t->heap_countdown = -1;
         return 1;
     }
@@ -659,9 +630,9 @@ static void free_first(void *p)
 static void route(void)
 {
     void (*f)(void *) = r_free;
-    if (H.live && H.exact)
+    if (hs_heap.live && hs_heap.exact)
         f = free_special; /* every block is in the live table */
-    else if (H.live || atomic_load(&g_boot_used))
+    else if (hs_heap.live || atomic_load(&g_boot_used))
         f = free_filtered;
     /* Release: the tables set up before are seen by the slow paths, which
      * take an acquire fence after malloc's and free's relaxed loads. */
@@ -670,7 +641,7 @@ static void route(void)
     if (r_calloc)
         atomic_store_explicit(&p_calloc, r_calloc, memory_order_release);
     if (r_realloc) /* in exact mode every block is in the live table */
-        atomic_store_explicit(&p_realloc, H.live && H.exact ? realloc_slow : r_realloc, memory_order_release);
+        atomic_store_explicit(&p_realloc, hs_heap.live && hs_heap.exact ? realloc_slow : r_realloc, memory_order_release);
     atomic_store_explicit(&p_free, f, memory_order_release);
 }
 
@@ -840,16 +811,16 @@ HS_EXPORT void *pvalloc(size_t size)
 
 static double scale_for(int64_t objs, int64_t bytes)
 {
-    if (H.rate <= 1 || objs <= 0 || bytes <= 0)
+    if (hs_heap.rate <= 1 || objs <= 0 || bytes <= 0)
         return 1.0;
     double avg = (double)bytes / (double)objs;
-    return 1.0 / (1.0 - m_exp(-avg / (double)H.rate));
+    return 1.0 / (1.0 - m_exp(-avg / (double)hs_heap.rate));
 }
 
 int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, const int64_t cur[4],
                    const int64_t base[4], int64_t out[4])
 {
-    size_t idx = (size_t)(e - H.tab.entries);
+    size_t idx = (size_t)(e - hs_heap.tab.entries);
     double s = scale_for(cur[0], cur[1]);
     switch (view) {
     case HS_HEAP_ALL:
@@ -859,378 +830,15 @@ int hs_heap_values(const hs_stack_entry *e, hs_heap_view view, const int64_t cur
         out[3] = (int64_t)((double)(cur[1] - cur[3]) * s);
         return 4;
     case HS_HEAP_PEAK:
-        out[0] = (int64_t)((double)H.peak[2 * idx] * s);
-        out[1] = (int64_t)((double)H.peak[2 * idx + 1] * s);
+        out[0] = (int64_t)((double)hs_heap.peak[2 * idx] * s);
+        out[1] = (int64_t)((double)hs_heap.peak[2 * idx + 1] * s);
         return 2;
     case HS_HEAP_LEAKS:
-        out[0] = H.leak ? H.leak[2 * idx] : 0;
-        out[1] = H.leak ? H.leak[2 * idx + 1] : 0;
+        out[0] = hs_heap.leak ? hs_heap.leak[2 * idx] : 0;
+        out[1] = hs_heap.leak ? hs_heap.leak[2 * idx + 1] : 0;
         return 2;
     }
     return 0;
-}
-
-/* ---- the leak scan ----
- *
- * At exit, in exact mode: every live block is marked reachable from the
- * roots (the modules' writable segments, this thread's TLS, the live part
- * of each thread's stack and the registers of the other threads), then
- * transitively from marked blocks; the rest leaked. The other threads are
- * stopped for the scan (hs_sampler_stop_others) so that what they hold
- * does not move under it; while they are, the scan takes no lock one of
- * them may hold: its arrays come from mmap, not malloc, it sorts by
- * itself (qsort may malloc), and what needs the loader's lock (the
- * modules' segments, glibc's functions) is looked up before. */
-
-typedef struct {
-    uint64_t addr, size;
-    uint32_t entry;
-    uint32_t marked;
-} block;
-
-typedef struct {
-    uint64_t lo, hi;
-} addr_range;
-
-typedef struct {
-    block *b;
-    size_t n;
-    size_t *work;
-    size_t nwork, capwork;
-    addr_range *roots; /* the modules' writable segments and this thread's TLS */
-    size_t nroots, caproots;
-    int failed;
-} scan_t;
-
-/* Grow an mmap'd array *p of *cap elements of size bytes to hold one more. */
-static int grow(void **p, size_t *cap, size_t size)
-{
-    size_t ncap = *cap ? *cap * 2 : 1024;
-    void *q = *p ? mremap(*p, *cap * size, ncap * size, MREMAP_MAYMOVE) : map_zeroed(ncap * size);
-    if (!q || q == MAP_FAILED)
-        return -1;
-    *p = q;
-    *cap = ncap;
-    return 0;
-}
-
-static void unmap(void *p, size_t bytes)
-{
-    if (p)
-        munmap(p, bytes);
-}
-
-/* Heapsort by address: no allocation. */
-static void sift(block *b, size_t i, size_t n)
-{
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            return;
-        if (c + 1 < n && b[c + 1].addr > b[c].addr)
-            c++;
-        if (b[i].addr >= b[c].addr)
-            return;
-        block t = b[i];
-        b[i] = b[c];
-        b[c] = t;
-        i = c;
-    }
-}
-
-static void sort_blocks(block *b, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        sift(b, i, n);
-    for (size_t end = n; end > 1; end--) {
-        block t = b[0];
-        b[0] = b[end - 1];
-        b[end - 1] = t;
-        sift(b, 0, end - 1);
-    }
-}
-
-static block *find_block(scan_t *s, uint64_t v)
-{
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v < s->b[mid].addr)
-            hi = mid;
-        else if (v >= s->b[mid].addr + (s->b[mid].size ? s->b[mid].size : 1))
-            lo = mid + 1;
-        else
-            return &s->b[mid];
-    }
-    return NULL;
-}
-
-static void mark_word(scan_t *s, uint64_t v)
-{
-    block *b = find_block(s, v);
-    if (!b || b->marked)
-        return;
-    b->marked = 1;
-    if (s->nwork == s->capwork && grow((void **)&s->work, &s->capwork, sizeof *s->work) != 0) {
-        s->failed = 1;
-        return;
-    }
-    s->work[s->nwork++] = (size_t)(b - s->b);
-}
-
-/* Scan [lo, hi) that is known to be mapped and readable. Raw words of
- * stacks and blocks, redzones included: not for AddressSanitizer to check. */
-__attribute__((no_sanitize_address)) static void scan_range(scan_t *s, uint64_t lo, uint64_t hi)
-{
-    lo = (lo + 7) & ~7ull;
-    for (uint64_t a = lo; a + 8 <= hi; a += 8)
-        mark_word(s, *(const uint64_t *)(uintptr_t)a);
-}
-
-/* Scan memory that may be partly unmapped, through process_vm_readv. */
-static void scan_range_safe(scan_t *s, uint64_t lo, uint64_t hi)
-{
-    uint64_t buf[4096];
-    lo = (lo + 7) & ~7ull;
-    while (lo + 8 <= hi) {
-        size_t want = hi - lo < sizeof buf ? (size_t)(hi - lo) & ~7ul : sizeof buf;
-        struct iovec l = {buf, want}, r = {(void *)(uintptr_t)lo, want};
-        ssize_t got = process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-        if (got <= 0) {
-            lo += 4096; /* skip an unmapped page */
-            lo &= ~4095ull;
-            continue;
-        }
-        for (size_t i = 0; i < (size_t)got / 8; i++)
-            mark_word(s, buf[i]);
-        lo += (uint64_t)got;
-    }
-}
-
-static void add_root(scan_t *s, uint64_t lo, uint64_t hi)
-{
-    if (s->nroots == s->caproots && grow((void **)&s->roots, &s->caproots, sizeof *s->roots) != 0) {
-        s->failed = 1;
-        return;
-    }
-    s->roots[s->nroots++] = (addr_range){lo, hi};
-}
-
-static int module_roots(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    scan_t *s = data;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_TLS && info->dlpi_tls_data) { /* this thread's TLS block */
-            uint64_t lo = (uint64_t)(uintptr_t)info->dlpi_tls_data;
-            add_root(s, lo, lo + ph->p_memsz);
-            continue;
-        }
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
-            continue;
-        uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (hs_agent_owns_pc(lo))
-            continue; /* the agent's own data points at nothing of the program's */
-        add_root(s, lo, hi);
-    }
-    return 0;
-}
-
-/* Where the program's live frames end on the thread that exits. Below
- * that point the stack holds exit()'s machinery (exit handlers, this scan)
- * in frames whose unwritten slots still hold what dead program frames left
- * there: stale pointers that made real leaks look reachable (valgrind
- * ignores them: uninitialized). exit() called by the program passes
- * through the agent's exit wrapper, which notes its frame; exit after main
- * returned is called from inside libc, so on the main thread with no note
- * the program has no live frame left: from glibc's __libc_stack_end (the
- * stack pointer _start began with) up. */
-static uintptr_t g_exit_frame;
-static int32_t g_exit_tid;
-extern void *__libc_stack_end;
-
-void hs_heap_note_exit(void *frame)
-{
-    if (!g_exit_frame) {
-        g_exit_tid = hs_self.tid;
-        g_exit_frame = (uintptr_t)frame;
-    }
-}
-
-static void scan_own_stack(scan_t *s)
-{
-    uintptr_t lo = hs_self.stack.lo, hi = hs_self.stack.hi;
-    int32_t tid = hs_self.tid;
-    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-    uint64_t from = sp;
-    if (g_exit_frame && g_exit_tid == tid)
-        from = g_exit_frame;
-    else if (!g_exit_frame && tid == (int32_t)getpid() && __libc_stack_end)
-        from = (uint64_t)(uintptr_t)__libc_stack_end;
-    if (from < sp || from >= hi)
-        from = sp; /* not on this stack after all: all of it */
-    scan_range(s, from > lo ? from : lo, hi);
-}
-
-/* Another thread: its stack from where its live frames start (all of it
- * if it did not stop), its registers. Through process_vm_readv: one that
- * did not stop may be unmapping its stack as it ends. */
-static void scan_other_stack(const hs_thread_stack *t, void *arg)
-{
-    scan_t *s = arg;
-    for (int i = 0; i < t->nregs; i++)
-        mark_word(s, t->regs[i]);
-    scan_range_safe(s, t->live_lo, t->hi);
-}
-
-/* glibc's own blocks that look leaked but are kept for reuse: the DTV
- * (thread-local storage vector) of a thread allocated by _dl_allocate_tls
- * lives on in glibc's cache of thread stacks after the thread is joined,
- * pointed at only from that cache's memory, which is no root. valgrind's
- * default suppressions hide the same. [lo, hi) of each such function. */
-static int glibc_keeps(addr_range *out, int max)
-{
-    static const char *const fns[] = {"_dl_allocate_tls", "_dl_allocate_tls_init"};
-    int n = 0;
-    for (size_t i = 0; i < sizeof fns / sizeof fns[0] && n < max; i++) {
-        void *f = dlsym(RTLD_DEFAULT, fns[i]);
-        Dl_info info;
-        const ElfW(Sym) *sym = NULL;
-        if (f && dladdr1(f, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size)
-            out[n++] = (addr_range){(uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)f + sym->st_size};
-    }
-    return n;
-}
-
-/* Was the block of stack entry e allocated inside one of r[0..n)? */
-static bool allocated_in(uint32_t entry, const addr_range *r, int n)
-{
-    if (!n || entry >= H.tab.cap)
-        return false;
-    const hs_stack_entry *e = &H.tab.entries[entry];
-    const uint64_t *pcs = H.tab.pool + e->frames;
-    for (uint32_t k = 0; k < e->depth; k++)
-        for (int j = 0; j < n; j++)
-            if (pcs[k] >= r[j].lo && pcs[k] < r[j].hi)
-                return true;
-    return false;
-}
-
-/* The live blocks, sorted by address, into s->b (mmap'd). */
-/* Has the page at addr never been written, i.e. is it neither present nor
- * swapped (/proc/self/pagemap bits 63 and 62; readable without privilege)?
- * Such a page of the live table reads as zeros: empty slots. ent caches
- * PM_BATCH entries from *base on. 0 when unknown. */
-#define PM_BATCH 512
-static int page_untouched(int fd, uintptr_t addr, uint64_t *ent, uintptr_t *base)
-{
-    uintptr_t page = addr / 4096;
-    if (fd < 0)
-        return 0;
-    if (*base == 0 || page < *base || page >= *base + PM_BATCH) {
-        *base = page;
-        ssize_t got = pread(fd, ent, PM_BATCH * sizeof *ent, (off_t)(page * sizeof *ent));
-        if (got <= 0) {
-            *base = 0;
-            return 0;
-        }
-        for (size_t i = (size_t)got / sizeof *ent; i < PM_BATCH; i++)
-            ent[i] = 1ull << 63; /* not read: as if present */
-    }
-    return !(ent[page - *base] >> 62);
-}
-
-/* The blocks of the live table, sorted. Pages of the table never written
- * are skipped instead of read (faulting in the whole table, 128 MB in exact
- * mode, was most of a leak scan's time when few blocks are live). */
-static uint64_t g_pages_skipped; /* by the last snapshot (HOTSPUR_STATS) */
-
-static int snapshot_blocks(scan_t *s, size_t *cap)
-{
-    g_pages_skipped = 0;
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    uint64_t ent[PM_BATCH];
-    uintptr_t base = 0;
-    const uint64_t per_page = 4096 / sizeof(live_slot);
-    for (uint64_t i = 0; i < H.live_cap; i++) {
-        if (i % per_page == 0 && page_untouched(fd, (uintptr_t)&H.live[i], ent, &base)) {
-            i += per_page - 1;
-            g_pages_skipped++;
-            continue;
-        }
-        uint64_t k = atomic_load(&H.live[i].key);
-        if (k == KEY_EMPTY || k == KEY_DELETED)
-            continue;
-        if (s->n == *cap && grow((void **)&s->b, cap, sizeof *s->b) != 0) {
-            if (fd >= 0)
-                close(fd);
-            return -1;
-        }
-        uint64_t d = H.live[i].data;
-        s->b[s->n++] = (block){k, d & SIZE_MASK, (uint32_t)(d >> SIZE_BITS), 0};
-    }
-    if (fd >= 0)
-        close(fd);
-    sort_blocks(s->b, s->n);
-    return 0;
-}
-
-long hs_heap_scan_leaks(uint64_t *leaked_bytes)
-{
-    *leaked_bytes = 0;
-    if (H.rate > 1 || !H.live)
-        return -1;
-    scan_t s = {0};
-    size_t capb = 0;
-    addr_range keep[4];
-    int n_keep = glibc_keeps(keep, 4);
-    dl_iterate_phdr(module_roots, &s);
-    /* The other threads stop; from here until they go, no lock. */
-    int64_t t0 = hs_now_ns(CLOCK_MONOTONIC);
-    int late = hs_sampler_stop_others(200);
-    if (!s.failed && snapshot_blocks(&s, &capb) != 0)
-        s.failed = 1;
-    for (size_t i = 0; i < s.nroots && !s.failed; i++)
-        scan_range_safe(&s, s.roots[i].lo, s.roots[i].hi);
-    if (!s.failed && hs_self.stack.hi)
-        scan_own_stack(&s);
-    if (!s.failed)
-        hs_sampler_each_other_stack(scan_other_stack, &s);
-    /* Transitively: blocks reachable from marked blocks. */
-    while (s.nwork && !s.failed) {
-        block *b = &s.b[s.work[--s.nwork]];
-        if (b->size < 65536) /* small blocks live in arenas that stay mapped */
-            scan_range(&s, b->addr, b->addr + b->size);
-        else /* a large one may be munmap()ed by a thread still running */
-            scan_range_safe(&s, b->addr, b->addr + b->size);
-    }
-    hs_sampler_resume_others();
-    if (hs_g.cfg.stats) {
-        uint64_t pages = (H.live_cap * sizeof(live_slot) + 4095) / 4096;
-        fprintf(stderr, "hotspur: leak scan: %d thread(s) did not stop in time, %llu of %llu live-table pages "
-                "read, the others stopped %.1f ms\n", late, (unsigned long long)(pages - g_pages_skipped),
-                (unsigned long long)pages, (double)(hs_now_ns(CLOCK_MONOTONIC) - t0) / 1e6);
-    }
-    long leaked = -1;
-    if (!s.failed) {
-        H.leak = map_zeroed((size_t)H.tab.cap * 2 * sizeof(int64_t));
-        if (H.leak) {
-            leaked = 0;
-            for (size_t i = 0; i < s.n; i++) {
-                if (s.b[i].marked || s.b[i].entry >= H.tab.cap || allocated_in(s.b[i].entry, keep, n_keep))
-                    continue;
-                H.leak[2 * s.b[i].entry] += 1;
-                H.leak[2 * s.b[i].entry + 1] += (int64_t)s.b[i].size;
-                *leaked_bytes += s.b[i].size;
-                leaked++;
-            }
-        }
-    }
-    unmap(s.work, s.capwork * sizeof *s.work);
-    unmap(s.b, capb * sizeof *s.b);
-    unmap(s.roots, s.caproots * sizeof *s.roots);
-    return leaked;
 }
 
 /* ---- C++ operator new and delete ----
