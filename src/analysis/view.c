@@ -16,11 +16,6 @@
 #include "base/vec.h"
 
 
-/* per-location decisions */
-typedef struct {
-    uint32_t off, n; /* node list in the per-profile lists, root first */
-    uint8_t dec;     /* HS_LOC_* (filters.h) */
-} loc_info;
 
 
 static int warn(struct hs_view_private *pv, const char *msg)
@@ -87,29 +82,7 @@ static uint32_t node_intern(struct hs_view_private *pv, const hs_an_node_key *k)
     return id;
 }
 
-typedef struct {
-    const hs_profile *p;
-    const hs_an_filters *f;
-    hs_granularity gran;
-    bool obj_names;
-    const char *trim_path, *source_path; /* --trim-path, --source-path */
-    bool untrimmed;                      /* --trim-path does not apply */
-    uint8_t *fmatch;   /* per function index */
-    uint8_t *mmatch;   /* per mapping index */
-    loc_info *li;      /* per location index */
-    uint32_t *lists;   /* node lists */
-    uint8_t *inls;
-    size_t n_lists, cap_lists;
-    bool fm, im, hm, hnm, sfm; /* "matched something" flags */
-    uint8_t **keepmask;        /* optional: per location, kept lines (filter_profile) */
-    uint32_t most_nodes;       /* the longest node list of a location */
-    bool dense;                /* hs_profile_locations_dense(p) */
-} prof_ctx;
 
-static const hs_function *line_fn(const hs_profile *p, const hs_line *l)
-{
-    return l->function_id ? hs_profile_function(p, l->function_id) : NULL;
-}
 
 static uint8_t fn_bits(prof_ctx *c, const hs_function *fn)
 {
@@ -118,7 +91,7 @@ static uint8_t fn_bits(prof_ctx *c, const hs_function *fn)
 
 /* The filters' matches of every function (its name or its file) and
  * mapping (its file). */
-static int compute_matches(prof_ctx *c)
+int hs_an_compute_matches(prof_ctx *c)
 {
     const hs_profile *p = c->p;
     c->fmatch = calloc(p->n_functions + 1, 1);
@@ -155,7 +128,7 @@ static int list_push(prof_ctx *c, uint32_t node, uint8_t inl)
 
 /* Decide focus/ignore/hide/show/show-from for every location and precompute
  * its node list (root first). */
-static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
+int hs_an_compute_locations(prof_ctx *c, struct hs_view_private *pv)
 {
     const hs_profile *p = c->p;
     const hs_an_filters *f = c->f;
@@ -208,7 +181,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
         if (any_rule) {
             uint8_t *lb = keep + L->n_lines + 1;
             for (size_t k = 0; k < L->n_lines; k++) {
-                const hs_function *fn = line_fn(p, &L->lines[k]);
+                const hs_function *fn = hs_an_line_fn(p, &L->lines[k]);
                 lb[k] = fn ? fn_bits(c, fn) : HS_FM_NOFN;
             }
             dec = hs_an_location_rule(f, mb, lb, L->n_lines, keep);
@@ -251,7 +224,7 @@ static int compute_locations(prof_ctx *c, struct hs_view_private *pv)
                 if (!keep[kk])
                     continue;
                 const hs_line *ln = &L->lines[kk];
-                const hs_function *fn = line_fn(p, ln);
+                const hs_function *fn = hs_an_line_fn(p, ln);
                 uint32_t *fnc = fn && fn_node && fn->name ? &fn_node[fn - p->functions] : NULL;
                 if (fnc && *fnc) {
                     if (list_push(c, *fnc - 1, first ? 0 : 1) < 0)
@@ -370,15 +343,9 @@ static bool tags_keep(const prof_ctx *c, const hs_sample *S)
     return hs_an_tags_keep(c->f, &ps, S->n_labels, prof_label);
 }
 
-/* sample_keep's room: the kept locations, and the rule's scratch. */
-typedef struct {
-    const hs_location **locs;
-    uint8_t *dec;
-    uint32_t *pos;
-    size_t cap;
-} keep_buf;
+/* hs_an_sample_keep's room: the kept locations, and the rule's scratch. */
 
-static int keep_buf_reserve(keep_buf *b, size_t n)
+int hs_an_keep_buf_reserve(keep_buf *b, size_t n)
 {
     if (n <= b->cap)
         return 0;
@@ -399,7 +366,7 @@ static int keep_buf_reserve(keep_buf *b, size_t n)
     return 0;
 }
 
-static void keep_buf_free(keep_buf *b)
+void hs_an_keep_buf_free(keep_buf *b)
 {
     free(b->locs);
     free(b->dec);
@@ -410,7 +377,7 @@ static void keep_buf_free(keep_buf *b)
 /* The filters (filters.h's rules) on one sample: false when dropped; else
  * b->locs[0..*np) are its kept locations, leaf first. b has room for
  * S->n_locations. */
-static bool sample_keep(const prof_ctx *c, const hs_sample *S, keep_buf *b, size_t *np)
+bool hs_an_sample_keep(const prof_ctx *c, const hs_sample *S, keep_buf *b, size_t *np)
 {
     const hs_profile *p = c->p;
     size_t n = 0, kept;
@@ -430,7 +397,7 @@ static bool sample_keep(const prof_ctx *c, const hs_sample *S, keep_buf *b, size
     return true;
 }
 
-/* Whether sample_keep depends only on the sample's labels: no filter by
+/* Whether hs_an_sample_keep depends only on the sample's labels: no filter by
  * name or location, so every location it has is kept. */
 static bool keep_by_tags_only(const prof_ctx *c)
 {
@@ -439,7 +406,7 @@ static bool keep_by_tags_only(const prof_ctx *c)
 
 /* Profiles of at least this many samples have their samples merged into
  * stacks on a second thread while this one works out the locations
- * (compute_matches, compute_locations), when keep_by_tags_only; their
+ * (hs_an_compute_matches, hs_an_compute_locations), when keep_by_tags_only; their
  * stacks' nodes are filled in after. */
 size_t hs_an_view_apart_min = 4096;
 
@@ -447,7 +414,7 @@ size_t hs_an_view_apart_min = 4096;
  * lookup tables of nodes and names freed (no node is added any more). */
 static int locations_done(prof_ctx *c, struct hs_view_private *pv, bool last)
 {
-    if (compute_matches(c) < 0 || compute_locations(c, pv) < 0)
+    if (hs_an_compute_matches(c) < 0 || hs_an_compute_locations(c, pv) < 0)
         return -1;
     if (last) {
         hs_idmap_free(&pv->node_map);
@@ -616,7 +583,7 @@ static int merge_samples(merge_job *j)
             vf->pub.total += av;
             vf->div_total += dv;
         }
-        if (keep_buf_reserve(&kb, S->n_locations + 1) < 0)
+        if (hs_an_keep_buf_reserve(&kb, S->n_locations + 1) < 0)
             goto oom;
         /* a sample indistinguishable from an earlier one (the same shared
          * location id array, equal labels) adds to its stack; label-less
@@ -655,7 +622,7 @@ static int merge_samples(merge_job *j)
             }
         }
         size_t n = 0, need = 0;
-        bool kept = apart ? tags_keep(c, S) : sample_keep(c, S, &kb, &n);
+        bool kept = apart ? tags_keep(c, S) : hs_an_sample_keep(c, S, &kb, &n);
         const hs_location **locs = kb.locs;
         uint64_t entry = kept ? (uint64_t)pv->n_stacks << 1 | 1 : (uint64_t)s << 1;
         if (remember && cs) {
@@ -693,10 +660,10 @@ static int merge_samples(merge_job *j)
         else
             vf->pub.kept_total += v;
     }
-    keep_buf_free(&kb);
+    hs_an_keep_buf_free(&kb);
     return 0;
 oom:
-    keep_buf_free(&kb);
+    hs_an_keep_buf_free(&kb);
     return -1;
 }
 
@@ -1068,164 +1035,4 @@ bool hs_view_label_shown(const hs_view *v, const char *key)
     if (vf->has_tagshow && !hs_regex_match(&vf->tagshow, key))
         return false;
     return !(vf->has_taghide && hs_regex_match(&vf->taghide, key));
-}
-
-/* ---- hs_analysis_filter_profile: the same filters, producing a profile ---- */
-
-static int64_t fp_str(hs_profile *out, const hs_profile *p, int64_t idx)
-{
-    return idx ? hs_profile_str(out, hs_profile_string(p, idx)) : 0;
-}
-
-hs_profile *hs_analysis_filter_profile(const hs_profile *p, const hs_analysis_options *o,
-                                       char *err, size_t errlen)
-{
-    hs_an_filters f;
-    if (hs_an_filters_compile(&f, o, err, errlen) < 0)
-        return NULL;
-    prof_ctx c;
-    memset(&c, 0, sizeof c);
-    c.p = p;
-    c.dense = hs_profile_locations_dense(p);
-    c.f = &f;
-    c.gran = HS_GRAN_ADDRESSES;
-    hs_profile *out = hs_profile_new();
-    struct hs_view_private pv;
-    memset(&pv, 0, sizeof pv);
-    uint64_t *map_ids = calloc(p->n_mappings + 1, sizeof *map_ids);
-    uint64_t *fn_ids = calloc(p->n_functions + 1, sizeof *fn_ids);
-    uint64_t *loc_ids = calloc(p->n_locations + 1, sizeof *loc_ids);
-    c.keepmask = calloc(p->n_locations + 1, sizeof *c.keepmask);
-    keep_buf kb = {0};
-    uint64_t *ids = NULL;
-    hs_label *labels = NULL;
-    hs_line *lines = NULL;
-    size_t locs_cap = 0, lab_cap = 0, lines_cap = 0;
-    if (!out || !map_ids || !fn_ids || !loc_ids || !c.keepmask ||
-        hs_strtab_init(&pv.strs) < 0 || hs_idmap_init(&pv.node_map, 64) < 0 ||
-        compute_matches(&c) < 0 || compute_locations(&c, &pv) < 0)
-        goto oom;
-    for (size_t t = 0; t < p->n_sample_types; t++)
-        if (hs_profile_add_sample_type(out, hs_profile_string(p, p->sample_types[t].type),
-                                       hs_profile_string(p, p->sample_types[t].unit)) < 0)
-            goto oom;
-    hs_profile_set_period(out, hs_profile_string(p, p->period_type.type),
-                          hs_profile_string(p, p->period_type.unit), p->period);
-    out->time_nanos = p->time_nanos;
-    out->duration_nanos = p->duration_nanos;
-    out->default_sample_type = fp_str(out, p, p->default_sample_type);
-    out->drop_frames = fp_str(out, p, p->drop_frames);
-    out->keep_frames = fp_str(out, p, p->keep_frames);
-    for (size_t i = 0; i < p->n_comments; i++)
-        hs_profile_add_comment(out, hs_profile_string(p, p->comments[i]));
-    for (size_t i = 0; i < p->n_mappings; i++) {
-        const hs_mapping *m = &p->mappings[i];
-        map_ids[i] = hs_profile_add_mapping(out, m->memory_start, m->memory_limit, m->file_offset,
-                                            hs_profile_string(p, m->filename),
-                                            hs_profile_string(p, m->build_id));
-        if (!map_ids[i])
-            goto oom;
-        hs_mapping *nm = (hs_mapping *)hs_profile_mapping(out, map_ids[i]);
-        if (nm) {
-            nm->has_functions = m->has_functions;
-            nm->has_filenames = m->has_filenames;
-            nm->has_line_numbers = m->has_line_numbers;
-            nm->has_inline_frames = m->has_inline_frames;
-        }
-    }
-    for (size_t i = 0; i < p->n_functions; i++) {
-        const hs_function *fn = &p->functions[i];
-        fn_ids[i] = hs_profile_add_function(out, hs_profile_string(p, fn->name),
-                                            hs_profile_string(p, fn->system_name),
-                                            hs_profile_string(p, fn->filename), fn->start_line);
-        if (!fn_ids[i])
-            goto oom;
-    }
-    for (size_t s = 0; s < p->n_samples; s++) {
-        const hs_sample *S = &p->samples[s];
-        if (keep_buf_reserve(&kb, S->n_locations + 1) < 0)
-            goto oom;
-        if (locs_cap < kb.cap) {
-            uint64_t *ni = realloc(ids, kb.cap * sizeof *ni);
-            if (!ni)
-                goto oom;
-            ids = ni;
-            locs_cap = kb.cap;
-        }
-        size_t n = 0;
-        if (!sample_keep(&c, S, &kb, &n))
-            continue;
-        const hs_location **locs = kb.locs;
-        for (size_t k = 0; k < n; k++) {
-            size_t li = (size_t)(locs[k] - p->locations);
-            if (!loc_ids[li]) {
-                const hs_location *L = locs[k];
-                if (lines_cap < L->n_lines + 1) {
-                    lines_cap = L->n_lines + 16;
-                    hs_line *nl = realloc(lines, lines_cap * sizeof *nl);
-                    if (!nl)
-                        goto oom;
-                    lines = nl;
-                }
-                size_t nl = 0;
-                for (size_t j = 0; j < L->n_lines; j++) {
-                    if (c.keepmask[li] && !c.keepmask[li][j])
-                        continue;
-                    const hs_function *fn = line_fn(p, &L->lines[j]);
-                    lines[nl].function_id = fn ? fn_ids[fn - p->functions] : 0;
-                    lines[nl].line = L->lines[j].line;
-                    lines[nl].column = L->lines[j].column;
-                    nl++;
-                }
-                const hs_mapping *m = L->mapping_id ? hs_profile_mapping(p, L->mapping_id) : NULL;
-                loc_ids[li] = hs_profile_add_location(out, m ? map_ids[m - p->mappings] : 0,
-                                                      L->address, lines, nl);
-                if (!loc_ids[li])
-                    goto oom;
-            }
-            ids[k] = loc_ids[li];
-        }
-        if (lab_cap < S->n_labels + 1) {
-            lab_cap = S->n_labels + 16;
-            hs_label *nl = realloc(labels, lab_cap * sizeof *nl);
-            if (!nl)
-                goto oom;
-            labels = nl;
-        }
-        for (size_t k = 0; k < S->n_labels; k++) {
-            labels[k].key = fp_str(out, p, S->labels[k].key);
-            labels[k].str = fp_str(out, p, S->labels[k].str);
-            labels[k].num = S->labels[k].num;
-            labels[k].num_unit = fp_str(out, p, S->labels[k].num_unit);
-        }
-        if (hs_profile_add_sample(out, ids, n, S->values, labels, S->n_labels) < 0)
-            goto oom;
-    }
-    goto done;
-oom:
-    hs_profile_free(out);
-    out = NULL;
-    hs_err(err, errlen, "out of memory");
-done:
-    if (c.keepmask)
-        for (size_t i = 0; i < p->n_locations; i++)
-            free(c.keepmask[i]);
-    free(c.keepmask);
-    free(c.fmatch);
-    free(c.mmatch);
-    free(c.li);
-    free(c.lists);
-    free(c.inls);
-    free(map_ids);
-    free(fn_ids);
-    free(loc_ids);
-    keep_buf_free(&kb);
-    free(ids);
-    free(labels);
-    free(lines);
-    hs_strtab_free(&pv.strs);
-    hs_idmap_free(&pv.node_map);
-    free(pv.nodes);
-    hs_an_filters_free(&f);
-    return out;
 }
