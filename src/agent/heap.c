@@ -433,9 +433,6 @@ static __attribute__((noinline)) void record_alloc_at(void *p, size_t size, cons
         return;
     atomic_thread_fence(memory_order_acquire); /* pairs with route() */
     t->in_agent++;
-    /* The block's slot in the live table is rarely in cache when a sample
-     * is rare: its line is fetched while the stack is unwound. */
-    __builtin_prefetch(&hs_heap.live[slot_of((uint64_t)(uintptr_t)p)], 1);
     hs_stack_entry *e = hs_agent_intern_call(&hs_heap.tab, c);
     if (e) {
         uint32_t idx = (uint32_t)(e - hs_heap.tab.entries);
