@@ -108,6 +108,12 @@ SEC=$WORK/section
     row none "none"
     row hotspur "hotspur record -p"
     row perf "perf record --call-graph dwarf -p"
+    echo
+    # issue 27's goal: the profiler's own CPU at most half of perf's
+    awk -v h="$(awk '{ print $2 }' "$WORK/hotspur" | median)" -v p="$(awk '{ print $2 }' "$WORK/perf" | median)" \
+        -v r="$(awk '{ print $3 }' "$WORK/perf" | median)" 'BEGIN {
+        printf "hotspur record -p used %.0f %% of the CPU of perf record + perf report (which unwinds and names\n", (p + r > 0 ? 100 * h / (p + r) : 0)
+        printf "what perf record copied), %.0f %% of perf record alone (goal: at most half of perf\x27s).\n", (p > 0 ? 100 * h / p : 0) }'
 } >"$SEC"
 cat "$SEC"
 bench_write_section live_cost "record -p cost" "$SEC" "$DOC"

@@ -44,6 +44,7 @@ SCPU=${BENCH_SERVER_CPU:-0}
 CCPU=${BENCH_CLIENT_CPU:-1}
 DOC=$ROOT/docs/BENCHMARKS.md
 [ -x "$HOTSPUR" ] || { echo "live_redis: $HOTSPUR is missing; build first (make)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "live_redis: /usr/bin/time is not installed (scripts/install-deps: time)" >&2; exit 1; }
 for c in redis-server redis-benchmark redis-cli perf taskset; do
     command -v "$c" >/dev/null || { echo "live_redis: $c is not installed (scripts/install-deps)" >&2; exit 1; }
 done
@@ -80,18 +81,43 @@ bench() {
     echo "$rps $(((c1 - c0) / (2 * REQUESTS)))"
 }
 
-run_case() { # case -> "requests/s ns_per_request" in $WORK/out
+# Start a profiler in the background, in a subshell that writes its CPU time
+# (user + system, seconds: bash's times once it has ended) to $WORK/cpu.
+# PROF: the profiler's pid (it gets the SIGINT), WRAP: the subshell's.
+profiled() {
+    rm -f "$WORK/pid" "$WORK/cpu"
+    (
+        "$@" >/dev/null 2>&1 &
+        echo $! >"$WORK/pid"
+        wait $! || true
+        times >"$WORK/times" # not in a pipe: a forked times would see no children
+        awk 'function s(x, a) { split(x, a, "m"); sub("s", "", a[2]); return a[1] * 60 + a[2] }
+             NR == 2 { printf "%.3f\n", s($1) + s($2) }' "$WORK/times" >"$WORK/cpu"
+    ) &
+    WRAP=$!
+    until [ -s "$WORK/pid" ]; do sleep 0.01; done
+    PROF=$(cat "$WORK/pid")
+}
+
+run_case() { # case -> "requests/s ns_per_request" in $WORK/out, "profiler_cpu_s report_cpu_s" in $WORK/pcpu
+    echo "0 0" >"$WORK/pcpu"
     case $1 in
     none | none2) ;;
-    hotspur) "$HOTSPUR" record -p "$RPID" -F 100 -o "$WORK/h.pb.gz" >/dev/null 2>&1 & PROF=$! ;;
-    perf) perf record -q -F 100 --call-graph dwarf,16384 -p "$RPID" -o "$WORK/perf.data" >/dev/null 2>&1 & PROF=$! ;;
+    hotspur) profiled "$HOTSPUR" record -p "$RPID" -F 100 -o "$WORK/h.pb.gz" ;;
+    perf) profiled perf record -q -F 100 --call-graph dwarf,16384 -p "$RPID" -o "$WORK/perf.data" ;;
     esac
     [ -z "$PROF" ] || sleep 1 # attached before the load starts
     bench >"$WORK/out"
     if [ -n "$PROF" ]; then
         kill -INT "$PROF" 2>/dev/null || true
-        wait "$PROF" 2>/dev/null || true
+        wait "$WRAP" 2>/dev/null || true
         PROF=""
+        local rep=0
+        if [ "$1" = perf ]; then # perf record only copies the stacks: perf report unwinds and names them
+            /usr/bin/time -f "%U %S" -o "$WORK/t" perf report -i "$WORK/perf.data" --stdio >/dev/null 2>&1 || true
+            rep=$(awk '{ print $1 + $2 }' "$WORK/t")
+        fi
+        echo "$(cat "$WORK/cpu" 2>/dev/null || echo 0) $rep" >"$WORK/pcpu"
     fi
 }
 
@@ -100,14 +126,17 @@ T0=$(date -u +%H:%M)
 CASES=(none hotspur perf none2)
 echo "round none hotspur perf none2 (requests/s ns/request)" >&2
 : >"$WORK/rows"
+: >"$WORK/pcpu_rows"
 for ((r = 0; r < ROUNDS; r++)); do
-    declare -A got=()
+    declare -A got=() pc=()
     for ((k = 0; k < 4; k++)); do
         c=${CASES[$(((k + r) % 4))]}
         run_case "$c"
         got[$c]=$(cat "$WORK/out")
+        pc[$c]=$(cat "$WORK/pcpu")
     done
     echo "$r ${got[none]} ${got[hotspur]} ${got[perf]} ${got[none2]}" | tee -a "$WORK/rows" >&2
+    echo "$r ${pc[hotspur]% *} ${pc[perf]}" | tee -a "$WORK/pcpu_rows" >&2 # hotspur record, perf record, perf report (s)
 done
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 T1=$(date -u +%H:%M)
@@ -145,5 +174,19 @@ END {
     printf "CPU per request: hotspur %s; perf %s.\n", verdict(median(kh, n) - 1, aac), verdict(median(kp, n) - 1, aac)
     printf "\nRounds (none / hotspur / perf / none2, requests/s, then ns of redis-server CPU per request): %s.\n", rows
 }' "$WORK/rows" >"$SEC"
+# the profilers' own CPU, same runs: what the issue's "at most half of perf's" compares
+awk -v req="$REQUESTS" '
+function median(a, n,   i, j, t, b) { for (i = 1; i <= n; i++) b[i] = a[i]
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (b[j] < b[i]) { t = b[i]; b[i] = b[j]; b[j] = t }
+    return n % 2 ? b[(n + 1) / 2] : (b[n / 2] + b[n / 2 + 1]) / 2 }
+{ n++; h[n] = $2; p[n] = $3; r[n] = $4; pr[n] = $3 + $4; q[n] = $3 > 0 ? $2 / $3 : 0; qr[n] = pr[n] > 0 ? $2 / pr[n] : 0
+  rows = rows sprintf("%s%.2f / %.2f + %.2f", n > 1 ? ", " : "", $2, $3, $4) }
+END {
+    printf "\nThe profilers\x27 own CPU (user + system, the same runs: attached 1 s before the benchmark\x27s\n"
+    printf "%d requests, stopped by SIGINT after it; medians): hotspur record -p %.2f s (sampling, unwinding\n", 2 * req, median(h, n)
+    printf "and naming); perf record %.2f s, plus %.2f s of perf report, which unwinds and names what perf\n", median(p, n), median(r, n)
+    printf "record copied. hotspur / (perf record + perf report): %.0f %%; hotspur / perf record alone: %.0f %%\n", 100 * median(qr, n), 100 * median(q, n)
+    printf "(medians of the per-round ratios). Rounds (hotspur / perf record + perf report, s): %s.\n", rows
+}' "$WORK/pcpu_rows" >>"$SEC"
 cat "$SEC"
 bench_write_section live_redis "record -p on a real daemon: redis-server's throughput" "$SEC" "$DOC"
