@@ -201,7 +201,8 @@ void lv_park_threads(live *L)
  * it never ran (the same CPU time and timeslices at the end). */
 void lv_off_cpu_samples(live *L, uint64_t t_start, uint64_t t_end)
 {
-    qsort(L->ev, L->n_ev, sizeof *L->ev, cmp_ev);
+    if (L->n_ev) /* (no events: ev may be NULL, which qsort must not get) */
+        qsort(L->ev, L->n_ev, sizeof *L->ev, cmp_ev);
     for (size_t i = 0; i < L->n_parked; i++) {
         parked *pk = &L->parked[i];
         size_t lo = 0, hi = L->n_ev; /* its first event */
