@@ -72,8 +72,12 @@ echo "the daemon's main thread after cycle 1: $state1; after cycle $CYCLES: $sta
     fail "the alternate signal stack: '$state0' before the first attach, '$stateN' after the last detach"
 echo "$CYCLES attach/detach cycles in $(((end - start) / 1000000)) ms ($(((end - start) / 1000000 / CYCLES)) ms each, load $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "after cycle 1: VmSize $vm1 kB, $fd1 fds, $th1 threads; after cycle $CYCLES: $vmN kB, $fdN fds, $thN threads"
-# The tables of an attach are reused by the next (an exact one maps ~290 MB).
-[ $((vmN - vm1)) -lt 65536 ] || fail "the daemon grew $(((vmN - vm1) / 1024)) MB over $((CYCLES - 1)) cycles"
+# The tables of an attach are reused by the next (an exact one maps ~290 MB,
+# so one leaked per cycle fails). Up to two 64 MiB malloc arenas more are
+# allowed: glibc reserves one (address space, mostly PROT_NONE) when a
+# thread, here an agent thread of some attach, finds the others locked, and
+# reuses it after; a fresh-clone CI run once saw VmSize grow by 65688 kB.
+[ $((vmN - vm1)) -lt $((3 * 65536)) ] || fail "the daemon grew $(((vmN - vm1) / 1024)) MB over $((CYCLES - 1)) cycles"
 [ "$fdN" = "$fd1" ] || fail "open descriptors: $fd1 after cycle 1, $fdN after cycle $CYCLES: $(ls -l /proc/$dpid/fd)"
 [ "$thN" = "$threads0" ] || fail "threads: $threads0 before, $thN after $CYCLES cycles"
 if [ -z "$asan_rt" ]; then
