@@ -5,25 +5,12 @@
 # 10% of it, with R contentions. (No heap: this one runs in the ASan build
 # too, where ASan's runtime owns malloc and a heap attach is refused.)
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/attach_lib.sh"
 
 site_sum() { "$HOTSPUR" convert --to collapsed --sample-index "$2" "$1" |
     awk '/site_lock_wait/ { s += $NF } END { printf "%.0f\n", s }'; }
 
-rm -f fifo.in daemon.out
-mkfifo fifo.in
-"$PROGS/attach_daemon" <fifo.in >daemon.out 2>daemon.err &
-dpid=$!
-trap 'kill -9 "$dpid" 2>/dev/null || true' EXIT
-exec 7>fifo.in
-for _ in $(seq 100); do grep -q ready daemon.out && break; sleep 0.05; done
-grep -q "ready $dpid" daemon.out || fail "the daemon did not start: $(cat daemon.out daemon.err)"
-ask() {
-    local n
-    n=$(wc -l <daemon.out)
-    echo "$1" >&7
-    for _ in $(seq 600); do [ "$(wc -l <daemon.out)" -gt "$n" ] && return 0; sleep 0.05; done
-    fail "the daemon did not answer '$1': $(tail -3 daemon.out; cat daemon.err)"
-}
+start_daemon "$PROGS/attach_daemon"
 
 ask "lock 2 20" # before the attach: not the profile's
 "$HOTSPUR" attach "$dpid" --lock -o "$TMP/lock.pb.gz" >attach.out 2>&1 || fail "attach failed: $(cat attach.out)"
@@ -41,7 +28,5 @@ echo "the daemon waited $truth ns; the profile says $got ns in $n contentions at
 awk -v t="$truth" -v g="$got" 'BEGIN { d = g - t; if (d < 0) d = -d; exit !(t > 0 && d <= t / 10) }' ||
     fail "the profile's delay $got ns is not within 10% of the daemon's own $truth ns"
 ask "lock 1 5" # detached: still answers
-echo quit >&7
-exec 7>&-
-wait "$dpid" || fail "the daemon exited $?"
+stop_daemon
 pass "attach --lock: $n contentions, delay within 10% of the program's own measurement"

@@ -5,11 +5,7 @@
 # window), so the time a program spends exec'ing is under its execve call,
 # not under an unnamed address (65% of it was, before).
 source "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || fail "needs root (perf events)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-unset LD_PRELOAD
+source "$(dirname "$0")/live_lib.sh"
 "$PROGS/live_target" execloop 100000000 & T=$!
 PIDS+=($T)
 sleep 0.2

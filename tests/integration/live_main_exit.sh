@@ -6,11 +6,7 @@
 # under record -a, though /proc/PID/maps of a process whose main thread is
 # gone is empty (its mappings are read through a thread that lives).
 source "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || fail "needs root (perf events)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-unset LD_PRELOAD
+source "$(dirname "$0")/live_lib.sh"
 
 share() { awk -v f="$1" '/^Showing nodes accounting for/ { t = $(NF - 3); sub("%,?", "", t) }
                          $6 == f { c = $5; sub("%", "", c) } END { if (t > 0) printf "%.1f", 100 * c / t }' "$2"; }

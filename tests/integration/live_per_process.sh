@@ -3,11 +3,7 @@
 # (its pid label, its functions) and only its own tables (no mapping of
 # another program).
 source "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || fail "needs root (perf events on every CPU)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-unset LD_PRELOAD
+source "$(dirname "$0")/live_lib.sh"
 # names of this run's own: two programs, told apart by file name
 A_NAME=ppa$$
 B_NAME=ppb$$

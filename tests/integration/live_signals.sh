@@ -4,11 +4,7 @@
 # of the process that was burning CPU (issue 27: "--duration D or
 # Ctrl-C/SIGTERM to stop, then the profile is written").
 source "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || fail "needs root (perf events)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-unset LD_PRELOAD
+source "$(dirname "$0")/live_lib.sh"
 
 NAME=lsig$$ # a name of its own: other live_target processes may run meanwhile
 cp "$PROGS/live_target" "$NAME"

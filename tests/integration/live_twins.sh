@@ -5,11 +5,7 @@
 # hold twin_spin_a and never twin_spin_b, and B's the reverse. Naming by
 # address over every process's mappings named one from the other's file.
 source "$(dirname "$0")/lib.sh"
-[ "$(id -u)" = 0 ] || fail "needs root (perf events on every CPU)"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
-trap cleanup EXIT
-unset LD_PRELOAD
+source "$(dirname "$0")/live_lib.sh"
 # the premise: the same address, two names
 aa=$(nm "$PROGS/live_twin_a" | awk '$3 == "twin_spin_a" { print $1 }')
 ab=$(nm "$PROGS/live_twin_b" | awk '$3 == "twin_spin_b" { print $1 }')
