@@ -24,12 +24,8 @@
  * functions, mappings: disjoint parts of the model, the other's arena
  * joined to the profile's at the end); of two errors, the one of the
  * earlier field is reported, as one pass in file order would.
- * A large gzip input is decoded while it is inflated (hs_profile_decode_feed,
- * the inflate on a thread of codec.c's): the samples after the leading
- * sample types are decoded as their bytes come, with pass 1's checks of
- * their framing, until a field of another kind or a sample that fails;
- * pass 1 then walks the rest and pass 2 passes over the samples done. The
- * result and the errors are those of the decode after a whole gunzip.
+ * A large gzip input is decoded while it is inflated: decode_feed.c, which
+ * calls the steps here (decode_internal.h).
  *
  * Wire semantics are protobuf-c's, which did this before (checked against
  * it on thousands of mutated files): unknown fields are skipped, repeated
@@ -40,7 +36,7 @@
  * is an error. Every string index is validated here; ids and id references
  * after reindexing.
  * Errors: NULL with one line ("not a pprof profile (...)" for bad framing). */
-#include "profile/profile_internal.h"
+#include "profile/decode_internal.h"
 #include "base/hashmap.h"
 #include "base/vec.h"
 
@@ -52,46 +48,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-
-typedef struct {
-    const unsigned char *p, *end;
-} hs_rd;
-
-/* The lookahead over samples (hs_prefetch_samples): the map slots of the
- * samples SLOT ahead and the shared arrays of those ARRAY ahead are fetched;
- * the ring holds the hashes of the samples from the one decoded to SLOT
- * ahead. */
-enum { HS_AHEAD_SLOT = 6, HS_AHEAD_ARRAY = 3, HS_AHEAD_RING = 8 };
-
-/* A shared id array's key: the packed bytes it was decoded from (in the
- * decoder's own arena, freed with it), so that a later sample is matched by
- * one memcmp of its bytes instead of decoding and comparing its ids (equal
- * bytes, equal ids), with the array's class and length beside them so that
- * a match does not touch the array. */
-typedef struct {
-    uint64_t *ids;
-    uint32_t n_ids, cls, len;
-    unsigned char bytes[];
-} hs_stack_key;
-
-/* The shared id arrays by the hash of the packed bytes they were decoded
- * from: open addressing (linear probing, load <= 1/2) over slots that hold
- * the hash and the key (NULL: empty), so that a probe is one read of one
- * cache line. (hs_hmap keeps its slots' occupancy in a second array: a
- * second cache miss per sample, and the largest cost left in decoding a
- * large profile.) Several keys may share a hash; their order of probing
- * is their order of insertion. */
-typedef struct {
-    uint64_t h;
-    hs_stack_key *key;
-} hs_stack_slot;
-
-typedef struct {
-    hs_stack_slot *s;
-    size_t cap, n; /* cap: a power of two */
-} hs_stack_index;
 
 static int hs_stack_index_grow(hs_stack_index *x)
 {
@@ -116,7 +72,7 @@ static int hs_stack_index_grow(hs_stack_index *x)
  * (a table large enough for half the samples' stacks to be distinct: the
  * doublings from 1024 slots up were 3% of decoding the benchmark profile;
  * slots never probed are pages never touched). */
-static int hs_stack_index_init(hs_stack_index *x, size_t hint)
+int hs_stack_index_init(hs_stack_index *x, size_t hint)
 {
     size_t cap = 1024;
     while (cap < hint && cap <= SIZE_MAX / 2 / sizeof *x->s)
@@ -153,47 +109,7 @@ static hs_stack_key *hs_stack_index_next(const hs_stack_index *x, uint64_t h, si
     return NULL;
 }
 
-typedef struct {
-    const unsigned char *base; /* start of the input, for error offsets */
-    hs_profile *p;
-    size_t n_strings, n_types; /* final counts (pass 1) */
-    char *err;
-    size_t errlen;
-    bool failed;
-    uint64_t *scratch; /* location ids / values of one sample while decoding */
-    size_t scratch_cap;
-    hs_stack_index stacks; /* the shared id arrays, by the hash of their packed bytes */
-    hs_arena keys;         /* their keys (hs_stack_key) */
-    hs_arena *arena;       /* where strings, lines and id arrays go */
-    const unsigned char *fail_at; /* the top-level field that failed (end: a later check) */
-    _Atomic size_t *rest_done; /* the other part's thread: bytes it is done with (or NULL) */
-    uint32_t *stack_of; /* per sample: its shared array's class, or UINT32_MAX */
-    size_t n_classes;
-    uint8_t *checked;   /* per class: its ids were validated */
-    const unsigned char *pf_pos; /* lookahead: where sample pf_seq starts (NULL: */
-    size_t pf_seq;               /* not a sample we can peek at) */
-    struct {
-        const unsigned char *ids; /* a packed id run hashed ahead, */
-        uint64_t h;               /* its hash (reused when the sample is decoded) */
-    } pf[HS_AHEAD_RING];          /* by sample index modulo the ring's size */
-    int64_t *values; /* the values of samples from values_first on: n_types per sample, */
-    size_t values_first; /* in sample order (in blocks: see hs_feed_samples) */
-    bool release;   /* hand read pages of the input back (hs_profile_decode_pb) */
-    size_t page;     /* the page size, a power of two */
-    size_t released; /* bytes of the input handed back so far */
-    size_t keep_from; /* nor the bytes from here on (the inflate may read them back) */
-    /* samples decoded while the input was inflated (hs_feed_samples): the
-     * fields from skip_from to skip_to, passed over by pass 2; when the final
-     * count of sample types is not the spec_types they were decoded with,
-     * the first of them fails as pass 2 would fail it */
-    const unsigned char *skip_from, *skip_to;
-    size_t spec_types;
-    bool spec_wrong;
-} hs_dec;
-
-#define HS_FAIL(d, ...) (hs_dec_fail((d), __VA_ARGS__), -1)
-
-__attribute__((format(printf, 2, 3))) static void hs_dec_fail(hs_dec *d, const char *fmt, ...)
+void hs_dec_fail(hs_dec *d, const char *fmt, ...)
 {
     if (!d || d->failed) /* no decoder: a quiet read (the lookahead, the fast path) */
         return;
@@ -214,7 +130,7 @@ static int hs_bad_wire(hs_dec *d, const unsigned char *at, const char *what)
 
 /* ---- wire primitives ---- */
 
-static int hs_rd_varint_slow(hs_dec *d, hs_rd *r, uint64_t *v)
+int hs_rd_varint_slow(hs_dec *d, hs_rd *r, uint64_t *v)
 {
     uint64_t x = 0;
     const unsigned char *s = r->p;
@@ -229,35 +145,6 @@ static int hs_rd_varint_slow(hs_dec *d, hs_rd *r, uint64_t *v)
         }
     }
     return hs_bad_wire(d, s, "varint longer than 10 bytes");
-}
-
-/* Fast paths for the one- to three-byte varints that are most of a
- * profile (indices, ids, small values); the rest and the checks go slow. */
-static inline int hs_rd_varint(hs_dec *d, hs_rd *r, uint64_t *v)
-{
-    const unsigned char *q = r->p;
-    if (r->end - q >= 3) {
-        if (!(q[0] & 0x80)) {
-            *v = q[0];
-            r->p = q + 1;
-            return 0;
-        }
-        if (!(q[1] & 0x80)) {
-            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
-            r->p = q + 2;
-            return 0;
-        }
-        if (!(q[2] & 0x80)) {
-            *v = (uint64_t)(q[0] & 0x7f) | (uint64_t)(q[1] & 0x7f) << 7 | (uint64_t)q[2] << 14;
-            r->p = q + 3;
-            return 0;
-        }
-    } else if (q < r->end && !(*q & 0x80)) {
-        *v = *q;
-        r->p = q + 1;
-        return 0;
-    }
-    return hs_rd_varint_slow(d, r, v);
 }
 
 /* The next field's number and wire type; 0 at the end, 1 on a field, -1 on error. */
@@ -367,11 +254,7 @@ static int hs_rd_packed(hs_dec *d, hs_rd *sub, uint64_t *out, size_t *n)
 
 /* ---- pass 1: framing and counts ---- */
 
-typedef struct {
-    size_t strings, types, samples, mappings, locations, functions, comments;
-} hs_counts;
-
-static int hs_pass1(hs_dec *d, hs_rd r, hs_counts *c)
+int hs_pass1(hs_dec *d, hs_rd r, hs_counts *c)
 {
     uint32_t f = 0;
     int wt = 0, t;
@@ -695,7 +578,7 @@ static int hs_dec_sample_fast(hs_dec *d, hs_rd sub, size_t index)
     return 1;
 }
 
-static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
+int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
 {
     int fast = hs_dec_sample_fast(d, sub, index);
     if (fast != 0)
@@ -788,7 +671,7 @@ static int hs_dec_sample(hs_dec *d, hs_rd sub, size_t index)
 /* Give the pages of the input before `upto` back to the kernel, a few MiB
  * at a time: the model grows while the input shrinks, so the peak is not
  * their sum. Nothing behind the cursor is read again. */
-static void hs_release_read(hs_dec *d, const unsigned char *upto)
+void hs_release_read(hs_dec *d, const unsigned char *upto)
 {
     size_t page = d->page, at = (size_t)(upto - d->base);
     if (d->rest_done) { /* nor by the other part's thread */
@@ -825,8 +708,8 @@ static bool hs_peek_sample_ids(const unsigned char *q, const unsigned char *end,
  * of hs_dec_sample do not wait for memory (they were most of the decoding
  * time of a large profile; one sample ahead was not enough). Only a hint:
  * nothing here changes what is decoded. */
-static void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *here,
-                                const unsigned char *end)
+void hs_prefetch_samples(hs_dec *d, size_t index, const unsigned char *here,
+                         const unsigned char *end)
 {
     if (d->pf_seq <= index) { /* fell behind (first sample, other fields) */
         d->pf_seq = index + 1;
@@ -1045,7 +928,7 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
     return hs_profile_decode_pb_threads(data, len, release, 0, err, errlen);
 }
 
-static void hs_dec_free(hs_dec *d)
+void hs_dec_free(hs_dec *d)
 {
     free(d->scratch);
     free(d->checked);
@@ -1056,7 +939,7 @@ static void hs_dec_free(hs_dec *d)
 /* After pass 1 (c: the counts of every field; d->p holds the samples
  * decoded already, if any): the tables at their final sizes, pass 2 over
  * all, the ids checked. The profile, or NULL with d's message. */
-static hs_profile *hs_decode_rest(hs_dec *d, hs_rd all, const hs_counts *c, int threads)
+hs_profile *hs_decode_rest(hs_dec *d, hs_rd all, const hs_counts *c, int threads)
 {
     hs_profile *p = d->p;
     size_t done = p->n_samples, n = c->samples ? c->samples : 1;
@@ -1116,127 +999,4 @@ hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, 
     }
     d.arena = hs_profile_arena(d.p);
     return hs_decode_rest(&d, all, &c, threads);
-}
-
-/* ---- decoding while the input is inflated (hs_feed, codec.c) ---- */
-
-/* Samples a block of values holds while their number is not known. */
-#define HS_FEED_VALUES 4096
-/* Bytes behind the inflate's output that it may still read (its window). */
-#define HS_FEED_WINDOW ((size_t)64 << 10)
-
-/* The field at data[pos..) as the inflate makes it: 0x0a (sample_type) or
- * 0x12 (sample) and a length whose bytes are all there, as pass 1 would
- * accept it; its bytes in *sub. 0, or 1 when it is another field, is not
- * whole, or the input ended first (pass 1 then walks it). */
-static int hs_feed_field(hs_feed *f, const unsigned char *data, size_t pos, size_t *ready, hs_rd *sub)
-{
-    if (pos + 11 > *ready) /* the tag and a length of up to 10 bytes */
-        *ready = hs_feed_wait(f, pos + 11);
-    if (pos >= *ready || (data[pos] != 0x0a && data[pos] != 0x12))
-        return 1;
-    hs_rd r = {data + pos + 1, data + *ready};
-    uint64_t flen;
-    if (hs_rd_varint(NULL, &r, &flen) != 0)
-        return 1;
-    size_t at = (size_t)(r.p - data);
-    if (flen > SIZE_MAX - at)
-        return 1;
-    size_t end = at + (size_t)flen;
-    if (end > *ready && (*ready = hs_feed_wait(f, end)) < end)
-        return 1;
-    *sub = (hs_rd){data + at, data + end};
-    return 0;
-}
-
-/* Before the input is whole: its leading sample_type fields are counted
- * and the samples after them decoded as the inflate makes them, their
- * pages handed back as they are read. Stops at the first field of another
- * kind, or sample that fails (a sample with labels does: the strings are
- * not counted yet), which is left as it is (a failed sample adds nothing).
- * c: the counts; *walked: the bytes walked. 0, or -1 (out of memory). */
-static int hs_feed_samples(hs_dec *d, hs_feed *f, hs_counts *c, size_t hint, size_t *walked)
-{
-    const unsigned char *data = d->base;
-    size_t pos = 0, ready = 0, stack_cap = 0, values_end = 0;
-    hs_rd sub;
-    while (hs_feed_field(f, data, pos, &ready, &sub) == 0) {
-        size_t end = (size_t)(sub.end - data), index = c->samples;
-        if (data[pos] == 0x0a) { /* a sample type: pass 2 decodes it */
-            if (index)
-                break; /* after samples: pass 1 counts it */
-            c->types++;
-            pos = end;
-            continue;
-        }
-        if (!index) { /* the first sample */
-            d->spec_types = d->n_types = c->types;
-            d->released = (pos + d->page - 1) & ~(d->page - 1); /* the types stay */
-            if (hs_stack_index_init(&d->stacks, hint / 128) != 0)
-                return HS_FAIL(d, "out of memory");
-        }
-        if (index == values_end) { /* the next block of values */
-            size_t nv = HS_FEED_VALUES * d->n_types;
-            if (nv / HS_FEED_VALUES != d->n_types || nv > SIZE_MAX / 8 ||
-                !(d->values = hs_arena_alloc(d->arena, nv * 8)))
-                return HS_FAIL(d, "out of memory");
-            d->values_first = index;
-            values_end = index + HS_FEED_VALUES;
-        }
-        if (hs_profile_reserve_samples(d->p, index + 1) != 0 ||
-            HS_VEC_RESERVE(d->stack_of, stack_cap, index + 1) < 0)
-            return HS_FAIL(d, "out of memory");
-        d->stack_of[index] = UINT32_MAX; /* none, unless its ids are shared */
-        hs_prefetch_samples(d, index, sub.end, data + ready);
-        if (hs_dec_sample(d, sub, index) != 0) {
-            /* labels (their strings are not counted yet), or an error: pass 2
-             * decodes it again and reports what it finds (out of memory too) */
-            d->failed = false;
-            d->err[0] = '\0';
-            break;
-        }
-        c->samples++;
-        if (!index)
-            d->skip_from = data + pos;
-        pos = end;
-        d->skip_to = data + pos;
-        if (index % 1024 == 0) {
-            d->keep_from = ready > HS_FEED_WINDOW ? ready - HS_FEED_WINDOW : 0;
-            hs_release_read(d, data + pos);
-        }
-    }
-    *walked = pos;
-    return 0;
-}
-
-hs_profile *hs_profile_decode_feed(hs_feed *f, const unsigned char *data, size_t hint, char *err,
-                                   size_t errlen)
-{
-    long page = sysconf(_SC_PAGESIZE);
-    hs_dec d = {.base = data, .err = err, .errlen = errlen, .release = page > 0,
-                .page = page > 0 ? (size_t)page : 4096};
-    hs_counts c = {0};
-    size_t walked = 0, len = 0;
-    int rc = (d.p = hs_profile_new()) ? 0 : HS_FAIL(&d, "out of memory");
-    if (rc == 0) {
-        d.arena = hs_profile_arena(d.p);
-        rc = hs_feed_samples(&d, f, &c, hint, &walked);
-    }
-    /* the gunzip's error first, as when it ran before the decoding */
-    if (hs_feed_end(f, &len, err, errlen) != 0 || rc != 0)
-        goto fail;
-    d.keep_from = SIZE_MAX;
-    if (len == 0) {
-        snprintf(err, errlen, "empty profile");
-        goto fail;
-    }
-    /* pass 1 over the rest: the fields walked were checked as it checks them */
-    if (hs_pass1(&d, (hs_rd){data + walked, data + len}, &c) != 0)
-        goto fail;
-    return hs_decode_rest(&d, (hs_rd){data, data + len}, &c, 0);
-fail:
-    hs_dec_free(&d);
-    free(d.stack_of);
-    hs_profile_free(d.p);
-    return NULL;
 }
