@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "agent/core.h"
 
+#include "agent/hotpath.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -59,7 +61,7 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-int hs_agent_owns_pc(uint64_t addr)
+HS_SAMPLE_PATH int hs_agent_owns_pc(uint64_t addr)
 {
     return addr >= g_self_lo && addr < g_self_hi;
 }
@@ -150,7 +152,7 @@ const char *hs_agent_symbol_owner(const char *name)
     return o.owner && *o.owner ? o.owner : "the program";
 }
 
-int hs_agent_hide_frames(uint64_t *pcs, int n)
+HS_SAMPLE_PATH int hs_agent_hide_frames(uint64_t *pcs, int n)
 {
     int k = 0;
     for (int i = 0; i < n; i++)
@@ -159,7 +161,7 @@ int hs_agent_hide_frames(uint64_t *pcs, int n)
     return k;
 }
 
-hs_stack_entry *hs_agent_intern_call(hs_stacktab *t, const hs_call_regs *c)
+HS_SAMPLE_PATH hs_stack_entry *hs_agent_intern_call(hs_stacktab *t, const hs_call_regs *c)
 {
     hs_thread *self = &hs_self;
     if (!self->tid)

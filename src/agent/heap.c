@@ -64,6 +64,7 @@
 #include "agent/core.h"
 #include "agent/draw.h"
 #include "agent/heap_state.h"
+#include "agent/hotpath.h"
 #include "agent/sampler.h"
 
 #define HS_EXPORT __attribute__((visibility("default")))
@@ -87,7 +88,7 @@ static inline uint8_t *bucket_of(const void *p)
     return &g_filter[((uintptr_t)p >> 4) & (FILTER_BUCKETS - 1)];
 }
 
-static void filter_add(const void *p)
+static HS_SAMPLE_PATH void filter_add(const void *p)
 {
     uint8_t *b = bucket_of(p);
     uint8_t v = __atomic_load_n(b, __ATOMIC_RELAXED);
@@ -283,7 +284,7 @@ uint64_t hs_heap_untracked(void)
 
 /* ---- sampling ---- */
 
-static uint64_t next_random(hs_thread *t)
+static HS_SAMPLE_PATH uint64_t next_random(hs_thread *t)
 {
     if (!t->rng) {
         struct timespec ts;
@@ -294,7 +295,7 @@ static uint64_t next_random(hs_thread *t)
 }
 
 /* Bytes until the next sample: exponential with mean rate. */
-static int64_t next_interval(hs_thread *t)
+static HS_SAMPLE_PATH int64_t next_interval(hs_thread *t)
 {
     return hs_draw_interval(next_random(t), (double)hs_heap.rate);
 }
@@ -312,7 +313,7 @@ static inline int counts_down(size_t size)
 /* The countdown went below zero: whether this allocation is a sample, and
  * the next interval drawn. A thread's first allocation finds its countdown
  * at zero and draws its first interval instead. */
-static int crossed(void)
+static HS_SAMPLE_PATH int crossed(void)
 {
     hs_thread *t = &hs_self;
     if (!t->rng) {
@@ -330,7 +331,7 @@ static int crossed(void)
  * at x^2 is exact to double precision well past x < 1/64 (the next term is
  * under 1e-10 of the value) and spares a call of exp at every sample and
  * at every free of one. */
-static int64_t weight(uint64_t size)
+static HS_SAMPLE_PATH int64_t weight(uint64_t size)
 {
     if (hs_heap.exact || size == 0)
         return (int64_t)size;
@@ -363,7 +364,7 @@ static inline uint64_t slot_of(uint64_t key)
     return ((page >> 32) << 8 | ((key >> 4) & 0xff)) & (hs_heap.live_cap - 1);
 }
 
-static int live_insert(uint64_t key, uint32_t entry, uint64_t size)
+static HS_SAMPLE_PATH int live_insert(uint64_t key, uint32_t entry, uint64_t size)
 {
     uint64_t i = slot_of(key);
     for (int probe = 0; probe < 256; probe++, i = (i + 1) & (hs_heap.live_cap - 1)) {
@@ -426,7 +427,7 @@ static void snapshot_peak(int64_t now)
 
 /* Record block p of size as allocated here (unless the agent allocates).
  * Not cold: exact mode comes here for every allocation. */
-static __attribute__((noinline)) void record_alloc_at(void *p, size_t size, const hs_call_regs *c)
+static __attribute__((noinline)) HS_SAMPLE_PATH void record_alloc_at(void *p, size_t size, const hs_call_regs *c)
 {
     hs_thread *t = &hs_self;
     if (t->in_agent)
@@ -500,7 +501,7 @@ static void undo_free(void *p, uint32_t entry, uint64_t size)
  * resumes the bytes to the next sample are as if it never stopped (the
  * exponential has no memory); in exact mode it is -1, so every call comes
  * here. */
-static int malloc_decides(void)
+static HS_SAMPLE_PATH int malloc_decides(void)
 {
     hs_thread *t = &hs_self;
     int on = atomic_load_explicit(&hs_heap.on, memory_order_relaxed);
@@ -520,8 +521,8 @@ static int malloc_decides(void)
  * site, so that a sample's stack starts there instead of stepping through
  * the agent's frames (half of a sample's instructions: 857, were 1678). */
 void *hs_heap_malloc_crossed(size_t size, const hs_call_regs *c);
-__attribute__((visibility("hidden"), used, noinline, cold)) void *hs_heap_malloc_crossed(size_t size,
-                                                                                        const hs_call_regs *c)
+__attribute__((visibility("hidden"), used, noinline, cold)) HS_SAMPLE_PATH void *
+hs_heap_malloc_crossed(size_t size, const hs_call_regs *c)
 {
     void *p = atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
     if (p && malloc_decides())
@@ -542,7 +543,7 @@ _Static_assert(offsetof(hs_call_regs, pc) == 0 && offsetof(hs_call_regs, sp) == 
  * malloc: still right to unwind from, with one frame of the agent's that
  * hs_agent_hide_frames drops.) */
 __attribute__((visibility("hidden"))) void *hs_heap_malloc_slow(size_t size);
-__asm__(".text\n"
+__asm__(".pushsection .text.hot.hs_sample, \"ax\", @progbits\n" /* HS_SAMPLE_PATH */
         ".p2align 4\n"
         ".globl hs_heap_malloc_slow\n"
         ".hidden hs_heap_malloc_slow\n"
@@ -567,7 +568,8 @@ __asm__(".text\n"
         ".cfi_adjust_cfa_offset -72\n"
         "ret\n"
         ".cfi_endproc\n"
-        ".size hs_heap_malloc_slow, .-hs_heap_malloc_slow\n");
+        ".size hs_heap_malloc_slow, .-hs_heap_malloc_slow\n"
+        ".popsection\n");
 #else
 static SLOW void *hs_heap_malloc_slow(size_t size)
 {

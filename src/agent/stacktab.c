@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "agent/stacktab.h"
 
+#include "agent/hotpath.h"
+
 #include <string.h>
 #include <sys/mman.h>
 
@@ -93,7 +95,7 @@ void hs_stacktab_mark(hs_stacktab *t)
     }
 }
 
-static uint64_t hash_stack(int32_t tid, uint32_t labels, const uint64_t *pcs, uint32_t depth)
+static HS_SAMPLE_PATH uint64_t hash_stack(int32_t tid, uint32_t labels, const uint64_t *pcs, uint32_t depth)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tid ^ ((uint64_t)depth << 32) ^
                  ((uint64_t)labels * 0xc2b2ae3d27d4eb4full);
@@ -105,9 +107,20 @@ static uint64_t hash_stack(int32_t tid, uint32_t labels, const uint64_t *pcs, ui
     return h | 1;
 }
 
+/* Whether the frames are the same: a loop of its own rather than memcmp,
+ * whose PLT entry and code in libc would be lines more for a heap sample
+ * to bring back (agent/hotpath.h); stacks are a few dozen words. */
+static inline HS_SAMPLE_PATH bool same_frames(const uint64_t *a, const uint64_t *b, uint32_t depth)
+{
+    for (uint32_t i = 0; i < depth; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 /* Take the next dense entry number, or UINT32_MAX when all cap are taken
  * (n_used never passes cap, so readers can trust it). */
-static uint32_t next_entry(hs_stacktab *t)
+static HS_SAMPLE_PATH uint32_t next_entry(hs_stacktab *t)
 {
     uint32_t n = atomic_load_explicit(&t->n_used, memory_order_relaxed);
     do {
@@ -117,8 +130,8 @@ static uint32_t next_entry(hs_stacktab *t)
     return n;
 }
 
-hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels, const uint64_t *pcs,
-                                   uint32_t depth)
+HS_SAMPLE_PATH hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels,
+                                                  const uint64_t *pcs, uint32_t depth)
 {
     if (!t->entries)
         return NULL;
@@ -132,7 +145,7 @@ hs_stack_entry *hs_stacktab_intern(hs_stacktab *t, int32_t tid, uint32_t labels,
         if (v) {
             hs_stack_entry *e = &t->entries[v - 1];
             if (e->hash == h && e->tid == tid && e->labels == labels && e->depth == depth &&
-                memcmp(t->pool + e->frames, pcs, depth * sizeof *pcs) == 0)
+                same_frames(t->pool + e->frames, pcs, depth))
                 return e;
             continue;
         }

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include "agent/unwind.h"
 
+#include "agent/hotpath.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <stdbool.h>
@@ -611,7 +613,7 @@ static inline cache_entry *cache_slot(uint64_t pc)
     return &g_cache[(pc ^ (pc >> 13) ^ (pc >> 26)) & (CACHE_SIZE - 1)];
 }
 
-static bool cache_get(uint64_t pc, compact_row *c)
+static HS_SAMPLE_PATH bool cache_get(uint64_t pc, compact_row *c)
 {
     cache_entry *e = cache_slot(pc);
     uint64_t epc = atomic_load_explicit(&e->pc, memory_order_relaxed);
@@ -687,7 +689,7 @@ __attribute__((no_sanitize_address)) static inline uint64_t load_slot(uint64_t a
  * slot (and is invalid if the slot can't be read). This runs for nearly
  * every frame of every sample: when all the row's slots are on the known
  * stack (one check), they are plain loads of the saved registers only. */
-static inline int step_cached(regs_t *rs, const compact_row *c, const mem_t *m)
+static inline HS_SAMPLE_PATH int step_cached(regs_t *rs, const compact_row *c, const mem_t *m)
 {
     if (c->cfa_reg >= N_REGS || !(rs->valid & (1u << c->cfa_reg)))
         return -1;
@@ -831,7 +833,7 @@ static bool step_fp(regs_t *rs, const mem_t *m)
     return true;
 }
 
-static int unwind_regs(regs_t *rs, const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip,
+static HS_SAMPLE_PATH int unwind_regs(regs_t *rs, const hs_stack_bounds *bounds, uint64_t *pcs, int max, int skip,
                        bool exact)
 {
     /* Below the interrupted stack pointer the stack may be unmapped (the main
@@ -934,7 +936,7 @@ __attribute__((noinline)) int hs_unwind_here(const hs_stack_bounds *bounds, uint
     return unwind_regs(&rs, bounds, pcs, max, skip + 1, true);
 }
 
-int hs_unwind_call(const hs_call_regs *c, const hs_stack_bounds *bounds, uint64_t *pcs, int max)
+HS_SAMPLE_PATH int hs_unwind_call(const hs_call_regs *c, const hs_stack_bounds *bounds, uint64_t *pcs, int max)
 {
     regs_t rs;
     rs.r[R_RA] = c->pc;
