@@ -71,11 +71,10 @@ static void build_id_hex(const struct dl_phdr_info *info, char out[41])
     }
 }
 
-/* The file mapped at addr, from /proc/self/maps, into path: the loader
- * keeps a library's name as dlopen() was given it ("./liba.so"), which
- * means nothing to `hotspur record` (or after a chdir); the kernel knows
- * the file. 0, or -1 (not found: path unchanged). */
-static int mapped_file(uint64_t addr, char *path, size_t len)
+/* The loader keeps a library's name as dlopen() was given it
+ * ("./liba.so"), which means nothing to `hotspur record` (or after a
+ * chdir); the kernel knows the file. */
+int hs_modules_mapped_file(uint64_t addr, char *path, size_t len)
 {
     FILE *f = fopen("/proc/self/maps", "re");
     if (!f)
@@ -91,10 +90,8 @@ static int mapped_file(uint64_t addr, char *path, size_t len)
             continue;
         char *name = line + name_at;
         name[strcspn(name, "\n")] = 0;
-        if (name[0] == '/') {
-            snprintf(path, len, "%s", name);
+        if (name[0] == '/' && (size_t)snprintf(path, len, "%s", name) < len)
             rc = 0;
-        }
         break;
     }
     fclose(f);
@@ -146,7 +143,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
     } else {
         snprintf(m->path, sizeof m->path, "%s", info->dlpi_name);
         if (m->path[0] != '/')
-            mapped_file(lo, m->path, sizeof m->path);
+            hs_modules_mapped_file(lo, m->path, sizeof m->path);
     }
     c->n++;
     return 0;

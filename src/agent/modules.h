@@ -28,6 +28,10 @@ void hs_modules_after_fork(void);
  * loaded later at the same addresses is not mistaken for it (the agent's
  * life cycle, which owns the tables, gives it: hs_agent_relocate_frames). */
 void hs_modules_on_unload(void (*relocate)(uint64_t lo, uint64_t hi, uint64_t to));
+/* The kernel's (absolute) name of the file mapped at addr, from
+ * /proc/self/maps, into path: 0, or -1 (not found, not a file, or longer
+ * than len: path unchanged or cut). */
+int hs_modules_mapped_file(uint64_t addr, char *path, size_t len);
 /* The module containing addr, or NULL. */
 const hs_module *hs_modules_find(const hs_module *mods, size_t n, uint64_t addr);
 

@@ -13,35 +13,11 @@
 #include <string.h>
 
 #include "agent/core.h"
+#include "agent/modules.h"
 
 static const hs_symlib *g_lib;
 static int g_tried;
 static pthread_mutex_t g_load_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* The kernel's (absolute) name of the mapping containing addr: for a
- * library preloaded by a relative path, which the loader keeps as given
- * (the program may have changed directory since). 0, or -1. */
-static int mapped_file(uintptr_t addr, char *out, size_t outlen)
-{
-    FILE *f = fopen("/proc/self/maps", "re");
-    if (!f)
-        return -1;
-    char line[PATH_MAX + 128];
-    int rc = -1;
-    while (rc != 0 && fgets(line, sizeof line, f)) {
-        unsigned long lo, hi;
-        int path_at = 0;
-        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &path_at) < 2 || !path_at ||
-            addr < lo || addr >= hi || line[path_at] != '/')
-            continue;
-        line[strcspn(line, "\n")] = 0;
-        if ((size_t)snprintf(out, outlen, "%s", line + path_at) < outlen)
-            rc = 0;
-        break;
-    }
-    fclose(f);
-    return rc;
-}
 
 /* The companion's path: HS_SYMLIB_NAME beside this library. 0, or -1. */
 static int companion_path(char *out, size_t outlen)
@@ -50,7 +26,7 @@ static int companion_path(char *out, size_t outlen)
     char self[PATH_MAX];
     if (dladdr((void *)hs_symlib_get, &di) && di.dli_fname && di.dli_fname[0] == '/')
         snprintf(self, sizeof self, "%s", di.dli_fname);
-    else if (mapped_file((uintptr_t)hs_symlib_get, self, sizeof self) != 0)
+    else if (hs_modules_mapped_file((uintptr_t)hs_symlib_get, self, sizeof self) != 0)
         return -1;
     char *slash = strrchr(self, '/');
     *slash = 0;

@@ -317,16 +317,23 @@ static void item_free(item *it)
     free(it);
 }
 
+/* The oldest profile, out of the queue (which is not empty). */
+static item *pop(void)
+{
+    item *it = g_head;
+    g_head = it->next;
+    if (!g_head)
+        g_tail = NULL;
+    g_n--;
+    g_bytes -= it->len;
+    return it;
+}
+
 /* Drop the oldest profiles while the queue is over its bounds. */
 static void enforce_bounds(void)
 {
     while (g_head && (g_n > g_cfg.max_items || (g_bytes > QUEUE_BYTES && g_n > 1))) {
-        item *it = g_head;
-        g_head = it->next;
-        if (!g_head)
-            g_tail = NULL;
-        g_n--;
-        g_bytes -= it->len;
+        item *it = pop();
         g_dropped++;
         if (!g_logged_drop++)
             fprintf(stderr, "hotspur: upload queue full (%s unreachable?): dropping the oldest profiles "
@@ -353,17 +360,6 @@ static void push(item *it, int front)
     g_n++;
     g_bytes += it->len;
     enforce_bounds();
-}
-
-static item *pop(void)
-{
-    item *it = g_head;
-    g_head = it->next;
-    if (!g_head)
-        g_tail = NULL;
-    g_n--;
-    g_bytes -= it->len;
-    return it;
 }
 
 void hs_upload_queue(const char *type, void *data, size_t len, int64_t start_ns, int64_t duration_ns, void *arg)

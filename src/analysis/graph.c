@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/analysis_internal.h"
+#include "base/vec.h"
 
 typedef struct {
     const hs_view *v;
@@ -27,6 +28,17 @@ static inline int64_t abs64(int64_t x)
     return x < 0 ? -x : x;
 }
 
+/* Room for one more edge: two arrays, one capacity. Out of line: the
+ * edge lookup it sits in is the graph's hot loop. */
+static __attribute__((noinline)) int edges_grow(gbuild *b)
+{
+    size_t nc = hs_vec_grown(b->cap_edges, b->n_edges + 1, sizeof *b->edges);
+    if (!nc || HS_VEC_RESIZE(b->edges, nc) != 0 || HS_VEC_RESIZE(b->estamp, nc) != 0)
+        return -1;
+    b->cap_edges = nc;
+    return 0;
+}
+
 static uint32_t edge_get(gbuild *b, uint32_t src, uint32_t dst)
 {
     uint64_t key = hs_mix64(((uint64_t)src << 32) | dst);
@@ -35,18 +47,8 @@ static uint32_t edge_get(gbuild *b, uint32_t src, uint32_t dst)
     while ((id = hs_idmap_next(&b->emap, key, &slot)) != UINT32_MAX)
         if (b->edges[id].src == src && b->edges[id].dst == dst)
             return id;
-    if (b->n_edges == b->cap_edges) {
-        size_t nc = b->cap_edges ? b->cap_edges * 2 : 1024;
-        hs_graph_edge *ne = realloc(b->edges, nc * sizeof *ne);
-        if (!ne)
-            return UINT32_MAX;
-        b->edges = ne;
-        uint32_t *ns = realloc(b->estamp, nc * sizeof *ns);
-        if (!ns)
-            return UINT32_MAX;
-        b->estamp = ns;
-        b->cap_edges = nc;
-    }
+    if (b->n_edges == b->cap_edges && edges_grow(b) != 0)
+        return UINT32_MAX;
     id = (uint32_t)b->n_edges;
     if (hs_idmap_put(&b->emap, key, id) < 0)
         return UINT32_MAX;

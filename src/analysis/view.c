@@ -49,14 +49,8 @@ static uint32_t node_intern(struct hs_view_private *pv, const hs_an_node_key *k)
     }
     if (pv->n_nodes >= UINT32_MAX - 1)
         return UINT32_MAX;
-    if (pv->n_nodes == pv->cap_nodes) {
-        size_t nc = pv->cap_nodes ? pv->cap_nodes * 2 : 1024;
-        hs_node *nn = realloc(pv->nodes, nc * sizeof *nn);
-        if (!nn)
-            return UINT32_MAX;
-        pv->nodes = nn;
-        pv->cap_nodes = nc;
-    }
+    if (HS_VEC_RESERVE(pv->nodes, pv->cap_nodes, pv->n_nodes + 1) < 0)
+        return UINT32_MAX;
     hs_node *n = &pv->nodes[pv->n_nodes];
     n->function = pv->strs.strs[k->function];
     n->file = pv->strs.strs[k->file];

@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "attach/inject.h"
+#include "base/clock.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -58,13 +59,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* The value of "Key:" in /proc/PID/status, first number: 0, or -1. */
@@ -391,14 +385,14 @@ static int call(tracee *t, uint64_t fn, const char *str, int str_arg, uint64_t a
     r.rax = 0;
     r.orig_rax = (unsigned long long)-1; /* not in a system call: nothing to restart */
     r.eflags &= ~(0x400ULL | 0x100ULL); /* DF and TF clear, as the ABI wants */
-    int64_t t0 = now_ns();
+    int64_t t0 = hs_monotonic_ns();
     if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
         fail(err, errlen, "ptrace: %s", strerror(errno));
         goto restore;
     }
     if (wait_call(t, &r, err, errlen) < 0)
         goto out; /* the thread is not stopped any more: nothing to write back */
-    t->call_ns += now_ns() - t0;
+    t->call_ns += hs_monotonic_ns() - t0;
     *ret = r.rax;
     rc = 0;
 restore:
@@ -537,7 +531,7 @@ int hs_inject_dlopen(pid_t pid, const char *path, const char *call_sym, const ch
     tracee t = {.tid = choose_thread(pid), .memfd = -1};
     char mpath[64];
     snprintf(mpath, sizeof mpath, "/proc/%d/mem", (int)pid);
-    int64_t t0 = now_ns();
+    int64_t t0 = hs_monotonic_ns();
     if (stop_thread(&t, &m, err, errlen) < 0) {
         ptrace(PTRACE_DETACH, t.tid, 0, 0);
         return -1;
@@ -602,7 +596,7 @@ restore:
 detach:
     res->call_ns = t.call_ns;
     ptrace(PTRACE_DETACH, t.tid, 0, 0);
-    res->stopped_ns = now_ns() - t0;
+    res->stopped_ns = hs_monotonic_ns() - t0;
     for (int i = 0; i < t.nheld; i++)
         syscall(SYS_tgkill, pid, t.tid, t.held[i]);
     res->signals_held = t.nheld;

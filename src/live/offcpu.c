@@ -10,18 +10,13 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
+#include "base/vec.h"
 #include "live/live_int.h"
 
 offev *lv_push_ev(live *L)
 {
-    if (L->n_ev == L->cap_ev) {
-        size_t nc = L->cap_ev ? L->cap_ev * 2 : 4096;
-        offev *n = realloc(L->ev, nc * sizeof *n);
-        if (!n)
-            return NULL;
-        L->ev = n;
-        L->cap_ev = nc;
-    }
+    if (HS_VEC_RESERVE(L->ev, L->cap_ev, L->n_ev + 1) < 0)
+        return NULL;
     offev *e = &L->ev[L->n_ev++];
     memset(e, 0, sizeof *e);
     return e;
@@ -249,7 +244,7 @@ void lv_off_cpu_samples(live *L, uint64_t t_start, uint64_t t_end)
         free(L->ev[i].ids);
     free(L->ev);
     L->ev = NULL;
-    L->n_ev = 0;
+    L->n_ev = L->cap_ev = 0; /* (a capacity left over: the next window wrote to NULL) */
 }
 
 int lv_sched_switch_id(void)

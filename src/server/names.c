@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "base/bytes.h"
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "store/stack.h"
 #include "symbolize/symbolize.h"
@@ -102,13 +103,6 @@ struct hs_names {
     char vdso_path[64];
     char vdso_bid[HS_VDSO_BUILD_ID_MAX + 1];
 };
-
-static int64_t now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec;
-}
 
 static uint64_t bid_hash(const char *bid)
 {
@@ -231,7 +225,7 @@ static bool try_file(build_t *b, const char *path)
 
 static void queue_debuginfod(hs_names *n, build_t *b)
 {
-    if (!n->use_dfd || b->dfd_queued || now_s() < b->dfd_retry_s || n->n_queue >= 4096)
+    if (!n->use_dfd || b->dfd_queued || hs_monotonic_ns() / 1000000000 < b->dfd_retry_s || n->n_queue >= 4096)
         return;
     if (n->n_queue == n->cap_queue) {
         size_t nc = n->cap_queue ? 2 * n->cap_queue : 16;
@@ -277,7 +271,7 @@ static bool resolve(hs_names *n, build_t *b, const char *mapping_path)
 {
     if (b->path)
         return true;
-    int64_t t = now_s();
+    int64_t t = hs_monotonic_ns() / 1000000000;
     if (t >= b->local_retry_s) {
         b->local_retry_s = t + LOCAL_RETRY_S;
         char p[PATH_MAX];
@@ -742,19 +736,12 @@ typedef struct {
     volatile bool *stopping;
 } dfd_ctx;
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 /* libdebuginfod calls this while it waits: nonzero gives up. */
 static int dfd_progress(debuginfod_client *c, long a, long b)
 {
     (void)a, (void)b;
     dfd_ctx *x = debuginfod_get_user_data(c);
-    return x && (now_ms() > x->deadline_ms || *x->stopping);
+    return x && (hs_monotonic_ns() / 1000000 > x->deadline_ms || *x->stopping);
 }
 
 static int hex_bytes(const char *hex, unsigned char *out)
@@ -790,7 +777,7 @@ static void *dfd_loop(void *arg)
         int fd = -1;
         debuginfod_client *c = nb > 0 ? debuginfod_begin() : NULL;
         if (c) {
-            dfd_ctx x = {now_ms() + (int64_t)n->cfg.debuginfod_timeout_s * 1000, (volatile bool *)&n->stopping};
+            dfd_ctx x = {hs_monotonic_ns() / 1000000 + (int64_t)n->cfg.debuginfod_timeout_s * 1000, (volatile bool *)&n->stopping};
             debuginfod_set_user_data(c, &x);
             debuginfod_set_progressfn(c, dfd_progress);
             fd = debuginfod_find_debuginfo(c, bits, nb, &path);
@@ -808,7 +795,7 @@ static void *dfd_loop(void *arg)
                 __atomic_add_fetch(&n->generation, 1, __ATOMIC_RELEASE);
             } else if (!b->path) {
                 n->stats.debuginfod_failed++;
-                b->dfd_retry_s = now_s() + n->cfg.negative_ttl_s;
+                b->dfd_retry_s = hs_monotonic_ns() / 1000000000 + n->cfg.negative_ttl_s;
             }
         }
         free(path);
