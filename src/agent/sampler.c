@@ -54,10 +54,6 @@
 #include "agent/threads.h"
 #include "agent/wall.h"
 
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-
 /* hs_thread_slot.stop; STOP_TRACED: held by the tracer process below */
 enum { STOP_NONE, STOP_ASKED, STOP_PARKED, STOP_TRACED, STOP_UNASKED /* blocks the signal: not asked */ };
 
@@ -473,14 +469,9 @@ static void count_undelivered(hs_thread_slot *s)
 /* Arm a CPU-time timer for thread tid on clock clk. */
 static int arm_timer(hs_thread_slot *s, int32_t tid, clockid_t clk)
 {
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = g_sig;
-    sev.sigev_value.sival_ptr = &g_magic;
-    sev.sigev_notify_thread_id = tid;
     timer_t t;
-    if (timer_create(clk, &sev, &t) != 0)
+    int sig = g_sig;
+    if (hs_threads_timer_create(tid, clk, sig, &g_magic, &t) != 0)
         return -1;
     long period = 1000000000L / hs_g.cfg.cpu_hz, first = random_phase(period, tid);
     struct itimerspec its = {{period / 1000000000L, period % 1000000000L},
@@ -491,7 +482,7 @@ static int arm_timer(hs_thread_slot *s, int32_t tid, clockid_t clk)
     }
     if (s) {
         s->timer = t;
-        s->timer_sig = sev.sigev_signo;
+        s->timer_sig = sig;
         s->has_timer = 1;
     }
     return 0;

@@ -2,11 +2,16 @@
 #define _GNU_SOURCE
 #include "agent/threads.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "agent/core.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
 
 hs_thread_slot *hs_threads;
 static _Atomic int g_count; /* slots handed out */
@@ -108,4 +113,15 @@ void hs_threads_name(int32_t tid, char name[16])
     if (s)
         memcpy(name, s->name, 16);
     name[15] = 0;
+}
+
+int hs_threads_timer_create(int32_t tid, clockid_t clk, int sig, void *magic, timer_t *out)
+{
+    struct sigevent sev;
+    memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = sig;
+    sev.sigev_value.sival_ptr = magic;
+    sev.sigev_notify_thread_id = tid;
+    return timer_create(clk, &sev, out);
 }

@@ -71,5 +71,8 @@ void hs_threads_set_labels(uint32_t labels);
 /* The name a thread had (registry, or /proc for live threads); "" if unknown.
  * Writes at most 16 bytes including NUL. */
 void hs_threads_name(int32_t tid, char name[16]);
+/* A timer on clock clk that sends thread tid signal sig with value magic
+ * (how the handler knows its own timers): 0, or -1 with errno. */
+int hs_threads_timer_create(int32_t tid, clockid_t clk, int sig, void *magic, timer_t *out);
 
 #endif

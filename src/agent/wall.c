@@ -45,10 +45,6 @@
 #include "agent/threads.h"
 #include "agent/unwind.h"
 
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-
 enum { WALL_NONE, WALL_IDLE, WALL_BUSY, WALL_GONE }; /* hs_thread_slot.wall_state (NONE: 0) */
 static int g_wall_magic;          /* si_value of the wall timers points here */
 static _Atomic int64_t g_epoch;   /* see hs_wall_epoch */
@@ -144,13 +140,7 @@ void hs_wall_timer_create(hs_thread_slot *s, int32_t tid, clockid_t clk, int sig
 {
     if (hs_g.cfg.wall_hz <= 0 || !sig || atomic_load(&s->wall_state) != WALL_NONE)
         return;
-    struct sigevent sev;
-    memset(&sev, 0, sizeof sev);
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = sig;
-    sev.sigev_value.sival_ptr = &g_wall_magic;
-    sev.sigev_notify_thread_id = tid;
-    if (timer_create(clk, &sev, &s->wall_timer) != 0)
+    if (hs_threads_timer_create(tid, clk, sig, &g_wall_magic, &s->wall_timer) != 0)
         return;
     s->wall_sig = sig;
     atomic_store(&s->wall_pending, 0);

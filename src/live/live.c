@@ -33,8 +33,15 @@ static long perf_open(struct perf_event_attr *a, int pid, int cpu, int group, un
     return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 }
 
-static void perm_error(char *err, size_t errlen, int e)
+/* The message of a failed perf_event_open (errno) on `on` `id` ("CPU 3",
+ * "thread 42"): 1. */
+static int open_error(char *err, size_t errlen, const char *on, long id)
 {
+    int e = errno;
+    if (e != EACCES && e != EPERM) {
+        snprintf(err, errlen, "perf_event_open on %s %ld: %s", on, id, strerror(e));
+        return 1;
+    }
     char para[32] = "?";
     lv_read_small("/proc/sys/kernel/perf_event_paranoid", para, sizeof para);
     snprintf(err, errlen,
@@ -42,6 +49,7 @@ static void perm_error(char *err, size_t errlen, int e)
              "with CAP_PERFMON (or lower kernel.perf_event_paranoid: <= 1 for -p on your own "
              "processes, <= 0 for -a)",
              strerror(e), para);
+    return 1;
 }
 
 static void perf_ioctl(int *fds, size_t n, unsigned long req)
@@ -121,6 +129,15 @@ static int add_fd(int **fds, size_t *n, int fd)
     *fds = nf;
     nf[(*n)++] = fd;
     return 0;
+}
+
+/* A sampling event's fd kept in L->fds: 0, or 1 with the message. */
+static int keep_fd(live *L, long fd, char *err, size_t errlen)
+{
+    if (add_fd(&L->fds, &L->n_fds, (int)fd) == 0)
+        return 0;
+    snprintf(err, errlen, "out of memory");
+    return 1;
 }
 
 hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
@@ -204,18 +221,11 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
             if (fd < 0) {
                 if (errno == ENODEV || errno == EINVAL)
                     continue; /* offline CPU */
-                if (errno == EACCES || errno == EPERM)
-                    perm_error(err, errlen, errno);
-                else
-                    snprintf(err, errlen, "perf_event_open on CPU %ld: %s", c, strerror(errno));
-                fail = 1;
+                fail = open_error(err, errlen, "CPU", c);
                 break;
             }
-            if (add_fd(&L->fds, &L->n_fds, (int)fd) != 0) {
-                snprintf(err, errlen, "out of memory");
-                fail = 1;
+            if ((fail = keep_fd(L, fd, err, errlen)))
                 break;
-            }
             if (lv_open_ring(&L->rings[L->n_rings++], (int)fd, page, RING_PAGES) != 0) {
                 snprintf(err, errlen, "mmap of the perf ring buffer: %s", strerror(errno));
                 fail = 1;
@@ -269,18 +279,11 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
                             break; /* the thread ended meanwhile */
                         if (errno == ENODEV)
                             continue; /* offline CPU */
-                        if (errno == EACCES || errno == EPERM)
-                            perm_error(err, errlen, errno);
-                        else
-                            snprintf(err, errlen, "perf_event_open on thread %d: %s", tid, strerror(errno));
-                        fail = 1;
+                        fail = open_error(err, errlen, "thread", tid);
                         break;
                     }
-                    if (add_fd(&L->fds, &L->n_fds, (int)fd) != 0) {
-                        snprintf(err, errlen, "out of memory");
-                        fail = 1;
+                    if ((fail = keep_fd(L, fd, err, errlen)))
                         break;
-                    }
                     opened = 1;
                     if (leader[c] < 0) {
                         leader[c] = (int)fd;
