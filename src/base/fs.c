@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int hs_mkdirs(const char *path, mode_t mode, char *where, size_t wherelen)
 {
@@ -32,4 +33,18 @@ int hs_mkdirs(const char *path, mode_t mode, char *where, size_t wherelen)
             return 0;
         *p = '/';
     }
+}
+
+int hs_write_all(int fd, const void *buf, size_t len)
+{
+    for (const char *p = buf; len > 0;) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
 }

@@ -6,7 +6,8 @@
  * (user part excluded), the user registers and a copy of the top of the user
  * stack; the user part is unwound with libdwfl over that copy (what
  * `perf record --call-graph dwarf` does), so code without frame pointers
- * (Debian's libc) unwinds right. Kernel frames are named from /proc/kallsyms,
+ * (Debian's libc) unwinds right. Kernel frames are named from /proc/kallsyms
+ * at the end of each window (the core kernel's from a per-boot cache),
  * user frames by src/symbolize from each process's mappings at the end.
  * Each process image's mappings are built from the kernel's records (exec,
  * fork, mmap2, exit), the CPUs' ring buffers merged in time order, so a
@@ -313,7 +314,11 @@ hs_live *hs_live_open(const hs_live_options *o, char *err, size_t errlen)
         hs_live_close(L);
         return NULL;
     }
-    L->ks = o->ksyms ? o->ksyms : (L->own_ks = hs_ksyms_load(NULL));
+    if (!o->ksyms) { /* read when a kernel frame is first named (ksyms.c) */
+        char cache[4096];
+        L->own_ks = hs_ksyms_lazy(NULL, hs_ksyms_cache_path(cache, sizeof cache), NULL);
+    }
+    L->ks = o->ksyms ? o->ksyms : L->own_ks;
     for (size_t i = 0; i < L->n_pids; i++)
         lv_get_proc(L, L->pids[i], 0); /* maps and names now, in case it exits early */
     if (L->all) {
@@ -434,6 +439,7 @@ hs_profile *hs_live_window(hs_live *L, double duration, volatile sig_atomic_t *s
     if (L->off_cpu)
         lv_off_cpu_samples(L, (uint64_t)t0.tv_sec * 1000000000ULL + (uint64_t)t0.tv_nsec,
                         (uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec);
+    lv_name_kernel(L);
     lv_symbolize(L, symbolizer);
     hs_profile *out = L->p;
     L->p = NULL;

@@ -26,7 +26,7 @@ typedef struct {
      * symbols loaded once, and a symbolizer whose parsed files and named
      * addresses carry over from one recording to the next. NULL: loaded
      * and freed within the recording. */
-    const hs_ksyms *ksyms;
+    hs_ksyms *ksyms;
     hs_symbolizer *symbolizer;
     /* Leave user frames of files with a build ID unnamed: locations with
      * addresses, mappings with file, offsets and build ID, for `hotspur

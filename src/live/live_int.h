@@ -114,7 +114,7 @@ struct hs_live {
     hs_hmap tid_name; /* tid -> string index of the thread name */
     hs_hmap kloc;     /* kernel address -> location id */
     uint64_t kmapping;
-    const hs_ksyms *ks;
+    hs_ksyms *ks;
     hs_ksyms *own_ks;
     hs_live_stats st;
     int self;
@@ -212,6 +212,9 @@ proc *lv_find_proc(live *L, int pid, uint64_t tm);
 proc *lv_get_proc(live *L, int pid, uint64_t tm);
 proc *lv_new_proc(live *L, int pid, int no_maps);
 void lv_proc_info(proc *pr);
+/* The cgroup label from the text of /proc/PID/cgroup (v1, v2 or both): at
+ * most 255 bytes of the path in out; "" when no line has one. */
+void lv_cgroup_path(const char *text, char *out, size_t len);
 void lv_drop_image(proc *pr, uint64_t new_space);
 void lv_free_proc(proc *pr);
 void lv_forget_procs(live *L);
@@ -226,6 +229,7 @@ uint64_t lv_user_mapping(live *L, proc *pr, map_ent *m);
 uint64_t lv_user_location(live *L, proc *pr, uint64_t addr);
 uint64_t lv_kernel_location(live *L, uint64_t addr);
 uint64_t lv_kernel_location_named(live *L, const char *fn);
+void lv_name_kernel(live *L);
 int64_t lv_thread_name(live *L, int pid, int tid);
 void lv_symbolize(live *L, hs_symbolizer *keep);
 

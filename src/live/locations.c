@@ -92,18 +92,33 @@ uint64_t lv_kernel_location(live *L, uint64_t addr)
     uint64_t id;
     if (hs_hmap_get(&L->kloc, addr, &id))
         return id;
-    char name[300];
-    const char *s = hs_ksyms_lookup(L->ks, addr);
-    if (s)
-        snprintf(name, sizeof name, "%s [k]", s);
-    else
-        snprintf(name, sizeof name, "0x%" PRIx64 " [k]", addr);
     if (!L->kmapping) /* after the programs' mappings: the first one names the profile */
         L->kmapping = hs_profile_add_mapping(L->p, 0, 0, 0, "[kernel.kallsyms]", "");
-    hs_line ln = {hs_profile_add_function(L->p, name, name, "", 0), 0, 0};
-    id = hs_profile_add_location(L->p, L->kmapping, addr, &ln, 1);
+    id = hs_profile_add_location(L->p, L->kmapping, addr, NULL, 0); /* named by lv_name_kernel */
     hs_hmap_put(&L->kloc, addr, id);
     return id;
+}
+
+/* Name the window's kernel frames, after the sampling: kernel symbols that
+ * must be read (ksyms.c: on a cold cache, all of /proc/kallsyms) are read
+ * then, never while the ring buffers fill. */
+void lv_name_kernel(live *L)
+{
+    size_t it = HS_HMAP_START;
+    uint64_t addr, id;
+    while (hs_hmap_each(&L->kloc, &it, &addr, &id)) {
+        const hs_location *loc = hs_profile_location(L->p, id);
+        if (!loc || loc->n_lines) /* named already (lv_kernel_location_named) */
+            continue;
+        char name[300];
+        const char *s = hs_ksyms_lookup(L->ks, addr);
+        if (s)
+            snprintf(name, sizeof name, "%s [k]", s);
+        else
+            snprintf(name, sizeof name, "0x%" PRIx64 " [k]", addr);
+        hs_line ln = {hs_profile_add_function(L->p, name, name, "", 0), 0, 0};
+        hs_profile_set_location_lines(L->p, id, &ln, 1);
+    }
 }
 
 int64_t lv_thread_name(live *L, int pid, int tid)

@@ -281,21 +281,44 @@ void lv_proc_info(proc *pr)
     snprintf(path, sizeof path, "/proc/%d/comm", pid);
     if (!pr->comm_known && lv_read_small(path, pr->comm, sizeof pr->comm))
         snprintf(pr->comm, sizeof pr->comm, "%d", pid);
-    char cg[1024];
+    char cg[4096];
     snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
-    if (lv_read_small(path, cg, sizeof cg) == 0) {
-        /* cgroup v2: "0::/system.slice/x.service"; else the first line's path */
-        char *s = strstr(cg, "::");
-        if (s) {
-            s += 2;
-        } else { /* v1: the path of the first line */
-            cg[strcspn(cg, "\n")] = 0;
-            s = strrchr(cg, ':');
-            s = s ? s + 1 : cg;
+    if (lv_read_small(path, cg, sizeof cg) == 0)
+        lv_cgroup_path(cg, pr->cgroup, sizeof pr->cgroup);
+}
+
+/* Lines "ID:CONTROLLERS:PATH" (the path may hold ':'). cgroup v2 has one,
+ * "0::PATH"; v1 one per hierarchy, where the controllers nobody divides
+ * (rdma, hugetlb, often cpuset) say "/" for every process, so the label is
+ * the first path other than "/" of: the v2 line (hybrid hosts have both),
+ * systemd's own hierarchy (name=systemd: the unit), any other. */
+void lv_cgroup_path(const char *text, char *out, size_t len)
+{
+    const char *best = NULL;
+    size_t best_len = 0;
+    int best_rank = 4;
+    for (const char *line = text; *line;) {
+        size_t n = strcspn(line, "\n");
+        const char *c1 = memchr(line, ':', n);
+        const char *c2 = c1 ? memchr(c1 + 1, ':', n - (size_t)(c1 + 1 - line)) : NULL;
+        if (c2) {
+            const char *p = c2 + 1;
+            size_t plen = n - (size_t)(p - line);
+            size_t clen = (size_t)(c2 - c1 - 1);
+            int rank = clen == 0 ? 0 : clen == 12 && !memcmp(c1 + 1, "name=systemd", 12) ? 1 : 2;
+            if (plen == 1 && p[0] == '/')
+                rank = 3; /* the root: only if nothing says more */
+            if (plen && rank < best_rank) {
+                best = p;
+                best_len = plen;
+                best_rank = rank;
+            }
         }
-        s[strcspn(s, "\n")] = 0;
-        snprintf(pr->cgroup, sizeof pr->cgroup, "%.255s", s);
+        line += n;
+        line += *line == '\n';
     }
+    if (len)
+        snprintf(out, len, "%.*s", (int)(best_len < 255 ? best_len : 255), best ? best : "");
 }
 
 /* Forget pr's image: its unwinder, mappings and address cache (after an

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <zlib.h>
 
+#include "base/fs.h"
 #include "base/vec.h"
 
 /* Decoded size limits: never more than 2 GiB of protobuf; above 256 MiB the
@@ -711,20 +712,6 @@ int hs_profile_encode(const hs_profile *p, void **out, size_t *outlen, char *err
     }
     *out = m.buf;
     *outlen = m.len;
-    return 0;
-}
-
-static int hs_write_all(int fd, const unsigned char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
     return 0;
 }
 

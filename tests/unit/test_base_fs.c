@@ -1,6 +1,6 @@
 /* test_base_fs.c — base/fs.h: hs_mkdirs (mkdir -p) creates every missing
  * parent with the mode asked, accepts what exists, and says which
- * directory it could not create. */
+ * directory it could not create; hs_write_all writes everything. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,10 +55,40 @@ static void test_mkdirs(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* hs_write_all: 1 MiB written in full, 0 bytes fine, a closed fd an error. */
+static void test_write_all(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/hs-fs-write-XXXXXX";
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    size_t n = 1 << 20;
+    char *buf = malloc(n);
+    assert_non_null(buf);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)(i * 7);
+    assert_int_equal(hs_write_all(fd, buf, n), 0);
+    assert_int_equal(hs_write_all(fd, buf, 0), 0);
+    struct stat st;
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal(st.st_size, (off_t)n);
+    char *back = malloc(n);
+    assert_non_null(back);
+    assert_int_equal(pread(fd, back, n, 0), (ssize_t)n);
+    assert_memory_equal(back, buf, n);
+    close(fd);
+    unlink(tmpl);
+    assert_int_equal(hs_write_all(fd, buf, 1), -1); /* closed */
+    assert_int_equal(errno, EBADF);
+    free(back);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mkdirs),
+        cmocka_unit_test(test_write_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
