@@ -81,9 +81,7 @@ done
 ir_lines=""
 for cfg in "${CONFIGS[@]}"; do ir_lines="$ir_lines$cfg=${IR[$cfg]} "; done
 awk -v rounds="$ROUNDS" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v nproc="$(nproc)" \
-    -v load="$(cut -d' ' -f1-3 /proc/loadavg)" -v cmd="$INVOCATION" -v irs="$ir_lines" -v base="${BENCH_BASELINE_NAME:-$BASE}" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    -v load="$(cut -d' ' -f1-3 /proc/loadavg)" -v cmd="$INVOCATION" -v irs="$ir_lines" -v base="${BENCH_BASELINE_NAME:-$BASE}" "$BENCH_AWK_MED"'
 { w[$1, $2] = $3; c[$1, $2] = $4 + $5 }
 # per-start cost over none: medians of the per-round differences / 200, in ms
 function cost(cfg,    r, a, b) {

@@ -75,13 +75,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_for() { # FILE: until it is non-empty (10 s)
-    local i
-    for ((i = 0; i < 100; i++)); do [ -s "$1" ] && return 0; sleep 0.1; done
-    echo "continuous_defaults: $1 did not appear" >&2
-    exit 1
-}
-
 "$HOTSPUR" serve --listen 127.0.0.1:0 --data "$TMP/server" 2>"$TMP/serve.log" &
 PIDS+=($!)
 URL=$(bench_serve_url "$TMP/serve.log") || { echo "continuous_defaults: hotspur serve did not start: $(cat "$TMP/serve.log")" >&2; exit 1; }
@@ -94,8 +87,8 @@ LD_PRELOAD="$BUILD/lib/libhotspur.so" HOTSPUR_SERVER="$URL" HOTSPUR_SERVICE="$SE
     "$EX/shakesapp_server" -version 4 -port_file "$TMP/port.agent" >"$TMP/app.agent.log" 2>"$TMP/app.agent.err" &
 APP_AGENT=$!
 PIDS+=("$APP_AGENT")
-wait_for "$TMP/port.none"
-wait_for "$TMP/port.agent"
+bench_wait_file continuous_defaults "$TMP/port.none"
+bench_wait_file continuous_defaults "$TMP/port.agent"
 TOTAL=$(((PERIODS + 1) * PERIOD + 5))
 CLIENTS=()
 for cfg in none agent; do
@@ -110,20 +103,13 @@ echo "continuous_defaults: shakesapp (version 4) twice, with and without the age
 # the agent threads' ticks.
 ticks() { bench_ticks "$1"; }
 rss() { bench_rss "$1"; }
-agent_ticks() {
-    local t c
-    for t in /proc/"$1"/task/*; do
-        c=$(cat "$t/comm" 2>/dev/null || true)
-        case $c in hotspur | hotspur-up) awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || true ;; esac
-    done | awk '{ s += $1 } END { print s + 0 }'
-}
 requests() { awk '/^Simulated/ { n += $2 } END { print n + 0 }' "$1"; }
 T0=$SECONDS
 : >"$TMP/samples"
 mark_req_none="" mark_req_agent="" shown=0
 while [ $((SECONDS - T0)) -lt $((TOTAL - 3)) ]; do
     el=$((SECONDS - T0))
-    echo "$el $(ticks "$APP_NONE") $(rss "$APP_NONE") $(ticks "$APP_AGENT") $(rss "$APP_AGENT") $(agent_ticks "$APP_AGENT")" >>"$TMP/samples"
+    echo "$el $(ticks "$APP_NONE") $(rss "$APP_NONE") $(ticks "$APP_AGENT") $(rss "$APP_AGENT") $(bench_agent_ticks "$APP_AGENT")" >>"$TMP/samples"
     if [ -z "$mark_req_none" ] && [ "$el" -ge "$PERIOD" ]; then
         mark_req_none=$(requests "$TMP/client.none.log")
         mark_req_agent=$(requests "$TMP/client.agent.log")
@@ -157,9 +143,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 awk -v period="$PERIOD" -v periods="$PERIODS" -v tck="$(getconf CLK_TCK)" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
     -v nproc="$(nproc)" -v model="$cpu_model" -v load="$load" -v cmd="$INVOCATION" -v windows="$windows" \
-    -v rn="$req_none" -v ra="$req_agent" -v hs="$hsamples" -v hns="$hns" -v title="$TITLE" -v symnote="$SYMNOTE" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    -v rn="$req_none" -v ra="$req_agent" -v hs="$hsamples" -v hns="$hns" -v title="$TITLE" -v symnote="$SYMNOTE" "$BENCH_AWK_MED"'
 $1 >= period { n++; t[n] = $1; cn[n] = $2; rn_[n] = $3; ca[n] = $4; ra_[n] = $5; ag[n] = $6
                if ($3 > maxn) maxn = $3; if ($5 > maxa) maxa = $5 }
 END {

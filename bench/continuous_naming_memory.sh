@@ -57,20 +57,6 @@ bench_tmpdir
 TMP=$BENCH_TMP
 CFGS=(none agent server)
 
-wait_for() { # FILE: until it is non-empty (10 s)
-    local i
-    for ((i = 0; i < 100; i++)); do [ -s "$1" ] && return 0; sleep 0.1; done
-    echo "continuous_naming_memory: $1 did not appear" >&2
-    exit 1
-}
-agent_ticks() {
-    local t c
-    for t in /proc/"$1"/task/*; do
-        c=$(cat "$t/comm" 2>/dev/null || true)
-        case $c in hotspur | hotspur-up) awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || true ;; esac
-    done | awk '{ s += $1 } END { print s + 0 }'
-}
-
 # smaps_split ALONE AGENT: the agent copy's extra Rss in KiB, by kind:
 # "anon libhotspur only_agent shared_more"
 smaps_split() {
@@ -133,7 +119,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         PIDS+=($!)
         BENCH_PIDS+=($!)
     done
-    for cfg in "${CFGS[@]}"; do wait_for "$RT/port.$cfg"; done
+    for cfg in "${CFGS[@]}"; do bench_wait_file continuous_naming_memory "$RT/port.$cfg"; done
     CLIENTS=()
     for cfg in "${CFGS[@]}"; do
         "$EX/shakesapp_client" -server "http://127.0.0.1:$(cat "$RT/port.$cfg")" -duration "$TOTAL" -round_size 20 \
@@ -147,7 +133,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     while [ $((SECONDS - T0)) -lt $((TOTAL - 3)) ]; do
         line="$((SECONDS - T0))"
         for cfg in "${CFGS[@]}"; do
-            line="$line $(bench_rss "${APP[$cfg]}") $(bench_ticks "${APP[$cfg]}") $(agent_ticks "${APP[$cfg]}")"
+            line="$line $(bench_rss "${APP[$cfg]}") $(bench_ticks "${APP[$cfg]}") $(bench_agent_ticks "${APP[$cfg]}")"
         done
         echo "$line" >>"$RT/samples"
         sleep 1
@@ -167,9 +153,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     split_agent=$(smaps_split "$RT/smaps.none" "$RT/smaps.agent")
     split_server=$(smaps_split "$RT/smaps.none" "$RT/smaps.server")
     # round: rss median/highest delta and CPU share, per agent copy; then the splits
-    awk -v period="$PERIOD" -v tck="$(getconf CLK_TCK)" -v r="$r" -v sa="$split_agent" -v ss="$split_server" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    awk -v period="$PERIOD" -v tck="$(getconf CLK_TCK)" -v r="$r" -v sa="$split_agent" -v ss="$split_server" "$BENCH_AWK_MED"'
 $1 >= period { n++; for (c = 0; c < 3; c++) { rss[c, n] = $(2 + 3 * c); cpu[c, n] = $(3 + 3 * c); ag[c, n] = $(4 + 3 * c)
                                                   if ($(2 + 3 * c) > hi[c]) hi[c] = $(2 + 3 * c) } }
 END {

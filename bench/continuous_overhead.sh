@@ -116,10 +116,7 @@ run_one() { # CONFIG ROUND (0: warm-up, not recorded)
         if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
             local rss agent
             rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
-            agent=$(for t in /proc/"$pid"/task/*; do
-                        c=$(cat "$t/comm" 2>/dev/null || true)
-                        case $c in hotspur | hotspur-up) awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || true ;; esac
-                    done | awk '{ s += $1 } END { print s + 0 }')
+            agent=$(bench_agent_ticks "$pid")
             [ -n "$rss" ] && echo "$(date +%s.%N) $rss $agent" >>"$TMP/samples"
         fi
         sleep 0.5
@@ -177,9 +174,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 awk -v rounds="$ROUNDS" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v nproc="$(nproc)" -v model="$cpu_model" \
     -v kernel="$(uname -r)" -v load="$load" -v cmd="$INVOCATION" -v work="$WORK" -v period="$PERIOD" \
-    -v duration="$DURATION" -v sqlite="$("$SQLITE" --version | cut -d' ' -f1)" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    -v duration="$DURATION" -v sqlite="$("$SQLITE" --version | cut -d' ' -f1)" "$BENCH_AWK_MED"'
 { wall[$1, $2] = $3; cpu[$1, $2] = $4; rss[$1, $2] = $5; agent[$1, $2] = $6; win[$1, $2] = $7 }
 END {
     n = split("none agent-file cont-cpu cont-heap", cfgs, " ")

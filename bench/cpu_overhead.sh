@@ -173,9 +173,7 @@ awk -v rounds="$ROUNDS" -v statsfile="$TMP/stats" \
     -v kernel="$(uname -r)" -v khz="$kernel_hz" -v load="$load" -v cmd="$INVOCATION" \
     -v work="cpu_workload $WORK $THREADS" -v gp_note="$GP_NOTE" -v perf_note="$PERF_NOTE" \
     -v perf_event="$PERF_EVENT" -v perf_args="${PERF_ARGS[*]}" -v gp_period="$gp_period" \
-    -v order="${CONFIGS[*]}" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    -v order="${CONFIGS[*]}" "$BENCH_AWK_MED"'
 function collect(cfg, col, out,    r) { for (r = 1; r <= rounds; r++) out[r] = val[cfg, r, col]; return rounds }
 function label(c,    p, h) { if (c == "none") return "no profiler"; p = c; sub(/-[0-9]+$/, "", p); h = c; sub(/^.*-/, "", h)
     if (p == "hotspur") p = "hotspur record"; else if (p == "agent") p = "hotspur agent alone (LD_PRELOAD; no exit-time symbolization)"; else if (p == "gperftools") p = "gperftools (libprofiler)"; else if (p == "perf") p = "perf record " perf_args

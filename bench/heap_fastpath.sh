@@ -198,9 +198,7 @@ awk -v rounds="$ROUNDS" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v nproc="$(n
     -v n1="$N1" -v n2="$N2" -v threads="$THREADS" -v configs="${CONFIGS[*]}" -v timed="${TIMED[*]}" \
     -v repeat="$repeat" -v tpairs="$timed_pairs" -v base="$BASE_LABEL" \
     -v vg="$(valgrind --version)" -v irfile="$TMP/ir" -v interfile="$TMP/inter" -v igroups="$IGROUPS" -v ipairs="$IPAIRS" \
-    -v norand="${NORAND[*]}" -v persample="$TMP/persample" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    -v norand="${NORAND[*]}" -v persample="$TMP/persample" "$BENCH_AWK_MED"'
 function label(c,    b) {
     b = ""
     if (c ~ /^base-/) { b = " (" base ")"; c = substr(c, 6) }

@@ -148,9 +148,7 @@ for n in "${NOTES[@]+"${NOTES[@]}"}"; do notes="$notes- $n"$'\n'; done
 awk -v rounds="$ROUNDS" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v nproc="$(nproc)" \
     -v cpu="$cpu_model" -v kernel="$(uname -r)" -v load="$load" -v cmd="$INVOCATION" \
     -v work="$WORK" -v bigwork="$BIGWORK" -v threads="$THREADS" -v order="${CONFIGS[*]}" \
-    -v fastorder="${FAST[*]}" -v notes="$notes" -v htv="$ht_version" -v tcm="$TCMALLOC" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    -v fastorder="${FAST[*]}" -v notes="$notes" -v htv="$ht_version" -v tcm="$TCMALLOC" "$BENCH_AWK_MED"'
 function label(c) {
     if (c == "none") return "no profiler (glibc malloc)"
     if (c == "hotspur-sampled") return "hotspur record --heap (sampled, 512 KiB)"

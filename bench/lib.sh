@@ -83,6 +83,32 @@ bench_median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] 
 bench_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 bench_rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 
+# bench_agent_ticks PID: the CPU (clock ticks) of the agent's own threads in
+# process PID ("hotspur": windows, encoding, naming; "hotspur-up": uploads).
+bench_agent_ticks() {
+    local t c
+    for t in /proc/"$1"/task/*; do
+        c=$(cat "$t/comm" 2>/dev/null || true)
+        case $c in hotspur | hotspur-up) awk '{ print $14 + $15 }' "$t/stat" 2>/dev/null || true ;; esac
+    done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# bench_wait_file NAME FILE: until FILE is non-empty (10 s), else a one-line
+# error and exit.
+bench_wait_file() {
+    local i
+    for ((i = 0; i < 100; i++)); do [ -s "$2" ] && return 0; sleep 0.1; done
+    echo "$1: $2 did not appear" >&2
+    exit 1
+}
+
+# BENCH_AWK_MED: awk functions to put before a program ("$BENCH_AWK_MED"'...'):
+# sortn(a, n) sorts a[1..n] numerically in place, med(a, n) is its median.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+BENCH_AWK_MED='
+function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
+function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }'
+
 # bench_check_build NAME BUILD ROUNDS MIN: the built CLI and agent exist and
 # ROUNDS is at least MIN, else a one-line error and exit.
 bench_check_build() {

@@ -126,9 +126,7 @@ echo "record_build: measured in $((SECONDS - start)) s"
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 awk -v rounds="$ROUNDS" -v lrounds="$LOOP_ROUNDS" -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" \
     -v nproc="$(nproc)" -v cpu="$cpu_model" -v kernel="$(uname -r)" -v load="$(cut -d' ' -f1-3 /proc/loadavg)" \
-    -v cmd="$INVOCATION" -v target="$TARGET" -v rev="$REV" -v failed="$(tr '\n' ';' <"$TMP/failed")" -v base="$BASE" -v baserev="${BENCH_BASELINE_NAME:-$BASE}" '
-function sortn(a, n,    i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
-function med(a, n) { sortn(a, n); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+    -v cmd="$INVOCATION" -v target="$TARGET" -v rev="$REV" -v failed="$(tr '\n' ';' <"$TMP/failed")" -v base="$BASE" -v baserev="${BENCH_BASELINE_NAME:-$BASE}" "$BENCH_AWK_MED"'
 { w[$1, $2] = $3; c[$1, $2] = $4 + $5; p[$1, $2] = $6 }
 function stats(cfg, n, base,    r, k, a, b, q, x) {
     k = 0
