@@ -315,88 +315,33 @@ void hs_wmem(hs_wbuf *w, const void *p, size_t len)
 
 int hs_map_init(hs_map *m)
 {
-    m->n = 0;
-    m->n_slots = 1024;
-    m->keys = calloc(m->n_slots * 2, sizeof *m->keys);
-    m->vals = calloc(m->n_slots, sizeof *m->vals);
-    if (!m->keys || !m->vals) {
-        hs_map_free(m);
-        return -1;
-    }
-    return 0;
+    *m = (hs_map){0};
+    return hs_idmap_init(&m->ids, 1024);
 }
 
 void hs_map_free(hs_map *m)
 {
+    hs_idmap_free(&m->ids);
     free(m->keys);
-    free(m->vals);
-    m->keys = NULL;
-    m->vals = NULL;
-    m->n = m->n_slots = 0;
-}
-
-static inline size_t hs_map_slot(uint64_t a, uint64_t b, size_t mask)
-{
-    uint64_t key = a * 0x9e3779b97f4a7c15ULL ^ b;
-    key ^= key >> 33;
-    key *= 0xff51afd7ed558ccdULL;
-    key ^= key >> 33;
-    return (size_t)key & mask;
-}
-
-static int hs_map_rehash(hs_map *m)
-{
-    size_t ns = m->n_slots * 2;
-    uint64_t *keys = calloc(ns * 2, sizeof *keys);
-    uint32_t *vals = calloc(ns, sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    for (size_t i = 0; i < m->n_slots; i++) {
-        if (!m->vals[i])
-            continue;
-        size_t j = hs_map_slot(m->keys[2 * i], m->keys[2 * i + 1], ns - 1);
-        while (vals[j])
-            j = (j + 1) & (ns - 1);
-        keys[2 * j] = m->keys[2 * i];
-        keys[2 * j + 1] = m->keys[2 * i + 1];
-        vals[j] = m->vals[i];
-    }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->n_slots = ns;
-    return 0;
+    *m = (hs_map){0};
 }
 
 uint32_t hs_map_get(hs_map *m, uint64_t a, uint64_t b, int *is_new)
 {
-    size_t mask = m->n_slots - 1;
-    size_t j = hs_map_slot(a, b, mask);
+    uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ b; /* (the map mixes its keys) */
+    size_t it = HS_HMAP_START;
+    uint32_t id;
     *is_new = 0;
-    while (m->vals[j]) {
-        if (m->keys[2 * j] == a && m->keys[2 * j + 1] == b)
-            return m->vals[j] - 1;
-        j = (j + 1) & mask;
-    }
-    if (m->n >= UINT32_MAX - 1)
+    while ((id = hs_idmap_next(&m->ids, h, &it)) != UINT32_MAX)
+        if (m->keys[2 * id] == a && m->keys[2 * id + 1] == b)
+            return id;
+    if (m->n >= UINT32_MAX - 1 || HS_VEC_RESERVE(m->keys, m->cap, 2 * (m->n + 1)) != 0 ||
+        hs_idmap_put(&m->ids, h, (uint32_t)m->n) != 0)
         return UINT32_MAX;
-    if ((m->n + 1) * 2 > m->n_slots) {
-        if (hs_map_rehash(m) != 0)
-            return UINT32_MAX;
-        mask = m->n_slots - 1;
-        j = hs_map_slot(a, b, mask);
-        while (m->vals[j])
-            j = (j + 1) & mask;
-    }
-    m->keys[2 * j] = a;
-    m->keys[2 * j + 1] = b;
-    m->vals[j] = (uint32_t)(++m->n);
+    m->keys[2 * m->n] = a;
+    m->keys[2 * m->n + 1] = b;
     *is_new = 1;
-    return (uint32_t)(m->n - 1);
+    return (uint32_t)m->n++;
 }
 
 int hs_out_finish(FILE *out, char *err, size_t errlen)

@@ -13,14 +13,16 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "base/hashmap.h"
 #include "base/strtab.h" /* the string intern table the exporters use */
 
 /* ---- a hash map from a pair of uint64 to a dense index 0,1,2,... ----
- * The caller keeps its records in its own array indexed by the result. */
+ * The caller keeps its records in its own array indexed by the result.
+ * (base/hashmap.h's multimap from the pair's hash, the pairs kept here.) */
 typedef struct {
-    uint64_t *keys; /* 2 per slot */
-    uint32_t *vals; /* index + 1, 0 = empty */
-    size_t n_slots, n;
+    hs_idmap ids;   /* hash of (a, b) -> index */
+    uint64_t *keys; /* (a, b) of index i at 2i, 2i + 1 */
+    size_t n, cap;  /* cap: of keys, in uint64s */
 } hs_map;
 
 int hs_map_init(hs_map *m);
