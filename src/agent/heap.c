@@ -13,13 +13,14 @@
  * profile off, it crosses once per MiB and goes on) and jumps to the real
  * allocator: the subtraction, a branch and one indirect jump, no lock, no
  * clock, no table, no second jump through a pointer chosen by the state
- * (which cost more time than its one instruction). free is one indirect
- * jump through such a pointer: the real allocator's free while no sampled
- * block can be out, else the look at the filter below. (free looking at the
- * filter itself, one jump less, measured no faster with the profile on and
- * 1.5-3% slower with it off: docs/agent.md.) calloc counts down like malloc
- * and realloc also reads the filter byte of its block; both jump to the
- * allocator unless one says otherwise.
+ * (which cost more time than its one instruction). free reads one byte of
+ * the filter below and, nearly always zero, jumps through a pointer: the
+ * real allocator's free, but in exact mode, where every block is in the
+ * live table. (free jumping first to a function for the state, which read
+ * the filter, cost one taken jump more per free: 1.11x against 1.08x with
+ * the profile on, the same with it off: docs/agent.md.) calloc counts down
+ * like malloc and realloc also reads the filter byte of its block; both
+ * jump to the allocator unless one says otherwise.
  *
  * Recording unwinds the stack (the agent's own frames are dropped), counts it
  * in a lock-free stack table and puts the block in a lock-free live table
@@ -578,25 +579,21 @@ static SLOW void *hs_heap_malloc_slow(size_t size)
 #endif
 
 /* A free that can't be the real allocator's at once: NULL, a bootstrap
- * block, a sampled block. */
+ * block, a sampled block (or one whose filter byte a sampled or bootstrap
+ * block shares), any block in exact mode. */
 static SLOW void free_special(void *p)
 {
     if (!p || is_boot(p))
         return;
+    if (UNLIKELY(!r_free)) { /* no block of the allocator's before it is known: cannot happen */
+        free_first(p);
+        return;
+    }
     atomic_thread_fence(memory_order_acquire); /* pairs with route() */
     uint32_t entry;
     uint64_t size;
     before_free(p, &entry, &size);
     r_free(p);
-}
-
-/* Sampled mode (or bootstrap blocks out): one look at the filter. */
-static void free_filtered(void *p)
-{
-    if (UNLIKELY(*bucket_of(p)))
-        free_special(p);
-    else
-        r_free(p);
 }
 
 /* The first calls, before the real allocator is known. */
@@ -622,17 +619,17 @@ static void free_first(void *p)
         r_free(p);
 }
 
-/* Point free at what the state asks: the real allocator's function while
- * no sampled or bootstrap block can be out. Free keeps looking for sampled
- * blocks after the profile is paused. malloc's pointer names the real
- * allocator from the moment it is known (its countdown does the rest). */
+/* Point free at what the state asks once the filter says "none here": the
+ * real allocator's function, but in exact mode (every block in the live
+ * table). free looks at the filter whatever the state, so sampled blocks
+ * are still taken out after the profile is paused. malloc's pointer names
+ * the real allocator from the moment it is known (its countdown does the
+ * rest). */
 static void route(void)
 {
     void (*f)(void *) = r_free;
     if (hs_heap.live && hs_heap.exact)
         f = free_special; /* every block is in the live table */
-    else if (hs_heap.live || atomic_load(&g_boot_used))
-        f = free_filtered;
     /* Release: the tables set up before are seen by the slow paths, which
      * take an acquire fence after malloc's and free's relaxed loads. */
     if (r_malloc)
@@ -725,9 +722,14 @@ HS_EXPORT void *malloc(size_t size)
     return atomic_load_explicit(&p_malloc, memory_order_relaxed)(size);
 }
 
+/* free: one byte of the filter (sampled and bootstrap blocks; zero for
+ * nearly every other block), then one jump, as a tail call. */
 HS_EXPORT void free(void *p)
 {
-    atomic_load_explicit(&p_free, memory_order_relaxed)(p);
+    if (UNLIKELY(*bucket_of(p)))
+        free_special(p);
+    else
+        atomic_load_explicit(&p_free, memory_order_relaxed)(p);
 }
 
 /* calloc and realloc count down like malloc and jump to the allocator
