@@ -79,6 +79,15 @@ static unsigned group_of(int code)
     }
 }
 
+/* Whether the spec's table holds the shared options: when it takes some,
+ * or names them "does not apply". A command with none of them (serve,
+ * record) leaves them out, so they neither shadow its abbreviations
+ * (--f for --frequency) nor read as its options. */
+static bool has_shared(const hs_cli_spec *s)
+{
+    return (s->takes & ~(unsigned)HS_CLI_OUTPUT) || s->does_not_apply;
+}
+
 /* The command's table: its extras, then the shared options whose names no
  * extra takes, then --output (when taken) and --help. -1 when too many. */
 static int build_table(const hs_cli_spec *s, struct option *t)
@@ -91,7 +100,7 @@ static int build_table(const hs_cli_spec *s, struct option *t)
         t[n++] = (struct option){e->name, e->has_arg, NULL, e->code};
     }
     size_t n_extras = n;
-    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+    for (size_t i = 0; has_shared(s) && i < sizeof shared / sizeof shared[0]; i++) {
         bool shadowed = false;
         for (size_t k = 0; k < n_extras; k++)
             shadowed |= strcmp(t[k].name, shared[i].name) == 0;
@@ -108,19 +117,23 @@ static int build_table(const hs_cli_spec *s, struct option *t)
 }
 
 /* The option word getopt reads next (it skips and later permutes
- * positional arguments), or NULL; its spelling as given goes to orig.
+ * positional arguments, or with in_order stops at the first), or NULL; its
+ * spelling as given goes to orig.
  * pprof's spellings use '_' where ours use '-': an underscored name that is
  * (a prefix of) one of ours is rewritten in place, so -sample_index=0 and
  * --show_from RE work as pprof's flags do. */
-static char *next_option_word(int argc, char **argv, const struct option *t, char *orig,
-                              size_t origlen)
+static char *next_option_word(int argc, char **argv, const struct option *t, bool in_order,
+                              char *orig, size_t origlen)
 {
     for (int i = optind > 0 ? optind : 1; i < argc; i++) {
         char *a = argv[i];
         if (strcmp(a, "--") == 0)
             return NULL;
-        if (a[0] != '-' || a[1] == '\0')
+        if (a[0] != '-' || a[1] == '\0') {
+            if (in_order)
+                return NULL;
             continue;
+        }
         snprintf(orig, origlen, "%s", a);
         char *name = a + (a[1] == '-' ? 2 : 1);
         size_t len = strcspn(name, "=");
@@ -182,9 +195,47 @@ static int pprof_report_flag(const char *word, const struct option *t, char *msg
     return 1;
 }
 
+/* Whether text names option --name (not only a longer one: --data is not
+ * named by --data-dir). */
+static bool names_option(const char *text, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *p = text; (p = strstr(p, "--")); p += 2)
+        if (strncmp(p + 2, name, len) == 0 &&
+            !(isalnum((unsigned char)p[2 + len]) || p[2 + len] == '-' || p[2 + len] == '_'))
+            return true;
+    return false;
+}
+
+/* The command's usage text, then a line for each of its own options that
+ * the text does not name: --help lists every option the table takes (the
+ * test cli_help_options checks that none needs this line). */
+static void print_usage(const hs_cli_spec *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) {
+        s->usage(stdout);
+        return;
+    }
+    s->usage(m);
+    fclose(m);
+    fputs(text, stdout);
+    bool first = true;
+    for (const hs_cli_extra *e = s->extras; e && e->name; e++) {
+        if (names_option(text, e->name))
+            continue;
+        printf("%s  --%s%s\n", first ? "\nOptions not described above:\n" : "", e->name,
+               e->has_arg == required_argument ? " VALUE" : "");
+        first = false;
+    }
+    free(text);
+}
+
 static void print_help(const hs_cli_spec *s)
 {
-    s->usage(stdout);
+    print_usage(s);
     if (s->shared_help) {
         fputc('\n', stdout);
         hs_analysis_options_help(stdout, s->kind);
@@ -201,7 +252,10 @@ static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_option
     struct option table[HS_CLI_MAX_OPTS];
     if (build_table(s, table) < 0)
         return hs_cli_fail(s->name, NULL, "too many options (internal error)");
-    char shortopts[32] = ":h";
+    /* in_order: getopt's "+", options end at the first positional argument */
+    char shortopts[32];
+    snprintf(shortopts, sizeof shortopts, "%s:h", s->in_order ? "+" : "");
+    const char *shorts = shortopts + (s->in_order ? 2 : 1); /* the option letters */
     if (s->takes & HS_CLI_OUTPUT)
         strcat(shortopts, "o:");
     if (s->takes & HS_CLI_TRIM)
@@ -221,12 +275,12 @@ static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_option
     optind = 0;
     for (;;) {
         char word[256];
-        const char *a = next_option_word(argc, argv, table, word, sizeof word);
+        const char *a = next_option_word(argc, argv, table, s->in_order, word, sizeof word);
         /* getopt_long_only reads "-x" as the long option it starts when x is
          * not a short option (web's -o would be --open): not ours */
-        if (a && a[1] != '-' && a[2] == '\0' && !strchr(shortopts + 1, a[1]))
+        if (a && a[1] != '-' && a[2] == '\0' && !strchr(shorts, a[1]))
             goto unknown;
-        if (a && pprof_report_flag(a, table, msg, sizeof msg))
+        if (a && s->fetch_help && pprof_report_flag(a, table, msg, sizeof msg))
             return hs_cli_fail(s->name, NULL, msg);
         if ((c = getopt_long_only(argc, argv, shortopts, table, NULL)) == -1)
             break;
@@ -250,7 +304,7 @@ static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_option
             c = HS_OPT_NODECOUNT;
         }
         if (c == ':') {
-            snprintf(msg, sizeof msg, "option '%s' needs an argument", word);
+            snprintf(msg, sizeof msg, "option '%s' needs a value", word);
             return hs_cli_fail(s->name, NULL, msg);
         }
         if (c >= HS_CLI_EXTRA && s->extra) {

@@ -1,20 +1,27 @@
-/* cli_options.h — the one option parser of the report commands (top, peek,
- * list, tree, traces, tags, raw, disasm, diff, merge, flame, graph, convert,
- * web). A command describes itself with an hs_cli_spec: which groups of the
- * shared options of analysis.h it takes (filters and values, trimming,
- * --base/--diff-base, --normalize, --source-path, -o), its own extra long
- * options, its positional arguments and its --help text; hs_cli_parse does
- * the rest, the same way for every command:
+/* cli_options.h — the one option parser of every hotspur command (the
+ * reports top, peek, list, tree, traces, tags, raw, disasm, diff, merge,
+ * flame, graph, convert, web, and record, agent, attach, ctl, serve, bench
+ * compare, debuginfo, symbolize). A command describes itself with an
+ * hs_cli_spec: which groups of the shared options of analysis.h it takes
+ * (filters and values, trimming, --base/--diff-base, --normalize,
+ * --source-path, -o), its own extra options (the table, handed one by one
+ * to its extra callback), its positional arguments and its --help text;
+ * hs_cli_parse does the rest, the same way for every command:
  *  - long options as --opt=value or --opt value, unique prefixes, and pprof's
  *    single-dash spellings (-cum, -nodecount=3) and underscores
  *    (-sample_index=0, --show_from RE);
  *  - -n N for --nodecount where trimming applies, -o FILE, -h/--help;
+ *  - repeated options reach the callback each time (--scrape A --scrape B);
+ *    -- ends the options; with in_order the first positional argument does
+ *    too (record's command line: record -F 99 ./prog -F 3);
  *  - errors as one line "hotspur CMD: ..." on stderr and exit status 2:
- *    unknown option, option needing an argument, bad value, an option of
+ *    unknown option, option needing a value, bad value, an option of
  *    another command ("does not apply" wording where the spec asks for it),
  *    missing or extra positional arguments.
  * --help prints the command's usage, then the shared options' help when the
- * command takes them, the URL paragraph (fetch.h) and a tail. */
+ * command takes them, the URL paragraph (fetch.h) and a tail; an extra the
+ * usage text does not name is listed after it, so --help never hides an
+ * option the table takes. */
 #ifndef HS_CLI_OPTIONS_H
 #define HS_CLI_OPTIONS_H
 
@@ -65,6 +72,7 @@ struct hs_cli_spec {
     /* Called for each extra option: 0, or -1 with a message in err (exit 2). */
     int (*extra)(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
                  size_t errlen);
+    bool in_order;            /* options end at the first positional argument (getopt's "+") */
     int min_args, max_args;   /* positional arguments; max -1 = unlimited */
     const char *missing_msg;  /* when fewer than min_args (default "missing arguments") */
 };

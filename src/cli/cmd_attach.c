@@ -63,6 +63,8 @@ static void attach_usage(FILE *out)
             "                   the bearer token comes from HOTSPUR_TOKEN (of attach)\n"
             "  --period D       one window per period (default 60s)\n"
             "  --window D       each window's length (default 10s; at most the period)\n"
+            "  --cpu, --wall    refused: CPU and off-CPU time of a running process are\n"
+            "                   read from outside (hotspur record -p PID [--off-cpu])\n"
             "  --stats          at detach the agent prints its counters (and the leak\n"
             "                   scan's) on the process's stderr\n"
             "  --detach         put every rewritten entry back, stop the agent's\n"

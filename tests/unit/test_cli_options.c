@@ -76,6 +76,13 @@ static const hs_cli_spec gamma = {
     .name = "gamma", .usage = usage_b, .takes = HS_CLI_OUTPUT, .extras = alpha_extras,
     .short_names = "t ", .extra = take_extra, .min_args = 0, .max_args = 2};
 
+/* delta: record-like: options end at the first positional argument (the
+ * command it runs), -t/--title repeatable, no shared option. */
+static const hs_cli_spec delta = {
+    .name = "delta", .usage = usage_b, .takes = HS_CLI_OUTPUT, .extras = alpha_extras,
+    .short_names = "t ", .extra = take_extra, .in_order = true, .min_args = 1, .max_args = -1,
+    .missing_msg = "no command given"};
+
 typedef struct {
     int rc, first;
     hs_analysis_options o;
@@ -149,15 +156,15 @@ static void test_missing_argument(void **state)
     (void)state;
     run *r = parse(&alpha, "f.pb.gz", "--focus", NULL);
     assert_int_equal(r->rc, 2);
-    assert_string_equal(r->err, "hotspur alpha: option '--focus' needs an argument\n");
+    assert_string_equal(r->err, "hotspur alpha: option '--focus' needs a value\n");
     run_free(r);
     r = parse(&alpha, "f.pb.gz", "-o", NULL);
     assert_int_equal(r->rc, 2);
-    assert_string_equal(r->err, "hotspur alpha: option '-o' needs an argument\n");
+    assert_string_equal(r->err, "hotspur alpha: option '-o' needs a value\n");
     run_free(r);
     r = parse(&alpha, "f.pb.gz", "--title", NULL);
     assert_int_equal(r->rc, 2);
-    assert_string_equal(r->err, "hotspur alpha: option '--title' needs an argument\n");
+    assert_string_equal(r->err, "hotspur alpha: option '--title' needs a value\n");
     run_free(r);
 }
 
@@ -252,7 +259,7 @@ static void test_short_names(void **state)
     run_free(r);
     r = parse(&gamma, "-t", NULL);
     assert_int_equal(r->rc, 2);
-    assert_string_equal(r->err, "hotspur gamma: option '-t' needs an argument\n");
+    assert_string_equal(r->err, "hotspur gamma: option '-t' needs a value\n");
     run_free(r);
     r = parse(&gamma, "-f", NULL); /* ' ': --flag has no letter */
     assert_int_equal(r->rc, 2);
@@ -348,6 +355,81 @@ static void test_help(void **state)
     run_free(r);
 }
 
+static void test_in_order(void **state)
+{
+    (void)state;
+    run *r = parse(&delta, "-t", "A", "--flag", "prog", "-t", "B", "--flag", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->seen.title, "A");
+    assert_int_equal(r->seen.flags, 1);
+    assert_int_equal(r->argc - r->first, 4); /* prog and its own options, untouched */
+    assert_string_equal(r->argv[r->first], "prog");
+    assert_string_equal(r->argv[r->first + 1], "-t");
+    run_free(r);
+    /* "--" ends the options too; an unknown option before the command is refused */
+    r = parse(&delta, "--", "-t", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->argv[r->first], "-t");
+    run_free(r);
+    r = parse(&delta, "--nosuch", "prog", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur delta: unknown option '--nosuch' (see hotspur delta --help)\n");
+    run_free(r);
+    r = parse(&delta, "--flag", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur delta: no command given\n");
+    run_free(r);
+}
+
+static void test_repeated_and_lists(void **state)
+{
+    (void)state;
+    /* every occurrence reaches the callback, the last value stays */
+    run *r = parse(&gamma, "--flag", "-t", "1,2", "--flag", "--title=3", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_int_equal(r->seen.flags, 2);
+    assert_string_equal(r->seen.title, "3");
+    run_free(r);
+    /* -tVALUE,VALUE as record's -p PID,PID: the value is the callback's */
+    r = parse(&gamma, "-t1,2", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_string_equal(r->seen.title, "1,2");
+    run_free(r);
+}
+
+static void test_no_shared_options(void **state)
+{
+    (void)state;
+    /* a command without shared options: they neither exist nor shadow its
+     * abbreviations (--f is --flag, not ambiguous with --focus, --files) */
+    run *r = parse(&gamma, "--f", NULL);
+    assert_int_equal(r->rc, -1);
+    assert_int_equal(r->seen.flags, 1);
+    run_free(r);
+    r = parse(&gamma, "--focus", "x", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur gamma: unknown option '--focus' (see hotspur gamma --help)\n");
+    run_free(r);
+    /* nor pprof's report flags, which only the reports name */
+    r = parse(&gamma, "--tags", NULL);
+    assert_int_equal(r->rc, 2);
+    assert_string_equal(r->err, "hotspur gamma: unknown option '--tags' (see hotspur gamma --help)\n");
+    run_free(r);
+}
+
+static void test_help_lists_the_table(void **state)
+{
+    (void)state;
+    /* usage_b names neither --title nor --flag: --help adds them */
+    run *r = parse(&gamma, "--help", NULL);
+    assert_int_equal(r->rc, 0);
+    assert_string_equal(r->out, "usage: hotspur beta [options] FILE...\n"
+                                "\nOptions not described above:\n"
+                                "  --title VALUE\n"
+                                "  --flag\n");
+    run_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +442,10 @@ int main(void)
         cmocka_unit_test(test_extras_of_other_commands),
         cmocka_unit_test(test_positional_counts),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_in_order),
+        cmocka_unit_test(test_repeated_and_lists),
+        cmocka_unit_test(test_no_shared_options),
+        cmocka_unit_test(test_help_lists_the_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
