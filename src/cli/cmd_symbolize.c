@@ -4,10 +4,10 @@
  * from the modules its mappings name (symbolize/: ELF and DWARF, separate
  * debug files by build-id and .gnu_debuglink). Locations that already have
  * lines are kept, so running it twice changes nothing. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "profile/profile.h"
 #include "symbolize/symbolize.h"
@@ -31,33 +31,23 @@ static void symbolize_usage(FILE *out)
 
 int hs_cmd_symbolize(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const hs_cli_spec spec = {.name = "symbolize", .usage = symbolize_usage,
+                                      .takes = HS_CLI_OUTPUT, .in_order = true, .min_args = 1,
+                                      .max_args = -1, .missing_msg = "missing FILE (see hotspur symbolize --help)"};
     const char *out = NULL;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
-        if (c == 'o') {
-            out = optarg;
-        } else if (c == 'h') {
-            symbolize_usage(stdout);
-            return 0;
-        } else {
-            symbolize_usage(stderr);
-            return 2;
-        }
-    }
-    if (optind >= argc || (out && argc - optind != 1)) {
-        symbolize_usage(stderr);
-        return 2;
-    }
+    int first = 0;
+    int prc = hs_cli_parse(&spec, argc, argv, NULL, NULL, &out, &first);
+    if (prc >= 0)
+        return prc;
+    if (out && argc - first != 1)
+        return hs_cli_fail("symbolize", "-o", "goes with one FILE");
     hs_symbolizer *sym = hs_symbolizer_new(); /* one for all: modules are opened once */
     if (!sym) {
         fprintf(stderr, "hotspur symbolize: cannot start the symbolizer\n");
         return 1;
     }
     int rc = 0;
-    for (int i = optind; i < argc; i++) {
+    for (int i = first; i < argc; i++) {
         char err[256];
         hs_profile *p = hs_profile_read_file(argv[i], err, sizeof err);
         if (!p) {
