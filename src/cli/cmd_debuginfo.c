@@ -5,7 +5,6 @@
  * this host's vDSO image, for servers on other kernels). The
  * server is --server URL, else $HOTSPUR_SERVER, else
  * http://127.0.0.1:4040; $HOTSPUR_TOKEN is sent as a bearer token. */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "cli/fetch.h"
 #include "symbolize/symbolize.h"
@@ -168,51 +168,66 @@ static int remove_one(const char *server, const char *arg)
     return rc == 0 ? 0 : 1;
 }
 
+enum { OPT_SERVER = HS_CLI_EXTRA, OPT_VDSO };
+
+typedef struct {
+    const char *sub, *server;
+    int vdso;
+} debuginfo_args;
+
+static int debuginfo_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                           size_t errlen)
+{
+    debuginfo_args *a = ctx;
+    (void)o;
+    if (code == OPT_SERVER) {
+        a->server = arg;
+    } else if (strcmp(a->sub, "upload") == 0) {
+        a->vdso = 1;
+    } else {
+        snprintf(err, errlen, "--vdso goes with upload (see hotspur debuginfo --help)");
+        return -1;
+    }
+    return 0;
+}
+
 int hs_cmd_debuginfo(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"server", required_argument, NULL, 's'}, {"vdso", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const hs_cli_extra extras[] = {
+        {"server", required_argument, OPT_SERVER},
+        {"vdso", no_argument, OPT_VDSO},
+        {NULL, 0, 0},
+    };
+    static const hs_cli_spec spec = {.name = "debuginfo", .usage = debuginfo_usage, .extras = extras,
+                                      .extra = debuginfo_extra, .in_order = true, .max_args = -1};
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
         debuginfo_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    const char *sub = argv[1];
-    const char *server = getenv("HOTSPUR_SERVER");
-    if (!server || !*server)
-        server = "http://127.0.0.1:4040";
-    int c, vdso = 0;
-    optind = 2;
-    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        if (c == 's') {
-            server = optarg;
-        } else if (c == 'v' && strcmp(sub, "upload") == 0) {
-            vdso = 1;
-        } else if (c == 'h') {
-            debuginfo_usage(stdout);
-            return 0;
-        } else {
-            debuginfo_usage(stderr);
-            return 2;
-        }
-    }
+    debuginfo_args a = {.sub = argv[1], .server = getenv("HOTSPUR_SERVER")};
+    if (!a.server || !*a.server)
+        a.server = "http://127.0.0.1:4040";
+    int first = 0;
+    /* the subcommand's options: argv[1] is their argv[0] */
+    int prc = hs_cli_parse(&spec, argc - 1, argv + 1, NULL, &a, NULL, &first);
+    if (prc >= 0)
+        return prc;
+    first++;
+    const char *sub = a.sub, *server = a.server;
+    int vdso = a.vdso;
     int rc = 0;
     if (strcmp(sub, "upload") == 0 || strcmp(sub, "rm") == 0) {
-        if (optind >= argc && !vdso) {
-            debuginfo_usage(stderr);
-            return 2;
-        }
-        for (int i = optind; i < argc; i++)
+        if (first >= argc && !vdso)
+            return hs_cli_fail("debuginfo", sub, "no FILE given (see hotspur debuginfo --help)");
+        for (int i = first; i < argc; i++)
             rc |= sub[0] == 'u' ? upload(server, argv[i]) : remove_one(server, argv[i]);
         if (vdso)
             rc |= upload_vdso(server);
         return rc;
     }
     if (strcmp(sub, "ls") == 0) {
-        if (optind < argc) {
-            debuginfo_usage(stderr);
-            return 2;
-        }
+        if (first < argc)
+            return hs_cli_fail("debuginfo", "ls", "takes no arguments (see hotspur debuginfo --help)");
         return list(server);
     }
     fprintf(stderr, "hotspur debuginfo: unknown subcommand '%s' (upload, ls, rm)\n", sub);
