@@ -9,13 +9,13 @@
  * src/harness/stats.c, the same code the harness summarizes with. */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli_options.h"
 #include "cli/commands.h"
 #include "harness/stats.h"
 #include "base/vec.h"
@@ -387,55 +387,48 @@ static int wanted(const cmp_opts *o, const char *unit)
     return 0;
 }
 
+enum { OPT_ALPHA = HS_CLI_EXTRA, OPT_FAIL, OPT_METRIC };
+
+static int compare_extra(void *ctx, hs_analysis_options *ao, int code, const char *v, char *err,
+                         size_t errlen)
+{
+    cmp_opts *opt = ctx;
+    (void)ao;
+    if (code == OPT_METRIC) {
+        if (opt->nmetrics < MAX_UNITS)
+            opt->metrics[opt->nmetrics++] = v;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (code == OPT_FAIL && *end == '%')
+        end++;
+    if (errno || end == v || *end || d < 0 || (code == OPT_ALPHA && (d <= 0 || d >= 1))) {
+        snprintf(err, errlen, "%s: bad value '%s'", code == OPT_ALPHA ? "--alpha" : "--fail-on-regression", v);
+        return -1;
+    }
+    *(code == OPT_ALPHA ? &opt->alpha : &opt->fail_pct) = d;
+    return 0;
+}
+
 static int cmd_compare(int argc, char **argv)
 {
     cmp_opts opt = {.alpha = 0.05, .fail_pct = -1};
-    enum { OPT_ALPHA = 0x4200, OPT_FAIL, OPT_METRIC };
-    static const struct option opts[] = {
-        {"alpha", required_argument, NULL, OPT_ALPHA},
-        {"fail-on-regression", required_argument, NULL, OPT_FAIL},
-        {"metric", required_argument, NULL, OPT_METRIC},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const hs_cli_extra extras[] = {
+        {"alpha", required_argument, OPT_ALPHA},
+        {"fail-on-regression", required_argument, OPT_FAIL},
+        {"metric", required_argument, OPT_METRIC},
+        {NULL, 0, 0},
     };
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        const char *v = optarg;
-        switch (c) {
-        case 'h':
-            bench_usage(stdout);
-            return 0;
-        case OPT_METRIC:
-            if (opt.nmetrics < MAX_UNITS)
-                opt.metrics[opt.nmetrics++] = v;
-            break;
-        case OPT_ALPHA:
-        case OPT_FAIL: {
-            char *end;
-            errno = 0;
-            double d = strtod(v, &end);
-            if (c == OPT_FAIL && *end == '%')
-                end++;
-            if (errno || end == v || *end || d < 0 || (c == OPT_ALPHA && (d <= 0 || d >= 1))) {
-                fprintf(stderr, "hotspur bench compare: %s: bad value '%s'\n",
-                        c == OPT_ALPHA ? "--alpha" : "--fail-on-regression", v);
-                return 2;
-            }
-            *(c == OPT_ALPHA ? &opt.alpha : &opt.fail_pct) = d;
-            break;
-        }
-        case ':':
-            fprintf(stderr, "hotspur bench compare: %s needs a value\n", argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "hotspur bench compare: unknown option '%s' (see --help)\n", argv[optind - 1]);
-            return 2;
-        }
-    }
-    const char **files = (const char **)argv + optind;
-    int nfiles = argc - optind;
+    static const hs_cli_spec spec = {.name = "bench compare", .usage = bench_usage, .extras = extras,
+                                      .extra = compare_extra, .max_args = -1};
+    int first = 0;
+    int prc = hs_cli_parse(&spec, argc, argv, NULL, &opt, NULL, &first);
+    if (prc >= 0)
+        return prc;
+    const char **files = (const char **)argv + first;
+    int nfiles = argc - first;
     if (nfiles > 2) {
         fprintf(stderr, "hotspur bench compare: expected two files, OLD and NEW\n");
         return 2;
