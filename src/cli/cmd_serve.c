@@ -3,7 +3,6 @@
  * SIGINT, SIGTERM or SIGHUP, then stops it cleanly: requests in flight are
  * answered, queued profiles are stored, the store is closed. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,7 +18,7 @@
 #include "server/server.h"
 #include "base/fs.h"
 
-static const char serve_usage[] =
+static const char serve_usage_text[] =
     "usage: hotspur serve [--listen HOST:PORT] [--data DIR | --store URL] [options]\n"
     "\n"
     "Run the collector: it stores the profiles agents upload (POST /api/v1/ingest,\n"
@@ -94,6 +93,11 @@ static const char serve_usage[] =
     "\n"
     "The HTTP API is described in docs/server.md.\n";
 
+static void serve_help(FILE *out)
+{
+    fputs(serve_usage_text, out);
+}
+
 /* --max-body: a size by units.h's grammar, 1 byte to 16 GiB. 0, or -1. */
 static int parse_body_size(const char *s, size_t *out)
 {
@@ -138,213 +142,180 @@ enum { OPT_LISTEN = 0x5300, OPT_DATA, OPT_STORE, OPT_TOKEN, OPT_RETENTION, OPT_S
        OPT_PEER_CONNS, OPT_DEBUGINFO_DIR, OPT_DEBUG_DIR, OPT_DEBUGINFOD, OPT_DEBUGINFOD_TIMEOUT,
        OPT_DEBUGINFO_SOURCES, OPT_MAX_DEBUGINFO, OPT_DROP_LABELS, OPT_TOKENS, OPT_PRINT_ROUTES };
 
+/* What the options set: the config, and the lists it points into. */
+typedef struct {
+    hs_server_config cfg;
+    const char *debuginfo_dir, *data, *store;
+    const char **scrape, **srcs, **debug_dirs, **drop;
+    char *drop_buf;
+    size_t n_drop, max_list; /* max_list: argc, no list is longer */
+    bool drop_given, print_routes;
+} serve_args;
+
+/* "MSG 'ARG' (see hotspur serve --help)" into err: -1. */
+static int serve_bad(char *err, size_t errlen, const char *msg, const char *arg)
+{
+    snprintf(err, errlen, "%s '%s' (see hotspur serve --help)", msg, arg);
+    return -1;
+}
+
+static int serve_extra(void *ctx, hs_analysis_options *o, int code, const char *optarg, char *err,
+                       size_t errlen)
+{
+    serve_args *a = ctx;
+    hs_server_config *cfg = &a->cfg;
+    int64_t ns;
+    long num;
+    (void)o;
+    switch (code) {
+    case OPT_LISTEN: cfg->listen = optarg; break;
+    case OPT_DATA: a->data = optarg; break;
+    case OPT_STORE: a->store = optarg; break;
+    case OPT_TOKEN: cfg->token = optarg; break;
+    case OPT_PUBLIC: cfg->public_without_token = true; break;
+    case OPT_TOKENS: cfg->tokens_file = optarg; break;
+    case OPT_PRINT_ROUTES: a->print_routes = true; break;
+    case OPT_PEER_CONNS:
+        if (hs_cli_parse_long(optarg, 1, 256, &num) < 0)
+            return serve_bad(err, errlen, "bad --max-connections-per-peer (1..256)", optarg);
+        cfg->max_conns_per_peer = (unsigned)num;
+        break;
+    case OPT_RETENTION:
+        if (hs_parse_duration_ns(optarg, &ns) < 0)
+            return serve_bad(err, errlen, "bad --retention (want " HS_DURATION_HINT ")", optarg);
+        cfg->retention_ns = ns;
+        break;
+    case OPT_SCRAPE:
+        if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0)
+            return serve_bad(err, errlen, "--scrape wants an http:// or https:// URL, not", optarg);
+        a->scrape[cfg->n_scrape++] = optarg;
+        break;
+    case OPT_SCRAPE_PERIOD:
+        if (hs_parse_duration_ns(optarg, &ns) < 0 || ns < 1000000000 || ns > 86400 * 1000000000LL ||
+            ns % 1000000000)
+            return serve_bad(err, errlen, "bad --scrape-period (whole seconds, 1s..1d)", optarg);
+        cfg->scrape_period_s = (int)(ns / 1000000000);
+        break;
+    case OPT_SOURCE_PATH: a->srcs[cfg->n_source_paths++] = optarg; break;
+    case OPT_MAX_BODY:
+        if (parse_body_size(optarg, &cfg->limits.max_body) < 0)
+            return serve_bad(err, errlen, "bad --max-body (e.g. 16m, at most 16g)", optarg);
+        break;
+    case OPT_BATCH_MAX:
+        if (hs_cli_parse_long(optarg, 1, HS_STORE_BATCH_MAX_PROFILES, &num) < 0)
+            return serve_bad(err, errlen, "bad --batch-max (1..1024)", optarg);
+        cfg->batch.max_profiles = (size_t)num;
+        break;
+    case OPT_BATCH_WAIT:
+        if (hs_cli_parse_long(optarg, 0, HS_STORE_BATCH_MAX_WAIT_MS, &num) < 0)
+            return serve_bad(err, errlen, "bad --batch-wait (0..10000 ms)", optarg);
+        cfg->batch.wait_ms = num ? (int)num : -1; /* 0 in the overrides is "the default" */
+        break;
+    case OPT_BATCH_LINGER:
+        if (strcmp(optarg, "yes") && strcmp(optarg, "no"))
+            return serve_bad(err, errlen, "--batch-linger wants yes or no, not", optarg);
+        cfg->batch.linger = strcmp(optarg, "yes") == 0 ? 1 : -1;
+        break;
+    case OPT_BATCH_WRITERS:
+        if (hs_cli_parse_long(optarg, 1, HS_STORE_BATCH_MAX_WRITERS, &num) < 0)
+            return serve_bad(err, errlen, "bad --batch-writers (1..16)", optarg);
+        cfg->batch.writers = (int)num;
+        break;
+    case OPT_DEBUGINFO_DIR: a->debuginfo_dir = optarg; break;
+    case OPT_DEBUG_DIR:
+        a->debug_dirs[cfg->names.n_debug_dirs++] = optarg;
+        cfg->names.debug_dirs = a->debug_dirs;
+        break;
+    case OPT_DEBUGINFOD: cfg->names.debuginfod_urls = optarg; break;
+    case OPT_DEBUGINFOD_TIMEOUT:
+        if (hs_parse_duration_ns(optarg, &ns) < 0 || ns < 1000000000 || ns > 3600 * 1000000000LL)
+            return serve_bad(err, errlen, "bad --debuginfod-timeout (1s..1h)", optarg);
+        cfg->names.debuginfod_timeout_s = (int)(ns / 1000000000);
+        break;
+    case OPT_DEBUGINFO_SOURCES: cfg->names.order = optarg; break;
+    case OPT_DROP_LABELS: /* the last one given counts */
+        free(a->drop_buf);
+        if (!(a->drop_buf = strdup(optarg))) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        a->n_drop = 0;
+        for (char *sv = NULL, *k = strtok_r(a->drop_buf, ",", &sv); k; k = strtok_r(NULL, ",", &sv))
+            if (a->n_drop < a->max_list)
+                a->drop[a->n_drop++] = k;
+        a->drop_given = true;
+        break;
+    case OPT_MAX_DEBUGINFO:
+        if (parse_body_size(optarg, &cfg->max_debuginfo) < 0)
+            return serve_bad(err, errlen, "bad --max-debuginfo (e.g. 512m, at most 16g)", optarg);
+        break;
+    }
+    return 0;
+}
+
 int hs_cmd_serve(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"data", required_argument, NULL, OPT_DATA},
-        {"store", required_argument, NULL, OPT_STORE},
-        {"token", required_argument, NULL, OPT_TOKEN},
-        {"public-without-token", no_argument, NULL, OPT_PUBLIC},
-        {"tokens", required_argument, NULL, OPT_TOKENS},
-        {"print-routes", no_argument, NULL, OPT_PRINT_ROUTES},
-        {"max-connections-per-peer", required_argument, NULL, OPT_PEER_CONNS},
-        {"retention", required_argument, NULL, OPT_RETENTION},
-        {"scrape", required_argument, NULL, OPT_SCRAPE},
-        {"scrape-period", required_argument, NULL, OPT_SCRAPE_PERIOD},
-        {"source-path", required_argument, NULL, OPT_SOURCE_PATH},
-        {"max-body", required_argument, NULL, OPT_MAX_BODY},
-        {"batch-max", required_argument, NULL, OPT_BATCH_MAX},
-        {"batch-wait", required_argument, NULL, OPT_BATCH_WAIT},
-        {"batch-linger", required_argument, NULL, OPT_BATCH_LINGER},
-        {"batch-writers", required_argument, NULL, OPT_BATCH_WRITERS},
-        {"debuginfo-dir", required_argument, NULL, OPT_DEBUGINFO_DIR},
-        {"debug-dir", required_argument, NULL, OPT_DEBUG_DIR},
-        {"debuginfod", required_argument, NULL, OPT_DEBUGINFOD},
-        {"debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT},
-        {"debuginfo-sources", required_argument, NULL, OPT_DEBUGINFO_SOURCES},
-        {"max-debuginfo", required_argument, NULL, OPT_MAX_DEBUGINFO},
-        {"drop-labels", required_argument, NULL, OPT_DROP_LABELS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const hs_cli_extra extras[] = {
+        {"listen", required_argument, OPT_LISTEN},
+        {"data", required_argument, OPT_DATA},
+        {"store", required_argument, OPT_STORE},
+        {"token", required_argument, OPT_TOKEN},
+        {"public-without-token", no_argument, OPT_PUBLIC},
+        {"tokens", required_argument, OPT_TOKENS},
+        {"print-routes", no_argument, OPT_PRINT_ROUTES},
+        {"max-connections-per-peer", required_argument, OPT_PEER_CONNS},
+        {"retention", required_argument, OPT_RETENTION},
+        {"scrape", required_argument, OPT_SCRAPE},
+        {"scrape-period", required_argument, OPT_SCRAPE_PERIOD},
+        {"source-path", required_argument, OPT_SOURCE_PATH},
+        {"max-body", required_argument, OPT_MAX_BODY},
+        {"batch-max", required_argument, OPT_BATCH_MAX},
+        {"batch-wait", required_argument, OPT_BATCH_WAIT},
+        {"batch-linger", required_argument, OPT_BATCH_LINGER},
+        {"batch-writers", required_argument, OPT_BATCH_WRITERS},
+        {"debuginfo-dir", required_argument, OPT_DEBUGINFO_DIR},
+        {"debug-dir", required_argument, OPT_DEBUG_DIR},
+        {"debuginfod", required_argument, OPT_DEBUGINFOD},
+        {"debuginfod-timeout", required_argument, OPT_DEBUGINFOD_TIMEOUT},
+        {"debuginfo-sources", required_argument, OPT_DEBUGINFO_SOURCES},
+        {"max-debuginfo", required_argument, OPT_MAX_DEBUGINFO},
+        {"drop-labels", required_argument, OPT_DROP_LABELS},
+        {NULL, 0, 0},
     };
-    hs_server_config cfg = {0};
-    const char *debuginfo_dir = NULL;
+    static const hs_cli_spec spec = {.name = "serve", .usage = serve_help, .extras = extras,
+                                      .extra = serve_extra, .max_args = 0};
+    serve_args a = {.max_list = (size_t)argc};
     char dbgdir[PATH_MAX];
-    hs_limits_default(&cfg.limits);
-    cfg.listen = "127.0.0.1:4040";
-    cfg.token = getenv("HOTSPUR_TOKEN");
-    cfg.retention_ns = (int64_t)30 * 86400 * 1000000000;
-    cfg.scrape_period_s = 60;
-    const char *data = NULL, *store = NULL;
-    const char **scrape = calloc((size_t)argc + 1, sizeof *scrape);
-    const char **srcs = calloc((size_t)argc + 1, sizeof *srcs);
-    const char **debug_dirs = calloc((size_t)argc + 1, sizeof *debug_dirs);
-    const char **drop = calloc((size_t)argc + 1, sizeof *drop);
-    char *drop_buf = NULL;
-    size_t n_drop = 0;
-    bool drop_given = false;
-    int rc = 2;
+    hs_limits_default(&a.cfg.limits);
+    a.cfg.listen = "127.0.0.1:4040";
+    a.cfg.token = getenv("HOTSPUR_TOKEN");
+    a.cfg.retention_ns = (int64_t)30 * 86400 * 1000000000;
+    a.cfg.scrape_period_s = 60;
+    a.scrape = calloc((size_t)argc + 1, sizeof *a.scrape);
+    a.srcs = calloc((size_t)argc + 1, sizeof *a.srcs);
+    a.debug_dirs = calloc((size_t)argc + 1, sizeof *a.debug_dirs);
+    a.drop = calloc((size_t)argc + 1, sizeof *a.drop);
+    int rc = 2, first = 0;
     hs_server *srv = NULL;
-    if (!scrape || !srcs || !debug_dirs || !drop) {
+    if (!a.scrape || !a.srcs || !a.debug_dirs || !a.drop) {
         rc = serve_fail("out of memory", NULL);
         goto done;
     }
-    int c;
-    int64_t ns;
-    long num;
-    opterr = 0;
-    optind = 0;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h':
-            fputs(serve_usage, stdout);
-            rc = 0;
-            goto done;
-        case OPT_LISTEN:
-            cfg.listen = optarg;
-            break;
-        case OPT_DATA:
-            data = optarg;
-            break;
-        case OPT_STORE:
-            store = optarg;
-            break;
-        case OPT_TOKEN:
-            cfg.token = optarg;
-            break;
-        case OPT_PUBLIC:
-            cfg.public_without_token = true;
-            break;
-        case OPT_TOKENS:
-            cfg.tokens_file = optarg;
-            break;
-        case OPT_PRINT_ROUTES:
-            hs_server_print_routes(stdout);
-            rc = 0;
-            goto done;
-        case OPT_PEER_CONNS:
-            if (hs_cli_parse_long(optarg, 1, 256, &num) < 0) {
-                serve_fail("bad --max-connections-per-peer (1..256)", optarg);
-                goto done;
-            }
-            cfg.max_conns_per_peer = (unsigned)num;
-            break;
-        case OPT_RETENTION:
-            if (hs_parse_duration_ns(optarg, &ns) < 0) {
-                serve_fail("bad --retention (want " HS_DURATION_HINT ")", optarg);
-                goto done;
-            }
-            cfg.retention_ns = ns;
-            break;
-        case OPT_SCRAPE:
-            if (strncmp(optarg, "http://", 7) != 0 && strncmp(optarg, "https://", 8) != 0) {
-                serve_fail("--scrape wants an http:// or https:// URL, not", optarg);
-                goto done;
-            }
-            scrape[cfg.n_scrape++] = optarg;
-            break;
-        case OPT_SCRAPE_PERIOD:
-            if (hs_parse_duration_ns(optarg, &ns) < 0 || ns < 1000000000 || ns > 86400 * 1000000000LL ||
-                ns % 1000000000) {
-                serve_fail("bad --scrape-period (whole seconds, 1s..1d)", optarg);
-                goto done;
-            }
-            cfg.scrape_period_s = (int)(ns / 1000000000);
-            break;
-        case OPT_SOURCE_PATH:
-            srcs[cfg.n_source_paths++] = optarg;
-            break;
-        case OPT_MAX_BODY:
-            if (parse_body_size(optarg, &cfg.limits.max_body) < 0) {
-                serve_fail("bad --max-body (e.g. 16m, at most 16g)", optarg);
-                goto done;
-            }
-            break;
-        case OPT_BATCH_MAX:
-            if (hs_cli_parse_long(optarg, 1, HS_STORE_BATCH_MAX_PROFILES, &num) < 0) {
-                serve_fail("bad --batch-max (1..1024)", optarg);
-                goto done;
-            }
-            cfg.batch.max_profiles = (size_t)num;
-            break;
-        case OPT_BATCH_WAIT:
-            if (hs_cli_parse_long(optarg, 0, HS_STORE_BATCH_MAX_WAIT_MS, &num) < 0) {
-                serve_fail("bad --batch-wait (0..10000 ms)", optarg);
-                goto done;
-            }
-            cfg.batch.wait_ms = num ? (int)num : -1; /* 0 in the overrides is "the default" */
-            break;
-        case OPT_BATCH_LINGER:
-            if (strcmp(optarg, "yes") && strcmp(optarg, "no")) {
-                serve_fail("--batch-linger wants yes or no, not", optarg);
-                goto done;
-            }
-            cfg.batch.linger = strcmp(optarg, "yes") == 0 ? 1 : -1;
-            break;
-        case OPT_BATCH_WRITERS:
-            if (hs_cli_parse_long(optarg, 1, HS_STORE_BATCH_MAX_WRITERS, &num) < 0) {
-                serve_fail("bad --batch-writers (1..16)", optarg);
-                goto done;
-            }
-            cfg.batch.writers = (int)num;
-            break;
-        case OPT_DEBUGINFO_DIR:
-            debuginfo_dir = optarg;
-            break;
-        case OPT_DEBUG_DIR:
-            debug_dirs[cfg.names.n_debug_dirs++] = optarg;
-            cfg.names.debug_dirs = debug_dirs;
-            break;
-        case OPT_DEBUGINFOD:
-            cfg.names.debuginfod_urls = optarg;
-            break;
-        case OPT_DEBUGINFOD_TIMEOUT:
-            if (hs_parse_duration_ns(optarg, &ns) < 0 || ns < 1000000000 || ns > 3600 * 1000000000LL) {
-                serve_fail("bad --debuginfod-timeout (1s..1h)", optarg);
-                goto done;
-            }
-            cfg.names.debuginfod_timeout_s = (int)(ns / 1000000000);
-            break;
-        case OPT_DEBUGINFO_SOURCES:
-            cfg.names.order = optarg;
-            break;
-        case OPT_DROP_LABELS: /* the last one given counts */
-            free(drop_buf);
-            if (!(drop_buf = strdup(optarg))) {
-                rc = serve_fail("out of memory", NULL);
-                goto done;
-            }
-            n_drop = 0;
-            for (char *sv = NULL, *k = strtok_r(drop_buf, ",", &sv); k; k = strtok_r(NULL, ",", &sv))
-                if (n_drop < (size_t)argc)
-                    drop[n_drop++] = k;
-            drop_given = true;
-            break;
-        case OPT_MAX_DEBUGINFO:
-            if (parse_body_size(optarg, &cfg.max_debuginfo) < 0) {
-                serve_fail("bad --max-debuginfo (e.g. 512m, at most 16g)", optarg);
-                goto done;
-            }
-            break;
-        case ':':
-            serve_fail("option needs an argument:", argv[optind - 1]);
-            goto done;
-        default:
-            serve_fail("unknown option", argv[optind - 1]);
-            goto done;
-        }
-    }
-    if (optind < argc) {
-        serve_fail("unexpected argument", argv[optind]);
+    if ((rc = hs_cli_parse(&spec, argc, argv, NULL, &a, NULL, &first)) >= 0)
+        goto done;
+    rc = 2;
+    if (a.print_routes) {
+        hs_server_print_routes(stdout);
+        rc = 0;
         goto done;
     }
+    const char *data = a.data, *store = a.store, *debuginfo_dir = a.debuginfo_dir;
     if (data && store) {
         serve_fail("--data and --store exclude each other", NULL);
         goto done;
     }
-    if (cfg.token && !cfg.token[0])
-        cfg.token = NULL;
+    if (a.cfg.token && !a.cfg.token[0])
+        a.cfg.token = NULL;
     char dir[PATH_MAX];
     if (!store) {
         if (!data) {
@@ -368,13 +339,13 @@ int hs_cmd_serve(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    cfg.names.dir = debuginfo_dir;
-    cfg.store_url = store;
-    cfg.scrape_urls = scrape;
-    cfg.source_paths = srcs;
-    if (drop_given) {
-        cfg.limits.drop_labels = drop;
-        cfg.limits.n_drop_labels = n_drop;
+    a.cfg.names.dir = debuginfo_dir;
+    a.cfg.store_url = store;
+    a.cfg.scrape_urls = a.scrape;
+    a.cfg.source_paths = a.srcs;
+    if (a.drop_given) {
+        a.cfg.limits.drop_labels = a.drop;
+        a.cfg.limits.n_drop_labels = a.n_drop;
     }
 
     /* Block the stop signals before any thread starts, so they all inherit
@@ -390,23 +361,23 @@ int hs_cmd_serve(int argc, char **argv)
         goto done;
     }
     char err[512];
-    srv = hs_server_start(&cfg, err, sizeof err);
+    srv = hs_server_start(&a.cfg, err, sizeof err);
     if (!srv) {
         fprintf(stderr, "hotspur serve: %s\n", err);
         rc = 1;
         goto done;
     }
     char host[256];
-    const char *l = cfg.listen, *colon = strrchr(l, ':');
+    const char *l = a.cfg.listen, *colon = strrchr(l, ':');
     size_t hl = (size_t)(colon - l);
     snprintf(host, sizeof host, "%.*s", (int)(hl < sizeof host ? hl : sizeof host - 1), l);
     fprintf(stderr, "hotspur serve: listening on http://%s:%d (store %s%s)\n", host[0] ? host : "0.0.0.0",
-            hs_server_port(srv), store, cfg.tokens_file ? ", tenants by token" : cfg.token ? ", token required" : "");
-    if (!cfg.token && !cfg.tokens_file && cfg.public_without_token)
+            hs_server_port(srv), store, a.cfg.tokens_file ? ", tenants by token" : a.cfg.token ? ", token required" : "");
+    if (!a.cfg.token && !a.cfg.tokens_file && a.cfg.public_without_token)
         fprintf(stderr,
                 "hotspur serve: WARNING: no token (--public-without-token): anyone who can reach port %d "
                 "can read every stored profile%s and upload profiles\n",
-                hs_server_port(srv), cfg.n_source_paths ? ", the source files under --source-path," : "");
+                hs_server_port(srv), a.cfg.n_source_paths ? ", the source files under --source-path," : "");
     int sig = 0;
     if (sigwait(&stop, &sig) != 0)
         sig = SIGTERM;
@@ -415,10 +386,10 @@ int hs_cmd_serve(int argc, char **argv)
     srv = NULL;
     rc = 0;
 done:
-    free(scrape);
-    free(srcs);
-    free(drop);
-    free(drop_buf);
-    free(debug_dirs);
+    free(a.scrape);
+    free(a.srcs);
+    free(a.drop);
+    free(a.drop_buf);
+    free(a.debug_dirs);
     return rc;
 }
