@@ -14,7 +14,6 @@
 #define _GNU_SOURCE
 #include <curl/curl.h>
 #include <errno.h>
-#include <getopt.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,7 +30,7 @@
 
 #define RENEW_SECS 600
 
-static const char agent_usage[] =
+static const char agent_usage_text[] =
     "usage: hotspur agent --server URL [options]\n"
     "\n"
     "Profile every process on this host continuously (perf events, kernel and\n"
@@ -57,6 +56,11 @@ static const char agent_usage[] =
     "  -h, --help             show this help\n"
     "Windows in which a service has no sample are not uploaded. See\n"
     "docs/host-agent.md.\n";
+
+static void agent_help(FILE *out)
+{
+    fputs(agent_usage_text, out);
+}
 
 typedef struct {
     char kind; /* 'c' comm, 'u' unit, 'p' pid */
@@ -245,86 +249,108 @@ static int ship(hs_profile *p, int from_unit, const char *server, const char *ho
     return sent;
 }
 
+enum { OPT_SERVER = HS_CLI_EXTRA, OPT_MATCH, OPT_SERVICE_FROM, OPT_FREQUENCY, OPT_PERIOD, OPT_DURATION,
+       OPT_HOST, OPT_ONCE, OPT_SYMBOLIZE };
+
+/* What the options set. */
+typedef struct {
+    const char *server, *where;
+    char host[256];
+    rule rules[32];
+    size_t n_rules;
+    int from_unit, once, hz;
+    double period, window;
+} agent_args;
+
+/* --match comm=RE, unit=RE or pid=N into a->rules: 0, or -1. */
+static int add_rule(agent_args *a, const char *arg, char *err, size_t errlen)
+{
+    const char *eq = strchr(arg, '=');
+    size_t kl = eq ? (size_t)(eq - arg) : 0;
+    rule *r = &a->rules[a->n_rules];
+    if (eq && a->n_rules < 32 && kl == 3 && !strncmp(arg, "pid", 3)) {
+        r->kind = 'p';
+        r->pid = atol(eq + 1);
+    } else if (eq && a->n_rules < 32 && kl == 4 && (!strncmp(arg, "comm", 4) || !strncmp(arg, "unit", 4))) {
+        r->kind = arg[0];
+        if (regcomp(&r->re, eq + 1, REG_EXTENDED | REG_NOSUB)) {
+            snprintf(err, errlen, "bad regular expression in --match '%s'", arg);
+            return -1;
+        }
+    } else {
+        snprintf(err, errlen, "bad --match '%s' (comm=RE, unit=RE or pid=N)", arg);
+        return -1;
+    }
+    a->n_rules++;
+    return 0;
+}
+
+static int agent_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                       size_t errlen)
+{
+    agent_args *a = ctx;
+    long hz;
+    (void)o;
+    switch (code) {
+    case OPT_SERVER: a->server = arg; break;
+    case OPT_MATCH: return add_rule(a, arg, err, errlen);
+    case OPT_SERVICE_FROM:
+        if (strcmp(arg, "comm") && strcmp(arg, "unit")) {
+            snprintf(err, errlen, "--service-from comm or unit");
+            return -1;
+        }
+        a->from_unit = !strcmp(arg, "unit");
+        break;
+    case OPT_FREQUENCY:
+        if (hs_cli_parse_long(arg, 1, 1000, &hz) < 0) {
+            snprintf(err, errlen, "bad frequency '%s' (1..1000)", arg);
+            return -1;
+        }
+        a->hz = (int)hz;
+        break;
+    case OPT_PERIOD:
+    case OPT_DURATION:
+        if (hs_cli_parse_seconds(arg, code == OPT_PERIOD ? &a->period : &a->window)) {
+            snprintf(err, errlen, "bad duration '%s'", arg);
+            return -1;
+        }
+        break;
+    case OPT_HOST: snprintf(a->host, sizeof a->host, "%s", arg); break;
+    case OPT_ONCE: a->once = 1; break;
+    case OPT_SYMBOLIZE: a->where = arg; break;
+    }
+    return 0;
+}
+
 int hs_cmd_agent(int argc, char **argv)
 {
-    enum { OPT_SERVER = 256, OPT_MATCH, OPT_SERVICE_FROM, OPT_PERIOD, OPT_DURATION, OPT_HOST, OPT_ONCE,
-           OPT_SYMBOLIZE };
-    static const struct option opts[] = {{"server", required_argument, 0, OPT_SERVER},
-                                         {"match", required_argument, 0, OPT_MATCH},
-                                         {"service-from", required_argument, 0, OPT_SERVICE_FROM},
-                                         {"frequency", required_argument, 0, 'F'},
-                                         {"period", required_argument, 0, OPT_PERIOD},
-                                         {"duration", required_argument, 0, OPT_DURATION},
-                                         {"host", required_argument, 0, OPT_HOST},
-                                         {"once", no_argument, 0, OPT_ONCE},
-                                         {"symbolize", required_argument, 0, OPT_SYMBOLIZE},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    const char *server = NULL;
-    char host[256] = "";
-    rule rules[32];
-    size_t n_rules = 0;
-    int from_unit = 0, once = 0, hz = 19, c, rc = 0;
-    double period = 60, window = 10;
-    const char *where = getenv("HOTSPUR_SYMBOLIZE");
-    if (!where || !*where)
-        where = "server";
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "F:h", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_SERVER: server = optarg; break;
-        case OPT_MATCH: {
-            const char *eq = strchr(optarg, '=');
-            if (!eq || n_rules == 32) {
-                fprintf(stderr, "hotspur agent: bad --match '%s' (comm=RE, unit=RE or pid=N)\n", optarg);
-                return 2;
-            }
-            size_t kl = (size_t)(eq - optarg);
-            rule *r = &rules[n_rules];
-            if (kl == 3 && !strncmp(optarg, "pid", 3)) {
-                r->kind = 'p';
-                r->pid = atol(eq + 1);
-            } else if ((kl == 4 && !strncmp(optarg, "comm", 4)) || (kl == 4 && !strncmp(optarg, "unit", 4))) {
-                r->kind = optarg[0];
-                if (regcomp(&r->re, eq + 1, REG_EXTENDED | REG_NOSUB)) {
-                    fprintf(stderr, "hotspur agent: bad regular expression in --match '%s'\n", optarg);
-                    return 2;
-                }
-            } else {
-                fprintf(stderr, "hotspur agent: bad --match '%s' (comm=RE, unit=RE or pid=N)\n", optarg);
-                return 2;
-            }
-            n_rules++;
-            break;
-        }
-        case OPT_SERVICE_FROM:
-            if (strcmp(optarg, "comm") && strcmp(optarg, "unit")) {
-                fprintf(stderr, "hotspur agent: --service-from comm or unit\n");
-                return 2;
-            }
-            from_unit = !strcmp(optarg, "unit");
-            break;
-        case 'F':
-            hz = atoi(optarg);
-            if (hz < 1 || hz > 1000) {
-                fprintf(stderr, "hotspur agent: bad frequency '%s' (1..1000)\n", optarg);
-                return 2;
-            }
-            break;
-        case OPT_PERIOD:
-        case OPT_DURATION:
-            if (hs_cli_parse_seconds(optarg, c == OPT_PERIOD ? &period : &window)) {
-                fprintf(stderr, "hotspur agent: bad duration '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case OPT_HOST: snprintf(host, sizeof host, "%s", optarg); break;
-        case OPT_ONCE: once = 1; break;
-        case OPT_SYMBOLIZE: where = optarg; break;
-        case 'h': fputs(agent_usage, stdout); return 0;
-        default: fprintf(stderr, "hotspur agent: try 'hotspur agent --help'\n"); return 2;
-        }
-    }
+    static const hs_cli_extra extras[] = {
+        {"server", required_argument, OPT_SERVER},
+        {"match", required_argument, OPT_MATCH},
+        {"service-from", required_argument, OPT_SERVICE_FROM},
+        {"frequency", required_argument, OPT_FREQUENCY},
+        {"period", required_argument, OPT_PERIOD},
+        {"duration", required_argument, OPT_DURATION},
+        {"host", required_argument, OPT_HOST},
+        {"once", no_argument, OPT_ONCE},
+        {"symbolize", required_argument, OPT_SYMBOLIZE},
+        {NULL, 0, 0},
+    };
+    static const hs_cli_spec spec = {.name = "agent", .usage = agent_help, .extras = extras,
+                                      .short_names = "   F", .extra = agent_extra, .max_args = 0};
+    agent_args a = {.hz = 19, .period = 60, .window = 10, .where = getenv("HOTSPUR_SYMBOLIZE")};
+    if (!a.where || !*a.where)
+        a.where = "server";
+    int first = 0, rc = hs_cli_parse(&spec, argc, argv, NULL, &a, NULL, &first);
+    if (rc >= 0)
+        return rc;
+    rc = 0;
+    const char *server = a.server, *where = a.where;
+    char *host = a.host;
+    rule *rules = a.rules;
+    size_t n_rules = a.n_rules;
+    int from_unit = a.from_unit, once = a.once, hz = a.hz;
+    double period = a.period, window = a.window;
     if (!server || strncmp(server, "http://", 7)) {
         fprintf(stderr, "hotspur agent: --server http://HOST:PORT is required\n");
         return 2;
@@ -339,7 +365,7 @@ int hs_cmd_agent(int argc, char **argv)
     }
     int at_server = !strcmp(where, "server");
     if (!host[0])
-        gethostname(host, sizeof host - 1);
+        gethostname(host, sizeof a.host - 1);
     volatile sig_atomic_t *stop = hs_cli_stop_on_signals();
     curl_global_init(CURL_GLOBAL_DEFAULT);
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
