@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -83,7 +82,11 @@ static const char record_usage[] =
     "killed by SIGKILL writes none. SIGTERM and SIGHUP sent to record are\n"
     "passed on to CMD. While it runs, `hotspur ctl PID dump` writes them on\n"
     "demand.\n"
-    "Environment: HOTSPUR_LIB overrides the agent's path.\n";
+    "Environment: HOTSPUR_LIB overrides the agent's path.\n"
+    "\n"
+    "Processes already running are profiled from outside instead, without\n"
+    "LD_PRELOAD: hotspur record -p PID[,PID...] | -a [options]; their options:\n"
+    "hotspur record -a --help.\n";
 
 /* The agent: $HOTSPUR_LIB, else next to this binary (../lib). */
 int hs_cli_find_agent(char *out, size_t outlen)
@@ -770,14 +773,16 @@ static const char *agent_cannot_load(const char *prog, int depth)
 }
 
 /* Parse a rate option's value into *out within [lo, hi]; 0 or 2 (usage). */
-static int parse_number(const char *opt, const char *arg, long long lo, long long hi, long long *out)
+/* A decimal in [lo, hi] into *out: 0, or -1 with "bad OPT 'ARG' (want LO..HI)" in err. */
+static int parse_number(const char *opt, const char *arg, long long lo, long long hi, long long *out,
+                        char *err, size_t errlen)
 {
     char *end;
     errno = 0;
     long long v = strtoll(arg, &end, 10);
     if (errno || *end || end == arg || v < lo || v > hi) {
-        fprintf(stderr, "hotspur record: bad %s '%s' (want %lld..%lld)\n", opt, arg, lo, hi);
-        return 2;
+        snprintf(err, errlen, "bad %s '%s' (want %lld..%lld)", opt, arg, lo, hi);
+        return -1;
     }
     *out = v;
     return 0;
@@ -834,89 +839,100 @@ static void run_child(char **cmd, const char *agent, const char *path, long long
     _exit(e == ENOENT ? 127 : 126);
 }
 
+enum { OPT_FREQUENCY = HS_CLI_EXTRA, OPT_CPU, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ,
+       OPT_LOCK, OPT_NO_FOLLOW, OPT_SERVER, OPT_PERIOD, OPT_DURATION, OPT_SERVICE, OPT_VERSION, OPT_LABELS,
+       OPT_WAIT };
+
+/* What the options set. */
+typedef struct {
+    long long hz, wall_hz, heap_rate, wait_s;
+    record_types t;
+    record_upload up;
+    int rate_given, follow;
+} record_args;
+
+static int record_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
+                        size_t errlen)
+{
+    record_args *a = ctx;
+    (void)o;
+    switch (code) {
+    case OPT_FREQUENCY: return parse_number("frequency", arg, 1, 10000, &a->hz, err, errlen);
+    case OPT_CPU: a->t.cpu = 1; break;
+    case OPT_HEAP: a->t.heap = 1; break;
+    case OPT_LEAKS: a->t.leaks = a->t.heap = 1; break;
+    case OPT_HEAP_RATE:
+        a->rate_given = a->t.heap = 1;
+        return parse_number("heap rate", arg, 1, 1LL << 40, &a->heap_rate, err, errlen);
+    case OPT_WALL: a->t.wall = 1; break;
+    case OPT_WALL_HZ:
+        a->t.wall = 1;
+        return parse_number("wall-clock rate", arg, 1, 1000, &a->wall_hz, err, errlen);
+    case OPT_LOCK: a->t.lock = 1; break;
+    case OPT_NO_FOLLOW: a->follow = 0; break;
+    case OPT_WAIT: return parse_number("wait", arg, 0, 3600, &a->wait_s, err, errlen);
+    case OPT_SERVER: a->up.server = arg; break;
+    case OPT_PERIOD:
+    case OPT_DURATION: {
+        double secs;
+        if (hs_cli_parse_seconds(arg, &secs) < 0) {
+            snprintf(err, errlen, "bad --%s '%s' (want " HS_DURATION_HINT ")",
+                     code == OPT_PERIOD ? "period" : "duration", arg);
+            return -1;
+        }
+        *(code == OPT_PERIOD ? &a->up.period : &a->up.duration) = arg;
+        break;
+    }
+    case OPT_SERVICE: a->up.service = arg; break;
+    case OPT_VERSION: a->up.version = arg; break;
+    case OPT_LABELS: a->up.labels = arg; break;
+    }
+    return 0;
+}
+
+static void record_help(FILE *out)
+{
+    fputs(record_usage, out);
+}
+
 int hs_cmd_record(int argc, char **argv)
 {
     if (hs_record_is_live(argc, argv))
         return hs_cmd_record_live(argc, argv);
-    enum { OPT_CPU = 256, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ, OPT_LOCK, OPT_NO_FOLLOW,
-           OPT_SERVER, OPT_PERIOD, OPT_DURATION, OPT_SERVICE, OPT_VERSION, OPT_LABELS, OPT_WAIT };
-    static const struct option opts[] = {{"frequency", required_argument, 0, 'F'},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"cpu", no_argument, 0, OPT_CPU},
-                                         {"heap", no_argument, 0, OPT_HEAP},
-                                         {"heap-rate", required_argument, 0, OPT_HEAP_RATE},
-                                         {"leaks", no_argument, 0, OPT_LEAKS},
-                                         {"wall", no_argument, 0, OPT_WALL},
-                                         {"wall-hz", required_argument, 0, OPT_WALL_HZ},
-                                         {"lock", no_argument, 0, OPT_LOCK},
-                                         {"no-follow", no_argument, 0, OPT_NO_FOLLOW},
-                                         {"wait", required_argument, 0, OPT_WAIT},
-                                         {"server", required_argument, 0, OPT_SERVER},
-                                         {"period", required_argument, 0, OPT_PERIOD},
-                                         {"duration", required_argument, 0, OPT_DURATION},
-                                         {"service", required_argument, 0, OPT_SERVICE},
-                                         {"version", required_argument, 0, OPT_VERSION},
-                                         {"labels", required_argument, 0, OPT_LABELS},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
+    static const hs_cli_extra extras[] = {
+        {"frequency", required_argument, OPT_FREQUENCY},
+        {"cpu", no_argument, OPT_CPU},
+        {"heap", no_argument, OPT_HEAP},
+        {"heap-rate", required_argument, OPT_HEAP_RATE},
+        {"leaks", no_argument, OPT_LEAKS},
+        {"wall", no_argument, OPT_WALL},
+        {"wall-hz", required_argument, OPT_WALL_HZ},
+        {"lock", no_argument, OPT_LOCK},
+        {"no-follow", no_argument, OPT_NO_FOLLOW},
+        {"wait", required_argument, OPT_WAIT},
+        {"server", required_argument, OPT_SERVER},
+        {"period", required_argument, OPT_PERIOD},
+        {"duration", required_argument, OPT_DURATION},
+        {"service", required_argument, OPT_SERVICE},
+        {"version", required_argument, OPT_VERSION},
+        {"labels", required_argument, OPT_LABELS},
+        {NULL, 0, 0},
+    };
+    /* in_order: the options end where CMD begins (record -F 99 ./prog -F 3) */
+    static const hs_cli_spec spec = {
+        .name = "record", .usage = record_help, .takes = HS_CLI_OUTPUT, .extras = extras,
+        .short_names = "F", .extra = record_extra, .in_order = true, .min_args = 1, .max_args = -1,
+        .missing_msg = "no command given; try 'hotspur record --help'"};
+    record_args a = {.hz = 100, .wall_hz = 100, .heap_rate = 524288, .wait_s = 2, .follow = 1};
     const char *out = "hotspur.pb.gz";
-    long long hz = 100, wall_hz = 100, heap_rate = 524288, wait_s = 2;
-    record_types t = {0};
-    record_upload up = {0};
-    int rate_given = 0, follow = 1, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+F:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'F':
-            if (parse_number("frequency", optarg, 1, 10000, &hz))
-                return 2;
-            break;
-        case 'o': out = optarg; break;
-        case OPT_CPU: t.cpu = 1; break;
-        case OPT_HEAP: t.heap = 1; break;
-        case OPT_LEAKS: t.leaks = t.heap = 1; break;
-        case OPT_HEAP_RATE:
-            if (parse_number("heap rate", optarg, 1, 1LL << 40, &heap_rate))
-                return 2;
-            rate_given = t.heap = 1;
-            break;
-        case OPT_WALL: t.wall = 1; break;
-        case OPT_WALL_HZ:
-            if (parse_number("wall-clock rate", optarg, 1, 1000, &wall_hz))
-                return 2;
-            t.wall = 1;
-            break;
-        case OPT_LOCK: t.lock = 1; break;
-        case OPT_NO_FOLLOW: follow = 0; break;
-        case OPT_WAIT:
-            if (parse_number("wait", optarg, 0, 3600, &wait_s))
-                return 2;
-            break;
-        case OPT_SERVER: up.server = optarg; break;
-        case OPT_PERIOD:
-        case OPT_DURATION: {
-            double secs;
-            if (hs_cli_parse_seconds(optarg, &secs) < 0) {
-                fprintf(stderr, "hotspur record: bad --%s '%s' (want " HS_DURATION_HINT ")\n",
-                        c == OPT_PERIOD ? "period" : "duration", optarg);
-                return 2;
-            }
-            *(c == OPT_PERIOD ? &up.period : &up.duration) = optarg;
-            break;
-        }
-        case OPT_SERVICE: up.service = optarg; break;
-        case OPT_VERSION: up.version = optarg; break;
-        case OPT_LABELS: up.labels = optarg; break;
-        case 'h': fputs(record_usage, stdout); return 0;
-        default:
-            fprintf(stderr, "hotspur record: try 'hotspur record --help'\n");
-            return 2;
-        }
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "hotspur record: no command given; try 'hotspur record --help'\n");
-        return 2;
-    }
+    int cmd_at = 0;
+    int prc = hs_cli_parse(&spec, argc, argv, NULL, &a, &out, &cmd_at);
+    if (prc >= 0)
+        return prc;
+    long long hz = a.hz, wall_hz = a.wall_hz, heap_rate = a.heap_rate, wait_s = a.wait_s;
+    record_types t = a.t;
+    record_upload up = a.up;
+    int rate_given = a.rate_given, follow = a.follow;
     if (t.leaks && rate_given && heap_rate != 1) {
         fprintf(stderr, "hotspur record: --leaks records every allocation; it can't go with "
                         "--heap-rate %lld\n", heap_rate);
@@ -987,7 +1003,7 @@ int hs_cmd_record(int argc, char **argv)
         sigaction(SIGQUIT, &old_quit, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         sigaction(SIGHUP, &old_hup, NULL);
-        run_child(argv + optind, agent, path, hz, wall_hz, heap_rate, &t, follow, &up);
+        run_child(argv + cmd_at, agent, path, hz, wall_hz, heap_rate, &t, follow, &up);
     }
     int status;
     while (waitpid(pid, &status, 0) < 0) {
@@ -1014,9 +1030,9 @@ int hs_cmd_record(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         first += files[i].pid == 0;
     char prog[PATH_MAX];
-    const char *why = resolve_command(argv[optind], prog, sizeof prog) == 0 ? agent_cannot_load(prog, 0) : NULL;
+    const char *why = resolve_command(argv[cmd_at], prog, sizeof prog) == 0 ? agent_cannot_load(prog, 0) : NULL;
     if (!first && why)
-        fprintf(stderr, "hotspur: no profile of %s: it %s, so the agent never ran in it%s\n", argv[optind], why,
+        fprintf(stderr, "hotspur: no profile of %s: it %s, so the agent never ran in it%s\n", argv[cmd_at], why,
                 n ? " (the programs it ran did profile themselves)" : "");
     else if (!first)
         fprintf(stderr, "hotspur: no profile written to %s (the program was killed by SIGKILL or by a "

@@ -4,7 +4,7 @@
  * --per-process, one per process). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,81 +135,98 @@ int hs_record_is_live(int argc, char **argv)
     return 0;
 }
 
+enum { OPT_PID = HS_CLI_EXTRA, OPT_ALL, OPT_FREQUENCY, OPT_DURATION, OPT_STACK, OPT_OFF_CPU,
+       OPT_PER_PROCESS };
+
+/* What the options set. */
+typedef struct {
+    hs_live_options o;
+    int pids[256];
+    size_t n_pids;
+    int per_process;
+} live_args;
+
+static int live_extra(void *ctx, hs_analysis_options *ao, int code, const char *arg, char *err,
+                      size_t errlen)
+{
+    live_args *a = ctx;
+    long v;
+    (void)ao;
+    switch (code) {
+    case OPT_PID: /* -p PID[,PID...], repeatable */
+        for (const char *s = arg;;) {
+            char *end;
+            v = strtol(s, &end, 10);
+            if (end == s || v <= 0 || v > INT_MAX || (*end && *end != ',') || a->n_pids == 256) {
+                snprintf(err, errlen, "bad pid list '%s'", arg);
+                return -1;
+            }
+            a->pids[a->n_pids++] = (int)v;
+            if (!*end)
+                break;
+            s = end + 1;
+        }
+        break;
+    case OPT_ALL: a->o.all = 1; break;
+    case OPT_FREQUENCY:
+        if (hs_cli_parse_long(arg, 1, 10000, &v) < 0) {
+            snprintf(err, errlen, "bad frequency '%s' (want 1..10000)", arg);
+            return -1;
+        }
+        a->o.hz = (int)v;
+        break;
+    case OPT_DURATION:
+        if (hs_cli_parse_seconds(arg, &a->o.duration)) {
+            snprintf(err, errlen, "bad duration '%s' (e.g. 10s, 500ms, 2m)", arg);
+            return -1;
+        }
+        break;
+    case OPT_STACK:
+        if (hs_cli_parse_long(arg, 512, 65528, &v) < 0) {
+            snprintf(err, errlen, "bad stack size '%s' (want 512..65528)", arg);
+            return -1;
+        }
+        a->o.stack_bytes = (int)v;
+        break;
+    case OPT_OFF_CPU: a->o.off_cpu = 1; break;
+    case OPT_PER_PROCESS: a->per_process = 1; break;
+    }
+    return 0;
+}
+
+static void live_help(FILE *out)
+{
+    fputs(live_usage, out);
+}
+
 int hs_cmd_record_live(int argc, char **argv)
 {
-    enum { OPT_DURATION = 256, OPT_STACK, OPT_OFF_CPU, OPT_PER_PROCESS };
-    static const struct option opts[] = {{"pid", required_argument, 0, 'p'},
-                                         {"all-cpus", no_argument, 0, 'a'},
-                                         {"frequency", required_argument, 0, 'F'},
-                                         {"duration", required_argument, 0, OPT_DURATION},
-                                         {"stack-size", required_argument, 0, OPT_STACK},
-                                         {"off-cpu", no_argument, 0, OPT_OFF_CPU},
-                                         {"per-process", no_argument, 0, OPT_PER_PROCESS},
-                                         {"output", required_argument, 0, 'o'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    hs_live_options o = {0};
-    int pids[256];
-    size_t n_pids = 0;
+    static const hs_cli_extra extras[] = {
+        {"pid", required_argument, OPT_PID},
+        {"all-cpus", no_argument, OPT_ALL},
+        {"frequency", required_argument, OPT_FREQUENCY},
+        {"duration", required_argument, OPT_DURATION},
+        {"stack-size", required_argument, OPT_STACK},
+        {"off-cpu", no_argument, OPT_OFF_CPU},
+        {"per-process", no_argument, OPT_PER_PROCESS},
+        {NULL, 0, 0},
+    };
+    static const hs_cli_spec spec = {.name = "record", .usage = live_help, .takes = HS_CLI_OUTPUT,
+                                      .extras = extras, .short_names = "paF", .extra = live_extra,
+                                      .max_args = -1};
+    live_args a = {.o = {.hz = 100}};
     const char *out = "hotspur.pb.gz";
-    int c, per_process = 0;
-    o.hz = 100;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "p:aF:o:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'p': {
-            char *s = optarg, *end;
-            for (;;) {
-                long v = strtol(s, &end, 10);
-                if (end == s || v <= 0 || (*end && *end != ',') || n_pids == 256) {
-                    fprintf(stderr, "hotspur record: bad pid list '%s'\n", optarg);
-                    return 2;
-                }
-                pids[n_pids++] = (int)v;
-                if (!*end)
-                    break;
-                s = end + 1;
-            }
-            break;
-        }
-        case 'a': o.all = 1; break;
-        case 'F': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 1 || v > 10000) {
-                fprintf(stderr, "hotspur record: bad frequency '%s' (want 1..10000)\n", optarg);
-                return 2;
-            }
-            o.hz = (int)v;
-            break;
-        }
-        case OPT_DURATION:
-            if (hs_cli_parse_seconds(optarg, &o.duration)) {
-                fprintf(stderr, "hotspur record: bad duration '%s' (e.g. 10s, 500ms, 2m)\n", optarg);
-                return 2;
-            }
-            break;
-        case OPT_STACK: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*end || v < 512 || v > 65528) {
-                fprintf(stderr, "hotspur record: bad stack size '%s' (want 512..65528)\n", optarg);
-                return 2;
-            }
-            o.stack_bytes = (int)v;
-            break;
-        }
-        case OPT_OFF_CPU: o.off_cpu = 1; break;
-        case OPT_PER_PROCESS: per_process = 1; break;
-        case 'o': out = optarg; break;
-        case 'h': fputs(live_usage, stdout); return 0;
-        default: fprintf(stderr, "hotspur record: try 'hotspur record -p --help'\n"); return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "hotspur record: -p/-a take no command (got '%s')\n", argv[optind]);
+    int first = 0, prc = hs_cli_parse(&spec, argc, argv, NULL, &a, &out, &first);
+    if (prc >= 0)
+        return prc;
+    if (first < argc) {
+        fprintf(stderr, "hotspur record: -p/-a take no command (got '%s')\n", argv[first]);
         return 2;
     }
+    hs_live_options o = a.o;
+    int *pids = a.pids;
+    size_t n_pids = a.n_pids;
+    int per_process = a.per_process;
     if (!!o.all == !!n_pids) {
         fprintf(stderr, "hotspur record: give either -p PID or -a\n");
         return 2;
