@@ -1,14 +1,15 @@
-/* cli_options.c — see cli_options.h. A thin layer over getopt_long_only:
- * the option table is built per command (its extras, then the shared
- * options it does not shadow), and every result is classified here once. */
+/* cli_options.c — see cli_options.h. A layer over base/cmdline.h: the
+ * option table is built per command (its extras, then the shared options
+ * it does not shadow), and cli_take sorts each option hs_cmdline_parse
+ * reads into -o, -n, the command's extras and the shared options. */
 #include "cli/cli_options.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cmdline.h"
 #include "base/units.h"
 #include "cli/fetch.h"
 
@@ -16,11 +17,9 @@
 
 int hs_cli_fail(const char *cmd, const char *what, const char *msg)
 {
-    if (what)
-        fprintf(stderr, "hotspur %s: %s: %s\n", cmd, what, msg);
-    else
-        fprintf(stderr, "hotspur %s: %s\n", cmd, msg);
-    return 2;
+    char who[128];
+    snprintf(who, sizeof who, "hotspur %s", cmd);
+    return hs_cmdline_fail(who, what, msg);
 }
 
 int hs_cli_parse_long(const char *s, long lo, long hi, long *out)
@@ -114,42 +113,6 @@ static int build_table(const hs_cli_spec *s, struct option *t)
     t[n++] = (struct option){"help", no_argument, NULL, 'h'};
     t[n] = (struct option){NULL, 0, NULL, 0};
     return 0;
-}
-
-/* The option word getopt reads next (it skips and later permutes
- * positional arguments, or with in_order stops at the first), or NULL; its
- * spelling as given goes to orig.
- * pprof's spellings use '_' where ours use '-': an underscored name that is
- * (a prefix of) one of ours is rewritten in place, so -sample_index=0 and
- * --show_from RE work as pprof's flags do. */
-static char *next_option_word(int argc, char **argv, const struct option *t, bool in_order,
-                              char *orig, size_t origlen)
-{
-    for (int i = optind > 0 ? optind : 1; i < argc; i++) {
-        char *a = argv[i];
-        if (strcmp(a, "--") == 0)
-            return NULL;
-        if (a[0] != '-' || a[1] == '\0') {
-            if (in_order)
-                return NULL;
-            continue;
-        }
-        snprintf(orig, origlen, "%s", a);
-        char *name = a + (a[1] == '-' ? 2 : 1);
-        size_t len = strcspn(name, "=");
-        char fixed[128];
-        if (!memchr(name, '_', len) || len >= sizeof fixed)
-            return a;
-        for (size_t k = 0; k < len; k++)
-            fixed[k] = name[k] == '_' ? '-' : name[k];
-        for (const struct option *o = t; o->name; o++)
-            if (strncmp(o->name, fixed, len) == 0) {
-                memcpy(name, fixed, len);
-                break;
-            }
-        return a;
-    }
-    return NULL;
 }
 
 /* pprof's output-format flags (-tags, -svg, ...) are hotspur commands:
@@ -246,104 +209,90 @@ static void print_help(const hs_cli_spec *s)
         fputs(s->help_tail, stdout);
 }
 
+/* One parse: the spec and where its options go (hs_cmdline's ctx). */
+typedef struct {
+    const hs_cli_spec *s;
+    hs_analysis_options *o;
+    void *ctx;
+    const char **output;
+    const struct option *table;
+} cli_parse;
+
+/* hs_cmdline's take: -o, -n, the extras, the shared options by group. */
+static int cli_take(void *vp, int c, const char *arg, const char *word, char *msg, size_t msglen)
+{
+    cli_parse *p = vp;
+    const hs_cli_spec *s = p->s;
+    for (size_t i = 0; s->short_names && s->short_names[i] && c > ' ' && c < HS_CLI_EXTRA; i++)
+        if (c == s->short_names[i])
+            c = s->extras[i].code;
+    if (c == 'o') {
+        *p->output = arg;
+        return 0;
+    }
+    if (c == 'n') {
+        /* -n N and -nN; "-nosuch" is not -n osuch */
+        if (word[2] && !isdigit((unsigned char)word[2]))
+            return HS_CMDLINE_UNKNOWN;
+        c = HS_OPT_NODECOUNT;
+    }
+    if (c >= HS_CLI_EXTRA && s->extra)
+        return s->extra(p->ctx, p->o, c, arg, msg, msglen);
+    if (c < HS_OPT_SAMPLE_INDEX || c >= HS_OPT__END)
+        return HS_CMDLINE_UNKNOWN;
+    unsigned g = group_of(c);
+    if (!(s->takes & g)) {
+        if (g == HS_CLI_BASE && s->base_msg) {
+            snprintf(msg, msglen, "%s", s->base_msg);
+            return -1;
+        }
+        if (!s->does_not_apply)
+            return HS_CMDLINE_UNKNOWN;
+        snprintf(msg, msglen, "option '%s' does not apply to %s", word, s->name);
+        return -1;
+    }
+    return hs_analysis_parse_option(p->o, c, arg, msg, msglen) < 0 ? -1 : 0;
+}
+
+/* hs_cmdline's check: pprof's report flags, for the reports. */
+static int cli_check(void *vp, const char *word, char *msg, size_t msglen)
+{
+    cli_parse *p = vp;
+    return p->s->fetch_help && pprof_report_flag(word, p->table, msg, msglen) ? -1 : 0;
+}
+
+static void cli_help(void *vp)
+{
+    print_help(((cli_parse *)vp)->s);
+}
+
 static int parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_options *o, void *ctx,
                  const char **output, int *first)
 {
+    char who[128];
+    snprintf(who, sizeof who, "hotspur %s", s->name);
     struct option table[HS_CLI_MAX_OPTS];
     if (build_table(s, table) < 0)
-        return hs_cli_fail(s->name, NULL, "too many options (internal error)");
-    /* in_order: getopt's "+", options end at the first positional argument */
-    char shortopts[32];
-    snprintf(shortopts, sizeof shortopts, "%s:h", s->in_order ? "+" : "");
-    const char *shorts = shortopts + (s->in_order ? 2 : 1); /* the option letters */
+        return hs_cmdline_fail(who, NULL, "too many options (internal error)");
+    char letters[32] = "";
     if (s->takes & HS_CLI_OUTPUT)
-        strcat(shortopts, "o:");
+        strcat(letters, "o:");
     if (s->takes & HS_CLI_TRIM)
-        strcat(shortopts, "n:");
+        strcat(letters, "n:");
     for (size_t i = 0; s->short_names && s->short_names[i]; i++) {
-        size_t l = strlen(shortopts);
-        if (s->short_names[i] == ' ' || l + 3 > sizeof shortopts)
+        size_t l = strlen(letters);
+        if (s->short_names[i] == ' ' || l + 3 > sizeof letters)
             continue;
-        shortopts[l++] = s->short_names[i];
+        letters[l++] = s->short_names[i];
         if (s->extras[i].has_arg == required_argument)
-            shortopts[l++] = ':';
-        shortopts[l] = '\0';
+            letters[l++] = ':';
+        letters[l] = '\0';
     }
-    char msg[1024];
-    int c;
-    opterr = 0;
-    optind = 0;
-    for (;;) {
-        char word[256];
-        const char *a = next_option_word(argc, argv, table, s->in_order, word, sizeof word);
-        /* getopt_long_only reads "-x" as the long option it starts when x is
-         * not a short option (web's -o would be --open): not ours */
-        if (a && a[1] != '-' && a[2] == '\0' && !strchr(shorts, a[1]))
-            goto unknown;
-        if (a && s->fetch_help && pprof_report_flag(a, table, msg, sizeof msg))
-            return hs_cli_fail(s->name, NULL, msg);
-        if ((c = getopt_long_only(argc, argv, shortopts, table, NULL)) == -1)
-            break;
-        if (!a) /* cannot happen: getopt found an option; keep messages sane */
-            snprintf(word, sizeof word, "%s", argv[optind - 1]);
-        for (size_t i = 0; s->short_names && s->short_names[i] && c > ' ' && c < HS_CLI_EXTRA; i++)
-            if (c == s->short_names[i])
-                c = s->extras[i].code;
-        if (c == 'h') {
-            print_help(s);
-            return 0;
-        }
-        if (c == 'o') {
-            *output = optarg;
-            continue;
-        }
-        if (c == 'n') {
-            /* -n N and -nN; "-nosuch" is not -n osuch */
-            if (word[2] && !isdigit((unsigned char)word[2]))
-                goto unknown;
-            c = HS_OPT_NODECOUNT;
-        }
-        if (c == ':') {
-            snprintf(msg, sizeof msg, "option '%s' needs a value", word);
-            return hs_cli_fail(s->name, NULL, msg);
-        }
-        if (c >= HS_CLI_EXTRA && s->extra) {
-            if (s->extra(ctx, o, c, optarg, msg, sizeof msg) < 0)
-                return hs_cli_fail(s->name, NULL, msg);
-            continue;
-        }
-        if (c < HS_OPT_SAMPLE_INDEX || c >= HS_OPT__END) {
-        unknown:
-            snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur %s --help)", word, s->name);
-            return hs_cli_fail(s->name, NULL, msg);
-        }
-        unsigned g = group_of(c);
-        if (!(s->takes & g)) {
-            if (g == HS_CLI_BASE && s->base_msg)
-                return hs_cli_fail(s->name, NULL, s->base_msg);
-            if (s->does_not_apply)
-                snprintf(msg, sizeof msg, "option '%s' does not apply to %s", word, s->name);
-            else
-                snprintf(msg, sizeof msg, "unknown option '%s' (see hotspur %s --help)", word,
-                         s->name);
-            return hs_cli_fail(s->name, NULL, msg);
-        }
-        if (hs_analysis_parse_option(o, c, optarg, msg, sizeof msg) < 0)
-            return hs_cli_fail(s->name, NULL, msg);
-    }
-    int n = argc - optind;
-    if (n < s->min_args) {
-        if (s->missing_msg)
-            return hs_cli_fail(s->name, NULL, s->missing_msg);
-        snprintf(msg, sizeof msg, "missing arguments (see hotspur %s --help)", s->name);
-        return hs_cli_fail(s->name, NULL, msg);
-    }
-    if (s->max_args >= 0 && n > s->max_args) {
-        snprintf(msg, sizeof msg, "too many arguments (see hotspur %s --help)", s->name);
-        return hs_cli_fail(s->name, NULL, msg);
-    }
-    *first = optind;
-    return -1;
+    hs_cmdline c = {.who = who, .table = table, .letters = letters, .in_order = s->in_order,
+                    .take = cli_take, .check = cli_check, .help = cli_help,
+                    .min_args = s->min_args, .max_args = s->max_args, .missing_msg = s->missing_msg};
+    cli_parse p = {.s = s, .o = o, .ctx = ctx, .output = output, .table = table};
+    return hs_cmdline_parse(&c, argc, argv, &p, first);
 }
 
 int hs_cli_parse(const hs_cli_spec *s, int argc, char **argv, hs_analysis_options *o,

@@ -6,7 +6,8 @@
  * (filters and values, trimming, --base/--diff-base, --normalize,
  * --source-path, -o), its own extra options (the table, handed one by one
  * to its extra callback), its positional arguments and its --help text;
- * hs_cli_parse does the rest, the same way for every command:
+ * hs_cli_parse does the rest through base/cmdline.h, the same way for
+ * every command:
  *  - long options as --opt=value or --opt value, unique prefixes, and pprof's
  *    single-dash spellings (-cum, -nodecount=3) and underscores
  *    (-sample_index=0, --show_from RE);

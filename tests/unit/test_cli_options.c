@@ -1,9 +1,12 @@
-/* test_cli_options.c — the report commands' one option parser
+/* test_cli_options.c — the commands' one option parser
  * (src/cli/cli_options.c): unknown options, missing arguments, pprof's
  * single-dash and underscore spellings, --opt=value and --opt value, a
  * command's own options accepted by it and refused by the others, the
  * "does not apply" and --base wordings, positional argument counts, -n,
- * --help. stderr and stdout are captured (glibc lets them be reassigned). */
+ * --help (and the options it adds from the table), in_order (record's
+ * command line), repeated options, and base/cmdline.h used directly as the
+ * harness does. stderr and stdout are captured (glibc lets them be
+ * reassigned). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "base/cmdline.h"
 #include "cli/cli_options.h"
 
 enum { OPT_TITLE = HS_CLI_EXTRA, OPT_FLAG };
@@ -430,6 +434,70 @@ static void test_help_lists_the_table(void **state)
     run_free(r);
 }
 
+/* base/cmdline.h used directly, as the harness's programs do: the
+ * messages name the program, take's HS_CMDLINE_UNKNOWN is "unknown option". */
+static int take_count(void *ctx, int code, const char *arg, const char *word, char *msg,
+                      size_t msglen)
+{
+    (void)arg;
+    (void)word;
+    if (code == 'x')
+        return HS_CMDLINE_UNKNOWN;
+    if (code == 'v' && arg && strcmp(arg, "0") == 0) {
+        snprintf(msg, msglen, "--value: not 0");
+        return -1;
+    }
+    ++*(int *)ctx;
+    return 0;
+}
+
+static void no_help(void *ctx)
+{
+    (void)ctx;
+}
+
+static void test_cmdline_direct(void **state)
+{
+    (void)state;
+    static const struct option table[] = {
+        {"help", no_argument, NULL, 'h'}, {"value", required_argument, NULL, 'v'},
+        {"x-refused", no_argument, NULL, 'x'}, {NULL, 0, NULL, 0}};
+    hs_cmdline c = {.who = "./prog", .table = table, .take = take_count, .help = no_help};
+    const char *cases[][4] = {
+        /* up to three words, then the expected stderr */
+        {"--value=1", "-value", "2", ""},
+        {"--value", "0", NULL, "./prog: --value: not 0\n"},
+        {"--x-refused", NULL, NULL, "./prog: unknown option '--x-refused' (see ./prog --help)\n"},
+        {"-v", "1", NULL, "./prog: unknown option '-v' (see ./prog --help)\n"}, /* no letters */
+        {"--value", NULL, NULL, "./prog: option '--value' needs a value\n"},
+        {"pos", NULL, NULL, "./prog: too many arguments (see ./prog --help)\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char store[4][32], *argv[5] = {store[0]};
+        int argc = 1, first = 0, count = 0;
+        snprintf(store[0], sizeof store[0], "./prog");
+        for (int k = 0; k < 3 && cases[i][k]; k++) {
+            snprintf(store[argc], sizeof store[0], "%s", cases[i][k]);
+            argv[argc] = store[argc];
+            argc++;
+        }
+        char err[512] = "";
+        FILE *saved = stderr, *e = fmemopen(err, sizeof err - 1, "w");
+        assert_non_null(e);
+        stderr = e;
+        int rc = hs_cmdline_parse(&c, argc, argv, &count, &first);
+        stderr = saved;
+        fclose(e);
+        if (i == 0) {
+            assert_int_equal(rc, -1);
+            assert_int_equal(count, 2);
+        } else {
+            assert_int_equal(rc, 2);
+            assert_string_equal(err, cases[i][3]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_repeated_and_lists),
         cmocka_unit_test(test_no_shared_options),
         cmocka_unit_test(test_help_lists_the_table),
+        cmocka_unit_test(test_cmdline_direct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
