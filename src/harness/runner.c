@@ -17,7 +17,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <getopt.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <math.h>
@@ -33,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cmdline.h"
 #include "base/units.h"
 #include "harness/alloc.h"
 #include "hotspur/hotspur.h"
@@ -59,6 +59,7 @@ typedef struct {
     /* worker */
     int worker_case, worker_fd;
     const char *worker_profile_path;
+    const char *prog; /* argv[0] */
 } opts;
 
 static void usage(FILE *f, const char *prog)
@@ -103,13 +104,96 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
+enum { O_LIST = 0x4800, O_FILTER, O_TIME, O_PROFILE_TIME, O_WARMUP, O_ITERATIONS, O_FORKS, O_FORMAT, O_OUT,
+       O_PROFILE, O_PROFILE_OUT, O_AGENT, O_WORKER, O_FD, O_PROFILE_PATH };
+
+/* hs_cmdline's take: one option into the opts. */
+static int take_opt(void *ctx, int c, const char *v, const char *word, char *msg, size_t msglen)
+{
+    opts *o = ctx;
+    (void)word;
+    switch (c) {
+    case O_LIST:
+        o->list = 1;
+        break;
+    case O_FILTER:
+        o->filter = v;
+        break;
+    case O_TIME:
+    case O_PROFILE_TIME: {
+        double d = parse_duration(v);
+        if (d <= 0 || d > 3600) {
+            snprintf(msg, msglen, "%s: bad duration '%s'", c == O_TIME ? "--time" : "--profile-time", v);
+            return -1;
+        }
+        *(c == O_TIME ? &o->time_s : &o->profile_time_s) = d;
+        break;
+    }
+    case O_WARMUP:
+    case O_ITERATIONS:
+    case O_FORKS: {
+        int *dst = c == O_WARMUP ? &o->warmup : c == O_ITERATIONS ? &o->iterations : &o->forks;
+        if (parse_int(v, c == O_ITERATIONS ? 1 : 0, 100000, dst) != 0) {
+            snprintf(msg, msglen, "%s: bad count '%s'",
+                     c == O_WARMUP ? "--warmup" : c == O_ITERATIONS ? "--iterations" : "--forks", v);
+            return -1;
+        }
+        break;
+    }
+    case O_FORMAT: {
+        static const char *names[] = {"table", "json", "csv", "go"};
+        o->format = -1;
+        for (int k = 0; k < 4; k++)
+            if (strcmp(v, names[k]) == 0)
+                o->format = k;
+        if (o->format < 0) {
+            snprintf(msg, msglen, "--format: table, json, csv or go, not '%s'", v);
+            return -1;
+        }
+        break;
+    }
+    case O_OUT:
+        o->out = v;
+        break;
+    case O_PROFILE:
+        if (strcmp(v, "cpu") != 0 && strcmp(v, "heap") != 0) {
+            snprintf(msg, msglen, "--profile: cpu or heap, not '%s'", v);
+            return -1;
+        }
+        o->profile = v;
+        break;
+    case O_PROFILE_OUT:
+        o->profile_out = v;
+        break;
+    case O_AGENT:
+        o->agent = v;
+        break;
+    case O_WORKER:
+    case O_FD:
+        if (parse_int(v, 0, 1 << 20, c == O_WORKER ? &o->worker_case : &o->worker_fd) != 0) {
+            snprintf(msg, msglen, "%s: bad value '%s'", c == O_WORKER ? "--hs-worker" : "--hs-fd", v);
+            return -1;
+        }
+        break;
+    case O_PROFILE_PATH:
+        o->worker_profile_path = v;
+        break;
+    default:
+        return HS_CMDLINE_UNKNOWN;
+    }
+    return 0;
+}
+
+static void help(void *ctx)
+{
+    usage(stdout, ((opts *)ctx)->prog);
+}
+
 /* 0 ok, 1 help printed, 2 usage error (message printed). */
 static int parse_opts(int argc, char **argv, opts *o)
 {
     *o = (opts){.time_s = 0.1, .warmup = 2, .iterations = 5, .forks = 3, .format = HS_BFMT_TABLE,
-                .profile_out = "hotspur-bench", .profile_time_s = 1.0, .worker_case = -1, .worker_fd = -1};
-    enum { O_LIST = 0x4800, O_FILTER, O_TIME, O_PROFILE_TIME, O_WARMUP, O_ITERATIONS, O_FORKS, O_FORMAT, O_OUT,
-           O_PROFILE, O_PROFILE_OUT, O_AGENT, O_WORKER, O_FD, O_PROFILE_PATH };
+                .profile_out = "hotspur-bench", .profile_time_s = 1.0, .worker_case = -1, .worker_fd = -1, .prog = argv[0]};
     static const struct option table[] = {
         {"help", no_argument, NULL, 'h'},
         {"list", no_argument, NULL, O_LIST},
@@ -129,94 +213,10 @@ static int parse_opts(int argc, char **argv, opts *o)
         {"hs-profile-path", required_argument, NULL, O_PROFILE_PATH},
         {NULL, 0, NULL, 0},
     };
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", table, NULL)) != -1) {
-        const char *v = optarg;
-        switch (c) {
-        case 'h':
-            usage(stdout, argv[0]);
-            return 1;
-        case O_LIST:
-            o->list = 1;
-            break;
-        case O_FILTER:
-            o->filter = v;
-            break;
-        case O_TIME:
-        case O_PROFILE_TIME: {
-            double d = parse_duration(v);
-            if (d <= 0 || d > 3600) {
-                fprintf(stderr, "%s: %s: bad duration '%s'\n", argv[0], c == O_TIME ? "--time" : "--profile-time", v);
-                return 2;
-            }
-            *(c == O_TIME ? &o->time_s : &o->profile_time_s) = d;
-            break;
-        }
-        case O_WARMUP:
-        case O_ITERATIONS:
-        case O_FORKS: {
-            int *dst = c == O_WARMUP ? &o->warmup : c == O_ITERATIONS ? &o->iterations : &o->forks;
-            if (parse_int(v, c == O_ITERATIONS ? 1 : 0, 100000, dst) != 0) {
-                fprintf(stderr, "%s: %s: bad count '%s'\n", argv[0],
-                        c == O_WARMUP ? "--warmup" : c == O_ITERATIONS ? "--iterations" : "--forks", v);
-                return 2;
-            }
-            break;
-        }
-        case O_FORMAT: {
-            static const char *names[] = {"table", "json", "csv", "go"};
-            o->format = -1;
-            for (int k = 0; k < 4; k++)
-                if (strcmp(v, names[k]) == 0)
-                    o->format = k;
-            if (o->format < 0) {
-                fprintf(stderr, "%s: --format: table, json, csv or go, not '%s'\n", argv[0], v);
-                return 2;
-            }
-            break;
-        }
-        case O_OUT:
-            o->out = v;
-            break;
-        case O_PROFILE:
-            if (strcmp(v, "cpu") != 0 && strcmp(v, "heap") != 0) {
-                fprintf(stderr, "%s: --profile: cpu or heap, not '%s'\n", argv[0], v);
-                return 2;
-            }
-            o->profile = v;
-            break;
-        case O_PROFILE_OUT:
-            o->profile_out = v;
-            break;
-        case O_AGENT:
-            o->agent = v;
-            break;
-        case O_WORKER:
-            if (parse_int(v, 0, 1 << 20, &o->worker_case) != 0)
-                return 2;
-            break;
-        case O_FD:
-            if (parse_int(v, 0, 1 << 20, &o->worker_fd) != 0)
-                return 2;
-            break;
-        case O_PROFILE_PATH:
-            o->worker_profile_path = v;
-            break;
-        case ':':
-            fprintf(stderr, "%s: %s needs a value (see --help)\n", argv[0], argv[optind - 1]);
-            return 2;
-        default:
-            fprintf(stderr, "%s: unknown option: %s (see --help)\n", argv[0], argv[optind - 1]);
-            return 2;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "%s: unexpected argument: %s (see --help)\n", argv[0], argv[optind]);
-        return 2;
-    }
-    return 0;
+    hs_cmdline c = {.who = argv[0], .table = table, .take = take_opt, .help = help, .max_args = 0};
+    int first;
+    int rc = hs_cmdline_parse(&c, argc, argv, o, &first);
+    return rc < 0 ? 0 : rc == 0 ? 1 : 2;
 }
 
 /* ---- a fork: calibrate, warm up, measure ---- */
