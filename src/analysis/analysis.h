@@ -24,14 +24,11 @@
  *    once per sample too.
  * Regexes are evaluated once per distinct location, never per sample.
  *
- * Usage (any command):
- *     hs_analysis_options o; hs_analysis_options_init(&o);
- *     static const struct option longopts[] = { HS_ANALYSIS_LONGOPTS, {"output",...}, {0} };
- *     while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
- *         int r = hs_analysis_parse_option(&o, c, optarg, err, sizeof err);
- *         if (r < 0) error; if (r > 0) continue;   // one of ours
- *         switch (c) { ... command's own options ... }
- *     }
+ * Usage (a report command; cli/cli_options.h reads argv into o, through
+ * HS_ANALYSIS_LONGOPTS and hs_analysis_parse_option below):
+ *     hs_analysis_options o;
+ *     int rc = hs_cli_parse(&spec, argc, argv, &o, ctx, &output, &first);
+ *     if (rc >= 0) return rc;   // --help, or a usage error already printed
  *     hs_view *v = hs_view_build(profiles, n, NULL, 0, &o, err, sizeof err);
  *     ... v->stacks, hs_calltree_build(v, ...), hs_graph_build(v, &o, ...)
  *     hs_view_free(v); hs_analysis_options_free(&o);
@@ -104,7 +101,7 @@ typedef struct {
                                else identical samples are summed into one stack */
 } hs_analysis_options;
 
-/* getopt_long codes of the shared options (beyond any short option char). */
+/* Option codes of the shared options (beyond any short option char). */
 enum {
     HS_OPT_SAMPLE_INDEX = 0x4800,
     HS_OPT_FOCUS,
@@ -139,10 +136,10 @@ enum {
     HS_OPT__END
 };
 
-/* The shared long options, to splice into a command's struct option array:
- *   static const struct option lo[] = { HS_ANALYSIS_LONGOPTS, {"help",0,0,'h'}, {0,0,0,0} };
- * --normalize and --source-path are here too; commands that do not use them
- * should reject them (hs_analysis_parse_option accepts them all). */
+/* The shared long options, spliced by cli/cli_options.c into the option
+ * table of each command that takes some. --normalize and --source-path are
+ * here too; the commands that do not use them reject them there
+ * (hs_analysis_parse_option accepts them all). */
 #define HS_ANALYSIS_LONGOPTS                                                                       \
     {"sample-index", required_argument, NULL, HS_OPT_SAMPLE_INDEX},                                \
         {"focus", required_argument, NULL, HS_OPT_FOCUS},                                          \
@@ -178,7 +175,7 @@ enum {
 void hs_analysis_options_init(hs_analysis_options *o);
 void hs_analysis_options_free(hs_analysis_options *o);
 
-/* Handle one getopt_long result. Returns 1 when `code` is a shared option
+/* Handle one shared option. Returns 1 when `code` is a shared option
  * (stored in o), 0 when it is not ours (the caller handles it), -1 when its
  * argument is invalid (bad regex, bad number; message in err). Regexes are
  * compiled here once to report errors early. */

@@ -9,7 +9,6 @@
  * Also the injection alone: --load LIB [--call FUNC [--arg S]], --check. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
