@@ -665,7 +665,8 @@ static bool joins(const Dict *d, Prof *const *g, size_t n, const Prof *q)
     if (g0->time_unix_nano != q->time_unix_nano || g0->duration_nano != q->duration_nano ||
         g0->period != q->period || !same_vt(d, g0->period_type, q->period_type) ||
         g0->n_attribute_indices != q->n_attribute_indices ||
-        memcmp(g0->attribute_indices, q->attribute_indices, q->n_attribute_indices * sizeof(int32_t)) != 0 ||
+        (q->n_attribute_indices && /* none: the lists may be NULL, no memcmp of them */
+         memcmp(g0->attribute_indices, q->attribute_indices, q->n_attribute_indices * sizeof(int32_t)) != 0) ||
         strcmp(g0->original_payload_format, q->original_payload_format) != 0 ||
         g0->original_payload.len != q->original_payload.len ||
         (q->original_payload.len &&
