@@ -14,6 +14,11 @@
 # the mean time ClickHouse spent in those INSERTs and in the id checks (its
 # query_log), and the CPU the serve processes and ClickHouse used per stored
 # profile (/proc/PID/stat) — the per-batch cost breakdown.
+# ClickHouse's CPU is read after the rollups' feed was handed over
+# (OPTIMIZE TABLE of its Buffer), so the rollups' work is counted.
+# BENCH_INGEST_BASE=BUILD_DIR runs every ClickHouse row with that build's
+# hotspur too, right after this build's (rows marked "base"): the old
+# code side by side in one run.
 # A throwaway ClickHouse server (tests/integration/clickhouse_lib.sh)
 # on loopback. Writes the "## Server ingest over HTTP: ClickHouse, 1 and 2
 # serve instances" section of docs/BENCHMARKS.md unless BENCH_NO_DOC=1.
@@ -33,7 +38,7 @@ HOTSPUR=$BUILD/bin/hotspur
 REQUESTS=${BENCH_INGEST_REQUESTS:-3000}
 CLIENTS=${BENCH_INGEST_CLIENTS:-8}
 FLEET=${BENCH_INGEST_FLEET_CLIENTS:-64}
-INVOCATION="bench/store_ch_ingest.sh $1"
+INVOCATION="${BENCH_INGEST_BASE:+BENCH_INGEST_BASE=$BENCH_INGEST_BASE }bench/store_ch_ingest.sh $1"
 if [ -n "${MAKELEVEL:-}" ]; then INVOCATION="make bench  (runs $INVOCATION)"; fi
 for f in "$HOTSPUR" "$BUILD/lib/static/libhs_profile.a"; do
     [ -e "$f" ] || { echo "store_ch_ingest: $f is missing; build first (make)" >&2; exit 1; }
@@ -73,10 +78,11 @@ ch_start bench
 ch_wait bench "$H"
 VERSION=$(ch_sql "$H" "SELECT version()")
 
+BIN=$HOTSPUR # the hotspur serve runs
 serve() { # N STORE-ARGS... -> sets URL
     local n=$1
     shift
-    "$HOTSPUR" serve --listen 127.0.0.1:0 --retention 0 "$@" 2>"$TMP/server.$n.log" &
+    "$BIN" serve --listen 127.0.0.1:0 --retention 0 "$@" 2>"$TMP/server.$n.log" &
     SERVERS+=($!)
     URL=$(bench_serve_url "$TMP/server.$n.log") && return 0
     echo "store_ch_ingest: serve $n did not start: $(cat "$TMP/server.$n.log")" >&2
@@ -108,6 +114,9 @@ run() {
         pids+=($!)
     done
     for u in "${pids[@]}"; do wait "$u"; done
+    if [ "$db" != - ]; then # (hand the feed to the rollups: their work counted)
+        ch_sql "$H" "OPTIMIZE TABLE $db.samples_feed_buf" >/dev/null 2>&1 || true
+    fi
     s1=$(ticks "${SERVERS[@]}")
     c1=$(ticks "$chp")
     echo "cpu_ticks $((s1 - s0)) $((c1 - c0)) $(getconf CLK_TCK)" >"$TMP/$name.cpu"
@@ -152,24 +161,35 @@ ch_rows() {
     run "$b" "$clients" "hs_$b" "$u1" "$URL"
     stop_all
 }
-ch_rows ch1 ch2 "$CLIENTS"
-ROWS="sqlite ch1 ch2"
+# ch_both ch1 ch2 CLIENTS: this build's rows, then the base build's (ch1b ch2b)
+ch_both() {
+    ch_rows "$1" "$2" "$3"
+    ROWS="$ROWS $1 $2"
+    if [ -n "${BENCH_INGEST_BASE:-}" ]; then
+        BIN=$BENCH_INGEST_BASE/bin/hotspur
+        ch_rows "$1b" "$2b" "$3"
+        BIN=$HOTSPUR
+        ROWS="$ROWS $1b $2b"
+    fi
+}
+ROWS="sqlite"
+ch_both ch1 ch2 "$CLIENTS"
 if [ "$FLEET" -gt 0 ]; then
     serve sqlitef --data "$TMP/sqlitef"
     run sqlitef "$FLEET" - "$URL"
     stop_all
-    ch_rows fleet1 fleet2 "$FLEET"
-    ROWS="$ROWS sqlitef fleet1 fleet2"
+    ROWS="$ROWS sqlitef"
+    ch_both fleet1 fleet2 "$FLEET"
 fi
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 CPU=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 
 awk -v inv="$INVOCATION" -v rows="$ROWS" -v load="$LOAD" -v cpu="$CPU" -v ncpu="$(nproc)" -v ver="$VERSION" \
-    -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v req="$REQUESTS" '
+    -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v req="$REQUESTS" -v base="${BENCH_INGEST_BASE:-}" '
 { v[$1] = $2 }
 function row(n) {
-    printf "| %s, %d instance%s | %d | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", (n ~ /^sqlite/ ? "SQLite" : "ClickHouse"),
-        v[n "_inst"], (v[n "_inst"] > 1 ? "s" : ""), v[n "_clients"], v[n "_ok"], v[n "_failed"], v[n "_per_s"], v[n "_p50"], v[n "_p99"],
+    printf "| %s, %d instance%s%s | %d | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s |\n", (n ~ /^sqlite/ ? "SQLite" : "ClickHouse"),
+        v[n "_inst"], (v[n "_inst"] > 1 ? "s" : ""), (n ~ /b$/ ? " (base: " base ")" : ""), v[n "_clients"], v[n "_ok"], v[n "_failed"], v[n "_per_s"], v[n "_p50"], v[n "_p99"],
         v[n "_per_insert"], v[n "_insert_ms"], v[n "_idcheck_ms"], v[n "_serve_cpu"], (n ~ /^sqlite/ ? "-" : v[n "_ch_cpu"]) }
 END {
     print "## Server ingest over HTTP: ClickHouse, 1 and 2 serve instances\n"

@@ -13,6 +13,9 @@
  *                       inserts and queries go to any of them).
  *   timeout=SECONDS     total time per request (default 30)
  *   rollup=0|1          may merges read the rollup (default 1)
+ *   rollup_delay=S      seconds the rollups may lag the samples (default
+ *                       10; 0: filled within each INSERT; every instance
+ *                       on one database must give the same)
  *   label_rollup_min=N  a merge of one label reads the label rollup when
  *                       its selection has at least N profiles per whole
  *                       hour (default 16; 0: always)
@@ -57,9 +60,9 @@
  *            rowtype 1 rows: never 0, so a stack whose values are all 0
  *            (SummingMergeTree drops a row whose sums all are) stays, as
  *            in the samples' answer. Filled by ClickHouse itself, a
- *            MATERIALIZED VIEW over every block inserted into samples
- *            (folded within the block; background merges fold the rest,
- *            and reads always sum). A merge with no version, label or id
+ *            MATERIALIZED VIEW over every block the rollups' feed hands
+ *            over (samples_feed, below; folded within the block;
+ *            background merges fold the rest, and reads always sum). A merge with no version, label or id
  *            filter reads the range's whole hours from it and only the
  *            partial hours at the ends from samples (or, for an end that
  *            holds the larger part of its hour, the whole hour from it
@@ -125,6 +128,14 @@
  *            merge that selects series read their rows here, without
  *            string columns, when it counts every profile row of the
  *            range's days (else from the profile rows of samples).
+ *   samples_feed  Null, with samples_feed_buf (Buffer) and samples_feed_mv
+ *            (a view of samples into the buffer): the rollups' views read
+ *            this feed, handed over in large blocks every rollup_delay
+ *            seconds (URL option, default CH_ROLL_DELAY; 0: within each
+ *            INSERT), at retention and at close after a put, so an INSERT
+ *            makes no part of the five rollups (ch_schema says more).
+ *            Until then merges find the rollups' counts short and read
+ *            the samples.
  *   retention (before_ns) Log: the ch_watermark (see ch_retain).
  * In a cluster, stacks, samples, the rollups, series and profiles are *_local
  * tables on every shard and Distributed tables of the same names shard
@@ -192,6 +203,11 @@ static const hs_store_ops ch_ops;
 static void ch_close(hs_store *base)
 {
     ch_store *s = (ch_store *)base;
+    if (s->put_any) {
+        /* (the rollups complete when a server stops: best effort) */
+        char err[256];
+        ch_flush_rollups(s, err, sizeof err);
+    }
     for (size_t i = 0; i < s->n_pool; i++)
         curl_easy_cleanup(s->pool[i]);
     for (size_t i = 0; i < s->n_hosts; i++)
@@ -238,6 +254,7 @@ hs_store *hs_store_clickhouse_open(const char *url, char *err, size_t errlen)
     s->timeout_ms = 30000;
     s->rollup = 1;
     s->label_roll_min = CH_LABEL_ROLL_MIN;
+    s->roll_delay = CH_ROLL_DELAY;
     if (pthread_mutex_init(&s->mu, NULL)) {
         free(s);
         curl_global_cleanup();
@@ -398,6 +415,8 @@ static int ch_retain(hs_store *base, int64_t before_ns, char *err, size_t errlen
 {
     ch_store *s = (ch_store *)base;
     int rc = ch_schema(s, err, errlen);
+    if (rc == 0) /* (before a day is dropped, and before compaction merges its parts) */
+        rc = ch_flush_rollups(s, err, errlen);
     if (rc == 0 && before_ns > 0)
         rc = drop_days(s, before_ns, err, errlen);
     return rc ? rc : compact_days(s, err, errlen);

@@ -413,6 +413,11 @@ int ch_put(hs_store *base, const hs_store_profile *const *profiles, size_t n, un
     if (n_added)
         cache_add(s, added, n_added);
     rc = ch_insert(s, "samples", &rows, err, errlen);
+    if (rc == 0) {
+        pthread_mutex_lock(&s->mu);
+        s->put_any = 1;
+        pthread_mutex_unlock(&s->mu);
+    }
 out:
     free(ps);
     free(ord);

@@ -43,6 +43,12 @@
  * against 159 ms at 100 000 profiles there). */
 #define CH_LABEL_ROLL_MIN 16
 #define CH_MAX_ROLL_KEYS 64 /* keys of rollup_labels */
+/* The feed of the rollups (ch_schema): its Buffer hands its rows over
+ * CH_ROLL_DELAY seconds after the first (URL option rollup_delay), or at
+ * CH_FEED_ROWS rows or CH_FEED_BYTES bytes. */
+#define CH_ROLL_DELAY 10
+#define CH_FEED_ROWS 1000000
+#define CH_FEED_BYTES (256L << 20)
 #define CH_TRUSTED_MAX 1024 /* (kind, day)s known complete: days_trusted */
 #define CH_LOOKUPS 32       /* series lookups kept: ch_merge */
 
@@ -112,6 +118,8 @@ typedef struct {
     int schema_ok;
     int rollup; /* merges may read the rollup (URL option rollup=0: never) */
     long label_roll_min; /* profiles per hour for the label rollup */
+    long roll_delay;     /* seconds the rollups' feed holds rows (rollup_delay) */
+    int put_any;         /* a put stored rows: close hands the feed over */
     char **roll_keys;    /* the label keys the label rollup holds (sorted) */
     size_t n_roll_keys;
     hs_idmap known; /* stack hash -> day, for (day, stack) pairs stored */
@@ -280,6 +288,8 @@ int ch_any(ch_store *s, int kind, const char *sql, const hs_bytes *body, const c
                   char *err, size_t errlen);
 int ch_query(ch_store *s, const char *sql, hs_bytes *out, char *err, size_t errlen);
 int ch_each(ch_store *s, const char *sql, char *err, size_t errlen);
+/* Hand what the rollups' feed holds to the rollups now, on every host. */
+int ch_flush_rollups(ch_store *s, char *err, size_t errlen);
 
 /* ---- schema and URL (clickhouse_schema.c) ---- */
 

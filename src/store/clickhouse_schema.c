@@ -9,8 +9,8 @@
 /* The DDL of a rollup NAME keyed by (kind, bucket, rowtype, [cols,] stack)
  * (cols: "" or columns of samples, or of its ARRAY JOIN aj; defs: their
  * declarations; opts: "" or its SETTINGS) and of its materialized view
- * NAME_mv over the rows of samples that meet cond (*tbl, *mv: malloc'd,
- * or NULL on out of memory). */
+ * NAME_mv over the rows of the feed (ch_schema) that meet cond (*tbl,
+ * *mv: malloc'd, or NULL on out of memory). */
 static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, const char *name, long long unit,
                        const char *cols, const char *defs, const char *opts, const char *aj, const char *cond)
 {
@@ -25,7 +25,7 @@ static void rollup_ddl(char **tbl, char **mv, const char *db, const char *L, con
     int b = asprintf(mv,
                      "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.%s_mv%s TO %s.%s%s AS SELECT day, kind, "
                      "intDiv(start_ns, %lld) * %lld AS bucket, rowtype%s%s, stack, count() AS profiles, "
-                     "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples%s%s "
+                     "sum(v0) AS v0, sum(v1) AS v1, sum(v2) AS v2, sum(v3) AS v3 FROM %s.samples_feed%s%s "
                      "WHERE start_ns >= 0%s GROUP BY day, kind, bucket, rowtype%s%s, stack",
                      db, name, L, db, name, L, unit, unit, sep, cols, db, L, aj, cond, sep, cols);
     if (b < 0)
@@ -69,21 +69,25 @@ static int schema_current(ch_store *s, char *err, size_t errlen)
     return rc;
 }
 
-/* Host h's view of the label rollup as rollup_labels lists (create: its
- * DDL; keys: the condition on the key its definition holds): none with no
- * key, else created, or replaced when its definition has another list
- * (18.16 cannot ALTER a materialized view: DROP and CREATE). While the
- * view is missing or of another list its hours' counts of profiles differ
- * from the samples', so merges of one label read the samples there. */
-static int label_view(ch_store *s, size_t h, const char *create, const char *keys, char *err, size_t errlen)
+/* Host h's table NAME as create (its DDL) makes it, when system.tables
+ * holds its definition with the texts n1 and n2 in it: created when
+ * missing, dropped and created again when its definition lacks either
+ * (18.16 cannot ALTER a materialized view or a Buffer's parameters), only
+ * dropped when create is NULL (no label rollup). While a rollup's view is
+ * missing or of another definition its hours' counts of profiles differ
+ * from the samples', so merges read the samples there. */
+static int replace_table(ch_store *s, size_t h, const char *name, const char *create, const char *n1, const char *n2,
+                         char *err, size_t errlen)
 {
     hs_bytes q = {0}, ans = {0}, drop = {0};
     hs_bytes_str(&q, "SELECT count(), countIf(position(create_table_query, ");
-    buf_quote(&q, keys);
+    buf_quote(&q, n1);
+    hs_bytes_str(&q, ") > 0 AND position(create_table_query, ");
+    buf_quote(&q, n2);
     hs_bytes_str(&q, ") > 0) FROM system.tables WHERE database = ");
     buf_quote(&q, s->db);
-    hs_bytes_printf(&q, " AND name = 'rollup_label_mv%s' FORMAT RowBinary", s->local);
-    hs_bytes_printf(&drop, "DROP TABLE IF EXISTS %s.rollup_label_mv%s", s->db, s->local);
+    hs_bytes_printf(&q, " AND name = '%s%s' FORMAT RowBinary", name, s->local);
+    hs_bytes_printf(&drop, "DROP TABLE IF EXISTS %s.%s%s", s->db, name, s->local);
     int cf, rc = -1;
     if (q.oom || drop.oom) {
         hs_err(err, errlen, "clickhouse: out of memory");
@@ -95,18 +99,25 @@ static int label_view(ch_store *s, size_t h, const char *create, const char *key
     ch_rd r = {(const unsigned char *)ans.p, (const unsigned char *)ans.p + ans.n, 0};
     uint64_t exists = rd_u64(&r), same = rd_u64(&r);
     if (r.bad) {
-        rc = ch_malformed(err, errlen, "label rollup view");
+        rc = ch_malformed(err, errlen, name);
         goto out;
     }
-    if (exists && (!s->n_roll_keys || !same))
+    if (exists && (!create || !same))
         rc = ch_http(s, h, CH_QUERY, drop.s, NULL, "", NULL, &cf, err, errlen);
-    if (rc == 0 && s->n_roll_keys && (!exists || !same))
+    if (rc == 0 && create && (!exists || !same))
         rc = ch_http(s, h, CH_QUERY, create, NULL, "", NULL, &cf, err, errlen);
 out:
     free(q.p);
     free(ans.p);
     free(drop.p);
     return rc;
+}
+
+int ch_flush_rollups(ch_store *s, char *err, size_t errlen)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "OPTIMIZE TABLE %s.samples_feed_buf%s", s->db, s->local);
+    return ch_each(s, sql, err, errlen);
 }
 
 int ch_schema(ch_store *s, char *err, size_t errlen)
@@ -118,7 +129,7 @@ int ch_schema(ch_store *s, char *err, size_t errlen)
         return 0;
     const char *L = s->local, *db = s->db;
     int rc = 0;
-    enum { N_DDL = 18, N_BASE = 4 /* created before the schema check */ };
+    enum { N_DDL = 21, N_BASE = 4 /* created before the schema check */ };
     const char *ddl[N_DDL];
     char *owned[N_DDL] = {0};
     int ok_ddl[N_DDL];
@@ -156,7 +167,7 @@ int ch_schema(ch_store *s, char *err, size_t errlen)
      * 1024 rows, as the samples': a label of many values (an instance)
      * has ~1500 rows per value and hour. */
     /* Only the keys of rollup_labels (has([...], label_key): the text
-     * label_view finds in the view's definition). */
+     * replace_table finds in the view's definition). */
     hs_bytes keys = {0}, cond = {0};
     hs_bytes_str(&keys, "has([");
     for (size_t i = 0; i < s->n_roll_keys; i++) {
@@ -212,6 +223,35 @@ int ch_schema(ch_store *s, char *err, size_t errlen)
                           "kind, sid, start_ns, duration_ns, pid, ins, v0, v1, v2, v3 FROM %s.samples%s "
                           "WHERE rowtype = 0",
                           db, L, db, L, db, L);
+    /* The feed: the rollups' views read the rows of samples not as each
+     * INSERT makes them but in large blocks, so an INSERT makes a part of
+     * samples (and of series and profiles) only, not one of each rollup
+     * too (most of ClickHouse's work per profile: docs/BENCHMARKS.md,
+     * "Server ingest over HTTP: ClickHouse"). A view copies the columns
+     * they read of every row into a Buffer table, which hands them to
+     * samples_feed (Null: it stores nothing, its views fill the rollups)
+     * roll_delay seconds after its first row, or at 1 000 000 rows or
+     * 256 MiB; ch_flush_rollups hands them over at once. With roll_delay
+     * 0 every block goes straight through (the rollups filled within the
+     * INSERT). A Buffer is memory: what it held when ClickHouse died is
+     * missing from the rollups, whose counts then differ from the
+     * samples' there, so merges read the samples (ClickHouse flushes it
+     * when it stops). */
+    ok_ddl[18] = asprintf(&owned[18],
+                          "CREATE TABLE IF NOT EXISTS %s.samples_feed%s (day Date, rowtype UInt8, kind UInt64, "
+                          "start_ns Int64, stack UInt64, v0 Int64, v1 Int64, v2 Int64, v3 Int64, version String, "
+                          "label_keys Array(String), label_values Array(String), sid UInt64) ENGINE = Null",
+                          db, L);
+    long dly = s->roll_delay, rows = dly ? CH_FEED_ROWS : 0, bytes = dly ? CH_FEED_BYTES : 0;
+    char buffer_args[160];
+    snprintf(buffer_args, sizeof buffer_args, ", 1, %ld, %ld, %ld, %ld, %ld, %ld)", dly, dly, rows, rows, bytes, bytes);
+    ok_ddl[19] = asprintf(&owned[19], "CREATE TABLE %s.samples_feed_buf%s AS %s.samples_feed%s ENGINE = Buffer(%s, "
+                          "samples_feed%s%s", db, L, db, L, db, L, buffer_args);
+    ok_ddl[20] = asprintf(&owned[20],
+                          "CREATE MATERIALIZED VIEW IF NOT EXISTS %s.samples_feed_mv%s TO %s.samples_feed_buf%s AS "
+                          "SELECT day, rowtype, kind, start_ns, stack, v0, v1, v2, v3, version, label_keys, "
+                          "label_values, sid FROM %s.samples%s WHERE start_ns >= 0",
+                          db, L, db, L, db, L);
     for (int i = 0; i < N_DDL; i++) {
         if (ok_ddl[i] < 0)
             owned[i] = NULL; /* (asprintf leaves it undefined) */
@@ -226,11 +266,29 @@ int ch_schema(ch_store *s, char *err, size_t errlen)
         rc = ch_each(s, ddl[i], err, errlen);
     if (rc == 0)
         rc = schema_current(s, err, errlen);
+    /* (the tables and the views of series and profiles, then the feed,
+     * then the rollups' views: reading the feed, created or, in a
+     * database an older hotspur made, where they read samples, replaced) */
+    static const unsigned char made_here[N_DDL] = {[4] = 1, [6] = 1, [8] = 1, [9] = 1, [10] = 1, [12] = 1,
+                                                   [14] = 1, [15] = 1, [16] = 1, [18] = 1};
     for (int i = N_BASE; i < N_DDL && rc == 0; i++)
-        if (i != 11) /* (the label rollup's view: label_view) */
+        if (made_here[i])
             rc = ch_each(s, ddl[i], err, errlen);
     for (size_t h = 0; h < s->n_hosts && rc == 0; h++)
-        rc = label_view(s, h, ddl[11], keys.s, err, errlen);
+        rc = replace_table(s, h, "samples_feed_buf", ddl[19], buffer_args, buffer_args, err, errlen);
+    if (rc == 0)
+        rc = ch_each(s, ddl[20], err, errlen);
+    static const struct {
+        int ddl;
+        const char *name;
+    } views[5] = {{5, "rollup_mv"}, {7, "rollup_version_mv"}, {11, "rollup_label_mv"}, {13, "rollup_series_mv"},
+                  {17, "rollup_version_day_mv"}};
+    for (size_t h = 0; h < s->n_hosts && rc == 0; h++)
+        for (int v = 0; v < 5 && rc == 0; v++) {
+            int label = views[v].ddl == 11;
+            rc = replace_table(s, h, views[v].name, label && !s->n_roll_keys ? NULL : ddl[views[v].ddl], "samples_feed",
+                               label ? keys.s : "samples_feed", err, errlen);
+        }
     if (rc == 0 && s->cluster) {
         /* (the rollups and series are only read through their Distributed
          * tables: the materialized views write each shard's own.) */
@@ -289,6 +347,18 @@ static int parse_seconds(const char *v, long *ms)
     *ms = (long)((ns + 500000) / 1000000);
     if (*ms < 1)
         *ms = 1;
+    return 0;
+}
+
+/* An integer of [0, max] (*out unchanged: -1). */
+static int parse_long(const char *v, long max, long *out)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || errno || n < 0 || n > max)
+        return -1;
+    *out = n;
     return 0;
 }
 
@@ -456,17 +526,17 @@ int ch_parse_url(ch_store *s, const char *url, char *err, size_t errlen)
                 s->rollup = v[0] == '1';
             }
         } else if (strcmp(kv, "label_rollup_min") == 0) {
-            char *end;
-            errno = 0;
-            long n = strtol(v, &end, 10);
-            if (!*v || *end || errno || n < 0 || n > 1000000000) {
+            if (parse_long(v, 1000000000, &s->label_roll_min)) {
                 hs_err(err, errlen, "clickhouse URL '%s': label_rollup_min must be a count in [0, 1000000000]", url);
                 rc = -1;
-            } else {
-                s->label_roll_min = n;
             }
         } else if (strcmp(kv, "rollup_labels") == 0) {
             rc = parse_keys(s, url, v, err, errlen);
+        } else if (strcmp(kv, "rollup_delay") == 0) {
+            if (parse_long(v, 3600, &s->roll_delay)) {
+                hs_err(err, errlen, "clickhouse URL '%s': rollup_delay must be seconds in [0, 3600]", url);
+                rc = -1;
+            }
         } else if (strcmp(kv, "timeout") == 0) {
             if (parse_seconds(v, &s->timeout_ms)) {
                 hs_err(err, errlen, "clickhouse URL '%s': timeout must be seconds in (0, 86400]", url);
@@ -479,7 +549,7 @@ int ch_parse_url(ch_store *s, const char *url, char *err, size_t errlen)
             }
         } else {
             hs_err(err, errlen, "clickhouse URL '%s': unknown option '%s' (cluster, timeout, "
-                    "connect_timeout, rollup, rollup_labels, label_rollup_min)",
+                    "connect_timeout, rollup, rollup_labels, rollup_delay, label_rollup_min)",
                     url, kv);
             rc = -1;
         }

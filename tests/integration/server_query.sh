@@ -26,7 +26,7 @@ if [ "${HS_QUERY_BACKEND:-sqlite}" = clickhouse ]; then
     ch_config q "$CH_H" "$CH_T" "$CH_I"
     ch_start q
     ch_wait q "$CH_H"
-    store_args() { echo "--store clickhouse://127.0.0.1:$CH_H/hs_$1"; }
+    store_args() { echo "--store clickhouse://127.0.0.1:$CH_H/hs_$1?rollup_delay=0"; }
 else
     store_args() { echo "--data $TMP/$1"; }
 fi
@@ -158,7 +158,7 @@ if [ "${HS_QUERY_BACKEND:-sqlite}" = clickhouse ]; then
     # and the series listing (the duplicate probe against a copy chosen
     # per id).
     main=("$SERVER_PID" "$SERVER_URL" "$SERVER_LOG" "$SERVER_DATA")
-    server_start --store "clickhouse://127.0.0.1:$CH_H/hs_main?rollup=0"
+    server_start --store "clickhouse://127.0.0.1:$CH_H/hs_main?rollup=0&rollup_delay=0"
     RAW="$SERVER_URL/api/v1"
     raw_pid=$SERVER_PID
     hour=$((t0 / 3600 * 3600))

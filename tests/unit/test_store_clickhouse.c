@@ -33,6 +33,11 @@
  *                       (by the previous hotspur): merges stay exact;
  *   zero_stack          a stack whose values are all 0 is in the answer
  *                       from the rollups too, after their parts merged;
+ *   feed                the rollups filled rollup_delay after a put (the
+ *                       merges exact meanwhile), at once by retention and
+ *                       on close;
+ *   feed_migration      an older hotspur's views (reading samples)
+ *                       replaced on open, nothing counted twice;
  *   old_schema          a database of an older hotspur is refused at open;
  *   quoting             quotes, backslashes, control bytes in every string;
  *   big_put             one put of 300 profiles and 15000 new stacks (more
@@ -81,12 +86,14 @@ static const char *hosts(void) { return getenv("HS_CH_TEST_HOSTS"); }
     } while (0)
 
 /* The store URL of database db on the test server(s), with the options
- * opts ("A=B&C=D"). */
+ * opts ("A=B&C=D"); rollup_delay=0 unless opts say otherwise (the rollups
+ * filled within each put, so the tests see them at once; test_feed has
+ * the delay). */
 static void url_with(char *out, size_t len, const char *db, const char *opts)
 {
     const char *cl = getenv("HS_CH_TEST_CLUSTER");
-    snprintf(out, len, "clickhouse://%s/%s?%s%s%s", hosts(), db, cl && *cl ? "cluster=" : "", cl && *cl ? cl : "",
-             cl && *cl ? "&" : "");
+    snprintf(out, len, "clickhouse://%s/%s?%s%s%s%s", hosts(), db, cl && *cl ? "cluster=" : "", cl && *cl ? cl : "",
+             cl && *cl ? "&" : "", strstr(opts, "rollup_delay=") ? "" : "rollup_delay=0&");
     size_t n = strlen(out);
     snprintf(out + n, len - n, "%s", opts);
 }
@@ -725,6 +732,19 @@ static void rollup_row_shows(hs_store *s, hs_store *raw, const hs_store_query *r
     hs_store_merged_free(&m);
 }
 
+/* A row only the rollup of db has (stack 424242: 5, 7) in the hour that
+ * starts at bucket. */
+static void add_rollup_row(const char *db, int64_t bucket)
+{
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char q[1024];
+    snprintf(q, sizeof q,
+             "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 1, 424242, 1, 5, 7, 0, 0 FROM %s.rollup "
+             "WHERE rowtype = 0 AND bucket = %" PRId64 " LIMIT 1",
+             db, L, db, bucket);
+    free(sql(q));
+}
+
 /* The rollup: a merge whose range holds whole hours reads them from it
  * and the partial hours at its ends from the samples, with the same answer
  * as the samples alone (a second store on the same database with
@@ -769,13 +789,9 @@ static void test_rollup(void **state)
         hs_store_merged_free(&m);
     }
     /* A row only the rollup has, in the hour [h0 + 1 h, h0 + 2 h). */
+    add_rollup_row(db, h0 + H);
     const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
     char q[1024];
-    snprintf(q, sizeof q,
-             "INSERT INTO %s.rollup%s SELECT day, kind, bucket, 1, 424242, 1, 5, 7, 0, 0 FROM %s.rollup "
-             "WHERE rowtype = 0 AND bucket = %" PRId64 " LIMIT 1",
-             db, L, db, h0 + H);
-    free(sql(q));
     hs_store_query all = {.service = "svc", .type = "cpu"}, hours = all, cut = all, label = all;
     hours.from_ns = h0;
     hours.until_ns = h0 + 5 * H;
@@ -796,6 +812,143 @@ static void test_rollup(void **state)
     assert_int_equal(merged_value(&m, 424242, 1), -1);
     assert_int_equal(m.n_profiles, N);
     hs_store_merged_free(&m);
+    hs_store_close(raw);
+    hs_store_close(s);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* Profile rows the rollup counts in db (on every host). */
+static long long rolled(const char *db)
+{
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    char q[256];
+    snprintf(q, sizeof q, "SELECT sum(profiles) FROM %s.rollup%s WHERE rowtype = 0", db, L);
+    return sql_int_all(q);
+}
+
+/* N profiles r<at>.. of one day's hours 22:00 on, each hour two. */
+static void put_hours(hs_store *s, const stacks3 *st, test_profile *p, int at, int n)
+{
+    const int64_t h0 = 19675 * DAY + 22 * 3600 * SEC;
+    const hs_store_profile *ps[16];
+    char err[512] = "";
+    size_t d;
+    assert_true(n <= 16);
+    for (int i = 0; i < n; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "r%d", at + i);
+        make_profile(&p[i], st, id, "svc", h0 + (at + i) * 30 * 60 * SEC, at + i + 1, i % 2);
+        ps[i] = &p[i].p;
+    }
+    if (hs_store_put(s, ps, (size_t)n, &d, err, sizeof err))
+        fail_msg("put: %s", err);
+}
+
+/* The rollups' feed with its delay (rollup_delay=3600: only a flush hands
+ * rows over here): after a put the rollup holds none of its profiles and
+ * merges give the exact answer from the samples; retention hands the feed
+ * over, and merges then read the rollup (a row only it has shows); close
+ * hands over what later puts left there. */
+static void test_feed(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_feed";
+    drop_db(db);
+    char url[512], err[512] = "";
+    url_with(url, sizeof url, db, "rollup_labels=zone&label_rollup_min=0&rollup_delay=3600");
+    hs_store *s = hs_store_open(url, err, sizeof err);
+    if (!s)
+        fail_msg("open %s: %s", url, err);
+    strcat(url, "&rollup=0"); /* (the exact way, with the same feed) */
+    hs_store *raw = hs_store_open(url, err, sizeof err);
+    if (!raw)
+        fail_msg("open %s: %s", url, err);
+    stacks3 st;
+    make_stacks(&st, "other");
+    test_profile p[8];
+    put_hours(s, &st, p, 0, 8);
+    assert_int_equal(rolled(db), 0);
+    hs_store_query all = {.service = "svc", .type = "cpu"}, cut = all, zone = all;
+    hs_store_label z1 = {"zone", "z1"};
+    zone.labels = &z1;
+    zone.n_labels = 1;
+    cut.from_ns = 19675 * DAY + 23 * 3600 * SEC + 40 * 60 * SEC; /* (that hour in part: its samples) */
+    hs_store_merged m;
+    const hs_store_query *qs[] = {&all, &cut, &zone};
+    for (int i = 0; i < 3; i++) {
+        same_merge(s, raw, qs[i], &m);
+        assert_int_equal(m.n_profiles, i == 1 ? 4 : 8);
+        hs_store_merged_free(&m);
+    }
+    assert_int_equal(hs_store_retain(s, 0, err, sizeof err), 0);
+    assert_int_equal(rolled(db), 8);
+    add_rollup_row(db, 19675 * DAY + 23 * 3600 * SEC);
+    rollup_row_shows(s, raw, &all, &cut);
+    put_hours(s, &st, p, 8, 4);
+    assert_int_equal(rolled(db), 8);
+    hs_store_close(s);
+    assert_int_equal(rolled(db), 12);
+    hs_store_close(raw);
+    free_stacks(&st);
+    drop_db(db);
+}
+
+/* A database whose rollups' views read samples (an older hotspur's): on
+ * open they are replaced by views of the feed, the profiles stored before
+ * stay counted once, and merges read the rollups again. */
+static void test_feed_migration(void **state)
+{
+    (void)state;
+    NEED_SERVER();
+    const char *db = "hs_ch_feed_old";
+    hs_store *s = open_db(db);
+    const char *cl = getenv("HS_CH_TEST_CLUSTER"), *L = cl && *cl ? "_local" : "";
+    static const char *const views[] = {"rollup_mv", "rollup_version_mv", "rollup_label_mv", "rollup_series_mv",
+                                        "rollup_version_day_mv"};
+    char q[1024];
+    for (size_t h = 0; h < n_hosts(); h++) {
+        for (size_t v = 0; v < sizeof views / sizeof *views; v++) {
+            snprintf(q, sizeof q,
+                     "SELECT replaceAll(create_table_query, 'samples_feed', 'samples') FROM system.tables WHERE "
+                     "database = '%s' AND name = '%s%s' FORMAT TSVRaw",
+                     db, views[v], L);
+            char *old = sql_on(h, q);
+            snprintf(q, sizeof q, "DROP TABLE %s.%s%s", db, views[v], L);
+            free(sql_on(h, q));
+            free(sql_on(h, old));
+            free(old);
+        }
+        static const char *const feed[] = {"samples_feed_mv", "samples_feed_buf", "samples_feed"};
+        for (size_t f = 0; f < 3; f++) {
+            snprintf(q, sizeof q, "DROP TABLE %s.%s%s", db, feed[f], L);
+            free(sql_on(h, q));
+        }
+    }
+    /* (a store open since: its schema is the one it made) */
+    stacks3 st;
+    make_stacks(&st, "other");
+    test_profile p[8];
+    put_hours(s, &st, p, 0, 4);
+    assert_int_equal(rolled(db), 4); /* (the old views, within the INSERT) */
+    reopen(&s, db);
+    hs_store *raw = open_exact(db);
+    snprintf(q, sizeof q,
+             "SELECT countIf(position(create_table_query, 'samples_feed') > 0) FROM system.tables WHERE "
+             "database = '%s' AND name LIKE '%%_mv%s'",
+             db, L);
+    assert_int_equal(sql_int_all(q), (long long)(6 * n_hosts())); /* (the rollups' and the feed's own) */
+    put_hours(s, &st, p + 4, 4, 4);
+    assert_int_equal(rolled(db), 8);
+    hs_store_query all = {.service = "svc", .type = "cpu"}, cut = all;
+    cut.from_ns = 19675 * DAY + 23 * 3600 * SEC + 40 * 60 * SEC; /* (that hour in part: its samples) */
+    hs_store_merged m;
+    same_merge(s, raw, &all, &m);
+    assert_int_equal(m.n_profiles, 8);
+    hs_store_merged_free(&m);
+    add_rollup_row(db, 19675 * DAY + 23 * 3600 * SEC);
+    rollup_row_shows(s, raw, &all, &cut);
     hs_store_close(raw);
     hs_store_close(s);
     free_stacks(&st);
@@ -1934,6 +2087,8 @@ static void test_bad_urls(void **state)
         "clickhouse://a:1/db?rollup_labels=zone,,x", /* an empty key */
         "clickhouse://a:1/db?rollup_labels=a'b",    /* not a key */
         "clickhouse://a:1/db?rollup_labels=z,a,z",  /* twice */
+        "clickhouse://a:1/db?rollup_delay=-1",      /* not seconds */
+        "clickhouse://a:1/db?rollup_delay=3601",    /* over an hour */
         "clickhouse://a:1/db?rollup_labels=zone,",  /* an empty key at the end */
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -1970,6 +2125,8 @@ int main(void)
         cmocka_unit_test(test_label_rollup_added),
         cmocka_unit_test(test_label_rollup_keys),
         cmocka_unit_test(test_zero_stack),
+        cmocka_unit_test(test_feed),
+        cmocka_unit_test(test_feed_migration),
     };
     const char *part = getenv("HS_CH_TEST_PART");
     int rc = 0;
