@@ -62,8 +62,10 @@ static const char MAGIC[8] = "HSKSYM1";
 
 static int cmp_ksym(const void *a, const void *b)
 {
-    uint64_t x = ((const ksym *)a)->addr, y = ((const ksym *)b)->addr;
-    return x < y ? -1 : x > y;
+    const ksym *x = a, *y = b; /* at one address, the file's order: the last line names it */
+    if (x->addr != y->addr)
+        return x->addr < y->addr ? -1 : 1;
+    return x->name < y->name ? -1 : x->name > y->name;
 }
 
 static void tab_free(ktab *t)

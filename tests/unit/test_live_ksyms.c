@@ -1,7 +1,8 @@
 /* test_live_ksyms.c — src/live: kernel symbols (ksyms.c) read in full and
  * lazily with the per-boot cache of the core kernel's symbols (used only
  * for the boot and kallsyms it was written from, never for addresses
- * hidden by kptr_restrict, never for modules), and the cgroup label
+ * hidden by kptr_restrict, never for modules; on the running kernel the
+ * same names as the full read), and the cgroup label
  * parsed from /proc/PID/cgroup texts of cgroup v1, v2 and hybrid hosts. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,6 +150,50 @@ static void test_lazy_cache(void **state)
     hs_ksyms_free(k);
 }
 
+/* On the running kernel (when its addresses are visible: root): the
+ * cached table names every text symbol's address, and the byte after it,
+ * as the full read of /proc/kallsyms does. */
+static void test_live_kernel(void **state)
+{
+    (void)state;
+    hs_ksyms *full = hs_ksyms_load(NULL);
+    if (!full) {
+        skip();
+        return;
+    }
+    char cache[300];
+    snprintf(cache, sizeof cache, "%s/live-cache", dir);
+    hs_ksyms *warm = hs_ksyms_lazy(NULL, cache, NULL);
+    assert_non_null(hs_ksyms_lookup(warm, 0xffffffffffffffffULL)); /* reads, writes the cache */
+    hs_ksyms_free(warm);
+    struct stat st;
+    assert_int_equal(stat(cache, &st), 0);
+    hs_ksyms *cached = hs_ksyms_lazy(NULL, cache, NULL);
+    FILE *f = fopen("/proc/kallsyms", "r");
+    assert_non_null(f);
+    char line[512];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f)) {
+        char type, name[256];
+        unsigned long long a;
+        if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || strchr(line, '\t') || !a ||
+            !strchr("tTwW", type))
+            continue;
+        for (uint64_t d = 0; d < 2; d++) {
+            const char *x = hs_ksyms_lookup(full, a + d), *y = hs_ksyms_lookup(cached, a + d);
+            assert_non_null(x);
+            assert_non_null(y);
+            if (strcmp(x, y) != 0)
+                fail_msg("0x%llx: %s in full, %s cached", a + d, x, y);
+        }
+        n++;
+    }
+    fclose(f);
+    assert_true(n > 1000);
+    hs_ksyms_free(cached);
+    hs_ksyms_free(full);
+}
+
 static void test_cache_path(void **state)
 {
     (void)state;
@@ -215,6 +260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_lazy_cache),
+        cmocka_unit_test(test_live_kernel),
         cmocka_unit_test(test_cache_path),
         cmocka_unit_test(test_cgroup),
     };
