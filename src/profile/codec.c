@@ -2,7 +2,7 @@
  *
  * Decoding: optional gunzip (gunzip.c's bounded one, detected by magic, bounded in size
  * and ratio; a large input by ISA-L on a thread of its own, decoded while it
- * inflates: hs_decode_feed), then decode.c reads the wire format straight
+ * inflates: hs_decode_feed and decode_feed.c), then decode.c reads the wire format straight
  * into the model and validates every string index and id reference. Any
  * failure returns NULL with a one-line reason. Encoding: encode.c writes the wire format in
  * parts, gzipped here (libdeflate; a large profile part by part on every
@@ -105,7 +105,7 @@ static hs_profile *hs_decode_whole(const unsigned char *in, size_t len, hs_profi
  * A large gzip input is inflated by a thread of its own with ISA-L, which
  * streams (libdeflate inflates a whole buffer at once), into a mapping
  * reserved at the size limit so that it never moves; the bytes ready so far
- * are published as they come, and decode.c decodes the samples (the first
+ * are published as they come, and decode_feed.c decodes the samples (the first
  * ~85% of a profile as encoders write it) behind the inflate instead of
  * after it. Errors are libdeflate's: its header checks (hs_gz_header), a
  * deflate stream and trailer that do not check out are "corrupt", and the

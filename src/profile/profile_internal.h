@@ -1,7 +1,8 @@
 /* profile_internal.h — private helpers shared by profile.c (the model) and
- * the pprof codec (codec.c, decode.c, encode.c): the bump arena that owns every
- * per-sample array and string, and raw "append with a given id" operations
- * used when decoding a file whose ids were chosen by another producer.
+ * the pprof codec (codec.c, decode.c, decode_feed.c, encode.c): the bump
+ * arena that owns every per-sample array and string, and raw "append with a
+ * given id" operations used when decoding a file whose ids were chosen by
+ * another producer.
  * Nothing outside src/profile includes this file. */
 #ifndef HS_PROFILE_INTERNAL_H
 #define HS_PROFILE_INTERNAL_H
@@ -58,8 +59,8 @@ hs_profile *hs_profile_decode_pb(const unsigned char *data, size_t len, bool rel
 hs_profile *hs_profile_decode_pb_threads(const unsigned char *data, size_t len, bool release,
                                          int threads, char *err, size_t errlen);
 
-/* A gzip input inflated on a thread of its own (codec.c) while decode.c
- * decodes what it has made so far. */
+/* A gzip input inflated on a thread of its own (codec.c) while
+ * decode_feed.c decodes what it has made so far. */
 typedef struct hs_feed hs_feed;
 /* The bytes inflated so far once there are `want`, or fewer when the
  * inflate has ended first (done, or failed). */
