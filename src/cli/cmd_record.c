@@ -85,8 +85,7 @@ static const char record_usage[] =
     "Environment: HOTSPUR_LIB overrides the agent's path.\n"
     "\n"
     "Processes already running are profiled from outside instead, without\n"
-    "LD_PRELOAD: hotspur record -p PID[,PID...] | -a [options]; their options:\n"
-    "hotspur record -a --help.\n";
+    "LD_PRELOAD (-F, --duration and -o mean the same there):\n";
 
 /* The agent: $HOTSPUR_LIB, else next to this binary (../lib). */
 int hs_cli_find_agent(char *out, size_t outlen)
@@ -839,9 +838,36 @@ static void run_child(char **cmd, const char *agent, const char *path, long long
     _exit(e == ENOENT ? 127 : 126);
 }
 
-enum { OPT_FREQUENCY = HS_CLI_EXTRA, OPT_CPU, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ,
-       OPT_LOCK, OPT_NO_FOLLOW, OPT_SERVER, OPT_PERIOD, OPT_DURATION, OPT_SERVICE, OPT_VERSION, OPT_LABELS,
-       OPT_WAIT };
+enum { OPT_FREQUENCY = HS_CLI_EXTRA, OPT_DURATION, /* both modes */
+       OPT_CPU, OPT_HEAP, OPT_HEAP_RATE, OPT_LEAKS, OPT_WALL, OPT_WALL_HZ, OPT_LOCK, OPT_NO_FOLLOW,
+       OPT_SERVER, OPT_PERIOD, OPT_SERVICE, OPT_VERSION, OPT_LABELS, OPT_WAIT, /* running CMD */
+       OPT_PID, OPT_ALL, OPT_STACK, OPT_OFF_CPU, OPT_PER_PROCESS /* -p/-a (cmd_record_live.c) */ };
+
+/* Both modes' options: record CMD, and record -p/-a (running processes). */
+static const hs_cli_extra record_extras[] = {
+    {"frequency", required_argument, OPT_FREQUENCY}, /* -F, -p and -a: short_names "Fpa" */
+    {"pid", required_argument, OPT_PID},
+    {"all-cpus", no_argument, OPT_ALL},
+    {"duration", required_argument, OPT_DURATION},
+    {"cpu", no_argument, OPT_CPU},
+    {"heap", no_argument, OPT_HEAP},
+    {"heap-rate", required_argument, OPT_HEAP_RATE},
+    {"leaks", no_argument, OPT_LEAKS},
+    {"wall", no_argument, OPT_WALL},
+    {"wall-hz", required_argument, OPT_WALL_HZ},
+    {"lock", no_argument, OPT_LOCK},
+    {"no-follow", no_argument, OPT_NO_FOLLOW},
+    {"server", required_argument, OPT_SERVER},
+    {"period", required_argument, OPT_PERIOD},
+    {"service", required_argument, OPT_SERVICE},
+    {"version", required_argument, OPT_VERSION},
+    {"labels", required_argument, OPT_LABELS},
+    {"wait", required_argument, OPT_WAIT},
+    {"stack-size", required_argument, OPT_STACK},
+    {"off-cpu", no_argument, OPT_OFF_CPU},
+    {"per-process", no_argument, OPT_PER_PROCESS},
+    {NULL, 0, 0},
+};
 
 /* What the options set. */
 typedef struct {
@@ -849,13 +875,37 @@ typedef struct {
     record_types t;
     record_upload up;
     int rate_given, follow;
+    hs_live_options live; /* -p/-a: pids, all, duration, stack_bytes, off_cpu */
+    int pids[256], per_process;
+    int cmd_only, live_only; /* the first option of one mode only given (its code), or 0 */
 } record_args;
+
+/* -p PID[,PID...] (repeatable) into a->pids: 0, or -1. */
+static int add_pids(record_args *a, const char *arg, char *err, size_t errlen)
+{
+    for (const char *s = arg;;) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v <= 0 || v > INT_MAX || (*end && *end != ',') || a->live.n_pids == 256) {
+            snprintf(err, errlen, "bad pid list '%s'", arg);
+            return -1;
+        }
+        a->pids[a->live.n_pids++] = (int)v;
+        if (!*end)
+            return 0;
+        s = end + 1;
+    }
+}
 
 static int record_extra(void *ctx, hs_analysis_options *o, int code, const char *arg, char *err,
                         size_t errlen)
 {
     record_args *a = ctx;
     (void)o;
+    if (code >= OPT_CPU && code <= OPT_WAIT && !a->cmd_only)
+        a->cmd_only = code;
+    if (code >= OPT_STACK && !a->live_only)
+        a->live_only = code;
     switch (code) {
     case OPT_FREQUENCY: return parse_number("frequency", arg, 1, 10000, &a->hz, err, errlen);
     case OPT_CPU: a->t.cpu = 1; break;
@@ -881,54 +931,85 @@ static int record_extra(void *ctx, hs_analysis_options *o, int code, const char 
             return -1;
         }
         *(code == OPT_PERIOD ? &a->up.period : &a->up.duration) = arg;
+        if (code == OPT_DURATION)
+            a->live.duration = secs; /* -p/-a: stop after it */
         break;
     }
     case OPT_SERVICE: a->up.service = arg; break;
     case OPT_VERSION: a->up.version = arg; break;
     case OPT_LABELS: a->up.labels = arg; break;
+    case OPT_PID: return add_pids(a, arg, err, errlen);
+    case OPT_ALL: a->live.all = 1; break;
+    case OPT_STACK: {
+        long long v;
+        if (parse_number("stack size", arg, 512, 65528, &v, err, errlen) < 0)
+            return -1;
+        a->live.stack_bytes = (int)v;
+        break;
+    }
+    case OPT_OFF_CPU: a->live.off_cpu = 1; break;
+    case OPT_PER_PROCESS: a->per_process = 1; break;
     }
     return 0;
+}
+
+/* The long name of one of record_extras' codes. */
+static const char *option_name(int code)
+{
+    for (const hs_cli_extra *e = record_extras; e->name; e++)
+        if (e->code == code)
+            return e->name;
+    return "?";
 }
 
 static void record_help(FILE *out)
 {
     fputs(record_usage, out);
+    fputc('\n', out);
+    hs_record_live_usage(out);
+}
+
+/* record -p/-a: profile running processes (cmd_record_live.c). */
+static int record_running(record_args *a, int argc, char **argv, int cmd_at, const char *out)
+{
+    if (cmd_at < argc) {
+        fprintf(stderr, "hotspur record: -p/-a take no command (got '%s')\n", argv[cmd_at]);
+        return 2;
+    }
+    if (a->cmd_only) {
+        fprintf(stderr, "hotspur record: --%s is for a command run under the agent, not -p/-a "
+                        "(see hotspur record --help)\n", option_name(a->cmd_only));
+        return 2;
+    }
+    a->live.hz = (int)a->hz;
+    a->live.pids = a->pids;
+    return hs_record_live(&a->live, a->per_process, out);
 }
 
 int hs_cmd_record(int argc, char **argv)
 {
-    if (hs_record_is_live(argc, argv))
-        return hs_cmd_record_live(argc, argv);
-    static const hs_cli_extra extras[] = {
-        {"frequency", required_argument, OPT_FREQUENCY},
-        {"cpu", no_argument, OPT_CPU},
-        {"heap", no_argument, OPT_HEAP},
-        {"heap-rate", required_argument, OPT_HEAP_RATE},
-        {"leaks", no_argument, OPT_LEAKS},
-        {"wall", no_argument, OPT_WALL},
-        {"wall-hz", required_argument, OPT_WALL_HZ},
-        {"lock", no_argument, OPT_LOCK},
-        {"no-follow", no_argument, OPT_NO_FOLLOW},
-        {"wait", required_argument, OPT_WAIT},
-        {"server", required_argument, OPT_SERVER},
-        {"period", required_argument, OPT_PERIOD},
-        {"duration", required_argument, OPT_DURATION},
-        {"service", required_argument, OPT_SERVICE},
-        {"version", required_argument, OPT_VERSION},
-        {"labels", required_argument, OPT_LABELS},
-        {NULL, 0, 0},
-    };
     /* in_order: the options end where CMD begins (record -F 99 ./prog -F 3) */
     static const hs_cli_spec spec = {
-        .name = "record", .usage = record_help, .takes = HS_CLI_OUTPUT, .extras = extras,
-        .short_names = "F", .extra = record_extra, .in_order = true, .min_args = 1, .max_args = -1,
-        .missing_msg = "no command given; try 'hotspur record --help'"};
+        .name = "record", .usage = record_help, .takes = HS_CLI_OUTPUT, .extras = record_extras,
+        .short_names = "Fpa", .extra = record_extra, .in_order = true,
+        .max_args = -1};
     record_args a = {.hz = 100, .wall_hz = 100, .heap_rate = 524288, .wait_s = 2, .follow = 1};
     const char *out = "hotspur.pb.gz";
     int cmd_at = 0;
     int prc = hs_cli_parse(&spec, argc, argv, NULL, &a, &out, &cmd_at);
     if (prc >= 0)
         return prc;
+    if (a.live.n_pids || a.live.all)
+        return record_running(&a, argc, argv, cmd_at, out);
+    if (a.live_only) {
+        fprintf(stderr, "hotspur record: --%s is for running processes, with -p PID or -a "
+                        "(see hotspur record --help)\n", option_name(a.live_only));
+        return 2;
+    }
+    if (cmd_at >= argc) {
+        fprintf(stderr, "hotspur record: no command given; try 'hotspur record --help'\n");
+        return 2;
+    }
     long long hz = a.hz, wall_hz = a.wall_hz, heap_rate = a.heap_rate, wait_s = a.wait_s;
     record_types t = a.t;
     record_upload up = a.up;

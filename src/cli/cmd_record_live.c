@@ -1,10 +1,10 @@
 /* cmd_record_live.c — `hotspur record -p PID[,PID...]` and `hotspur record -a`:
  * profile processes that are already running (src/live), until --duration
  * or SIGINT/SIGTERM, then write the gzipped pprof profile (or, with
- * --per-process, one per process). */
+ * --per-process, one per process). Its options are read with record's, in
+ * cmd_record.c (one table for both modes). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,119 +120,19 @@ static long write_per_process(const hs_profile *p, const char *out)
     return written;
 }
 
-/* Whether argv asks for live mode (-p / -a before any command). */
-int hs_record_is_live(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--"))
-            return 0;
-        if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus") || !strncmp(a, "-p", 2) || !strncmp(a, "--pid", 5))
-            return 1;
-        if (a[0] != '-')
-            return 0;
-    }
-    return 0;
-}
-
-enum { OPT_PID = HS_CLI_EXTRA, OPT_ALL, OPT_FREQUENCY, OPT_DURATION, OPT_STACK, OPT_OFF_CPU,
-       OPT_PER_PROCESS };
-
-/* What the options set. */
-typedef struct {
-    hs_live_options o;
-    int pids[256];
-    size_t n_pids;
-    int per_process;
-} live_args;
-
-static int live_extra(void *ctx, hs_analysis_options *ao, int code, const char *arg, char *err,
-                      size_t errlen)
-{
-    live_args *a = ctx;
-    long v;
-    (void)ao;
-    switch (code) {
-    case OPT_PID: /* -p PID[,PID...], repeatable */
-        for (const char *s = arg;;) {
-            char *end;
-            v = strtol(s, &end, 10);
-            if (end == s || v <= 0 || v > INT_MAX || (*end && *end != ',') || a->n_pids == 256) {
-                snprintf(err, errlen, "bad pid list '%s'", arg);
-                return -1;
-            }
-            a->pids[a->n_pids++] = (int)v;
-            if (!*end)
-                break;
-            s = end + 1;
-        }
-        break;
-    case OPT_ALL: a->o.all = 1; break;
-    case OPT_FREQUENCY:
-        if (hs_cli_parse_long(arg, 1, 10000, &v) < 0) {
-            snprintf(err, errlen, "bad frequency '%s' (want 1..10000)", arg);
-            return -1;
-        }
-        a->o.hz = (int)v;
-        break;
-    case OPT_DURATION:
-        if (hs_cli_parse_seconds(arg, &a->o.duration)) {
-            snprintf(err, errlen, "bad duration '%s' (e.g. 10s, 500ms, 2m)", arg);
-            return -1;
-        }
-        break;
-    case OPT_STACK:
-        if (hs_cli_parse_long(arg, 512, 65528, &v) < 0) {
-            snprintf(err, errlen, "bad stack size '%s' (want 512..65528)", arg);
-            return -1;
-        }
-        a->o.stack_bytes = (int)v;
-        break;
-    case OPT_OFF_CPU: a->o.off_cpu = 1; break;
-    case OPT_PER_PROCESS: a->per_process = 1; break;
-    }
-    return 0;
-}
-
-static void live_help(FILE *out)
+void hs_record_live_usage(FILE *out)
 {
     fputs(live_usage, out);
 }
 
-int hs_cmd_record_live(int argc, char **argv)
+int hs_record_live(hs_live_options *opts, int per_process, const char *out)
 {
-    static const hs_cli_extra extras[] = {
-        {"pid", required_argument, OPT_PID},
-        {"all-cpus", no_argument, OPT_ALL},
-        {"frequency", required_argument, OPT_FREQUENCY},
-        {"duration", required_argument, OPT_DURATION},
-        {"stack-size", required_argument, OPT_STACK},
-        {"off-cpu", no_argument, OPT_OFF_CPU},
-        {"per-process", no_argument, OPT_PER_PROCESS},
-        {NULL, 0, 0},
-    };
-    static const hs_cli_spec spec = {.name = "record", .usage = live_help, .takes = HS_CLI_OUTPUT,
-                                      .extras = extras, .short_names = "paF", .extra = live_extra,
-                                      .max_args = -1};
-    live_args a = {.o = {.hz = 100}};
-    const char *out = "hotspur.pb.gz";
-    int first = 0, prc = hs_cli_parse(&spec, argc, argv, NULL, &a, &out, &first);
-    if (prc >= 0)
-        return prc;
-    if (first < argc) {
-        fprintf(stderr, "hotspur record: -p/-a take no command (got '%s')\n", argv[first]);
-        return 2;
-    }
-    hs_live_options o = a.o;
-    int *pids = a.pids;
-    size_t n_pids = a.n_pids;
-    int per_process = a.per_process;
+    hs_live_options o = *opts;
+    size_t n_pids = o.n_pids;
     if (!!o.all == !!n_pids) {
         fprintf(stderr, "hotspur record: give either -p PID or -a\n");
         return 2;
     }
-    o.pids = pids;
-    o.n_pids = n_pids;
     o.stop = hs_cli_stop_on_signals();
     char err[512];
     hs_live_stats st = {0};

@@ -5,11 +5,16 @@
 #define HS_CLI_COMMANDS_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+#include "live/live.h"
 
 int hs_cmd_record(int argc, char **argv);
-/* record -p/-a (cmd_record_live.c) */
-int hs_record_is_live(int argc, char **argv);
-int hs_cmd_record_live(int argc, char **argv);
+/* record -p/-a (cmd_record_live.c): profile the running processes o names
+ * (its pids or all, hz, duration, stack_bytes, off_cpu) into out, or one
+ * file per process; record's exit status. Its help text, after record's. */
+int hs_record_live(hs_live_options *o, int per_process, const char *out);
+void hs_record_live_usage(FILE *out);
 int hs_cmd_agent(int argc, char **argv);
 int hs_cmd_ctl(int argc, char **argv);
 int hs_cmd_attach(int argc, char **argv);
