@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/cmdline.h"
 #include "base/units.h"
@@ -172,41 +173,65 @@ static bool names_option(const char *text, const char *name)
 
 /* The command's usage text, then a line for each of its own options that
  * the text does not name: --help lists every option the table takes (the
- * test cli_help_options checks that none needs this line). */
-static void print_usage(const hs_cli_spec *s)
+ * test cli_every_command checks that none needs this line); then the shared
+ * options, the URL paragraph, the tail. */
+static void write_help(const hs_cli_spec *s, FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return;
+    s->usage(m);
+    fclose(m);
+    fputs(text, out);
+    bool first = true;
+    for (const hs_cli_extra *e = s->extras; e && e->name; e++) {
+        if (names_option(text, e->name))
+            continue;
+        fprintf(out, "%s  --%s%s\n", first ? "\nOptions not described above:\n" : "", e->name,
+                e->has_arg == required_argument ? " VALUE" : "");
+        first = false;
+    }
+    free(text);
+    if (s->shared_help) {
+        fputc('\n', out);
+        hs_analysis_options_help(out, s->kind);
+    }
+    if (s->fetch_help)
+        hs_fetch_help(out);
+    if (s->help_tail)
+        fputs(s->help_tail, out);
+}
+
+/* The help on stdout in one write(2) (stdio would split it at 4 KiB): a
+ * reader that stops at the line it wants (hotspur record --help | grep -q
+ * usage, under pipefail) does not cut the rest off with SIGPIPE. */
+static void print_help(const hs_cli_spec *s)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     if (!m) {
-        s->usage(stdout);
+        write_help(s, stdout);
         return;
     }
-    s->usage(m);
+    write_help(s, m);
     fclose(m);
-    fputs(text, stdout);
-    bool first = true;
-    for (const hs_cli_extra *e = s->extras; e && e->name; e++) {
-        if (names_option(text, e->name))
+    fflush(stdout);
+    int fd = fileno(stdout); /* -1: a memory stream (the unit tests) */
+    size_t done = 0;
+    while (fd >= 0 && done < len) {
+        ssize_t w = write(fd, text + done, len - done);
+        if (w < 0 && errno == EINTR)
             continue;
-        printf("%s  --%s%s\n", first ? "\nOptions not described above:\n" : "", e->name,
-               e->has_arg == required_argument ? " VALUE" : "");
-        first = false;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
     }
+    if (fd < 0)
+        fwrite(text, 1, len, stdout);
     free(text);
-}
-
-static void print_help(const hs_cli_spec *s)
-{
-    print_usage(s);
-    if (s->shared_help) {
-        fputc('\n', stdout);
-        hs_analysis_options_help(stdout, s->kind);
-    }
-    if (s->fetch_help)
-        hs_fetch_help(stdout);
-    if (s->help_tail)
-        fputs(s->help_tail, stdout);
 }
 
 /* One parse: the spec and where its options go (hs_cmdline's ctx). */
