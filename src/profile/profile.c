@@ -427,34 +427,36 @@ void hs_profile_add_comment(hs_profile *p, const char *comment)
 #define HS_APPEND_ID(p, map, arr, n, id) \
     hs_id_index_append(&(p)->ix->map, (p)->arr, sizeof *(p)->arr, (p)->n, (id))
 
+/* Appends the table row e (size bytes, its id id) to *arr of *n rows and
+ * raises *max_id to id: the one body of the three push_*_raw below. */
+static inline int push_row(void **arr, size_t *n, size_t *cap, size_t size, const void *e, uint64_t id,
+                           uint64_t *max_id)
+{
+    if (hs_vec_reserve(arr, cap, *n + 1, size) != 0)
+        return -1;
+    memcpy((char *)*arr + *n * size, e, size);
+    ++*n;
+    if (id > *max_id)
+        *max_id = id;
+    return 0;
+}
+
 int hs_profile_push_mapping_raw(hs_profile *p, const hs_mapping *m)
 {
-    if (HS_RESERVE(p, mappings, cap_mappings, p->n_mappings + 1) != 0)
-        return -1;
-    p->mappings[p->n_mappings++] = *m;
-    if (m->id > p->ix->max_map_id)
-        p->ix->max_map_id = m->id;
-    return 0;
+    return push_row((void **)&p->mappings, &p->n_mappings, &p->ix->cap_mappings, sizeof *m, m, m->id,
+                    &p->ix->max_map_id);
 }
 
 int hs_profile_push_function_raw(hs_profile *p, const hs_function *f)
 {
-    if (HS_RESERVE(p, functions, cap_functions, p->n_functions + 1) != 0)
-        return -1;
-    p->functions[p->n_functions++] = *f;
-    if (f->id > p->ix->max_func_id)
-        p->ix->max_func_id = f->id;
-    return 0;
+    return push_row((void **)&p->functions, &p->n_functions, &p->ix->cap_functions, sizeof *f, f, f->id,
+                    &p->ix->max_func_id);
 }
 
 int hs_profile_push_location_raw(hs_profile *p, const hs_location *l)
 {
-    if (HS_RESERVE(p, locations, cap_locations, p->n_locations + 1) != 0)
-        return -1;
-    p->locations[p->n_locations++] = *l;
-    if (l->id > p->ix->max_loc_id)
-        p->ix->max_loc_id = l->id;
-    return 0;
+    return push_row((void **)&p->locations, &p->n_locations, &p->ix->cap_locations, sizeof *l, l, l->id,
+                    &p->ix->max_loc_id);
 }
 
 uint64_t hs_profile_add_mapping(hs_profile *p, uint64_t start, uint64_t limit, uint64_t offset,
