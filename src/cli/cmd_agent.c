@@ -322,6 +322,8 @@ static int agent_extra(void *ctx, hs_analysis_options *o, int code, const char *
     return 0;
 }
 
+static int agent_run(agent_args *a);
+
 int hs_cmd_agent(int argc, char **argv)
 {
     static const hs_cli_extra extras[] = {
@@ -342,15 +344,24 @@ int hs_cmd_agent(int argc, char **argv)
     if (!a.where || !*a.where)
         a.where = "server";
     int first = 0, rc = hs_cli_parse(&spec, argc, argv, NULL, &a, NULL, &first);
-    if (rc >= 0)
-        return rc;
-    rc = 0;
-    const char *server = a.server, *where = a.where;
-    char *host = a.host;
-    rule *rules = a.rules;
-    size_t n_rules = a.n_rules;
-    int from_unit = a.from_unit, once = a.once, hz = a.hz;
-    double period = a.period, window = a.window;
+    if (rc < 0)
+        rc = agent_run(&a);
+    for (size_t i = 0; i < a.n_rules; i++)
+        if (a.rules[i].kind != 'p')
+            regfree(&a.rules[i].re);
+    return rc;
+}
+
+/* The windows, one after another, until a signal (or one with --once). */
+static int agent_run(agent_args *ap)
+{
+    int rc = 0;
+    const char *server = ap->server, *where = ap->where;
+    char *host = ap->host;
+    rule *rules = ap->rules;
+    size_t n_rules = ap->n_rules;
+    int from_unit = ap->from_unit, once = ap->once, hz = ap->hz;
+    double period = ap->period, window = ap->window;
     if (!server || strncmp(server, "http://", 7)) {
         fprintf(stderr, "hotspur agent: --server http://HOST:PORT is required\n");
         return 2;
@@ -365,7 +376,7 @@ int hs_cmd_agent(int argc, char **argv)
     }
     int at_server = !strcmp(where, "server");
     if (!host[0])
-        gethostname(host, sizeof a.host - 1);
+        gethostname(host, sizeof ap->host - 1);
     volatile sig_atomic_t *stop = hs_cli_stop_on_signals();
     curl_global_init(CURL_GLOBAL_DEFAULT);
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
@@ -444,9 +455,6 @@ int hs_cmd_agent(int argc, char **argv)
     curl = NULL;
     hs_ksyms_free(ks);
     hs_symbolizer_free(sym);
-    for (size_t i = 0; i < n_rules; i++)
-        if (rules[i].kind != 'p')
-            regfree(&rules[i].re);
     curl_global_cleanup();
     return rc;
 }
