@@ -116,12 +116,16 @@ static int qb_prepare(sqlite3 *db, qb *b, sqlite3_stmt **st, char *err, size_t e
 
 /* ---- listings ---- */
 
+/* What a NULL query means: every profile. */
+static const hs_store_query query_all;
+
 /* Run b's SELECT on a reader and collect one element of `size` bytes per
  * row, zeroed, then filled by row (0, or -1 on out of memory). Frees b's
- * SQL. *out and *n hold the elements filled even on error, for the caller
- * to free. 0, or -1 with a message. */
+ * SQL. On success *out and *n hold the elements; on error the elements
+ * filled so far go to drop (NULL: free) and *out, *n stay NULL, 0.
+ * 0, or -1 with a message. */
 static int sq_collect(sq *s, qb *b, const char *what, size_t size, int (*row)(sqlite3_stmt *, void *, void *),
-                      void *arg, void **out, size_t *n, char *err, size_t errlen)
+                      void *arg, void (*drop)(void *, size_t), void **out, size_t *n, char *err, size_t errlen)
 {
     *out = NULL;
     *n = 0;
@@ -153,9 +157,26 @@ static int sq_collect(sq *s, qb *b, const char *what, size_t size, int (*row)(sq
     sqlite3_finalize(st);
     sq_reader_put(s, rd);
     free(b->sql.p);
+    if (r < 0) {
+        if (drop)
+            drop(v, nv);
+        else
+            free(v);
+        return r;
+    }
     *out = v;
     *n = nv;
-    return r;
+    return 0;
+}
+
+static void drop_strings(void *v, size_t n)
+{
+    hs_store_strings_free(v, n);
+}
+
+static void drop_profile_rows(void *v, size_t n)
+{
+    hs_store_profile_rows_free(v, n);
 }
 
 static int string_row(sqlite3_stmt *st, void *elem, void *arg)
@@ -169,9 +190,8 @@ int sq_strings(hs_store *s_, int what, const hs_store_query *q, const char *name
                       char *err, size_t errlen)
 {
     sq *s = (sq *)s_;
-    static const hs_store_query all = {0};
     if (!q)
-        q = &all;
+        q = &query_all;
     *out = NULL;
     *n = 0;
     qb b = {0};
@@ -208,16 +228,7 @@ int sq_strings(hs_store *s_, int what, const hs_store_query *q, const char *name
         ERR("unknown listing %d", what);
         return -1;
     }
-    void *v;
-    size_t nv;
-    int r = sq_collect(s, &b, "listing", sizeof(char *), string_row, NULL, &v, &nv, err, errlen);
-    if (r < 0) {
-        hs_store_strings_free(v, nv);
-        return r;
-    }
-    *out = v;
-    *n = nv;
-    return 0;
+    return sq_collect(s, &b, "listing", sizeof(char *), string_row, NULL, drop_strings, (void **)out, n, err, errlen);
 }
 
 /* ---- kinds: sample types of (service, type) ---- */
@@ -682,11 +693,8 @@ int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_store_p
                      char *err, size_t errlen)
 {
     sq *s = (sq *)s_;
-    static const hs_store_query all = {0};
     if (!q)
-        q = &all;
-    *out = NULL;
-    *n = 0;
+        q = &query_all;
     qb b = {0};
     hs_bytes_str(&b.sql, "SELECT (p.start_ns - ?) / ? AS b, count(*), sum(p.t0), sum(p.t1), sum(p.t2), sum(p.t3)"
                     " FROM profiles p");
@@ -695,16 +703,7 @@ int sq_series(hs_store *s_, const hs_store_query *q, int64_t step_ns, hs_store_p
     where_profiles(&b, q);
     hs_bytes_str(&b.sql, " GROUP BY b ORDER BY b");
     int64_t at[2] = {q->from_ns, step_ns};
-    void *v;
-    size_t nv;
-    int r = sq_collect(s, &b, "series", sizeof(hs_store_point), point_row, at, &v, &nv, err, errlen);
-    if (r < 0) {
-        free(v);
-        return r;
-    }
-    *out = v;
-    *n = nv;
-    return 0;
+    return sq_collect(s, &b, "series", sizeof(hs_store_point), point_row, at, NULL, (void **)out, n, err, errlen);
 }
 
 /* ---- the profile list ---- */
@@ -728,24 +727,13 @@ int sq_profiles(hs_store *s_, const hs_store_query *q, size_t limit, hs_store_pr
                        char *err, size_t errlen)
 {
     sq *s = (sq *)s_;
-    static const hs_store_query all = {0};
     if (!q)
-        q = &all;
-    *out = NULL;
-    *n = 0;
+        q = &query_all;
     qb b = {0};
     hs_bytes_str(&b.sql, "SELECT p.id, p.version, p.start_ns, p.duration_ns, p.t0, p.t1, p.t2, p.t3 FROM profiles p");
     where_profiles(&b, q);
     hs_bytes_str(&b.sql, " ORDER BY p.start_ns, p.id LIMIT ?");
     qb_i(&b, limit ? (int64_t)limit : -1);
-    void *v;
-    size_t nv;
-    int r = sq_collect(s, &b, "profiles", sizeof(hs_store_profile_row), profile_row, NULL, &v, &nv, err, errlen);
-    if (r < 0) {
-        hs_store_profile_rows_free(v, nv);
-        return r;
-    }
-    *out = v;
-    *n = nv;
-    return 0;
+    return sq_collect(s, &b, "profiles", sizeof(hs_store_profile_row), profile_row, NULL, drop_profile_rows,
+                      (void **)out, n, err, errlen);
 }
