@@ -183,6 +183,41 @@ static int store_fail(hs_q *q, int rc, const char *err)
     return hs_respond_error(q->rs, 500, "store: %s", err);
 }
 
+/* The answer's buffer (hs_q_open) after a store call that returned rc
+ * with err: NULL when that call failed or memory ran out, the error then
+ * answered and its status in *status. */
+static FILE *answer_open(hs_q *q, int rc, const char *err, char **buf, size_t *len, int *status)
+{
+    if (rc) {
+        *status = store_fail(q, rc, err);
+        return NULL;
+    }
+    FILE *f = hs_q_open(buf, len);
+    if (!f)
+        *status = hs_respond_error(q->rs, 500, "out of memory");
+    return f;
+}
+
+/* Drops an answer begun with answer_open; returns status. */
+static int answer_drop(FILE *f, char *buf, int status)
+{
+    fclose(f);
+    free(buf);
+    return status;
+}
+
+/* v as a JSON array of strings. */
+static void json_strings(FILE *f, char **v, size_t n)
+{
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            fputc(',', f);
+        hs_json_string(f, v[i]);
+    }
+    fputc(']', f);
+}
+
 /* "now", "now-90m" (a duration, units.h), unix seconds (maybe fractional). */
 static int parse_time(const char *s, int64_t now, int64_t *out)
 {
@@ -592,22 +627,17 @@ static int string_list(hs_q *q, const char *key, int what)
         rc = hs_store_services(st, &q->cur.q, &v, &n, err, sizeof err);
     else
         rc = hs_store_versions(st, &q->cur.q, &v, &n, err, sizeof err);
-    if (rc)
-        return store_fail(q, rc, err);
     char *buf;
     size_t len;
-    FILE *f = hs_q_open(&buf, &len);
+    int status;
+    FILE *f = answer_open(q, rc, err, &buf, &len, &status);
     if (!f) {
         hs_store_strings_free(v, n);
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return status;
     }
-    fprintf(f, "{\"%s\":[", key);
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            fputc(',', f);
-        hs_json_string(f, v[i]);
-    }
-    fputs("]}", f);
+    fprintf(f, "{\"%s\":", key);
+    json_strings(f, v, n);
+    fputc('}', f);
     hs_store_strings_free(v, n);
     return hs_q_finish(q, f, &buf, &len);
 }
@@ -627,15 +657,13 @@ static int q_types(hs_q *q)
     char err[256];
     char **v = NULL;
     size_t n = 0;
-    int rc = hs_store_types_of(q->qc->store, &q->cur.q, &v, &n, err, sizeof err);
-    if (rc)
-        return store_fail(q, rc, err);
+    int status, rc = hs_store_types_of(q->qc->store, &q->cur.q, &v, &n, err, sizeof err);
     char *buf;
     size_t len;
-    FILE *f = hs_q_open(&buf, &len);
+    FILE *f = answer_open(q, rc, err, &buf, &len, &status);
     if (!f) {
         hs_store_strings_free(v, n);
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return status;
     }
     fputs("{\"types\":[", f);
     size_t out = 0;
@@ -645,10 +673,8 @@ static int q_types(hs_q *q)
         hs_store_types t;
         rc = hs_store_type_info(q->qc->store, &tq, &t, err, sizeof err);
         if (rc == HS_STORE_UNAVAILABLE) {
-            fclose(f);
-            free(buf);
             hs_store_strings_free(v, n);
-            return store_fail(q, rc, err);
+            return answer_drop(f, buf, store_fail(q, rc, err));
         }
         if (rc)
             continue;
@@ -684,15 +710,13 @@ static int q_labels(hs_q *q)
     char err[256];
     char **names = NULL;
     size_t n = 0;
-    int rc = hs_store_label_names(q->qc->store, &q->cur.q, &names, &n, err, sizeof err);
-    if (rc)
-        return store_fail(q, rc, err);
+    int status, rc = hs_store_label_names(q->qc->store, &q->cur.q, &names, &n, err, sizeof err);
     char *buf;
     size_t len;
-    FILE *f = hs_q_open(&buf, &len);
+    FILE *f = answer_open(q, rc, err, &buf, &len, &status);
     if (!f) {
         hs_store_strings_free(names, n);
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return status;
     }
     fputs("{\"labels\":{", f);
     for (size_t i = 0; i < n; i++) {
@@ -700,21 +724,14 @@ static int q_labels(hs_q *q)
         size_t nv = 0;
         rc = hs_store_label_values(q->qc->store, &q->cur.q, names[i], &vals, &nv, err, sizeof err);
         if (rc) {
-            fclose(f);
-            free(buf);
             hs_store_strings_free(names, n);
-            return store_fail(q, rc, err);
+            return answer_drop(f, buf, store_fail(q, rc, err));
         }
         if (i)
             fputc(',', f);
         hs_json_string(f, names[i]);
-        fputs(":[", f);
-        for (size_t k = 0; k < nv; k++) {
-            if (k)
-                fputc(',', f);
-            hs_json_string(f, vals[k]);
-        }
-        fputc(']', f);
+        fputc(':', f);
+        json_strings(f, vals, nv);
         hs_store_strings_free(vals, nv);
     }
     fputs("}}", f);
@@ -746,15 +763,13 @@ static int q_series(hs_q *q)
     hs_store_point *pts = NULL;
     size_t n = 0;
     char err[256];
-    int rc = hs_store_series(q->qc->store, &sq, step * 1000000000, &pts, &n, err, sizeof err);
-    if (rc)
-        return store_fail(q, rc, err);
+    int status, rc = hs_store_series(q->qc->store, &sq, step * 1000000000, &pts, &n, err, sizeof err);
     char *buf;
     size_t len;
-    FILE *f = hs_q_open(&buf, &len);
+    FILE *f = answer_open(q, rc, err, &buf, &len, &status);
     if (!f) {
         free(pts);
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return status;
     }
     fprintf(f, "{\"step\":%lld,\"agg\":\"%s\",\"sample_type\":", (long long)step, s->avg ? "avg" : "sum");
     hs_json_string(f, q->types.type[q->sample_index]);
@@ -776,14 +791,12 @@ static int q_stats(hs_q *q)
 {
     hs_store_stats st;
     char err[256];
-    int rc = hs_store_stats_get(q->qc->store, &st, err, sizeof err);
-    if (rc)
-        return store_fail(q, rc, err);
+    int status, rc = hs_store_stats_get(q->qc->store, &st, err, sizeof err);
     char *buf;
     size_t len;
-    FILE *f = hs_q_open(&buf, &len);
+    FILE *f = answer_open(q, rc, err, &buf, &len, &status);
     if (!f)
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return status;
     fprintf(f, "{\"store\":{\"profiles\":%lld,\"samples\":%lld,\"stacks\":%lld,\"bytes\":%lld}",
             (long long)st.profiles, (long long)st.samples, (long long)st.stacks, (long long)st.bytes);
     if (q->qc->cache) {
@@ -828,15 +841,13 @@ static int q_profiles(hs_q *q)
     char err[256];
     size_t limit = q->limit ? q->limit : 1000;
     /* one more than shown tells whether the list goes on */
-    int rc = hs_store_profiles(q->qc->store, &s->q, limit + 1, &rows, &n, err, sizeof err);
-    if (rc)
-        return store_fail(q, rc, err);
+    int status, rc = hs_store_profiles(q->qc->store, &s->q, limit + 1, &rows, &n, err, sizeof err);
     char *buf;
     size_t len;
-    FILE *f = hs_q_open(&buf, &len);
+    FILE *f = answer_open(q, rc, err, &buf, &len, &status);
     if (!f) {
         hs_store_profile_rows_free(rows, n);
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return status;
     }
     fputs("{\"sample_type\":", f);
     hs_json_string(f, q->types.type[q->sample_index]);
