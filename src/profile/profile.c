@@ -322,20 +322,29 @@ static size_t hs_intern_find_str(const hs_profile *p, const char *s, uint64_t h,
     }
 }
 
+/* Room in t for n + 1 entries at half load: when it has less, a larger
+ * empty slot array, every entry then to be indexed again. */
+static inline int hs_intern_room(hs_intern *t, size_t n)
+{
+    if ((n + 1) * 2 <= t->cap)
+        return 0;
+    size_t cap = hs_pow2_at_least((n + 1) * 2);
+    uint32_t *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    t->n_indexed = 0;
+    return 0;
+}
+
 /* Make sure every string is in the intern table and there is room for one more. */
 static int hs_intern_strings_catch_up(hs_profile *p)
 {
     hs_intern *t = &p->ix->strs;
-    if ((p->n_strings + 1) * 2 > t->cap) {
-        size_t cap = hs_pow2_at_least((p->n_strings + 1) * 2);
-        uint32_t *slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return -1;
-        free(t->slots);
-        t->slots = slots;
-        t->cap = cap;
-        t->n_indexed = 0;
-    }
+    if (hs_intern_room(t, p->n_strings) != 0)
+        return -1;
     for (; t->n_indexed < p->n_strings; t->n_indexed++) {
         size_t slot;
         const char *s = p->strings[t->n_indexed];
@@ -492,16 +501,8 @@ static bool hs_function_same(const hs_function *a, const hs_function *b)
 static int hs_fdedup_catch_up(hs_profile *p)
 {
     hs_intern *t = &p->ix->fdedup;
-    if ((p->n_functions + 1) * 2 > t->cap) {
-        size_t cap = hs_pow2_at_least((p->n_functions + 1) * 2);
-        uint32_t *slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return -1;
-        free(t->slots);
-        t->slots = slots;
-        t->cap = cap;
-        t->n_indexed = 0;
-    }
+    if (hs_intern_room(t, p->n_functions) != 0)
+        return -1;
     size_t mask = t->cap - 1;
     for (; t->n_indexed < p->n_functions; t->n_indexed++) {
         const hs_function *f = &p->functions[t->n_indexed];
