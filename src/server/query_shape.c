@@ -356,19 +356,37 @@ out:
     return rc;
 }
 
+/* The opening of an answer about view v: the function (when not NULL),
+ * the header, the totals; NULL with a 500 answered and its status in *rc. */
+static FILE *view_answer(hs_q *q, const hs_view *v, const char *function, char **buf, size_t *len, int *rc)
+{
+    FILE *f = hs_q_open(buf, len);
+    if (!f) {
+        *rc = hs_respond_error(q->rs, 500, "out of memory");
+        return NULL;
+    }
+    fputc('{', f);
+    if (function) {
+        fputs("\"function\":", f);
+        hs_json_string(f, function);
+        fputc(',', f);
+    }
+    hs_q_header(q, f, v->sample_type, v->unit);
+    totals(q, f, v->total, v->kept_total, hs_q_div(&q->cur));
+    return f;
+}
+
 /* The flame graph answer of view qv's call tree ct. */
 static int flame_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
 {
     const hs_view *v = qv->v;
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = hs_q_open(&buf, &len);
+    int rc;
+    FILE *f = view_answer(q, v, NULL, &buf, &len, &rc);
     if (!f)
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return rc;
     int64_t dn = hs_q_div(&q->cur);
-    fputc('{', f);
-    hs_q_header(q, f, v->sample_type, v->unit);
-    totals(q, f, v->total, v->kept_total, dn);
     if (write_tree(f, v->nodes, v->n_nodes, qv->build_ids, ct, 0, (size_t)q->max_nodes, false, dn, 1) < 0) {
         fclose(f);
         free(buf);
@@ -604,15 +622,12 @@ int hs_q_functions(hs_q *q)
     const hs_view *v = qv.v;
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = hs_q_open(&buf, &len);
+    FILE *f = view_answer(q, v, NULL, &buf, &len, &rc);
     if (!f) {
         hs_q_view_free(&qv);
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return rc;
     }
     int64_t dn = hs_q_div(&q->cur);
-    fputc('{', f);
-    hs_q_header(q, f, v->sample_type, v->unit);
-    totals(q, f, v->total, v->kept_total, dn);
     if (write_functions(q, f, &qv, false, dn, 1) < 0) {
         fclose(f);
         free(buf);
@@ -646,13 +661,11 @@ static int diff_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
     const hs_view *v = qv->v;
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = hs_q_open(&buf, &len);
+    int rc;
+    FILE *f = view_answer(q, v, NULL, &buf, &len, &rc);
     if (!f)
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return rc;
     int64_t dn = hs_q_div(&q->cur), db = hs_q_div(&q->base);
-    fputc('{', f);
-    hs_q_header(q, f, v->sample_type, v->unit);
-    totals(q, f, v->total, v->kept_total, dn);
     diff_sides(q, f, v, dn, db);
     if (write_tree(f, v->nodes, v->n_nodes, qv->build_ids, ct, 0, (size_t)q->max_nodes, true, dn, db) < 0) {
         fclose(f);
@@ -681,6 +694,18 @@ static bool node_named(const hs_node *n, void *arg)
     return strcmp(n->name, arg) == 0;
 }
 
+/* The opening of a sandwich, peek or source answer once the function was
+ * looked for (found false: a 404): the function, then as view_answer;
+ * NULL with the error answered and its status in *rc. */
+static FILE *function_answer(hs_q *q, const hs_view *v, bool found, char **buf, size_t *len, int *rc)
+{
+    if (!found) {
+        *rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
+        return NULL;
+    }
+    return view_answer(q, v, q->function, buf, len, rc);
+}
+
 /* The sandwich of q->function over view qv's call tree ct (a compare:
  * with its sides and base values). */
 static int sandwich_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
@@ -694,22 +719,15 @@ static int sandwich_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
     int r = hs_sandwich_build(ct, nodes, node_named, (void *)q->function, &sw, err, sizeof err);
     if (r < 0)
         return hs_q_fail(q, 500, "sandwich", err);
-    if (r == 1)
-        return hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
     char *buf = NULL;
     size_t len = 0;
-    FILE *f = hs_q_open(&buf, &len);
+    FILE *f = function_answer(q, v, r != 1, &buf, &len, &r);
     if (!f) {
         hs_sandwich_free(&sw);
-        return hs_respond_error(q->rs, 500, "out of memory");
+        return r;
     }
     bool diff = v->diff;
     int64_t dn = hs_q_div(&q->cur), db = diff ? hs_q_div(&q->base) : 1;
-    fputs("{\"function\":", f);
-    hs_json_string(f, q->function);
-    fputc(',', f);
-    hs_q_header(q, f, v->sample_type, v->unit);
-    totals(q, f, v->total, v->kept_total, dn);
     if (diff)
         diff_sides(q, f, v, dn, db);
     fputs(",\"sandwich\":{\"total\":", f);
@@ -744,21 +762,6 @@ int hs_q_sandwich(hs_q *q)
 }
 
 /* ---- peek: callers and callees (report/peek.c, as `hotspur peek`) ---- */
-
-/* The opening of a peek or source answer: the function, the header, the
- * totals; NULL on out of memory. */
-static FILE *function_answer(hs_q *q, const hs_view *v, char **buf, size_t *len)
-{
-    FILE *f = hs_q_open(buf, len);
-    if (!f)
-        return NULL;
-    fputs("{\"function\":", f);
-    hs_json_string(f, q->function);
-    fputc(',', f);
-    hs_q_header(q, f, v->sample_type, v->unit);
-    totals(q, f, v->total, v->kept_total, hs_q_div(&q->cur));
-    return f;
-}
 
 /* The match of peek's and list's compute steps: a name equal to arg. */
 static bool name_is(const char *name, void *arg)
@@ -801,14 +804,8 @@ int hs_q_peek(hs_q *q)
         rc = hs_respond_error(q->rs, 500, "out of memory");
         goto out;
     }
-    if (pk.n == 0) {
-        rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
+    if (!(f = function_answer(q, v, pk.n > 0, &buf, &len, &rc)))
         goto out;
-    }
-    if (!(f = function_answer(q, v, &buf, &len))) {
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
-    }
     int64_t dn = hs_q_div(&q->cur);
     fputs(",\"nodes\":[", f);
     for (size_t i = 0; i < pk.n; i++) {
@@ -985,14 +982,8 @@ int hs_q_source(hs_q *q)
         rc = hs_q_fail(q, 500, "source", err);
         goto out;
     }
-    if (l.n == 0) {
-        rc = hs_respond_error(q->rs, 404, "function '%.200s' is not in the selected profiles", q->function);
+    if (!(f = function_answer(q, v, l.n > 0, &buf, &len, &rc)))
         goto out;
-    }
-    if (!(f = function_answer(q, v, &buf, &len))) {
-        rc = hs_respond_error(q->rs, 500, "out of memory");
-        goto out;
-    }
     int64_t dn = hs_q_div(&q->cur);
     fputs(",\"files\":[", f);
     for (size_t gi = 0; gi < l.n; gi++) {
