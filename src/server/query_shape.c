@@ -376,8 +376,25 @@ static FILE *view_answer(hs_q *q, const hs_view *v, const char *function, char *
     return f;
 }
 
-/* The flame graph answer of view qv's call tree ct. */
-static int flame_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
+/* A diff answer's "new" and "base" sides. */
+static void diff_sides(hs_q *q, FILE *f, const hs_view *v, int64_t dn, int64_t db)
+{
+    fprintf(f, ",\"new\":{\"profiles\":%lld,\"total\":", (long long)q->cur.merged.n_profiles);
+    hs_q_value(f, v->total, dn);
+    fputs(",\"matched\":", f);
+    hs_q_value(f, v->kept_total, dn);
+    fprintf(f, "},\"base\":{\"profiles\":%lld,\"total\":", (long long)q->base.merged.n_profiles);
+    hs_q_value(f, v->base_total, db);
+    fputs(",\"matched\":", f);
+    hs_q_value(f, v->kept_base, db);
+    fputc('}', f);
+}
+
+static int write_functions(hs_q *q, FILE *f, const hs_q_view *qv, bool diff, int64_t dn, int64_t db);
+
+/* The flame graph answer of view qv's call tree ct; with diff, the diff
+ * answer: the two sides, then the tree and the functions, both compared. */
+static int tree_json(hs_q *q, const hs_q_view *qv, const hs_calltree *ct, bool diff)
 {
     const hs_view *v = qv->v;
     char *buf = NULL;
@@ -386,14 +403,31 @@ static int flame_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
     FILE *f = view_answer(q, v, NULL, &buf, &len, &rc);
     if (!f)
         return rc;
-    int64_t dn = hs_q_div(&q->cur);
-    if (write_tree(f, v->nodes, v->n_nodes, qv->build_ids, ct, 0, (size_t)q->max_nodes, false, dn, 1) < 0) {
+    int64_t dn = hs_q_div(&q->cur), db = diff ? hs_q_div(&q->base) : 1;
+    if (diff)
+        diff_sides(q, f, v, dn, db);
+    if (write_tree(f, v->nodes, v->n_nodes, qv->build_ids, ct, 0, (size_t)q->max_nodes, diff, dn, db) < 0) {
         fclose(f);
         free(buf);
         return hs_respond_error(q->rs, 500, "out of memory");
     }
+    if (diff && write_functions(q, f, qv, true, dn, db) < 0) {
+        fclose(f);
+        free(buf);
+        return q->rs->status;
+    }
     fputc('}', f);
     return hs_q_finish(q, f, &buf, &len);
+}
+
+static int flame_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
+{
+    return tree_json(q, qv, ct, false);
+}
+
+static int diff_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
+{
+    return tree_json(q, qv, ct, true);
 }
 
 /* What is answered from the call tree ct of view qv. */
@@ -641,45 +675,6 @@ int hs_q_functions(hs_q *q)
 }
 
 /* ---- diff ---- */
-
-/* A diff answer's "new" and "base" sides. */
-static void diff_sides(hs_q *q, FILE *f, const hs_view *v, int64_t dn, int64_t db)
-{
-    fprintf(f, ",\"new\":{\"profiles\":%lld,\"total\":", (long long)q->cur.merged.n_profiles);
-    hs_q_value(f, v->total, dn);
-    fputs(",\"matched\":", f);
-    hs_q_value(f, v->kept_total, dn);
-    fprintf(f, "},\"base\":{\"profiles\":%lld,\"total\":", (long long)q->base.merged.n_profiles);
-    hs_q_value(f, v->base_total, db);
-    fputs(",\"matched\":", f);
-    hs_q_value(f, v->kept_base, db);
-    fputc('}', f);
-}
-
-static int diff_answer(hs_q *q, const hs_q_view *qv, const hs_calltree *ct)
-{
-    const hs_view *v = qv->v;
-    char *buf = NULL;
-    size_t len = 0;
-    int rc;
-    FILE *f = view_answer(q, v, NULL, &buf, &len, &rc);
-    if (!f)
-        return rc;
-    int64_t dn = hs_q_div(&q->cur), db = hs_q_div(&q->base);
-    diff_sides(q, f, v, dn, db);
-    if (write_tree(f, v->nodes, v->n_nodes, qv->build_ids, ct, 0, (size_t)q->max_nodes, true, dn, db) < 0) {
-        fclose(f);
-        free(buf);
-        return hs_respond_error(q->rs, 500, "out of memory");
-    }
-    if (write_functions(q, f, qv, true, dn, db) < 0) {
-        fclose(f);
-        free(buf);
-        return q->rs->status;
-    }
-    fputc('}', f);
-    return hs_q_finish(q, f, &buf, &len);
-}
 
 int hs_q_diff(hs_q *q)
 {
