@@ -20,7 +20,10 @@ for mode in p a; do
             "$HOTSPUR" record -a -o "$out" 2>"$out.err" & R=$!
         fi
         PIDS+=($R)
-        sleep 2 # attached and sampling (-a reads every process's maps first)
+        # attached and sampling (-a reads every process's maps first), and
+        # the target ran 1 s of CPU since (2 s of wall time gave it under
+        # 300 ms on a loaded box)
+        cpu_wait "$T" 1000 || fail "the target did not run 1 s of CPU in 60 s"
         kill -"$sig" "$R"
         st=0
         wait "$R" || st=$?
@@ -34,7 +37,7 @@ for mode in p a; do
         "$HOTSPUR" top --tagfocus pid="$T" "$out" >"$out.top" || fail "top cannot read $out"
         grep -q ' burn_a$' "$out.top" || fail "record -$mode, SIG$sig: burn_a of the target is not in the profile"
         # samples over the time it ran, not one: burn_a (all the target
-        # does) has at least 300 ms of them after ~2 s at 100 Hz
+        # does) has at least 300 ms of them after 1 s of its CPU at 100 Hz
         ms=$(awk '$6 == "burn_a" { v = $4; if (v ~ /ms$/) v += 0; else v *= 1000; print v }' "$out.top")
         echo "  burn_a of the target: $ms ms of samples"
         [ "${ms%.*}" -ge 300 ] || fail "record -$mode, SIG$sig: only $ms ms of burn_a's samples"
