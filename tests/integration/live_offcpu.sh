@@ -23,6 +23,7 @@ cum() { # FILE FUNCTION -> cum%
     "$HOTSPUR" top -n 200 "$1" | awk -v f="$2" '$6 == f { sub("%", "", $5); print $5 }'
 }
 
+chrt -f 1 true || fail "cannot run at SCHED_FIFO 1 (chrt; needs CAP_SYS_NICE)"
 # The worker runs at a real-time priority (SCHED_FIFO 1): on a loaded box a
 # normal one waited most of the time in the run queue (preempted, its
 # off-CPU time under burn_a: 13% under sleeper at load 18 on 2 cores), and
@@ -44,13 +45,12 @@ echo "off-CPU total ${tot} ms, window ${dur} ms, not running ${want} ms; under s
 awk -v t="$tot" -v w="$want" 'BEGIN { d = (t - w) / w; if (d < 0) d = -d; exit !(d <= 0.05) }' ||
     fail "off-CPU total $tot ms is not within 5% of the blocked time $want ms: $(cat rec.err)"
 # Off-CPU time also counts preemption (run-queue waits), which lands under
-# burn_a on a loaded box (93% under sleeper when idle, 71% with two CPU
-# burners beside it): sleeper and burn_a together hold all of it.
+# burn_a: at a normal priority 93% was under sleeper when idle, 71% with two
+# CPU burners beside it, 49.6% in a fresh-clone CI run with another test
+# beside it, 13% at load 18. At SCHED_FIFO 1 it was 100% at load 18-23:
+# sleeper holds nearly all of it, and sleeper and burn_a together all of it.
 ba=$(cum off.pb.gz burn_a)
-# (49.6% under sleeper in a fresh-clone CI run with another test beside it,
-# the rest under burn_a): the share under sleeper depends on the load; that
-# all of it is at one of the two block points does not.
-awk -v s="$sl" -v b="${ba:-0}" 'BEGIN { exit !(s >= 30 && s + b >= 97) }' ||
+awk -v s="$sl" -v b="${ba:-0}" 'BEGIN { exit !(s >= 90 && s + b >= 97) }' ||
     fail "off-CPU time under sleeper $sl% and burn_a ${ba:-0}%: not all at the block points"
 "$HOTSPUR" top -n 200 off.pb.gz | grep -c ' do_nanosleep \[k\]$' >/dev/null || fail "no kernel frame below nanosleep"
 
