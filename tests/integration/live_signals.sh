@@ -23,6 +23,7 @@ for mode in p a; do
         # attached and sampling (-a reads every process's maps first), and
         # the target ran 1 s of CPU since (2 s of wall time gave it under
         # 300 ms on a loaded box)
+        sampling_wait "$R" || fail "record -$mode not sampling after 60 s"
         cpu_wait "$T" 1000 || fail "the target did not run 1 s of CPU in 60 s"
         kill -"$sig" "$R"
         st=0
