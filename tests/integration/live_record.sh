@@ -31,6 +31,15 @@ perf_sym() { # PERF.DATA FUNCTION -> children% of the function
         awk -v f="$2" '$1 ~ /%$/ && $NF == f { sub("%", "", $1); print $1 }' | head -1
 }
 
+# record_both NAME SECONDS: process $T recorded by perf (NAME.perf) and by
+# hotspur (NAME.pb.gz, its summary in rec.err) at 1000 Hz over the same run.
+record_both() {
+    perf record -q -F 1000 --call-graph dwarf -p "$T" -o "$1.perf" -- sleep "$2" 2>/dev/null &
+    local pp=$!
+    "$HOTSPUR" record -p "$T" -F 1000 --duration "$2" -o "$1.pb.gz" 2>rec.err || fail "record -p $1: $(cat rec.err)"
+    wait "$pp" || true
+}
+
 # 1. CPU split, attached after the start, perf on the same run. On a loaded
 # box the target gets a tenth of a CPU or less (210-260 samples in 4 s at
 # load 25 on 2 cores): recorded once more for 12 s unless both have 2 000
@@ -40,10 +49,7 @@ perf_sym() { # PERF.DATA FUNCTION -> children% of the function
 "$PROGS/live_target" split & PIDS+=($!); T=$!
 sleep 0.3
 for d in 4 12; do
-    perf record -q -F 1000 --call-graph dwarf -p "$T" -o split.perf -- sleep "$d" 2>/dev/null &
-    PP=$!
-    "$HOTSPUR" record -p "$T" -F 1000 --duration "$d" -o split.pb.gz 2>rec.err || fail "record -p: $(cat rec.err)"
-    wait "$PP" || true
+    record_both split "$d"
     # (a few records may be lost at 1000 Hz on a loaded box: the summary says so)
     grep -Eq "samples from 1 process(, [0-9]+ lost)? -> split.pb.gz" rec.err || fail "no summary: $(cat rec.err)"
     ours_n=$(awk '{ print $3; exit }' rec.err)
@@ -80,10 +86,7 @@ kill "$T"
 "$PROGS/live_target" pipe & PIDS+=($!); T=$!
 sleep 0.3
 for d in 4 12; do
-    perf record -q -F 1000 --call-graph dwarf -p "$T" -o pipe.perf -- sleep "$d" 2>/dev/null &
-    PP=$!
-    "$HOTSPUR" record -p "$T" -F 1000 --duration "$d" -o pipe.pb.gz 2>rec.err || fail "record -p pipe: $(cat rec.err)"
-    wait "$PP" || true
+    record_both pipe "$d"
     "$HOTSPUR" convert --to collapsed pipe.pb.gz >pipe.collapsed
     ours_k=$(awk '{ v = $NF; n = split($0, f, ";"); t += v; if (f[n] ~ /\[k\] [0-9]+$/) k += v }
         END { if (t) printf "%.2f", 100 * k / t }' pipe.collapsed)
