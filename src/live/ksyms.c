@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "live/live_int.h"
 
 typedef struct {
     uint64_t addr;
@@ -225,23 +226,13 @@ static int cache_key(const hs_ksyms *k, cache_hdr *h)
 {
     memset(h, 0, sizeof *h);
     memcpy(h->magic, MAGIC, sizeof MAGIC);
-    int fd = open(k->boot_id, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char buf[4098];
+    if (lv_read_small(k->boot_id, h->boot_id, sizeof h->boot_id) != 0 || !h->boot_id[0] ||
+        lv_read_small(k->kallsyms, buf, sizeof buf - 1) != 0)
         return -1;
-    ssize_t r = read(fd, h->boot_id, sizeof h->boot_id - 1);
-    close(fd);
-    if (r <= 0)
-        return -1;
-    h->boot_id[strcspn(h->boot_id, "\n")] = 0;
-    char buf[4097];
-    fd = open(k->kallsyms, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    r = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (r <= 0)
-        return -1;
-    buf[r] = 0;
+    size_t n = strlen(buf);
+    if (n < sizeof buf - 2) /* the whole file: its last line is whole, its newline cut */
+        memcpy(buf + n, "\n", 2);
     for (char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
         *nl = 0;
         char *name;
